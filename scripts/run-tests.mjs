@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+// Runs every *.test.ts under packages/*/test (or the files given) with Node's built-in test runner.
+// Sources are loaded through tsx with the "source" export condition, so workspace packages resolve to
+// their TypeScript sources and the tests need no separate build step; `npm test` type-checks first.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+function collect(dir, out) {
+  for (const entry of readdirSync(dir)) {
+    if (entry === 'node_modules' || entry === 'dist') continue;
+    const full = join(dir, entry);
+    if (statSync(full).isDirectory()) collect(full, out);
+    else if (entry.endsWith('.test.ts')) out.push(full);
+  }
+  return out;
+}
+
+const given = process.argv.slice(2);
+const files = given.length > 0 ? given : readdirSync('packages')
+  .map((p) => join('packages', p, 'test'))
+  .filter((d) => existsSync(d))
+  .flatMap((d) => collect(d, []))
+  .sort();
+
+const result = spawnSync(process.execPath, [
+  '--conditions=source', '--import', 'tsx', '--test', '--test-concurrency=2',
+  '--test-reporter=spec', ...files,
+], { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } });
+process.exit(result.status ?? 1);
