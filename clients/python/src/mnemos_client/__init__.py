@@ -1,0 +1,44 @@
+"""Python client for Mnemos, persistent memory for AI agents: retain, recall, reflect.
+
+>>> from mnemos_client import Mnemos
+>>> m = Mnemos(base_url="http://localhost:8888")
+>>> m.retain("alice", "Alice prefers tea over coffee")          # doctest: +SKIP
+>>> m.recall("alice", "What does Alice drink?").results[0].text  # doctest: +SKIP
+"""
+
+from ._version import __version__
+from .client import Mnemos, parse_retry_after
+from .errors import MnemosError
+from .models import (
+    Bank,
+    BankList,
+    DeleteResult,
+    Memory,
+    MemoryList,
+    Operation,
+    QuotaUsage,
+    RecallResult,
+    ReflectResult,
+    RetainItem,
+    RetainResult,
+    Usage,
+)
+
+__all__ = [
+    "__version__",
+    "Mnemos",
+    "MnemosError",
+    "Bank",
+    "BankList",
+    "DeleteResult",
+    "Memory",
+    "MemoryList",
+    "Operation",
+    "QuotaUsage",
+    "RecallResult",
+    "ReflectResult",
+    "RetainItem",
+    "RetainResult",
+    "Usage",
+    "parse_retry_after",
+]

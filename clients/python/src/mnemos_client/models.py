@@ -1,0 +1,330 @@
+"""Result types. Every parser takes the decoded JSON answer, tolerates missing optional fields and ignores unknown
+ones; the whole answer stays available as ``raw`` so fields added by newer servers are never lost."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Union
+
+JsonDict = Dict[str, Any]
+Timestamp = Union[str, _dt.datetime, _dt.date]
+
+
+def _dict(value: Any) -> JsonDict:
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> List[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def _str(value: Any) -> Optional[str]:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: Any, default: int = 0) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _float(value: Any) -> Optional[float]:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+@dataclass
+class Memory:
+    """A stored memory, as returned by recall, list and get."""
+
+    id: str
+    text: str
+    type: Optional[str] = None
+    score: Optional[float] = None
+    scores: Dict[str, float] = field(default_factory=dict)
+    occurred_at: Optional[str] = None
+    created_at: Optional[str] = None
+    space: Optional[str] = None
+    bank_id: Optional[str] = None
+    tags: List[str] = field(default_factory=list)
+    metadata: Dict[str, str] = field(default_factory=dict)
+    document_id: Optional[str] = None
+    context: Optional[str] = None
+    source_id: Optional[str] = None
+    superseded_by: Optional[str] = None
+    valid_to: Optional[str] = None
+    org: bool = False
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Memory":
+        d = _dict(data)
+        return cls(
+            id=str(d.get("id", "")),
+            text=str(d.get("text", "")),
+            type=_str(d.get("type")) or _str(d.get("fact_type")),
+            score=_float(d.get("score")),
+            scores={k: float(v) for k, v in _dict(d.get("scores")).items() if _float(v) is not None},
+            occurred_at=_str(d.get("occurred_at")) or _str(d.get("occurred_start")),
+            created_at=_str(d.get("created_at")),
+            space=_str(d.get("space")),
+            bank_id=_str(d.get("bank_id")),
+            tags=[t for t in _list(d.get("tags")) if isinstance(t, str)],
+            metadata={str(k): v for k, v in _dict(d.get("metadata")).items()},
+            document_id=_str(d.get("document_id")),
+            context=_str(d.get("context")),
+            source_id=_str(d.get("source_id")),
+            superseded_by=_str(d.get("superseded_by")),
+            valid_to=_str(d.get("valid_to")),
+            org=d.get("org") is True,
+            raw=d,
+        )
+
+
+@dataclass
+class RetainResult:
+    """Answer of retain / retain_batch."""
+
+    success: bool
+    bank_id: str
+    items_count: int
+    memory_ids: List[str] = field(default_factory=list)
+    async_: bool = False
+    operation_id: Optional[str] = None
+    usage: Optional[JsonDict] = None
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "RetainResult":
+        d = _dict(data)
+        usage = d.get("usage")
+        return cls(
+            success=d.get("success") is not False,
+            bank_id=str(d.get("bank_id", "")),
+            items_count=_int(d.get("items_count")),
+            memory_ids=[str(m) for m in _list(d.get("memory_ids"))],
+            async_=d.get("async") is True,
+            operation_id=_str(d.get("operation_id")),
+            usage=dict(usage) if isinstance(usage, Mapping) else None,
+            raw=d,
+        )
+
+
+@dataclass
+class RecallResult:
+    """Answer of recall: the memories, best first."""
+
+    results: List[Memory]
+    usage: JsonDict = field(default_factory=dict)
+    trace: Optional[JsonDict] = None
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "RecallResult":
+        d = _dict(data)
+        trace = d.get("trace")
+        return cls(
+            results=[Memory.from_json(r) for r in _list(d.get("results"))],
+            usage=_dict(d.get("usage")),
+            trace=dict(trace) if isinstance(trace, Mapping) else None,
+            raw=d,
+        )
+
+    def __iter__(self) -> Iterator[Memory]:
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+
+@dataclass
+class ReflectResult:
+    """Answer of reflect: the synthesised text and the ids of the memories it cites."""
+
+    text: str
+    citations: List[str] = field(default_factory=list)
+    based_on: Optional[Any] = None
+    structured_output: Optional[Any] = None
+    usage: JsonDict = field(default_factory=dict)
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "ReflectResult":
+        d = _dict(data)
+        return cls(
+            text=str(d.get("text", "")),
+            citations=[str(c) for c in _list(d.get("citations"))],
+            based_on=d.get("based_on"),
+            structured_output=d.get("structured_output"),
+            usage=_dict(d.get("usage")),
+            raw=d,
+        )
+
+
+@dataclass
+class Bank:
+    """A bank profile."""
+
+    bank_id: str
+    name: Optional[str] = None
+    mission: Optional[str] = None
+    disposition: Optional[JsonDict] = None
+    space: Optional[str] = None
+    created_at: Optional[str] = None
+    updated_at: Optional[str] = None
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Bank":
+        d = _dict(data)
+        disposition = d.get("disposition")
+        return cls(
+            bank_id=str(d.get("bank_id", d.get("id", ""))),
+            name=_str(d.get("name")),
+            mission=_str(d.get("mission")),
+            disposition=dict(disposition) if isinstance(disposition, Mapping) else None,
+            space=_str(d.get("space")),
+            created_at=_str(d.get("created_at")),
+            updated_at=_str(d.get("updated_at")),
+            raw=d,
+        )
+
+
+@dataclass
+class BankList:
+    """One page of banks."""
+
+    banks: List[Bank]
+    total: int
+    limit: int
+    offset: int
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "BankList":
+        d = _dict(data)
+        banks = [Bank.from_json(b) for b in _list(d.get("banks"))]
+        return cls(banks=banks, total=_int(d.get("total"), len(banks)), limit=_int(d.get("limit"), len(banks)),
+                   offset=_int(d.get("offset")), raw=d)
+
+
+@dataclass
+class MemoryList:
+    """One page of memories."""
+
+    items: List[Memory]
+    total: int
+    limit: int
+    offset: int
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "MemoryList":
+        d = _dict(data)
+        items = [Memory.from_json(m) for m in _list(d.get("items"))]
+        return cls(items=items, total=_int(d.get("total"), len(items)), limit=_int(d.get("limit"), len(items)),
+                   offset=_int(d.get("offset")), raw=d)
+
+
+@dataclass
+class DeleteResult:
+    """Answer of a delete: whether it succeeded and, when the server says, how many rows went."""
+
+    success: bool
+    deleted_count: Optional[int] = None
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "DeleteResult":
+        d = _dict(data)
+        count = d.get("deleted_count", d.get("deleted"))
+        return cls(success=d.get("success") is not False,
+                   deleted_count=count if isinstance(count, int) and not isinstance(count, bool) else None, raw=d)
+
+
+@dataclass
+class Operation:
+    """Status of an asynchronous retain or extraction."""
+
+    id: str
+    status: str
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Operation":
+        d = _dict(data)
+        return cls(id=str(d.get("id", d.get("operation_id", ""))), status=str(d.get("status", "")), raw=d)
+
+
+@dataclass
+class QuotaUsage:
+    used: int
+    limit: Optional[int] = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> "QuotaUsage":
+        d = _dict(data)
+        limit = d.get("limit")
+        return cls(used=_int(d.get("used")),
+                   limit=limit if isinstance(limit, int) and not isinstance(limit, bool) else None)
+
+
+@dataclass
+class Usage:
+    """Usage of the current project against its quotas (gateway ``GET /v1/me/usage``)."""
+
+    period: Optional[str]
+    memories: QuotaUsage
+    recalls: QuotaUsage
+    reflects: QuotaUsage
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Usage":
+        d = _dict(data)
+        period = d.get("period")
+        return cls(
+            period=period if isinstance(period, str) else (None if period is None else str(period)),
+            memories=QuotaUsage.from_json(d.get("memories")),
+            recalls=QuotaUsage.from_json(d.get("recalls")),
+            reflects=QuotaUsage.from_json(d.get("reflects")),
+            raw=d,
+        )
+
+
+@dataclass
+class RetainItem:
+    """One item of a batch retain. Plain strings and dicts are accepted too."""
+
+    content: str
+    timestamp: Optional[Timestamp] = None
+    context: Optional[str] = None
+    metadata: Optional[Mapping[str, str]] = None
+    tags: Optional[List[str]] = None
+    document_id: Optional[str] = None
+
+    def to_json(self) -> JsonDict:
+        out: JsonDict = {"content": self.content}
+        if self.timestamp is not None:
+            out["timestamp"] = format_timestamp(self.timestamp)
+        if self.context is not None:
+            out["context"] = self.context
+        if self.metadata is not None:
+            out["metadata"] = dict(self.metadata)
+        if self.tags is not None:
+            out["tags"] = list(self.tags)
+        if self.document_id is not None:
+            out["document_id"] = self.document_id
+        return out
+
+
+def format_timestamp(value: Timestamp) -> str:
+    """ISO 8601 for the wire. A naive datetime is taken as UTC; a date stays date-only."""
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=_dt.timezone.utc)
+        text = value.isoformat()
+        return text[:-6] + "Z" if text.endswith("+00:00") else text
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    return str(value)
