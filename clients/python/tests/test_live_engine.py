@@ -1,0 +1,173 @@
+"""The client against a real Mnemos engine whose address is in ``MNEMOS_URL``.
+
+The Node test ``packages/engine/test/clients-python.test.ts`` starts an engine (real database, real embedding model)
+and runs this suite with ``MNEMOS_URL`` set, and ``MNEMOS_FAKE_LLM=1`` when that engine talks to the fake LLM server.
+Without ``MNEMOS_URL`` these tests fail on purpose: they are never skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import unittest
+import uuid
+
+import helpers  # noqa: F401  (puts the package source on sys.path)
+
+from mnemos_client import Mnemos, MnemosError, RetainItem
+
+URL = os.environ.get("MNEMOS_URL", "")
+FAKE_LLM = os.environ.get("MNEMOS_FAKE_LLM", "") not in ("", "0", "false")
+
+
+def unique_bank(prefix: str) -> str:
+    # An '@' makes every call exercise path encoding (alice%40example.com).
+    return f"{prefix}-{uuid.uuid4().hex[:10]}@example.com"
+
+
+class LiveEngine(unittest.TestCase):
+    client: Mnemos
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        if not URL:
+            raise AssertionError(
+                "MNEMOS_URL is not set: these tests need a running engine. Run them through "
+                "`node scripts/run-tests.mjs packages/engine/test/clients-python.test.ts`, which starts one, or set "
+                "MNEMOS_URL=http://127.0.0.1:8888 for an engine you started yourself.")
+        cls.client = Mnemos(URL, timeout=60)
+
+    def test_retain_then_recall(self) -> None:
+        bank = unique_bank("alice")
+        retained = self.client.retain(bank, "Alice prefers green tea over coffee in the morning.",
+                                      tags=["drinks"], metadata={"source": "chat"})
+        self.assertTrue(retained.success)
+        self.assertEqual(retained.bank_id, bank)
+        self.assertEqual(retained.items_count, 1)
+        self.assertEqual(len(retained.memory_ids), 1)
+        memory_id = retained.memory_ids[0]
+
+        self.client.retain(bank, "The office moved to the third floor last spring.")
+        recalled = self.client.recall(bank, "What does Alice like to drink?")
+        raw_results = [m for m in recalled.results if m.type == "raw"]
+        self.assertGreaterEqual(len(raw_results), 1)
+        top = raw_results[0]  # (with an LLM, facts extracted from it may rank alongside)
+        self.assertEqual(top.id, memory_id)
+        self.assertEqual(top.text, "Alice prefers green tea over coffee in the morning.")
+        self.assertEqual(top.type, "raw")
+        self.assertIsInstance(top.score, float)
+        self.assertEqual(top.tags, ["drinks"])
+        self.assertEqual(top.metadata, {"source": "chat"})
+        self.assertEqual(top.space, "default")
+        self.assertIsInstance(recalled.usage.get("tokens"), int)
+
+        memory = self.client.get_memory(bank, memory_id)
+        self.assertEqual((memory.id, memory.text, memory.type), (memory_id, top.text, "raw"))
+
+    def test_retain_batch_list_get_delete(self) -> None:
+        bank = unique_bank("batch")
+        result = self.client.retain_batch(bank, [
+            "Bob's birthday is on the 4th of March.",
+            {"content": "Bob works as a nurse in Lyon.", "tags": ["work"], "timestamp": "2024-10-15"},
+            RetainItem("Bob plays the cello on Sundays.", context="hobbies", metadata={"k": "v"},
+                       document_id="doc-bob"),
+        ])
+        self.assertEqual(result.items_count, 3)
+        self.assertEqual(len(result.memory_ids), 3)
+
+        page = self.client.list_memories(bank, type="raw")
+        self.assertEqual(page.total, 3)
+        self.assertEqual({m.id for m in page.items}, set(result.memory_ids))
+        two = self.client.list_memories(bank, type="raw", limit=2, offset=0)
+        self.assertEqual((len(two.items), two.total, two.limit), (2, 3, 2))
+        tagged = self.client.list_memories(bank, type="raw", tags=["work"])
+        self.assertEqual([m.text for m in tagged.items], ["Bob works as a nurse in Lyon."])
+
+        cello = self.client.get_memory(bank, result.memory_ids[2])
+        self.assertEqual(cello.metadata, {"k": "v"})
+        self.assertEqual(cello.document_id, "doc-bob")
+
+        self.client.delete_memory(bank, result.memory_ids[0])
+        with self.assertRaises(MnemosError) as caught:
+            self.client.get_memory(bank, result.memory_ids[0])
+        self.assertEqual(caught.exception.status, 404)
+        self.assertTrue(caught.exception.code)
+        self.assertEqual(self.client.list_memories(bank, type="raw").total, 2)
+
+        self.client.clear_memories(bank)
+        self.assertEqual(self.client.list_memories(bank).total, 0)
+
+    def test_retain_is_idempotent(self) -> None:
+        bank = unique_bank("dup")
+        first = self.client.retain(bank, "Carol is allergic to peanuts.")
+        second = self.client.retain(bank, "Carol is allergic to peanuts.")
+        self.assertTrue(second.success)
+        self.assertEqual(self.client.list_memories(bank, type="raw").total, 1)
+        self.assertEqual(len(first.memory_ids), 1)
+
+    def test_spaces_partition_memory(self) -> None:
+        bank = unique_bank("spaces")
+        acme = Mnemos(URL, space="acme", timeout=60)
+        in_acme = acme.retain(bank, "The acme launch date is the 12th of June.").memory_ids[0]
+        in_default = self.client.retain(bank, "The default launch date is the 1st of July.").memory_ids[0]
+
+        acme_ids = {m.id for m in acme.recall(bank, "When is the launch date?").results}
+        self.assertIn(in_acme, acme_ids)
+        self.assertNotIn(in_default, acme_ids)
+        default_ids = {m.id for m in self.client.recall(bank, "When is the launch date?").results}
+        self.assertIn(in_default, default_ids)
+        self.assertNotIn(in_acme, default_ids)
+        # A per-call space overrides the client's default.
+        override = {m.id for m in self.client.recall(bank, "When is the launch date?", space="acme").results}
+        self.assertIn(in_acme, override)
+        self.assertEqual({m.space for m in acme.list_memories(bank, type="raw").items}, {"acme"})
+
+    def test_recall_on_unknown_bank_is_empty(self) -> None:
+        self.assertEqual(self.client.recall(unique_bank("nobody"), "anything at all?").results, [])
+
+    def test_banks(self) -> None:
+        bank = unique_bank("profile")
+        created = self.client.put_bank(bank, name="Dana", mission="Remember Dana's projects.")
+        self.assertEqual((created.bank_id, created.name, created.mission),
+                         (bank, "Dana", "Remember Dana's projects."))
+        fetched = self.client.get_bank(bank)
+        self.assertEqual((fetched.bank_id, fetched.name), (bank, "Dana"))
+        self.assertIn(bank, [b.bank_id for b in self.client.list_banks(limit=1000).banks])
+        self.client.delete_bank(bank)
+        self.assertNotIn(bank, [b.bank_id for b in self.client.list_banks(limit=1000).banks])
+        with self.assertRaises(MnemosError) as caught:
+            self.client.get_bank(bank)
+        self.assertEqual(caught.exception.status, 404)
+
+    def test_errors_are_mapped(self) -> None:
+        bank = unique_bank("errors")
+        with self.assertRaises(MnemosError) as caught:
+            self.client.recall(bank, "")
+        error = caught.exception
+        self.assertIn(error.status, (400, 422))
+        self.assertEqual(error.code, "validation_failed")
+        self.assertTrue(error.detail)
+
+        with self.assertRaises(MnemosError) as caught:
+            self.client.retain("not a valid bank id!", "x")
+        self.assertIn(caught.exception.status, (400, 422))
+        self.assertEqual(caught.exception.code, "validation_failed")
+
+        with self.assertRaises(MnemosError) as caught:
+            self.client.get_memory(bank, str(uuid.uuid4()))
+        self.assertEqual(caught.exception.status, 404)
+
+    def test_reflect(self) -> None:
+        bank = unique_bank("reflect")
+        memory_id = self.client.retain(bank, "Erin's favourite city is Porto.").memory_ids[0]
+        if FAKE_LLM:
+            answer = self.client.reflect(bank, "What is Erin's favourite city?")
+            self.assertTrue(answer.text)
+            self.assertIn(memory_id, answer.citations)
+        else:
+            with self.assertRaises(MnemosError) as caught:
+                self.client.reflect(bank, "What is Erin's favourite city?")
+            self.assertEqual((caught.exception.status, caught.exception.code), (503, "llm_not_configured"))
+
+
+if __name__ == "__main__":
+    unittest.main()
