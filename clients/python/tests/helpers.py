@@ -91,8 +91,7 @@ class ScriptedServer:
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
-        host, port = self._server.server_address[:2]
-        self.url = f"http://{host}:{port}"
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def answer(self, status: int = 200, body: Any = None, headers: Optional[Dict[str, str]] = None,
                raw: Optional[bytes] = None, delay: float = 0.0) -> "ScriptedServer":

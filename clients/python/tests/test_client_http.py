@@ -6,7 +6,7 @@ import datetime as dt
 import email.utils
 import time
 import unittest
-from typing import List
+from typing import Any, Dict, List
 
 from helpers import ScriptedServer, closed_port_url, problem
 
@@ -20,7 +20,7 @@ from mnemos_client import (
     parse_retry_after,
 )
 
-MEMORY = {
+MEMORY: Dict[str, Any] = {
     "id": "0b7f3c1e-8e2a-4a53-9d55-3f1d4c1f2a10",
     "type": "raw",
     "text": "Alice prefers green tea",
@@ -50,8 +50,8 @@ class ClientTestCase(unittest.TestCase):
         self.server.reset()
         self.sleeps: List[float] = []
 
-    def client(self, **kwargs: object) -> Mnemos:
-        client = Mnemos(self.server.url, **kwargs)  # type: ignore[arg-type]
+    def client(self, **kwargs: Any) -> Mnemos:
+        client = Mnemos(self.server.url, **kwargs)
         client._sleep = self.sleeps.append
         return client
 

@@ -91,11 +91,11 @@ def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Opti
     return seconds
 
 
-def _error_from_answer(status: int, headers: Mapping[str, str], raw: bytes) -> MnemosError:
+def _error_from_answer(status: int, retry_after_header: Optional[str], raw: bytes) -> MnemosError:
     """Build a MnemosError from a non-2xx answer: an RFC 9457 problem document, a FastAPI ``{"detail": ...}`` body,
     or plain text."""
     text = raw.decode("utf-8", errors="replace")
-    retry_after = parse_retry_after(headers.get("Retry-After"))
+    retry_after = parse_retry_after(retry_after_header)
     fallback_code = _DEFAULT_CODES.get(status, f"http_{status}")
     reason = http.client.responses.get(status, "HTTP error")
     try:
@@ -237,23 +237,24 @@ class Mnemos:
     # ------------------------------------------------------------------ transport
 
     def _backoff(self, attempt: int) -> float:
-        ceiling = min(self.backoff_max, self.backoff_base * (2 ** attempt))
+        ceiling = min(float(self.backoff_max), float(self.backoff_base) * 2.0 ** attempt)
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
-    def _send(self, method: str, url: str, data: Optional[bytes]) -> Tuple[int, Mapping[str, str], bytes]:
+    def _send(self, method: str, url: str, data: Optional[bytes]) -> Tuple[int, Optional[str], bytes]:
+        """One attempt: (status, Retry-After header, body), or _NoAnswer."""
         headers = dict(self._headers)
         if data is not None:
             headers["Content-Type"] = "application/json"
         request = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
             with self._opener.open(request, timeout=self.timeout) as response:
-                return response.status, response.headers, response.read()
+                return response.status, response.headers.get("Retry-After"), response.read()
         except urllib.error.HTTPError as error:
             try:
                 body = error.read()
             except (OSError, http.client.HTTPException):
                 body = b""
-            return error.code, error.headers or {}, body
+            return error.code, error.headers.get("Retry-After") if error.headers else None, body
         except urllib.error.URLError as error:
             reason = error.reason
             if isinstance(reason, (socket.timeout, TimeoutError)):
@@ -291,7 +292,7 @@ class Mnemos:
         attempt = 0
         while True:
             try:
-                status, headers, raw = self._send(method, url, data)
+                status, retry_after, raw = self._send(method, url, data)
             except _NoAnswer as failure:
                 if failure.code == "connection_error" and attempt < self.max_retries:
                     self._sleep(self._backoff(attempt))
@@ -300,7 +301,7 @@ class Mnemos:
                 raise MnemosError(0, failure.code, failure.detail) from failure.__cause__
             if 200 <= status < 300:
                 return self._decode(status, raw)
-            error = _error_from_answer(status, headers, raw)
+            error = _error_from_answer(status, retry_after, raw)
             if status in (429, 503) and attempt < self.max_retries and error.code not in _PERMANENT_CODES:
                 delay = error.retry_after if error.retry_after is not None else self._backoff(attempt)
                 if delay <= self.max_retry_delay:
