@@ -1,0 +1,153 @@
+import type { Queryable, SqlParam } from '../db/database.js';
+
+export interface Disposition {
+  skepticism: number;
+  literalism: number;
+  empathy: number;
+}
+
+export interface BankProfile {
+  bank_id: string;
+  name: string;
+  mission: string;
+  /** Hindsight clients read `background`; it mirrors `mission`. */
+  background: string;
+  disposition: Disposition;
+  space: string;
+  created_at: string;
+  updated_at: string;
+  last_write_at: string | null;
+  memory_count: number;
+  usage: { input_tokens: number; output_tokens: number; total_tokens: number };
+}
+
+export interface BankChanges {
+  name?: string | undefined;
+  mission?: string | undefined;
+  disposition?: Partial<Disposition> | undefined;
+  space?: string | undefined;
+}
+
+interface BankRow {
+  bank_id: string;
+  name: string;
+  mission: string;
+  disposition: Disposition;
+  space: string;
+  created_at: Date | string;
+  updated_at: Date | string;
+  last_write_at: Date | string | null;
+  memory_count: number | string;
+  tokens_input: number | string;
+  tokens_output: number | string;
+}
+
+const DEFAULT_DISPOSITION: Disposition = { skepticism: 3, literalism: 3, empathy: 3 };
+
+const SELECT_BANK = `SELECT b.bank_id, b.name, b.mission, b.disposition, b.space, b.created_at, b.updated_at,
+  b.last_write_at, b.tokens_input, b.tokens_output,
+  (SELECT count(*) FROM memories m WHERE m.tenant = b.tenant AND m.bank_id = b.bank_id) AS memory_count
+  FROM banks b`;
+
+function toProfile(r: BankRow): BankProfile {
+  const input = Number(r.tokens_input);
+  const output = Number(r.tokens_output);
+  return {
+    bank_id: r.bank_id,
+    name: r.name,
+    mission: r.mission,
+    background: r.mission,
+    disposition: { ...DEFAULT_DISPOSITION, ...r.disposition },
+    space: r.space,
+    created_at: new Date(r.created_at).toISOString(),
+    updated_at: new Date(r.updated_at).toISOString(),
+    last_write_at: r.last_write_at === null ? null : new Date(r.last_write_at).toISOString(),
+    memory_count: Number(r.memory_count),
+    usage: { input_tokens: input, output_tokens: output, total_tokens: input + output },
+  };
+}
+
+/** Creates the bank on first write (banks are implicit) and stamps its last write. */
+export async function touchBank(db: Queryable, tenant: string, bankId: string): Promise<void> {
+  await db.query(
+    `INSERT INTO banks (tenant, bank_id, name, last_write_at) VALUES ($1, $2, $2, now())
+     ON CONFLICT (tenant, bank_id) DO UPDATE SET last_write_at = now()`,
+    [tenant, bankId],
+  );
+}
+
+export async function getBank(db: Queryable, tenant: string, bankId: string): Promise<BankProfile | undefined> {
+  const rows = await db.query<BankRow>(`${SELECT_BANK} WHERE b.tenant = $1 AND b.bank_id = $2`, [tenant, bankId]);
+  return rows[0] ? toProfile(rows[0]) : undefined;
+}
+
+/** PUT: create or update (upsert), keeping fields the body does not name. */
+export async function putBank(db: Queryable, tenant: string, bankId: string, c: BankChanges): Promise<BankProfile> {
+  await db.query(
+    `INSERT INTO banks (tenant, bank_id, name, mission, disposition, space)
+     VALUES ($1, $2, COALESCE($3, $2), COALESCE($4, ''), $5::jsonb, COALESCE($6, 'default'))
+     ON CONFLICT (tenant, bank_id) DO UPDATE SET
+       name = COALESCE($3, banks.name), mission = COALESCE($4, banks.mission),
+       disposition = banks.disposition || $7::jsonb, space = COALESCE($6, banks.space), updated_at = now()`,
+    bankParams(tenant, bankId, c),
+  );
+  return (await getBank(db, tenant, bankId))!;
+}
+
+/** PATCH: update an existing bank; undefined when it does not exist. */
+export async function patchBank(db: Queryable, tenant: string, bankId: string, c: BankChanges): Promise<BankProfile | undefined> {
+  const rows = await db.query(
+    `UPDATE banks SET name = COALESCE($3, name), mission = COALESCE($4, mission),
+       disposition = disposition || $7::jsonb, space = COALESCE($6, space), updated_at = now()
+     WHERE tenant = $1 AND bank_id = $2 AND $5::jsonb IS NOT NULL RETURNING bank_id`,
+    bankParams(tenant, bankId, c),
+  );
+  return rows.length === 0 ? undefined : getBank(db, tenant, bankId);
+}
+
+function bankParams(tenant: string, bankId: string, c: BankChanges): SqlParam[] {
+  const disposition = { ...DEFAULT_DISPOSITION, ...(c.disposition ?? {}) };
+  return [
+    tenant, bankId, c.name ?? null, c.mission ?? null, JSON.stringify(disposition), c.space ?? null,
+    JSON.stringify(c.disposition ?? {}),
+  ];
+}
+
+/** Erases the bank and everything derived from it. Answers how many memories went. */
+export async function deleteBank(db: Queryable, tenant: string, bankId: string): Promise<number> {
+  const gone = await db.query<{ id: string }>(
+    'DELETE FROM memories WHERE tenant = $1 AND bank_id = $2 RETURNING id',
+    [tenant, bankId],
+  );
+  await db.query('DELETE FROM banks WHERE tenant = $1 AND bank_id = $2', [tenant, bankId]);
+  return gone.length;
+}
+
+export async function listBanks(
+  db: Queryable,
+  tenant: string,
+  q: string | undefined,
+  limit: number,
+  offset: number,
+): Promise<{ banks: BankProfile[]; total: number }> {
+  const params: SqlParam[] = [tenant];
+  let where = "b.tenant = $1 AND b.bank_id <> ''";
+  if (q !== undefined && q !== '') {
+    params.push(`%${q.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`);
+    where += ` AND (b.bank_id ILIKE $2 OR b.name ILIKE $2)`;
+  }
+  const [count] = await db.query<{ n: number | string }>(`SELECT count(*) AS n FROM banks b WHERE ${where}`, params);
+  const rows = await db.query<BankRow>(
+    `${SELECT_BANK} WHERE ${where} ORDER BY COALESCE(b.last_write_at, b.updated_at) DESC, b.bank_id
+     LIMIT ${Math.trunc(limit)} OFFSET ${Math.trunc(offset)}`,
+    params,
+  );
+  return { banks: rows.map(toProfile), total: Number(count?.n ?? 0) };
+}
+
+export async function addBankUsage(db: Queryable, tenant: string, bankId: string, input: number, output: number): Promise<void> {
+  await db.query(
+    'UPDATE banks SET tokens_input = tokens_input + $3, tokens_output = tokens_output + $4 WHERE tenant = $1 AND bank_id = $2',
+    [tenant, bankId, input, output],
+  );
+}

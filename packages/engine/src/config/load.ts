@@ -1,0 +1,146 @@
+import { isAbsolute, resolve } from 'node:path';
+import { defaultHome, DEFAULT_LOCAL_MODEL, engineEnvSchema, type EngineEnv } from './schema.js';
+
+/** A setting that cannot work. `message` is one line: the variable, what is wrong, and the fix. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export type EmbeddingsConfig =
+  | { family: 'local'; model: string; dtype: 'fp32' | 'q8'; forceCpu: boolean }
+  | { family: 'litellm'; model: string; apiKey: string | undefined; apiBase: string; dimension: number | undefined }
+  | { family: 'gemini'; model: string; apiKey: string; apiBase: string; dimension: number | undefined }
+  | { family: 'cohere'; model: string; apiKey: string; apiBase: string; dimension: number | undefined };
+
+export interface LlmConfig {
+  provider: 'openai' | 'gemini' | 'vertex' | 'litellm';
+  model: string;
+  apiKey: string | undefined;
+  baseUrl: string | undefined;
+}
+
+export interface EngineConfig {
+  home: string;
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  embeddings: EmbeddingsConfig;
+  llm: LlmConfig | undefined;
+  encryptionMasterKey: Buffer | undefined;
+  authToken: string | undefined;
+  maxBodyBytes: number;
+  logLevel: EngineEnv['MNEMOS_API_LOG_LEVEL'];
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Parses and validates the engine's settings; throws ConfigError with one line on the first bad value. */
+export function loadEngineConfig(env: Env = process.env): EngineConfig {
+  const parsed = engineEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const variable = issue?.path.join('.') ?? 'configuration';
+    const value = typeof issue?.path[0] === 'string' ? env[issue.path[0]] : undefined;
+    const shown = value === undefined ? '' : ` (got ${JSON.stringify(redact(variable, value))})`;
+    throw new ConfigError(`${variable} ${issue?.message ?? 'is invalid'}${shown}.`);
+  }
+  const e = parsed.data;
+  return {
+    home: resolve(e.MNEMOS_HOME ?? defaultHome()),
+    port: e.MNEMOS_API_PORT,
+    host: e.MNEMOS_API_HOST,
+    databaseUrl: e.MNEMOS_API_DATABASE_URL,
+    embeddings: resolveEmbeddings(e),
+    llm: resolveLlm(e),
+    encryptionMasterKey: e.MNEMOS_API_ENCRYPTION_MASTER_KEY
+      ? Buffer.from(e.MNEMOS_API_ENCRYPTION_MASTER_KEY, 'base64')
+      : undefined,
+    authToken: e.MNEMOS_API_AUTH_TOKEN,
+    maxBodyBytes: e.MNEMOS_API_MAX_BODY_BYTES,
+    logLevel: e.MNEMOS_API_LOG_LEVEL,
+  };
+}
+
+function redact(variable: string, value: string): string {
+  return /KEY|TOKEN|SECRET/.test(variable) ? '<redacted>' : value;
+}
+
+function resolveEmbeddings(e: EngineEnv): EmbeddingsConfig {
+  const families: Array<[string, boolean]> = [
+    ['MNEMOS_API_EMBEDDINGS_LITELLM_*', e.MNEMOS_API_EMBEDDINGS_LITELLM_MODEL !== undefined],
+    ['MNEMOS_API_EMBEDDINGS_GEMINI_*', e.MNEMOS_API_EMBEDDINGS_GEMINI_API_KEY !== undefined],
+    ['MNEMOS_API_EMBEDDINGS_COHERE_*', e.MNEMOS_API_EMBEDDINGS_COHERE_API_KEY !== undefined],
+    ['MNEMOS_API_EMBEDDINGS_LOCAL_MODEL', e.MNEMOS_API_EMBEDDINGS_LOCAL_MODEL !== undefined],
+  ];
+  const chosen = families.filter(([, on]) => on).map(([name]) => name);
+  if (chosen.length > 1) {
+    throw new ConfigError(
+      `Two embedding families are set (${chosen.join(' and ')}); set exactly one of them and unset the other.`,
+    );
+  }
+  const dimension = e.MNEMOS_API_EMBEDDINGS_DIMENSION;
+  if (e.MNEMOS_API_EMBEDDINGS_LITELLM_MODEL !== undefined) {
+    if (e.MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE === undefined && e.MNEMOS_API_EMBEDDINGS_LITELLM_API_KEY === undefined) {
+      throw new ConfigError(
+        'MNEMOS_API_EMBEDDINGS_LITELLM_MODEL is set but neither MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE nor ..._API_KEY is; set the proxy URL (or an OpenAI API key).',
+      );
+    }
+    return {
+      family: 'litellm',
+      model: e.MNEMOS_API_EMBEDDINGS_LITELLM_MODEL,
+      apiKey: e.MNEMOS_API_EMBEDDINGS_LITELLM_API_KEY,
+      apiBase: e.MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE ?? 'https://api.openai.com/v1',
+      dimension,
+    };
+  }
+  if (e.MNEMOS_API_EMBEDDINGS_GEMINI_API_KEY !== undefined) {
+    return {
+      family: 'gemini',
+      model: e.MNEMOS_API_EMBEDDINGS_GEMINI_MODEL ?? 'text-embedding-004',
+      apiKey: e.MNEMOS_API_EMBEDDINGS_GEMINI_API_KEY,
+      apiBase: e.MNEMOS_API_EMBEDDINGS_GEMINI_API_BASE ?? 'https://generativelanguage.googleapis.com',
+      dimension,
+    };
+  }
+  if (e.MNEMOS_API_EMBEDDINGS_COHERE_API_KEY !== undefined) {
+    return {
+      family: 'cohere',
+      model: e.MNEMOS_API_EMBEDDINGS_COHERE_MODEL ?? 'embed-english-v3.0',
+      apiKey: e.MNEMOS_API_EMBEDDINGS_COHERE_API_KEY,
+      apiBase: e.MNEMOS_API_EMBEDDINGS_COHERE_API_BASE ?? 'https://api.cohere.com',
+      dimension,
+    };
+  }
+  if (e.MNEMOS_API_EMBEDDINGS_GEMINI_MODEL !== undefined || e.MNEMOS_API_EMBEDDINGS_COHERE_MODEL !== undefined) {
+    throw new ConfigError(
+      'An embeddings model is named (GEMINI_MODEL or COHERE_MODEL) without its API key; set MNEMOS_API_EMBEDDINGS_GEMINI_API_KEY or MNEMOS_API_EMBEDDINGS_COHERE_API_KEY.',
+    );
+  }
+  const model = e.MNEMOS_API_EMBEDDINGS_LOCAL_MODEL ?? DEFAULT_LOCAL_MODEL;
+  return {
+    family: 'local',
+    // A folder path (absolute, or starting with ./ or ../) loads from disk; anything else is a Hugging Face id.
+    model: isAbsolute(model) || model.startsWith('.') ? resolve(model) : model,
+    dtype: e.MNEMOS_API_EMBEDDINGS_LOCAL_DTYPE,
+    forceCpu: e.MNEMOS_API_EMBEDDINGS_LOCAL_FORCE_CPU ?? false,
+  };
+}
+
+function resolveLlm(e: EngineEnv): LlmConfig | undefined {
+  const provider = e.MNEMOS_API_LLM_PROVIDER;
+  if (provider === undefined || provider === '' || provider === 'none') {
+    return undefined;
+  }
+  if (e.MNEMOS_API_LLM_MODEL === undefined) {
+    throw new ConfigError(
+      `MNEMOS_API_LLM_PROVIDER is ${provider} but MNEMOS_API_LLM_MODEL is not set; name the model (for example gpt-4o-mini or gemini-2.0-flash).`,
+    );
+  }
+  if ((provider === 'openai' || provider === 'gemini') && e.MNEMOS_API_LLM_API_KEY === undefined && e.MNEMOS_API_LLM_BASE_URL === undefined) {
+    throw new ConfigError(`MNEMOS_API_LLM_PROVIDER is ${provider} but MNEMOS_API_LLM_API_KEY is not set; set the provider's API key.`);
+  }
+  if (provider === 'litellm' && e.MNEMOS_API_LLM_BASE_URL === undefined) {
+    throw new ConfigError('MNEMOS_API_LLM_PROVIDER is litellm but MNEMOS_API_LLM_BASE_URL is not set; set the URL of your LiteLLM proxy.');
+  }
+  return { provider, model: e.MNEMOS_API_LLM_MODEL, apiKey: e.MNEMOS_API_LLM_API_KEY, baseUrl: e.MNEMOS_API_LLM_BASE_URL };
+}

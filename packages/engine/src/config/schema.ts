@@ -1,0 +1,98 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Engine settings (DESIGN 2.4), read from the environment once at start. Every rule lives in this schema so a bad
+ * value fails at start with one line naming the variable, never at the first request.
+ */
+
+const port = z.coerce
+  .number({ error: 'must be a number' })
+  .int('must be a whole number')
+  .min(0, 'must be between 0 and 65535')
+  .max(65535, 'must be between 0 and 65535');
+
+const optionalText = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .optional();
+
+const bool = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', ''], {
+    error: 'must be true or false',
+  })
+  .transform((v) => v === '1' || v === 'true' || v === 'yes' || v === 'on')
+  .optional();
+
+const postgresUrl = z
+  .string()
+  .trim()
+  .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// or postgresql:// URL')
+  .refine((v) => URL.canParse(v), 'is not a valid URL');
+
+const httpUrl = z
+  .string()
+  .trim()
+  .refine((v) => URL.canParse(v) && /^https?:/.test(v), 'must be an http:// or https:// URL');
+
+const masterKey = z
+  .string()
+  .trim()
+  .refine((v) => /^[A-Za-z0-9+/]+={0,2}$/.test(v), 'is not base64 (generate one with: openssl rand -base64 32)')
+  .refine(
+    (v) => Buffer.from(v, 'base64').length === 32,
+    'must decode to exactly 32 bytes (generate one with: openssl rand -base64 32)',
+  );
+
+export const engineEnvSchema = z.object({
+  MNEMOS_HOME: optionalText,
+  MNEMOS_API_PORT: port.default(8888),
+  MNEMOS_API_HOST: z.string().trim().min(1, 'must not be empty').default('0.0.0.0'),
+  MNEMOS_API_DATABASE_URL: postgresUrl.optional(),
+  MNEMOS_API_EMBEDDINGS_LITELLM_MODEL: optionalText,
+  MNEMOS_API_EMBEDDINGS_LITELLM_API_KEY: optionalText,
+  MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE: httpUrl.optional(),
+  MNEMOS_API_EMBEDDINGS_GEMINI_API_KEY: optionalText,
+  MNEMOS_API_EMBEDDINGS_GEMINI_MODEL: optionalText,
+  MNEMOS_API_EMBEDDINGS_GEMINI_API_BASE: httpUrl.optional(),
+  MNEMOS_API_EMBEDDINGS_COHERE_API_KEY: optionalText,
+  MNEMOS_API_EMBEDDINGS_COHERE_MODEL: optionalText,
+  MNEMOS_API_EMBEDDINGS_COHERE_API_BASE: httpUrl.optional(),
+  MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: optionalText,
+  MNEMOS_API_EMBEDDINGS_LOCAL_FORCE_CPU: bool,
+  MNEMOS_API_EMBEDDINGS_LOCAL_DTYPE: z.enum(['fp32', 'q8'], { error: 'must be fp32 or q8' }).default('fp32'),
+  MNEMOS_API_EMBEDDINGS_DIMENSION: z.coerce.number().int().positive('must be a positive whole number').optional(),
+  MNEMOS_API_LLM_PROVIDER: z
+    .enum(['openai', 'gemini', 'vertex', 'litellm', 'none', ''], {
+      error: 'must be one of openai, gemini, vertex, litellm (or unset for no LLM)',
+    })
+    .optional(),
+  MNEMOS_API_LLM_MODEL: optionalText,
+  MNEMOS_API_LLM_API_KEY: optionalText,
+  MNEMOS_API_LLM_BASE_URL: httpUrl.optional(),
+  MNEMOS_API_ENCRYPTION_MASTER_KEY: masterKey.optional(),
+  MNEMOS_API_AUTH_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters (generate one with: openssl rand -hex 32)')
+    .optional(),
+  MNEMOS_API_MAX_BODY_BYTES: z.coerce
+    .number({ error: 'must be a number of bytes' })
+    .int('must be a whole number of bytes')
+    .min(1024, 'must be at least 1024 bytes')
+    .default(1024 * 1024),
+  MNEMOS_API_LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      error: 'must be one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .default('info'),
+});
+
+export type EngineEnv = z.infer<typeof engineEnvSchema>;
+
+export const DEFAULT_LOCAL_MODEL = 'Xenova/all-MiniLM-L6-v2';
+
+export function defaultHome(): string {
+  return join(homedir(), '.mnemos');
+}

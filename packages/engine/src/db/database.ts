@@ -1,0 +1,35 @@
+/**
+ * The one database interface the engine codes against. Two implementations: embedded PGlite and node-postgres
+ * against an external server. Same SQL, same migrations.
+ */
+export type SqlParam = string | number | boolean | null | Date | Buffer | Uint8Array | string[] | number[];
+
+export interface Queryable {
+  query<T extends object = Record<string, unknown>>(sql: string, params?: readonly SqlParam[]): Promise<T[]>;
+}
+
+export interface Transaction extends Queryable {
+  /** Runs a script of several statements (no parameters) inside the transaction. */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: 'embedded' | 'external';
+  /** Runs `fn` in one transaction: everything it writes lands together or not at all. */
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  /** Runs a script of several statements (no parameters). */
+  exec(sql: string): Promise<void>;
+  /** Pool statistics for /health and /metrics. */
+  stats(): { total: number; idle: number; waiting: number };
+  close(): Promise<void>;
+}
+
+/** pgvector literal for a query parameter: '[0.1,0.2,...]', cast with ::vector in SQL. */
+export function toVectorLiteral(v: ArrayLike<number>): string {
+  let out = '[';
+  for (let i = 0; i < v.length; i++) {
+    if (i > 0) out += ',';
+    out += String(v[i]);
+  }
+  return out + ']';
+}

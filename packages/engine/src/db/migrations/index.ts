@@ -1,0 +1,6 @@
+import initial from './001_initial.js';
+
+/** Numbered migrations, applied in order, each once. Append only: never edit a migration that has shipped. */
+export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
+  { version: 1, name: 'initial', sql: initial },
+];

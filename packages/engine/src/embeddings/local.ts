@@ -1,0 +1,75 @@
+import { existsSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { env, pipeline, type FeatureExtractionPipeline, type ProgressInfo } from '@huggingface/transformers';
+import type { Embedder } from './embedder.js';
+
+export interface LocalEmbedderOptions {
+  /** A Hugging Face model id (downloaded once into `cacheDir`) or an absolute path to a model folder. */
+  model: string;
+  cacheDir: string;
+  dtype: 'fp32' | 'q8';
+  log: (message: string) => void;
+}
+
+/** ONNX sentence embeddings (mean pooling, L2-normalised) through transformers.js and onnxruntime-node. */
+export async function createLocalEmbedder(options: LocalEmbedderOptions): Promise<Embedder> {
+  const isFolder = options.model.startsWith('/');
+  if (isFolder) {
+    if (!existsSync(join(options.model, 'config.json'))) {
+      throw new Error(
+        `MNEMOS_API_EMBEDDINGS_LOCAL_MODEL points at ${options.model}, which has no config.json; point it at a model folder in the transformers.js layout (config.json, tokenizer.json, onnx/model.onnx).`,
+      );
+    }
+    env.localModelPath = dirname(options.model) + '/';
+    env.allowLocalModels = true;
+    env.allowRemoteModels = false;
+  } else {
+    env.cacheDir = options.cacheDir;
+    env.allowRemoteModels = true;
+  }
+  const name = isFolder ? basename(options.model) : options.model;
+  const extractor = await pipeline('feature-extraction', name, {
+    dtype: options.dtype,
+    device: 'cpu',
+    ...(isFolder ? {} : { progress_callback: progressLogger(options.log) }),
+  });
+  const probe = await extractor(['warm up'], { pooling: 'mean', normalize: true });
+  const dimension = probe.dims[1] ?? 0;
+  return new LocalEmbedder(extractor, `local:${isFolder ? basename(options.model) : options.model}`, dimension);
+}
+
+class LocalEmbedder implements Embedder {
+  constructor(
+    private readonly extractor: FeatureExtractionPipeline,
+    readonly id: string,
+    readonly dimension: number,
+  ) {}
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    if (texts.length === 0) return [];
+    const output = await this.extractor([...texts], { pooling: 'mean', normalize: true });
+    const data = output.data as Float32Array;
+    const out: Float32Array[] = [];
+    for (let i = 0; i < texts.length; i++) {
+      out.push(data.slice(i * this.dimension, (i + 1) * this.dimension));
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await this.extractor.dispose();
+  }
+}
+
+/** Logs download progress as a text bar, at most once per 10% per file, so first boot shows it is working. */
+function progressLogger(log: (message: string) => void): (info: ProgressInfo) => void {
+  const lastDecile = new Map<string, number>();
+  return (info) => {
+    if (info.status !== 'progress') return;
+    const decile = Math.floor(info.progress / 10);
+    if ((lastDecile.get(info.file) ?? -1) >= decile) return;
+    lastDecile.set(info.file, decile);
+    const bar = '#'.repeat(decile) + '.'.repeat(10 - decile);
+    log(`downloading model ${info.name}/${info.file} [${bar}] ${Math.round(info.progress)}%`);
+  };
+}

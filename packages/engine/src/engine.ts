@@ -1,0 +1,81 @@
+import { join } from 'node:path';
+import type { EngineConfig } from './config/load.js';
+import type { Database } from './db/database.js';
+import { ensureEmbeddingSchema } from './db/embedding-schema.js';
+import { migrate } from './db/migrate.js';
+import { openEmbeddedDatabase } from './db/pglite.js';
+import { openExternalDatabase } from './db/postgres.js';
+import { createEmbedder, MicroBatcher } from './embeddings/index.js';
+import { ensureWritableHome } from './home.js';
+import type { AfterRetainHook } from './memory/retain.js';
+import { EngineMetrics } from './metrics.js';
+import type { ReflectBodyT } from './http/routes/reflect.js';
+
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/**
+ * The engine's parts, opened in order at start (home, database + migrations, embedding model + schema check) and
+ * shared by the HTTP layer, the MCP server and the CLI.
+ */
+export class Engine {
+  readonly startedAt = Date.now();
+  /** Extension points for features layered on retain (LLM fact extraction enqueues here, in the same transaction). */
+  readonly afterRetainHooks: AfterRetainHook[] = [];
+  readonly closers: Array<() => Promise<void>> = [];
+  /** Features switched on by optional layers (shown by /version). */
+  readonly features = { mcp: false };
+  /** Set by the LLM layer; without it reflect answers 503 llm_not_configured. */
+  reflector: ((tenant: string, bankId: string, body: ReflectBodyT) => Promise<object>) | undefined;
+  /** Set by the job queue; answers an operation's status, or undefined when unknown. */
+  operations: ((tenant: string, id: string) => Promise<object | undefined>) | undefined;
+
+  private constructor(
+    readonly config: EngineConfig,
+    readonly db: Database,
+    readonly embedder: MicroBatcher,
+    readonly log: Logger,
+    readonly metrics: EngineMetrics,
+  ) {}
+
+  static async open(config: EngineConfig, log: Logger): Promise<Engine> {
+    let db: Database;
+    if (config.databaseUrl === undefined) {
+      ensureWritableHome(config.home);
+      db = await openEmbeddedDatabase(join(config.home, 'db'));
+    } else {
+      db = await openExternalDatabase(config.databaseUrl);
+    }
+    try {
+      const applied = await migrate(db);
+      if (applied.length > 0) log.info(`database migrations applied: ${applied.join(', ')}`);
+      if (config.databaseUrl !== undefined) ensureWritableHome(config.home);
+      const model = await createEmbedder(config.embeddings, config.home, (m) => log.info(m));
+      await ensureEmbeddingSchema(db, model.id, model.dimension);
+      const metrics = new EngineMetrics();
+      const batcher = new MicroBatcher(model, 32, (size, seconds) => {
+        metrics.embeddingBatch.observe(size);
+        metrics.embeddingSeconds.observe(seconds);
+      });
+      log.info(`embedding model ${model.id} ready (${model.dimension} dimensions)`);
+      return new Engine(config, db, batcher, log, metrics);
+    } catch (error) {
+      await db.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** The retain hook chain as one hook. */
+  afterRetain: AfterRetainHook = async (tx, partition, ids) => {
+    for (const hook of this.afterRetainHooks) await hook(tx, partition, ids);
+  };
+
+  async close(): Promise<void> {
+    for (const close of this.closers.reverse()) await close().catch(() => undefined);
+    await this.embedder.close().catch(() => undefined);
+    await this.db.close();
+  }
+}

@@ -1,0 +1,139 @@
+import { timingSafeEqual } from 'node:crypto';
+import { createRequire } from 'node:module';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv } from 'ajv';
+import type { Engine } from '../engine.js';
+import { Problem, sendProblem, toProblem } from './problem.js';
+import { registerBankRoutes } from './routes/banks.js';
+import { registerDescriptionRoutes } from './routes/description.js';
+import { registerHealthRoutes } from './routes/health.js';
+import { registerMemoryRoutes } from './routes/memories.js';
+import { registerReflectRoutes } from './routes/reflect.js';
+import { registerSpaceRoutes } from './routes/spaces.js';
+import { Problem as ProblemSchema } from './schemas.js';
+
+const require = createRequire(import.meta.url);
+const addFormats = require('ajv-formats') as (ajv: Ajv) => Ajv;
+const { version } = require('../../package.json') as { version: string };
+export const ENGINE_VERSION = version;
+
+export type App = FastifyInstance;
+export type TypedApp = ReturnType<typeof typed>;
+const typed = (app: FastifyInstance) => app.withTypeProvider<TypeBoxTypeProvider>();
+
+/**
+ * Bodies are validated strictly (a number where a string belongs is an error, never coerced); query strings and
+ * path parameters are text on the wire, so they are coerced to the schema's types.
+ */
+function validators() {
+  const base = { allErrors: false, strict: false, useDefaults: true } as const;
+  const body = addFormats(new Ajv({ ...base, coerceTypes: false }));
+  const text = addFormats(new Ajv({ ...base, coerceTypes: 'array' }));
+  return { body, text };
+}
+
+export type RouteExtender = (app: TypedApp, engine: Engine) => void | Promise<void>;
+
+export async function buildApp(engine: Engine, extensions: RouteExtender[] = []): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: engine.config.logLevel === 'silent' ? false : { level: engine.config.logLevel },
+    bodyLimit: engine.config.maxBodyBytes,
+    ajv: { customOptions: { coerceTypes: false } },
+    // Bank ids may be up to 256 characters, URL-encoded up to three times longer.
+    routerOptions: { maxParamLength: 1024, ignoreTrailingSlash: true },
+    forceCloseConnections: true,
+  });
+  const ajv = validators();
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? ajv.body : ajv.text).compile(schema as object),
+  );
+  app.addSchema(ProblemSchema);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Mnemos engine API',
+        version,
+        description: 'Persistent memory for AI agents: retain, recall, reflect. Errors are application/problem+json.',
+      },
+      servers: [{ url: '/' }],
+      components: engine.config.authToken
+        ? { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } }
+        : {},
+      ...(engine.config.authToken ? { security: [{ bearer: [] }] } : {}),
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+  });
+  // Swagger UI's assets ship inside the package, so /docs works offline.
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  app.setErrorHandler((error, request, reply) => {
+    const problem = toProblem(error instanceof Error ? error : new Error(String(error)), request);
+    return sendProblem(reply, problem);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, new Problem(404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}; see /docs for the API.`)),
+  );
+
+  app.addHook('onRequest', async (request) => {
+    authenticate(engine, request);
+    checkTenant(engine, request);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    engine.metrics.httpDuration.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+
+  const t = typed(app);
+  registerHealthRoutes(t, engine);
+  registerBankRoutes(t, engine);
+  registerMemoryRoutes(t, engine);
+  registerSpaceRoutes(t, engine);
+  registerDescriptionRoutes(t, engine);
+  registerReflectRoutes(t, engine);
+  for (const extend of extensions) await extend(t, engine);
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}
+
+const PUBLIC_PATHS = /^\/(health|version|metrics|openapi\.json|docs)(\/|$|\?)/;
+
+/** With MNEMOS_API_AUTH_TOKEN set, every API call needs it (Bearer, or bare as Hindsight clients may send). */
+function authenticate(engine: Engine, request: FastifyRequest): void {
+  const token = engine.config.authToken;
+  if (token === undefined || PUBLIC_PATHS.test(request.url)) return;
+  const header = request.headers.authorization ?? '';
+  const presented = header.replace(/^Bearer\s+/i, '').trim();
+  const a = Buffer.from(presented);
+  const b = Buffer.from(token);
+  if (presented === '' || a.length !== b.length || !timingSafeEqual(a, b)) {
+    throw new Problem(
+      401,
+      'unauthorized',
+      presented === ''
+        ? 'This engine requires a token: send Authorization: Bearer <MNEMOS_API_AUTH_TOKEN>.'
+        : 'The token is not valid for this engine; send the value of its MNEMOS_API_AUTH_TOKEN.',
+      undefined,
+      { 'www-authenticate': 'Bearer' },
+    );
+  }
+}
+
+/** Without an auth token the engine serves only the `default` tenant. */
+function checkTenant(engine: Engine, request: FastifyRequest): void {
+  const match = /^\/v1\/([^/?]+)\//.exec(request.url);
+  if (!match || engine.config.authToken !== undefined) return;
+  const tenant = decodeURIComponent(match[1]!);
+  if (['default', 'retain', 'recall', 'reflect'].includes(tenant)) return;
+  throw new Problem(
+    404,
+    'tenant_not_found',
+    `This engine serves only the tenant "default" (got "${tenant}"); use /v1/default/..., or set MNEMOS_API_AUTH_TOKEN to serve several tenants.`,
+  );
+}

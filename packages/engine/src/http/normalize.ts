@@ -1,0 +1,107 @@
+import type { RetainItem } from '../memory/retain.js';
+import type { RetainBodyT } from './schemas.js';
+import { Problem } from './problem.js';
+
+/** Turns wire values into engine values, with the leniency Hindsight clients rely on; errors are 400 problems. */
+
+function invalid(pointer: string, detail: string): Problem {
+  return new Problem(400, 'validation_failed', `The request body is invalid: ${pointer} ${detail}.`, [{ pointer, detail }]);
+}
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/i;
+
+/** ISO 8601 date or date-time; naive times are UTC; "unset" means no date (null); absent means undefined. */
+export function parseTimestamp(value: string | null | undefined, pointer: string): Date | null | undefined {
+  if (value === undefined || value === null) return undefined;
+  const v = value.trim();
+  if (v === 'unset') return null;
+  if (!DATE_ONLY.test(v) && !DATE_TIME.test(v)) {
+    throw invalid(pointer, `must be an ISO 8601 date or date-time such as 2024-01-15T10:30:00Z (got ${JSON.stringify(value.slice(0, 40))})`);
+  }
+  let text = v.replace(' ', 'T');
+  if (DATE_ONLY.test(text)) text += 'T00:00:00Z';
+  else if (!/(Z|[+-]\d{2}(:?\d{2})?)$/i.test(text)) text += 'Z';
+  text = text.replace(/([+-]\d{2})(\d{2})$/, '$1:$2').replace(/([+-]\d{2})$/, '$1:00');
+  const date = new Date(text);
+  if (Number.isNaN(date.getTime())) throw invalid(pointer, 'is not a real date');
+  return date;
+}
+
+/** Tags as a list, a JSON-encoded list, or a single bare string. */
+export function parseTags(value: string[] | string | null | undefined, pointer: string): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  let list: unknown = value;
+  if (typeof value === 'string') {
+    const t = value.trim();
+    if (t.startsWith('[')) {
+      try {
+        list = JSON.parse(t);
+      } catch {
+        throw invalid(pointer, 'is a string that looks like a JSON list but is not valid JSON');
+      }
+    } else {
+      list = t === '' ? [] : [t];
+    }
+  }
+  if (!Array.isArray(list) || list.some((x) => typeof x !== 'string')) throw invalid(pointer, 'must be a list of strings');
+  return (list as string[]).map((tag, i) => checkText(tag, `${pointer}/${i}`));
+}
+
+/** Postgres text cannot hold NUL characters; say so instead of failing in the database. */
+export function checkText(value: string, pointer: string): string {
+  if (value.includes('\u0000')) throw invalid(pointer, 'contains a NUL character (\\u0000), which cannot be stored; remove it');
+  return value;
+}
+
+function checkMetadata(value: Record<string, string> | null | undefined, pointer: string): Record<string, string> | undefined {
+  if (value === undefined || value === null) return undefined;
+  for (const [k, v] of Object.entries(value)) {
+    checkText(k, `${pointer}/${k}`);
+    checkText(v, `${pointer}/${k}`);
+  }
+  return value;
+}
+
+function nonBlank(content: string, pointer: string): string {
+  checkText(content, pointer);
+  if (content.trim() === '') throw invalid(pointer, 'must not be empty or only whitespace');
+  return content;
+}
+
+/** Both retain body forms: `{content, ...}` and `{items: [...]}` (top-level fields are defaults for items). */
+export function retainItems(body: RetainBodyT): RetainItem[] {
+  if (body.items === undefined && body.content === undefined) {
+    throw new Problem(400, 'validation_failed', 'The request body needs `content` (one memory) or `items` (a list of {content}).', [
+      { pointer: '/content', detail: 'is required when items is absent' },
+    ]);
+  }
+  if (body.items !== undefined && body.content !== undefined) {
+    throw invalid('/content', 'cannot be sent together with items; send one form or the other');
+  }
+  const defaults = {
+    timestamp: parseTimestamp(body.timestamp, '/timestamp'),
+    context: body.context ?? undefined,
+    metadata: checkMetadata(body.metadata, '/metadata'),
+    tags: parseTags(body.tags, '/tags'),
+    documentId: body.document_id ?? undefined,
+  };
+  if (defaults.context !== undefined) checkText(defaults.context, '/context');
+  if (body.content !== undefined) {
+    return [{ ...defaults, content: nonBlank(body.content, '/content'), entities: undefined }];
+  }
+  return body.items!.map((item, i) => {
+    const at = `/items/${i}`;
+    const context = item.context ?? defaults.context;
+    if (context !== undefined) checkText(context, `${at}/context`);
+    return {
+      content: nonBlank(item.content, `${at}/content`),
+      timestamp: item.timestamp === undefined ? defaults.timestamp : parseTimestamp(item.timestamp, `${at}/timestamp`),
+      context,
+      metadata: checkMetadata(item.metadata, `${at}/metadata`) ?? defaults.metadata,
+      tags: parseTags(item.tags, `${at}/tags`) ?? defaults.tags,
+      documentId: item.document_id ?? defaults.documentId,
+      entities: item.entities?.map((e) => checkText(e.text, `${at}/entities`)) ?? undefined,
+    };
+  });
+}

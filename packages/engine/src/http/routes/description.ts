@@ -1,0 +1,22 @@
+import { Type } from '@sinclair/typebox';
+import type { Engine } from '../../engine.js';
+import { DEFAULT_SPACE } from '../../memory/types.js';
+import type { TypedApp } from '../app.js';
+import { BANK_ID_PATTERN, RecallAnswer, RecallBody, RetainAnswer, RetainBody } from '../schemas.js';
+import { recallOperation, retainOperation } from '../service.js';
+
+const problem = { $ref: 'Problem#' };
+const errors = { 400: problem, 401: problem, 413: problem };
+const BankId = { bank_id: Type.String({ pattern: BANK_ID_PATTERN, description: 'Bank id' }) };
+
+/** Description-level operations: the bank travels in the body. These are the operationIds agents' tools map to. */
+export function registerDescriptionRoutes(app: TypedApp, engine: Engine): void {
+  app.post('/v1/retain', {
+    schema: { tags: ['operations'], operationId: 'retain', summary: 'Retain memories into a bank', body: Type.Composite([RetainBody, Type.Object(BankId)], { additionalProperties: true }), response: { 200: RetainAnswer, ...errors } },
+  }, async (req) => retainOperation(engine, { tenant: 'default', bankId: req.body.bank_id, space: req.body.space ?? DEFAULT_SPACE }, req.body));
+
+  app.post('/v1/recall', {
+    schema: { tags: ['operations'], operationId: 'recall', summary: 'Recall memories from a bank', body: Type.Composite([RecallBody, Type.Object(BankId)], { additionalProperties: true }), response: { 200: RecallAnswer, ...errors } },
+  }, async (req) => recallOperation(engine, 'default', req.body.bank_id, req.body));
+}
+

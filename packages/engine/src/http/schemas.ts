@@ -1,0 +1,275 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+/**
+ * Every request and response shape of the engine's HTTP API, in one place. Fastify validates requests with these and
+ * @fastify/swagger builds /openapi.json from them. Objects accept unknown fields (Hindsight clients send many we do
+ * not use); unknown fields are ignored.
+ */
+
+const open = { additionalProperties: true } as const;
+
+export const BANK_ID_PATTERN = '^[A-Za-z0-9._:@+\\-]{1,256}$';
+export const TENANT_PATTERN = '^[a-z0-9_\\-]{1,64}$';
+export const SPACE_PATTERN = '^[A-Za-z0-9._:@+\\-]{1,128}$';
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+
+export const Problem = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String(),
+    errors: Type.Optional(Type.Array(Type.Object({ pointer: Type.String(), detail: Type.String() }))),
+  },
+  { $id: 'Problem', description: 'RFC 9457 problem details' },
+);
+
+export const TenantParams = Type.Object({
+  tenant: Type.String({ pattern: TENANT_PATTERN, description: 'Tenant; `default` on a self-hosted engine' }),
+});
+export const BankParams = Type.Object({
+  tenant: Type.String({ pattern: TENANT_PATTERN }),
+  bank: Type.String({ pattern: BANK_ID_PATTERN, description: 'Bank id (URL-encoded)' }),
+});
+export const MemoryParams = Type.Object({
+  tenant: Type.String({ pattern: TENANT_PATTERN }),
+  bank: Type.String({ pattern: BANK_ID_PATTERN }),
+  id: Type.String({ format: 'uuid', description: 'Memory id (UUID)' }),
+});
+export const SpaceParams = Type.Object({
+  tenant: Type.String({ pattern: TENANT_PATTERN }),
+  space: Type.String({ pattern: SPACE_PATTERN }),
+});
+export const OperationParams = Type.Object({
+  tenant: Type.String({ pattern: TENANT_PATTERN }),
+  id: Type.String({ format: 'uuid' }),
+});
+
+const Space = Type.String({ pattern: SPACE_PATTERN, description: 'Space (organization); `default` when omitted' });
+const Tags = Type.Union([Type.Array(Type.String({ maxLength: 256 }), { maxItems: 100 }), Type.String(), Type.Null()], {
+  description: 'Tags; a JSON-encoded list or a single string is accepted too',
+});
+const Metadata = Nullable(
+  Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: 10_000 }), {
+    description: 'String map',
+  }),
+);
+const Timestamp = Nullable(
+  Type.String({ description: 'ISO 8601 date or date-time (Z, offsets, fractions, date-only) or "unset"' }),
+);
+
+export const RetainItemBody = Type.Object(
+  {
+    content: Type.String({ minLength: 1, description: 'Text to remember' }),
+    timestamp: Type.Optional(Timestamp),
+    context: Type.Optional(Nullable(Type.String())),
+    metadata: Type.Optional(Metadata),
+    tags: Type.Optional(Tags),
+    document_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 512 }))),
+    entities: Type.Optional(
+      Nullable(Type.Array(Type.Object({ text: Type.String({ minLength: 1 }), type: Type.Optional(Type.String()) }, open))),
+    ),
+  },
+  open,
+);
+
+export const RetainBody = Type.Object(
+  {
+    content: Type.Optional(Type.String({ minLength: 1 })),
+    items: Type.Optional(Type.Array(RetainItemBody, { minItems: 1, maxItems: 1000 })),
+    space: Type.Optional(Nullable(Space)),
+    timestamp: Type.Optional(Timestamp),
+    context: Type.Optional(Nullable(Type.String())),
+    metadata: Type.Optional(Metadata),
+    tags: Type.Optional(Tags),
+    document_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 512 }))),
+    async: Type.Optional(Nullable(Type.Boolean())),
+  },
+  { ...open, description: 'Either `{content, ...}` for one memory or `{items: [{content, ...}]}` for a batch' },
+);
+export type RetainBodyT = Static<typeof RetainBody>;
+
+export const Usage = Type.Object(
+  {
+    input_tokens: Type.Integer(),
+    output_tokens: Type.Integer(),
+    total_tokens: Type.Integer(),
+  },
+  open,
+);
+
+export const RetainAnswer = Type.Object({
+  success: Type.Boolean(),
+  bank_id: Type.String(),
+  items_count: Type.Integer(),
+  memory_ids: Type.Array(Type.String()),
+  async: Type.Boolean(),
+  operation_id: Type.Optional(Type.String()),
+  usage: Type.Optional(Usage),
+});
+
+const Budget = Type.Union([Type.Literal('low'), Type.Literal('mid'), Type.Literal('high'), Type.Integer({ minimum: 1, maximum: 5000 })], {
+  description: 'Candidate pool: low/mid/high or an explicit number',
+});
+const TagsMatch = Type.Union(
+  ['any', 'all', 'any_strict', 'all_strict', 'exact'].map((v) => Type.Literal(v)),
+  { description: '`any`/`all` also match untagged memories; the `_strict` forms do not' },
+);
+
+export const RecallBody = Type.Object(
+  {
+    query: Type.String({ minLength: 1, maxLength: 200_000 }),
+    space: Type.Optional(Nullable(Space)),
+    max_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 }))),
+    budget: Type.Optional(Nullable(Budget)),
+    include_org: Type.Optional(Nullable(Type.Boolean())),
+    types: Type.Optional(Nullable(Type.Array(Type.String(), { maxItems: 16 }))),
+    tags: Type.Optional(Tags),
+    tags_match: Type.Optional(Nullable(TagsMatch)),
+    query_timestamp: Type.Optional(Timestamp),
+    trace: Type.Optional(Nullable(Type.Boolean())),
+    include: Type.Optional(Nullable(Type.Object({}, open))),
+  },
+  open,
+);
+export type RecallBodyT = Static<typeof RecallBody>;
+
+const MemoryFields = {
+  id: Type.String({ format: 'uuid' }),
+  bank_id: Type.String(),
+  space: Type.String(),
+  type: Type.String(),
+  text: Type.String(),
+  context: Nullable(Type.String()),
+  metadata: Type.Record(Type.String(), Type.String()),
+  tags: Type.Array(Type.String()),
+  entities: Type.Array(Type.String()),
+  document_id: Nullable(Type.String()),
+  source_id: Nullable(Type.String()),
+  occurred_at: Nullable(Type.String()),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  state: Type.String(),
+  superseded_by: Nullable(Type.String()),
+  valid_to: Nullable(Type.String()),
+};
+
+export const MemoryAnswer = Type.Object({ ...MemoryFields, fact_type: Type.String() }, { $id: 'Memory' });
+
+export const RecallHitAnswer = Type.Object({
+  ...MemoryFields,
+  score: Type.Number(),
+  scores: Type.Record(Type.String(), Type.Number()),
+  org: Type.Optional(Type.Boolean()),
+  mentioned_at: Type.Optional(Type.String()),
+});
+
+export const RecallAnswer = Type.Object({
+  results: Type.Array(RecallHitAnswer),
+  usage: Type.Object({ tokens: Type.Integer() }),
+  entities: Type.Record(Type.String(), Type.Object({}, open)),
+  trace: Type.Optional(Type.Object({}, open)),
+});
+
+export const MemoryListQuery = Type.Object(
+  {
+    space: Type.Optional(Space),
+    type: Type.Optional(Type.String()),
+    q: Type.Optional(Type.String({ maxLength: 2000 })),
+    tags: Type.Optional(Type.Union([Type.Array(Type.String()), Type.String()])),
+    document_id: Type.Optional(Type.String()),
+    state: Type.Optional(Type.Union([Type.Literal('valid'), Type.Literal('invalidated')])),
+    since: Type.Optional(Type.String({ description: 'ISO date-time: occurred at or after' })),
+    until: Type.Optional(Type.String({ description: 'ISO date-time: occurred before' })),
+    limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, default: 100 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  },
+  open,
+);
+
+export const MemoryListAnswer = Type.Object({
+  items: Type.Array(MemoryAnswer),
+  total: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+});
+
+export const MemoryPatchBody = Type.Object(
+  {
+    text: Type.Optional(Type.String({ minLength: 1 })),
+    context: Type.Optional(Nullable(Type.String())),
+    tags: Type.Optional(Tags),
+    metadata: Type.Optional(Metadata),
+    state: Type.Optional(Type.Union([Type.Literal('valid'), Type.Literal('invalidated')])),
+    occurred_at: Type.Optional(Timestamp),
+  },
+  open,
+);
+
+export const ClearQuery = Type.Object({ space: Type.Optional(Space), type: Type.Optional(Type.String()) }, open);
+
+export const DeleteAnswer = Type.Object({
+  success: Type.Boolean(),
+  deleted_count: Type.Integer(),
+  message: Type.Optional(Type.String()),
+});
+
+export const Disposition = Type.Object(
+  {
+    skepticism: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })),
+    literalism: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })),
+    empathy: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })),
+  },
+  open,
+);
+
+export const BankBody = Type.Object(
+  {
+    name: Type.Optional(Nullable(Type.String({ maxLength: 256 }))),
+    mission: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
+    background: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
+    reflect_mission: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
+    disposition: Type.Optional(Nullable(Disposition)),
+    space: Type.Optional(Nullable(Space)),
+  },
+  open,
+);
+export type BankBodyT = Static<typeof BankBody>;
+
+export const BankAnswer = Type.Object(
+  {
+    bank_id: Type.String(),
+    name: Type.String(),
+    mission: Type.String(),
+    background: Type.String(),
+    disposition: Type.Object({ skepticism: Type.Integer(), literalism: Type.Integer(), empathy: Type.Integer() }),
+    space: Type.String(),
+    created_at: Type.String(),
+    updated_at: Type.String(),
+    last_write_at: Nullable(Type.String()),
+    memory_count: Type.Integer(),
+    usage: Usage,
+  },
+  { $id: 'Bank' },
+);
+
+export const BankListQuery = Type.Object(
+  {
+    q: Type.Optional(Type.String({ maxLength: 256 })),
+    limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, default: 100 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  },
+  open,
+);
+
+export const BankListAnswer = Type.Object({
+  banks: Type.Array(BankAnswer),
+  total: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+});
+
+/** Description-level bodies carry the bank in the body. */
+export const WithBankId = Type.Object({ bank_id: Type.String({ pattern: BANK_ID_PATTERN }) }, open);

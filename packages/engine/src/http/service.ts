@@ -1,0 +1,74 @@
+import { recall } from '../recall/pipeline.js';
+import type { RecallHit, TagsMatch } from '../recall/types.js';
+import { retain } from '../memory/retain.js';
+import { DEFAULT_SPACE, MEMORY_TYPES, type Memory, type Partition } from '../memory/types.js';
+import type { Engine } from '../engine.js';
+import { parseTags, parseTimestamp, retainItems, checkText } from './normalize.js';
+import { Problem } from './problem.js';
+import type { RecallBodyT, RetainBodyT } from './schemas.js';
+
+/** The operations behind the HTTP paths, shared by the bank, space and description-level routes. */
+
+export const BUDGETS = { low: 40, mid: 100, high: 300 } as const;
+export const DEFAULT_MAX_TOKENS = 4096;
+
+export async function retainOperation(engine: Engine, partition: Partition, body: RetainBodyT) {
+  const items = retainItems(body);
+  const outcome = await retain(engine.db, engine.embedder, partition, items, engine.afterRetain);
+  engine.metrics.operations.inc({ operation: 'retain' });
+  engine.metrics.memoriesRetained.inc(outcome.createdIds.length);
+  return {
+    success: true,
+    bank_id: partition.bankId,
+    items_count: items.length,
+    memory_ids: outcome.memoryIds,
+    async: false,
+  };
+}
+
+/** Shapes a memory for the wire: our fields plus the names Hindsight clients read. */
+export function memoryAnswer(m: Memory) {
+  return { ...m, fact_type: m.type };
+}
+
+export function recallHitAnswer(h: RecallHit) {
+  return { ...h, ...(h.occurred_at ? { mentioned_at: h.occurred_at } : {}) };
+}
+
+export async function recallOperation(engine: Engine, tenant: string, bankId: string, body: RecallBodyT) {
+  checkText(body.query, '/query');
+  if (!/[\p{L}\p{N}]/u.test(body.query)) {
+    throw new Problem(400, 'validation_failed', 'The query has no letters or digits; ask a question in words.', [
+      { pointer: '/query', detail: 'must contain at least one letter or digit' },
+    ]);
+  }
+  const types = body.types ?? undefined;
+  const unknownType = types?.find((t) => !(MEMORY_TYPES as readonly string[]).includes(t));
+  if (unknownType !== undefined) {
+    throw new Problem(400, 'validation_failed', `Unknown memory type ${JSON.stringify(unknownType)}; use one of ${MEMORY_TYPES.join(', ')}.`, [
+      { pointer: '/types', detail: `must be among ${MEMORY_TYPES.join(', ')}` },
+    ]);
+  }
+  const budget = body.budget ?? 'mid';
+  const outcome = await recall(engine.db, engine.embedder, {
+    tenant,
+    bankId,
+    space: body.space ?? DEFAULT_SPACE,
+    query: body.query,
+    maxTokens: body.max_tokens ?? DEFAULT_MAX_TOKENS,
+    candidates: typeof budget === 'number' ? budget : BUDGETS[budget],
+    includeOrg: body.include_org ?? false,
+    types,
+    tags: parseTags(body.tags, '/tags'),
+    tagsMatch: (body.tags_match ?? 'any') as TagsMatch,
+    queryTimestamp: parseTimestamp(body.query_timestamp, '/query_timestamp') ?? new Date(),
+    trace: body.trace ?? false,
+  });
+  engine.metrics.operations.inc({ operation: 'recall' });
+  return {
+    results: outcome.results.map(recallHitAnswer),
+    usage: { tokens: outcome.tokens },
+    entities: {},
+    ...(outcome.trace ? { trace: outcome.trace } : {}),
+  };
+}

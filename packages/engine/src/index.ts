@@ -1,0 +1,61 @@
+import type { FastifyInstance } from 'fastify';
+import { loadEngineConfig } from './config/load.js';
+import { Engine, type Logger } from './engine.js';
+import { buildApp, type RouteExtender } from './http/app.js';
+
+export { loadEngineConfig, ConfigError, type EngineConfig } from './config/load.js';
+export { Engine, type Logger } from './engine.js';
+export { buildApp, ENGINE_VERSION, type RouteExtender, type TypedApp } from './http/app.js';
+export { Problem } from './http/problem.js';
+
+export interface StartEngineOptions {
+  /** Settings as environment variables (MNEMOS_*); defaults to process.env. */
+  env?: Record<string, string | undefined>;
+  log?: Logger;
+  /** Optional layers that add routes (MCP, LLM, ...). */
+  extensions?: RouteExtender[];
+  /** Runs after the engine's parts are open, before it listens (optional layers hook in here). */
+  setup?: (engine: Engine) => Promise<void> | void;
+}
+
+export interface RunningEngine {
+  url: string;
+  engine: Engine;
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+const consoleLog: Logger = {
+  info: (m) => console.log(`[mnemos] ${m}`),
+  warn: (m) => console.warn(`[mnemos] ${m}`),
+  error: (m) => console.error(`[mnemos] ${m}`),
+};
+const quietLog: Logger = { info: () => undefined, warn: () => undefined, error: (m) => console.error(`[mnemos] ${m}`) };
+
+/** Opens the engine and serves its HTTP API; `close()` stops it and releases the database. */
+export async function startEngine(options: StartEngineOptions = {}): Promise<RunningEngine> {
+  const env = options.env ?? process.env;
+  const config = loadEngineConfig(env);
+  const log = options.log ?? (config.logLevel === 'silent' ? quietLog : consoleLog);
+  const engine = await Engine.open(config, log);
+  try {
+    if (options.setup) await options.setup(engine);
+    const app = await buildApp(engine, options.extensions ?? []);
+    await app.listen({ port: config.port, host: config.host });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+    return {
+      url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+      engine,
+      app,
+      async close() {
+        await app.close();
+        await engine.close();
+      },
+    };
+  } catch (error) {
+    await engine.close();
+    throw error;
+  }
+}

@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import type { Database, Queryable } from '../db/database.js';
+import type { Embedder } from '../embeddings/embedder.js';
+import { embeddingText } from '../recall/document-text.js';
+import { touchBank } from '../banks/store.js';
+import { sha256Hex } from '../util/hash.js';
+import { countTokens } from '../util/tokens.js';
+import { chunkText } from './chunk.js';
+import { findByHashes, insertMemories } from './store.js';
+import type { NewMemory, Partition } from './types.js';
+
+export interface RetainItem {
+  content: string;
+  /** When it happened; null means "no date" (Hindsight's "unset"), undefined means "now". */
+  timestamp: Date | null | undefined;
+  context: string | undefined;
+  metadata: Record<string, string> | undefined;
+  tags: string[] | undefined;
+  documentId: string | undefined;
+  entities: string[] | undefined;
+}
+
+export interface RetainOutcome {
+  memoryIds: string[];
+  /** Ids stored by this call (not already present). */
+  createdIds: string[];
+}
+
+/** Runs inside the retain transaction after the rows are written (e.g. to enqueue fact extraction atomically). */
+export type AfterRetainHook = (tx: Queryable, partition: Partition, createdIds: string[]) => Promise<void>;
+
+/**
+ * Retain: chunk, drop content already stored in the partition (idempotent), embed the rest in shared batches, and
+ * store everything in one transaction, so the call stores all of its items or none and is recallable on return.
+ */
+export async function retain(
+  db: Database,
+  embedder: Embedder,
+  partition: Partition,
+  items: readonly RetainItem[],
+  afterRetain?: AfterRetainHook,
+): Promise<RetainOutcome> {
+  const batchId = randomUUID();
+  const now = new Date();
+  const pieces: NewMemory[] = [];
+  let seq = 0;
+  for (const item of items) {
+    for (const text of chunkText(item.content.trim())) {
+      pieces.push({
+        id: randomUUID(),
+        type: 'raw',
+        text,
+        context: item.context ?? null,
+        metadata: item.metadata ?? {},
+        tags: item.tags ?? [],
+        entities: item.entities ?? [],
+        documentId: item.documentId ?? null,
+        sourceId: null,
+        batchId,
+        seq: seq++,
+        contentHash: sha256Hex(text),
+        tokenCount: countTokens(text),
+        occurredAt: item.timestamp === undefined ? now : item.timestamp,
+      });
+    }
+  }
+  // Identical content within one call is stored once.
+  const unique = new Map<string, NewMemory>();
+  for (const p of pieces) if (!unique.has(p.contentHash)) unique.set(p.contentHash, p);
+
+  const existing = await findByHashes(db, partition, [...unique.keys()]);
+  const fresh = [...unique.values()].filter((p) => !existing.has(p.contentHash));
+  const vectors = await embedder.embed(
+    fresh.map((p) => embeddingText(p)),
+    'document',
+  );
+
+  const stored = await db.transaction(async (tx) => {
+    await touchBank(tx, partition.tenant, partition.bankId);
+    const ids = await insertMemories(
+      tx,
+      partition,
+      fresh.map((p, i) => ({ ...p, embedding: vectors[i]! })),
+    );
+    const created = ids.filter((id, i) => id === fresh[i]!.id);
+    if (afterRetain && created.length > 0) await afterRetain(tx, partition, created);
+    return { ids, created };
+  });
+  const idByHash = new Map(existing);
+  fresh.forEach((p, i) => idByHash.set(p.contentHash, stored.ids[i]!));
+  return {
+    memoryIds: pieces.map((p) => idByHash.get(p.contentHash)!),
+    createdIds: stored.created,
+  };
+}

@@ -1,0 +1,39 @@
+import type { SqlParam } from '../db/database.js';
+import { ORG_BANK_ID } from '../memory/types.js';
+import type { RecallRequest } from './types.js';
+
+/**
+ * The WHERE clause every recall arm shares: the (tenant, bank, space) partition, plus type and tag filters. Placeholders
+ * start after `offset` existing parameters.
+ */
+export function recallWhere(r: RecallRequest, offset: number): { sql: string; params: SqlParam[] } {
+  const params: SqlParam[] = [];
+  const p = (value: SqlParam) => {
+    params.push(value);
+    return `$${offset + params.length}`;
+  };
+  const banks = r.includeOrg && r.bankId !== ORG_BANK_ID ? [r.bankId, ORG_BANK_ID] : [r.bankId];
+  const clauses = [`tenant = ${p(r.tenant)}`, `bank_id = ANY(${p(banks)}::text[])`, `space = ${p(r.space)}`, `state = 'valid'`];
+  if (r.types !== undefined && r.types.length > 0) clauses.push(`type = ANY(${p(r.types)}::text[])`);
+  if (r.tags !== undefined) {
+    const tags = p(r.tags);
+    switch (r.tagsMatch) {
+      case 'any':
+        if (r.tags.length > 0) clauses.push(`(tags && ${tags}::text[] OR cardinality(tags) = 0)`);
+        break;
+      case 'all':
+        if (r.tags.length > 0) clauses.push(`(tags @> ${tags}::text[] OR cardinality(tags) = 0)`);
+        break;
+      case 'any_strict':
+        clauses.push(`tags && ${tags}::text[]`);
+        break;
+      case 'all_strict':
+        clauses.push(`tags @> ${tags}::text[]`);
+        break;
+      case 'exact':
+        clauses.push(`(tags @> ${tags}::text[] AND tags <@ ${tags}::text[])`);
+        break;
+    }
+  }
+  return { sql: clauses.join(' AND '), params };
+}

@@ -1,0 +1,36 @@
+import type { Memory } from '../memory/types.js';
+
+export type TagsMatch = 'any' | 'all' | 'any_strict' | 'all_strict' | 'exact';
+
+export interface RecallRequest {
+  tenant: string;
+  bankId: string;
+  space: string;
+  query: string;
+  maxTokens: number;
+  /** Candidate pool per retrieval arm. */
+  candidates: number;
+  includeOrg: boolean;
+  types: string[] | undefined;
+  tags: string[] | undefined;
+  tagsMatch: TagsMatch;
+  queryTimestamp: Date;
+  trace: boolean;
+}
+
+export interface RecallHit extends Memory {
+  score: number;
+  scores: Record<string, number>;
+  org?: true;
+}
+
+export interface RecallTrace {
+  stages: Array<{ stage: string; ms: number; candidates?: number }>;
+  total_ms: number;
+}
+
+export interface RecallOutcome {
+  results: RecallHit[];
+  tokens: number;
+  trace?: RecallTrace;
+}

@@ -1,0 +1,117 @@
+// Runs the Python client's unittest suite (clients/python/tests) against a real engine started here: embedded
+// database in a fresh MNEMOS_HOME, the real local embedding model, and a fake OpenAI-compatible LLM server so reflect
+// works. The Python process gets MNEMOS_URL and MNEMOS_FAKE_LLM=1; its unit-level tests (scripted local HTTP server)
+// run in the same process.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startEngine, type RunningEngine } from '../src/index.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const modelDir = path.resolve(repoRoot, '../shared/models/all-MiniLM-L6-v2');
+const python = process.env['PYTHON'] ?? 'python3';
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+/** Answers every chat completion with a JSON object that cites each memory id found in the prompt. */
+function fakeLlmAnswer(body: string): string {
+  const ids = [...new Set(body.match(UUID) ?? [])];
+  const text = ids.length > 0 ? 'According to memory, the answer is in the cited memories.' : 'Memory does not say.';
+  return JSON.stringify({ answer: text, text, citations: ids, facts: [] });
+}
+
+function startFakeLlm(): Promise<{ server: Server; baseUrl: string }> {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      if (req.method !== 'POST' || !(req.url ?? '').endsWith('/chat/completions')) {
+        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }));
+        return;
+      }
+      const content = fakeLlmAnswer(body);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
+        id: 'chatcmpl-fake', object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: 'fake',
+        choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }],
+        usage: { prompt_tokens: Math.ceil(body.length / 4), completion_tokens: Math.ceil(content.length / 4),
+          total_tokens: Math.ceil((body.length + content.length) / 4) },
+      }));
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      resolve({ server, baseUrl: `http://127.0.0.1:${port}/v1` });
+    });
+  });
+}
+
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number):
+Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => { output += c.toString('utf8'); });
+    child.stderr.on('data', (c: Buffer) => { output += c.toString('utf8'); });
+    const timer = setTimeout(() => { child.kill('SIGKILL'); output += `\n[killed after ${timeoutMs} ms]`; }, timeoutMs);
+    child.on('error', (error) => { clearTimeout(timer); reject(error); });
+    child.on('close', (code) => { clearTimeout(timer); resolve({ code, output }); });
+  });
+}
+
+let home = '';
+let llm: { server: Server; baseUrl: string } | undefined;
+let engine: RunningEngine | undefined;
+/** True when the engine's LLM layer is wired (reflect answers through the fake LLM); else reflect must answer
+ * 503 llm_not_configured, and the Python suite checks that instead. */
+let llmWired = false;
+
+before(async () => {
+  home = mkdtempSync(path.join(tmpdir(), 'mnemos-pyclient-'));
+  llm = await startFakeLlm();
+  engine = await startEngine({
+    env: {
+      MNEMOS_HOME: home,
+      MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: modelDir,
+      MNEMOS_API_PORT: '0',
+      MNEMOS_API_HOST: '127.0.0.1',
+      MNEMOS_API_LOG_LEVEL: 'warn',
+      MNEMOS_API_LLM_PROVIDER: 'openai',
+      MNEMOS_API_LLM_MODEL: 'fake',
+      MNEMOS_API_LLM_API_KEY: 'test',
+      MNEMOS_API_LLM_BASE_URL: llm.baseUrl,
+    },
+  });
+  llmWired = engine.engine.reflector !== undefined;
+});
+
+after(async () => {
+  await engine?.close();
+  await new Promise<void>((resolve) => { if (llm) llm.server.close(() => resolve()); else resolve(); });
+  if (home) rmSync(home, { recursive: true, force: true });
+});
+
+test('Python client (clients/python) passes its unittest suite against a live engine', async (t) => {
+  assert.ok(engine, 'engine did not start');
+  const started = Date.now();
+  const { code, output } = await run(python, ['-m', 'unittest', 'discover', '-s', 'clients/python/tests', '-v'], {
+    ...process.env,
+    MNEMOS_URL: engine.url,
+    MNEMOS_FAKE_LLM: llmWired ? '1' : '',
+    PYTHONPATH: path.join(repoRoot, 'clients/python/src'),
+    PYTHONDONTWRITEBYTECODE: '1',
+    PYTHONUNBUFFERED: '1',
+  }, 240_000);
+  const summary = output.split('\n').filter((line) => /^(Ran \d+ tests|OK|FAILED)/.test(line));
+  t.diagnostic(`python process ${Date.now() - started} ms`);
+  t.diagnostic(`python: ${summary.join(' ')}${llmWired ? '' : ' (engine without LLM layer: reflect checked as 503)'}`);
+  assert.equal(code, 0, `python -m unittest failed (exit ${String(code)}):\n${output}`);
+  assert.match(output, /\nOK/, output);
+});
