@@ -1,0 +1,80 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startEngine, type RunningEngine, type StartEngineOptions } from '../../src/index.js';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+/** The repository root (three levels above this helpers folder). */
+export const REPO_ROOT = resolve(here, '../../../..');
+/** The real embedding model, read from ../shared (never copied into the repository). */
+export const MODEL_DIR = resolve(REPO_ROOT, '../shared/models/all-MiniLM-L6-v2');
+
+export function tempHome(prefix = 'mnemos-test-'): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export function testEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    MNEMOS_HOME: home,
+    MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: MODEL_DIR,
+    MNEMOS_API_PORT: '0',
+    MNEMOS_API_HOST: '127.0.0.1',
+    MNEMOS_API_LOG_LEVEL: 'silent',
+    ...extra,
+  };
+}
+
+export interface TestEngine extends RunningEngine {
+  home: string;
+  /** Stops the engine and removes its home folder. */
+  dispose(): Promise<void>;
+}
+
+/** A real engine (PGlite, the real model, real HTTP on a free port) in a fresh home folder. */
+export async function startTestEngine(
+  extra: Record<string, string> = {},
+  options: Omit<StartEngineOptions, 'env'> = {},
+): Promise<TestEngine> {
+  const home = tempHome();
+  const running = await startEngine({ ...options, env: testEnv(home.path, extra) });
+  return {
+    ...running,
+    home: home.path,
+    async dispose() {
+      await running.close();
+      home.remove();
+    },
+  };
+}
+
+export interface JsonAnswer<T = Record<string, unknown>> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** Sends a JSON request (or a raw string body) and parses the JSON answer. */
+export async function call<T = Record<string, unknown>>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<JsonAnswer<T>> {
+  const init: RequestInit = { method, headers: { ...headers } };
+  if (body !== undefined) {
+    init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(baseUrl + path, init);
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text === '' ? {} : JSON.parse(text);
+  } catch {
+    // Non-JSON answers (metrics, docs) stay text.
+  }
+  return { status: response.status, body: parsed as T, headers: response.headers };
+}
