@@ -1,0 +1,155 @@
+// Assembles the gateway: Fastify app, control plane, authenticator, engines, OAuth server, routes, OpenAPI.
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import cors from '@fastify/cors';
+import swagger from '@fastify/swagger';
+import { Authenticator } from './auth.js';
+import { loadConfig, type GatewayConfig } from './config.js';
+import type { GatewayContext } from './context.js';
+import { createPool, migrate } from './db.js';
+import { Engines } from './engine.js';
+import { mcpRoutes } from './mcp.js';
+import { pruneOAuthStore } from './oauth/adapter.js';
+import { ProjectClients } from './oauth/clients.js';
+import { interactionRoutes } from './oauth/interactions.js';
+import { createOAuthServer, type OAuthServer } from './oauth/provider.js';
+import { openApiOptions, openApiDocument } from './openapi.js';
+import { errorHandler, HttpProblem, sendProblem } from './problem.js';
+import { RateLimiter } from './ratelimit.js';
+import { adminRoutes } from './routes/admin.js';
+import { memoryRoutes } from './routes/memory.js';
+import { meProjectRoutes, projectHandlers } from './routes/project.js';
+import { ProblemSchema } from './schemas.js';
+import { loadSecrets } from './secrets.js';
+import { VERSION } from './version.js';
+import { Store } from './store.js';
+import { validatorCompiler } from './validator.js';
+
+export interface StartOptions {
+  env?: Record<string, string | undefined>;
+}
+
+export interface RunningGateway {
+  url: string;
+  app: FastifyInstance;
+  config: GatewayConfig;
+  close(): Promise<void>;
+}
+
+export { VERSION } from './version.js';
+
+export async function startGateway(options: StartOptions = {}): Promise<RunningGateway> {
+  const config = loadConfig(options.env ?? process.env);
+  const pool = createPool(config.databaseUrl, config.dbPoolSize);
+  try {
+    await migrate(pool);
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw new Error(`GATEWAY_DATABASE_URL: cannot prepare the control-plane database: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const secrets = await loadSecrets(pool);
+  const store = new Store(pool);
+  const auth = new Authenticator(store, pool, config.databaseUrl);
+  await auth.start();
+  const engines = new Engines(config.engines, config.engineTimeoutMs, config.engineConnectTimeoutMs);
+
+  let publicUrl = config.publicUrl ?? '';
+  let oauth: OAuthServer | undefined;
+  const ctx: GatewayContext = {
+    config, pool, store, auth, engines, limiter: new RateLimiter(),
+    publicUrl: () => publicUrl,
+    consoleUrl: () => config.consoleUrl ?? publicUrl,
+  };
+  const clients = new ProjectClients(pool, secrets.clientSecretKey, (e) => auth.evict(e));
+
+  const app = Fastify({
+    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+    bodyLimit: config.maxBodyBytes,
+    trustProxy: config.trustProxy,
+    forceCloseConnections: true,
+    routerOptions: { maxParamLength: 2048 },
+    // Router-level failures (bad URL encoding, over-long parameters) are problems too.
+    frameworkErrors: (error, _request, reply) => {
+      const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+      void sendProblem(reply, new HttpProblem(status, 'bad_request', `The request URL is invalid: ${error.message}`));
+    },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>
+    sendProblem(reply, new HttpProblem(404, 'not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}; see /openapi.json for the paths.`)));
+  app.addSchema(ProblemSchema);
+
+  await app.register(cors, {
+    origin: (origin, cb) => { cb(null, origin !== undefined && config.corsOrigins.includes(origin)); },
+    methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: ['authorization', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'],
+    exposedHeaders: ['retry-after', 'www-authenticate', 'mcp-session-id', 'x-quota-metric', 'x-quota-limit', 'x-quota-used', 'x-quota-remaining', 'x-quota-reset'],
+    maxAge: 600,
+  });
+  await app.register(swagger, openApiOptions());
+
+  app.get('/health/live', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/health', { schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await pool.query('SELECT 1');
+      return { status: 'ok', version: VERSION };
+    } catch {
+      return sendProblem(reply.header('retry-after', '5'), new HttpProblem(503, 'database_unavailable', 'The control-plane database is unreachable.'));
+    }
+  });
+  app.get('/version', { schema: { hide: true } }, async () => ({ version: VERSION, service: 'mnemos-gateway' }));
+
+  memoryRoutes(app, ctx);
+  const handlers = projectHandlers(ctx, clients);
+  meProjectRoutes(app, ctx, handlers);
+  adminRoutes(app, ctx, handlers);
+  mcpRoutes(app, ctx);
+  const getProvider = () => {
+    if (oauth === undefined) throw new Error('OAuth server not ready');
+    return oauth.provider;
+  };
+  interactionRoutes(app, getProvider, store, secrets.formKey);
+
+  // oidc-provider serves the OAuth endpoints itself (raw Node handler; Fastify does not parse these bodies).
+  const delegate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (oauth === undefined) {
+      await sendProblem(reply, new HttpProblem(503, 'starting', 'The gateway is starting.'));
+      return;
+    }
+    reply.hijack();
+    oauth.handle(request.raw, reply.raw);
+  };
+  const oauthMethods: Array<'GET' | 'POST' | 'PUT' | 'DELETE'> = ['GET', 'POST', 'PUT', 'DELETE'];
+  for (const url of ['/oauth/*', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
+    app.route({ method: oauthMethods, url, schema: { hide: true }, onRequest: delegate, handler: async () => undefined });
+  }
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => openApiDocument(app, ctx));
+
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address() as AddressInfo;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  if (publicUrl === '') publicUrl = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  oauth = createOAuthServer({
+    pool, issuer: publicUrl, consoleUrl: ctx.consoleUrl(), corsOrigins: config.corsOrigins, secrets,
+    trustProxy: config.trustProxy, evict: (e) => auth.evict(e),
+  });
+  auth.tokenResolver = oauth.resolveToken;
+
+  const prune = setInterval(() => { pruneOAuthStore(pool).catch(() => undefined); }, 10 * 60_000);
+  prune.unref();
+
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`,
+    app,
+    config,
+    async close() {
+      clearInterval(prune);
+      await app.close();
+      await auth.close();
+      await engines.close();
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,106 @@
+// Gateway configuration from the environment (GATEWAY_*), validated once at start with one clear line per problem.
+import { z } from 'zod';
+
+const url = z.string().url();
+
+const schema = z.object({
+  GATEWAY_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  GATEWAY_HOST: z.string().min(1).default('0.0.0.0'),
+  GATEWAY_PUBLIC_URL: url.optional(),
+  GATEWAY_CONSOLE_URL: url.optional(),
+  GATEWAY_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
+  GATEWAY_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters'),
+  GATEWAY_ENGINE_URL: z.string().min(1),
+  GATEWAY_ENGINE_TOKEN: z.string().min(1),
+  GATEWAY_CORS_ORIGINS: z.string().default(''),
+  GATEWAY_TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  GATEWAY_MAX_BODY_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  GATEWAY_ENGINE_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  GATEWAY_ENGINE_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
+  GATEWAY_DB_POOL_SIZE: z.coerce.number().int().positive().default(20),
+  GATEWAY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface GatewayConfig {
+  port: number;
+  host: string;
+  /** Base address advertised (issuer, links); undefined until known when the port is chosen at start. */
+  publicUrl: string | undefined;
+  consoleUrl: string | undefined;
+  databaseUrl: string;
+  adminToken: string;
+  /** Engines by name; a single unnamed GATEWAY_ENGINE_URL is the engine `default`. */
+  engines: Map<string, { url: string; token: string }>;
+  corsOrigins: string[];
+  trustProxy: boolean;
+  maxBodyBytes: number;
+  engineTimeoutMs: number;
+  engineConnectTimeoutMs: number;
+  dbPoolSize: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+const stripSlash = (s: string): string => s.replace(/\/+$/, '');
+
+export function loadConfig(env: Record<string, string | undefined>): GatewayConfig {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = issue?.path.join('.') ?? 'environment';
+    const missing = issue !== undefined && issue.code === 'invalid_type' && env[name] === undefined;
+    throw new ConfigError(missing ? `${name} is required` : `${name}: ${issue?.message ?? 'invalid'}`);
+  }
+  const e = parsed.data;
+  const corsOrigins = e.GATEWAY_CORS_ORIGINS.split(',').map((s) => s.trim()).filter((s) => s.length > 0).map(stripSlash);
+  for (const origin of corsOrigins) {
+    if (!/^https?:\/\/[^/\s]+$/.test(origin)) {
+      throw new ConfigError(`GATEWAY_CORS_ORIGINS: "${origin}" is not an origin (scheme://host[:port])`);
+    }
+  }
+  return {
+    port: e.GATEWAY_PORT,
+    host: e.GATEWAY_HOST,
+    publicUrl: e.GATEWAY_PUBLIC_URL === undefined ? undefined : stripSlash(e.GATEWAY_PUBLIC_URL),
+    consoleUrl: e.GATEWAY_CONSOLE_URL === undefined ? undefined : stripSlash(e.GATEWAY_CONSOLE_URL),
+    databaseUrl: e.GATEWAY_DATABASE_URL,
+    adminToken: e.GATEWAY_ADMIN_TOKEN,
+    engines: parseEngines(e.GATEWAY_ENGINE_URL, e.GATEWAY_ENGINE_TOKEN),
+    corsOrigins,
+    trustProxy: e.GATEWAY_TRUST_PROXY === 'true',
+    maxBodyBytes: e.GATEWAY_MAX_BODY_BYTES,
+    engineTimeoutMs: e.GATEWAY_ENGINE_TIMEOUT_MS,
+    engineConnectTimeoutMs: e.GATEWAY_ENGINE_CONNECT_TIMEOUT_MS,
+    dbPoolSize: e.GATEWAY_DB_POOL_SIZE,
+    logLevel: e.GATEWAY_LOG_LEVEL,
+  };
+}
+
+/** Parses `url` or `name=url,name2=url2` (and tokens alike: one token for all, or `name=token,...`). */
+function parseEngines(urls: string, tokens: string): Map<string, { url: string; token: string }> {
+  const named = (value: string): Map<string, string> => {
+    const out = new Map<string, string>();
+    for (const part of value.split(',').map((s) => s.trim()).filter((s) => s.length > 0)) {
+      const m = /^([a-z0-9_-]{1,64})=(.+)$/.exec(part);
+      if (m !== null && !/^https?:$/.test(`${m[1] ?? ''}:`)) out.set(m[1] ?? '', m[2] ?? '');
+      else out.set('default', part);
+    }
+    return out;
+  };
+  const urlMap = named(urls);
+  const tokenMap = tokens.includes('=') && !tokens.trim().includes(' ') && urlMap.size > 1 ? named(tokens) : new Map<string, string>();
+  const engines = new Map<string, { url: string; token: string }>();
+  for (const [name, u] of urlMap) {
+    if (!/^https?:\/\/[^\s]+$/.test(u)) throw new ConfigError(`GATEWAY_ENGINE_URL: "${u}" is not an http(s) URL`);
+    const token = tokenMap.get(name) ?? (tokenMap.size === 0 ? tokens : undefined);
+    if (token === undefined || token.length === 0) throw new ConfigError(`GATEWAY_ENGINE_TOKEN: no token for engine "${name}"`);
+    engines.set(name, { url: stripSlash(u), token });
+  }
+  if (engines.size === 0) throw new ConfigError('GATEWAY_ENGINE_URL is required');
+  if (!engines.has('default')) {
+    const first = engines.values().next().value;
+    if (first !== undefined) engines.set('default', first);
+  }
+  return engines;
+}

@@ -1,0 +1,19 @@
+// What every route of the gateway shares.
+import type { Authenticator } from './auth.js';
+import type { GatewayConfig } from './config.js';
+import type { Pool } from './db.js';
+import type { Engines } from './engine.js';
+import type { RateLimiter } from './ratelimit.js';
+import type { Store } from './store.js';
+
+export interface GatewayContext {
+  config: GatewayConfig;
+  pool: Pool;
+  store: Store;
+  auth: Authenticator;
+  engines: Engines;
+  limiter: RateLimiter;
+  /** Known once the gateway listens (the port may be chosen at start). */
+  publicUrl: () => string;
+  consoleUrl: () => string;
+}

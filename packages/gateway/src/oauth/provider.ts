@@ -1,0 +1,195 @@
+// OAuth 2.0 authorization server: oidc-provider (certified, maintained) configured for Mnemos. Authorization code
+// with PKCE (S256 only), client credentials, refresh tokens, revocation, introspection, RFC 8414 / OIDC discovery,
+// dynamic client registration (for MCP clients) and resource indicators (the gateway is the one resource server).
+// Access tokens are opaque, stored in the control plane, and carry the project (extra claim `project_id`) and scopes.
+import { createHmac } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import Provider, { errors as oidcErrors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { ResolvedToken } from '../auth.js';
+import type { Pool } from '../db.js';
+import { constantTimeEqual } from '../ids.js';
+import type { GatewaySecrets } from '../secrets.js';
+import { SCOPES } from '../scopes.js';
+import { PgAdapter } from './adapter.js';
+
+export interface ProviderOptions {
+  pool: Pool;
+  issuer: string;
+  consoleUrl: string;
+  corsOrigins: string[];
+  secrets: GatewaySecrets;
+  trustProxy: boolean;
+  evict: (event: string) => void;
+}
+
+export const ACCESS_TOKEN_TTL = 3600;
+export const REFRESH_TOKEN_TTL = 30 * 24 * 3600;
+const ALL_SCOPES = SCOPES.join(' ');
+
+/** Subject of an authorization-code grant: the signed-in account and the project it chose, `acc_x:prj_y`. */
+export function subjectOf(accountId: string, projectId: string): string {
+  return `${accountId}:${projectId}`;
+}
+
+function projectOfSubject(sub: string | undefined): string | undefined {
+  const i = sub?.indexOf(':') ?? -1;
+  return sub === undefined || i < 0 ? undefined : sub.slice(i + 1);
+}
+
+export interface OAuthServer {
+  provider: Provider;
+  handle: (req: IncomingMessage, res: ServerResponse) => void;
+  resolveToken: (token: string) => Promise<ResolvedToken | undefined>;
+}
+
+export function createOAuthServer(opts: ProviderOptions): OAuthServer {
+  const { issuer } = opts;
+  const resources = new Set([issuer, `${issuer}/`, `${issuer}/mcp`]);
+  const configuration: Configuration = {
+    adapter: (name: string) => new PgAdapter(opts.pool, name, { evict: opts.evict, clientSecretKey: opts.secrets.clientSecretKey }),
+    jwks: opts.secrets.jwks,
+    cookies: { keys: opts.secrets.cookieKeys },
+    routes: {
+      authorization: '/oauth/authorize',
+      token: '/oauth/token',
+      revocation: '/oauth/revoke',
+      introspection: '/oauth/introspect',
+      registration: '/oauth/register',
+      jwks: '/oauth/jwks',
+      userinfo: '/oauth/userinfo',
+      end_session: '/oauth/logout',
+      pushed_authorization_request: '/oauth/par',
+      code_verification: '/oauth/device',
+      device_authorization: '/oauth/device/auth',
+      backchannel_authentication: '/oauth/backchannel',
+      challenge: '/oauth/challenge',
+    },
+    scopes: ['openid', 'offline_access'],
+    claims: { openid: ['sub'] },
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+    },
+    extraClientMetadata: {
+      properties: ['project_id'],
+      validator(ctx, key, value, metadata) {
+        if (key !== 'project_id' || ctx === undefined) return;
+        const route = (ctx as KoaContextWithOIDC).oidc?.route;
+        if (route === 'registration' || route === 'client_update') {
+          // Dynamically registered clients belong to no project until a signed-in account authorizes them, so they
+          // can neither name a project nor use the client-credentials grant.
+          if (value !== undefined) throw new oidcErrors.InvalidClientMetadata('project_id cannot be registered');
+          if ((metadata.grant_types ?? []).includes('client_credentials')) {
+            throw new oidcErrors.InvalidClientMetadata('dynamically registered clients may not use client_credentials');
+          }
+        }
+      },
+    },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      introspection: { enabled: true },
+      revocation: { enabled: true },
+      registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: true },
+      userinfo: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => issuer,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, resourceIndicator) => {
+          if (!resources.has(resourceIndicator)) throw new oidcErrors.InvalidTarget();
+          return { scope: ALL_SCOPES, audience: issuer, accessTokenFormat: 'opaque', accessTokenTTL: ACCESS_TOKEN_TTL };
+        },
+      },
+    },
+    pkce: { required: () => true },
+    ttl: {
+      AccessToken: ACCESS_TOKEN_TTL,
+      ClientCredentials: ACCESS_TOKEN_TTL,
+      AuthorizationCode: 60,
+      RefreshToken: REFRESH_TOKEN_TTL,
+      Interaction: 3600,
+      Session: 14 * 24 * 3600,
+      Grant: REFRESH_TOKEN_TTL,
+      IdToken: 3600,
+    },
+    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    expiresWithSession: () => false,
+    rotateRefreshToken: true,
+    extraTokenClaims: (ctx, token) => {
+      if (token.kind === 'ClientCredentials') {
+        const project = ctx.oidc.client?.metadata()['project_id'];
+        return typeof project === 'string' ? { project_id: project } : undefined;
+      }
+      const project = projectOfSubject('accountId' in token ? token.accountId : undefined);
+      return project === undefined ? undefined : { project_id: project };
+    },
+    findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
+    interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
+    clientBasedCORS: (_ctx, origin, client) => {
+      if (opts.corsOrigins.includes(origin)) return true;
+      return (client.redirectUris ?? []).some((u) => { try { return new URL(u).origin === origin; } catch { return false; } });
+    },
+    renderError: (ctx, out) => {
+      ctx.type = 'html';
+      const esc = (s: unknown): string => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+      ctx.body = `<!doctype html><html><head><meta charset="utf-8"><title>Authorization error</title></head><body>` +
+        `<h1>Authorization error</h1><p><code>${esc(out.error)}</code></p><p>${esc(out.error_description ?? '')}</p></body></html>`;
+    },
+  };
+
+  const provider = new Provider(issuer, configuration);
+  provider.proxy = opts.trustProxy;
+
+  // RFC 8414 metadata at its own well-known path, the console's authorization endpoint, and our scopes.
+  provider.use(async (ctx, next) => {
+    if (ctx.path === '/.well-known/oauth-authorization-server') ctx.path = '/.well-known/openid-configuration';
+    await next();
+    if (ctx.oidc?.route === 'discovery' && ctx.body !== null && typeof ctx.body === 'object') {
+      const body = ctx.body as Record<string, unknown>;
+      body['authorization_endpoint'] = `${opts.consoleUrl}/oauth/authorize`;
+      body['scopes_supported'] = [...SCOPES, 'offline_access'];
+      body['grant_types_supported'] = ['authorization_code', 'client_credentials', 'refresh_token'];
+      body['revocation_endpoint'] = `${issuer}/oauth/revoke`;
+      body['introspection_endpoint'] = `${issuer}/oauth/introspect`;
+    }
+  });
+
+  const callback = provider.callback();
+
+  async function resolveToken(value: string): Promise<ResolvedToken | undefined> {
+    const token = await provider.AccessToken.find(value) ?? await provider.ClientCredentials.find(value);
+    if (token === undefined || token.isExpired) return undefined;
+    const project = token.extra?.['project_id'];
+    const aud = token.aud;
+    if (typeof project !== 'string' || (aud !== undefined && aud !== issuer)) return undefined;
+    return {
+      jti: token.jti,
+      clientId: token.clientId ?? '',
+      grantId: 'grantId' in token ? token.grantId : undefined,
+      projectId: project,
+      scopes: (token.scope ?? '').split(' ').filter((s) => s.length > 0),
+      exp: token.exp ?? 0,
+    };
+  }
+
+  return { provider, handle: (req, res) => { callback(req, res); }, resolveToken };
+}
+
+/** Short-lived proof that an interaction's browser signed in as an account (kept in a hidden form field). */
+export function signSignIn(key: Buffer, uid: string, accountId: string, now: number = Date.now()): string {
+  const exp = Math.floor(now / 1000) + 600;
+  const mac = createHmac('sha256', key).update(`${uid}|${accountId}|${exp}`).digest('base64url');
+  return `${accountId}.${exp}.${mac}`;
+}
+
+export function verifySignIn(key: Buffer, uid: string, proof: string, now: number = Date.now()): string | undefined {
+  const [accountId, expText, mac] = proof.split('.');
+  if (accountId === undefined || expText === undefined || mac === undefined) return undefined;
+  const exp = Number(expText);
+  if (!Number.isFinite(exp) || exp * 1000 < now) return undefined;
+  const expected = createHmac('sha256', key).update(`${uid}|${accountId}|${exp}`).digest('base64url');
+  return constantTimeEqual(Buffer.from(mac), Buffer.from(expected)) ? accountId : undefined;
+}

@@ -1,0 +1,222 @@
+// Memory paths: the /v1/me mirror of the engine's bank, memory, operation and space paths, and the description-level
+// /v1/retain, /v1/recall, /v1/reflect. The tenant always comes from the credential, never from the request.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TSchema } from '@sinclair/typebox';
+import { requireBank, requireSpace, type Principal } from '../auth.js';
+import type { GatewayContext } from '../context.js';
+import { Engines, type EngineResponse } from '../engine.js';
+import { authenticate, execute, guarded, hookGuard, seg, tenantPath, type Plan } from '../proxy.js';
+import { HttpProblem } from '../problem.js';
+import type { Scope } from '../scopes.js';
+import {
+  BankMemoryParams, BankParams, BankProfileBody, DeleteMemoriesQuery, IdParams, ListQuery, MemoryListQuery,
+  MemoryPatchBody, Open, RecallBody, RecallTopBody, ReflectBody, ReflectTopBody, RetainBody, RetainTopBody, SpaceParams,
+} from '../schemas.js';
+
+type Body = Record<string, unknown>;
+type Query = Record<string, string | string[]>;
+
+interface RouteSpec {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  url: string;
+  scope: Scope;
+  operationId: string;
+  summary: string;
+  tags: string[];
+  params?: TSchema;
+  body?: TSchema;
+  querystring?: TSchema;
+  plan: (p: Principal, req: FastifyRequest) => Promise<Plan> | Plan;
+}
+
+const problemResponses = {
+  400: { $ref: 'Problem#' }, 401: { $ref: 'Problem#' }, 403: { $ref: 'Problem#' }, 429: { $ref: 'Problem#' }, 503: { $ref: 'Problem#' },
+};
+
+export function security(scope: Scope): Array<Record<string, string[]>> {
+  return [{ oauth2: [scope] }, { apiKey: [] }];
+}
+
+const spaceOf = (v: unknown): string => (typeof v === 'string' && v.length > 0 ? v : 'default');
+
+/** Space limits of a credential apply to the body's space and each item's. */
+function checkBodySpaces(p: Principal, body: Body): void {
+  if (p.spaces === null) return;
+  requireSpace(p, spaceOf(body['space']));
+  const items = body['items'];
+  if (Array.isArray(items)) {
+    for (const item of items) {
+      if (item !== null && typeof item === 'object' && 'space' in item) requireSpace(p, spaceOf((item as Body)['space']));
+    }
+  }
+}
+
+/** For space-limited credentials the space is always explicit when forwarded. */
+function withSpace(p: Principal, body: Body): Body {
+  checkBodySpaces(p, body);
+  return p.spaces === null ? body : { ...body, space: spaceOf(body['space']) };
+}
+
+function queryWithSpace(p: Principal, query: Query): Query {
+  if (p.spaces === null) return query;
+  const space = typeof query['space'] === 'string' ? query['space'] : 'default';
+  requireSpace(p, space);
+  return { ...query, space };
+}
+
+function retainCount(body: Body): number {
+  const items = body['items'];
+  if (Array.isArray(items)) return items.length;
+  if (typeof body['content'] === 'string') return 1;
+  throw new HttpProblem(400, 'validation_failed', 'A retain needs "content" (a string) or "items" (a non-empty list of {content}).', {
+    errors: [{ pointer: '/body/content', detail: 'is required unless items is given' }],
+  });
+}
+
+function retainPlan(p: Principal, bank: string, body: Body): Plan {
+  requireBank(p, bank);
+  const amount = retainCount(body);
+  return { metric: 'memories', amount, forward: { method: 'POST', path: tenantPath(p, `/banks/${seg(bank)}/memories`), body: withSpace(p, body) } };
+}
+
+function recallPlan(p: Principal, bank: string, body: Body): Plan {
+  requireBank(p, bank);
+  return { metric: 'recalls', forward: { method: 'POST', path: tenantPath(p, `/banks/${seg(bank)}/memories/recall`), body: withSpace(p, body) } };
+}
+
+function reflectPlan(p: Principal, bank: string, body: Body): Plan {
+  requireBank(p, bank);
+  return { metric: 'reflects', forward: { method: 'POST', path: tenantPath(p, `/banks/${seg(bank)}/reflect`), body: withSpace(p, body) } };
+}
+
+function withoutBankId(body: Body): { bank: string; rest: Body } {
+  const { bank_id: bank, ...rest } = body;
+  return { bank: String(bank), rest };
+}
+
+/** Space-limited credentials may touch a single memory only if it lies in one of their spaces. */
+async function checkMemorySpace(ctx: GatewayContext, p: Principal, bank: string, id: string): Promise<void> {
+  if (p.spaces === null) return;
+  const res = await ctx.engines.forward(p.project.engine, { method: 'GET', path: tenantPath(p, `/banks/${seg(bank)}/memories/${seg(id)}`) });
+  const memory = await Engines.json(res);
+  const space = memory !== null && typeof memory === 'object' ? (memory as Body)['space'] : undefined;
+  if (res.status >= 400 || typeof space !== 'string' || !p.spaces.has(space)) {
+    throw new HttpProblem(404, 'memory_not_found', `No memory "${id}" in bank "${bank}" is visible to this credential.`);
+  }
+}
+
+function noBankWideForSpaceLimited(p: Principal): void {
+  if (p.spaces !== null) {
+    throw new HttpProblem(403, 'forbidden', 'This credential is limited to certain spaces; bank-wide operations (profile edits, bank deletion) need a credential without space limits.');
+  }
+}
+
+/** Filters a bank listing down to the banks a bank-limited credential may see. */
+function bankFilter(p: Principal): ((res: EngineResponse) => Promise<EngineResponse>) | undefined {
+  const allowed = p.banks;
+  if (allowed === null) return undefined;
+  return async (res) => {
+    const data = await Engines.json(res);
+    if (data === null || typeof data !== 'object' || !Array.isArray((data as Body)['banks'])) return Engines.fromJson(res.status, res.headers, data);
+    const banks = ((data as Body)['banks'] as unknown[]).filter((b) => {
+      const id = typeof b === 'string' ? b : (b as Body | null)?.['bank_id'] ?? (b as Body | null)?.['id'];
+      return typeof id === 'string' && allowed.has(id);
+    });
+    return Engines.fromJson(res.status, res.headers, { ...(data as Body), banks, total: banks.length });
+  };
+}
+
+export const principals = new WeakMap<FastifyRequest, Principal>();
+
+export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
+  const bankParam = (req: FastifyRequest): string => (req.params as { bank: string }).bank;
+  const idParam = (req: FastifyRequest): string => (req.params as { id: string }).id;
+  const body = (req: FastifyRequest): Body => (req.body ?? {}) as Body;
+  const query = (req: FastifyRequest): Query => (req.query ?? {}) as Query;
+
+  const specs: RouteSpec[] = [
+    // Description-level operations (bank in the body).
+    { method: 'POST', url: '/v1/retain', scope: 'memory:retain', operationId: 'retain', tags: ['memory'], summary: 'Retain memories in a bank (bank_id in the body)', body: RetainTopBody,
+      plan: (p, req) => { const { bank, rest } = withoutBankId(body(req)); return retainPlan(p, bank, rest); } },
+    { method: 'POST', url: '/v1/recall', scope: 'memory:recall', operationId: 'recall', tags: ['memory'], summary: 'Recall memories relevant to a query (bank_id in the body)', body: RecallTopBody,
+      plan: (p, req) => { const { bank, rest } = withoutBankId(body(req)); return recallPlan(p, bank, rest); } },
+    { method: 'POST', url: '/v1/reflect', scope: 'memory:reflect', operationId: 'reflect', tags: ['memory'], summary: 'Answer a question from memory, with citations (bank_id in the body)', body: ReflectTopBody,
+      plan: (p, req) => { const { bank, rest } = withoutBankId(body(req)); return reflectPlan(p, bank, rest); } },
+
+    // Bank paths.
+    { method: 'POST', url: '/v1/me/banks/:bank/memories', scope: 'memory:retain', operationId: 'retainToBank', tags: ['memory'], summary: 'Retain memories', params: BankParams, body: RetainBody,
+      plan: (p, req) => retainPlan(p, bankParam(req), body(req)) },
+    { method: 'POST', url: '/v1/me/banks/:bank/memories/recall', scope: 'memory:recall', operationId: 'recallFromBank', tags: ['memory'], summary: 'Recall memories', params: BankParams, body: RecallBody,
+      plan: (p, req) => recallPlan(p, bankParam(req), body(req)) },
+    { method: 'POST', url: '/v1/me/banks/:bank/reflect', scope: 'memory:reflect', operationId: 'reflectOnBank', tags: ['memory'], summary: 'Reflect', params: BankParams, body: ReflectBody,
+      plan: (p, req) => reflectPlan(p, bankParam(req), body(req)) },
+    { method: 'GET', url: '/v1/me/banks', scope: 'memory:recall', operationId: 'listBanks', tags: ['banks'], summary: 'List banks', querystring: ListQuery,
+      plan: (p, req) => ({ forward: { method: 'GET', path: tenantPath(p, '/banks'), query: query(req) }, transform: bankFilter(p) }) },
+    { method: 'PUT', url: '/v1/me/banks/:bank', scope: 'memory:retain', operationId: 'putBank', tags: ['banks'], summary: 'Create or replace a bank profile', params: BankParams, body: BankProfileBody,
+      plan: (p, req) => { requireBank(p, bankParam(req)); noBankWideForSpaceLimited(p); return { forward: { method: 'PUT', path: tenantPath(p, `/banks/${seg(bankParam(req))}`), body: body(req) } }; } },
+    { method: 'GET', url: '/v1/me/banks/:bank', scope: 'memory:recall', operationId: 'getBank', tags: ['banks'], summary: 'Get a bank profile', params: BankParams,
+      plan: (p, req) => { requireBank(p, bankParam(req)); return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}`) } }; } },
+    { method: 'PATCH', url: '/v1/me/banks/:bank', scope: 'memory:retain', operationId: 'patchBank', tags: ['banks'], summary: 'Edit a bank profile', params: BankParams, body: BankProfileBody,
+      plan: (p, req) => { requireBank(p, bankParam(req)); noBankWideForSpaceLimited(p); return { forward: { method: 'PATCH', path: tenantPath(p, `/banks/${seg(bankParam(req))}`), body: body(req) } }; } },
+    { method: 'DELETE', url: '/v1/me/banks/:bank', scope: 'memory:delete', operationId: 'deleteBank', tags: ['banks'], summary: 'Erase a bank and everything derived from it', params: BankParams,
+      plan: (p, req) => { requireBank(p, bankParam(req)); noBankWideForSpaceLimited(p); return { forward: { method: 'DELETE', path: tenantPath(p, `/banks/${seg(bankParam(req))}`) } }; } },
+    { method: 'GET', url: '/v1/me/banks/:bank/memories', scope: 'memory:recall', operationId: 'listMemories', tags: ['memories'], summary: 'List memories', params: BankParams, querystring: MemoryListQuery,
+      plan: (p, req) => { requireBank(p, bankParam(req)); return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories`), query: queryWithSpace(p, query(req)) } }; } },
+    { method: 'GET', url: '/v1/me/banks/:bank/memories/list', scope: 'memory:recall', operationId: 'listMemoriesCompat', tags: ['memories'], summary: 'List memories (Hindsight path)', params: BankParams, querystring: MemoryListQuery,
+      plan: (p, req) => { requireBank(p, bankParam(req)); return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/list`), query: queryWithSpace(p, query(req)) } }; } },
+    { method: 'DELETE', url: '/v1/me/banks/:bank/memories', scope: 'memory:delete', operationId: 'deleteMemories', tags: ['memories'], summary: 'Erase a selection of memories', params: BankParams, querystring: DeleteMemoriesQuery,
+      plan: (p, req) => { requireBank(p, bankParam(req)); return { forward: { method: 'DELETE', path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories`), query: queryWithSpace(p, query(req)) } }; } },
+    { method: 'GET', url: '/v1/me/banks/:bank/memories/:id', scope: 'memory:recall', operationId: 'getMemory', tags: ['memories'], summary: 'Get a memory', params: BankMemoryParams,
+      plan: async (p, req) => { requireBank(p, bankParam(req)); await checkMemorySpace(ctx, p, bankParam(req), idParam(req)); return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`) } }; } },
+    { method: 'PATCH', url: '/v1/me/banks/:bank/memories/:id', scope: 'memory:retain', operationId: 'patchMemory', tags: ['memories'], summary: 'Edit or invalidate a memory', params: BankMemoryParams, body: MemoryPatchBody,
+      plan: async (p, req) => { requireBank(p, bankParam(req)); await checkMemorySpace(ctx, p, bankParam(req), idParam(req)); return { forward: { method: 'PATCH', path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`), body: body(req) } }; } },
+    { method: 'DELETE', url: '/v1/me/banks/:bank/memories/:id', scope: 'memory:delete', operationId: 'deleteMemory', tags: ['memories'], summary: 'Hard-delete a memory', params: BankMemoryParams,
+      plan: async (p, req) => { requireBank(p, bankParam(req)); await checkMemorySpace(ctx, p, bankParam(req), idParam(req)); return { forward: { method: 'DELETE', path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`) } }; } },
+    { method: 'GET', url: '/v1/me/operations/:id', scope: 'memory:retain', operationId: 'getOperation', tags: ['memory'], summary: 'Status of an async retain', params: IdParams,
+      plan: (p, req) => ({ forward: { method: 'GET', path: tenantPath(p, `/operations/${seg(idParam(req))}`) } }) },
+
+    // Space (org) memory.
+    { method: 'POST', url: '/v1/me/spaces/:space/memories', scope: 'memory:retain', operationId: 'retainToSpace', tags: ['spaces'], summary: "Retain into a space's org memory", params: SpaceParams, body: RetainBody,
+      plan: (p, req) => {
+        const space = (req.params as { space: string }).space;
+        requireSpace(p, space);
+        if (p.banks !== null) throw new HttpProblem(403, 'forbidden', 'This credential is limited to certain banks and may not write org memory.');
+        return { metric: 'memories', amount: retainCount(body(req)), forward: { method: 'POST', path: tenantPath(p, `/spaces/${seg(space)}/memories`), body: body(req) } };
+      } },
+    { method: 'POST', url: '/v1/me/spaces/:space/memories/recall', scope: 'memory:recall', operationId: 'recallFromSpace', tags: ['spaces'], summary: "Recall from a space's org memory", params: SpaceParams, body: RecallBody,
+      plan: (p, req) => {
+        const space = (req.params as { space: string }).space;
+        requireSpace(p, space);
+        return { metric: 'recalls', forward: { method: 'POST', path: tenantPath(p, `/spaces/${seg(space)}/memories/recall`), body: body(req) } };
+      } },
+  ];
+
+  for (const spec of specs) {
+    const schema: Record<string, unknown> = {
+      operationId: spec.operationId,
+      summary: spec.summary,
+      tags: spec.tags,
+      security: security(spec.scope),
+      response: { 200: { description: 'Success', ...Open }, ...problemResponses },
+    };
+    if (spec.params !== undefined) schema['params'] = spec.params;
+    if (spec.body !== undefined) schema['body'] = spec.body;
+    if (spec.querystring !== undefined) schema['querystring'] = spec.querystring;
+    app.route({
+      method: spec.method,
+      url: spec.url,
+      schema,
+      // Authentication runs before body validation, so an anonymous caller learns nothing about the input rules.
+      preValidation: hookGuard(async (request: FastifyRequest) => {
+        principals.set(request, await authenticate(ctx, request, spec.scope));
+      }),
+      handler: guarded(async (request: FastifyRequest, reply: FastifyReply) => {
+        const principal = principals.get(request);
+        if (principal === undefined) throw new HttpProblem(401, 'unauthorized', 'Not authenticated.');
+        const plan = await spec.plan(principal, request);
+        return execute(ctx, request, reply, principal, plan);
+      }),
+    });
+  }
+}
+

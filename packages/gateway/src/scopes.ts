@@ -1,0 +1,54 @@
+// The seven scopes of DESIGN 3, plans and their monthly quotas.
+export const SCOPES = [
+  'memory:retain',
+  'memory:recall',
+  'memory:reflect',
+  'memory:delete',
+  'mcp',
+  'project:read',
+  'project:write',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
+  'memory:retain': 'Store new memories and create or edit banks',
+  'memory:recall': 'Search and list memories and banks',
+  'memory:reflect': 'Ask for answers synthesised from memory',
+  'memory:delete': 'Delete memories and banks',
+  mcp: 'Connect through the Model Context Protocol endpoint',
+  'project:read': 'Read the project usage and quotas',
+  'project:write': 'Manage the project API keys and OAuth clients',
+};
+
+export function isScope(s: string): s is Scope {
+  return (SCOPES as readonly string[]).includes(s);
+}
+
+export type Metric = 'memories' | 'recalls' | 'reflects';
+export const METRICS: readonly Metric[] = ['memories', 'recalls', 'reflects'];
+
+export interface Limits {
+  memories: number;
+  recalls: number;
+  reflects: number;
+  /** Per-key request rate (token bucket of this size, refilled over a minute). */
+  requests_per_minute: number;
+}
+
+export const PLANS: Record<string, Limits> = {
+  free: { memories: 1_000, recalls: 5_000, reflects: 100, requests_per_minute: 600 },
+  pro: { memories: 100_000, recalls: 500_000, reflects: 10_000, requests_per_minute: 6_000 },
+  scale: { memories: 1_000_000, recalls: 5_000_000, reflects: 100_000, requests_per_minute: 60_000 },
+};
+
+export function limitsFor(plan: string, overrides: Partial<Limits>): Limits {
+  const base = PLANS[plan] ?? PLANS['free'] ?? { memories: 0, recalls: 0, reflects: 0, requests_per_minute: 0 };
+  return { ...base, ...overrides };
+}
+
+/** The calendar month (UTC) a time falls in, as `YYYY-MM`, and when it ends. */
+export function periodOf(now: Date): { period: string; resetsAt: Date } {
+  const y = now.getUTCFullYear();
+  const m = now.getUTCMonth();
+  return { period: `${y}-${String(m + 1).padStart(2, '0')}`, resetsAt: new Date(Date.UTC(y, m + 1, 1)) };
+}

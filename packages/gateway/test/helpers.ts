@@ -1,0 +1,156 @@
+// Test helpers: a fresh control-plane database per test file (real PostgreSQL 15), a real engine, a gateway in front.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { startGateway, type RunningGateway } from '@mnemos/gateway';
+
+export const PG_URL = process.env['MNEMOS_TEST_PG_URL'] ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const ENGINE_TOKEN = 'engine-token-for-tests';
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+export const MODEL_DIR = path.resolve(repoRoot, '../shared/models/all-MiniLM-L6-v2');
+
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `gw_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(PG_URL);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export interface EngineHandle {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** A real engine (embedded database, local model) serving many tenants behind ENGINE_TOKEN. */
+export async function startTestEngine(): Promise<EngineHandle> {
+  const home = await mkdtemp(path.join(tmpdir(), 'mnemos-gw-engine-'));
+  const { startEngine } = await import('@mnemos/engine');
+  const engine = await startEngine({
+    env: {
+      MNEMOS_HOME: home,
+      MNEMOS_API_AUTH_TOKEN: ENGINE_TOKEN,
+      MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: MODEL_DIR,
+      MNEMOS_API_PORT: '0',
+      MNEMOS_API_HOST: '127.0.0.1',
+      MNEMOS_API_LOG_LEVEL: 'silent',
+    },
+  });
+  return {
+    url: engine.url,
+    async close() {
+      await engine.close();
+      await rm(home, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Harness {
+  gw: RunningGateway;
+  db: TestDatabase;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startHarness(engineUrl: string, env: Record<string, string> = {}): Promise<Harness> {
+  const db = await createTestDatabase();
+  const gw = await startGateway({
+    env: {
+      GATEWAY_DATABASE_URL: db.url,
+      GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,
+      GATEWAY_ENGINE_URL: engineUrl,
+      GATEWAY_ENGINE_TOKEN: ENGINE_TOKEN,
+      GATEWAY_PORT: '0',
+      GATEWAY_HOST: '127.0.0.1',
+      GATEWAY_LOG_LEVEL: 'silent',
+      ...env,
+    },
+  });
+  return {
+    gw, db, url: gw.url,
+    async close() {
+      await gw.close();
+      await db.drop();
+    },
+  };
+}
+
+export interface Res {
+  status: number;
+  headers: Headers;
+  body: unknown;
+  text: string;
+}
+
+export async function call(base: string, method: string, p: string, opts: { token?: string; body?: unknown; headers?: Record<string, string>; raw?: string } = {}): Promise<Res> {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.token !== undefined) headers['authorization'] = `Bearer ${opts.token}`;
+  let body: string | undefined;
+  if (opts.raw !== undefined) {
+    body = opts.raw;
+    headers['content-type'] ??= 'application/json';
+  } else if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] = 'application/json';
+  }
+  const res = await fetch(`${base}${p}`, { method, headers, body, redirect: 'manual' });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+export type Json = Record<string, unknown>;
+export const obj = (v: unknown): Json => (v !== null && typeof v === 'object' ? v as Json : {});
+
+/** Creates an account, a project and a key with the given scopes through the admin API. */
+export async function setupProject(base: string, opts: { name?: string; plan?: string; scopes?: string[]; banks?: string[]; spaces?: string[]; quotas?: Json; email?: string; password?: string } = {}): Promise<{ projectId: string; key: string; accountId: string }> {
+  const email = opts.email ?? `u${randomBytes(4).toString('hex')}@example.com`;
+  const acc = await call(base, 'POST', '/admin/accounts', { token: ADMIN_TOKEN, body: { email, password: opts.password ?? 'correct horse battery' } });
+  if (acc.status !== 201) throw new Error(`account: ${acc.status} ${acc.text}`);
+  const accountId = String(obj(acc.body)['id']);
+  const prj = await call(base, 'POST', '/admin/projects', { token: ADMIN_TOKEN, body: { name: opts.name ?? 'p', account_id: accountId, ...(opts.plan === undefined ? {} : { plan: opts.plan }) } });
+  if (prj.status !== 201) throw new Error(`project: ${prj.status} ${prj.text}`);
+  const projectId = String(obj(prj.body)['id']);
+  if (opts.quotas !== undefined) {
+    const patched = await call(base, 'PATCH', `/admin/projects/${projectId}`, { token: ADMIN_TOKEN, body: { quotas: opts.quotas } });
+    if (patched.status !== 200) throw new Error(`patch: ${patched.status} ${patched.text}`);
+  }
+  const keyBody: Json = {};
+  if (opts.scopes !== undefined) keyBody['scopes'] = opts.scopes;
+  if (opts.banks !== undefined) keyBody['banks'] = opts.banks;
+  if (opts.spaces !== undefined) keyBody['spaces'] = opts.spaces;
+  const key = await call(base, 'POST', `/admin/projects/${projectId}/keys`, { token: ADMIN_TOKEN, body: keyBody });
+  if (key.status !== 201) throw new Error(`key: ${key.status} ${key.text}`);
+  return { projectId, key: String(obj(key.body)['key']), accountId };
+}
+
+/** Asserts the shape of a problem+json answer. */
+export function isProblem(res: Res, status: number, code?: string): boolean {
+  const b = obj(res.body);
+  return res.status === status
+    && (res.headers.get('content-type') ?? '').startsWith('application/problem+json')
+    && typeof b['type'] === 'string' && typeof b['title'] === 'string' && b['status'] === status
+    && typeof b['detail'] === 'string' && typeof b['code'] === 'string'
+    && (code === undefined || b['code'] === code);
+}
