@@ -1,6 +1,8 @@
 import initial from './001_initial.js';
+import jobs from './002_jobs.js';
 
 /** Numbered migrations, applied in order, each once. Append only: never edit a migration that has shipped. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   { version: 1, name: 'initial', sql: initial },
+  { version: 2, name: 'jobs', sql: jobs },
 ];
