@@ -85,6 +85,11 @@ class LiveEngine(unittest.TestCase):
         cello = self.client.get_memory(bank, result.memory_ids[2])
         self.assertEqual(cello.metadata, {"k": "v"})
         self.assertEqual(cello.document_id, "doc-bob")
+        self.assertEqual(cello.context, "hobbies")
+        self.assertEqual(cello.bank_id, bank)
+        self.assertIsInstance(cello.created_at, str)
+        nurse = self.client.get_memory(bank, result.memory_ids[1])
+        self.assertTrue((nurse.occurred_at or "").startswith("2024-10-15"), nurse.occurred_at)
 
         self.client.delete_memory(bank, result.memory_ids[0])
         with self.assertRaises(MnemosError) as caught:
@@ -131,6 +136,7 @@ class LiveEngine(unittest.TestCase):
                          (bank, "Dana", "Remember Dana's projects."))
         fetched = self.client.get_bank(bank)
         self.assertEqual((fetched.bank_id, fetched.name), (bank, "Dana"))
+        self.assertEqual(fetched.memory_count, 0)
         self.assertIn(bank, [b.bank_id for b in self.client.list_banks(limit=1000).banks])
         self.client.delete_bank(bank)
         self.assertNotIn(bank, [b.bank_id for b in self.client.list_banks(limit=1000).banks])
@@ -155,6 +161,14 @@ class LiveEngine(unittest.TestCase):
         with self.assertRaises(MnemosError) as caught:
             self.client.get_memory(bank, str(uuid.uuid4()))
         self.assertEqual(caught.exception.status, 404)
+
+        with self.assertRaises(MnemosError) as caught:
+            self.client.get_bank(unique_bank("missing"))
+        self.assertEqual((caught.exception.status, caught.exception.code), (404, "bank_not_found"))
+
+        with self.assertRaises(MnemosError) as caught:
+            self.client.retain(bank, "x" * (2 * 1024 * 1024))
+        self.assertEqual((caught.exception.status, caught.exception.code), (413, "payload_too_large"))
 
     def test_reflect(self) -> None:
         bank = unique_bank("reflect")

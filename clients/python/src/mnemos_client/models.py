@@ -27,6 +27,10 @@ def _int(value: Any, default: int = 0) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
+def _optional_int(value: Any) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _float(value: Any) -> Optional[float]:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
@@ -44,6 +48,7 @@ class Memory:
     scores: Dict[str, float] = field(default_factory=dict)
     occurred_at: Optional[str] = None
     created_at: Optional[str] = None
+    updated_at: Optional[str] = None
     space: Optional[str] = None
     bank_id: Optional[str] = None
     tags: List[str] = field(default_factory=list)
@@ -53,6 +58,8 @@ class Memory:
     source_id: Optional[str] = None
     superseded_by: Optional[str] = None
     valid_to: Optional[str] = None
+    state: Optional[str] = None
+    entities: List[Any] = field(default_factory=list)
     org: bool = False
     raw: JsonDict = field(default_factory=dict, repr=False)
 
@@ -67,6 +74,7 @@ class Memory:
             scores={k: float(v) for k, v in _dict(d.get("scores")).items() if _float(v) is not None},
             occurred_at=_str(d.get("occurred_at")) or _str(d.get("occurred_start")),
             created_at=_str(d.get("created_at")),
+            updated_at=_str(d.get("updated_at")),
             space=_str(d.get("space")),
             bank_id=_str(d.get("bank_id")),
             tags=[t for t in _list(d.get("tags")) if isinstance(t, str)],
@@ -76,6 +84,8 @@ class Memory:
             source_id=_str(d.get("source_id")),
             superseded_by=_str(d.get("superseded_by")),
             valid_to=_str(d.get("valid_to")),
+            state=_str(d.get("state")),
+            entities=_list(d.get("entities")),
             org=d.get("org") is True,
             raw=d,
         )
@@ -169,9 +179,12 @@ class Bank:
     name: Optional[str] = None
     mission: Optional[str] = None
     disposition: Optional[JsonDict] = None
+    background: Optional[str] = None
     space: Optional[str] = None
+    memory_count: Optional[int] = None
     created_at: Optional[str] = None
     updated_at: Optional[str] = None
+    last_write_at: Optional[str] = None
     raw: JsonDict = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -183,9 +196,12 @@ class Bank:
             name=_str(d.get("name")),
             mission=_str(d.get("mission")),
             disposition=dict(disposition) if isinstance(disposition, Mapping) else None,
+            background=_str(d.get("background")),
             space=_str(d.get("space")),
+            memory_count=_optional_int(d.get("memory_count")),
             created_at=_str(d.get("created_at")),
             updated_at=_str(d.get("updated_at")),
+            last_write_at=_str(d.get("last_write_at")),
             raw=d,
         )
 
@@ -237,9 +253,8 @@ class DeleteResult:
     @classmethod
     def from_json(cls, data: Any) -> "DeleteResult":
         d = _dict(data)
-        count = d.get("deleted_count", d.get("deleted"))
         return cls(success=d.get("success") is not False,
-                   deleted_count=count if isinstance(count, int) and not isinstance(count, bool) else None, raw=d)
+                   deleted_count=_optional_int(d.get("deleted_count", d.get("deleted"))), raw=d)
 
 
 @dataclass
@@ -264,9 +279,7 @@ class QuotaUsage:
     @classmethod
     def from_json(cls, data: Any) -> "QuotaUsage":
         d = _dict(data)
-        limit = d.get("limit")
-        return cls(used=_int(d.get("used")),
-                   limit=limit if isinstance(limit, int) and not isinstance(limit, bool) else None)
+        return cls(used=_int(d.get("used")), limit=_optional_int(d.get("limit")))
 
 
 @dataclass
