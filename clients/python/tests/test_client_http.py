@@ -326,8 +326,15 @@ class Errors(ClientTestCase):
         self.server.answer(418, raw=b"")
         with self.assertRaises(MnemosError) as caught:
             self.client().list_banks()
-        self.assertEqual(caught.exception.code, "http_418")
+        self.assertEqual(caught.exception.code, "client_error")
         self.assertIn("418", caught.exception.detail)
+
+    def test_openai_style_error_object(self) -> None:
+        self.server.answer(500, {"error": {"message": "upstream exploded", "code": "upstream_error"}})
+        with self.assertRaises(MnemosError) as caught:
+            self.client().list_banks()
+        self.assertEqual((caught.exception.status, caught.exception.code, caught.exception.detail),
+                         (500, "upstream_error", "upstream exploded"))
 
     def test_non_json_success_is_an_error(self) -> None:
         self.server.answer(200, raw=b"not json")

@@ -48,6 +48,7 @@ _DEFAULT_CODES = {
     405: "method_not_allowed",
     409: "conflict",
     413: "payload_too_large",
+    415: "unsupported_media_type",
     422: "validation_failed",
     429: "rate_limited",
     500: "internal_error",
@@ -96,7 +97,7 @@ def _error_from_answer(status: int, retry_after_header: Optional[str], raw: byte
     or plain text."""
     text = raw.decode("utf-8", errors="replace")
     retry_after = parse_retry_after(retry_after_header)
-    fallback_code = _DEFAULT_CODES.get(status, f"http_{status}")
+    fallback_code = _DEFAULT_CODES.get(status, "server_error" if status >= 500 else "client_error")
     reason = http.client.responses.get(status, "HTTP error")
     try:
         body: Any = json.loads(text) if text.strip() else None
@@ -106,7 +107,9 @@ def _error_from_answer(status: int, retry_after_header: Optional[str], raw: byte
         detail = text.strip()[:1000] or f"The server answered {status} {reason}."
         return MnemosError(status, fallback_code, detail, retry_after=retry_after, body=text or None)
 
-    code = body.get("code")
+    error_value = body.get("error")
+    nested: Dict[str, Any] = error_value if isinstance(error_value, dict) else {}  # {"error": {"message", "code"}}
+    code = body.get("code") or nested.get("code")
     errors = body.get("errors")
     detail_value = body.get("detail")
     if isinstance(detail_value, list):
@@ -120,7 +123,8 @@ def _error_from_answer(status: int, retry_after_header: Optional[str], raw: byte
     elif detail_value is not None and detail_value != "":
         detail = json.dumps(detail_value)
     else:
-        message = body.get("message") or body.get("title") or body.get("error")
+        message = body.get("message") or nested.get("message") or body.get("title") or (
+            error_value if isinstance(error_value, str) else None)
         detail = str(message) if message else f"The server answered {status} {reason}."
     title = body.get("title")
     problem_type = body.get("type")
