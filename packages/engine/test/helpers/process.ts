@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { REPO_ROOT } from './engine.js';
+
+export interface EngineProcess {
+  url: string;
+  child: ChildProcess;
+  output(): string;
+  /** Stops the process (SIGTERM, or SIGKILL to simulate a crash) and waits for it to exit. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+const CLI = resolve(REPO_ROOT, 'packages/engine/src/cli.ts');
+
+/** Runs `mnemos <args>` from source in a child process and collects its output. */
+export function runCli(args: string[], env: Record<string, string>, options: { uid?: number; gid?: number } = {}) {
+  return spawn(process.execPath, ['--conditions=source', '--import', 'tsx', CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...options,
+  });
+}
+
+/** Starts `mnemos serve` in its own process and resolves once it listens. */
+export function spawnEngine(env: Record<string, string>, timeoutMs = 90_000): Promise<EngineProcess> {
+  const child = runCli(['serve'], { ...env, MNEMOS_API_LOG_LEVEL: env.MNEMOS_API_LOG_LEVEL ?? 'warn' });
+  let output = '';
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`engine did not start within ${timeoutMs} ms:\n${output}`));
+    }, timeoutMs);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /engine listening on (http:\/\/\S+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolvePromise({
+          url: match[1]!,
+          child,
+          output: () => output,
+          stop: (signal = 'SIGTERM') =>
+            new Promise((done) => {
+              if (child.exitCode !== null || child.signalCode !== null) return done(child.exitCode);
+              child.once('exit', (code) => done(code));
+              child.kill(signal);
+            }),
+        });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`engine exited with ${code} before listening:\n${output}`));
+    });
+  });
+}
+
+/** Runs the CLI to completion and answers its exit code and output. */
+export function runCliToEnd(args: string[], env: Record<string, string>, options: { uid?: number; gid?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = runCli(args, env, options);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((done) => child.once('exit', (code) => done({ code, stdout, stderr })));
+}
