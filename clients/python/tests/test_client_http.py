@@ -278,7 +278,7 @@ class Bodies(ClientTestCase):
 
 class Errors(ClientTestCase):
     def test_problem_json_is_mapped(self) -> None:
-        errors = [{"pointer": "/query", "message": "must not be empty"}]
+        errors = [{"pointer": "/query", "detail": "must not be empty"}]
         self.server.answer(400, problem(400, "validation_failed", "query must not be empty: send a question.",
                                         errors=errors))
         with self.assertRaises(MnemosError) as caught:

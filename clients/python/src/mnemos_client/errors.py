@@ -13,7 +13,7 @@ class MnemosError(Exception):
         code: a stable machine code (``validation_failed``, ``bank_not_found``, ``llm_not_configured``,
             ``rate_limited``, ``quota_exceeded``, ``unauthorized``, ``timeout``, ``connection_error``, ...).
         detail: a human sentence saying what was wrong.
-        errors: field errors (``[{"pointer": "/query", "message": ...}]``) when the server sent them.
+        errors: field errors (``[{"pointer": "/query", "detail": ...}]``) when the server sent them.
         title, type: the RFC 9457 problem title and type URI, when sent.
         retry_after: seconds the server asked to wait (``Retry-After``), when sent.
         body: the parsed problem document (or the raw text) the server answered with.
