@@ -53,7 +53,7 @@ export class ProjectClients {
       response_types: redirectUris.length > 0 ? ['code'] : [],
       redirect_uris: redirectUris,
       token_endpoint_auth_method: 'client_secret_basic',
-      scope: input.scopes.join(' '),
+      allowed_scopes: input.scopes.join(' '),
     };
     const res = await this.pool.query<Row>(
       `INSERT INTO oauth_clients (client_id, project_id, name, scopes, secret_salt, metadata) VALUES ($1, $2, $3, $4, $5, $6)

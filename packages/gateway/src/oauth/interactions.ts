@@ -68,7 +68,7 @@ ${projects.length === 0 ? '<p class="error">Your account has no project this cli
       const clientName = typeof meta['client_name'] === 'string' ? meta['client_name'] : clientId;
       const fixedProject = typeof meta['project_id'] === 'string' ? meta['project_id'] : undefined;
       const requested = String(interaction.params['scope'] ?? '').split(' ').filter((s) => isScope(s));
-      const allowedText = meta['scope'];
+      const allowedText = meta['allowed_scopes'];
       const allowed = typeof allowedText === 'string' ? new Set(allowedText.split(' ')) : undefined;
       const scopes = allowed === undefined ? requested : requested.filter((s) => allowed.has(s));
       return { provider, interaction, clientId, clientName, fixedProject, scopes };

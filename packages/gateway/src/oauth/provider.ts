@@ -72,10 +72,16 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
       token_endpoint_auth_method: 'client_secret_basic',
     },
     extraClientMetadata: {
-      properties: ['project_id'],
+      // project_id: the project a client belongs to; allowed_scopes: the scopes it may ever obtain. Only the gateway
+      // sets them (project clients); registration cannot.
+      properties: ['project_id', 'allowed_scopes'],
       validator(ctx, key, value, metadata) {
-        if (key !== 'project_id' || ctx === undefined) return;
+        if (ctx === undefined) return;
         const route = (ctx as KoaContextWithOIDC).oidc?.route;
+        if (key === 'allowed_scopes' && (route === 'registration' || route === 'client_update') && value !== undefined) {
+          throw new oidcErrors.InvalidClientMetadata('allowed_scopes cannot be registered');
+        }
+        if (key !== 'project_id') return;
         if (route === 'registration' || route === 'client_update') {
           // Dynamically registered clients belong to no project until a signed-in account authorizes them, so they
           // can neither name a project nor use the client-credentials grant.
@@ -90,7 +96,8 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
-      revocation: { enabled: true },
+      // Only the client a token was issued to may revoke it.
+      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: true },
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
@@ -98,9 +105,10 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
         enabled: true,
         defaultResource: () => issuer,
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, resourceIndicator) => {
+        getResourceServerInfo: (_ctx, resourceIndicator, client) => {
           if (!resources.has(resourceIndicator)) throw new oidcErrors.InvalidTarget();
-          return { scope: ALL_SCOPES, audience: issuer, accessTokenFormat: 'opaque', accessTokenTTL: ACCESS_TOKEN_TTL };
+          const allowed = client.metadata()['allowed_scopes'];
+          return { scope: typeof allowed === 'string' ? allowed : ALL_SCOPES, audience: issuer, accessTokenFormat: 'opaque', accessTokenTTL: ACCESS_TOKEN_TTL };
         },
       },
     },
