@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { MicroBatcher } from '../src/embeddings/batcher.js';
+import type { Embedder } from '../src/embeddings/embedder.js';
+import { cohereCall, createHostedEmbedder, geminiCall, openAiCompatibleCall } from '../src/embeddings/hosted.js';
+import { createLocalEmbedder } from '../src/embeddings/local.js';
+import { call, startTestEngine, tempHome } from './helpers/engine.js';
+import { MODEL_DIR } from './helpers/engine.js';
+import { startFakeEmbeddingServer, type FakeEmbeddingServer } from './helpers/fake-embeddings.js';
+
+let fake: FakeEmbeddingServer;
+before(async () => {
+  fake = await startFakeEmbeddingServer(16);
+});
+after(async () => {
+  await fake?.close();
+});
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+}
+
+describe('local ONNX embeddings', () => {
+  it('embeds unit vectors where related sentences are closer than unrelated ones', async () => {
+    const home = tempHome();
+    const model = await createLocalEmbedder({ model: MODEL_DIR, cacheDir: home.path, dtype: 'fp32', log: () => undefined });
+    try {
+      assert.equal(model.dimension, 384);
+      const [cat, kitten, tax] = await model.embed(['The cat sleeps on the sofa.', 'A kitten naps on the couch.', 'Quarterly tax filing deadlines.'], 'document');
+      assert.ok(Math.abs(cosine(cat!, cat!) - 1) < 1e-4);
+      assert.ok(cosine(cat!, kitten!) > cosine(cat!, tax!) + 0.2);
+    } finally {
+      await model.close();
+      home.remove();
+    }
+  });
+});
+
+describe('micro-batcher', () => {
+  it('lets concurrent requests share inference batches and keeps answers in order', async () => {
+    const batches: string[][] = [];
+    const inner: Embedder = {
+      id: 'test', dimension: 1,
+      async embed(texts) {
+        batches.push([...texts]);
+        await new Promise((r) => setTimeout(r, 20));
+        return texts.map((t) => Float32Array.of(t.length));
+      },
+      async close() {},
+    };
+    const batcher = new MicroBatcher(inner, 8);
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => batcher.embed(['x'.repeat(i + 1)], 'document')));
+    assert.deepEqual(answers.map((a) => a[0]![0]), Array.from({ length: 20 }, (_, i) => i + 1));
+    // The first text goes alone (the model was idle); the other 19 queue behind it and share batches of <= 8.
+    assert.equal(batches[0]!.length, 1);
+    assert.ok(batches.length <= 4, `expected shared batches, got ${batches.length}`);
+    assert.ok(batches.every((b) => b.length <= 8));
+  });
+
+  it('serves queries before queued documents and passes failures to every waiter', async () => {
+    const order: string[] = [];
+    let fail = false;
+    const inner: Embedder = {
+      id: 'test', dimension: 1,
+      async embed(texts, kind) {
+        order.push(kind);
+        await new Promise((r) => setTimeout(r, 10));
+        if (fail) throw new Error('model crashed');
+        return texts.map(() => Float32Array.of(0));
+      },
+      async close() {},
+    };
+    const batcher = new MicroBatcher(inner, 4);
+    await Promise.all([batcher.embed(['d1'], 'document'), batcher.embed(['d2', 'd3'], 'document'), batcher.embed(['q'], 'query')]);
+    assert.deepEqual(order, ['document', 'query', 'document']);
+    fail = true;
+    const results = await Promise.allSettled([batcher.embed(['a'], 'document'), batcher.embed(['b'], 'document')]);
+    assert.ok(results.every((r) => r.status === 'rejected'));
+  });
+});
+
+describe('hosted embedding families against local servers speaking their wire formats', () => {
+  it('OpenAI-compatible / LiteLLM: sends model and input with the bearer key, learns the dimension', async () => {
+    const e = await createHostedEmbedder('litellm:m', openAiCompatibleCall({ model: 'text-embedding-3-small', apiKey: 'sk-test', apiBase: `${fake.url}/v1`, dimension: undefined }));
+    assert.equal(e.dimension, 16);
+    const [v] = await e.embed(['hello world'], 'document');
+    assert.ok(Math.abs(cosine(v!, v!) - 1) < 1e-5);
+    const last = fake.requests.at(-1)!;
+    assert.equal(last.path, '/v1/embeddings');
+    assert.equal(last.headers.authorization, 'Bearer sk-test');
+    assert.equal(last.body.model, 'text-embedding-3-small');
+  });
+
+  it('Gemini: batchEmbedContents with the task type for queries and documents', async () => {
+    const e = await createHostedEmbedder('gemini:m', geminiCall({ model: 'text-embedding-004', apiKey: 'g-key', apiBase: fake.url, dimension: undefined }));
+    await e.embed(['what is up'], 'query');
+    const last = fake.requests.at(-1)!;
+    assert.equal(last.path, '/v1beta/models/text-embedding-004:batchEmbedContents');
+    assert.equal(last.headers['x-goog-api-key'], 'g-key');
+    assert.equal((last.body.requests as Array<{ taskType: string }>)[0]!.taskType, 'RETRIEVAL_QUERY');
+  });
+
+  it('Cohere: v2/embed with input_type', async () => {
+    const e = await createHostedEmbedder('cohere:m', cohereCall({ model: 'embed-english-v3.0', apiKey: 'co-key', apiBase: fake.url, dimension: undefined }));
+    await e.embed(['a document'], 'document');
+    const last = fake.requests.at(-1)!;
+    assert.equal(last.path, '/v2/embed');
+    assert.equal(last.body.input_type, 'search_document');
+    assert.equal(last.headers.authorization, 'Bearer co-key');
+  });
+
+  it('retries rate limits and server errors, then succeeds', async () => {
+    const e = await createHostedEmbedder('litellm:m', openAiCompatibleCall({ model: 'm', apiKey: undefined, apiBase: fake.url, dimension: undefined }));
+    fake.failNext(2, 429);
+    const [v] = await e.embed(['after a rate limit'], 'document');
+    assert.equal(v!.length, 16);
+  });
+
+  it('an engine runs on the LiteLLM family end to end', async () => {
+    const engine = await startTestEngine({ MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: '', MNEMOS_API_EMBEDDINGS_LITELLM_MODEL: 'proxy-model', MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE: fake.url });
+    try {
+      await call(engine.url, 'POST', '/v1/default/banks/h/memories', { items: [{ content: 'zebra stripes pattern' }, { content: 'tax return forms' }] });
+      const r = await call<{ results: Array<{ text: string }> }>(engine.url, 'POST', '/v1/default/banks/h/memories/recall', { query: 'zebra stripes' });
+      assert.equal(r.body.results[0]?.text, 'zebra stripes pattern');
+      const v = await call<{ features: { embedding_model: string; embedding_dimension: number } }>(engine.url, 'GET', '/version');
+      assert.equal(v.body.features.embedding_model, 'litellm:proxy-model');
+      assert.equal(v.body.features.embedding_dimension, 16);
+    } finally {
+      await engine.dispose();
+    }
+  });
+});
