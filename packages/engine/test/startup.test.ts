@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { chmodSync, chownSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ConfigError, loadEngineConfig } from '../src/index.js';
+import { call, tempHome, testEnv } from './helpers/engine.js';
+import { startFakeEmbeddingServer, type FakeEmbeddingServer } from './helpers/fake-embeddings.js';
+import { runCliToEnd, spawnEngine } from './helpers/process.js';
+
+const KEY = Buffer.alloc(32, 7).toString('base64');
+
+describe('configuration is validated at start', () => {
+  it('uses the documented defaults', () => {
+    const c = loadEngineConfig({});
+    assert.equal(c.port, 8888);
+    assert.equal(c.host, '0.0.0.0');
+    assert.equal(c.maxBodyBytes, 1024 * 1024);
+    assert.match(c.home, /\.mnemos$/);
+    assert.deepEqual(c.embeddings, { family: 'local', model: 'Xenova/all-MiniLM-L6-v2', dtype: 'fp32', forceCpu: false });
+    assert.equal(c.llm, undefined);
+    assert.equal(c.encryptionMasterKey, undefined);
+  });
+
+  const bad: Array<[string, Record<string, string>, RegExp]> = [
+    ['a port that is not a number', { MNEMOS_API_PORT: 'eighty' }, /^MNEMOS_API_PORT must be a number/],
+    ['a port out of range', { MNEMOS_API_PORT: '70000' }, /^MNEMOS_API_PORT must be between 0 and 65535/],
+    ['a database URL that is not postgres', { MNEMOS_API_DATABASE_URL: 'mysql://x' }, /^MNEMOS_API_DATABASE_URL must be a postgres/],
+    ['two embedding families', { MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: 'Xenova/x', MNEMOS_API_EMBEDDINGS_COHERE_API_KEY: 'k' }, /MNEMOS_API_EMBEDDINGS_COHERE_\* and MNEMOS_API_EMBEDDINGS_LOCAL_MODEL/],
+    ['a master key that is not base64', { MNEMOS_API_ENCRYPTION_MASTER_KEY: 'not base64 !!' }, /^MNEMOS_API_ENCRYPTION_MASTER_KEY is not base64/],
+    ['a master key of the wrong length', { MNEMOS_API_ENCRYPTION_MASTER_KEY: Buffer.alloc(16).toString('base64') }, /must decode to exactly 32 bytes/],
+    ['an unknown LLM provider', { MNEMOS_API_LLM_PROVIDER: 'skynet' }, /^MNEMOS_API_LLM_PROVIDER must be one of/],
+    ['an LLM provider without a model', { MNEMOS_API_LLM_PROVIDER: 'openai', MNEMOS_API_LLM_API_KEY: 'k' }, /MNEMOS_API_LLM_MODEL is not set/],
+    ['a short auth token', { MNEMOS_API_AUTH_TOKEN: 'short' }, /^MNEMOS_API_AUTH_TOKEN must be at least 16 characters/],
+    ['a tiny body limit', { MNEMOS_API_MAX_BODY_BYTES: '10' }, /^MNEMOS_API_MAX_BODY_BYTES must be at least 1024/],
+  ];
+  for (const [name, env, message] of bad) {
+    it(`refuses ${name} with one line naming the variable`, () => {
+      assert.throws(() => loadEngineConfig(env), (e: unknown) => e instanceof ConfigError && message.test(e.message) && !e.message.includes('\n'));
+    });
+  }
+
+  it('never prints a secret back', () => {
+    assert.throws(() => loadEngineConfig({ MNEMOS_API_ENCRYPTION_MASTER_KEY: 'sekrit-value!' }), (e: unknown) => e instanceof Error && !e.message.includes('sekrit'));
+  });
+
+  it('accepts a valid key and LLM settings', () => {
+    const c = loadEngineConfig({ MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY, MNEMOS_API_LLM_PROVIDER: 'litellm', MNEMOS_API_LLM_MODEL: 'claude', MNEMOS_API_LLM_BASE_URL: 'http://127.0.0.1:4000' });
+    assert.equal(c.encryptionMasterKey?.length, 32);
+    assert.equal(c.llm?.provider, 'litellm');
+  });
+
+  it('the CLI fails at start with exactly one line and exit code 1', async () => {
+    const home = tempHome();
+    try {
+      const r = await runCliToEnd(['serve'], testEnv(home.path, { MNEMOS_API_PORT: 'eighty' }));
+      assert.equal(r.code, 1);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      assert.match(r.stderr, /^mnemos: MNEMOS_API_PORT must be a number/);
+    } finally {
+      home.remove();
+    }
+  });
+});
+
+describe('start-up checks', () => {
+  let fake: FakeEmbeddingServer;
+  before(async () => {
+    fake = await startFakeEmbeddingServer(8);
+  });
+  after(async () => {
+    await fake?.close();
+  });
+
+  it('keeps memories across a restart, and refuses a different embedding model with instructions', async () => {
+    const home = tempHome();
+    try {
+      const first = await spawnEngine(testEnv(home.path));
+      const r = await call<{ memory_ids: string[] }>(first.url, 'POST', '/v1/default/banks/persist/memories', { content: 'Hana planted tulips along the fence.' });
+      assert.equal(r.status, 200);
+      assert.equal(await first.stop('SIGTERM'), 0);
+
+      const second = await spawnEngine(testEnv(home.path));
+      try {
+        const found = await call<{ results: Array<{ id: string }> }>(second.url, 'POST', '/v1/default/banks/persist/memories/recall', { query: 'What did Hana plant?' });
+        assert.equal(found.body.results[0]?.id, r.body.memory_ids[0]);
+      } finally {
+        await second.stop();
+      }
+
+      const other = await runCliToEnd(['serve'], testEnv(home.path, { MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: '', MNEMOS_API_EMBEDDINGS_LITELLM_MODEL: 'other', MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE: fake.url }));
+      assert.equal(other.code, 1);
+      assert.match(other.stderr, /built with the embedding model local:all-MiniLM-L6-v2 \(384 dimensions\) but the engine is configured with litellm:other \(8 dimensions\)/);
+      assert.match(other.stderr, /mnemos reembed/);
+    } finally {
+      home.remove();
+    }
+  });
+
+  it('refuses an unwritable MNEMOS_HOME naming the folder, owner, user and fix', async () => {
+    const home = tempHome();
+    try {
+      const locked = join(home.path, 'locked');
+      mkdirSync(locked);
+      chownSync(locked, 0, 0);
+      chmodSync(locked, 0o755);
+      chmodSync(home.path, 0o755);
+      // Run as an unprivileged user (root could write anywhere).
+      const r = await runCliToEnd(['serve'], testEnv(join(locked, 'home')), { uid: 65534, gid: 65534 });
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, new RegExp(`MNEMOS_HOME ${locked}/home is not writable \\(folder ${locked} is owned by uid 0; Mnemos runs as uid 65534\\)`));
+      assert.match(r.stderr, /UID 1000/);
+      assert.match(r.stderr, /named volume/);
+    } finally {
+      home.remove();
+    }
+  });
+
+  it('says how to install pgvector when the external database lacks it', async () => {
+    const url = process.env.MNEMOS_TEST_PG_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
+    const home = tempHome();
+    try {
+      const r = await runCliToEnd(['serve'], testEnv(home.path, { MNEMOS_API_DATABASE_URL: url }));
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /no pgvector extension/);
+      assert.match(r.stderr, /postgresql-15-pgvector/);
+    } finally {
+      home.remove();
+    }
+  });
+});
