@@ -1,0 +1,330 @@
+import { errorFromAnswer, MnemosError, PERMANENT_CODES } from './errors.js';
+import type {
+  Bank, BankList, BankListQuery, BankProfile, ClearQuery, DeleteResult, Memory, MemoryList, MemoryListQuery, MemoryPatch,
+  Operation, RecallRequest, RecallResult, ReflectRequest, ReflectResult, RetainItem, RetainRequest, RetainResult, Usage,
+} from './types.js';
+
+type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+
+export interface MnemosOptions {
+  /** The engine (`http://localhost:8888`) or gateway address. */
+  baseUrl: string;
+  /** A gateway API key (`mnm_live_...`) or OAuth access token; the client then targets `/v1/me`, else `/v1/default`. */
+  apiKey?: string | undefined;
+  /** The space of every call that takes one, unless the call names its own. */
+  space?: string | undefined;
+  /** The path tenant; defaults to `me` with an API key, `default` without (set it for a multi-tenant engine). */
+  tenant?: string | undefined;
+  /** Per-attempt timeout in milliseconds (default 30 000). */
+  timeoutMs?: number | undefined;
+  /** Retries on 429/503 and connection failures (default 3). */
+  maxRetries?: number | undefined;
+  /** A Retry-After longer than this (milliseconds, default 60 000) is not waited for: the error is thrown at once. */
+  maxRetryDelayMs?: number | undefined;
+  /** Exponential backoff when the server names no Retry-After: base and ceiling in milliseconds (500, 8000). */
+  backoffBaseMs?: number | undefined;
+  backoffMaxMs?: number | undefined;
+  /** Extra headers on every request. */
+  headers?: Record<string, string> | undefined;
+  /** A fetch implementation (defaults to the global fetch). */
+  fetch?: FetchLike | undefined;
+}
+
+/** Options every call accepts. */
+export interface RequestOptions {
+  /** Cancels the call (and any retry wait); the call rejects with MnemosError code `aborted`. */
+  signal?: AbortSignal | undefined;
+  /** Overrides the client's per-attempt timeout. */
+  timeoutMs?: number | undefined;
+}
+
+export type RetainOptions = Omit<RetainRequest, 'content' | 'items'> & RequestOptions;
+export type RetainBatchOptions = Pick<RetainRequest, 'space' | 'async'> & RequestOptions;
+export type RecallOptions = Omit<RecallRequest, 'query'> & RequestOptions;
+export type ReflectOptions = Omit<ReflectRequest, 'query'> & RequestOptions;
+export type ListBanksOptions = BankListQuery & RequestOptions;
+export type ListMemoriesOptions = MemoryListQuery & RequestOptions;
+export type ClearMemoriesOptions = ClearQuery & RequestOptions;
+
+type QueryValue = string | number | boolean | string[] | null | undefined;
+
+interface Call extends RequestOptions {
+  body?: unknown;
+  query?: Record<string, QueryValue> | undefined;
+}
+
+const seg = (value: string) => encodeURIComponent(value);
+
+/** Splits a call's options into the request options and the fields that go on the wire (undefined ones dropped). */
+function split<T extends RequestOptions>(options: T | undefined): [RequestOptions, Record<string, unknown>] {
+  const { signal, timeoutMs, ...rest } = options ?? ({} as T);
+  const fields = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+  return [{ signal, timeoutMs }, fields];
+}
+
+function abortError(signal: AbortSignal): MnemosError {
+  return new MnemosError({ status: 0, code: 'aborted', detail: 'The call was aborted.', cause: signal.reason });
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError(signal));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortError(signal!));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * The Mnemos client: retain, recall, reflect, banks, memories and usage over HTTP (fetch, no dependencies).
+ *
+ * ```ts
+ * const mnemos = new Mnemos({ baseUrl: 'http://localhost:8888' });
+ * await mnemos.retain('alice', 'Alice prefers green tea.');
+ * const { results } = await mnemos.recall('alice', 'What does Alice drink?');
+ * ```
+ */
+export class Mnemos {
+  readonly baseUrl: string;
+  readonly tenant: string;
+  readonly space: string | undefined;
+  private readonly apiKey: string | undefined;
+  private readonly timeoutMs: number;
+  private readonly maxRetries: number;
+  private readonly maxRetryDelayMs: number;
+  private readonly backoffBaseMs: number;
+  private readonly backoffMaxMs: number;
+  private readonly headers: Record<string, string>;
+  private readonly fetchImpl: FetchLike;
+
+  constructor(options: MnemosOptions) {
+    if (typeof options?.baseUrl !== 'string' || options.baseUrl.trim() === '') {
+      throw new TypeError('Mnemos: baseUrl is required, e.g. new Mnemos({ baseUrl: "http://localhost:8888" })');
+    }
+    this.baseUrl = options.baseUrl.trim().replace(/\/+$/, '');
+    this.apiKey = options.apiKey === '' ? undefined : options.apiKey;
+    this.tenant = options.tenant ?? (this.apiKey === undefined ? 'default' : 'me');
+    this.space = options.space;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.maxRetries = options.maxRetries ?? 3;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 60_000;
+    this.backoffBaseMs = options.backoffBaseMs ?? 500;
+    this.backoffMaxMs = options.backoffMaxMs ?? 8_000;
+    this.headers = { ...(options.headers ?? {}) };
+    const f = options.fetch ?? globalThis.fetch;
+    if (typeof f !== 'function') throw new TypeError('Mnemos: no fetch available; pass options.fetch');
+    this.fetchImpl = (input, init) => f(input, init);
+  }
+
+  /** `/v1/{tenant}`: the prefix of the bank, memory and space paths. */
+  get prefix(): string {
+    return `/v1/${seg(this.tenant)}`;
+  }
+
+  private bankPath(bankId: string, rest = ''): string {
+    if (typeof bankId !== 'string' || bankId === '') throw new TypeError('Mnemos: bankId must be a non-empty string');
+    return `${this.prefix}/banks/${seg(bankId)}${rest}`;
+  }
+
+  private withSpace(fields: Record<string, unknown>): Record<string, unknown> {
+    return fields['space'] === undefined && this.space !== undefined ? { ...fields, space: this.space } : fields;
+  }
+
+  private backoff(attempt: number): number {
+    const ceiling = Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** attempt);
+    return ceiling / 2 + Math.random() * (ceiling / 2);
+  }
+
+  /** One HTTP call with timeouts, abort and retries; answers the decoded JSON body. */
+  async request<T>(method: string, path: string, call: Call = {}): Promise<T> {
+    let url = this.baseUrl + path;
+    if (call.query) {
+      const params = new URLSearchParams();
+      for (const [key, value] of Object.entries(call.query)) {
+        if (value === undefined || value === null) continue;
+        if (Array.isArray(value)) for (const v of value) params.append(key, v);
+        else params.append(key, String(value));
+      }
+      const qs = params.toString();
+      if (qs) url += `?${qs}`;
+    }
+    const headers: Record<string, string> = { accept: 'application/json, application/problem+json', ...this.headers };
+    if (this.apiKey !== undefined) headers['authorization'] = `Bearer ${this.apiKey}`;
+    let body: string | undefined;
+    if (call.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(call.body);
+    }
+    const timeoutMs = call.timeoutMs ?? this.timeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      if (call.signal?.aborted) throw abortError(call.signal);
+      const outcome = await this.attempt(method, url, headers, body, timeoutMs, call.signal);
+      if ('ok' in outcome) return outcome.ok as T;
+      const error = outcome.error;
+      const retryable =
+        (error.status === 429 || error.status === 503 || error.code === 'connection_error') && !PERMANENT_CODES.has(error.code);
+      if (!retryable || attempt >= this.maxRetries) throw error;
+      const delay = error.retryAfter !== undefined ? error.retryAfter * 1000 : this.backoff(attempt);
+      if (delay > this.maxRetryDelayMs) throw error;
+      await sleep(delay, call.signal);
+    }
+  }
+
+  private async attempt(
+    method: string, url: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<{ ok: unknown } | { error: MnemosError }> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const answer = await this.fetchImpl(url, { method, headers, body, signal: controller.signal });
+      const text = await answer.text();
+      if (!answer.ok) return { error: errorFromAnswer(answer.status, answer.headers.get('retry-after'), text) };
+      if (text === '') return { ok: {} };
+      try {
+        return { ok: JSON.parse(text) as unknown };
+      } catch (cause) {
+        throw new MnemosError({ status: answer.status, code: 'invalid_response', detail: `The server answered ${answer.status} with a body that is not JSON.`, cause });
+      }
+    } catch (cause) {
+      if (cause instanceof MnemosError) throw cause;
+      if (signal?.aborted) throw abortError(signal);
+      if (timedOut) {
+        throw new MnemosError({ status: 0, code: 'timeout', detail: `No answer from ${this.baseUrl} within ${timeoutMs} ms.`, cause });
+      }
+      const reason = cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause);
+      return { error: new MnemosError({ status: 0, code: 'connection_error', detail: `Could not reach ${this.baseUrl}: ${reason}.`, cause }) };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  // ---------------------------------------------------------------- retain, recall, reflect
+
+  /** Stores one memory; recallable as soon as the call returns. The third argument is a space or the options. */
+  retain(bankId: string, content: string, spaceOrOptions?: string | RetainOptions): Promise<RetainResult> {
+    const options: RetainOptions | undefined = typeof spaceOrOptions === 'string' ? { space: spaceOrOptions } : spaceOrOptions;
+    const [req, fields] = split(options);
+    return this.request('POST', this.bankPath(bankId, '/memories'), { ...req, body: this.withSpace({ ...fields, content }) });
+  }
+
+  /** Stores several memories in one call (one transaction). Items are strings or `{content, timestamp?, tags?, ...}`. */
+  retainBatch(bankId: string, items: Array<string | RetainItem>, options?: RetainBatchOptions): Promise<RetainResult> {
+    const [req, fields] = split(options);
+    const wire = items.map((item) => (typeof item === 'string' ? { content: item } : item));
+    return this.request('POST', this.bankPath(bankId, '/memories'), { ...req, body: this.withSpace({ ...fields, items: wire }) });
+  }
+
+  /** The memories relevant to a query, best first (hybrid search), cut to `max_tokens`. */
+  recall(bankId: string, query: string, options?: RecallOptions): Promise<RecallResult> {
+    const [req, fields] = split(options);
+    return this.request('POST', this.bankPath(bankId, '/memories/recall'), { ...req, body: this.withSpace({ ...fields, query }) });
+  }
+
+  /** An LLM answer from the bank's memory, with the ids it cites. Needs an engine with an LLM (else 503 `llm_not_configured`). */
+  reflect(bankId: string, query: string, options?: ReflectOptions): Promise<ReflectResult> {
+    const [req, fields] = split(options);
+    return this.request('POST', this.bankPath(bankId, '/reflect'), { ...req, body: this.withSpace({ ...fields, query }) });
+  }
+
+  /** Stores org memory of a space (shared by its banks; recall with `include_org: true` blends it in). */
+  retainOrg(space: string, content: string, options?: Omit<RetainOptions, 'space'>): Promise<RetainResult> {
+    const [req, fields] = split(options);
+    return this.request('POST', `${this.prefix}/spaces/${seg(space)}/memories`, { ...req, body: { ...fields, content } });
+  }
+
+  /** Recalls a space's org memory. */
+  recallOrg(space: string, query: string, options?: Omit<RecallOptions, 'space'>): Promise<RecallResult> {
+    const [req, fields] = split(options);
+    return this.request('POST', `${this.prefix}/spaces/${seg(space)}/memories/recall`, { ...req, body: { ...fields, query } });
+  }
+
+  // ---------------------------------------------------------------- banks
+
+  listBanks(options?: ListBanksOptions): Promise<BankList> {
+    const [req, query] = split(options);
+    return this.request('GET', `${this.prefix}/banks`, { ...req, query: query as Record<string, QueryValue> });
+  }
+
+  getBank(bankId: string, options?: RequestOptions): Promise<Bank> {
+    return this.request('GET', this.bankPath(bankId), { ...options });
+  }
+
+  /** Creates or replaces a bank profile (name, mission, disposition, space). */
+  putBank(bankId: string, profile: BankProfile = {}, options?: RequestOptions): Promise<Bank> {
+    return this.request('PUT', this.bankPath(bankId), { ...options, body: profile });
+  }
+
+  /** Changes some fields of an existing bank profile. */
+  updateBank(bankId: string, changes: BankProfile, options?: RequestOptions): Promise<Bank> {
+    return this.request('PATCH', this.bankPath(bankId), { ...options, body: changes });
+  }
+
+  /** Erases a bank and everything derived from it. */
+  deleteBank(bankId: string, options?: RequestOptions): Promise<DeleteResult> {
+    return this.request('DELETE', this.bankPath(bankId), { ...options });
+  }
+
+  // ---------------------------------------------------------------- memories
+
+  /** Lists memories, newest first, with filters (`space`, `type`, `q`, `tags`, `since`, `until`) and pagination. */
+  listMemories(bankId: string, options?: ListMemoriesOptions): Promise<MemoryList> {
+    const [req, query] = split(options);
+    return this.request('GET', this.bankPath(bankId, '/memories'), { ...req, query: this.withSpace(query) as Record<string, QueryValue> });
+  }
+
+  getMemory(bankId: string, memoryId: string, options?: RequestOptions): Promise<Memory> {
+    return this.request('GET', this.bankPath(bankId, `/memories/${seg(memoryId)}`), { ...options });
+  }
+
+  /** Edits text, tags, metadata or context, or invalidates a memory with `{state: "invalidated"}`. */
+  updateMemory(bankId: string, memoryId: string, patch: MemoryPatch, options?: RequestOptions): Promise<Memory> {
+    return this.request('PATCH', this.bankPath(bankId, `/memories/${seg(memoryId)}`), { ...options, body: patch });
+  }
+
+  /** Hard-deletes a memory and the facts derived from it. */
+  deleteMemory(bankId: string, memoryId: string, options?: RequestOptions): Promise<DeleteResult> {
+    return this.request('DELETE', this.bankPath(bankId, `/memories/${seg(memoryId)}`), { ...options });
+  }
+
+  /** Erases a bank's memories (optionally only one space or type). */
+  clearMemories(bankId: string, options?: ClearMemoriesOptions): Promise<DeleteResult> {
+    const [req, query] = split(options);
+    return this.request('DELETE', this.bankPath(bankId, '/memories'), { ...req, query: query as Record<string, QueryValue> });
+  }
+
+  // ---------------------------------------------------------------- the rest
+
+  /** Status of an asynchronous retain or extraction. */
+  operation(operationId: string, options?: RequestOptions): Promise<Operation> {
+    return this.request('GET', `${this.prefix}/operations/${seg(operationId)}`, { ...options });
+  }
+
+  /** Usage of the key's project against its quotas (gateway only: `GET /v1/me/usage`). */
+  usage(options?: RequestOptions): Promise<Usage> {
+    return this.request('GET', '/v1/me/usage', { ...options });
+  }
+
+  /** `GET /health`: rejects with a 503 MnemosError while the server warms up. */
+  health(options?: RequestOptions): Promise<Record<string, unknown>> {
+    return this.request('GET', '/health', { ...options });
+  }
+
+  /** `GET /version`: version and enabled features. */
+  version(options?: RequestOptions): Promise<Record<string, unknown>> {
+    return this.request('GET', '/version', { ...options });
+  }
+}

@@ -1,0 +1,63 @@
+import type { components, operations } from './generated/types.js';
+
+/**
+ * Friendly names for the request and answer shapes of the engine's OpenAPI document (generated/types.ts). The
+ * gateway serves the same shapes under /v1/me.
+ */
+type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+type RequestBody<O extends keyof operations> = Json<NonNullable<operations[O]['requestBody']>>;
+type Ok<O extends keyof operations> = operations[O]['responses'] extends { 200: infer R } ? Json<R> : never;
+type Query<O extends keyof operations> = NonNullable<operations[O]['parameters']['query']>;
+
+export type Memory = components['schemas']['Memory'];
+export type Bank = components['schemas']['Bank'];
+export type Problem = components['schemas']['Problem'];
+
+export type RetainRequest = RequestBody<'retainMemories'>;
+export type RetainItem = NonNullable<RetainRequest['items']>[number];
+export type RetainResult = Ok<'retainMemories'>;
+export type RecallRequest = RequestBody<'recallMemories'>;
+export type RecallResult = Ok<'recallMemories'>;
+export type RecallHit = RecallResult['results'][number];
+export type ReflectRequest = RequestBody<'reflectBank'>;
+export type BankProfile = RequestBody<'putBank'>;
+export type BankList = Ok<'listBanks'>;
+export type BankListQuery = Query<'listBanks'>;
+export type MemoryList = Ok<'listMemories'>;
+export type MemoryListQuery = Query<'listMemories'>;
+export type MemoryPatch = RequestBody<'updateMemory'>;
+export type ClearQuery = Query<'clearMemories'>;
+export type DeleteResult = Ok<'deleteMemory'>;
+export type Budget = NonNullable<RecallRequest['budget']>;
+
+/** The reflect answer (DESIGN 2.2); the engine's LLM layer fills it in. */
+export interface ReflectResult {
+  text: string;
+  /** Ids of the memories the answer is based on. */
+  citations: string[];
+  based_on?: unknown;
+  structured_output?: unknown;
+  usage?: { input_tokens?: number; output_tokens?: number; total_tokens?: number; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+export interface UsageCounter {
+  used: number;
+  limit: number | null;
+  [key: string]: unknown;
+}
+
+/** `GET /v1/me/usage` on a gateway: this month's usage against the project's quotas. */
+export interface Usage {
+  period: string;
+  memories: UsageCounter;
+  recalls: UsageCounter;
+  reflects: UsageCounter;
+  [key: string]: unknown;
+}
+
+export interface Operation {
+  id?: string;
+  status: string;
+  [key: string]: unknown;
+}

@@ -1,0 +1,170 @@
+// @mnemos/client against a real engine (PGlite, the real embedding model, real HTTP) started by this file.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Mnemos, MnemosError } from '@mnemos/client';
+import { REPO_ROOT, startTestEngine, type TestEngine } from '../../engine/test/helpers/engine.js';
+
+let engine: TestEngine;
+let mnemos: Mnemos;
+
+before(async () => {
+  engine = await startTestEngine();
+  mnemos = new Mnemos({ baseUrl: engine.url });
+});
+after(async () => {
+  await engine?.dispose();
+});
+
+async function rejectsWith(promise: Promise<unknown>, expected: { status: number; code: string }): Promise<MnemosError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof MnemosError, `expected a MnemosError, got ${String(error)}`);
+    assert.equal(error.status, expected.status, error.detail);
+    assert.equal(error.code, expected.code, error.detail);
+    assert.ok(error.detail.length > 10, 'detail is a sentence');
+    return error;
+  }
+  assert.fail(`expected the call to fail with ${expected.code}`);
+}
+
+test('targets /v1/default without an API key and /v1/me with one', () => {
+  assert.equal(new Mnemos({ baseUrl: 'http://x/' }).prefix, '/v1/default');
+  assert.equal(new Mnemos({ baseUrl: 'http://x', apiKey: 'mnm_live_abc' }).prefix, '/v1/me');
+  assert.equal(new Mnemos({ baseUrl: 'http://x', apiKey: 't', tenant: 'acme' }).prefix, '/v1/acme');
+  assert.throws(() => new Mnemos({ baseUrl: '' }), TypeError);
+});
+
+test('retain then recall finds the memory; retain is idempotent', async () => {
+  const bank = 'alice@example.com';
+  const stored = await mnemos.retain(bank, 'Alice prefers green tea over coffee.');
+  assert.equal(stored.success, true);
+  assert.equal(stored.bank_id, bank);
+  assert.equal(stored.memory_ids.length, 1);
+  const again = await mnemos.retain(bank, 'Alice prefers green tea over coffee.');
+  assert.deepEqual(again.memory_ids, stored.memory_ids);
+
+  await mnemos.retain(bank, 'Alice works as a structural engineer in Lyon.', { tags: ['work'], metadata: { source: 'chat' } });
+  const recalled = await mnemos.recall(bank, 'What does Alice like to drink?');
+  assert.ok(recalled.results.length >= 1);
+  assert.equal(recalled.results[0]!.id, stored.memory_ids[0]);
+  assert.equal(recalled.results[0]!.text, 'Alice prefers green tea over coffee.');
+  assert.equal(typeof recalled.results[0]!.score, 'number');
+  assert.equal(typeof recalled.usage.tokens, 'number');
+
+  const tagged = await mnemos.recall(bank, 'job', { tags: ['work'], tags_match: 'all_strict' });
+  assert.deepEqual(tagged.results.map((r) => r.text), ['Alice works as a structural engineer in Lyon.']);
+  assert.deepEqual(tagged.results[0]!.metadata, { source: 'chat' });
+});
+
+test('retainBatch stores strings and items in one call', async () => {
+  const out = await mnemos.retainBatch('batch-bank', [
+    'Bob likes hiking in the Alps.',
+    { content: 'Bob met Carol in 2019.', timestamp: '2019-06-01', tags: ['people'] },
+  ]);
+  assert.equal(out.items_count, 2);
+  assert.equal(out.memory_ids.length, 2);
+  const listed = await mnemos.listMemories('batch-bank');
+  assert.equal(listed.total, 2);
+  const carol = listed.items.find((m) => m.text.includes('Carol'));
+  assert.ok(carol);
+  assert.equal(carol.occurred_at?.slice(0, 10), '2019-06-01');
+});
+
+test('spaces partition memory: per call and as the client default', async () => {
+  await mnemos.retain('shared', 'The acme launch is on Friday.', 'acme');
+  await mnemos.retain('shared', 'The globex launch is on Monday.', { space: 'globex' });
+  const acme = new Mnemos({ baseUrl: engine.url, space: 'acme' });
+  const inAcme = await acme.recall('shared', 'When is the launch?');
+  assert.deepEqual(inAcme.results.map((r) => r.text), ['The acme launch is on Friday.']);
+  assert.equal(inAcme.results[0]!.space, 'acme');
+  const inGlobex = await acme.recall('shared', 'When is the launch?', { space: 'globex' });
+  assert.deepEqual(inGlobex.results.map((r) => r.text), ['The globex launch is on Monday.']);
+  const inDefault = await mnemos.recall('shared', 'When is the launch?');
+  assert.equal(inDefault.results.length, 0);
+  assert.equal((await acme.listMemories('shared')).total, 1);
+  assert.equal((await mnemos.listMemories('shared')).total, 2, 'without a space, listing covers every space');
+
+  await mnemos.retainOrg('acme', 'Acme policy: all launches need a rollback plan.');
+  const org = await acme.recall('shared', 'What do launches need?', { include_org: true });
+  assert.ok(org.results.some((r) => r.org === true && r.text.includes('rollback')));
+  const orgOnly = await mnemos.recallOrg('acme', 'rollback plan');
+  assert.equal(orgOnly.results[0]!.text, 'Acme policy: all launches need a rollback plan.');
+});
+
+test('banks and memories: list, get, put, update, delete', async () => {
+  const bank = 'profile-bank';
+  const created = await mnemos.putBank(bank, { name: 'Profile', mission: 'Remember preferences.' });
+  assert.equal(created.bank_id, bank);
+  const updated = await mnemos.updateBank(bank, { name: 'Renamed' });
+  assert.equal(updated.name, 'Renamed');
+  assert.equal((await mnemos.getBank(bank)).mission, 'Remember preferences.');
+  const banks = await mnemos.listBanks({ q: 'profile' });
+  assert.ok(banks.banks.some((b) => b.bank_id === bank));
+
+  const { memory_ids: [id] } = await mnemos.retain(bank, 'Dana is allergic to peanuts.');
+  assert.ok(id);
+  const memory = await mnemos.getMemory(bank, id);
+  assert.equal(memory.text, 'Dana is allergic to peanuts.');
+  const edited = await mnemos.updateMemory(bank, id, { tags: ['health'] });
+  assert.deepEqual(edited.tags, ['health']);
+  assert.equal((await mnemos.listMemories(bank, { q: 'peanuts', limit: 5 })).items[0]!.id, id);
+  assert.equal((await mnemos.deleteMemory(bank, id)).deleted_count, 1);
+  await rejectsWith(mnemos.getMemory(bank, id), { status: 404, code: 'memory_not_found' });
+
+  await mnemos.retain(bank, 'Temporary note.');
+  assert.equal((await mnemos.clearMemories(bank)).deleted_count, 1);
+  assert.equal((await mnemos.deleteBank(bank)).success, true);
+  await rejectsWith(mnemos.getBank(bank), { status: 404, code: 'bank_not_found' });
+});
+
+test('errors are mapped to MnemosError with status, code, detail and field errors', async () => {
+  const invalid = await rejectsWith(mnemos.recall('alice', ''), { status: 400, code: 'validation_failed' });
+  assert.ok(invalid.errors?.some((e) => e.pointer === '/query'));
+  await rejectsWith(mnemos.recall('alice', 'x', { budget: 'huge' as 'low' }), { status: 400, code: 'validation_failed' });
+  await rejectsWith(mnemos.getMemory('alice', 'not-a-uuid'), { status: 400, code: 'validation_failed' });
+  await rejectsWith(mnemos.retain('bad bank id!', 'x'), { status: 400, code: 'validation_failed' });
+  await rejectsWith(new Mnemos({ baseUrl: engine.url, tenant: 'other' }).listBanks(), { status: 404, code: 'tenant_not_found' });
+  const me = new Mnemos({ baseUrl: engine.url, apiKey: 'mnm_live_x', maxRetries: 0 });
+  await rejectsWith(me.listBanks(), { status: 404, code: 'tenant_not_found' });
+});
+
+test('reflect on an engine without an LLM maps 503 llm_not_configured, without retrying', async () => {
+  let calls = 0;
+  const counting = new Mnemos({
+    baseUrl: engine.url,
+    fetch: (input, init) => {
+      calls++;
+      return fetch(input, init);
+    },
+  });
+  const error = await rejectsWith(counting.reflect('alice@example.com', 'What should I offer Alice?'), { status: 503, code: 'llm_not_configured' });
+  assert.match(error.detail, /MNEMOS_API_LLM_PROVIDER/);
+  assert.equal(calls, 1, 'llm_not_configured is permanent: no retry');
+});
+
+test('health and version', async () => {
+  const health = await mnemos.health();
+  assert.equal(typeof health, 'object');
+  const version = await mnemos.version();
+  assert.equal(typeof version['version'], 'string');
+});
+
+test('generated/types.ts matches the engine\'s OpenAPI document (regenerate with npm run generate -w @mnemos/client)', async () => {
+  const script = path.join(REPO_ROOT, 'scripts/generate-client-types.mjs');
+  const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', script, '--check', '--url', engine.url], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let text = '';
+    child.stdout.on('data', (c: Buffer) => (text += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (text += c.toString()));
+    child.on('error', reject);
+    child.on('close', (exit) => resolve({ code: exit, output: text }));
+  });
+  assert.equal(code, 0, output);
+  assert.match(output, /up to date/);
+});
