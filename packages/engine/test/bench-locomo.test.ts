@@ -1,0 +1,37 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { evidenceRecall, loadConversation, parseSessionDate, percentile } from '../src/bench/locomo.js';
+
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const dataDir = path.resolve(repoRoot, '../shared/data/locomo');
+
+test('session dates parse to UTC ISO times', () => {
+  assert.equal(parseSessionDate('1:56 pm on 8 May, 2023'), '2023-05-08T13:56:00.000Z');
+  assert.equal(parseSessionDate('12:04 am on 1 January, 2024'), '2024-01-01T00:04:00.000Z');
+  assert.equal(parseSessionDate('12:30 pm on 9 June 2023'), '2023-06-09T12:30:00.000Z');
+  assert.throws(() => parseSessionDate('yesterday'));
+});
+
+test('evidence recall counts the evidence found in the top k', () => {
+  assert.equal(evidenceRecall(['D1:1', 'D2:2'], ['D2:2', 'D9:9', 'D1:1'], 1), 0.5);
+  assert.equal(evidenceRecall(['D1:1', 'D2:2'], ['D2:2', 'D9:9', 'D1:1'], 3), 1);
+  assert.equal(evidenceRecall(['D1:1'], [], 10), 0);
+  assert.equal(percentile([1, 2, 3, 4], 50), 2);
+  assert.equal(percentile([1, 2, 3, 4], 95), 4);
+});
+
+test('a conversation loads as ordered sessions with speaker-prefixed turns and scored questions', () => {
+  const conv = loadConversation(path.join(dataDir, 'conv-26.json'));
+  assert.equal(conv.sessions[0]?.key, 'session_1');
+  assert.equal(conv.sessions[0]?.timestamp, '2023-05-08T13:56:00.000Z');
+  assert.match(conv.sessions[0]?.turns[0]?.content ?? '', /^Caroline: /);
+  const keys = conv.sessions.map((s) => Number(s.key.slice(8)));
+  assert.deepEqual(keys, [...keys].sort((a, b) => a - b));
+  assert.equal(conv.queryTimestamp, conv.sessions[conv.sessions.length - 1]?.timestamp);
+  assert.ok(conv.questions.length > 0);
+  assert.ok(conv.questions.every((q) => q.category >= 1 && q.category <= 4 && q.evidence.length > 0));
+  const withImage = conv.sessions.flatMap((s) => s.turns).find((t) => t.content.includes(' [shares '));
+  assert.ok(withImage, 'image captions are part of the turn');
+});
