@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { ConfigError } from './config/load.js';
+import { encryptExistingCommand, rotateKeyCommand } from './crypto/admin.js';
 import { startEngine } from './index.js';
 
 /** `mnemos <command>`: serve starts the engine (the default). */
@@ -17,10 +18,16 @@ async function main(argv: string[]): Promise<number> {
       process.once('SIGTERM', stop);
       return -1;
     }
+    case 'rotate-key':
+      return rotateKeyCommand(argv.slice(1), process.env);
+    case 'encrypt-existing':
+      return encryptExistingCommand(argv.slice(1), process.env);
     case 'help':
     case '--help':
     case '-h':
       console.log('usage: mnemos serve');
+      console.log('       mnemos rotate-key [--phase begin|finish|all]   (MNEMOS_API_ENCRYPTION_MASTER_KEY -> MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY)');
+      console.log('       mnemos encrypt-existing                        (encrypts memories stored before the key was set)');
       return 0;
     default:
       console.error(`mnemos: unknown command "${command}"; run mnemos help`);

@@ -5,6 +5,8 @@ import { ensureEmbeddingSchema } from './db/embedding-schema.js';
 import { migrate } from './db/migrate.js';
 import { openEmbeddedDatabase } from './db/pglite.js';
 import { openExternalDatabase } from './db/postgres.js';
+import { plaintextCodec, withCodec, type BodyCodec } from './crypto/codec.js';
+import { openBodyCodec } from './crypto/setup.js';
 import { createEmbedder, MicroBatcher } from './embeddings/index.js';
 import { ensureWritableHome } from './home.js';
 import type { AfterRetainHook } from './memory/retain.js';
@@ -33,6 +35,9 @@ export class Engine {
   /** Set by the job queue; answers an operation's status, or undefined when unknown. */
   operations: ((tenant: string, id: string) => Promise<object | undefined>) | undefined;
 
+  /** Encryption at rest (crypto/codec.ts): the no-op, or envelope encryption under MNEMOS_API_ENCRYPTION_MASTER_KEY. */
+  codec: BodyCodec = plaintextCodec;
+
   private constructor(
     readonly config: EngineConfig,
     readonly db: Database,
@@ -52,6 +57,10 @@ export class Engine {
     try {
       const applied = await migrate(db);
       if (applied.length > 0) log.info(`database migrations applied: ${applied.join(', ')}`);
+      const codec = await openBodyCodec(db, config.encryptionMasterKey, (f) =>
+        log.error(`memory ${f.memoryId} (bank ${JSON.stringify(f.bankId)}, tenant ${f.tenant}) failed to decrypt: ${f.reason}; it is left out of every answer`),
+      );
+      db = withCodec(db, codec);
       if (config.databaseUrl !== undefined) ensureWritableHome(config.home);
       const model = await createEmbedder(config.embeddings, config.home, (m) => log.info(m));
       await ensureEmbeddingSchema(db, model.id, model.dimension);
@@ -61,7 +70,9 @@ export class Engine {
         metrics.embeddingSeconds.observe(seconds);
       });
       log.info(`embedding model ${model.id} ready (${model.dimension} dimensions)`);
-      return new Engine(config, db, batcher, log, metrics);
+      const engine = new Engine(config, db, batcher, log, metrics);
+      engine.codec = codec;
+      return engine;
     } catch (error) {
       await db.close().catch(() => undefined);
       throw error;

@@ -1,5 +1,7 @@
 import type { Database, Queryable, SqlParam } from '../db/database.js';
 import { toVectorLiteral } from '../db/database.js';
+import { codecFor, type PlainBody, type SealedBody } from '../crypto/codec.js';
+import { IntegrityError } from '../crypto/envelope.js';
 import { documentTsvectorSql } from '../recall/keyword.js';
 import type { Memory, MemoryType, NewMemory, Partition } from './types.js';
 import { ORG_BANK_ID } from './types.js';
@@ -34,17 +36,24 @@ function iso(value: Date | string | null): string | null {
   return (value instanceof Date ? value : new Date(value)).toISOString();
 }
 
-export function rowToMemory(row: MemoryRow): Memory {
+/**
+ * A row as a memory. `body` is the decrypted body from the codec (`rowsToMemories`); without it the row must be
+ * plaintext: an encrypted row is never shown as an empty memory.
+ */
+export function rowToMemory(row: MemoryRow, body?: PlainBody): Memory {
+  if (body === undefined && row.body_enc !== null) {
+    throw new Error(`memory ${row.id} is encrypted: read it through rowsToMemories (the body codec)`);
+  }
   return {
     id: row.id,
     bank_id: row.bank_id,
     space: row.space,
     type: row.type as MemoryType,
-    text: row.text ?? '',
-    context: row.context,
-    metadata: row.metadata ?? {},
+    text: body?.text ?? row.text ?? '',
+    context: body ? body.context : row.context,
+    metadata: body?.metadata ?? row.metadata ?? {},
     tags: row.tags,
-    entities: row.entities,
+    entities: body?.entities ?? row.entities,
     document_id: row.document_id,
     source_id: row.source_id,
     occurred_at: iso(row.occurred_at),
@@ -56,15 +65,34 @@ export function rowToMemory(row: MemoryRow): Memory {
   };
 }
 
-/** Ids already stored for these content hashes in the partition (retain is idempotent on identical content). */
+/**
+ * Rows as memories, decrypted through the body codec. Rows that fail to decrypt (tampered, moved) were reported by
+ * the codec and are left out: they are never returned.
+ */
+export async function rowsToMemories(db: Queryable, tenant: string, rows: readonly MemoryRow[]): Promise<Memory[]> {
+  const bodies = await codecFor(db).openRows(db, tenant, rows);
+  const out: Memory[] = [];
+  rows.forEach((row, i) => {
+    const body = bodies[i];
+    if (body !== undefined) out.push(rowToMemory(row, body));
+  });
+  return out;
+}
+
+/**
+ * Ids already stored for these content hashes in the partition (retain is idempotent on identical content). Hashes
+ * are the plain SHA-256 of the content; with encryption the stored ones are keyed (see the body codec).
+ */
 export async function findByHashes(db: Queryable, p: Partition, hashes: string[]): Promise<Map<string, string>> {
   if (hashes.length === 0) return new Map();
+  const stored = await codecFor(db).dedupHashes(db, p.tenant, p.bankId, hashes);
+  if (stored.size === 0) return new Map();
   const rows = await db.query<{ id: string; content_hash: string }>(
     `SELECT id, content_hash FROM memories
      WHERE tenant = $1 AND bank_id = $2 AND space = $3 AND source_id IS NULL AND content_hash = ANY($4::text[])`,
-    [p.tenant, p.bankId, p.space, hashes],
+    [p.tenant, p.bankId, p.space, [...stored.keys()]],
   );
-  return new Map(rows.map((r) => [r.content_hash, r.id]));
+  return new Map(rows.map((r) => [stored.get(r.content_hash) ?? r.content_hash, r.id]));
 }
 
 /** Inserts memories; a concurrent retain of the same content wins the race and its id is returned instead. */
@@ -74,17 +102,21 @@ export async function insertMemories(
   items: ReadonlyArray<NewMemory & { embedding: Float32Array }>,
 ): Promise<string[]> {
   const ids: string[] = [];
+  if (items.length === 0) return ids;
+  // With encryption: text/context/metadata go into body_enc, fts is the blind index, content_hash is keyed.
+  const bank = await codecFor(tx).forWrite(tx, p.tenant, p.bankId);
   for (const m of items) {
+    const sealed = bank.seal(m.id, { text: m.text, context: m.context, metadata: m.metadata, entities: m.entities });
     const params: SqlParam[] = [
-      m.id, p.tenant, p.bankId, p.space, m.type, m.text, m.context, JSON.stringify(m.metadata), m.tags, m.entities,
-      m.documentId, m.sourceId, m.batchId, m.seq, m.contentHash, m.tokenCount, m.occurredAt,
-      toVectorLiteral(m.embedding),
+      m.id, p.tenant, p.bankId, p.space, m.type, sealed.text, sealed.context, JSON.stringify(sealed.metadata), m.tags,
+      sealed.entities, m.documentId, m.sourceId, m.batchId, m.seq, bank.dedupHash(m.contentHash), m.tokenCount,
+      m.occurredAt, toVectorLiteral(m.embedding), sealed.bodyEnc, sealed.fts,
     ];
     const inserted = await tx.query<{ id: string }>(
       `INSERT INTO memories (id, tenant, bank_id, space, type, text, context, metadata, tags, entities, document_id,
-         source_id, batch_id, seq, content_hash, token_count, occurred_at, embedding, fts)
+         source_id, batch_id, seq, content_hash, token_count, occurred_at, embedding, body_enc, fts)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::text[], $10::text[], $11, $12, $13, $14, $15, $16, $17,
-         $18::vector, ${documentTsvectorSql('$6')})
+         $18::vector, $19, COALESCE($20::tsvector, ${documentTsvectorSql('$6')}))
        ON CONFLICT (tenant, bank_id, space, content_hash) WHERE source_id IS NULL DO NOTHING
        RETURNING id`,
       params,
@@ -104,7 +136,7 @@ export async function getMemory(db: Queryable, tenant: string, bankId: string, i
     `SELECT ${MEMORY_COLUMNS} FROM memories WHERE tenant = $1 AND bank_id = $2 AND id = $3`,
     [tenant, bankId, id],
   );
-  return rows[0] ? rowToMemory(rows[0]) : undefined;
+  return rows[0] ? (await rowsToMemories(db, tenant, rows))[0] : undefined;
 }
 
 export async function getMemoriesByIds(db: Queryable, tenant: string, ids: string[]): Promise<Map<string, Memory>> {
@@ -113,7 +145,7 @@ export async function getMemoriesByIds(db: Queryable, tenant: string, ids: strin
     `SELECT ${MEMORY_COLUMNS} FROM memories WHERE tenant = $1 AND id = ANY($2::uuid[])`,
     [tenant, ids],
   );
-  return new Map(rows.map((r) => [r.id, rowToMemory(r)]));
+  return new Map((await rowsToMemories(db, tenant, rows)).map((m) => [m.id, m]));
 }
 
 export interface ListFilter {
@@ -140,8 +172,14 @@ export async function listMemories(db: Queryable, f: ListFilter): Promise<{ item
   };
   if (f.space !== undefined) add((x) => `space = ${x}`, f.space);
   if (f.type !== undefined) add((x) => `type = ${x}`, f.type);
-  if (f.q !== undefined && f.q.trim() !== '') {
+  const codec = codecFor(db);
+  if (f.q !== undefined && f.q.trim() !== '' && !codec.encrypted) {
     add((x) => `(fts @@ plainto_tsquery('english', ${x}) OR text ILIKE '%' || ${x} || '%')`, f.q);
+  } else if (f.q !== undefined && f.q.trim() !== '') {
+    // Encrypted: every term must match the blind index (no substring match: there is no plaintext to scan).
+    const tsq = await codec.keywordQuery(db, f.tenant, [f.bankId], f.q, 'all');
+    if (tsq === undefined) where.push('false');
+    else add((x) => `fts @@ ${tsq.sql(x)}`, tsq.value);
   }
   if (f.tags !== undefined && f.tags.length > 0) add((x) => `tags && ${x}::text[]`, f.tags);
   if (f.since !== undefined) add((x) => `COALESCE(occurred_at, created_at) >= ${x}`, f.since);
@@ -156,7 +194,7 @@ export async function listMemories(db: Queryable, f: ListFilter): Promise<{ item
      LIMIT ${Math.trunc(f.limit)} OFFSET ${Math.trunc(f.offset)}`,
     params,
   );
-  return { items: rows.map(rowToMemory), total: Number(count?.n ?? 0) };
+  return { items: await rowsToMemories(db, f.tenant, rows), total: Number(count?.n ?? 0) };
 }
 
 /** Hard delete; derived facts go with their source (ON DELETE CASCADE). Answers how many rows went. */
@@ -212,29 +250,70 @@ export async function updateMemory(
   id: string,
   patch: MemoryPatch,
 ): Promise<Memory | undefined> {
+  const codec = codecFor(db);
+  const touchesBody = patch.text !== undefined || patch.context !== undefined || patch.metadata !== undefined;
+  if (!codec.encrypted || (!touchesBody && patch.contentHash === undefined)) return applyUpdate(db, tenant, bankId, id, patch);
+  // Encrypted: the body is one ciphertext, so an edit reads it, merges the change and seals it again.
+  return db.transaction(async (tx) => {
+    const [row] = await tx.query<MemoryRow>(
+      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE tenant = $1 AND bank_id = $2 AND id = $3 FOR UPDATE`,
+      [tenant, bankId, id],
+    );
+    if (!row) return undefined;
+    const [current] = await rowsToMemories(tx, tenant, [row]);
+    if (!current) throw new IntegrityError(`memory ${id} failed to decrypt (tampered or moved); it was not changed`);
+    const bank = await codecFor(tx).forWrite(tx, tenant, bankId);
+    const sealed = bank.seal(id, {
+      text: patch.text ?? current.text,
+      context: patch.context !== undefined ? patch.context : current.context,
+      metadata: patch.metadata ?? current.metadata,
+      entities: current.entities,
+    });
+    return applyUpdate(tx, tenant, bankId, id, {
+      ...patch,
+      ...(patch.contentHash !== undefined ? { contentHash: bank.dedupHash(patch.contentHash) } : {}),
+      sealed,
+    });
+  });
+}
+
+async function applyUpdate(
+  db: Queryable,
+  tenant: string,
+  bankId: string,
+  id: string,
+  patch: MemoryPatch & { sealed?: SealedBody },
+): Promise<Memory | undefined> {
   const sets: string[] = ['updated_at = now()'];
   const params: SqlParam[] = [tenant, bankId, id];
   const set = (column: string, value: SqlParam, cast = '') => {
     params.push(value);
     sets.push(`${column} = $${params.length}${cast}`);
   };
-  if (patch.text !== undefined) {
-    set('text', patch.text);
-    sets.push(`fts = ${documentTsvectorSql(`$${params.length}`)}`);
+  if (patch.sealed !== undefined) {
+    sets.push("text = NULL, context = NULL, metadata = '{}'::jsonb");
+    set('entities', patch.sealed.entities, '::text[]');
+    set('body_enc', patch.sealed.bodyEnc);
+    set('fts', patch.sealed.fts ?? '', '::tsvector');
+  } else {
+    if (patch.text !== undefined) {
+      set('text', patch.text);
+      sets.push(`fts = ${documentTsvectorSql(`$${params.length}`)}`);
+    }
+    if (patch.metadata !== undefined) set('metadata', JSON.stringify(patch.metadata), '::jsonb');
+    if (patch.context !== undefined) set('context', patch.context);
   }
   if (patch.embedding !== undefined) set('embedding', toVectorLiteral(patch.embedding), '::vector');
   if (patch.tokenCount !== undefined) set('token_count', patch.tokenCount);
   if (patch.contentHash !== undefined) set('content_hash', patch.contentHash);
   if (patch.tags !== undefined) set('tags', patch.tags, '::text[]');
-  if (patch.metadata !== undefined) set('metadata', JSON.stringify(patch.metadata), '::jsonb');
-  if (patch.context !== undefined) set('context', patch.context);
   if (patch.state !== undefined) set('state', patch.state);
   if (patch.occurredAt !== undefined) set('occurred_at', patch.occurredAt);
   const rows = await db.query<MemoryRow>(
     `UPDATE memories SET ${sets.join(', ')} WHERE tenant = $1 AND bank_id = $2 AND id = $3 RETURNING ${MEMORY_COLUMNS}`,
     params,
   );
-  return rows[0] ? rowToMemory(rows[0]) : undefined;
+  return rows[0] ? (await rowsToMemories(db, tenant, rows))[0] : undefined;
 }
 
 export { ORG_BANK_ID };

@@ -1,11 +1,11 @@
 import type { Database } from '../db/database.js';
 import { toVectorLiteral } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
+import { codecFor } from '../crypto/codec.js';
 import { getMemoriesByIds } from '../memory/store.js';
 import { ORG_BANK_ID } from '../memory/types.js';
 import { countTokens } from '../util/tokens.js';
 import { recallWhere } from './filters.js';
-import { queryTerms, TEXT_SEARCH_CONFIG } from './keyword.js';
 import type { RecallHit, RecallOutcome, RecallRequest, RecallTrace } from './types.js';
 
 const RRF_K = 60;
@@ -78,14 +78,16 @@ async function semanticArm(db: Database, r: RecallRequest, vector: Float32Array)
 }
 
 async function keywordArm(db: Database, r: RecallRequest): Promise<Ranked[]> {
-  const terms = queryTerms(r.query);
-  if (terms.length === 0) return [];
+  // The query side goes through the body codec: Postgres's english tsquery, or the blind index with encryption.
+  const banks = r.includeOrg && r.bankId !== ORG_BANK_ID ? [r.bankId, ORG_BANK_ID] : [r.bankId];
+  const tsq = await codecFor(db).keywordQuery(db, r.tenant, banks, r.query, 'any');
+  if (tsq === undefined) return [];
   const where = recallWhere(r, 1);
   const rows = await db.query<{ id: string; rank: number }>(
-    `WITH q AS (SELECT to_tsquery('${TEXT_SEARCH_CONFIG}', $1) AS tsq)
+    `WITH q AS (SELECT ${tsq.sql('$1')} AS tsq)
      SELECT id, ts_rank_cd(fts, q.tsq) AS rank FROM memories, q
      WHERE fts @@ q.tsq AND ${where.sql} ORDER BY rank DESC LIMIT ${Math.trunc(r.candidates)}`,
-    [terms.join(' | '), ...where.params],
+    [tsq.value, ...where.params],
   );
   return rows.map((row) => ({ id: row.id, score: Number(row.rank) }));
 }

@@ -1,0 +1,192 @@
+import { join } from 'node:path';
+import { ConfigError, loadEngineConfig } from '../config/load.js';
+import type { Database } from '../db/database.js';
+import { migrate } from '../db/migrate.js';
+import { openEmbeddedDatabase } from '../db/pglite.js';
+import { openExternalDatabase } from '../db/postgres.js';
+import { ensureWritableHome } from '../home.js';
+import { EncryptingCodec } from './encrypting-codec.js';
+import { decodeWrapped, encodeWrapped, MasterKey } from './envelope.js';
+import { ENCRYPTION_LOCK, EncryptionKeyMismatchError, readRecord, verifyMaster, writeRecord } from './setup.js';
+
+/**
+ * Key management commands (`mnemos rotate-key`, `mnemos encrypt-existing`). Both work on the database directly; see
+ * docs/security.md for the procedures.
+ */
+
+export type RotationPhase = 'begin' | 'finish' | 'all';
+
+export interface RotationOutcome {
+  banks: number;
+  phase: RotationPhase;
+}
+
+/**
+ * Re-wraps every bank's data key under `next` without touching a memory body (the data keys do not change).
+ * - `begin`: the database accepts both masters and every data key is wrapped under both; engines with either key
+ *   keep serving (restart them one by one with the new key);
+ * - `finish`: every data key is wrapped under `next` only (including banks an old-key engine created meanwhile) and
+ *   the old master is no longer accepted;
+ * - `all`: both at once, in one transaction (for a single engine, or the embedded database, which one process opens).
+ */
+export async function rotateKey(db: Database, currentRaw: Buffer, nextRaw: Buffer, phase: RotationPhase): Promise<RotationOutcome> {
+  const current = new MasterKey(currentRaw);
+  const next = new MasterKey(nextRaw);
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [ENCRYPTION_LOCK]);
+    const record = await readRecord(tx);
+    if (record === undefined) {
+      throw new EncryptionKeyMismatchError('This database is not encrypted: there is no key to rotate. Use `mnemos encrypt-existing` to encrypt it.');
+    }
+    verifyMaster(record, current);
+    const banks = await tx.query<{ tenant: string; bank_id: string; wrapped_key: Uint8Array }>(
+      'SELECT tenant, bank_id, wrapped_key FROM banks WHERE wrapped_key IS NOT NULL FOR UPDATE',
+    );
+    for (const b of banks) {
+      const blob = decodeWrapped(b.wrapped_key);
+      const raw = next.unwrap(blob, b.tenant, b.bank_id) ?? current.unwrap(blob, b.tenant, b.bank_id);
+      if (raw === undefined) {
+        throw new EncryptionKeyMismatchError(
+          `encryption_key_mismatch: the data key of bank ${JSON.stringify(b.bank_id)} (tenant ${b.tenant}) is wrapped under neither key; nothing was changed.`,
+        );
+      }
+      const keyId = Buffer.from(blob.keyId);
+      const wraps =
+        phase === 'begin'
+          ? [...blob.wraps.filter((w) => !w.subarray(0, next.fingerprint.length).equals(next.fingerprint)), next.wrap(raw, keyId, b.tenant, b.bank_id)]
+          : [next.wrap(raw, keyId, b.tenant, b.bank_id)];
+      await tx.query('UPDATE banks SET wrapped_key = $3 WHERE tenant = $1 AND bank_id = $2', [
+        b.tenant, b.bank_id, encodeWrapped({ keyId, wraps }),
+      ]);
+    }
+    const nextEntry = { fingerprint: next.fingerprintHex, check: next.verificationCheck() };
+    const masters =
+      phase === 'begin' ? [...record.masters.filter((m) => m.fingerprint !== next.fingerprintHex), nextEntry] : [nextEntry];
+    await writeRecord(tx, { version: 1, masters });
+    return { banks: banks.length, phase };
+  });
+}
+
+export interface EncryptExistingOutcome {
+  encrypted: number;
+}
+
+/**
+ * Encrypts memories written before encryption was switched on, in batches (each batch one transaction, so the command
+ * can be interrupted and run again), then compacts the table so the old plaintext row versions are gone from it.
+ */
+export async function encryptExisting(db: Database, masterRaw: Buffer, batchSize = 200): Promise<EncryptExistingOutcome> {
+  const master = new MasterKey(masterRaw);
+  await db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [ENCRYPTION_LOCK]);
+    const record = await readRecord(tx);
+    // The record goes first: an interrupted run leaves a database that refuses to start until it is finished.
+    if (record === undefined) {
+      await writeRecord(tx, { version: 1, masters: [{ fingerprint: master.fingerprintHex, check: master.verificationCheck() }] });
+    } else {
+      verifyMaster(record, master);
+    }
+  });
+  const codec = new EncryptingCodec(master, () => undefined);
+  let encrypted = 0;
+  for (;;) {
+    const done = await db.transaction(async (tx) => {
+      const rows = await tx.query<{
+        id: string; tenant: string; bank_id: string; text: string | null; context: string | null;
+        metadata: Record<string, string> | null; entities: string[]; content_hash: string;
+      }>(
+        `SELECT id, tenant, bank_id, text, context, metadata, entities, content_hash FROM memories
+         WHERE body_enc IS NULL ORDER BY id LIMIT ${Math.trunc(batchSize)} FOR UPDATE`,
+      );
+      for (const r of rows) {
+        const bank = await codec.forWrite(tx, r.tenant, r.bank_id);
+        const sealed = bank.seal(r.id, { text: r.text ?? '', context: r.context, metadata: r.metadata ?? {}, entities: r.entities });
+        await tx.query(
+          `UPDATE memories SET text = NULL, context = NULL, metadata = '{}'::jsonb, entities = $2::text[], body_enc = $3,
+             fts = $4::tsvector, content_hash = $5 WHERE id = $1`,
+          [r.id, sealed.entities, sealed.bodyEnc, sealed.fts ?? '', bank.dedupHash(r.content_hash)],
+        );
+      }
+      return rows.length;
+    });
+    encrypted += done;
+    if (done < batchSize) break;
+  }
+  if (encrypted > 0) {
+    // Old row versions hold the plaintext until the table is rewritten.
+    await db.exec('VACUUM FULL memories');
+    await db.exec('CHECKPOINT').catch(() => undefined);
+  }
+  return { encrypted };
+}
+
+/** Parses a master key given on the command line or in the environment (the same rules as the engine's setting). */
+export function parseMasterKey(value: string | undefined, name: string): Buffer {
+  const v = value?.trim() ?? '';
+  if (v === '') throw new ConfigError(`${name} is not set (generate one with: openssl rand -base64 32).`);
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(v)) throw new ConfigError(`${name} is not base64 (generate one with: openssl rand -base64 32).`);
+  const key = Buffer.from(v, 'base64');
+  if (key.length !== 32) throw new ConfigError(`${name} must decode to exactly 32 bytes (generate one with: openssl rand -base64 32).`);
+  return key;
+}
+
+function flag(argv: readonly string[], name: string): string | undefined {
+  const i = argv.indexOf(name);
+  if (i >= 0) return argv[i + 1];
+  const inline = argv.find((a) => a.startsWith(`${name}=`));
+  return inline?.slice(name.length + 1);
+}
+
+async function openConfiguredDatabase(env: Record<string, string | undefined>): Promise<Database> {
+  const config = loadEngineConfig(env);
+  let db: Database;
+  if (config.databaseUrl === undefined) {
+    ensureWritableHome(config.home);
+    db = await openEmbeddedDatabase(join(config.home, 'db'));
+  } else {
+    db = await openExternalDatabase(config.databaseUrl);
+  }
+  try {
+    await migrate(db);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  return db;
+}
+
+/**
+ * `mnemos rotate-key [--phase begin|finish|all]`: the current key from --current-key or MNEMOS_API_ENCRYPTION_MASTER_KEY,
+ * the new one from --new-key or MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY.
+ */
+export async function rotateKeyCommand(argv: readonly string[], env: Record<string, string | undefined>): Promise<number> {
+  const current = parseMasterKey(flag(argv, '--current-key') ?? env.MNEMOS_API_ENCRYPTION_MASTER_KEY, 'MNEMOS_API_ENCRYPTION_MASTER_KEY (or --current-key)');
+  const next = parseMasterKey(flag(argv, '--new-key') ?? env.MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY, 'MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY (or --new-key)');
+  const phase = flag(argv, '--phase') ?? 'all';
+  if (phase !== 'begin' && phase !== 'finish' && phase !== 'all') throw new ConfigError('--phase must be begin, finish or all.');
+  const db = await openConfiguredDatabase({ ...env, MNEMOS_API_ENCRYPTION_MASTER_KEY: current.toString('base64') });
+  try {
+    const outcome = await rotateKey(db, current, next, phase);
+    const then =
+      phase === 'begin'
+        ? 'both keys are accepted now: restart every engine with the new key, then run `mnemos rotate-key --phase finish`.'
+        : 'start the engine with MNEMOS_API_ENCRYPTION_MASTER_KEY set to the new key.';
+    console.log(`[mnemos] re-wrapped the data keys of ${outcome.banks} banks (phase ${phase}); ${then}`);
+    return 0;
+  } finally {
+    await db.close();
+  }
+}
+
+/** `mnemos encrypt-existing`: encrypts a database written before MNEMOS_API_ENCRYPTION_MASTER_KEY was set. */
+export async function encryptExistingCommand(argv: readonly string[], env: Record<string, string | undefined>): Promise<number> {
+  const key = parseMasterKey(flag(argv, '--key') ?? env.MNEMOS_API_ENCRYPTION_MASTER_KEY, 'MNEMOS_API_ENCRYPTION_MASTER_KEY');
+  const db = await openConfiguredDatabase({ ...env, MNEMOS_API_ENCRYPTION_MASTER_KEY: key.toString('base64') });
+  try {
+    const { encrypted } = await encryptExisting(db, key);
+    console.log(`[mnemos] encrypted ${encrypted} memories; start the engine with MNEMOS_API_ENCRYPTION_MASTER_KEY set.`);
+    return 0;
+  } finally {
+    await db.close();
+  }
+}

@@ -1,0 +1,121 @@
+import type { Database, Queryable, SqlParam, Transaction } from '../db/database.js';
+import { queryTerms, TEXT_SEARCH_CONFIG } from '../recall/keyword.js';
+
+/**
+ * The one seam between the memory store and encryption at rest. The store hands every memory body it writes to
+ * `BodyCodec.forWrite(...).seal(...)` and every row it reads to `openRows`; keyword search asks `keywordQuery` for the
+ * tsquery and the document side gets its tsvector from `seal`. Two implementations: the plaintext codec (a no-op:
+ * bodies stay in the text/context/metadata columns and Postgres's `english` configuration indexes them) and the
+ * encrypting codec (encrypting-codec.ts).
+ *
+ * The engine attaches its codec to its database handle (`withCodec`), so every store function finds it with
+ * `codecFor(q)`, for the database and for every transaction opened on it, without a codec parameter to thread through.
+ */
+
+/** A memory's private fields, as the API shows them. */
+export interface PlainBody {
+  text: string;
+  context: string | null;
+  metadata: Record<string, string>;
+  entities: string[];
+}
+
+/** What the store writes for a body: the plaintext columns (null/empty when encrypted), the ciphertext, the index. */
+export interface SealedBody {
+  text: string | null;
+  context: string | null;
+  metadata: Record<string, string>;
+  /** Entity names, or their blind tokens when encrypted (equal names give equal tokens within a bank). */
+  entities: string[];
+  bodyEnc: Buffer | null;
+  /** A tsvector literal (the blind index) to cast with ::tsvector; null means "index `text` with documentTsvectorSql". */
+  fts: string | null;
+}
+
+export interface BankCodec {
+  seal(id: string, body: PlainBody): SealedBody;
+  /** The stored form of a content hash (the plain SHA-256 hex retain computes, or its keyed HMAC). */
+  dedupHash(plainHash: string): string;
+}
+
+/** A tsquery for keyword search: `sql(placeholder)` is the SQL expression, `value` the parameter to bind. */
+export interface KeywordQuery {
+  sql(param: string): string;
+  value: string;
+}
+
+/** The columns of a memory row the codec reads. */
+export interface EncodedRow {
+  id: string;
+  bank_id: string;
+  text: string | null;
+  context: string | null;
+  metadata: Record<string, string> | null;
+  body_enc: Uint8Array | null;
+  entities: string[];
+}
+
+export interface BodyCodec {
+  readonly encrypted: boolean;
+  /** The bank's codec for writing; with encryption, creates the bank's data key (and bank row) when it has none. */
+  forWrite(q: Queryable, tenant: string, bankId: string): Promise<BankCodec>;
+  /** Stored dedup hash -> plain hash, for a lookup (empty when the bank has no key yet: nothing stored). */
+  dedupHashes(q: Queryable, tenant: string, bankId: string, plainHashes: string[]): Promise<Map<string, string>>;
+  /**
+   * The bodies of rows read from `memories`, in order. A row whose ciphertext fails to authenticate (tampered, moved
+   * from another row, or its key gone) gives undefined: it is reported and must never be returned.
+   */
+  openRows(q: Queryable, tenant: string, rows: readonly EncodedRow[]): Promise<Array<PlainBody | undefined>>;
+  /**
+   * The tsquery for `query` over the banks' keyword index: `any` ORs the terms (recall), `all` ANDs them (list
+   * filter). Undefined when no term can match.
+   */
+  keywordQuery(q: Queryable, tenant: string, bankIds: readonly string[], query: string, mode: 'any' | 'all'): Promise<KeywordQuery | undefined>;
+}
+
+const plaintextBank: BankCodec = {
+  seal: (_id, b) => ({ text: b.text, context: b.context, metadata: b.metadata, entities: b.entities, bodyEnc: null, fts: null }),
+  dedupHash: (h) => h,
+};
+
+/** Encryption off: bodies are stored as they are. */
+export const plaintextCodec: BodyCodec = {
+  encrypted: false,
+  forWrite: async () => plaintextBank,
+  dedupHashes: async (_q, _t, _b, hashes) => new Map(hashes.map((h) => [h, h])),
+  openRows: async (_q, _t, rows) =>
+    rows.map((r) => {
+      if (r.body_enc !== null) return undefined;
+      return { text: r.text ?? '', context: r.context, metadata: r.metadata ?? {}, entities: r.entities };
+    }),
+  keywordQuery: async (_q, _t, _b, query, mode) => {
+    if (mode === 'all') return { sql: (p) => `plainto_tsquery('${TEXT_SEARCH_CONFIG}', ${p})`, value: query };
+    const terms = queryTerms(query);
+    return terms.length === 0 ? undefined : { sql: (p) => `to_tsquery('${TEXT_SEARCH_CONFIG}', ${p})`, value: terms.join(' | ') };
+  },
+};
+
+const registry = new WeakMap<object, BodyCodec>();
+
+/** The codec attached to a database handle or one of its transactions; the plaintext codec otherwise. */
+export function codecFor(q: Queryable): BodyCodec {
+  return registry.get(q) ?? plaintextCodec;
+}
+
+/** A database handle that carries `codec` to every store function, for itself and its transactions. */
+export function withCodec(db: Database, codec: BodyCodec): Database {
+  const wrapped: Database = {
+    kind: db.kind,
+    query: <T extends object>(sql: string, params?: readonly SqlParam[]) => db.query<T>(sql, params),
+    transaction: <T>(fn: (tx: Transaction) => Promise<T>) =>
+      db.transaction((tx) => {
+        registry.set(tx, codec);
+        return fn(tx);
+      }),
+    exec: (sql) => db.exec(sql),
+    stats: () => db.stats(),
+    close: () => db.close(),
+  };
+  registry.set(wrapped, codec);
+  return wrapped;
+}

@@ -1,0 +1,188 @@
+import type { Queryable } from '../db/database.js';
+import { queryTerms } from '../recall/keyword.js';
+import type { BankCodec, BodyCodec, EncodedRow, KeywordQuery, PlainBody, SealedBody } from './codec.js';
+import { bodyKeyId, DataKey, decodeWrapped, encodeWrapped, IntegrityError, type MasterKey } from './envelope.js';
+import { documentLexemes, normaliseWord } from './normalise.js';
+
+/** A ciphertext that failed to decrypt: reported (logged, counted), never returned. */
+export interface IntegrityFailure {
+  tenant: string;
+  bankId: string;
+  memoryId: string;
+  reason: string;
+}
+
+/** The master key cannot unwrap a bank's data key (a wrapped key written under another master). */
+export class BankKeyError extends Error {
+  override readonly name = 'BankKeyError';
+}
+
+/** Associated data of a memory body: a ciphertext moved to another row (or bank, or tenant) fails to decrypt. */
+export function bodyAad(tenant: string, bankId: string, id: string): Buffer {
+  return Buffer.from(`mnemos/v1/memory\0${tenant}\0${bankId}\0${id}`);
+}
+
+/** Blind index domains: keyword terms and entity names never share tokens. */
+const TERM = 't';
+const ENTITY = 'e';
+
+/** Encryption on: envelope encryption of bodies, blind keyword index, keyed dedup hash (DESIGN 2.6, docs/security.md). */
+export class EncryptingCodec implements BodyCodec {
+  readonly encrypted = true;
+  /** Unwrapped data keys by tenant, bank and key id (a key id names one key forever, so entries never go stale). */
+  private readonly keys = new Map<string, DataKey>();
+  integrityFailures = 0;
+
+  constructor(
+    readonly master: MasterKey,
+    private readonly report: (failure: IntegrityFailure) => void,
+  ) {}
+
+  async forWrite(q: Queryable, tenant: string, bankId: string): Promise<BankCodec> {
+    const key = (await this.bankKey(q, tenant, bankId)) ?? (await this.createBankKey(q, tenant, bankId));
+    return {
+      seal: (id, body) => sealBody(key, tenant, bankId, id, body),
+      dedupHash: (h) => key.dedupHash(h),
+    };
+  }
+
+  async dedupHashes(q: Queryable, tenant: string, bankId: string, plainHashes: string[]): Promise<Map<string, string>> {
+    const key = await this.bankKey(q, tenant, bankId);
+    return key === undefined ? new Map() : new Map(plainHashes.map((h) => [key.dedupHash(h), h]));
+  }
+
+  async openRows(q: Queryable, tenant: string, rows: readonly EncodedRow[]): Promise<Array<PlainBody | undefined>> {
+    // Load each bank's key once for the rows whose key is not cached yet.
+    const missing = new Set<string>();
+    for (const r of rows) {
+      const id = r.body_enc === null ? undefined : bodyKeyId(r.body_enc);
+      if (id !== undefined && !this.keys.has(cacheKey(tenant, r.bank_id, id))) missing.add(r.bank_id);
+    }
+    const loadErrors = new Map<string, string>();
+    for (const bankId of missing) {
+      try {
+        await this.bankKey(q, tenant, bankId);
+      } catch (error) {
+        loadErrors.set(bankId, (error as Error).message);
+      }
+    }
+    return rows.map((r) => {
+      if (r.body_enc === null) {
+        // A row written before encryption was switched on (encrypt-existing not finished yet).
+        return { text: r.text ?? '', context: r.context, metadata: r.metadata ?? {}, entities: r.entities };
+      }
+      const fail = (reason: string) => {
+        this.integrityFailures++;
+        this.report({ tenant, bankId: r.bank_id, memoryId: r.id, reason });
+        return undefined;
+      };
+      const id = bodyKeyId(r.body_enc);
+      if (id === undefined) return fail('malformed ciphertext header');
+      const key = this.keys.get(cacheKey(tenant, r.bank_id, id));
+      if (key === undefined) return fail(loadErrors.get(r.bank_id) ?? "the bank's data key does not match the ciphertext");
+      try {
+        const plain = key.open(Buffer.from(r.body_enc.buffer, r.body_enc.byteOffset, r.body_enc.byteLength), bodyAad(tenant, r.bank_id, r.id));
+        return parseBody(plain);
+      } catch (error) {
+        return fail(error instanceof IntegrityError ? 'ciphertext failed authentication (tampered or moved)' : 'malformed body');
+      }
+    });
+  }
+
+  async keywordQuery(
+    q: Queryable,
+    tenant: string,
+    bankIds: readonly string[],
+    query: string,
+    mode: 'any' | 'all',
+  ): Promise<KeywordQuery | undefined> {
+    // The same words the plaintext path sends to to_tsquery, normalised like Postgres would, then blinded per bank.
+    const lexemes = queryTerms(query)
+      .map((w) => normaliseWord(w))
+      .filter((l): l is string => l !== undefined && l !== '');
+    if (lexemes.length === 0) return undefined;
+    const groups: string[] = [];
+    for (const bankId of new Set(bankIds)) {
+      const key = await this.bankKey(q, tenant, bankId);
+      if (key === undefined) continue;
+      const tokens = [...new Set(lexemes.map((l) => `'${key.blind(TERM, l)}'`))];
+      groups.push(mode === 'any' ? tokens.join(' | ') : `(${tokens.join(' & ')})`);
+    }
+    if (groups.length === 0) return undefined;
+    return { sql: (p) => `${p}::tsquery`, value: groups.join(' | ') };
+  }
+
+  /** The bank's data key, or undefined when the bank has none yet. */
+  async bankKey(q: Queryable, tenant: string, bankId: string): Promise<DataKey | undefined> {
+    const rows = await q.query<{ wrapped_key: Uint8Array | null }>(
+      'SELECT wrapped_key FROM banks WHERE tenant = $1 AND bank_id = $2',
+      [tenant, bankId],
+    );
+    const wrapped = rows[0]?.wrapped_key;
+    return wrapped ? this.unwrap(wrapped, tenant, bankId) : undefined;
+  }
+
+  private unwrap(wrapped: Uint8Array, tenant: string, bankId: string): DataKey {
+    const blob = decodeWrapped(wrapped);
+    const id = cacheKey(tenant, bankId, blob.keyId.toString('hex'));
+    const cached = this.keys.get(id);
+    if (cached) return cached;
+    const raw = this.master.unwrap(blob, tenant, bankId);
+    if (raw === undefined) {
+      throw new BankKeyError(`the data key of bank ${JSON.stringify(bankId)} is not wrapped under this master key`);
+    }
+    const key = new DataKey(Buffer.from(blob.keyId), raw);
+    this.keys.set(id, key);
+    return key;
+  }
+
+  /**
+   * Creates the bank's data key in the caller's transaction (with the bank row if needed). Two writers racing on a
+   * new bank agree: the first wrapped key stored wins and the other reads it back.
+   */
+  private async createBankKey(q: Queryable, tenant: string, bankId: string): Promise<DataKey> {
+    const { key, raw } = DataKey.generate();
+    const wrapped = encodeWrapped({ keyId: key.keyId, wraps: [this.master.wrap(raw, key.keyId, tenant, bankId)] });
+    const rows = await q.query<{ wrapped_key: Uint8Array }>(
+      `INSERT INTO banks (tenant, bank_id, name, wrapped_key) VALUES ($1, $2, $2, $3)
+       ON CONFLICT (tenant, bank_id) DO UPDATE SET wrapped_key = COALESCE(banks.wrapped_key, EXCLUDED.wrapped_key)
+       RETURNING wrapped_key`,
+      [tenant, bankId, wrapped],
+    );
+    return this.unwrap(rows[0]!.wrapped_key, tenant, bankId);
+  }
+}
+
+function cacheKey(tenant: string, bankId: string, keyIdHex: string): string {
+  return `${tenant}\0${bankId}\0${keyIdHex}`;
+}
+
+export function sealBody(key: DataKey, tenant: string, bankId: string, id: string, body: PlainBody): SealedBody {
+  const plain = Buffer.from(JSON.stringify({ t: body.text, c: body.context, m: body.metadata, e: body.entities }));
+  return {
+    text: null,
+    context: null,
+    metadata: {},
+    entities: body.entities.map((e) => key.blind(ENTITY, e.trim().toLowerCase())),
+    bodyEnc: key.seal(plain, bodyAad(tenant, bankId, id)),
+    fts: blindTsvector(key, body.text),
+  };
+}
+
+/** The blind index of a text as a tsvector literal: `'<token>':1,5 '<token>':2`. */
+export function blindTsvector(key: DataKey, text: string): string {
+  const parts: string[] = [];
+  for (const [lexeme, positions] of documentLexemes(text)) parts.push(`'${key.blind(TERM, lexeme)}':${positions.join(',')}`);
+  return parts.join(' ');
+}
+
+function parseBody(plain: Buffer): PlainBody {
+  const v = JSON.parse(plain.toString('utf8')) as { t?: unknown; c?: unknown; m?: unknown; e?: unknown };
+  if (typeof v.t !== 'string') throw new Error('malformed body');
+  return {
+    text: v.t,
+    context: typeof v.c === 'string' ? v.c : null,
+    metadata: typeof v.m === 'object' && v.m !== null ? (v.m as Record<string, string>) : {},
+    entities: Array.isArray(v.e) ? v.e.filter((x): x is string => typeof x === 'string') : [],
+  };
+}

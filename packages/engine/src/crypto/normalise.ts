@@ -1,0 +1,55 @@
+import stem from 'wink-porter2-stemmer';
+
+/**
+ * Turns text into search terms in JavaScript the way Postgres's `english` text-search configuration does for ordinary
+ * prose (the plaintext path's document and query side), so the blind index ranks like the plaintext index:
+ * words are runs of letters and digits, lowercased; English stop words (Postgres's english.stop list, the Snowball
+ * list) are dropped but still take a position; words of letters only are stemmed with Porter2 (Snowball English, the
+ * stemmer behind Postgres's english_stem); words with digits are kept as they are. Known differences from the
+ * Postgres parser (emails, URLs, hyphenated compounds, decimals) are listed in docs/security.md.
+ */
+
+const STOP_WORDS = new Set(
+  `i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers herself it
+  its itself they them their theirs themselves what which who whom this that these those am is are was were be been
+  being have has had having do does did doing a an the and but if or because as until while of at by for with about
+  against between into through during before after above below to from up down in out on off over under again further
+  then once here there when where why how all any both each few more most other some such no nor not only own same so
+  than too very s t can will just don should now`.split(/\s+/),
+);
+
+/** Postgres keeps at most this many positions per lexeme and positions up to 16383. */
+const MAX_POSITIONS = 256;
+const MAX_POSITION = 16383;
+
+export function normaliseWord(word: string): string | undefined {
+  const w = word.toLowerCase();
+  if (STOP_WORDS.has(w)) return undefined;
+  return /^\p{L}+$/u.test(w) ? stem(w) : w;
+}
+
+/** Lexemes of a document with their 1-based positions (stop words count for position, like to_tsvector). */
+export function documentLexemes(text: string): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  let position = 0;
+  for (const match of text.matchAll(/[\p{L}\p{N}]+/gu)) {
+    position = Math.min(position + 1, MAX_POSITION);
+    const lexeme = normaliseWord(match[0]);
+    if (lexeme === undefined || lexeme === '') continue;
+    const list = out.get(lexeme);
+    if (list === undefined) out.set(lexeme, [position]);
+    else if (list.length < MAX_POSITIONS) list.push(position);
+  }
+  return out;
+}
+
+/** Distinct lexemes of a query (stop words dropped), at most 64. */
+export function queryLexemes(query: string): string[] {
+  const out = new Set<string>();
+  for (const match of query.matchAll(/[\p{L}\p{N}]+/gu)) {
+    const lexeme = normaliseWord(match[0]);
+    if (lexeme !== undefined && lexeme !== '') out.add(lexeme);
+    if (out.size >= 64) break;
+  }
+  return [...out];
+}
