@@ -1,33 +1,37 @@
 #!/usr/bin/env node
 import { ConfigError } from './config/load.js';
-import { encryptExistingCommand, rotateKeyCommand } from './crypto/admin.js';
-import { startEngine } from './index.js';
+import { processIo, UsageError } from './cli/io.js';
+import { USAGE } from './cli/usage.js';
 
-/** `mnemos <command>`: serve starts the engine (the default). */
+/**
+ * `mnemos <command>`: serve starts the engine (the default). Each command is loaded only when used, so the client
+ * commands (retain, recall, ...) start fast without loading the database or the model. Commands answer an exit code,
+ * or -1 to keep running (servers).
+ */
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve';
+  const args = argv.slice(1);
   switch (command) {
-    case 'serve': {
-      const running = await startEngine();
-      console.log(`[mnemos] engine listening on ${running.url} (docs at ${running.url}/docs)`);
-      const stop = async () => {
-        await running.close();
-        process.exit(0);
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-      return -1;
-    }
+    case 'serve':
+      return (await import('./cli/serve.js')).serve();
+    case 'gateway':
+      return (await import('./cli/gateway.js')).gateway(processIo());
+    case 'mcp':
+      return (await import('./cli/mcp.js')).mcp(args, processIo());
+    case 'retain':
+    case 'recall':
+    case 'reflect':
+    case 'banks':
+    case 'memories':
+      return (await import('./cli/remote.js')).remote(command, args, processIo());
     case 'rotate-key':
-      return rotateKeyCommand(argv.slice(1), process.env);
+      return (await import('./crypto/admin.js')).rotateKeyCommand(args, process.env);
     case 'encrypt-existing':
-      return encryptExistingCommand(argv.slice(1), process.env);
+      return (await import('./crypto/admin.js')).encryptExistingCommand(args, process.env);
     case 'help':
     case '--help':
     case '-h':
-      console.log('usage: mnemos serve');
-      console.log('       mnemos rotate-key [--phase begin|finish|all]   (MNEMOS_API_ENCRYPTION_MASTER_KEY -> MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY)');
-      console.log('       mnemos encrypt-existing                        (encrypts memories stored before the key was set)');
+      process.stdout.write(USAGE);
       return 0;
     default:
       console.error(`mnemos: unknown command "${command}"; run mnemos help`);
@@ -40,6 +44,10 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (error: unknown) => {
+    if (error instanceof UsageError) {
+      console.error(`mnemos: ${error.message}; run mnemos help`);
+      process.exit(2);
+    }
     // Start-up failures are one clear line (settings, home folder, database, model), not a stack trace.
     const known = error instanceof ConfigError || (error instanceof Error && /Error$/.test(error.name) && error.name !== 'Error');
     console.error(`mnemos: ${error instanceof Error ? error.message : String(error)}`);

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { loadEngineConfig } from './config/load.js';
 import { Engine, type Logger } from './engine.js';
 import { buildApp, type RouteExtender } from './http/app.js';
+import { mcpRoutes } from './mcp/routes.js';
 
 export { loadEngineConfig, ConfigError, type EngineConfig } from './config/load.js';
 export { Engine, type Logger } from './engine.js';
@@ -40,7 +41,8 @@ export async function startEngine(options: StartEngineOptions = {}): Promise<Run
   const engine = await Engine.open(config, log);
   try {
     if (options.setup) await options.setup(engine);
-    const app = await buildApp(engine, options.extensions ?? []);
+    // The MCP server (POST /mcp) is part of every engine; callers' extensions come after it.
+    const app = await buildApp(engine, [mcpRoutes, ...(options.extensions ?? [])]);
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;

@@ -1,0 +1,32 @@
+import { parseArgs } from 'node:util';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { httpBackend } from '../mcp/http-backend.js';
+import { createMcpServer } from '../mcp/server.js';
+import { UsageError, type CliIo } from './io.js';
+import { clientFrom } from './remote.js';
+
+/**
+ * `mnemos mcp`: the MCP tools over stdio for desktop agents, forwarding to an engine or gateway (MNEMOS_URL,
+ * MNEMOS_API_KEY). Standard output carries the protocol, so everything else goes to standard error.
+ */
+export async function mcp(args: string[], io: CliIo): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: { url: { type: 'string' }, 'api-key': { type: 'string' }, tenant: { type: 'string' }, bank: { type: 'string' } },
+      strict: true,
+    }));
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const client = clientFrom(values, io.env);
+  const bank = values.bank ?? io.env['MNEMOS_BANK'];
+  const server = createMcpServer(httpBackend(client), {
+    bank: bank === '' ? undefined : bank,
+    onInternalError: (error) => io.stderr(`mnemos mcp: ${error instanceof Error ? error.message : String(error)}\n`),
+  });
+  await server.connect(new StdioServerTransport());
+  io.stderr(`mnemos mcp: serving over stdio, memory at ${client.baseUrl}${bank ? ` (bank ${bank})` : ''}\n`);
+  return -1;
+}

@@ -1,0 +1,200 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { Mnemos, MnemosError, type RecallOptions, type RetainOptions } from '@mnemos/client';
+import { shortDate, table } from './format.js';
+import { UsageError, type CliIo } from './io.js';
+
+/** `mnemos retain|recall|reflect|banks|memories`: the HTTP API through @mnemos/client, tables or --json. */
+
+const COMMON = {
+  url: { type: 'string' },
+  'api-key': { type: 'string' },
+  tenant: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+export const REMOTE_COMMANDS = ['retain', 'recall', 'reflect', 'banks', 'memories'] as const;
+export type RemoteCommand = (typeof REMOTE_COMMANDS)[number];
+
+/** The client for MNEMOS_URL / MNEMOS_API_KEY, or --url / --api-key. */
+export function clientFrom(values: { url?: string | undefined; 'api-key'?: string | undefined; tenant?: string | undefined }, env: CliIo['env']): Mnemos {
+  const baseUrl = values.url ?? env['MNEMOS_URL'] ?? 'http://localhost:8888';
+  const apiKey = values['api-key'] ?? env['MNEMOS_API_KEY'];
+  return new Mnemos({ baseUrl, apiKey: apiKey === '' ? undefined : apiKey, tenant: values.tenant ?? env['MNEMOS_TENANT'] });
+}
+
+function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O) {
+  try {
+    return parseArgs({ args, options: { ...COMMON, ...options }, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function int(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number (got "${value}")`);
+  return Number(value);
+}
+
+function need(value: string | undefined, what: string): string {
+  if (value === undefined || value === '') throw new UsageError(`missing ${what}`);
+  return value;
+}
+
+function metadata(pairs: string[] | undefined): Record<string, string> | undefined {
+  if (!pairs || pairs.length === 0) return undefined;
+  const out: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new UsageError(`--metadata takes key=value (got "${pair}")`);
+    out[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return out;
+}
+
+const json = (io: CliIo, value: unknown) => io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+
+/** Runs one memory command; answers the exit code (0 ok, 1 failed call, 2 usage mistake). */
+export async function remote(command: RemoteCommand, args: string[], io: CliIo): Promise<number> {
+  let asJson = args.includes('--json');
+  try {
+    switch (command) {
+      case 'retain': {
+        const { values, positionals } = parse(args, {
+          space: { type: 'string' }, tag: { type: 'string', multiple: true }, context: { type: 'string' },
+          timestamp: { type: 'string' }, metadata: { type: 'string', multiple: true }, 'document-id': { type: 'string' },
+        });
+        asJson = values.json === true;
+        const [bank, ...words] = positionals;
+        let content = words.join(' ');
+        if (content === '' || content === '-') content = (await io.readStdin()).trim();
+        const options: RetainOptions = {
+          space: values.space, tags: values.tag, context: values.context, timestamp: values.timestamp,
+          metadata: metadata(values.metadata), document_id: values['document-id'],
+        };
+        const out = await clientFrom(values, io.env).retain(need(bank, 'bank id: mnemos retain <bank> <text>'), need(content, 'text to retain (as arguments or on standard input)'), options);
+        if (asJson) json(io, out);
+        else io.stdout(`Retained in bank ${out.bank_id}${values.space ? ` (space ${values.space})` : ''}: ${out.memory_ids.join(', ')}\n`);
+        return 0;
+      }
+      case 'recall': {
+        const { values, positionals } = parse(args, {
+          space: { type: 'string' }, budget: { type: 'string' }, 'max-tokens': { type: 'string' },
+          type: { type: 'string', multiple: true }, tag: { type: 'string', multiple: true }, 'include-org': { type: 'boolean' },
+        });
+        asJson = values.json === true;
+        const [bank, ...words] = positionals;
+        const budget = values.budget;
+        if (budget !== undefined && !['low', 'mid', 'high'].includes(budget)) throw new UsageError('--budget is low, mid or high');
+        const options: RecallOptions = {
+          space: values.space, budget: budget as RecallOptions['budget'], max_tokens: int(values['max-tokens'], 'max-tokens'),
+          types: values.type, tags: values.tag, include_org: values['include-org'],
+        };
+        const out = await clientFrom(values, io.env).recall(need(bank, 'bank id: mnemos recall <bank> <query>'), need(words.join(' '), 'query'), options);
+        if (asJson) return json(io, out), 0;
+        if (out.results.length === 0) {
+          io.stdout('No memories found.\n');
+          return 0;
+        }
+        io.stdout(table(
+          ['SCORE', 'TYPE', 'DATE', 'ID', 'TEXT'],
+          out.results.map((r) => [r.score.toFixed(3), r.org ? `${r.type} (org)` : r.type, shortDate(r.occurred_at ?? r.created_at), r.id.slice(0, 8), r.text]),
+          io.columns,
+        ));
+        return 0;
+      }
+      case 'reflect': {
+        const { values, positionals } = parse(args, { space: { type: 'string' }, budget: { type: 'string' } });
+        asJson = values.json === true;
+        const [bank, ...words] = positionals;
+        const budget = values.budget;
+        if (budget !== undefined && !['low', 'mid', 'high'].includes(budget)) throw new UsageError('--budget is low, mid or high');
+        const out = await clientFrom(values, io.env).reflect(need(bank, 'bank id: mnemos reflect <bank> <query>'), need(words.join(' '), 'query'), {
+          space: values.space, budget: budget as RecallOptions['budget'],
+        });
+        if (asJson) return json(io, out), 0;
+        io.stdout(`${out.text}\n`);
+        if (out.citations.length > 0) io.stdout(`\nCitations: ${out.citations.join(', ')}\n`);
+        return 0;
+      }
+      case 'banks': {
+        const { values, positionals } = parse(args, { q: { type: 'string' }, limit: { type: 'string' }, offset: { type: 'string' }, yes: { type: 'boolean' } });
+        asJson = values.json === true;
+        const client = clientFrom(values, io.env);
+        const [action = 'list', bank] = positionals;
+        if (action === 'list') {
+          const out = await client.listBanks({ q: values.q, limit: int(values.limit, 'limit'), offset: int(values.offset, 'offset') });
+          if (asJson) return json(io, out), 0;
+          if (out.banks.length === 0) return io.stdout('No banks yet: mnemos retain <bank> <text> creates one.\n'), 0;
+          io.stdout(table(['BANK', 'MEMORIES', 'LAST WRITE', 'SPACE', 'NAME'], out.banks.map((b) => [b.bank_id, String(b.memory_count), shortDate(b.last_write_at), b.space, b.name]), io.columns));
+          if (out.total > out.offset + out.banks.length) io.stdout(`(${out.banks.length} of ${out.total}; --offset ${out.offset + out.banks.length} for more)\n`);
+          return 0;
+        }
+        if (action === 'get') {
+          const out = await client.getBank(need(bank, 'bank id: mnemos banks get <bank>'));
+          if (asJson) return json(io, out), 0;
+          io.stdout(table(['FIELD', 'VALUE'], [
+            ['bank', out.bank_id], ['name', out.name], ['space', out.space], ['memories', String(out.memory_count)],
+            ['mission', out.mission], ['created', shortDate(out.created_at)], ['last write', shortDate(out.last_write_at)],
+          ], io.columns));
+          return 0;
+        }
+        if (action === 'delete') {
+          const id = need(bank, 'bank id: mnemos banks delete <bank> --yes');
+          if (values.yes !== true) throw new UsageError(`deleting bank "${id}" erases all its memories; add --yes to confirm`);
+          const out = await client.deleteBank(id);
+          if (asJson) return json(io, out), 0;
+          io.stdout(`Deleted bank ${id} (${out.deleted_count} memories).\n`);
+          return 0;
+        }
+        throw new UsageError(`unknown banks action "${action}" (list, get, delete)`);
+      }
+      case 'memories': {
+        const { values, positionals } = parse(args, {
+          space: { type: 'string' }, type: { type: 'string' }, q: { type: 'string' }, limit: { type: 'string' }, offset: { type: 'string' },
+        });
+        asJson = values.json === true;
+        const client = clientFrom(values, io.env);
+        const [action, bank, id] = positionals;
+        if (action === 'list') {
+          const out = await client.listMemories(need(bank, 'bank id: mnemos memories list <bank>'), {
+            space: values.space, type: values.type, q: values.q, limit: int(values.limit, 'limit') ?? 20, offset: int(values.offset, 'offset'),
+          });
+          if (asJson) return json(io, out), 0;
+          if (out.items.length === 0) return io.stdout('No memories.\n'), 0;
+          io.stdout(table(['ID', 'TYPE', 'SPACE', 'DATE', 'TEXT'], out.items.map((m) => [m.id, m.type, m.space, shortDate(m.occurred_at ?? m.created_at), m.text]), io.columns));
+          if (out.total > out.offset + out.items.length) io.stdout(`(${out.items.length} of ${out.total}; --offset ${out.offset + out.items.length} for more)\n`);
+          return 0;
+        }
+        if (action === 'get') {
+          const out = await client.getMemory(need(bank, 'bank id'), need(id, 'memory id: mnemos memories get <bank> <id>'));
+          if (asJson) return json(io, out), 0;
+          io.stdout(table(['FIELD', 'VALUE'], [
+            ['id', out.id], ['bank', out.bank_id], ['space', out.space], ['type', out.type], ['date', shortDate(out.occurred_at ?? out.created_at)],
+            ['tags', out.tags.join(', ')], ['text', out.text],
+          ], Math.max(io.columns ?? 0, 10_000)));
+          return 0;
+        }
+        if (action === 'delete') {
+          const out = await client.deleteMemory(need(bank, 'bank id'), need(id, 'memory id: mnemos memories delete <bank> <id>'));
+          if (asJson) return json(io, out), 0;
+          io.stdout(`Deleted ${out.deleted_count} memor${out.deleted_count === 1 ? 'y' : 'ies'}.\n`);
+          return 0;
+        }
+        throw new UsageError(action === undefined ? 'missing action: mnemos memories list|get|delete <bank> ...' : `unknown memories action "${action}" (list, get, delete)`);
+      }
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`mnemos ${command}: ${error.message}; run mnemos help\n`);
+      return 2;
+    }
+    if (error instanceof MnemosError) {
+      if (asJson) io.stderr(`${JSON.stringify({ error: error.toJSON() })}\n`);
+      else io.stderr(`mnemos ${command}: ${error.detail} [${error.code}${error.status ? `, HTTP ${error.status}` : ''}]\n`);
+      return 1;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,22 @@
+export const USAGE = `usage: mnemos <command> [options]
+
+Engine and gateway
+  serve                         start the engine (MNEMOS_API_* settings; data in MNEMOS_HOME, default ~/.mnemos)
+  gateway                       start the multi-tenant gateway (GATEWAY_* settings)
+  mcp [--bank <id>]             MCP server over stdio, talking to MNEMOS_URL (an engine or a gateway)
+  rotate-key [--phase begin|finish|all]   MNEMOS_API_ENCRYPTION_MASTER_KEY -> MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY
+  encrypt-existing              encrypts memories stored before the key was set
+
+Memory (against MNEMOS_URL, default http://localhost:8888; MNEMOS_API_KEY for a gateway)
+  retain <bank> <text...>       store a memory (text "-" or none: read standard input)
+        [--space s] [--tag t]... [--context c] [--timestamp iso] [--metadata k=v]... [--document-id id]
+  recall <bank> <query...>      memories relevant to a query, best first
+        [--space s] [--budget low|mid|high] [--max-tokens n] [--type t]... [--tag t]... [--include-org]
+  reflect <bank> <query...>     an answer from memory with citations (needs an engine with an LLM) [--space s]
+  banks [list]                  banks, most recently written first [--q text] [--limit n] [--offset n]
+  banks get <bank> | banks delete <bank> --yes
+  memories list <bank>          memories, newest first [--space s] [--type t] [--q text] [--limit n] [--offset n]
+  memories get <bank> <id> | memories delete <bank> <id>
+
+Common options: --url <url>  --api-key <key>  --tenant <t>  --json (machine-readable output)
+`;

@@ -1,0 +1,14 @@
+import type { Mnemos } from '@mnemos/client';
+import type { MemoryBackend } from './backend.js';
+
+/** The MCP tools over HTTP: an engine or a gateway reached with @mnemos/client (used by `mnemos mcp`). */
+export function httpBackend(client: Mnemos): MemoryBackend {
+  return {
+    retain: (bankId, args) => client.retain(bankId, args.content, args),
+    recall: (bankId, args) => client.recall(bankId, args.query, args),
+    reflect: (bankId, args) => client.reflect(bankId, args.query, args),
+    listMemories: (bankId, args) => client.listMemories(bankId, { ...args, limit: args.limit ?? 20 }),
+    deleteMemory: (bankId, memoryId) => client.deleteMemory(bankId, memoryId),
+    listBanks: (args) => client.listBanks({ ...args, limit: args.limit ?? 50 }),
+  };
+}

@@ -1,0 +1,68 @@
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Engine } from '../engine.js';
+import type { RouteExtender } from '../http/app.js';
+import { Problem } from '../http/problem.js';
+import { BANK_ID_PATTERN, TENANT_PATTERN } from '../http/schemas.js';
+import { engineBackend } from './backend.js';
+import { createMcpServer } from './server.js';
+
+/**
+ * The MCP server over streamable HTTP (stateless: each POST carries JSON-RPC messages and gets the answers as JSON).
+ * `/mcp` and `/mcp/{bank}` serve the default tenant; `/v1/{tenant}/mcp[/{bank}]` any tenant (the gateway forwards
+ * there with the engine token). Authentication and tenant checks are the engine's own (onRequest hooks).
+ */
+export const mcpRoutes: RouteExtender = (app, engine) => {
+  engine.features.mcp = true;
+  const bank = Type.String({ pattern: BANK_ID_PATTERN });
+  const tenant = Type.String({ pattern: TENANT_PATTERN });
+  const methods: Array<'GET' | 'POST' | 'DELETE'> = ['GET', 'POST', 'DELETE'];
+  const handler = (req: FastifyRequest, reply: FastifyReply) => {
+    const params = req.params as { tenant?: string; bank?: string };
+    return serveMcp(engine, req, reply, params.tenant ?? 'default', params.bank);
+  };
+  app.route({ method: methods, url: '/mcp', schema: { hide: true }, handler });
+  app.route({ method: methods, url: '/mcp/:bank', schema: { hide: true, params: Type.Object({ bank }) }, handler });
+  app.route({ method: methods, url: '/v1/:tenant/mcp', schema: { hide: true, params: Type.Object({ tenant }) }, handler });
+  app.route({ method: methods, url: '/v1/:tenant/mcp/:bank', schema: { hide: true, params: Type.Object({ tenant, bank }) }, handler });
+};
+
+function isJsonRpcMessage(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const m = value as Record<string, unknown>;
+  return m['jsonrpc'] === '2.0' && (typeof m['method'] === 'string' || 'result' in m || 'error' in m);
+}
+
+async function serveMcp(engine: Engine, req: FastifyRequest, reply: FastifyReply, tenant: string, bank: string | undefined) {
+  if (req.method !== 'POST') {
+    throw new Problem(
+      405,
+      'method_not_allowed',
+      'This MCP endpoint is stateless streamable HTTP: send JSON-RPC messages with POST (no GET event stream, no sessions to DELETE).',
+      undefined,
+      { allow: 'POST' },
+    );
+  }
+  const accept = req.headers.accept ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    throw new Problem(406, 'not_acceptable', 'MCP clients must send Accept: application/json, text/event-stream (streamable HTTP transport).');
+  }
+  const body: unknown = req.body;
+  const messages = Array.isArray(body) ? body : [body];
+  if (messages.length === 0 || !messages.every(isJsonRpcMessage)) {
+    throw new Problem(400, 'validation_failed', 'The body must be a JSON-RPC 2.0 message (or a batch of them): {"jsonrpc": "2.0", "method": ..., "id": ...}.');
+  }
+  const server = createMcpServer(engineBackend(engine, tenant), {
+    bank,
+    onInternalError: (error) => engine.log.error(`mcp tool failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`),
+  });
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  reply.hijack();
+  reply.raw.on('close', () => {
+    void transport.close();
+    void server.close();
+  });
+  await server.connect(transport);
+  await transport.handleRequest(req.raw, reply.raw, body);
+}

@@ -1,0 +1,170 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { createRequire } from 'node:module';
+import { BANK_ID_PATTERN, SPACE_PATTERN } from '../http/schemas.js';
+import { MEMORY_TYPES } from '../memory/types.js';
+import type { MemoryBackend } from './backend.js';
+
+export interface McpServerOptions {
+  /** Fixes the bank (the URL `/mcp/{bank}` or `mnemos mcp --bank`): tools then take no `bank_id`. */
+  bank?: string | undefined;
+  /** Called with failures that are not the user's (a bug or an outage), for the log. */
+  onInternalError?: ((error: unknown) => void) | undefined;
+}
+
+// Read here rather than from http/app.js, so `mnemos mcp` (stdio) does not load the HTTP server.
+const { version: ENGINE_VERSION } = createRequire(import.meta.url)('../../package.json') as { version: string };
+
+const BankId = z.string().regex(new RegExp(BANK_ID_PATTERN)).describe(
+  'The memory bank: one subject (a user, an agent, a project), e.g. "alice@example.com". Banks are created by the first retain.',
+);
+const Space = z.string().regex(new RegExp(SPACE_PATTERN)).optional().describe(
+  'Optional space (organization) that partitions the bank; omit for the default space. Recall only sees memories of the same space.',
+);
+const Budget = z.enum(['low', 'mid', 'high']).optional();
+
+/** An error with a stable code and a sentence: what Problem (engine) and MnemosError (client) both carry. */
+function isCodedError(error: unknown): error is { status: number; code: string; detail: string } {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as Record<string, unknown>;
+  return typeof e['status'] === 'number' && typeof e['code'] === 'string' && typeof e['detail'] === 'string';
+}
+
+const text = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] });
+
+/** Recall hits as a model reads them best: the text first, with its id, type, date and score. */
+function compactHits(results: object[]): object[] {
+  return results.map((hit) => {
+    const h = hit as Record<string, unknown>;
+    const tags = Array.isArray(h['tags']) && h['tags'].length > 0 ? { tags: h['tags'] } : {};
+    return {
+      text: h['text'],
+      id: h['id'],
+      type: h['type'],
+      occurred_at: h['occurred_at'] ?? h['created_at'],
+      score: typeof h['score'] === 'number' ? Math.round(h['score'] * 1000) / 1000 : h['score'],
+      ...(h['space'] !== 'default' ? { space: h['space'] } : {}),
+      ...(h['org'] === true ? { org: true } : {}),
+      ...tags,
+    };
+  });
+}
+
+/** The Mnemos MCP server: six tools over a backend (in-process engine or HTTP). */
+export function createMcpServer(backend: MemoryBackend, options: McpServerOptions = {}): McpServer {
+  const fixed = options.bank;
+  const server = new McpServer(
+    { name: 'mnemos', title: 'Mnemos memory', version: ENGINE_VERSION },
+    {
+      instructions:
+        'Mnemos is persistent memory. Use `recall` before answering questions about a user or past work, `retain` to store durable facts, preferences and decisions as short self-contained sentences, and `reflect` for a synthesised answer with citations.' +
+        (fixed ? ` Every tool works on the bank "${fixed}".` : ' Every tool except list_banks takes a bank_id.'),
+    },
+  );
+
+  /** The input schema: `bank_id` is required unless the bank is fixed, in which case it is not offered. */
+  function input<S extends z.ZodRawShape>(shape: S) {
+    const schema = fixed === undefined ? z.object({ bank_id: BankId, ...shape }) : z.object(shape);
+    return schema as unknown as z.ZodType<z.output<z.ZodObject<S>> & { bank_id?: string }>;
+  }
+  const bankOf = (args: { bank_id?: string | undefined }): string => fixed ?? args.bank_id ?? '';
+
+  /** Runs a tool; user errors become tool errors the model can read (`isError`), never protocol failures. */
+  async function run(work: () => Promise<unknown>): Promise<CallToolResult> {
+    try {
+      return text(await work());
+    } catch (error) {
+      if (isCodedError(error)) {
+        if (error.status >= 500 && error.code !== 'llm_not_configured') options.onInternalError?.(error);
+        const status = error.status > 0 ? ` (${error.status})` : '';
+        return { isError: true, content: [{ type: 'text', text: `Error ${error.code}${status}: ${error.detail}` }] };
+      }
+      options.onInternalError?.(error);
+      return { isError: true, content: [{ type: 'text', text: 'Error: the memory service failed unexpectedly; try again later.' }] };
+    }
+  }
+
+  server.registerTool('retain', {
+    title: 'Remember',
+    description:
+      'Store a memory in the bank: one durable fact, preference, decision or event, written as a self-contained sentence (e.g. "Alice prefers green tea over coffee."). It is recallable as soon as this returns; storing identical text twice keeps one copy. Answers the new memory ids.',
+    inputSchema: input({
+      content: z.string().min(1).max(100_000).describe('The text to remember.'),
+      space: Space,
+      context: z.string().max(2000).optional().describe('Optional context: where this came from (e.g. "support chat").'),
+      timestamp: z.string().optional().describe('Optional ISO 8601 date or date-time when it happened (defaults to now).'),
+      tags: z.array(z.string().max(256)).max(100).optional().describe('Optional tags to filter recall by.'),
+      metadata: z.record(z.string(), z.string()).optional().describe('Optional string key/value metadata.'),
+    }),
+    annotations: { title: 'Remember', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  }, (args) => run(() => backend.retain(bankOf(args), args)));
+
+  server.registerTool('recall', {
+    title: 'Recall memories',
+    description:
+      'Search the bank for memories relevant to a question (semantic, keyword and time-aware search). Answers the best matches first, each with its text, id, type, date and score. Use it before answering anything that depends on what was learned earlier.',
+    inputSchema: input({
+      query: z.string().min(1).max(10_000).describe('A question or keywords, e.g. "What does Alice drink?".'),
+      space: Space,
+      max_tokens: z.number().int().min(1).max(100_000).optional().describe('Cap on the total size of the results in tokens (default 4096).'),
+      budget: Budget.describe('How hard to search: low, mid (default) or high.'),
+      types: z.array(z.enum(MEMORY_TYPES)).optional().describe('Only these memory types (raw, world, experience, opinion, observation, procedure, preference, correction).'),
+      tags: z.array(z.string()).optional().describe('Only memories with any of these tags (or untagged ones).'),
+      include_org: z.boolean().optional().describe("Also search the space's shared organization memory."),
+    }),
+    annotations: { title: 'Recall memories', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  }, (args) => run(async () => {
+    const answer = await backend.recall(bankOf(args), args);
+    return { results: compactHits(answer.results) };
+  }));
+
+  server.registerTool('reflect', {
+    title: 'Answer from memory',
+    description:
+      "Ask a question and get an answer synthesised by the memory service's LLM from the bank's memories only, with the ids of the memories it cites; it says so when memory does not hold the answer. Needs an engine with an LLM configured (otherwise use recall).",
+    inputSchema: input({
+      query: z.string().min(1).max(10_000).describe('The question to answer from memory.'),
+      space: Space,
+      budget: Budget.describe('How many memories to consider: low (default), mid or high.'),
+    }),
+    annotations: { title: 'Answer from memory', readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  }, (args) => run(() => backend.reflect(bankOf(args), args)));
+
+  server.registerTool('list_memories', {
+    title: 'List memories',
+    description:
+      'List the memories stored in the bank, newest first, with optional filters and pagination (answers items and the total). Use recall to search by meaning; use this to browse or to find the id of a memory to delete.',
+    inputSchema: input({
+      space: Space,
+      type: z.enum(MEMORY_TYPES).optional().describe('Only memories of this type.'),
+      q: z.string().max(2000).optional().describe('Only memories whose text contains these words.'),
+      limit: z.number().int().min(1).max(200).optional().describe('Page size (default 20).'),
+      offset: z.number().int().min(0).optional().describe('How many to skip (default 0).'),
+    }),
+    annotations: { title: 'List memories', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  }, (args) => run(() => backend.listMemories(bankOf(args), args)));
+
+  server.registerTool('delete_memory', {
+    title: 'Delete a memory',
+    description:
+      'Permanently delete one memory (and the facts derived from it) by its id. This cannot be undone: only do it when the user asks to forget something or a memory is wrong.',
+    inputSchema: input({
+      memory_id: z.string().uuid().describe('The id of the memory (from recall or list_memories).'),
+    }),
+    annotations: { title: 'Delete a memory', readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  }, (args) => run(() => backend.deleteMemory(bankOf(args), args.memory_id)));
+
+  server.registerTool('list_banks', {
+    title: 'List memory banks',
+    description: 'List the memory banks (one per subject), most recently written first, with their profiles and memory counts.',
+    inputSchema: z.object({
+      q: z.string().max(256).optional().describe('Only banks whose id or name contains this text.'),
+      limit: z.number().int().min(1).max(200).optional().describe('Page size (default 50).'),
+      offset: z.number().int().min(0).optional().describe('How many to skip (default 0).'),
+    }),
+    annotations: { title: 'List memory banks', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  }, (args) => run(() => backend.listBanks(args)));
+
+  return server;
+}

@@ -1,0 +1,137 @@
+// The MCP server over streamable HTTP (POST /mcp, /mcp/{bank}, /v1/{tenant}/mcp), driven by the MCP SDK's own client
+// against a real engine.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
+
+let engine: TestEngine;
+const clients: Client[] = [];
+
+before(async () => {
+  engine = await startTestEngine();
+});
+after(async () => {
+  for (const c of clients) await c.close().catch(() => undefined);
+  await engine?.dispose();
+});
+
+async function connect(path: string): Promise<Client> {
+  const client = new Client({ name: 'mnemos-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(path, engine.url)));
+  clients.push(client);
+  return client;
+}
+
+function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
+  const content = (result as CallToolResult).content;
+  const first = content[0];
+  assert.ok(first && first.type === 'text', 'a text answer');
+  return first.text;
+}
+
+async function tool(client: Client, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const result = await client.callTool({ name, arguments: args });
+  assert.notEqual(result.isError, true, textOf(result));
+  return JSON.parse(textOf(result)) as Record<string, unknown>;
+}
+
+test('lists six tools with JSON schemas, descriptions and hints; /version shows mcp enabled', async () => {
+  const client = await connect('/mcp');
+  const { tools } = await client.listTools();
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  assert.deepEqual([...byName.keys()].sort(), ['delete_memory', 'list_banks', 'list_memories', 'recall', 'reflect', 'retain']);
+  for (const t of tools) {
+    assert.ok((t.description ?? '').length > 40, `${t.name} has a description`);
+    assert.equal(t.inputSchema.type, 'object');
+    assert.equal(typeof t.annotations?.readOnlyHint, 'boolean', `${t.name} has hints`);
+  }
+  assert.deepEqual(byName.get('retain')!.inputSchema.required, ['bank_id', 'content']);
+  assert.equal(byName.get('recall')!.annotations?.readOnlyHint, true);
+  assert.equal(byName.get('delete_memory')!.annotations?.destructiveHint, true);
+  assert.equal(byName.get('retain')!.annotations?.readOnlyHint, false);
+  assert.equal(byName.get('list_banks')!.inputSchema.required, undefined);
+  const version = await call<{ features: Record<string, unknown> }>(engine.url, 'GET', '/version');
+  assert.equal(version.body.features['mcp'], true);
+});
+
+test('each tool works: retain, recall, list_memories, list_banks, delete_memory, reflect', async () => {
+  const client = await connect('/mcp');
+  const stored = await tool(client, 'retain', { bank_id: 'mcp-alice', content: 'Alice prefers green tea over coffee.', tags: ['drinks'] });
+  const [id] = stored['memory_ids'] as string[];
+  assert.ok(id);
+  await tool(client, 'retain', { bank_id: 'mcp-alice', content: 'Alice lives in Lyon.', space: 'acme' });
+
+  const recalled = await tool(client, 'recall', { bank_id: 'mcp-alice', query: 'What does Alice drink?' });
+  const results = recalled['results'] as Array<Record<string, unknown>>;
+  assert.equal(results.length, 1, 'the acme-space memory is not recalled without space');
+  assert.equal(results[0]!['text'], 'Alice prefers green tea over coffee.');
+  assert.equal(results[0]!['id'], id);
+  assert.deepEqual(results[0]!['tags'], ['drinks']);
+  const inAcme = await tool(client, 'recall', { bank_id: 'mcp-alice', query: 'Where does Alice live?', space: 'acme' });
+  assert.deepEqual((inAcme['results'] as Array<Record<string, unknown>>).map((r) => r['text']), ['Alice lives in Lyon.']);
+
+  const listed = await tool(client, 'list_memories', { bank_id: 'mcp-alice' });
+  assert.equal(listed['total'], 2);
+  const banks = await tool(client, 'list_banks', {});
+  assert.ok((banks['banks'] as Array<Record<string, unknown>>).some((b) => b['bank_id'] === 'mcp-alice'));
+
+  const deleted = await tool(client, 'delete_memory', { bank_id: 'mcp-alice', memory_id: id });
+  assert.equal(deleted['deleted_count'], 1);
+  const again = await client.callTool({ name: 'delete_memory', arguments: { bank_id: 'mcp-alice', memory_id: id } });
+  assert.equal(again.isError, true);
+  assert.match(textOf(again), /memory_not_found/);
+
+  const reflected = await client.callTool({ name: 'reflect', arguments: { bank_id: 'mcp-alice', query: 'What should I offer Alice?' } });
+  assert.equal(reflected.isError, true, 'this engine has no LLM');
+  assert.match(textOf(reflected), /llm_not_configured/);
+});
+
+test('/mcp/{bank} fixes the bank: tools take no bank_id', async () => {
+  const client = await connect('/mcp/fixed%40bank');
+  const { tools } = await client.listTools();
+  const retain = tools.find((t) => t.name === 'retain')!;
+  assert.deepEqual(retain.inputSchema.required, ['content']);
+  assert.equal((retain.inputSchema.properties ?? {})['bank_id'], undefined);
+  await tool(client, 'retain', { content: 'The fixed bank remembers this.' });
+  const listed = await call<{ total: number }>(engine.url, 'GET', '/v1/default/banks/fixed%40bank/memories');
+  assert.equal(listed.body.total, 1);
+  const recalled = await tool(client, 'recall', { query: 'What does the fixed bank remember?' });
+  assert.equal((recalled['results'] as unknown[]).length, 1);
+});
+
+test('/v1/default/mcp serves the default tenant; other tenants need a multi-tenant engine', async () => {
+  const client = await connect('/v1/default/mcp/mcp-alice');
+  const listed = await tool(client, 'list_memories', {});
+  assert.equal(listed['total'], 1);
+  const other = await call(engine.url, 'POST', '/v1/acme/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { accept: 'application/json, text/event-stream' });
+  assert.equal(other.status, 404);
+  assert.equal(other.body['code'], 'tenant_not_found');
+});
+
+test('invalid tool arguments are tool-call errors, malformed requests are problem+json 4xx', async () => {
+  const client = await connect('/mcp');
+  const bad = await client.callTool({ name: 'retain', arguments: { bank_id: 'bad bank!', content: 'x' } });
+  assert.equal(bad.isError, true);
+  const empty = await client.callTool({ name: 'recall', arguments: { bank_id: 'mcp-alice', query: '???' } });
+  assert.equal(empty.isError, true);
+  assert.match(textOf(empty), /validation_failed/);
+
+  const accept = { accept: 'application/json, text/event-stream' };
+  for (const [method, body, headers, status] of [
+    ['GET', undefined, accept, 405],
+    ['DELETE', undefined, accept, 405],
+    ['POST', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { accept: 'application/json' }, 406],
+    ['POST', { hello: 'world' }, accept, 400],
+    ['POST', [], accept, 400],
+    ['POST', '{not json', { ...accept, 'content-type': 'application/json' }, 400],
+  ] as const) {
+    const answer = await call(engine.url, method, '/mcp', body, headers);
+    assert.equal(answer.status, status, `${method} ${JSON.stringify(body)}`);
+    assert.match(answer.headers.get('content-type') ?? '', /application\/problem\+json/);
+  }
+  const badBank = await call(engine.url, 'POST', '/mcp/bad%20bank', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, accept);
+  assert.equal(badBank.status, 400);
+});

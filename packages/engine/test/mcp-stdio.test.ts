@@ -1,0 +1,84 @@
+// `mnemos mcp` (stdio) driven by the MCP SDK's own client: the SDK spawns the real binary (from source), which
+// forwards each tool to a real engine over HTTP through @mnemos/client.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { REPO_ROOT, startTestEngine, type TestEngine } from './helpers/engine.js';
+
+let engine: TestEngine;
+const clients: Client[] = [];
+
+before(async () => {
+  engine = await startTestEngine();
+});
+after(async () => {
+  for (const c of clients) await c.close().catch(() => undefined);
+  await engine?.dispose();
+});
+
+async function connect(extraArgs: string[] = [], env: Record<string, string> = {}): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--conditions=source', '--import', 'tsx', resolve(REPO_ROOT, 'packages/engine/src/cli.ts'), 'mcp', ...extraArgs],
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', MNEMOS_URL: engine.url, ...env },
+    cwd: REPO_ROOT,
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'mnemos-stdio-test', version: '1.0.0' });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
+  const first = (result as CallToolResult).content[0];
+  assert.ok(first && first.type === 'text');
+  return first.text;
+}
+
+async function tool(client: Client, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const result = await client.callTool({ name, arguments: args });
+  assert.notEqual(result.isError, true, textOf(result));
+  return JSON.parse(textOf(result)) as Record<string, unknown>;
+}
+
+test('stdio: the six tools are listed and each one works against the engine', async () => {
+  const client = await connect();
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((t) => t.name).sort(), ['delete_memory', 'list_banks', 'list_memories', 'recall', 'reflect', 'retain']);
+  assert.equal(tools.find((t) => t.name === 'delete_memory')!.annotations?.destructiveHint, true);
+
+  const stored = await tool(client, 'retain', { bank_id: 'stdio-bank', content: 'Grace keeps bees on her roof.', space: 'home' });
+  const [id] = stored['memory_ids'] as string[];
+  const recalled = await tool(client, 'recall', { bank_id: 'stdio-bank', query: 'What does Grace keep?', space: 'home' });
+  assert.deepEqual((recalled['results'] as Array<Record<string, unknown>>).map((r) => r['id']), [id]);
+  const outside = await tool(client, 'recall', { bank_id: 'stdio-bank', query: 'What does Grace keep?' });
+  assert.deepEqual(outside['results'], []);
+  assert.equal((await tool(client, 'list_memories', { bank_id: 'stdio-bank' }))['total'], 1);
+  const banks = await tool(client, 'list_banks', { q: 'stdio' });
+  assert.deepEqual((banks['banks'] as Array<Record<string, unknown>>).map((b) => b['bank_id']), ['stdio-bank']);
+  const reflected = await client.callTool({ name: 'reflect', arguments: { bank_id: 'stdio-bank', query: 'What does Grace keep?' } });
+  assert.equal(reflected.isError, true);
+  assert.match(textOf(reflected), /llm_not_configured/);
+  assert.equal((await tool(client, 'delete_memory', { bank_id: 'stdio-bank', memory_id: id }))['deleted_count'], 1);
+  const gone = await client.callTool({ name: 'delete_memory', arguments: { bank_id: 'stdio-bank', memory_id: id } });
+  assert.equal(gone.isError, true);
+  assert.match(textOf(gone), /memory_not_found \(404\)/);
+});
+
+test('stdio: --bank fixes the bank; an unreachable engine is a readable tool error', async () => {
+  const fixed = await connect(['--bank', 'stdio-fixed']);
+  const retain = (await fixed.listTools()).tools.find((t) => t.name === 'retain')!;
+  assert.deepEqual(retain.inputSchema.required, ['content']);
+  await tool(fixed, 'retain', { content: 'Heidi runs marathons.' });
+  const listed = await tool(fixed, 'list_memories', {});
+  assert.equal(listed['total'], 1);
+
+  const down = await connect([], { MNEMOS_URL: 'http://127.0.0.1:1' });
+  const failed = await down.callTool({ name: 'list_banks', arguments: {} });
+  assert.equal(failed.isError, true);
+  assert.match(textOf(failed), /connection_error/);
+});
