@@ -105,29 +105,39 @@ export async function insertMemories(
   if (items.length === 0) return ids;
   // With encryption: text/context/metadata go into body_enc, fts is the blind index, content_hash is keyed.
   const bank = await codecFor(tx).forWrite(tx, p.tenant, p.bankId);
-  for (const m of items) {
-    const sealed = bank.seal(m.id, { text: m.text, context: m.context, metadata: m.metadata, entities: m.entities });
-    const params: SqlParam[] = [
-      m.id, p.tenant, p.bankId, p.space, m.type, sealed.text, sealed.context, JSON.stringify(sealed.metadata), m.tags,
-      sealed.entities, m.documentId, m.sourceId, m.batchId, m.seq, bank.dedupHash(m.contentHash), m.tokenCount,
-      m.occurredAt, toVectorLiteral(m.embedding), sealed.bodyEnc, sealed.fts,
-    ];
-    const inserted = await tx.query<{ id: string }>(
+  // Multi-row INSERTs (100 rows each): one round trip per chunk instead of one per memory.
+  const inserted = new Set<string>();
+  const PER_STATEMENT = 100;
+  const COLUMNS = 20;
+  for (let start = 0; start < items.length; start += PER_STATEMENT) {
+    const chunk = items.slice(start, start + PER_STATEMENT);
+    const params: SqlParam[] = [];
+    const rows = chunk.map((m, i) => {
+      const sealed = bank.seal(m.id, { text: m.text, context: m.context, metadata: m.metadata, entities: m.entities });
+      params.push(
+        m.id, p.tenant, p.bankId, p.space, m.type, sealed.text, sealed.context, JSON.stringify(sealed.metadata), m.tags,
+        sealed.entities, m.documentId, m.sourceId, m.batchId, m.seq, bank.dedupHash(m.contentHash), m.tokenCount,
+        m.occurredAt, toVectorLiteral(m.embedding), sealed.bodyEnc, sealed.fts,
+      );
+      const $ = (n: number) => `$${i * COLUMNS + n}`;
+      return `(${$(1)}::uuid, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}, ${$(6)}, ${$(7)}, ${$(8)}::jsonb, ${$(9)}::text[], ${$(10)}::text[],
+        ${$(11)}, ${$(12)}::uuid, ${$(13)}::uuid, ${$(14)}::int, ${$(15)}, ${$(16)}::int, ${$(17)}::timestamptz, ${$(18)}::vector,
+        ${$(19)}::bytea, COALESCE(${$(20)}::tsvector, ${documentTsvectorSql(`${$(6)}::text`)}))`;
+    });
+    const returned = await tx.query<{ id: string }>(
       `INSERT INTO memories (id, tenant, bank_id, space, type, text, context, metadata, tags, entities, document_id,
          source_id, batch_id, seq, content_hash, token_count, occurred_at, embedding, body_enc, fts)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::text[], $10::text[], $11, $12, $13, $14, $15, $16, $17,
-         $18::vector, $19, COALESCE($20::tsvector, ${documentTsvectorSql('$6')}))
+       VALUES ${rows.join(',\n')}
        ON CONFLICT (tenant, bank_id, space, content_hash) WHERE source_id IS NULL DO NOTHING
        RETURNING id`,
       params,
     );
-    if (inserted[0]) {
-      ids.push(inserted[0].id);
-    } else {
-      const existing = await findByHashes(tx, p, [m.contentHash]);
-      ids.push(existing.get(m.contentHash) ?? m.id);
-    }
+    for (const r of returned) inserted.add(r.id);
   }
+  // Rows skipped by ON CONFLICT lost a race with a concurrent retain of the same content: answer that row's id.
+  const lost = items.filter((m) => !inserted.has(m.id));
+  const existing = await findByHashes(tx, p, lost.map((m) => m.contentHash));
+  for (const m of items) ids.push(inserted.has(m.id) ? m.id : existing.get(m.contentHash) ?? m.id);
   return ids;
 }
 

@@ -1,0 +1,157 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startEngine } from '../index.js';
+import { memoryText, queryText, rng } from './synthetic.js';
+import { ms, percentile } from './stats.js';
+
+/**
+ * `npm run bench`: the figures of DESIGN.md section 5, measured through the engine's public HTTP API on the embedded
+ * database with the local model. Options: --memories N (bank size for recall, default 10000), --mixed-seconds S
+ * (mixed-load duration, default 60), --large N (also fill to N memories and report RSS; e.g. 100000).
+ */
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
+const BANK_SIZE = Number(args.get('memories') ?? 10_000);
+const MIXED_SECONDS = Number(args.get('mixed-seconds') ?? 60);
+const LARGE = Number(args.get('large') ?? 0);
+
+const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../..');
+const model = process.env.MNEMOS_API_EMBEDDINGS_LOCAL_MODEL ?? resolve(repoRoot, '../shared/models/all-MiniLM-L6-v2');
+
+async function post(url: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: r.status, json: (await r.json()) as Record<string, unknown> };
+}
+
+function line(name: string, value: string, bar: string, ok: boolean | undefined) {
+  const verdict = ok === undefined ? '' : ok ? 'PASS' : 'FAIL';
+  console.log(`${name.padEnd(46)} ${value.padEnd(28)} ${bar.padEnd(26)} ${verdict}`);
+}
+
+async function main() {
+  const home = mkdtempSync(join(tmpdir(), 'mnemos-bench-'));
+  const running = await startEngine({
+    env: { MNEMOS_HOME: home, MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: model, MNEMOS_API_PORT: '0', MNEMOS_API_HOST: '127.0.0.1', MNEMOS_API_LOG_LEVEL: 'silent' },
+  });
+  const base = `${running.url}/v1/default/banks`;
+  const r = rng(42);
+  let counter = 0;
+  console.log(`Mnemos engine benchmark (embedded PGlite, local ${model.split('/').pop()}, ${process.arch}, node ${process.version})\n`);
+  try {
+    // Warm up the model and the database.
+    for (let i = 0; i < 20; i++) await post(`${base}/warm/memories`, { content: memoryText(r, counter++) });
+
+    // Single retain latency.
+    const single: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const t = performance.now();
+      const a = await post(`${base}/single/memories`, { content: memoryText(r, counter++) });
+      single.push(performance.now() - t);
+      if (a.status !== 200) throw new Error(`retain failed: ${JSON.stringify(a.json)}`);
+    }
+    const singleP50 = percentile(single, 50);
+    line('Single retain latency p50', ms(singleP50), '<= 25 ms', singleP50 <= 25);
+
+    // Retain throughput: batches of 32 short memories, two requests in flight.
+    const batches = 40;
+    const t0 = performance.now();
+    const inflight: Array<Promise<unknown>> = [];
+    for (let b = 0; b < batches; b++) {
+      const items = Array.from({ length: 32 }, () => ({ content: memoryText(r, counter++) }));
+      inflight.push(post(`${base}/throughput/memories`, { items }));
+      if (inflight.length >= 2) await inflight.shift();
+    }
+    await Promise.all(inflight);
+    const perSecond = (batches * 32) / ((performance.now() - t0) / 1000);
+    line('Retain throughput (batches of 32)', `${perSecond.toFixed(0)} memories/s`, '>= 250 memories/s', perSecond >= 250);
+
+    // Fill the recall bank.
+    const fillStart = performance.now();
+    for (let n = 0; n < BANK_SIZE; n += 100) {
+      const items = Array.from({ length: Math.min(100, BANK_SIZE - n) }, () => ({ content: memoryText(r, counter++) }));
+      const a = await post(`${base}/big/memories`, { items });
+      if (a.status !== 200) throw new Error(`fill failed: ${JSON.stringify(a.json)}`);
+    }
+    console.log(`(filled ${BANK_SIZE} memories in ${((performance.now() - fillStart) / 1000).toFixed(1)} s)`);
+
+    // Recall latency against the floor: embedding the query alone.
+    const queries = Array.from({ length: 300 }, () => queryText(r));
+    for (const q of queries.slice(0, 20)) await post(`${base}/big/memories/recall`, { query: q });
+    const recallTimes: number[] = [];
+    const embedTimes: number[] = [];
+    for (const q of queries) {
+      let t = performance.now();
+      await running.engine.embedder.embed([q], 'query');
+      embedTimes.push(performance.now() - t);
+      t = performance.now();
+      const a = await post(`${base}/big/memories/recall`, { query: q });
+      recallTimes.push(performance.now() - t);
+      if (a.status !== 200) throw new Error(`recall failed: ${JSON.stringify(a.json)}`);
+    }
+    const p50 = percentile(recallTimes, 50);
+    const p95 = percentile(recallTimes, 95);
+    const floor = percentile(embedTimes, 50);
+    line(`Recall latency p50 (${BANK_SIZE} memories)`, ms(p50), '<= 15 ms', p50 <= 15);
+    line(`Recall latency p95 (${BANK_SIZE} memories)`, ms(p95), '<= 40 ms', p95 <= 40);
+    line('Query embedding alone p50 (floor)', ms(floor), '', undefined);
+    line('Recall p50 / floor', `${(p50 / floor).toFixed(2)}x`, '<= 3x', p50 / floor <= 3);
+
+    // Mixed load: 32 concurrent clients, recall and retain, for MIXED_SECONDS.
+    const deadline = performance.now() + MIXED_SECONDS * 1000;
+    let errors = 0;
+    const retainedIds: string[] = [];
+    const mixedRecall: number[] = [];
+    const client = async (c: number) => {
+      const cr = rng(1000 + c);
+      let i = 0;
+      while (performance.now() < deadline) {
+        const isRetain = i++ % 5 === 0;
+        const t = performance.now();
+        try {
+          if (isRetain) {
+            const a = await post(`${base}/big/memories`, { content: `${memoryText(cr, counter++)} [client ${c}]` });
+            if (a.status !== 200) errors++;
+            else retainedIds.push(...(a.json.memory_ids as string[]));
+          } else {
+            const a = await post(`${base}/big/memories/recall`, { query: queryText(cr) });
+            if (a.status !== 200) errors++;
+            mixedRecall.push(performance.now() - t);
+          }
+        } catch {
+          errors++;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 32 }, (_, c) => client(c)));
+    const present = await running.engine.db.query<{ n: number }>('SELECT count(*)::int AS n FROM memories WHERE id = ANY($1::uuid[])', [retainedIds]);
+    const lost = retainedIds.length - (present[0]?.n ?? 0);
+    const mixedP95 = percentile(mixedRecall, 95);
+    line(`Mixed load, 32 clients, ${MIXED_SECONDS}s: errors`, String(errors), '0', errors === 0);
+    line('Mixed load: lost memories', `${lost} of ${retainedIds.length}`, '0', lost === 0);
+    line('Mixed load: recall p95', ms(mixedP95), '<= 100 ms', mixedP95 <= 100);
+    line('Mixed load: recalls served', String(mixedRecall.length), '', undefined);
+
+    const rssMiB = process.memoryUsage().rss / 2 ** 20;
+    line(`RSS after ${BANK_SIZE + counter} memories`, `${rssMiB.toFixed(0)} MiB`, '', undefined);
+    if (LARGE > 0) {
+      for (let n = BANK_SIZE; n < LARGE; n += 500) {
+        const items = Array.from({ length: 500 }, () => ({ content: memoryText(r, counter++) }));
+        await post(`${base}/big/memories`, { items });
+      }
+      await post(`${base}/big/memories/recall`, { query: queryText(r) });
+      const rss = process.memoryUsage().rss / 2 ** 30;
+      line(`Memory use, ${LARGE} memories (RSS)`, `${rss.toFixed(2)} GiB`, '<= 1 GiB', rss <= 1);
+    }
+  } finally {
+    await running.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
