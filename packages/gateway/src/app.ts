@@ -127,7 +127,8 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => openApiDocument(app, ctx));
 
-  await app.listen({ port: config.port, host: config.host });
+  // A deep accept queue: bursts of new connections (1,000 clients at once) must queue, not be reset.
+  await app.listen({ port: config.port, host: config.host, backlog: 4096 });
   const address = app.server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   if (publicUrl === '') publicUrl = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
