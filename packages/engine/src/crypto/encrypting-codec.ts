@@ -22,6 +22,8 @@ export function bodyAad(tenant: string, bankId: string, id: string): Buffer {
   return Buffer.from(`mnemos/v1/memory\0${tenant}\0${bankId}\0${id}`);
 }
 
+const QUERY_KEY_TTL_MS = 5_000;
+
 /** Blind index domains: keyword terms and entity names never share tokens. */
 const TERM = 't';
 const ENTITY = 'e';
@@ -31,6 +33,12 @@ export class EncryptingCodec implements BodyCodec {
   readonly encrypted = true;
   /** Unwrapped data keys by tenant, bank and key id (a key id names one key forever, so entries never go stale). */
   private readonly keys = new Map<string, DataKey>();
+  /**
+   * Query-side bank keys for a few seconds, so a recall does not pay a lookup before its keyword arm. Only queries use
+   * it (writes always read the stored key in their transaction, reads pick the key by the ciphertext's key id): at
+   * worst, for QUERY_KEY_TTL_MS after a bank is deleted and re-created by another process, keyword search in it misses.
+   */
+  private readonly queryKeys = new Map<string, { key: DataKey | undefined; at: number }>();
   integrityFailures = 0;
 
   constructor(
@@ -103,13 +111,27 @@ export class EncryptingCodec implements BodyCodec {
     if (lexemes.length === 0) return undefined;
     const groups: string[] = [];
     for (const bankId of new Set(bankIds)) {
-      const key = await this.bankKey(q, tenant, bankId);
+      const key = await this.queryKey(q, tenant, bankId);
       if (key === undefined) continue;
       const tokens = [...new Set(lexemes.map((l) => `'${key.blind(TERM, l)}'`))];
       groups.push(mode === 'any' ? tokens.join(' | ') : `(${tokens.join(' & ')})`);
     }
     if (groups.length === 0) return undefined;
     return { sql: (p) => `${p}::tsquery`, value: groups.join(' | ') };
+  }
+
+  private async queryKey(q: Queryable, tenant: string, bankId: string): Promise<DataKey | undefined> {
+    const id = `${tenant}\0${bankId}`;
+    const hit = this.queryKeys.get(id);
+    const now = Date.now();
+    if (hit !== undefined && now - hit.at < QUERY_KEY_TTL_MS) return hit.key;
+    const key = await this.bankKey(q, tenant, bankId);
+    // A bank without a key yet is not cached: its first retain must become searchable at once.
+    if (key !== undefined) {
+      if (this.queryKeys.size > 10_000) this.queryKeys.clear();
+      this.queryKeys.set(id, { key, at: now });
+    }
+    return key;
   }
 
   /** The bank's data key, or undefined when the bank has none yet. */
