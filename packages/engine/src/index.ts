@@ -3,6 +3,7 @@ import { loadEngineConfig } from './config/load.js';
 import { Engine, type Logger } from './engine.js';
 import { buildApp, type RouteExtender } from './http/app.js';
 import { mcpRoutes } from './mcp/routes.js';
+import { installLlmLayer } from './llm/index.js';
 
 export { loadEngineConfig, ConfigError, type EngineConfig } from './config/load.js';
 export { Engine, type Logger } from './engine.js';
@@ -40,6 +41,8 @@ export async function startEngine(options: StartEngineOptions = {}): Promise<Run
   const log = options.log ?? (config.logLevel === 'silent' ? quietLog : consoleLog);
   const engine = await Engine.open(config, log);
   try {
+    // Job queue (async retain) always; fact extraction and reflect when an LLM is configured.
+    await installLlmLayer(engine);
     if (options.setup) await options.setup(engine);
     // The MCP server (POST /mcp) is part of every engine; callers' extensions come after it.
     const app = await buildApp(engine, [mcpRoutes, ...(options.extensions ?? [])]);

@@ -17,6 +17,15 @@ export interface LlmConfig {
   model: string;
   apiKey: string | undefined;
   baseUrl: string | undefined;
+  /** Most LLM calls in flight at once (extraction workers and reflect share it). */
+  concurrency: number;
+  /** Per-attempt timeout of one LLM HTTP call. */
+  timeoutMs: number;
+  /** Retries of one call on 429/5xx/timeouts (with backoff, honouring Retry-After). */
+  maxRetries: number;
+  /** Vertex AI only: Google Cloud project and location (else GOOGLE_CLOUD_PROJECT / GOOGLE_CLOUD_LOCATION). */
+  vertexProject: string | undefined;
+  vertexLocation: string | undefined;
 }
 
 export interface EngineConfig {
@@ -51,7 +60,7 @@ export function loadEngineConfig(env: Env = process.env): EngineConfig {
     host: e.MNEMOS_API_HOST,
     databaseUrl: e.MNEMOS_API_DATABASE_URL,
     embeddings: resolveEmbeddings(e),
-    llm: resolveLlm(e),
+    llm: resolveLlm(e, env),
     encryptionMasterKey: e.MNEMOS_API_ENCRYPTION_MASTER_KEY
       ? Buffer.from(e.MNEMOS_API_ENCRYPTION_MASTER_KEY, 'base64')
       : undefined,
@@ -126,7 +135,7 @@ function resolveEmbeddings(e: EngineEnv): EmbeddingsConfig {
   };
 }
 
-function resolveLlm(e: EngineEnv): LlmConfig | undefined {
+function resolveLlm(e: EngineEnv, env: Env): LlmConfig | undefined {
   const provider = e.MNEMOS_API_LLM_PROVIDER;
   if (provider === undefined || provider === '' || provider === 'none') {
     return undefined;
@@ -142,5 +151,19 @@ function resolveLlm(e: EngineEnv): LlmConfig | undefined {
   if (provider === 'litellm' && e.MNEMOS_API_LLM_BASE_URL === undefined) {
     throw new ConfigError('MNEMOS_API_LLM_PROVIDER is litellm but MNEMOS_API_LLM_BASE_URL is not set; set the URL of your LiteLLM proxy.');
   }
-  return { provider, model: e.MNEMOS_API_LLM_MODEL, apiKey: e.MNEMOS_API_LLM_API_KEY, baseUrl: e.MNEMOS_API_LLM_BASE_URL };
+  const vertexProject = e.MNEMOS_API_LLM_VERTEX_PROJECT ?? env['GOOGLE_CLOUD_PROJECT'];
+  if (provider === 'vertex' && e.MNEMOS_API_LLM_API_KEY === undefined && vertexProject === undefined) {
+    throw new ConfigError('MNEMOS_API_LLM_PROVIDER is vertex but neither MNEMOS_API_LLM_VERTEX_PROJECT (with Google application default credentials) nor MNEMOS_API_LLM_API_KEY is set; set one of them.');
+  }
+  return {
+    provider,
+    model: e.MNEMOS_API_LLM_MODEL,
+    apiKey: e.MNEMOS_API_LLM_API_KEY,
+    baseUrl: e.MNEMOS_API_LLM_BASE_URL,
+    concurrency: e.MNEMOS_API_LLM_CONCURRENCY,
+    timeoutMs: e.MNEMOS_API_LLM_TIMEOUT_MS,
+    maxRetries: e.MNEMOS_API_LLM_MAX_RETRIES,
+    vertexProject,
+    vertexLocation: e.MNEMOS_API_LLM_VERTEX_LOCATION ?? env['GOOGLE_CLOUD_LOCATION'],
+  };
 }

@@ -1,6 +1,8 @@
 import { recall } from '../recall/pipeline.js';
 import type { RecallHit, TagsMatch } from '../recall/types.js';
 import { retain } from '../memory/retain.js';
+import { jobQueue, retainAsync, trackRetain } from '../jobs/index.js';
+import { ZERO_USAGE } from '../llm/types.js';
 import { DEFAULT_SPACE, MEMORY_TYPES, type Memory, type Partition } from '../memory/types.js';
 import type { Engine } from '../engine.js';
 import { parseTags, parseTimestamp, retainItems, checkText } from './normalize.js';
@@ -14,7 +16,11 @@ export const DEFAULT_MAX_TOKENS = 4096;
 
 export async function retainOperation(engine: Engine, partition: Partition, body: RetainBodyT) {
   const items = retainItems(body);
-  const outcome = await retain(engine.db, engine.embedder, partition, items, engine.afterRetain);
+  // async: true stores the items as a durable job and answers at once with its operation id.
+  if (body.async === true && jobQueue(engine)) return retainAsync(engine, partition, items);
+  const { value: outcome, operationId } = await trackRetain(() =>
+    retain(engine.db, engine.embedder, partition, items, engine.afterRetain),
+  );
   engine.metrics.operations.inc({ operation: 'retain' });
   engine.metrics.memoriesRetained.inc(outcome.createdIds.length);
   return {
@@ -23,6 +29,9 @@ export async function retainOperation(engine: Engine, partition: Partition, body
     items_count: items.length,
     memory_ids: outcome.memoryIds,
     async: false,
+    // Fact extraction (with an LLM) runs after the call; its operation reports progress and token usage.
+    ...(operationId !== undefined ? { operation_id: operationId } : {}),
+    usage: { ...ZERO_USAGE },
   };
 }
 

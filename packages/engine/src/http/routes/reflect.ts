@@ -16,6 +16,11 @@ export const ReflectBody = Type.Object(
     include: Type.Optional(Type.Union([Type.Object({}, open), Type.Null()])),
     response_schema: Type.Optional(Type.Union([Type.Object({}, open), Type.Null()])),
     max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    fact_types: Type.Optional(Type.Union([Type.Array(Type.String(), { maxItems: 16 }), Type.Null()])),
+    types: Type.Optional(Type.Union([Type.Array(Type.String(), { maxItems: 16 }), Type.Null()])),
+    tags: Type.Optional(Type.Union([Type.Array(Type.String({ maxLength: 256 }), { maxItems: 100 }), Type.String(), Type.Null()])),
+    tags_match: Type.Optional(Type.Union([...['any', 'all', 'any_strict', 'all_strict', 'exact'].map((v) => Type.Literal(v)), Type.Null()])),
+    query_timestamp: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   },
   open,
 );

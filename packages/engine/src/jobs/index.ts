@@ -1,0 +1,117 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import { touchBank } from '../banks/store.js';
+import type { Engine } from '../engine.js';
+import { retain, type RetainItem } from '../memory/retain.js';
+import type { Partition } from '../memory/types.js';
+import { operationStatus } from './operations.js';
+import { JobQueue, type ClaimedJob, type JobContext } from './queue.js';
+
+export { JobQueue, JobFailure, LeaseLostError, type ClaimedJob, type JobContext, type JobHandler } from './queue.js';
+
+/** The retain in progress on this async path: its operation (created on first use) and, for async retain, its job. */
+interface RetainScope {
+  operationId: string | undefined;
+  job?: { job: ClaimedJob; ctx: JobContext };
+}
+const scope = new AsyncLocalStorage<RetainScope>();
+const queues = new WeakMap<Engine, JobQueue>();
+
+/** The operation id of the retain running now (created on first use), for layers that enqueue work from a retain hook. */
+export function currentRetainOperation(): string {
+  const s = scope.getStore();
+  if (!s) return randomUUID();
+  s.operationId ??= randomUUID();
+  return s.operationId;
+}
+
+/** Runs a synchronous retain and reports the operation its hooks started (fact extraction), if any. */
+export async function trackRetain<T>(fn: () => Promise<T>): Promise<{ value: T; operationId: string | undefined }> {
+  const s: RetainScope = { operationId: undefined };
+  const value = await scope.run(s, fn);
+  return { value, operationId: s.operationId };
+}
+
+export function jobQueue(engine: Engine): JobQueue | undefined {
+  return queues.get(engine);
+}
+
+interface StoredItem {
+  content: string;
+  timestamp: string | null;
+  context: string | null;
+  metadata: Record<string, string> | null;
+  tags: string[] | null;
+  document_id: string | null;
+  entities: string[] | null;
+}
+
+/** async: true: validate now, store the items in a job, answer at once with the operation id. */
+export async function retainAsync(engine: Engine, partition: Partition, items: readonly RetainItem[]) {
+  const queue = queues.get(engine);
+  if (!queue) throw new Error('the job queue is not installed');
+  const now = new Date().toISOString();
+  const stored: StoredItem[] = items.map((i) => ({
+    content: i.content,
+    // "Now" is the moment of the call, not the moment the job runs.
+    timestamp: i.timestamp === undefined ? now : i.timestamp === null ? null : i.timestamp.toISOString(),
+    context: i.context ?? null,
+    metadata: i.metadata ?? null,
+    tags: i.tags ?? null,
+    document_id: i.documentId ?? null,
+    entities: i.entities ?? null,
+  }));
+  const operationId = randomUUID();
+  await engine.db.transaction(async (tx) => {
+    await touchBank(tx, partition.tenant, partition.bankId);
+    await queue.enqueue(tx, operationId, partition, 'retain', [{ kind: 'retain', payload: { items: stored } }], items.length);
+  });
+  queue.wake();
+  engine.metrics.operations.inc({ operation: 'retain' });
+  return { success: true, bank_id: partition.bankId, items_count: items.length, memory_ids: [] as string[], async: true, operation_id: operationId };
+}
+
+/**
+ * Installs the durable job queue (async retain; the LLM layer adds fact extraction to it), its status lookup
+ * (GET /v1/{tenant}/operations/{id}) and its shutdown. Idempotent.
+ */
+export async function installJobQueue(engine: Engine): Promise<JobQueue> {
+  const existing = queues.get(engine);
+  if (existing) return existing;
+  const queue = new JobQueue(engine.db, engine.log, {
+    concurrency: engine.config.llm?.concurrency ?? 2,
+    exclusive: engine.db.kind === 'embedded',
+    onDepth: (n) => engine.metrics.queueDepth.set({ queue: 'jobs' }, n),
+  });
+  queues.set(engine, queue);
+
+  // An async retain's job completes in the same transaction that stores its memories.
+  engine.afterRetainHooks.unshift(async (tx, _partition, ids) => {
+    const s = scope.getStore();
+    if (s?.job && !s.job.ctx.completed) await s.job.ctx.completeWithin(tx, { memory_ids: ids });
+  });
+
+  queue.register('retain', async (job, ctx) => {
+    const raw = (job.payload['items'] ?? []) as StoredItem[];
+    const items: RetainItem[] = raw.map((i) => ({
+      content: i.content,
+      timestamp: i.timestamp === null ? null : new Date(i.timestamp),
+      context: i.context ?? undefined,
+      metadata: i.metadata ?? undefined,
+      tags: i.tags ?? undefined,
+      documentId: i.document_id ?? undefined,
+      entities: i.entities ?? undefined,
+    }));
+    const partition = { tenant: job.tenant, bankId: job.bankId, space: job.space };
+    const s: RetainScope = { operationId: job.operationId, job: { job, ctx } };
+    const outcome = await scope.run(s, () => retain(engine.db, engine.embedder, partition, items, engine.afterRetain));
+    engine.metrics.memoriesRetained.inc(outcome.createdIds.length);
+    if (!ctx.completed) await ctx.complete(async () => undefined, { memory_ids: outcome.memoryIds });
+    await engine.db.query('UPDATE operations SET memory_ids = $2::uuid[], updated_at = now() WHERE id = $1', [job.operationId, outcome.memoryIds]);
+  });
+
+  engine.operations = (tenant, id) => operationStatus(engine.db, tenant, id);
+  await queue.start();
+  engine.closers.push(() => queue.stop());
+  return queue;
+}

@@ -1,0 +1,86 @@
+import type { Queryable } from '../db/database.js';
+
+interface OperationRow {
+  id: string;
+  bank_id: string;
+  space: string;
+  kind: string;
+  items_count: number;
+  memory_ids: string[];
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+interface JobStatusRow {
+  id: string;
+  kind: string;
+  memory_id: string | null;
+  status: string;
+  attempts: number;
+  last_error: string | null;
+  result: Record<string, unknown> | null;
+  tokens_input: string | number;
+  tokens_output: string | number;
+  updated_at: Date | string;
+  finished_at: Date | string | null;
+}
+
+const iso = (v: Date | string) => new Date(v).toISOString();
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * An operation's status, summed over its jobs: `pending` (nothing started), `running`, `completed` (every job done)
+ * or `failed` (every job settled and at least one failed, with its error). Hindsight clients poll until
+ * completed/failed.
+ */
+export async function operationStatus(db: Queryable, tenant: string, id: string): Promise<object | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const [op] = await db.query<OperationRow>(
+    'SELECT id, bank_id, space, kind, items_count, memory_ids, created_at, updated_at FROM operations WHERE tenant = $1 AND id = $2',
+    [tenant, id],
+  );
+  if (!op) return undefined;
+  const jobs = await db.query<JobStatusRow>(
+    `SELECT id, kind, memory_id, status, attempts, last_error, result, tokens_input, tokens_output, updated_at, finished_at
+     FROM jobs WHERE operation_id = $1 ORDER BY created_at, id`,
+    [id],
+  );
+  const count = (s: string) => jobs.filter((j) => j.status === s).length;
+  const counts = { total: jobs.length, queued: count('queued'), running: count('running'), succeeded: count('succeeded'), failed: count('failed') };
+  const open = counts.queued + counts.running;
+  const status = open > 0
+    ? (counts.running > 0 || counts.succeeded + counts.failed > 0 ? 'running' : 'pending')
+    : counts.failed > 0 ? 'failed' : 'completed';
+  const input = jobs.reduce((a, j) => a + Number(j.tokens_input), 0);
+  const output = jobs.reduce((a, j) => a + Number(j.tokens_output), 0);
+  const factIds = jobs.flatMap((j) => (Array.isArray(j.result?.['fact_ids']) ? (j.result['fact_ids'] as string[]) : []));
+  const memoryIds = new Set<string>(op.memory_ids);
+  for (const j of jobs) {
+    if (Array.isArray(j.result?.['memory_ids'])) for (const m of j.result['memory_ids'] as string[]) memoryIds.add(m);
+  }
+  const errors = jobs
+    .filter((j) => j.last_error !== null && j.status !== 'succeeded')
+    .map((j) => ({ job_id: j.id, kind: j.kind, memory_id: j.memory_id, status: j.status, attempts: j.attempts, error: j.last_error }));
+  const finished = open === 0 && jobs.length > 0
+    ? jobs.reduce((a, j) => (j.finished_at && iso(j.finished_at) > a ? iso(j.finished_at) : a), iso(op.created_at))
+    : null;
+  return {
+    id: op.id,
+    operation_id: op.id,
+    kind: op.kind,
+    status,
+    bank_id: op.bank_id,
+    space: op.space,
+    items_count: op.items_count,
+    memory_ids: [...memoryIds],
+    fact_ids: factIds,
+    facts_count: factIds.length,
+    jobs: counts,
+    errors,
+    ...(status === 'failed' ? { error_message: errors.map((e) => e.error).join('; ').slice(0, 2000) } : {}),
+    usage: { input_tokens: input, output_tokens: output, total_tokens: input + output },
+    created_at: iso(op.created_at),
+    updated_at: jobs.reduce((a, j) => (iso(j.updated_at) > a ? iso(j.updated_at) : a), iso(op.updated_at)),
+    finished_at: finished,
+  };
+}

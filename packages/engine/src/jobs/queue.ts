@@ -1,0 +1,305 @@
+import { randomUUID } from 'node:crypto';
+import type { Database, Queryable, Transaction } from '../db/database.js';
+import type { Logger } from '../engine.js';
+import type { Partition } from '../memory/types.js';
+import { addBankUsage } from '../banks/store.js';
+
+/**
+ * A durable job queue in Postgres (embedded or external): jobs survive restarts, are retried with backoff, and are
+ * claimed with FOR UPDATE SKIP LOCKED under a lease, so several engines can share one database. A job completes in
+ * the same transaction that writes its results, guarded by its lease token: a job whose worker died is taken over
+ * when its lease runs out, and at most one run of it ever commits.
+ */
+
+export interface ClaimedJob {
+  id: string;
+  operationId: string;
+  tenant: string;
+  bankId: string;
+  space: string;
+  kind: string;
+  memoryId: string | null;
+  payload: Record<string, unknown>;
+  attempts: number;
+  maxAttempts: number;
+  lease: string;
+}
+
+export interface JobTokens {
+  input: number;
+  output: number;
+}
+
+export interface JobContext {
+  signal: AbortSignal;
+  /** Writes the job's results and marks it done, atomically; throws LeaseLostError if another worker owns it now. */
+  complete<T>(write: (tx: Transaction) => Promise<T>, result: Record<string, unknown>, tokens?: JobTokens): Promise<T>;
+  /** The same inside a transaction the handler already runs (its writes commit with the completion). */
+  completeWithin(tx: Queryable, result: Record<string, unknown>, tokens?: JobTokens): Promise<void>;
+  readonly completed: boolean;
+}
+
+/** A failure the handler reports: permanent ones are not retried, and tokens spent are still recorded. */
+export class JobFailure extends Error {
+  override readonly name = 'JobFailure';
+  constructor(
+    message: string,
+    readonly permanent: boolean,
+    readonly tokens: JobTokens = { input: 0, output: 0 },
+  ) {
+    super(message);
+  }
+}
+
+export class LeaseLostError extends Error {
+  override readonly name = 'LeaseLostError';
+}
+
+export type JobHandler = (job: ClaimedJob, ctx: JobContext) => Promise<void>;
+
+export interface NewJob {
+  kind: string;
+  memoryId?: string | null;
+  payload?: Record<string, unknown>;
+  maxAttempts?: number;
+}
+
+export interface QueueOptions {
+  /** Jobs run at once by this engine. */
+  concurrency: number;
+  /** Idle poll interval (new jobs enqueued by this process wake the queue at once). */
+  pollMs?: number;
+  /** How long a claimed job is reserved; renewed while it runs. */
+  leaseMs?: number;
+  /** The database belongs to this process alone (embedded): jobs left running by a dead process are reclaimed at once. */
+  exclusive?: boolean;
+  onDepth?: (depth: number) => void;
+}
+
+interface JobRow {
+  id: string;
+  operation_id: string;
+  tenant: string;
+  bank_id: string;
+  space: string;
+  kind: string;
+  memory_id: string | null;
+  payload: Record<string, unknown> | null;
+  attempts: number;
+  max_attempts: number;
+}
+
+export class JobQueue {
+  private readonly handlers = new Map<string, JobHandler>();
+  private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  private stopped = true;
+  private wakeUp: (() => void) | undefined;
+  private loopDone: Promise<void> = Promise.resolve();
+  private readonly pollMs: number;
+  private readonly leaseMs: number;
+
+  constructor(
+    private readonly db: Database,
+    private readonly log: Logger,
+    private readonly options: QueueOptions,
+  ) {
+    this.pollMs = options.pollMs ?? 1000;
+    this.leaseMs = options.leaseMs ?? 120_000;
+  }
+
+  get busy(): number {
+    return this.running.size;
+  }
+
+  register(kind: string, handler: JobHandler): void {
+    this.handlers.set(kind, handler);
+  }
+
+  /** Creates an operation (if new) and its jobs inside the caller's transaction. */
+  async enqueue(tx: Queryable, operationId: string, partition: Partition, kind: string, jobs: NewJob[], itemsCount = 0): Promise<void> {
+    await tx.query(
+      `INSERT INTO operations (id, tenant, bank_id, space, kind, items_count) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (id) DO UPDATE SET updated_at = now()`,
+      [operationId, partition.tenant, partition.bankId, partition.space, kind, itemsCount],
+    );
+    for (const j of jobs) {
+      await tx.query(
+        `INSERT INTO jobs (id, operation_id, tenant, bank_id, space, kind, memory_id, payload, max_attempts)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)`,
+        [randomUUID(), operationId, partition.tenant, partition.bankId, partition.space, j.kind, j.memoryId ?? null,
+          JSON.stringify(j.payload ?? {}), j.maxAttempts ?? 3],
+      );
+    }
+  }
+
+  /** Nudges the dispatcher (call after committing new jobs). */
+  wake(): void {
+    const w = this.wakeUp;
+    this.wakeUp = undefined;
+    w?.();
+  }
+
+  async start(): Promise<void> {
+    if (this.options.exclusive) {
+      // Only this process uses the database: whatever was running belonged to a process that died.
+      await this.db.query(
+        `UPDATE jobs SET status = 'queued', lease = NULL, locked_until = NULL, updated_at = now() WHERE status = 'running'`,
+      );
+    }
+    this.stopped = false;
+    this.loopDone = this.loop();
+  }
+
+  /** Stops claiming, cancels running jobs (they go back to the queue untouched) and waits for them to settle. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake();
+    await this.loopDone;
+    for (const { controller } of this.running.values()) controller.abort();
+    await Promise.all([...this.running.values()].map((r) => r.done));
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      let claimed = false;
+      try {
+        while (!this.stopped && this.running.size < this.options.concurrency) {
+          const job = await this.claim();
+          if (!job) break;
+          claimed = true;
+          this.launch(job);
+        }
+        if (this.options.onDepth) await this.reportDepth();
+      } catch (error) {
+        if (!this.stopped) this.log.warn(`job queue: claiming failed (${(error as Error).message}); retrying`);
+      }
+      if (this.stopped) break;
+      // A full house waits for a slot; otherwise poll (or be woken by an enqueue or a finished job).
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, claimed && this.running.size < this.options.concurrency ? 0 : this.pollMs);
+        this.wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+
+  private async reportDepth(): Promise<void> {
+    const [row] = await this.db.query<{ n: string | number }>(`SELECT count(*) AS n FROM jobs WHERE status IN ('queued', 'running')`);
+    this.options.onDepth?.(Number(row?.n ?? 0));
+  }
+
+  private async claim(): Promise<ClaimedJob | undefined> {
+    const kinds = [...this.handlers.keys()];
+    if (kinds.length === 0) return undefined;
+    const lease = randomUUID();
+    const rows = await this.db.query<JobRow>(
+      `UPDATE jobs SET status = 'running', attempts = attempts + 1, lease = $1,
+         locked_until = now() + ($2::integer * interval '1 millisecond'), updated_at = now()
+       WHERE id = (
+         SELECT id FROM jobs
+         WHERE kind = ANY($3::text[]) AND ((status = 'queued' AND run_after <= now()) OR (status = 'running' AND locked_until < now()))
+         ORDER BY run_after, created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+       RETURNING id, operation_id, tenant, bank_id, space, kind, memory_id, payload, attempts, max_attempts`,
+      [lease, this.leaseMs, kinds],
+    );
+    const r = rows[0];
+    if (!r) return undefined;
+    return {
+      id: r.id, operationId: r.operation_id, tenant: r.tenant, bankId: r.bank_id, space: r.space, kind: r.kind,
+      memoryId: r.memory_id, payload: r.payload ?? {}, attempts: r.attempts, maxAttempts: r.max_attempts, lease,
+    };
+  }
+
+  private launch(job: ClaimedJob): void {
+    const controller = new AbortController();
+    const done = this.execute(job, controller.signal).finally(() => {
+      this.running.delete(job.id);
+      this.wake();
+    });
+    this.running.set(job.id, { controller, done });
+  }
+
+  private async execute(job: ClaimedJob, signal: AbortSignal): Promise<void> {
+    const heartbeat = setInterval(() => {
+      this.db.query(
+        `UPDATE jobs SET locked_until = now() + ($3::integer * interval '1 millisecond') WHERE id = $1 AND lease = $2`,
+        [job.id, job.lease, this.leaseMs],
+      ).catch(() => undefined);
+    }, Math.max(1000, this.leaseMs / 3));
+    let completed = false;
+    const finish = async (tx: Queryable, result: Record<string, unknown>, tokens: JobTokens) => {
+      const owned = await tx.query(
+        `UPDATE jobs SET status = 'succeeded', result = $3::jsonb, tokens_input = tokens_input + $4,
+           tokens_output = tokens_output + $5, lease = NULL, locked_until = NULL, last_error = NULL,
+           finished_at = now(), updated_at = now()
+         WHERE id = $1 AND lease = $2 AND status = 'running' RETURNING id`,
+        [job.id, job.lease, JSON.stringify(result), tokens.input, tokens.output],
+      );
+      if (owned.length === 0) throw new LeaseLostError(`job ${job.id} is no longer ours`);
+    };
+    const ctx: JobContext = {
+      signal,
+      complete: async (write, result, tokens = { input: 0, output: 0 }) => {
+        const value = await this.db.transaction(async (tx) => {
+          await finish(tx, result, tokens);
+          return write(tx);
+        });
+        completed = true;
+        return value;
+      },
+      completeWithin: async (tx, result, tokens = { input: 0, output: 0 }) => {
+        await finish(tx, result, tokens);
+        completed = true;
+      },
+      get completed() {
+        return completed;
+      },
+    };
+    try {
+      const handler = this.handlers.get(job.kind);
+      if (!handler) throw new JobFailure(`no handler for job kind ${job.kind}`, true);
+      if (job.attempts > job.maxAttempts) {
+        throw new JobFailure(`the job was interrupted ${job.attempts - 1} times (its worker stopped mid-job)`, true);
+      }
+      await handler(job, ctx);
+      if (!completed) await ctx.complete(async () => undefined, {});
+    } catch (error) {
+      if (error instanceof LeaseLostError) return;
+      await this.failed(job, error, signal.aborted).catch((e: unknown) =>
+        this.log.warn(`job queue: could not record the failure of job ${job.id} (${(e as Error).message})`),
+      );
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private async failed(job: ClaimedJob, error: unknown, aborted: boolean): Promise<void> {
+    const tokens = error instanceof JobFailure ? error.tokens : { input: 0, output: 0 };
+    if (aborted) {
+      // Shutting down: give the job back without counting the attempt.
+      await this.db.query(
+        `UPDATE jobs SET status = 'queued', attempts = GREATEST(attempts - 1, 0), lease = NULL, locked_until = NULL,
+           tokens_input = tokens_input + $3, tokens_output = tokens_output + $4, updated_at = now()
+         WHERE id = $1 AND lease = $2`,
+        [job.id, job.lease, tokens.input, tokens.output],
+      );
+      return;
+    }
+    if (tokens.input + tokens.output > 0) await addBankUsage(this.db, job.tenant, job.bankId, tokens.input, tokens.output);
+    const message = error instanceof Error ? error.message : String(error);
+    const permanent = error instanceof JobFailure ? error.permanent : false;
+    const retry = !permanent && job.attempts < job.maxAttempts;
+    const delayMs = Math.min(60_000, 1000 * 2 ** (job.attempts - 1));
+    await this.db.query(
+      `UPDATE jobs SET status = $3, last_error = $4, lease = NULL, locked_until = NULL,
+         run_after = now() + ($5::integer * interval '1 millisecond'),
+         tokens_input = tokens_input + $6, tokens_output = tokens_output + $7,
+         finished_at = CASE WHEN $3 = 'failed' THEN now() ELSE NULL END, updated_at = now()
+       WHERE id = $1 AND lease = $2`,
+      [job.id, job.lease, retry ? 'queued' : 'failed', message.slice(0, 2000), delayMs, tokens.input, tokens.output],
+    );
+    this.log.warn(`job ${job.kind} ${job.id} ${retry ? `failed (attempt ${job.attempts}), will retry` : 'failed'}: ${message}`);
+  }
+}

@@ -1,0 +1,118 @@
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { LlmConfig } from '../config/load.js';
+import { resilientFetch } from './fetch.js';
+import { GeminiProvider } from './gemini.js';
+import { Limiter } from './limiter.js';
+import { OpenAiProvider } from './openai.js';
+import { addUsage, LlmError, ZERO_USAGE, type GenerateRequest, type LlmProvider, type Usage } from './types.js';
+
+export function createProvider(config: LlmConfig, onRetry?: (reason: string, delayMs: number) => void): LlmProvider {
+  const fetchImpl = resilientFetch({
+    timeoutMs: config.timeoutMs,
+    maxRetries: config.maxRetries,
+    baseDelayMs: 250,
+    maxDelayMs: 8000,
+    ...(onRetry ? { onRetry } : {}),
+  });
+  switch (config.provider) {
+    case 'openai':
+    case 'litellm':
+      return new OpenAiProvider(config, fetchImpl);
+    case 'gemini':
+    case 'vertex':
+      return new GeminiProvider(config, fetchImpl);
+  }
+}
+
+export interface StructuredRequest<T> extends GenerateRequest {
+  /** Checks the parsed answer; returns the typed value or a one-line reason it is not acceptable. */
+  validate: (value: unknown) => { ok: true; value: T } | { ok: false; reason: string };
+  /** What the call is for (metrics label): extract, reflect. */
+  purpose: string;
+}
+
+/**
+ * Every LLM call goes through here: a concurrency cap shared by extraction and reflect, structured-output parsing and
+ * validation (a malformed or refused answer is asked again, up to `attempts` times), token usage summed over attempts,
+ * and Prometheus counters.
+ */
+export class LlmClient {
+  readonly limiter: Limiter;
+  private readonly calls: Counter<'provider' | 'purpose' | 'outcome'>;
+  private readonly tokens: Counter<'provider' | 'purpose' | 'direction'>;
+  private readonly seconds: Histogram<'provider' | 'purpose'>;
+  private readonly retries: Counter<'provider'>;
+
+  constructor(
+    readonly provider: LlmProvider,
+    concurrency: number,
+    registry: Registry,
+    readonly attempts = 3,
+  ) {
+    this.limiter = new Limiter(concurrency);
+    this.calls = new Counter({ name: 'mnemos_llm_calls_total', help: 'LLM calls by purpose and outcome', labelNames: ['provider', 'purpose', 'outcome'], registers: [registry] });
+    this.tokens = new Counter({ name: 'mnemos_llm_tokens_total', help: 'LLM tokens by purpose and direction', labelNames: ['provider', 'purpose', 'direction'], registers: [registry] });
+    this.seconds = new Histogram({ name: 'mnemos_llm_call_duration_seconds', help: 'LLM call latency', labelNames: ['provider', 'purpose'], buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60], registers: [registry] });
+    this.retries = new Counter({ name: 'mnemos_llm_http_retries_total', help: 'LLM HTTP attempts retried (429, 5xx, timeouts)', labelNames: ['provider'], registers: [registry] });
+  }
+
+  /** Counts one HTTP retry (wired from the fetch layer). */
+  noteRetry(): void {
+    this.retries.inc({ provider: this.provider.name });
+  }
+
+  async structured<T>(r: StructuredRequest<T>): Promise<{ value: T; usage: Usage }> {
+    let usage = ZERO_USAGE;
+    let reason = '';
+    const labels = { provider: this.provider.name, purpose: r.purpose };
+    for (let attempt = 1; attempt <= this.attempts; attempt++) {
+      const stop = this.seconds.startTimer(labels);
+      let result;
+      try {
+        result = await this.limiter.run(() => this.provider.generate(r));
+      } catch (error) {
+        this.calls.inc({ ...labels, outcome: 'error' });
+        const e = error instanceof LlmError ? error : new LlmError(String(error), 'unavailable');
+        throw new LlmError(e.message, e.kind, addUsage(usage, e.usage));
+      } finally {
+        stop();
+      }
+      usage = addUsage(usage, result.usage);
+      this.tokens.inc({ ...labels, direction: 'input' }, result.usage.input_tokens);
+      this.tokens.inc({ ...labels, direction: 'output' }, result.usage.output_tokens);
+      if (result.refusal !== undefined) {
+        this.calls.inc({ ...labels, outcome: 'refused' });
+        reason = `the model refused (${result.refusal.slice(0, 200)})`;
+        continue;
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(stripFences(result.text));
+      } catch {
+        this.calls.inc({ ...labels, outcome: 'malformed' });
+        reason = `the answer was not valid JSON (${JSON.stringify(result.text.slice(0, 120))})`;
+        continue;
+      }
+      const checked = r.validate(parsed);
+      if (!checked.ok) {
+        this.calls.inc({ ...labels, outcome: 'malformed' });
+        reason = `the answer did not match the expected shape: ${checked.reason}`;
+        continue;
+      }
+      this.calls.inc({ ...labels, outcome: 'ok' });
+      return { value: checked.value, usage };
+    }
+    throw new LlmError(
+      `${this.provider.name} ${this.provider.model}: ${reason}; gave up after ${this.attempts} attempts.`,
+      reason.startsWith('the model refused') ? 'refused' : 'malformed',
+      usage,
+    );
+  }
+}
+
+/** Some OpenAI-compatible servers wrap JSON in a Markdown fence even in JSON mode. */
+function stripFences(text: string): string {
+  const t = text.trim();
+  const m = /^```(?:json)?\s*([\s\S]*?)\s*```$/i.exec(t);
+  return m ? m[1]! : t;
+}

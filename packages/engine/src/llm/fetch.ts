@@ -1,0 +1,78 @@
+import { LlmError } from './types.js';
+
+/**
+ * The HTTP layer under both SDKs: a fetch that times out each attempt, and retries 429, 5xx, timeouts and network
+ * errors with exponential backoff and jitter, honouring Retry-After (seconds or an HTTP date) and retry-after-ms.
+ * The SDKs' own retries are switched off so one policy (and one set of settings) covers every provider.
+ */
+export interface RetryPolicy {
+  timeoutMs: number;
+  maxRetries: number;
+  /** First backoff delay; doubles per retry, capped at maxDelayMs. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  onRetry?: (reason: string, delayMs: number) => void;
+}
+
+const RETRY_STATUS = new Set([408, 409, 429, 500, 502, 503, 504]);
+
+export function retryDelayMs(headers: Headers | undefined, attempt: number, policy: RetryPolicy): number {
+  const ms = headers?.get('retry-after-ms');
+  if (ms && Number.isFinite(Number(ms))) return Math.min(Number(ms), policy.maxDelayMs * 4);
+  const after = headers?.get('retry-after');
+  if (after) {
+    const seconds = Number(after);
+    if (Number.isFinite(seconds)) return Math.min(Math.max(0, seconds * 1000), policy.maxDelayMs * 4);
+    const date = Date.parse(after);
+    if (!Number.isNaN(date)) return Math.min(Math.max(0, date - Date.now()), policy.maxDelayMs * 4);
+  }
+  const backoff = Math.min(policy.baseDelayMs * 2 ** attempt, policy.maxDelayMs);
+  return backoff * (0.75 + Math.random() * 0.5);
+}
+
+function sleep(ms: number, signal: AbortSignal | null | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new LlmError('The LLM call was cancelled.', 'aborted'));
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new LlmError('The LLM call was cancelled.', 'aborted'));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export function resilientFetch(policy: RetryPolicy, base: typeof fetch = fetch): typeof fetch {
+  return async (input, init) => {
+    const outer = init?.signal ?? undefined;
+    // Bodies the SDKs send are strings; anything else cannot be replayed, so it gets one attempt.
+    const replayable = init?.body === undefined || init.body === null || typeof init.body === 'string';
+    for (let attempt = 0; ; attempt++) {
+      const last = !replayable || attempt >= policy.maxRetries;
+      const signals = [AbortSignal.timeout(policy.timeoutMs), ...(outer ? [outer] : [])];
+      let response: Response;
+      try {
+        response = await base(input, { ...init, signal: AbortSignal.any(signals) });
+      } catch (error) {
+        if (outer?.aborted) throw new LlmError('The LLM call was cancelled.', 'aborted');
+        const timedOut = (error as Error).name === 'TimeoutError';
+        const reason = timedOut
+          ? `the LLM did not answer within ${policy.timeoutMs} ms (MNEMOS_API_LLM_TIMEOUT_MS)`
+          : `the LLM could not be reached (${(error as Error).message})`;
+        if (last) throw new LlmError(`${reason}; gave up after ${attempt + 1} attempt(s).`, timedOut ? 'timeout' : 'unavailable');
+        const delay = retryDelayMs(undefined, attempt, policy);
+        policy.onRetry?.(reason, delay);
+        await sleep(delay, outer);
+        continue;
+      }
+      if (!RETRY_STATUS.has(response.status) || last) return response;
+      const delay = retryDelayMs(response.headers, attempt, policy);
+      policy.onRetry?.(`HTTP ${response.status}`, delay);
+      await response.body?.cancel().catch(() => undefined);
+      await sleep(delay, outer);
+    }
+  };
+}

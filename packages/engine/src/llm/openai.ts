@@ -1,0 +1,84 @@
+import OpenAI from 'openai';
+import type { LlmConfig } from '../config/load.js';
+import { LlmError, type GenerateRequest, type GenerateResult, type LlmProvider } from './types.js';
+
+/**
+ * OpenAI chat completions with JSON-schema structured output. The same code speaks to any OpenAI-compatible base URL
+ * (`openai` with MNEMOS_API_LLM_BASE_URL) and to a LiteLLM proxy (`litellm`), which translates for every model it
+ * supports.
+ */
+export class OpenAiProvider implements LlmProvider {
+  readonly name: string;
+  readonly model: string;
+  private readonly client: OpenAI;
+  private readonly timeoutMs: number;
+
+  constructor(config: LlmConfig, fetchImpl: typeof fetch) {
+    this.name = config.provider;
+    this.model = config.model;
+    this.timeoutMs = config.timeoutMs;
+    this.client = new OpenAI({
+      // A LiteLLM proxy may run without a key; the SDK insists on a value.
+      apiKey: config.apiKey ?? 'none',
+      ...(config.baseUrl !== undefined ? { baseURL: config.baseUrl } : {}),
+      maxRetries: 0,
+      // Per-attempt timeouts live in the fetch layer; this only bounds the whole call.
+      timeout: config.timeoutMs * (config.maxRetries + 2),
+      fetch: fetchImpl,
+    });
+  }
+
+  async generate(r: GenerateRequest): Promise<GenerateResult> {
+    let completion: OpenAI.Chat.Completions.ChatCompletion;
+    try {
+      completion = await this.client.chat.completions.create(
+        {
+          model: this.model,
+          messages: [
+            { role: 'system', content: r.system },
+            { role: 'user', content: r.user },
+          ],
+          temperature: 0,
+          response_format: { type: 'json_schema', json_schema: { name: r.schemaName, schema: r.schema, strict: false } },
+        },
+        r.signal ? { signal: r.signal } : {},
+      );
+    } catch (error) {
+      throw toLlmError(error, this.name, this.timeoutMs);
+    }
+    const u = completion.usage;
+    const usage = {
+      input_tokens: u?.prompt_tokens ?? 0,
+      output_tokens: u?.completion_tokens ?? 0,
+      total_tokens: u?.total_tokens ?? (u?.prompt_tokens ?? 0) + (u?.completion_tokens ?? 0),
+      cached_tokens: u?.prompt_tokens_details?.cached_tokens ?? 0,
+      thoughts_tokens: u?.completion_tokens_details?.reasoning_tokens ?? 0,
+    };
+    const choice = completion.choices?.[0];
+    const message = choice?.message;
+    const refusal = message?.refusal ?? (choice?.finish_reason === 'content_filter' ? 'content filter' : undefined);
+    return { text: message?.content ?? '', refusal: refusal ?? undefined, usage };
+  }
+}
+
+export function toLlmError(error: unknown, provider: string, timeoutMs: number): LlmError {
+  if (error instanceof LlmError) return error;
+  const cause = (error as { cause?: unknown }).cause;
+  if (cause instanceof LlmError) return cause;
+  if (error instanceof OpenAI.APIConnectionTimeoutError) {
+    return new LlmError(`${provider}: the LLM did not answer within ${timeoutMs} ms (MNEMOS_API_LLM_TIMEOUT_MS), retries included.`, 'timeout');
+  }
+  if (error instanceof OpenAI.APIUserAbortError) return new LlmError('The LLM call was cancelled.', 'aborted');
+  if (error instanceof OpenAI.APIConnectionError) {
+    return new LlmError(`${provider}: the LLM could not be reached (${error.message}).`, 'unavailable');
+  }
+  if (error instanceof OpenAI.APIError) {
+    const status = error.status ?? 0;
+    const transient = status === 429 || status >= 500 || status === 408;
+    return new LlmError(
+      `${provider}: the LLM answered HTTP ${status}${error.message ? ` (${error.message.slice(0, 300)})` : ''}.`,
+      transient ? 'unavailable' : 'rejected',
+    );
+  }
+  return new LlmError(`${provider}: ${(error as Error).message ?? String(error)}`, 'unavailable');
+}
