@@ -17,6 +17,21 @@ after(async () => {
   await engine?.dispose();
 });
 
+/** Runs a script from source (tsx) and collects its output. */
+function runScript(file: string, args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', path.join(REPO_ROOT, file), ...args], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let text = '';
+    child.stdout.on('data', (c: Buffer) => (text += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (text += c.toString()));
+    child.on('error', reject);
+    child.on('close', (exit) => resolve({ code: exit, output: text }));
+  });
+}
+
 async function rejectsWith(promise: Promise<unknown>, expected: { status: number; code: string }): Promise<MnemosError> {
   try {
     await promise;
@@ -153,18 +168,15 @@ test('health and version', async () => {
 });
 
 test('generated/types.ts matches the engine\'s OpenAPI document (regenerate with npm run generate -w @mnemos/client)', async () => {
-  const script = path.join(REPO_ROOT, 'scripts/generate-client-types.mjs');
-  const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', script, '--check', '--url', engine.url], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let text = '';
-    child.stdout.on('data', (c: Buffer) => (text += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (text += c.toString()));
-    child.on('error', reject);
-    child.on('close', (exit) => resolve({ code: exit, output: text }));
-  });
+  const { code, output } = await runScript('scripts/generate-client-types.mjs', ['--check', '--url', engine.url]);
   assert.equal(code, 0, output);
   assert.match(output, /up to date/);
+});
+
+test('examples/typescript-quickstart.ts runs against the engine', async () => {
+  const { code, output } = await runScript('examples/typescript-quickstart.ts', [engine.url]);
+  assert.equal(code, 0, output);
+  assert.match(output, /\[raw\] Alice prefers green tea/);
+  assert.match(output, /in space acme: Alice is the tech lead/);
+  assert.match(output, /reflect: /);
 });

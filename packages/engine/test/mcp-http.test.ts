@@ -1,11 +1,13 @@
 // The MCP server over streamable HTTP (POST /mcp, /mcp/{bank}, /v1/{tenant}/mcp), driven by the MCP SDK's own client
 // against a real engine.
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
+import { call, REPO_ROOT, startTestEngine, type TestEngine } from './helpers/engine.js';
 
 let engine: TestEngine;
 const clients: Client[] = [];
@@ -134,4 +136,18 @@ test('invalid tool arguments are tool-call errors, malformed requests are proble
   }
   const badBank = await call(engine.url, 'POST', '/mcp/bad%20bank', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, accept);
   assert.equal(badBank.status, 400);
+});
+
+test('examples/mcp-client.ts runs against the engine', async () => {
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', resolve(REPO_ROOT, 'examples/mcp-client.ts'), engine.url], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  const code = await new Promise<number | null>((done) => child.on('close', done));
+  assert.equal(code, 0, output);
+  assert.match(output, /tools: retain, recall, reflect, list_memories, delete_memory, list_banks/);
+  assert.match(output, /Bob is allergic to peanuts/);
 });

@@ -1641,15 +1641,20 @@ export interface operations {
                 "application/json": {
                     budget?: "low" | "mid" | "high" | number | null;
                     context?: string | null;
+                    fact_types?: string[] | null;
                     include?: {
                         [key: string]: unknown;
                     } | null;
                     max_tokens?: number | null;
                     query: string;
+                    query_timestamp?: string | null;
                     response_schema?: {
                         [key: string]: unknown;
                     } | null;
                     space?: string | null;
+                    tags?: string[] | string | null;
+                    tags_match?: "any" | "all" | "any_strict" | "all_strict" | "exact" | null;
+                    types?: string[] | null;
                 } & {
                     [key: string]: unknown;
                 };
@@ -2116,15 +2121,20 @@ export interface operations {
                     bank_id: string;
                     budget?: "low" | "mid" | "high" | number | null;
                     context?: string | null;
+                    fact_types?: string[] | null;
                     include?: {
                         [key: string]: unknown;
                     } | null;
                     max_tokens?: number | null;
                     query: string;
+                    query_timestamp?: string | null;
                     response_schema?: {
                         [key: string]: unknown;
                     } | null;
                     space?: string | null;
+                    tags?: string[] | string | null;
+                    tags_match?: "any" | "all" | "any_strict" | "all_strict" | "exact" | null;
+                    types?: string[] | null;
                 } & {
                     [key: string]: unknown;
                 };
