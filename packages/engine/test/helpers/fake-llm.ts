@@ -217,7 +217,8 @@ export class FakeLlm {
     try {
       const behaviour = this.take(purpose);
       if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
-      if (behaviour?.kind === 'hang') await new Promise((r) => setTimeout(r, behaviour.ms));
+      // Unref'd: a hanging answer must not keep the test process alive.
+      if (behaviour?.kind === 'hang') await new Promise((r) => setTimeout(r, behaviour.ms).unref());
       if (gone) return;
       if (behaviour?.kind === 'status') {
         const headers: Record<string, string> = { 'content-type': 'application/json' };
