@@ -68,6 +68,8 @@ export async function execute(ctx: GatewayContext, request: FastifyRequest, repl
     }
     reserved.push({ metric, amount, used: total });
   }
+  // Time the gateway spent before forwarding (auth, scope, rate limit, quota), for operators and the benchmark.
+  reply.header('server-timing', `gateway;dur=${reply.elapsedTime.toFixed(2)}`);
   const abort = new AbortController();
   const onClose = (): void => { if (!reply.raw.writableEnded) abort.abort(); };
   request.raw.once('close', onClose);

@@ -47,6 +47,22 @@ describe('gateway in front of a real engine', () => {
     assert.deepEqual(obj(usage.body)['recalls'], { used: 2, limit: 1000 * 5 });
     const admin = await call(h.url, 'GET', `/admin/projects/${projectId}/usage`, { token: ADMIN_TOKEN });
     assert.deepEqual(admin.body, usage.body);
+    // Hindsight clients' /v1/default/... paths resolve to the caller's project as well.
+    const hs = await call(h.url, 'POST', '/v1/default/banks/alice%40example.com/memories/recall', { token: key, body: { query: 'cat' } });
+    assert.equal(hs.status, 200, hs.text);
+    assert.ok((obj(hs.body)['results'] as Json[]).some((r) => /Miso/.test(String(r['text']))));
+    // An OAuth client-credentials token reaches the same project's memory.
+    const client = await call(h.url, 'POST', `/admin/projects/${projectId}/oauth/clients`, { token: ADMIN_TOKEN, body: { name: 'svc', scopes: ['memory:recall'] } });
+    const { client_id: cid, client_secret: secret } = obj(client.body) as { client_id: string; client_secret: string };
+    const tokenRes = await fetch(`${h.url}/oauth/token`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`${cid}:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials&scope=memory%3Arecall',
+    });
+    const at = String(obj(await tokenRes.json())['access_token']);
+    const viaToken = await call(h.url, 'POST', '/v1/recall', { token: at, body: { bank_id: 'alice@example.com', query: 'Where does Alice live?' } });
+    assert.equal(viaToken.status, 200, viaToken.text);
+    assert.ok((obj(viaToken.body)['results'] as Json[]).some((r) => /Lisbon/.test(String(r['text']))));
   });
 
   it('isolates projects: B never reads, writes, lists, counts or learns of A\'s banks', async () => {
@@ -187,5 +203,34 @@ describe('gateway in front of a real engine', () => {
     assert.deepEqual(statuses, [200, 200, 200, 429, 429]);
     assert.ok(limited !== undefined && isProblem(limited, 429, 'rate_limited'));
     assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+  });
+
+  it('serves MCP through the gateway with the mcp scope plus each tool\'s scope, counted against quotas', async () => {
+    const { key, projectId } = await setupProject(h.url, { scopes: ['mcp', 'memory:retain', 'memory:recall'] });
+    const headers = { accept: 'application/json, text/event-stream' };
+    const rpcBody = (id: number, method: string, params: Json): Json => ({ jsonrpc: '2.0', id, method, params });
+    const parse = (text: string): Json => {
+      const data = text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).pop();
+      return obj(JSON.parse(data ?? text));
+    };
+    const init = await call(h.url, 'POST', '/mcp', { token: key, headers, body: rpcBody(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } }) });
+    assert.equal(init.status, 200, init.text);
+    assert.ok(obj(parse(init.text)['result'])['serverInfo']);
+    const session = init.headers.get('mcp-session-id');
+    const h2 = session === null ? headers : { ...headers, 'mcp-session-id': session };
+    const retained = await call(h.url, 'POST', '/mcp', { token: key, headers: h2, body: rpcBody(2, 'tools/call', { name: 'retain', arguments: { bank_id: 'mcp-bank', content: 'The MCP user likes sailing.' } }) });
+    assert.equal(retained.status, 200, retained.text);
+    assert.equal(retained.headers.get('x-quota-metric'), 'memories');
+    const recalled = await call(h.url, 'POST', '/mcp', { token: key, headers: h2, body: rpcBody(3, 'tools/call', { name: 'recall', arguments: { bank_id: 'mcp-bank', query: 'hobby' } }) });
+    assert.equal(recalled.status, 200, recalled.text);
+    assert.match(JSON.stringify(parse(recalled.text)), /sailing/);
+    const del = await call(h.url, 'POST', '/mcp', { token: key, headers: h2, body: rpcBody(4, 'tools/call', { name: 'delete_memory', arguments: { bank_id: 'mcp-bank', id: '0b8f8a36-1b7e-4a43-9d40-4d3b3f6fd111' } }) });
+    assert.ok(isProblem(del, 403, 'insufficient_scope'));
+    const usage = obj((await call(h.url, 'GET', `/admin/projects/${projectId}/usage`, { token: ADMIN_TOKEN })).body);
+    assert.equal(obj(usage['memories'])['used'], 1);
+    assert.equal(obj(usage['recalls'])['used'], 1);
+    // The same bank through REST shows what MCP retained: one project, one tenant.
+    const list = await call(h.url, 'GET', '/v1/me/banks/mcp-bank/memories', { token: key });
+    assert.equal(obj(list.body)['total'], 1);
   });
 });

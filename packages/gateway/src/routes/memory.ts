@@ -156,6 +156,10 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       plan: (p, req) => { requireBank(p, bankParam(req)); noBankWideForSpaceLimited(p); return { forward: { method: 'PUT', path: tenantPath(p, `/banks/${seg(bankParam(req))}`), body: body(req) } }; } },
     { method: 'GET', url: '/v1/me/banks/:bank', scope: 'memory:recall', operationId: 'getBank', tags: ['banks'], summary: 'Get a bank profile', params: BankParams,
       plan: (p, req) => { requireBank(p, bankParam(req)); return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}`) } }; } },
+    { method: 'GET', url: '/v1/me/banks/:bank/profile', scope: 'memory:recall', operationId: 'getBankProfile', tags: ['banks'], summary: 'Get a bank profile (Hindsight path)', params: BankParams,
+      plan: (p, req) => { requireBank(p, bankParam(req)); return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}/profile`) } }; } },
+    { method: 'GET', url: '/v1/me/banks/:bank/stats', scope: 'memory:recall', operationId: 'getBankStats', tags: ['banks'], summary: 'Bank statistics', params: BankParams,
+      plan: (p, req) => { requireBank(p, bankParam(req)); noBankWideForSpaceLimited(p); return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}/stats`) } }; } },
     { method: 'PATCH', url: '/v1/me/banks/:bank', scope: 'memory:retain', operationId: 'patchBank', tags: ['banks'], summary: 'Edit a bank profile', params: BankParams, body: BankProfileBody,
       plan: (p, req) => { requireBank(p, bankParam(req)); noBankWideForSpaceLimited(p); return { forward: { method: 'PATCH', path: tenantPath(p, `/banks/${seg(bankParam(req))}`), body: body(req) } }; } },
     { method: 'DELETE', url: '/v1/me/banks/:bank', scope: 'memory:delete', operationId: 'deleteBank', tags: ['banks'], summary: 'Erase a bank and everything derived from it', params: BankParams,
@@ -191,7 +195,10 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       } },
   ];
 
-  for (const spec of specs) {
+  // Hindsight clients address the self-hosted tenant `/v1/default/...`; through the gateway that is the caller's
+  // project too (same routes, hidden from the OpenAPI document).
+  const aliases = specs.filter((s) => s.url.startsWith('/v1/me/')).map((s) => ({ ...s, url: s.url.replace('/v1/me/', '/v1/default/'), alias: true }));
+  for (const spec of [...specs, ...aliases]) {
     const schema: Record<string, unknown> = {
       operationId: spec.operationId,
       summary: spec.summary,
@@ -199,6 +206,10 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       security: security(spec.scope),
       response: { 200: { description: 'Success', ...Open }, ...problemResponses },
     };
+    if ('alias' in spec) {
+      schema['hide'] = true;
+      delete schema['operationId'];
+    }
     if (spec.params !== undefined) schema['params'] = spec.params;
     if (spec.body !== undefined) schema['body'] = spec.body;
     if (spec.querystring !== undefined) schema['querystring'] = spec.querystring;
