@@ -5,16 +5,27 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Mnemos, MnemosError } from '@mnemos/client';
 import { REPO_ROOT, startTestEngine, type TestEngine } from '../../engine/test/helpers/engine.js';
+import { startFakeLlm, type FakeLlm } from '../../engine/test/helpers/fake-llm.js';
 
 let engine: TestEngine;
+let llm: FakeLlm;
 let mnemos: Mnemos;
 
 before(async () => {
-  engine = await startTestEngine();
+  llm = await startFakeLlm();
+  engine = await startTestEngine({
+    MNEMOS_API_LLM_PROVIDER: 'openai',
+    MNEMOS_API_LLM_BASE_URL: llm.openaiBaseUrl,
+    MNEMOS_API_LLM_MODEL: 'fake',
+    MNEMOS_API_LLM_API_KEY: 'x',
+  });
+  // Fact extraction answers nothing, so each bank holds exactly the memories the tests retain.
+  llm.always = { purpose: 'extract', behaviour: { kind: 'content', content: { facts: [] } } };
   mnemos = new Mnemos({ baseUrl: engine.url });
 });
 after(async () => {
   await engine?.dispose();
+  await llm?.stop();
 });
 
 /** Runs a script from source (tsx) and collects its output. */
@@ -146,18 +157,22 @@ test('errors are mapped to MnemosError with status, code, detail and field error
   await rejectsWith(me.listBanks(), { status: 404, code: 'tenant_not_found' });
 });
 
-test('reflect on an engine without an LLM maps 503 llm_not_configured, without retrying', async () => {
-  let calls = 0;
-  const counting = new Mnemos({
-    baseUrl: engine.url,
-    fetch: (input, init) => {
-      calls++;
-      return fetch(input, init);
-    },
-  });
-  const error = await rejectsWith(counting.reflect('alice@example.com', 'What should I offer Alice?'), { status: 503, code: 'llm_not_configured' });
-  assert.match(error.detail, /MNEMOS_API_LLM_PROVIDER/);
-  assert.equal(calls, 1, 'llm_not_configured is permanent: no retry');
+test('reflect answers from memory with citations (fake LLM); LLM failures map to MnemosError', async () => {
+  const bank = 'reflect-client';
+  const { memory_ids: ids } = await mnemos.retainBatch(bank, ['Ivan adopted a grey cat named Pixel.', 'Ivan works in Lyon.']);
+  const answer = await mnemos.reflect(bank, 'What is the name of the cat Ivan adopted?');
+  assert.equal(typeof answer.text, 'string');
+  assert.ok(answer.text.length > 0);
+  assert.ok(answer.citations.length > 0, 'cites the memory it used');
+  for (const id of answer.citations) assert.ok(ids.includes(id), `citation ${id} is a memory of the bank`);
+
+  await rejectsWith(mnemos.reflect(bank, ''), { status: 400, code: 'validation_failed' });
+  llm.always = { purpose: 'reflect', behaviour: { kind: 'malformed' } };
+  try {
+    await rejectsWith(mnemos.reflect(bank, 'What is the name of the cat?'), { status: 502, code: 'llm_bad_answer' });
+  } finally {
+    llm.always = { purpose: 'extract', behaviour: { kind: 'content', content: { facts: [] } } };
+  }
 });
 
 test('health and version', async () => {
@@ -178,5 +193,5 @@ test('examples/typescript-quickstart.ts runs against the engine', async () => {
   assert.equal(code, 0, output);
   assert.match(output, /\[raw\] Alice prefers green tea/);
   assert.match(output, /in space acme: Alice is the tech lead/);
-  assert.match(output, /reflect: /);
+  assert.match(output, /reflect: .+\n  citations: [0-9a-f]{8}-/);
 });

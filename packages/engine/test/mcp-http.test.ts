@@ -8,16 +8,27 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { call, REPO_ROOT, startTestEngine, type TestEngine } from './helpers/engine.js';
+import { startFakeLlm, type FakeLlm } from './helpers/fake-llm.js';
 
 let engine: TestEngine;
+let llm: FakeLlm;
 const clients: Client[] = [];
 
 before(async () => {
-  engine = await startTestEngine();
+  llm = await startFakeLlm();
+  engine = await startTestEngine({
+    MNEMOS_API_LLM_PROVIDER: 'openai',
+    MNEMOS_API_LLM_BASE_URL: llm.openaiBaseUrl,
+    MNEMOS_API_LLM_MODEL: 'fake',
+    MNEMOS_API_LLM_API_KEY: 'x',
+  });
+  // No extracted facts: each bank holds exactly the memories the tests retain.
+  llm.always = { purpose: 'extract', behaviour: { kind: 'content', content: { facts: [] } } };
 });
 after(async () => {
   for (const c of clients) await c.close().catch(() => undefined);
   await engine?.dispose();
+  await llm?.stop();
 });
 
 async function connect(path: string): Promise<Client> {
@@ -86,9 +97,13 @@ test('each tool works: retain, recall, list_memories, list_banks, delete_memory,
   assert.equal(again.isError, true);
   assert.match(textOf(again), /memory_not_found/);
 
-  const reflected = await client.callTool({ name: 'reflect', arguments: { bank_id: 'mcp-alice', query: 'What should I offer Alice?' } });
-  assert.equal(reflected.isError, true, 'this engine has no LLM');
-  assert.match(textOf(reflected), /llm_not_configured/);
+  await tool(client, 'retain', { bank_id: 'mcp-alice', content: 'Alice adopted a grey cat named Pixel.' });
+  const reflected = await tool(client, 'reflect', { bank_id: 'mcp-alice', query: 'What is the name of the cat Alice adopted?' });
+  assert.ok(String(reflected['text']).length > 0);
+  const cited = reflected['citations'] as string[];
+  assert.ok(cited.length > 0, 'reflect cites memories');
+  const bankIds = ((await tool(client, 'list_memories', { bank_id: 'mcp-alice' }))['items'] as Array<{ id: string }>).map((m) => m.id);
+  for (const c of cited) assert.ok(bankIds.includes(c));
 });
 
 test('/mcp/{bank} fixes the bank: tools take no bank_id', async () => {
@@ -107,7 +122,7 @@ test('/mcp/{bank} fixes the bank: tools take no bank_id', async () => {
 test('/v1/default/mcp serves the default tenant; other tenants need a multi-tenant engine', async () => {
   const client = await connect('/v1/default/mcp/mcp-alice');
   const listed = await tool(client, 'list_memories', {});
-  assert.equal(listed['total'], 1);
+  assert.equal(listed['total'], 2);
   const other = await call(engine.url, 'POST', '/v1/acme/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { accept: 'application/json, text/event-stream' });
   assert.equal(other.status, 404);
   assert.equal(other.body['code'], 'tenant_not_found');
