@@ -21,7 +21,7 @@ before(async () => {
     MNEMOS_API_LLM_MODEL: 'fake-model',
     MNEMOS_API_LLM_API_KEY: 'test-key',
     MNEMOS_API_LLM_BASE_URL: fake.openaiBaseUrl,
-    MNEMOS_API_LLM_TIMEOUT_MS: '1500',
+    MNEMOS_API_LLM_TIMEOUT_MS: '1000',
     MNEMOS_API_LLM_MAX_RETRIES: '2',
     MNEMOS_API_LLM_CONCURRENCY: '4',
   });
@@ -110,6 +110,12 @@ test('a correction supersedes the facts it corrects; they stay, marked', async (
   assert.equal(old.superseded_by, fix.id);
   assert.equal(old.valid_to, '2024-02-01T00:00:00.000Z');
   assert.equal(fix.superseded_by, null);
+  // Recall keeps the superseded fact but ranks it below the current one.
+  const recall = await call<{ results: Array<Memory & { scores: Record<string, number> }> }>(
+    engine.url, 'POST', `/v1/default/banks/${b}/memories/recall`, { query: 'Where does Bob live?', types: ['world', 'correction'] });
+  const order = recall.body.results.map((r) => r.id);
+  assert.ok(order.includes(old.id) && order.indexOf(fix.id) < order.indexOf(old.id), JSON.stringify(recall.body.results));
+  assert.equal(recall.body.results.find((r) => r.id === old.id)!.scores['superseded'], 1);
   // The extraction prompt showed the model the existing fact it could supersede.
   const lastExtract = fake.calls.filter((c) => c.purpose === 'extract').at(-1)!;
   const shown = (lastExtract.input?.['existing_facts'] ?? []) as Array<{ id: string }>;
@@ -167,10 +173,10 @@ test('a provider that keeps failing or timing out fails the job after its retrie
   fake.always = { purpose: 'extract', behaviour: { kind: 'hang', ms: 5000 } };
   try {
     const out = await retain(b, { content: 'Frank plays the cello.' });
-    // Three job attempts, each three HTTP attempts of 1.5 s plus backoff: the operation fails visibly.
+    // Three job attempts, each three HTTP attempts of 1 s plus backoff: the operation fails visibly.
     const op = await settle(out.operation_id!, 60_000);
     assert.equal(op.status, 'failed');
-    assert.match(op.error_message ?? '', /did not answer within 1500 ms/);
+    assert.match(op.error_message ?? '', /did not answer within 1000 ms/);
     assert.equal(op.errors[0]!.attempts, 3, 'transient failures are re-queued up to max attempts');
     assert.deepEqual((await list(b)).map((m) => m.type), ['raw']);
   } finally {

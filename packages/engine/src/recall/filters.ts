@@ -37,3 +37,22 @@ export function recallWhere(r: RecallRequest, offset: number): { sql: string; pa
   }
   return { sql: clauses.join(' AND '), params };
 }
+
+/** Score factor for facts a later correction superseded: they stay recallable but rank below current facts (DESIGN 1). */
+export const SUPERSEDED_FACTOR = 0.5;
+
+/** Applies the supersession penalty to fused entries (in place) and re-sorts them; marks `scores.superseded`. */
+export function demoteSuperseded(
+  ordered: Array<[string, { score: number; scores: Record<string, number> }]>,
+  memories: ReadonlyMap<string, { superseded_by: string | null }>,
+): void {
+  let changed = false;
+  for (const [id, entry] of ordered) {
+    if (memories.get(id)?.superseded_by) {
+      entry.score *= SUPERSEDED_FACTOR;
+      entry.scores['superseded'] = 1;
+      changed = true;
+    }
+  }
+  if (changed) ordered.sort((a, b) => b[1].score - a[1].score);
+}

@@ -5,7 +5,7 @@ import { codecFor } from '../crypto/codec.js';
 import { getMemoriesByIds } from '../memory/store.js';
 import { ORG_BANK_ID } from '../memory/types.js';
 import { countTokens } from '../util/tokens.js';
-import { recallWhere } from './filters.js';
+import { demoteSuperseded, recallWhere } from './filters.js';
 import type { RecallHit, RecallOutcome, RecallRequest, RecallTrace } from './types.js';
 
 const RRF_K = 60;
@@ -46,6 +46,7 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
   stage('fuse', ordered.length);
 
   const memories = await getMemoriesByIds(db, r.tenant, ordered.slice(0, r.candidates).map(([id]) => id));
+  demoteSuperseded(ordered, memories);
   const results: RecallHit[] = [];
   let tokens = 0;
   for (const [id, entry] of ordered) {
