@@ -15,6 +15,7 @@ import { interactionRoutes } from './oauth/interactions.js';
 import { createOAuthServer, type OAuthServer } from './oauth/provider.js';
 import { openApiOptions, openApiDocument } from './openapi.js';
 import { errorHandler, HttpProblem, sendProblem } from './problem.js';
+import { startTimes } from './proxy.js';
 import { RateLimiter } from './ratelimit.js';
 import { adminRoutes } from './routes/admin.js';
 import { memoryRoutes } from './routes/memory.js';
@@ -74,6 +75,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
       void sendProblem(reply, new HttpProblem(status, 'bad_request', `The request URL is invalid: ${error.message}`));
     },
   });
+  app.addHook('onRequest', (request, _reply, done) => { startTimes.set(request, performance.now()); done(); });
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>

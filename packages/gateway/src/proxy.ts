@@ -7,6 +7,9 @@ import { Engines, type EngineResponse, type ForwardRequest } from './engine.js';
 import { HttpProblem, sendProblem } from './problem.js';
 import { limitsFor, periodOf, type Metric, type Scope } from './scopes.js';
 
+/** When each request arrived (set by an onRequest hook in app.ts). */
+export const startTimes = new WeakMap<FastifyRequest, number>();
+
 /** Path segment encoding that also encodes dots, so a bank called ".." can never become a dot segment. */
 export function seg(value: string): string {
   return encodeURIComponent(value).replace(/\./g, '%2E');
@@ -69,7 +72,8 @@ export async function execute(ctx: GatewayContext, request: FastifyRequest, repl
     reserved.push({ metric, amount, used: total });
   }
   // Time the gateway spent before forwarding (auth, scope, rate limit, quota), for operators and the benchmark.
-  reply.header('server-timing', `gateway;dur=${reply.elapsedTime.toFixed(2)}`);
+  const started = startTimes.get(request);
+  if (started !== undefined) reply.header('server-timing', `gateway;dur=${(performance.now() - started).toFixed(2)}`);
   const abort = new AbortController();
   const onClose = (): void => { if (!reply.raw.writableEnded) abort.abort(); };
   request.raw.once('close', onClose);
