@@ -11,6 +11,7 @@ import { createEmbedder, MicroBatcher } from './embeddings/index.js';
 import { ensureWritableHome } from './home.js';
 import type { AfterRetainHook } from './memory/retain.js';
 import { EngineMetrics } from './metrics.js';
+import { attachVectorCache } from './vectors/registry.js';
 import type { ReflectBodyT } from './http/routes/reflect.js';
 
 export interface Logger {
@@ -64,6 +65,8 @@ export class Engine {
       if (config.databaseUrl !== undefined) ensureWritableHome(config.home);
       const model = await createEmbedder(config.embeddings, config.home, (m) => log.info(m));
       await ensureEmbeddingSchema(db, model.id, model.dimension);
+      // Semantic search scans in-memory copies of each bank's vectors, kept in step with the database.
+      attachVectorCache(db, model.dimension);
       const metrics = new EngineMetrics();
       const batcher = new MicroBatcher(model, 32, (size, seconds) => {
         metrics.embeddingBatch.observe(size);

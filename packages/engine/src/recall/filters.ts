@@ -56,3 +56,27 @@ export function demoteSuperseded(
   }
   if (changed) ordered.sort((a, b) => b[1].score - a[1].score);
 }
+
+/** The same filter as recallWhere (minus the tenant and bank, which select the cache), for in-memory rows. */
+export function recallPredicate(r: RecallRequest): (m: { space: string; valid: boolean; type: string; tags: string[] }) => boolean {
+  const types = r.types !== undefined && r.types.length > 0 ? new Set(r.types) : undefined;
+  const tags = r.tags;
+  const tagTest = (have: string[]): boolean => {
+    if (tags === undefined) return true;
+    const hasAny = tags.some((t) => have.includes(t));
+    const hasAll = tags.every((t) => have.includes(t));
+    switch (r.tagsMatch) {
+      case 'any':
+        return tags.length === 0 || have.length === 0 || hasAny;
+      case 'all':
+        return tags.length === 0 || have.length === 0 || hasAll;
+      case 'any_strict':
+        return hasAny;
+      case 'all_strict':
+        return hasAll;
+      case 'exact':
+        return hasAll && have.every((t) => tags.includes(t));
+    }
+  };
+  return (m) => m.valid && m.space === r.space && (types === undefined || types.has(m.type)) && tagTest(m.tags);
+}

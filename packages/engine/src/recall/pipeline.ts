@@ -5,7 +5,8 @@ import { codecFor } from '../crypto/codec.js';
 import { getMemoriesByIds } from '../memory/store.js';
 import { ORG_BANK_ID } from '../memory/types.js';
 import { countTokens } from '../util/tokens.js';
-import { demoteSuperseded, recallWhere } from './filters.js';
+import { demoteSuperseded, recallPredicate, recallWhere } from './filters.js';
+import { vectorCacheFor } from '../vectors/registry.js';
 import type { RecallHit, RecallOutcome, RecallRequest, RecallTrace } from './types.js';
 
 const RRF_K = 60;
@@ -69,6 +70,11 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
 }
 
 async function semanticArm(db: Database, r: RecallRequest, vector: Float32Array): Promise<Ranked[]> {
+  const cache = vectorCacheFor(db);
+  if (cache) {
+    const banks = r.includeOrg && r.bankId !== ORG_BANK_ID ? [r.bankId, ORG_BANK_ID] : [r.bankId];
+    return cache.search(db, r.tenant, banks, vector, Math.trunc(r.candidates), recallPredicate(r));
+  }
   const where = recallWhere(r, 1);
   const rows = await db.query<{ id: string; distance: number }>(
     `SELECT id, embedding <=> $1::vector AS distance FROM memories WHERE ${where.sql}
