@@ -79,7 +79,9 @@ export async function installJobQueue(engine: Engine): Promise<JobQueue> {
   const existing = queues.get(engine);
   if (existing) return existing;
   const queue = new JobQueue(engine.db, engine.log, {
-    concurrency: engine.config.llm?.concurrency ?? 2,
+    // Twice the LLM cap: while some jobs wait on the model, others read, embed and write, so the model stays busy
+    // (the LLM client's own semaphore holds calls in flight to MNEMOS_API_LLM_CONCURRENCY).
+    concurrency: engine.config.llm ? engine.config.llm.concurrency * 2 : 2,
     exclusive: engine.db.kind === 'embedded',
     onDepth: (n) => engine.metrics.queueDepth.set({ queue: 'jobs' }, n),
   });

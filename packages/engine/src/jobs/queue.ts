@@ -185,7 +185,12 @@ export class JobQueue {
     }
   }
 
+  private lastDepthAt = 0;
+
   private async reportDepth(): Promise<void> {
+    // At most once a second: the gauge is for dashboards, and the count competes with real work for the database.
+    if (Date.now() - this.lastDepthAt < 1000) return;
+    this.lastDepthAt = Date.now();
     const [row] = await this.db.query<{ n: string | number }>(`SELECT count(*) AS n FROM jobs WHERE status IN ('queued', 'running')`);
     this.options.onDepth?.(Number(row?.n ?? 0));
   }
