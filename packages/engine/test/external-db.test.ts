@@ -24,7 +24,9 @@ before(async () => {
   const port = (server as unknown as { server: { address(): { port: number } } }).server.address().port;
   const url = `postgres://postgres:postgres@127.0.0.1:${port}/postgres`;
   // Both engines migrate the same empty database at the same moment.
-  [a, b] = await Promise.all(homes.map((h) => spawnEngine(testEnv(h.path, { MNEMOS_API_DATABASE_URL: url }))));
+  const engines = await Promise.all(homes.map((h) => spawnEngine(testEnv(h.path, { MNEMOS_API_DATABASE_URL: url }))));
+  a = engines[0]!;
+  b = engines[1]!;
 });
 
 after(async () => {
