@@ -1,11 +1,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { touchBank } from '../banks/store.js';
+import { codecFor } from '../crypto/codec.js';
 import type { Engine } from '../engine.js';
 import { retain, type RetainItem } from '../memory/retain.js';
 import type { Partition } from '../memory/types.js';
 import { operationStatus } from './operations.js';
-import { JobQueue, type ClaimedJob, type JobContext } from './queue.js';
+import { JobFailure, JobQueue, type ClaimedJob, type JobContext } from './queue.js';
 
 export { JobQueue, JobFailure, LeaseLostError, type ClaimedJob, type JobContext, type JobHandler } from './queue.js';
 
@@ -64,11 +65,27 @@ export async function retainAsync(engine: Engine, partition: Partition, items: r
   const operationId = randomUUID();
   await engine.db.transaction(async (tx) => {
     await touchBank(tx, partition.tenant, partition.bankId);
-    await queue.enqueue(tx, operationId, partition, 'retain', [{ kind: 'retain', payload: { items: stored } }], items.length);
+    // With encryption at rest the queued content is sealed like a memory body (bound to this operation's id), so it
+    // is never on disk in plaintext, even while it waits.
+    const bank = await codecFor(tx).forWrite(tx, partition.tenant, partition.bankId);
+    const sealed = bank.seal(operationId, { text: JSON.stringify(stored), context: null, metadata: {}, entities: [] });
+    const payload = sealed.bodyEnc ? { sealed: sealed.bodyEnc.toString('base64') } : { items: stored };
+    await queue.enqueue(tx, operationId, partition, 'retain', [{ kind: 'retain', payload }], items.length);
   });
   queue.wake();
   engine.metrics.operations.inc({ operation: 'retain' });
   return { success: true, bank_id: partition.bankId, items_count: items.length, memory_ids: [] as string[], async: true, operation_id: operationId };
+}
+
+/** The items of an async retain job, opening them first when they were sealed under encryption at rest. */
+async function queuedItems(engine: Engine, job: ClaimedJob): Promise<StoredItem[]> {
+  const sealed = job.payload['sealed'];
+  if (typeof sealed !== 'string') return (job.payload['items'] ?? []) as StoredItem[];
+  const [body] = await codecFor(engine.db).openRows(engine.db, job.tenant, [
+    { id: job.operationId, bank_id: job.bankId, text: null, context: null, metadata: null, body_enc: Buffer.from(sealed, 'base64'), entities: [] },
+  ]);
+  if (!body) throw new JobFailure('the queued items failed to decrypt (wrong key or tampered job payload)', true);
+  return JSON.parse(body.text) as StoredItem[];
 }
 
 /**
@@ -94,7 +111,7 @@ export async function installJobQueue(engine: Engine): Promise<JobQueue> {
   });
 
   queue.register('retain', async (job, ctx) => {
-    const raw = (job.payload['items'] ?? []) as StoredItem[];
+    const raw = await queuedItems(engine, job);
     const items: RetainItem[] = raw.map((i) => ({
       content: i.content,
       timestamp: i.timestamp === null ? null : new Date(i.timestamp),
@@ -110,6 +127,8 @@ export async function installJobQueue(engine: Engine): Promise<JobQueue> {
     engine.metrics.memoriesRetained.inc(outcome.createdIds.length);
     if (!ctx.completed) await ctx.complete(async () => undefined, { memory_ids: outcome.memoryIds });
     await engine.db.query('UPDATE operations SET memory_ids = $2::uuid[], updated_at = now() WHERE id = $1', [job.operationId, outcome.memoryIds]);
+    // The content now lives in memories; keeping a copy in the job would survive a later hard delete.
+    await engine.db.query(`UPDATE jobs SET payload = '{}'::jsonb WHERE id = $1`, [job.id]);
   });
 
   engine.operations = (tenant, id) => operationStatus(engine.db, tenant, id);
