@@ -1,0 +1,67 @@
+/**
+ * The per-candidate signals recall fuses, and their weights. The weights were chosen by measurement (coordinate ascent
+ * on evidence recall@10 + recall@20 over three LoCoMo conversations, checked on two held-out ones; docs/benchmarks.md)
+ * and are deliberately few: every signal is generic (no rule knows any dataset's names, dates or wording).
+ */
+
+export const WEIGHTS = {
+  /** BM25, divided by the best BM25 of the query. */
+  keyword: 0.7,
+  /** Cosine similarity to the query. */
+  semantic: 0.85,
+  /** The better normalised BM25 of the memory's two neighbours (retained next to it in the same call). */
+  neighbour: 0.45,
+  /** 1 when the memory is by (or about) the one person the query names. */
+  speaker: 0.5,
+  /** Mean cosine of the two best candidates of the memory's document (or retain call). */
+  document: 1.2,
+  /** Closeness of occurred_at to the time the query names (0 when it names none). */
+  temporal: 0.6,
+} as const;
+
+export type Signal = keyof typeof WEIGHTS;
+
+/** Results whose word sets overlap this much (Jaccard) with a better result are near-copies and are pushed down. */
+export const NEAR_COPY_JACCARD = 0.9;
+export const NEAR_COPY_FACTOR = 0.5;
+
+const SPEAKER = /^([^:\n]{1,40}):\s/u;
+
+/** The speaker prefix of a memory written as "Name: text", lowercased; null when there is none. */
+export function speakerOf(text: string): string | null {
+  const m = SPEAKER.exec(text);
+  const name = m?.[1]?.trim();
+  return name && /\p{L}/u.test(name) ? name.toLowerCase() : null;
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Whether `name` occurs in `query` as a whole word (case-insensitive, any script). */
+export function mentions(query: string, name: string): boolean {
+  return new RegExp(`(^|[^\\p{L}\\p{N}])${escapeRegExp(name.toLowerCase())}([^\\p{L}\\p{N}]|$)`, 'u').test(query.toLowerCase());
+}
+
+/**
+ * The people/entities the query names among `names` (speaker prefixes and extracted entities of the candidates).
+ * The speaker signal applies only when exactly one is named: a question about two people says nothing about whose
+ * turn holds the answer.
+ */
+export function namedEntities(query: string, names: Iterable<string>): string[] {
+  const found = new Set<string>();
+  for (const n of names) if (n.length >= 2 && mentions(query, n)) found.add(n.toLowerCase());
+  return [...found];
+}
+
+/** Lowercased word set of a text, for near-copy detection. */
+export function wordSet(text: string): Set<string> {
+  return new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+}
+
+export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+  if (a.size === 0 && b.size === 0) return 1;
+  let inter = 0;
+  for (const w of a) if (b.has(w)) inter++;
+  return inter / (a.size + b.size - inter);
+}

@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { bm25Scores, parseTsvector, tsqueryTerms } from '../src/recall/bm25.js';
+import { namedEntities, speakerOf } from '../src/recall/signals.js';
+import { resolveTemporal, temporalScore } from '../src/recall/temporal.js';
+import { countTokens } from '../src/util/tokens.js';
+import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
+
+interface Hit { id: string; text: string; space: string; score: number; scores: Record<string, number>; occurred_at: string | null; metadata: Record<string, string> }
+interface RecallAnswer { results: Hit[]; usage: { tokens: number }; trace?: { stages: Array<{ stage: string; ms: number; candidates?: number }>; total_ms: number } }
+interface RetainAnswer { memory_ids: string[] }
+
+let engine: TestEngine;
+before(async () => {
+  engine = await startTestEngine();
+});
+after(async () => {
+  await engine?.dispose();
+});
+const retain = (bank: string, body: unknown) => call<RetainAnswer>(engine.url, 'POST', `/v1/default/banks/${encodeURIComponent(bank)}/memories`, body);
+const recall = (bank: string, body: unknown) => call<RecallAnswer>(engine.url, 'POST', `/v1/default/banks/${encodeURIComponent(bank)}/memories/recall`, body);
+
+const DAY = 86_400_000;
+const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+describe('temporal expressions', () => {
+  const ref = new Date('2023-08-16T10:00:00Z');
+  it('resolves dates, months and relative expressions against the query time', () => {
+    const days = (q: string) => resolveTemporal(q, ref).map((i) => [iso(i.start), iso(i.end), i.kind]);
+    assert.deepEqual(days('What happened on 7 July, 2023?'), [['2023-07-07', '2023-07-08', 'day']]);
+    assert.deepEqual(days('Who came on May 3, 2023?'), [['2023-05-03', '2023-05-04', 'day']]);
+    assert.deepEqual(days('What did she do in March 2023?'), [['2023-03-01', '2023-04-01', 'month']]);
+    assert.deepEqual(days('Where did we go in June?'), [['2023-06-01', '2023-07-01', 'month']]);
+    assert.deepEqual(days('Where did we go in December?'), [['2022-12-01', '2023-01-01', 'month']]);
+    assert.deepEqual(days('What did I eat yesterday?'), [['2023-08-15', '2023-08-16', 'day']]);
+    assert.deepEqual(days('What did I do last week?'), [['2023-08-02', '2023-08-16', 'week']]);
+    assert.deepEqual(days('What happened last month?'), [['2023-07-01', '2023-08-01', 'month']]);
+    assert.deepEqual(days('Two weeks ago?'), [['2023-07-29', '2023-08-05', 'week']]);
+    assert.deepEqual(days('What is my favourite colour?'), []);
+  });
+  it('scores 1 inside the interval and decays outside it', () => {
+    const [week] = resolveTemporal('last week', ref);
+    assert.ok(week);
+    assert.equal(temporalScore([week], Date.parse('2023-08-10T00:00:00Z')), 1);
+    const near = temporalScore([week], Date.parse('2023-08-17T00:00:00Z'));
+    const far = temporalScore([week], Date.parse('2023-06-01T00:00:00Z'));
+    assert.ok(near > far && near < 1 && far < 0.01);
+    assert.equal(temporalScore([], Date.now()), 0);
+    assert.equal(temporalScore([week], null), 0);
+  });
+});
+
+describe('keyword scoring and names', () => {
+  it('parses tsquery and tsvector text and ranks rarer terms higher (BM25)', () => {
+    assert.deepEqual(tsqueryTerms("'cat' | 'pixel' & !'dog''s'"), ['cat', 'pixel', "dog's"]);
+    const d = parseTsvector("'cat':1,4 'grey':2");
+    assert.equal(d.tf.get('cat'), 2);
+    assert.equal(d.length, 3);
+    const docs = [parseTsvector("'cat':1 'x':2"), parseTsvector("'pixel':1 'y':2"), parseTsvector("'cat':1 'pixel':2")];
+    const s = bm25Scores(docs, ['cat', 'pixel'], new Map([['cat', 90], ['pixel', 2]]), 100);
+    assert.ok(s[2]! > s[1]! && s[1]! > s[0]!);
+  });
+  it('finds the speaker prefix and the one name a query mentions', () => {
+    assert.equal(speakerOf('Alice: I went hiking.'), 'alice');
+    assert.equal(speakerOf('No speaker here'), null);
+    assert.deepEqual(namedEntities("What does Bob's sister like?", ['alice', 'bob']), ['bob']);
+    assert.deepEqual(namedEntities('What do Alice and Bob share?', ['alice', 'bob']), ['alice', 'bob']);
+    assert.deepEqual(namedEntities('What does Bobby like?', ['bob']), []);
+  });
+});
+
+describe('recall signals through the API', () => {
+  it('prefers memories from the week a query names ("last week")', async () => {
+    const now = Date.parse('2024-03-20T12:00:00Z');
+    await retain('tempo', { items: [
+      { content: 'I went to a pottery class and made a bowl.', timestamp: new Date(now - 60 * DAY).toISOString() },
+      { content: 'I went to a pottery class and made a vase.', timestamp: new Date(now - 5 * DAY).toISOString() },
+      { content: 'I went to a pottery class and made a mug.', timestamp: new Date(now - 200 * DAY).toISOString() },
+    ] });
+    const r = await recall('tempo', { query: 'What did I make at pottery class last week?', query_timestamp: new Date(now).toISOString() });
+    assert.equal(r.status, 200);
+    assert.match(r.body.results[0]!.text, /vase/);
+    assert.equal(r.body.results[0]!.scores['temporal'], 1);
+    assert.ok((r.body.results[1]!.scores['temporal'] ?? 1) < 1);
+  });
+
+  it('lifts the turn next to a keyword match (neighbour expansion)', async () => {
+    const filler = Array.from({ length: 12 }, (_, i) => ({ content: `Carol: Weather chat number ${i}, it was sunny and warm outside.` }));
+    await retain('neigh', { document_id: 'chat-1', items: [
+      ...filler.slice(0, 6),
+      { content: 'Dave: Which instrument did you pick up this year?' },
+      { content: 'Carol: The cello! I practise every evening now.' },
+      ...filler.slice(6),
+    ] });
+    const r = await recall('neigh', { query: 'Which instrument did Carol pick up?' });
+    const answer = r.body.results.find((h) => h.text.includes('cello'));
+    assert.ok(answer, 'the answer turn is recalled');
+    assert.ok(answer.scores['neighbour']! > 0.5, 'its neighbour matched the keywords');
+    assert.ok(r.body.results.indexOf(answer) < 3);
+  });
+
+  it('prefers the turns of the person the query names (speaker awareness)', async () => {
+    await retain('speak', { items: [
+      { content: 'Erin: My favourite food is ramen.' },
+      { content: 'Frank: My favourite food is tacos.' },
+      { content: 'Erin: I went for a run this morning.' },
+    ] });
+    const r = await recall('speak', { query: "What is Frank's favourite food?" });
+    assert.match(r.body.results[0]!.text, /^Frank: /);
+    assert.equal(r.body.results[0]!.scores['speaker'], 1);
+    assert.equal(r.body.results.find((h) => h.text.startsWith('Erin: My'))?.scores['speaker'], 0);
+  });
+
+  it('ranks a rare keyword match first and reports every signal', async () => {
+    await retain('kw', { items: [
+      { content: 'The quarterly report mentions revenue growth.' },
+      { content: 'Our zeppelin tour over the bay was booked for Friday.' },
+      { content: 'The report also mentions staff growth and revenue.' },
+    ] });
+    const r = await recall('kw', { query: 'zeppelin', trace: true });
+    assert.match(r.body.results[0]!.text, /zeppelin/);
+    for (const hit of r.body.results) {
+      assert.equal(typeof hit.score, 'number');
+      for (const k of ['semantic', 'keyword', 'neighbour', 'speaker', 'document']) assert.equal(typeof hit.scores[k], 'number', k);
+    }
+    assert.ok(r.body.results[0]!.scores['keyword']! > 0);
+    const stages = r.body.trace?.stages.map((s) => s.stage) ?? [];
+    for (const s of ['embed_query', 'arms', 'semantic', 'keyword', 'neighbours', 'hydrate', 'fuse', 'select']) assert.ok(stages.includes(s), s);
+    assert.ok(r.body.trace!.stages.find((s) => s.stage === 'keyword')!.candidates! >= 1);
+  });
+
+  it('pushes near-copies below distinct results', async () => {
+    await retain('dup', { items: [
+      { content: 'Gina opened her clothing store downtown in February.' },
+      { content: 'Gina opened her clothing store downtown in February!!' },
+      { content: 'Gina sells vintage jackets at her clothing store.' },
+    ] });
+    const r = await recall('dup', { query: 'Gina clothing store' });
+    assert.equal(r.body.results.length, 3);
+    assert.equal(r.body.results[2]!.scores['near_copy'], 1);
+    assert.match(r.body.results[2]!.text, /opened/);
+    assert.ok(r.body.results.slice(0, 2).some((h) => h.text.includes('vintage')), 'the distinct result comes before the copy');
+    assert.ok(r.body.results.slice(0, 2).every((h) => h.scores['near_copy'] === undefined));
+  });
+
+  it('never returns a deleted memory', async () => {
+    const r = await retain('del', { items: [{ content: 'The spare key is under the blue flowerpot.' }, { content: 'The car is parked on level 3.' }] });
+    const id = r.body.memory_ids[0]!;
+    const before = await recall('del', { query: 'Where is the spare key?' });
+    assert.equal(before.body.results[0]!.id, id);
+    const gone = await call(engine.url, 'DELETE', `/v1/default/banks/del/memories/${id}`);
+    assert.equal(gone.status, 200);
+    const after = await recall('del', { query: 'Where is the spare key?' });
+    assert.ok(after.body.results.every((h) => h.id !== id));
+  });
+
+  it('never exceeds max_tokens', async () => {
+    await retain('budget', { items: Array.from({ length: 30 }, (_, i) => ({ content: `Note ${i}: the garden needs watering on day ${i} because the tomatoes and basil are thirsty in summer heat.` })) });
+    for (const maxTokens of [1, 25, 60, 200]) {
+      const r = await recall('budget', { query: 'When does the garden need watering?', max_tokens: maxTokens });
+      const used = r.body.results.reduce((s, h) => s + countTokens(h.text), 0);
+      assert.ok(used <= maxTokens, `${used} <= ${maxTokens}`);
+      assert.equal(r.body.usage.tokens, used);
+    }
+  });
+
+  it('never leaks across spaces', async () => {
+    await retain('shared', { space: 'acme', items: [{ content: 'Acme secret: the launch code word is marigold.' }] });
+    await retain('shared', { space: 'globex', items: [{ content: 'Globex note: the launch code word is tulip.' }] });
+    await retain('shared', { items: [{ content: 'Default space: the launch code word is daisy.' }] });
+    for (const [space, word] of [['acme', 'marigold'], ['globex', 'tulip'], [undefined, 'daisy']] as const) {
+      const r = await recall('shared', { query: 'What is the launch code word?', ...(space ? { space } : {}) });
+      assert.ok(r.body.results.length >= 1);
+      assert.ok(r.body.results.every((h) => h.text.includes(word)), `${space ?? 'default'} sees only its own memories`);
+    }
+  });
+});
