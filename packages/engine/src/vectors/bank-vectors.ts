@@ -7,6 +7,15 @@ export interface VectorRowMeta {
   valid: boolean;
   superseded: boolean;
   tags: string[];
+  /** The retain call that stored it, and its position there: neighbours are seq - 1 and seq + 1 in one batch. */
+  batchId: string | null;
+  seq: number;
+  documentId: string | null;
+  /** occurred_at in epoch milliseconds, or null when the memory has no date. */
+  occurredAt: number | null;
+  /** Keyword-index terms (lexemes, or blind tokens under encryption) with their counts, and the total count. */
+  terms: ReadonlyMap<string, number>;
+  length: number;
 }
 
 /**
@@ -17,6 +26,11 @@ export class BankVectors {
   private data: Float32Array;
   private readonly meta: VectorRowMeta[] = [];
   private readonly position = new Map<string, number>();
+  /** Term -> ids of the rows holding it (document frequency is its size). */
+  private readonly postings = new Map<string, Set<string>>();
+  /** batch id -> seq -> id, for neighbour expansion. */
+  private readonly batches = new Map<string, Map<number, string>>();
+  private totalLength = 0;
   /** pg_snapshot_xmin of the last synchronisation: rows written by transactions from this one on are re-read. */
   syncedFrom = '0';
   lastUsed = Date.now();
@@ -30,6 +44,9 @@ export class BankVectors {
   }
 
   upsert(meta: VectorRowMeta, vector: ArrayLike<number>): void {
+    const previous = this.get(meta.id);
+    if (previous) this.unlink(previous);
+    this.link(meta);
     let index = this.position.get(meta.id);
     if (index === undefined) {
       index = this.meta.length;
@@ -49,6 +66,7 @@ export class BankVectors {
   remove(id: string): void {
     const index = this.position.get(id);
     if (index === undefined) return;
+    this.unlink(this.meta[index]!);
     const last = this.meta.length - 1;
     if (index !== last) {
       const moved = this.meta[last]!;
@@ -58,6 +76,78 @@ export class BankVectors {
     }
     this.meta.pop();
     this.position.delete(id);
+  }
+
+  get(id: string): VectorRowMeta | undefined {
+    const index = this.position.get(id);
+    return index === undefined ? undefined : this.meta[index];
+  }
+
+  /** Cosine of a row with the query (vectors are unit length). */
+  cosine(id: string, query: Float32Array): number {
+    const index = this.position.get(id);
+    if (index === undefined) return 0;
+    const offset = index * this.dimension;
+    let dot = 0;
+    for (let j = 0; j < this.dimension; j++) dot += query[j]! * this.data[offset + j]!;
+    return dot;
+  }
+
+  /** How many rows hold `term`. */
+  documentFrequency(term: string): number {
+    return this.postings.get(term)?.size ?? 0;
+  }
+
+  get averageLength(): number {
+    return this.meta.length === 0 ? 0 : this.totalLength / this.meta.length;
+  }
+
+  /** Ids of the rows holding any of `terms`. */
+  matching(terms: readonly string[]): Set<string> {
+    const out = new Set<string>();
+    for (const t of terms) for (const id of this.postings.get(t) ?? []) out.add(id);
+    return out;
+  }
+
+  /** The ids at seq - 1 and seq + 1 of the same retain call. */
+  neighbours(id: string): string[] {
+    const meta = this.get(id);
+    if (!meta || meta.batchId === null) return [];
+    const batch = this.batches.get(meta.batchId);
+    return [batch?.get(meta.seq - 1), batch?.get(meta.seq + 1)].filter((x): x is string => x !== undefined);
+  }
+
+  /** Every row (read-only view), e.g. for a time-window scan. */
+  rows(): readonly VectorRowMeta[] {
+    return this.meta;
+  }
+
+  private link(meta: VectorRowMeta): void {
+    for (const term of meta.terms.keys()) {
+      let ids = this.postings.get(term);
+      if (!ids) this.postings.set(term, (ids = new Set()));
+      ids.add(meta.id);
+    }
+    if (meta.batchId !== null) {
+      let batch = this.batches.get(meta.batchId);
+      if (!batch) this.batches.set(meta.batchId, (batch = new Map()));
+      batch.set(meta.seq, meta.id);
+    }
+    this.totalLength += meta.length;
+  }
+
+  private unlink(meta: VectorRowMeta): void {
+    for (const term of meta.terms.keys()) {
+      const ids = this.postings.get(term);
+      ids?.delete(meta.id);
+      if (ids?.size === 0) this.postings.delete(term);
+    }
+    if (meta.batchId !== null) {
+      const batch = this.batches.get(meta.batchId);
+      if (batch?.get(meta.seq) === meta.id) batch.delete(meta.seq);
+      if (batch?.size === 0) this.batches.delete(meta.batchId);
+    }
+    this.totalLength -= meta.length;
   }
 
   /** Top `k` rows by dot product with `query` (cosine, vectors being unit length) among rows that pass `keep`. */

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { BankVectors, TopK, type VectorRowMeta } from './bank-vectors.js';
+import { parseTsvector } from './tsvector.js';
 
 interface DeltaRow {
   kind: 'row' | 'gone' | 'snap';
@@ -10,6 +11,11 @@ interface DeltaRow {
   state: string | null;
   superseded: boolean | null;
   tags: string[] | null;
+  batch_id: string | null;
+  seq: number | null;
+  document_id: string | null;
+  occurred_ms: string | number | null;
+  fts: string | null;
   embedding: string | null;
   xmin: string | null;
 }
@@ -21,7 +27,7 @@ interface DeltaRow {
  * faster than pgvector's exact scan inside WebAssembly, and exact (no recall lost to an approximate index).
  */
 export class VectorCache {
-  private readonly banks = new Map<string, BankVectors>();
+  private readonly cached = new Map<string, BankVectors>();
   private readonly syncing = new Map<string, Promise<BankVectors>>();
 
   constructor(
@@ -46,9 +52,16 @@ export class VectorCache {
     return top.results();
   }
 
+  /** The banks' indexes, each brought up to date first (for recall arms that need more than the vector scan). */
+  async banks(db: Queryable, tenant: string, bankIds: readonly string[]): Promise<BankVectors[]> {
+    const out: BankVectors[] = [];
+    for (const bankId of bankIds) out.push(await this.synced(db, tenant, bankId));
+    return out;
+  }
+
   /** Forgets every cached bank (e.g. after a re-embedding). */
   clear(): void {
-    this.banks.clear();
+    this.cached.clear();
   }
 
   private synced(db: Queryable, tenant: string, bankId: string): Promise<BankVectors> {
@@ -62,19 +75,21 @@ export class VectorCache {
   }
 
   private async sync(db: Queryable, key: string, tenant: string, bankId: string): Promise<BankVectors> {
-    let bank = this.banks.get(key);
+    let bank = this.cached.get(key);
     const fresh = bank === undefined;
     bank ??= new BankVectors(this.dimension);
     const from = bank.syncedFrom;
     const rows = await db.query<DeltaRow>(
       `SELECT 'row' AS kind, id::text, bank_id, space, type, state, superseded_by IS NOT NULL AS superseded, tags,
-              embedding::text AS embedding, NULL AS xmin
+              batch_id::text, seq, document_id, (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms,
+              fts::text AS fts, embedding::text AS embedding, NULL AS xmin
          FROM memories WHERE tenant = $1 AND bank_id = $2 AND writer_xid >= $3::xid8 AND embedding IS NOT NULL
        UNION ALL
-       SELECT 'gone', id::text, bank_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+       SELECT 'gone', id::text, bank_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
          FROM memory_tombstones WHERE tenant = $1 AND bank_id = $2 AND writer_xid >= $3::xid8
        UNION ALL
-       SELECT 'snap', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, pg_snapshot_xmin(pg_current_snapshot())::text`,
+       SELECT 'snap', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+              pg_snapshot_xmin(pg_current_snapshot())::text`,
       [tenant, bankId, from],
     );
     for (const row of rows) {
@@ -87,6 +102,11 @@ export class VectorCache {
           valid: row.state === 'valid',
           superseded: row.superseded === true,
           tags: row.tags ?? [],
+          batchId: row.batch_id,
+          seq: Number(row.seq ?? 0),
+          documentId: row.document_id,
+          occurredAt: row.occurred_ms === null ? null : Number(row.occurred_ms),
+          ...parseTsvector(row.fts ?? ''),
         };
         bank.upsert(meta, JSON.parse(row.embedding!) as number[]);
       }
@@ -97,7 +117,7 @@ export class VectorCache {
     }
     bank.lastUsed = Date.now();
     if (fresh) {
-      this.banks.set(key, bank);
+      this.cached.set(key, bank);
       this.evict(key);
     }
     return bank;
@@ -105,12 +125,12 @@ export class VectorCache {
 
   private evict(keepKey: string): void {
     let total = 0;
-    for (const b of this.banks.values()) total += b.size;
+    for (const b of this.cached.values()) total += b.size;
     if (total <= this.maxVectors) return;
-    const byAge = [...this.banks.entries()].filter(([k]) => k !== keepKey).sort((a, b) => a[1].lastUsed - b[1].lastUsed);
+    const byAge = [...this.cached.entries()].filter(([k]) => k !== keepKey).sort((a, b) => a[1].lastUsed - b[1].lastUsed);
     for (const [k, b] of byAge) {
       if (total <= this.maxVectors) break;
-      this.banks.delete(k);
+      this.cached.delete(k);
       total -= b.size;
     }
   }
