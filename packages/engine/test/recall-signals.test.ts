@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bm25Scores, parseTsvector, tsqueryTerms } from '../src/recall/bm25.js';
+import { bm25Scores, tsqueryTerms } from '../src/recall/bm25.js';
+import { parseTsvector as parseVector } from '../src/vectors/tsvector.js';
 import { namedEntities, speakerOf } from '../src/recall/signals.js';
 import { resolveTemporal, temporalScore } from '../src/recall/temporal.js';
 import { countTokens } from '../src/util/tokens.js';
@@ -53,10 +54,13 @@ describe('temporal expressions', () => {
 describe('keyword scoring and names', () => {
   it('parses tsquery and tsvector text and ranks rarer terms higher (BM25)', () => {
     assert.deepEqual(tsqueryTerms("'cat' | 'pixel' & !'dog''s'"), ['cat', 'pixel', "dog's"]);
-    const d = parseTsvector("'cat':1,4 'grey':2");
-    assert.equal(d.tf.get('cat'), 2);
+    const d = parseVector("'cat':1,4 'grey':2");
+    assert.equal(d.terms.get('cat'), 2);
     assert.equal(d.length, 3);
-    const docs = [parseTsvector("'cat':1 'x':2"), parseTsvector("'pixel':1 'y':2"), parseTsvector("'cat':1 'pixel':2")];
+    const docs = ["'cat':1 'x':2", "'pixel':1 'y':2", "'cat':1 'pixel':2"].map((t) => {
+      const v = parseVector(t);
+      return { tf: v.terms, length: v.length };
+    });
     const s = bm25Scores(docs, ['cat', 'pixel'], new Map([['cat', 90], ['pixel', 2]]), 100);
     assert.ok(s[2]! > s[1]! && s[1]! > s[0]!);
   });
@@ -125,7 +129,7 @@ describe('recall signals through the API', () => {
     }
     assert.ok(r.body.results[0]!.scores['keyword']! > 0);
     const stages = r.body.trace?.stages.map((s) => s.stage) ?? [];
-    for (const s of ['embed_query', 'arms', 'semantic', 'keyword', 'neighbours', 'hydrate', 'fuse', 'select']) assert.ok(stages.includes(s), s);
+    for (const s of ['embed_query', 'semantic', 'keyword', 'neighbours', 'fuse', 'hydrate']) assert.ok(stages.includes(s), s);
     assert.ok(r.body.trace!.stages.find((s) => s.stage === 'keyword')!.candidates! >= 1);
   });
 

@@ -18,25 +18,13 @@ export function tsqueryTerms(text: string): string[] {
   return [...out];
 }
 
-/** A tsvector's text form (`'lex':1,4 'other':2`) as term frequencies and a length (total positions). */
-export function parseTsvector(text: string): { tf: Map<string, number>; length: number } {
-  const tf = new Map<string, number>();
-  let length = 0;
-  for (const m of text.matchAll(QUOTED)) {
-    const count = m[2] ? m[2].split(',').length : 1;
-    tf.set((m[1] ?? '').replace(/''/g, "'"), count);
-    length += count;
-  }
-  return { tf, length };
-}
-
 /** A tsquery literal matching exactly this (already normalised) term. */
 export function termLiteral(term: string): string {
   return `'${term.replace(/'/g, "''")}'`;
 }
 
 export interface Bm25Doc {
-  tf: Map<string, number>;
+  tf: ReadonlyMap<string, number>;
   length: number;
 }
 

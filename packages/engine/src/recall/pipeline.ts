@@ -6,30 +6,24 @@ import { getMemoriesByIds } from '../memory/store.js';
 import type { Memory } from '../memory/types.js';
 import { ORG_BANK_ID } from '../memory/types.js';
 import { countTokens } from '../util/tokens.js';
-import { bm25Scores, parseTsvector, termLiteral, tsqueryTerms } from './bm25.js';
+import { bm25Scores, termLiteral, tsqueryTerms } from './bm25.js';
+import { parseTsvector } from '../vectors/tsvector.js';
 import { demoteSuperseded, recallPredicate, recallWhere } from './filters.js';
 import {
-  jaccard,
   namedEntities,
   NEAR_COPY_FACTOR,
-  NEAR_COPY_JACCARD,
+  nearCopy,
   speakerOf,
   WEIGHTS,
   wordSet,
 } from './signals.js';
 import { resolveTemporal, temporalScore, temporalWindow } from './temporal.js';
 import { vectorCacheFor } from '../vectors/registry.js';
+import { COMMON_TERM_SHARE, IndexArms, type Ranked } from './in-memory.js';
 import type { RecallHit, RecallOutcome, RecallRequest, RecallTrace } from './types.js';
 
-/** Query terms matching more than this share of the partition do not select rows (they still score the rows found). */
-const COMMON_TERM_SHARE = 0.3;
 /** Upper bound on rows the keyword arm scores. */
 const KEYWORD_SCAN_LIMIT = 5000;
-
-interface Ranked {
-  id: string;
-  score: number;
-}
 
 interface PoolRow {
   id: string;
@@ -37,7 +31,17 @@ interface PoolRow {
   document_id: string | null;
   seq: number;
   cosine: number;
+  /** The start of the text (enough for a "Name:" prefix); null when bodies are encrypted. */
+  head: string | null;
+  entities: string[];
+  /** Tokens of the text (counted at retain with the same tokenizer as max_tokens). */
+  tokens: number;
+  occurred_at: number | null;
+  superseded_by: string | null;
 }
+
+/** Candidates hydrated (read and, with encryption, decrypted) per round while filling the token budget. */
+const HYDRATE_PAGE = 40;
 
 type Entry = { score: number; scores: Record<string, number> };
 
@@ -64,54 +68,114 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
   const queryVector = vector!;
   stage('embed_query');
   const intervals = resolveTemporal(r.query, r.queryTimestamp);
-  const [semantic, keyword, temporal] = await Promise.all([
-    semanticArm(db, r, banks, queryVector, limit),
-    keywordArm(db, r, banks, limit),
-    temporalArm(db, r, queryVector, intervals, limit),
-  ]);
-  stage('arms', new Set([...semantic, ...keyword, ...temporal].map((h) => h.id)).size);
-  stages.push({ stage: 'semantic', ms: 0, candidates: semantic.length });
-  stages.push({ stage: 'keyword', ms: 0, candidates: keyword.length });
-  if (intervals.length > 0) stages.push({ stage: 'temporal', ms: 0, candidates: temporal.length });
+  const cache = vectorCacheFor(db);
+  let keyword: Ranked[];
+  let pool: PoolRow[];
+  if (cache) {
+    // The engine's in-memory bank indexes serve every arm; the database is asked only for the query's index terms
+    // and, at the end, the texts of the pool.
+    const arms = new IndexArms(await cache.banks(db, r.tenant, banks), recallPredicate(r));
+    const terms = await queryIndexTerms(db, r, banks);
+    stage('index', terms.length);
+    const semantic = arms.semantic(queryVector, limit);
+    stage('semantic', semantic.length);
+    keyword = arms.keyword(terms, limit);
+    stage('keyword', keyword.length);
+    const temporal = arms.temporal(queryVector, intervals, limit);
+    if (intervals.length > 0) stage('temporal', temporal.length);
+    const ids = arms.expand([...new Set([...semantic, ...keyword, ...temporal].map((h) => h.id))]);
+    const heads = await poolHeads(db, r.tenant, ids);
+    pool = [];
+    for (const id of ids) {
+      const m = arms.meta(id);
+      const h = heads.get(id);
+      if (!m || !h) continue;
+      pool.push({
+        id,
+        batch_id: m.batchId,
+        document_id: m.documentId,
+        seq: m.seq,
+        cosine: arms.cosine(id, queryVector),
+        head: h.head,
+        entities: h.entities,
+        tokens: h.tokens,
+        occurred_at: m.occurredAt,
+        superseded_by: h.superseded_by,
+      });
+    }
+    stage('neighbours', pool.length);
+  } else {
+    const [semantic, kw, temporal] = await Promise.all([
+      semanticArm(db, r, queryVector, limit),
+      keywordArm(db, r, banks, limit),
+      temporalArm(db, r, queryVector, intervals, limit),
+    ]);
+    keyword = kw;
+    stage('arms', new Set([...semantic, ...keyword, ...temporal].map((h) => h.id)).size);
+    stages.push({ stage: 'semantic', ms: 0, candidates: semantic.length });
+    stages.push({ stage: 'keyword', ms: 0, candidates: keyword.length });
+    if (intervals.length > 0) stages.push({ stage: 'temporal', ms: 0, candidates: temporal.length });
+    pool = await expandPool(db, r, queryVector, [...new Set([...semantic, ...keyword, ...temporal].map((h) => h.id))]);
+    stage('neighbours', pool.length);
+  }
+  if (codecFor(db).encrypted) {
+    // Encrypted bodies: the speaker/entity signal needs the plaintext of the whole pool.
+    const opened = await getMemoriesByIds(db, r.tenant, pool.map((p) => p.id));
+    for (const p of pool) {
+      const m = opened.get(p.id);
+      p.head = m ? m.text.slice(0, 96) : null;
+      p.entities = m ? m.entities : [];
+    }
+    stage('open_pool', opened.size);
+  }
 
-  const core = [...new Set([...semantic, ...keyword, ...temporal].map((h) => h.id))];
-  const pool = await expandPool(db, r, queryVector, core);
-  stage('neighbours', pool.length);
-  const memories = await getMemoriesByIds(db, r.tenant, pool.map((p) => p.id));
-  stage('hydrate', memories.size);
-
-  const ordered = fuse(r.query, pool, memories, keyword, intervals);
-  demoteSuperseded(ordered, memories);
+  const ordered = fuse(r.query, pool, keyword, intervals);
+  demoteSuperseded(ordered, new Map(pool.map((p) => [p.id, { superseded_by: p.superseded_by }])));
   stage('fuse', ordered.length);
 
-  // Diversity: a near-copy of a better candidate (same words, give or take punctuation and a few) is kept only after
-  // every distinct candidate, with its score halved, so copies never crowd the top.
-  const distinct: Array<[string, Entry]> = [];
+  // Diversity: a near-copy of a better candidate (same words, give or take punctuation and a few) waits until every
+  // distinct candidate is in, with its score halved, so copies never crowd the top. Candidates are hydrated a page at a
+  // time, only as far as the token budget reaches.
+  const memories = new Map<string, Memory>();
+  let hydrated = 0;
   const copies: Array<[string, Entry]> = [];
   const kept: Array<Set<string>> = [];
-  for (const [id, entry] of ordered) {
-    const memory = memories.get(id);
-    if (!memory) continue;
-    const words = wordSet(memory.text);
-    if (kept.some((k) => jaccard(k, words) >= NEAR_COPY_JACCARD)) {
-      entry.score *= NEAR_COPY_FACTOR;
-      entry.scores['near_copy'] = 1;
-      copies.push([id, entry]);
-    } else {
-      kept.push(words);
-      distinct.push([id, entry]);
-    }
-  }
   const results: RecallHit[] = [];
   let tokens = 0;
-  for (const [id, entry] of [...distinct, ...copies]) {
-    const memory = memories.get(id)!;
-    const cost = countTokens(memory.text);
-    if (tokens + cost > r.maxTokens) break;
+  let full = false;
+  const tokenCount = new Map(pool.map((p) => [p.id, p.tokens] as const));
+  const take = (id: string, entry: Entry): boolean => {
+    const memory = memories.get(id);
+    if (!memory) return true;
+    if (results.length >= limit) return false;
+    const cost = tokenCount.get(id) || countTokens(memory.text);
+    if (tokens + cost > r.maxTokens) return false;
     tokens += cost;
     entry.score = round(entry.score, 6);
     results.push({ ...memory, score: entry.score, scores: entry.scores, ...(memory.bank_id === ORG_BANK_ID ? { org: true as const } : {}) });
+    return true;
+  };
+  for (let i = 0; i < ordered.length && !full; i++) {
+    if (i >= hydrated) {
+      const page = ordered.slice(hydrated, hydrated + HYDRATE_PAGE).map(([id]) => id);
+      hydrated += page.length;
+      for (const [id, m] of await getMemoriesByIds(db, r.tenant, page)) memories.set(id, m);
+    }
+    const [id, entry] = ordered[i]!;
+    const memory = memories.get(id);
+    if (!memory) continue;
+    const words = wordSet(memory.text);
+    if (kept.some((k) => nearCopy(k, words))) {
+      entry.score *= NEAR_COPY_FACTOR;
+      entry.scores['near_copy'] = 1;
+      copies.push([id, entry]);
+      continue;
+    }
+    kept.push(words);
+    full = !take(id, entry);
   }
+  if (!full) for (const [id, entry] of copies) if (!take(id, entry)) break;
+  stage('hydrate', hydrated);
   stage('select', results.length);
   const outcome: RecallOutcome = { results, tokens };
   if (r.trace) outcome.trace = { stages, total_ms: round(performance.now() - started) };
@@ -121,7 +185,6 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
 function fuse(
   query: string,
   pool: readonly PoolRow[],
-  memories: ReadonlyMap<string, Memory>,
   keyword: readonly Ranked[],
   intervals: ReturnType<typeof resolveTemporal>,
 ): Array<[string, Entry]> {
@@ -148,25 +211,21 @@ function fuse(
   const names = new Set<string>();
   const speakers = new Map<string, string | null>();
   for (const p of pool) {
-    const m = memories.get(p.id);
-    if (!m) continue;
-    const s = speakerOf(m.text);
+    const s = p.head === null ? null : speakerOf(p.head);
     speakers.set(p.id, s);
     if (s !== null) names.add(s);
-    for (const e of m.entities) names.add(e.toLowerCase());
+    for (const e of p.entities) names.add(e.toLowerCase());
   }
   const named = namedEntities(query, names);
   const single = named.length === 1 ? named[0]! : undefined;
 
   const out: Array<[string, Entry]> = [];
   for (const p of pool) {
-    const m = memories.get(p.id);
-    if (!m) continue;
     const keywordScore = kwNorm(p.id);
     const neighbour = p.batch_id === null ? 0 : Math.max(kwNorm(at.get(`${p.batch_id}#${p.seq - 1}`)), kwNorm(at.get(`${p.batch_id}#${p.seq + 1}`)));
-    const speaker = single !== undefined && (speakers.get(p.id) === single || m.entities.some((e) => e.toLowerCase() === single)) ? 1 : 0;
+    const speaker = single !== undefined && (speakers.get(p.id) === single || p.entities.some((e) => e.toLowerCase() === single)) ? 1 : 0;
     const document = groupScore.get(groupOf(p)) ?? 0;
-    const time = intervals.length > 0 ? temporalScore(intervals, m.occurred_at ? Date.parse(m.occurred_at) : null) : 0;
+    const time = intervals.length > 0 ? temporalScore(intervals, p.occurred_at) : 0;
     const score =
       WEIGHTS.keyword * keywordScore +
       WEIGHTS.semantic * p.cosine +
@@ -188,9 +247,7 @@ function fuse(
   return out;
 }
 
-async function semanticArm(db: Database, r: RecallRequest, banks: string[], vector: Float32Array, limit: number): Promise<Ranked[]> {
-  const cache = vectorCacheFor(db);
-  if (cache) return cache.search(db, r.tenant, banks, vector, limit, recallPredicate(r));
+async function semanticArm(db: Database, r: RecallRequest, vector: Float32Array, limit: number): Promise<Ranked[]> {
   const where = recallWhere(r, 1);
   const rows = await db.query<{ id: string; distance: number }>(
     `SELECT id, embedding <=> $1::vector AS distance FROM memories WHERE ${where.sql}
@@ -200,16 +257,37 @@ async function semanticArm(db: Database, r: RecallRequest, banks: string[], vect
   return rows.map((row) => ({ id: row.id, score: 1 - Number(row.distance) }));
 }
 
+/** The query's terms as the keyword index stores them (english lexemes, or blind tokens with encryption). */
+async function queryIndexTerms(db: Database, r: RecallRequest, banks: string[]): Promise<string[]> {
+  // The query side goes through the body codec: Postgres's english tsquery, or the blind index with encryption.
+  const tsq = await codecFor(db).keywordQuery(db, r.tenant, banks, r.query, 'any');
+  if (tsq === undefined) return [];
+  const [parsed] = await db.query<{ q: string }>(`SELECT (${tsq.sql('$1')})::text AS q`, [tsq.value]);
+  return tsqueryTerms(parsed?.q ?? '').slice(0, 64);
+}
+
+/** The start of each pooled memory's text (for the speaker signal), its entities and supersession. */
+async function poolHeads(
+  db: Database,
+  tenant: string,
+  ids: readonly string[],
+): Promise<Map<string, { head: string | null; entities: string[]; tokens: number; superseded_by: string | null }>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.query<{ id: string; head: string | null; entities: string[] | null; token_count: number; superseded_by: string | null }>(
+    `SELECT id, left(text, 96) AS head, entities, token_count, superseded_by FROM memories WHERE tenant = $1 AND id = ANY($2::uuid[])`,
+    [tenant, [...ids]],
+  );
+  return new Map(
+    rows.map((row) => [row.id, { head: row.head, entities: row.entities ?? [], tokens: Number(row.token_count), superseded_by: row.superseded_by }]),
+  );
+}
+
 /**
  * BM25 over the full-text index. One query counts each term's document frequency over the rows that match any term
  * (GIN index); a second fetches the rows that match the query's selective terms, whose tsvectors are scored here.
  */
 async function keywordArm(db: Database, r: RecallRequest, banks: string[], limit: number): Promise<Ranked[]> {
-  // The query side goes through the body codec: Postgres's english tsquery, or the blind index with encryption.
-  const tsq = await codecFor(db).keywordQuery(db, r.tenant, banks, r.query, 'any');
-  if (tsq === undefined) return [];
-  const [parsed] = await db.query<{ q: string }>(`SELECT (${tsq.sql('$1')})::text AS q`, [tsq.value]);
-  const terms = tsqueryTerms(parsed?.q ?? '').slice(0, 64);
+  const terms = await queryIndexTerms(db, r, banks);
   if (terms.length === 0) return [];
   const where = recallWhere(r, 1);
   const off = 1 + where.params.length;
@@ -232,7 +310,7 @@ async function keywordArm(db: Database, r: RecallRequest, banks: string[], limit
     [selective.map(termLiteral).join(' | '), ...where.params],
   );
   const docs = rows.map((row) => parseTsvector(row.f));
-  const scores = bm25Scores(docs.map((d) => ({ tf: d.tf, length: d.length })), present, df, Math.max(total, 1));
+  const scores = bm25Scores(docs.map((d) => ({ tf: d.terms, length: d.length })), present, df, Math.max(total, 1));
   return rows
     .map((row, i) => ({ id: row.id, score: scores[i] ?? 0 }))
     .filter((h) => h.score > 0)
@@ -264,12 +342,24 @@ async function temporalArm(
 async function expandPool(db: Database, r: RecallRequest, vector: Float32Array, ids: string[]): Promise<PoolRow[]> {
   if (ids.length === 0) return [];
   const where = recallWhere(r, 2);
-  const rows = await db.query<{ id: string; batch_id: string | null; document_id: string | null; seq: number; distance: number }>(
+  const rows = await db.query<{
+    id: string;
+    batch_id: string | null;
+    document_id: string | null;
+    seq: number;
+    distance: number;
+    head: string | null;
+    entities: string[] | null;
+    token_count: number;
+    occurred_at: Date | string | null;
+    superseded_by: string | null;
+  }>(
     `WITH c AS (SELECT id, batch_id, seq FROM memories WHERE id = ANY($2::uuid[])),
           p AS (SELECT id FROM c
                 UNION
                 SELECT m.id FROM memories m JOIN c ON m.batch_id = c.batch_id AND m.seq IN (c.seq - 1, c.seq + 1))
-     SELECT m.id, m.batch_id, m.document_id, m.seq, m.embedding <=> $1::vector AS distance
+     SELECT m.id, m.batch_id, m.document_id, m.seq, m.embedding <=> $1::vector AS distance,
+            left(m.text, 96) AS head, m.entities, m.token_count, m.occurred_at, m.superseded_by
      FROM memories m JOIN p ON m.id = p.id WHERE ${where.sql}`,
     [toVectorLiteral(vector), ids, ...where.params],
   );
@@ -279,6 +369,11 @@ async function expandPool(db: Database, r: RecallRequest, vector: Float32Array, 
     document_id: row.document_id,
     seq: Number(row.seq),
     cosine: 1 - Number(row.distance),
+    head: row.head,
+    entities: row.entities ?? [],
+    tokens: Number(row.token_count),
+    occurred_at: row.occurred_at === null ? null : new Date(row.occurred_at).getTime(),
+    superseded_by: row.superseded_by,
   }));
 }
 

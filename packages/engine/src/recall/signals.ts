@@ -65,3 +65,11 @@ export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number 
   for (const w of a) if (b.has(w)) inter++;
   return inter / (a.size + b.size - inter);
 }
+
+/** Whether two word sets are near-copies (Jaccard >= NEAR_COPY_JACCARD); sets of very different sizes never are. */
+export function nearCopy(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  const small = Math.min(a.size, b.size);
+  const large = Math.max(a.size, b.size);
+  if (large > 0 && small / large < NEAR_COPY_JACCARD) return false;
+  return jaccard(a, b) >= NEAR_COPY_JACCARD;
+}

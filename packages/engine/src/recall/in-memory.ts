@@ -1,0 +1,93 @@
+import type { BankVectors, VectorRowMeta } from '../vectors/bank-vectors.js';
+import { TopK } from '../vectors/bank-vectors.js';
+import { bm25Scores } from './bm25.js';
+import type { TimeInterval } from './temporal.js';
+import { temporalWindow } from './temporal.js';
+
+/** Query terms matching more than this share of the partition do not select rows (they still score the rows found). */
+export const COMMON_TERM_SHARE = 0.3;
+
+export interface Ranked {
+  id: string;
+  score: number;
+}
+
+/** The recall arms over the engine's in-memory bank indexes (vectors, postings, retain positions, dates). */
+export class IndexArms {
+  constructor(
+    private readonly banks: readonly BankVectors[],
+    private readonly keep: (m: VectorRowMeta) => boolean,
+  ) {}
+
+  meta(id: string): VectorRowMeta | undefined {
+    for (const b of this.banks) {
+      const m = b.get(id);
+      if (m) return m;
+    }
+    return undefined;
+  }
+
+  cosine(id: string, query: Float32Array): number {
+    for (const b of this.banks) if (b.get(id)) return b.cosine(id, query);
+    return 0;
+  }
+
+  semantic(query: Float32Array, k: number): Ranked[] {
+    const top = new TopK();
+    for (const b of this.banks) b.search(query, k, this.keep, top);
+    return top.results();
+  }
+
+  /** BM25 over the index terms (`terms` already normalised like the stored ones). */
+  keyword(terms: readonly string[], k: number): Ranked[] {
+    const total = this.banks.reduce((s, b) => s + b.size, 0);
+    const df = new Map(terms.map((t) => [t, this.banks.reduce((s, b) => s + b.documentFrequency(t), 0)] as const));
+    const present = terms.filter((t) => (df.get(t) ?? 0) > 0);
+    if (present.length === 0) return [];
+    const cap = Math.max(50, COMMON_TERM_SHARE * total);
+    let selective = present.filter((t) => (df.get(t) ?? 0) <= cap);
+    if (selective.length === 0) selective = [...present].sort((a, b) => (df.get(a) ?? 0) - (df.get(b) ?? 0)).slice(0, 1);
+    const rows: VectorRowMeta[] = [];
+    for (const b of this.banks) {
+      for (const id of b.matching(selective)) {
+        const m = b.get(id);
+        if (m && this.keep(m)) rows.push(m);
+      }
+    }
+    const scores = bm25Scores(rows.map((m) => ({ tf: m.terms, length: m.length })), present, df, Math.max(total, 1));
+    return rows
+      .map((m, i) => ({ id: m.id, score: scores[i] ?? 0 }))
+      .filter((h) => h.score > 0)
+      .sort((a, b) => b.score - a.score)
+      .slice(0, k);
+  }
+
+  /** The memories inside the window the query names, nearest to the query first. */
+  temporal(query: Float32Array, intervals: readonly TimeInterval[], k: number): Ranked[] {
+    const window = temporalWindow(intervals);
+    if (!window) return [];
+    const from = window.from.getTime();
+    const to = window.to.getTime();
+    const top = new TopK();
+    for (const b of this.banks) {
+      const inWindow = (m: VectorRowMeta) => m.occurredAt !== null && m.occurredAt >= from && m.occurredAt < to && this.keep(m);
+      b.search(query, k, inWindow, top);
+    }
+    return top.results();
+  }
+
+  /** The ids plus their neighbours in the same retain call that pass the filter. */
+  expand(ids: readonly string[]): string[] {
+    const out = new Set(ids);
+    for (const id of ids) {
+      for (const b of this.banks) {
+        if (!b.get(id)) continue;
+        for (const n of b.neighbours(id)) {
+          const m = b.get(n);
+          if (m && this.keep(m)) out.add(n);
+        }
+      }
+    }
+    return [...out];
+  }
+}
