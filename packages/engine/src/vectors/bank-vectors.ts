@@ -1,3 +1,5 @@
+import type { Memory } from '../memory/types.js';
+
 /** What recall filters on, kept beside each vector so filtering needs no database round trip. */
 export interface VectorRowMeta {
   id: string;
@@ -16,6 +18,10 @@ export interface VectorRowMeta {
   /** Keyword-index terms (lexemes, or blind tokens under encryption) with their counts, and the total count. */
   terms: ReadonlyMap<string, number>;
   length: number;
+  /** The memory's text in cl100k tokens (for max_tokens budgets). */
+  tokenCount: number;
+  /** The memory as the API shows it (bodies already opened), so recall needs no database read to answer. */
+  memory: Memory;
 }
 
 /**

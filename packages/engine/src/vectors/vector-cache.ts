@@ -1,21 +1,16 @@
 import type { Queryable } from '../db/database.js';
 import { BankVectors, TopK, type VectorRowMeta } from './bank-vectors.js';
 import { parseTsvector } from './tsvector.js';
+import { MEMORY_COLUMNS, MEMORY_COLUMN_COUNT, rowsToMemories, type MemoryRow } from '../memory/store.js';
 
-interface DeltaRow {
+/** One row of the synchronisation query: a changed memory (all its columns), a tombstone, or the snapshot. */
+interface DeltaRow extends MemoryRow {
   kind: 'row' | 'gone' | 'snap';
-  id: string | null;
-  bank_id: string | null;
-  space: string | null;
-  type: string | null;
-  state: string | null;
-  superseded: boolean | null;
-  tags: string[] | null;
   batch_id: string | null;
   seq: number | null;
-  document_id: string | null;
   occurred_ms: string | number | null;
   fts: string | null;
+  token_count: number | null;
   embedding: string | null;
   xmin: string | null;
 }
@@ -79,37 +74,47 @@ export class VectorCache {
     const fresh = bank === undefined;
     bank ??= new BankVectors(this.dimension);
     const from = bank.syncedFrom;
+    // The tombstone and snapshot branches pad the memory columns with NULLs (their types come from the first branch).
+    const pad = 'NULL, '.repeat(MEMORY_COLUMN_COUNT + 6);
     const rows = await db.query<DeltaRow>(
-      `SELECT 'row' AS kind, id::text, bank_id, space, type, state, superseded_by IS NOT NULL AS superseded, tags,
-              batch_id::text, seq, document_id, (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms,
-              fts::text AS fts, embedding::text AS embedding, NULL AS xmin
+      `SELECT 'row' AS kind, ${MEMORY_COLUMNS}, batch_id::text AS batch_id, seq,
+              (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms, fts::text AS fts, token_count,
+              embedding::text AS embedding, NULL AS xmin
          FROM memories WHERE tenant = $1 AND bank_id = $2 AND writer_xid >= $3::xid8 AND embedding IS NOT NULL
        UNION ALL
-       SELECT 'gone', id::text, bank_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+       SELECT 'gone', id, ${pad.slice(0, -2).replace(/^NULL, /, '')}, NULL
          FROM memory_tombstones WHERE tenant = $1 AND bank_id = $2 AND writer_xid >= $3::xid8
        UNION ALL
-       SELECT 'snap', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-              pg_snapshot_xmin(pg_current_snapshot())::text`,
+       SELECT 'snap', ${pad}pg_snapshot_xmin(pg_current_snapshot())::text`,
       [tenant, bankId, from],
     );
-    for (const row of rows) {
-      if (row.kind === 'row') {
-        const meta: VectorRowMeta = {
-          id: row.id!,
-          bankId: row.bank_id!,
-          space: row.space!,
-          type: row.type!,
-          valid: row.state === 'valid',
-          superseded: row.superseded === true,
-          tags: row.tags ?? [],
-          batchId: row.batch_id,
-          seq: Number(row.seq ?? 0),
-          documentId: row.document_id,
-          occurredAt: row.occurred_ms === null ? null : Number(row.occurred_ms),
-          ...parseTsvector(row.fts ?? ''),
-        };
-        bank.upsert(meta, JSON.parse(row.embedding!) as number[]);
+    const changed = rows.filter((row) => row.kind === 'row');
+    // Bodies are opened (decrypted under encryption at rest) once here, so recall never reads them again. A row that
+    // fails to open (tampered, moved) is dropped: it must never be returned.
+    const memories = new Map((await rowsToMemories(db, tenant, changed)).map((m) => [m.id, m]));
+    for (const row of changed) {
+      const memory = memories.get(row.id);
+      if (!memory) {
+        bank.remove(row.id);
+        continue;
       }
+      const meta: VectorRowMeta = {
+        id: row.id,
+        bankId: row.bank_id,
+        space: row.space,
+        type: row.type,
+        valid: row.state === 'valid',
+        superseded: row.superseded_by !== null,
+        tags: row.tags ?? [],
+        batchId: row.batch_id,
+        seq: Number(row.seq ?? 0),
+        documentId: row.document_id,
+        occurredAt: row.occurred_ms === null ? null : Number(row.occurred_ms),
+        tokenCount: Number(row.token_count ?? 0),
+        memory,
+        ...parseTsvector(row.fts ?? ''),
+      };
+      bank.upsert(meta, JSON.parse(row.embedding!) as number[]);
     }
     for (const row of rows) {
       if (row.kind === 'gone') bank.remove(row.id!);
