@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { startEngine, type RunningEngine } from '../index.js';
 import { retain, type RetainItem } from '../memory/retain.js';
 import { recall } from '../recall/pipeline.js';
+import { rng } from './synthetic.js';
+import { percentile } from './stats.js';
 
 /**
  * Encryption-at-rest overhead (DESIGN 2.6 bars: recall p50 with encryption <= 1.15x without, retain throughput
@@ -25,22 +27,6 @@ function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);
   const v = i >= 0 ? Number(process.argv[i + 1]) : NaN;
   return Number.isFinite(v) && v > 0 ? Math.trunc(v) : fallback;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
-}
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const PEOPLE = ['Alice', 'Bob', 'Carol', 'Dave', 'Erin', 'Frank', 'Grace', 'Heidi', 'Ivan', 'Judy'];
