@@ -159,9 +159,17 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
     results.push({ ...memory, score: entry.score, scores: entry.scores, ...(memory.bank_id === ORG_BANK_ID ? { org: true as const } : {}) });
     return true;
   };
+  // The first page is sized from the retain-time token counts: what fits in max_tokens, plus a margin for near-copies.
+  let fits = 0;
+  for (let used = 0; fits < ordered.length && fits < limit; fits++) {
+    used += tokenCount.get(ordered[fits]![0]) ?? 0;
+    if (used > r.maxTokens) break;
+  }
+  let pageSize = fits + 10;
   for (let i = 0; i < ordered.length && !full; i++) {
     if (i >= hydrated) {
-      const page = ordered.slice(hydrated, hydrated + HYDRATE_PAGE).map(([id]) => id);
+      const page = ordered.slice(hydrated, hydrated + pageSize).map(([id]) => id);
+      pageSize = HYDRATE_PAGE;
       hydrated += page.length;
       for (const [id, m] of await getMemoriesByIds(db, r.tenant, page)) memories.set(id, m);
     }
