@@ -217,7 +217,7 @@ function fuse(
   const groupScore = new Map<string, number>();
   for (const [g, cosines] of groups) {
     cosines.sort((a, b) => b - a);
-    groupScore.set(g, ((cosines[0] ?? 0) + (cosines[1] ?? 0)) / 2);
+    groupScore.set(g, cosines.length < 2 ? (cosines[0] ?? 0) : ((cosines[0] ?? 0) + (cosines[1] ?? 0)) / 2);
   }
   // Speaker/entity: names the candidates carry (a "Name:" prefix or extracted entities) that the query mentions.
   const names = new Set<string>();
@@ -234,7 +234,11 @@ function fuse(
   const out: Array<[string, Entry]> = [];
   for (const p of pool) {
     const keywordScore = kwNorm(p.id);
-    const neighbour = p.batch_id === null ? 0 : Math.max(kwNorm(at.get(`${p.batch_id}#${p.seq - 1}`)), kwNorm(at.get(`${p.batch_id}#${p.seq + 1}`)));
+    // A neighbour lifts a memory only by how much better it matched the keywords than the memory itself.
+    const neighbour =
+      p.batch_id === null
+        ? 0
+        : Math.max(0, Math.max(kwNorm(at.get(`${p.batch_id}#${p.seq - 1}`)), kwNorm(at.get(`${p.batch_id}#${p.seq + 1}`))) - keywordScore);
     const speaker = single !== undefined && (speakers.get(p.id) === single || p.entities.some((e) => e.toLowerCase() === single)) ? 1 : 0;
     const document = groupScore.get(groupOf(p)) ?? 0;
     const time = intervals.length > 0 ? temporalScore(intervals, p.occurred_at) : 0;

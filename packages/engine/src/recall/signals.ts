@@ -9,11 +9,12 @@ export const WEIGHTS = {
   keyword: 0.7,
   /** Cosine similarity to the query. */
   semantic: 0.85,
-  /** The better normalised BM25 of the memory's two neighbours (retained next to it in the same call). */
+  /** How much better the better of the memory's two neighbours (retained next to it in the same call) matched the
+   * keywords than the memory itself (normalised BM25, floored at 0). */
   neighbour: 0.45,
   /** 1 when the memory is by (or about) the one person the query names. */
   speaker: 0.5,
-  /** Mean cosine of the two best candidates of the memory's document (or retain call). */
+  /** Mean cosine of the two best candidates of the memory's document (or retain call); its own when alone. */
   document: 1.2,
   /** Closeness of occurred_at to the time the query names (0 when it names none). */
   temporal: 0.6,
