@@ -74,10 +74,12 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
   const cache = vectorCacheFor(db);
   let keyword: Ranked[];
   let pool: PoolRow[];
+  let cachedMemory: ((id: string) => Memory | undefined) | undefined;
   if (cache) {
     // The engine's in-memory bank indexes serve every arm; the database is asked only for the query's index terms
     // and, at the end, the texts of the pool.
     const arms = new IndexArms(await cache.banks(db, r.tenant, banks), recallPredicate(r));
+    cachedMemory = (id) => arms.meta(id)?.memory;
     const terms = await queryIndexTerms(db, r, banks);
     stage('index', terms.length);
     const semantic = arms.semantic(queryVector, limit);
@@ -88,23 +90,22 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
     if (intervals.length > 0) stage('temporal', temporal.length);
     const seeds = [semantic, keyword, temporal].flatMap((arm) => arm.slice(0, NEIGHBOUR_SEEDS).map((h) => h.id));
     const ids = [...new Set([...[...semantic, ...keyword, ...temporal].map((h) => h.id), ...arms.expand([...new Set(seeds)])])];
-    const heads = await poolHeads(db, r.tenant, ids);
     pool = [];
     for (const id of ids) {
       const m = arms.meta(id);
-      const h = heads.get(id);
-      if (!m || !h) continue;
+      if (!m) continue;
       pool.push({
         id,
         batch_id: m.batchId,
         document_id: m.documentId,
         seq: m.seq,
         cosine: arms.cosine(id, queryVector),
-        head: h.head,
-        entities: h.entities,
-        tokens: h.tokens,
+        // The cache holds each memory's opened body, so the speaker/entity signal needs no read (nor decryption).
+        head: m.memory.text.slice(0, 96),
+        entities: m.memory.entities,
+        tokens: m.tokenCount,
         occurred_at: m.occurredAt,
-        superseded_by: h.superseded_by,
+        superseded_by: m.memory.superseded_by,
       });
     }
     stage('neighbours', pool.length);
@@ -122,7 +123,7 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
     pool = await expandPool(db, r, queryVector, [...new Set([...semantic, ...keyword, ...temporal].map((h) => h.id))]);
     stage('neighbours', pool.length);
   }
-  if (codecFor(db).encrypted) {
+  if (!cache && codecFor(db).encrypted) {
     // Encrypted bodies: the speaker/entity signal needs the plaintext of the whole pool.
     const opened = await getMemoriesByIds(db, r.tenant, pool.map((p) => p.id));
     for (const p of pool) {
@@ -133,6 +134,16 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
     stage('open_pool', opened.size);
   }
 
+  // Results come from the cache's opened bodies when there is one (it was synchronised at the start of this call).
+  const hydrate = async (ids: string[]): Promise<Map<string, Memory>> => {
+    if (!cachedMemory) return getMemoriesByIds(db, r.tenant, ids);
+    const out = new Map<string, Memory>();
+    for (const id of ids) {
+      const m = cachedMemory(id);
+      if (m) out.set(id, m);
+    }
+    return out;
+  };
   const ordered = fuse(r.query, pool, keyword, intervals);
   demoteSuperseded(ordered, new Map(pool.map((p) => [p.id, { superseded_by: p.superseded_by }])));
   stage('fuse', ordered.length);
@@ -171,7 +182,7 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
       const page = ordered.slice(hydrated, hydrated + pageSize).map(([id]) => id);
       pageSize = HYDRATE_PAGE;
       hydrated += page.length;
-      for (const [id, m] of await getMemoriesByIds(db, r.tenant, page)) memories.set(id, m);
+      for (const [id, m] of await hydrate(page)) memories.set(id, m);
     }
     const [id, entry] = ordered[i]!;
     const memory = memories.get(id);
@@ -282,21 +293,6 @@ async function queryIndexTerms(db: Database, r: RecallRequest, banks: string[]):
   return tsqueryTerms(parsed?.q ?? '').slice(0, 64);
 }
 
-/** The start of each pooled memory's text (for the speaker signal), its entities and supersession. */
-async function poolHeads(
-  db: Database,
-  tenant: string,
-  ids: readonly string[],
-): Promise<Map<string, { head: string | null; entities: string[]; tokens: number; superseded_by: string | null }>> {
-  if (ids.length === 0) return new Map();
-  const rows = await db.query<{ id: string; head: string | null; entities: string[] | null; token_count: number; superseded_by: string | null }>(
-    `SELECT id, left(text, 96) AS head, entities, token_count, superseded_by FROM memories WHERE tenant = $1 AND id = ANY($2::uuid[])`,
-    [tenant, [...ids]],
-  );
-  return new Map(
-    rows.map((row) => [row.id, { head: row.head, entities: row.entities ?? [], tokens: Number(row.token_count), superseded_by: row.superseded_by }]),
-  );
-}
 
 /**
  * BM25 over the full-text index. One query counts each term's document frequency over the rows that match any term
