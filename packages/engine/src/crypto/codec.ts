@@ -106,6 +106,9 @@ export function codecFor(q: Queryable): BodyCodec {
 export function withCodec(db: Database, codec: BodyCodec): Database {
   const wrapped: Database = {
     kind: db.kind,
+    get writeVersion() {
+      return db.writeVersion;
+    },
     query: <T extends object>(sql: string, params?: readonly SqlParam[]) => db.query<T>(sql, params),
     transaction: <T>(fn: (tx: Transaction) => Promise<T>) =>
       db.transaction((tx) => {

@@ -15,6 +15,12 @@ export interface Transaction extends Queryable {
 
 export interface Database extends Queryable {
   readonly kind: 'embedded' | 'external';
+  /**
+   * Changes after every write to the memories table made through this handle when it is the database's only writer
+   * (embedded PGlite: one process owns the data folder); undefined when other processes may write too (external
+   * Postgres). The recall caches use it to skip re-reading when nothing changed.
+   */
+  readonly writeVersion: number | undefined;
   /** Runs `fn` in one transaction: everything it writes lands together or not at all. */
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   /** Runs a script of several statements (no parameters). */
@@ -32,4 +38,10 @@ export function toVectorLiteral(v: ArrayLike<number>): string {
     out += String(v[i]);
   }
   return out + ']';
+}
+
+/** True when a statement may change the memories table (anything but a plain SELECT that names it). */
+export function mayWriteMemories(sql: string): boolean {
+  if (!/\bmemories\b/i.test(sql)) return false;
+  return !/^\s*SELECT\b/i.test(sql) || /\b(INSERT|UPDATE|DELETE)\b/i.test(sql);
 }

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import type { Database, SqlParam, Transaction as TxApi } from './database.js';
+import { mayWriteMemories, type Database, type SqlParam, type Transaction as TxApi } from './database.js';
 
 /** Embedded Postgres (WebAssembly) with pgvector, its data folder under MNEMOS_HOME. */
 export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
@@ -13,6 +13,7 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
 class EmbeddedDatabase implements Database {
   readonly kind = 'embedded' as const;
   private pending = 0;
+  writeVersion = 0;
 
   constructor(private readonly pg: PGlite) {}
 
@@ -23,23 +24,37 @@ class EmbeddedDatabase implements Database {
       return result.rows;
     } finally {
       this.pending--;
+      if (mayWriteMemories(sql)) this.writeVersion++;
     }
   }
 
   async transaction<T>(fn: (tx: TxApi) => Promise<T>): Promise<T> {
-    return this.pg.transaction(async (tx: Transaction) =>
-      fn({
-        query: async <R extends object>(sql: string, params: readonly SqlParam[] = []) =>
-          (await tx.query<R>(sql, [...params])).rows,
-        exec: async (sql: string) => {
-          await tx.exec(sql);
-        },
-      }),
-    );
+    let wrote = false;
+    try {
+      return await this.pg.transaction(async (tx: Transaction) =>
+        fn({
+          query: async <R extends object>(sql: string, params: readonly SqlParam[] = []) => {
+            wrote ||= mayWriteMemories(sql);
+            return (await tx.query<R>(sql, [...params])).rows;
+          },
+          exec: async (sql: string) => {
+            wrote = true;
+            await tx.exec(sql);
+          },
+        }),
+      );
+    } finally {
+      // Counted when the transaction ends (committed or not), so no reader caches a state it could not see yet.
+      if (wrote) this.writeVersion++;
+    }
   }
 
   async exec(sql: string): Promise<void> {
-    await this.pg.exec(sql);
+    try {
+      await this.pg.exec(sql);
+    } finally {
+      this.writeVersion++;
+    }
   }
 
   stats() {

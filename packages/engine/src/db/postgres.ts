@@ -12,6 +12,8 @@ export async function openExternalDatabase(url: string): Promise<Database> {
 
 class ExternalDatabase implements Database {
   readonly kind = 'external' as const;
+  /** Other engines may write to the same database: caches must always ask it. */
+  readonly writeVersion = undefined;
 
   constructor(private readonly pool: pg.Pool) {
     // An idle client losing its connection must not crash the process; the pool replaces it.

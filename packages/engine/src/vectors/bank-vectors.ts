@@ -39,6 +39,8 @@ export class BankVectors {
   private totalLength = 0;
   /** pg_snapshot_xmin of the last synchronisation: rows written by transactions from this one on are re-read. */
   syncedFrom = '0';
+  /** The database handle's writeVersion when this copy was last synchronised (see Database.writeVersion). */
+  syncedAtVersion: number | undefined;
   lastUsed = Date.now();
 
   constructor(readonly dimension: number, capacity = 1024) {
@@ -158,9 +160,11 @@ export class BankVectors {
     const d = this.dimension;
     const data = this.data;
     for (let row = 0; row < this.meta.length; row++) {
+      const score = dot(query, data, row * d, d);
+      // Most rows score below the k-th best so far: they are skipped before the (slower) filter looks at them.
+      if (!into.wouldTake(score, k)) continue;
       const meta = this.meta[row]!;
-      if (!keep(meta)) continue;
-      into.offer(meta.id, dot(query, data, row * d, d), k);
+      if (keep(meta)) into.offer(meta.id, score, k);
     }
   }
 }
@@ -186,6 +190,11 @@ function dot(q: Float32Array, data: Float32Array, offset: number, d: number): nu
 export class TopK {
   private readonly ids: string[] = [];
   private readonly scores: number[] = [];
+
+  /** Whether `offer` would keep this score now. */
+  wouldTake(score: number, k: number): boolean {
+    return this.ids.length < k || score > this.scores[0]!;
+  }
 
   offer(id: string, score: number, k: number): void {
     if (this.ids.length < k) {

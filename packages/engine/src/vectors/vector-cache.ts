@@ -71,6 +71,12 @@ export class VectorCache {
 
   private async sync(db: Queryable, key: string, tenant: string, bankId: string): Promise<BankVectors> {
     let bank = this.cached.get(key);
+    // A sole writer that has written nothing since the last synchronisation has nothing new to read.
+    const version = 'writeVersion' in db ? (db as { writeVersion: number | undefined }).writeVersion : undefined;
+    if (bank && version !== undefined && bank.syncedAtVersion === version) {
+      bank.lastUsed = Date.now();
+      return bank;
+    }
     const fresh = bank === undefined;
     bank ??= new BankVectors(this.dimension);
     const from = bank.syncedFrom;
@@ -121,6 +127,7 @@ export class VectorCache {
       if (row.kind === 'snap') bank.syncedFrom = row.xmin!;
     }
     bank.lastUsed = Date.now();
+    bank.syncedAtVersion = version;
     if (fresh) {
       this.cached.set(key, bank);
       this.evict(key);
