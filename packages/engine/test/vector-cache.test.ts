@@ -75,3 +75,23 @@ describe('vector cache', () => {
     assert.deepEqual(top, []);
   });
 });
+
+describe('SIMD matrix', () => {
+  it('scores rows like a plain dot product, and keeps rows when it grows', async () => {
+    const { SimdMatrix } = await import('../src/vectors/simd.js');
+    const m = SimdMatrix.create(8, 2);
+    assert.ok(m, 'WebAssembly SIMD is available on Node 20');
+    const rows = Array.from({ length: 5 }, (_, r) => Float32Array.from({ length: 8 }, (_, j) => Math.sin(r * 8 + j)));
+    m.data.set(rows[0]!, 0);
+    m.data.set(rows[1]!, 8);
+    m.reserve(8);
+    rows.slice(2).forEach((row, i) => m.data.set(row, (i + 2) * 8));
+    const query = Float32Array.from({ length: 8 }, (_, j) => Math.cos(j));
+    const scores = m.scores(query, 5);
+    rows.forEach((row, r) => {
+      const expected = row.reduce((s, x, j) => s + x * query[j]!, 0);
+      assert.ok(Math.abs(scores[r]! - expected) < 1e-5, `row ${r}: ${scores[r]} vs ${expected}`);
+    });
+    assert.equal(SimdMatrix.create(6, 2), undefined, 'widths that are not a multiple of 4 use the JS path');
+  });
+});

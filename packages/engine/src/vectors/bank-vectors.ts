@@ -1,4 +1,5 @@
 import type { Memory } from '../memory/types.js';
+import { SimdMatrix } from './simd.js';
 
 /** What recall filters on, kept beside each vector so filtering needs no database round trip. */
 export interface VectorRowMeta {
@@ -30,6 +31,8 @@ export interface VectorRowMeta {
  */
 export class BankVectors {
   private data: Float32Array;
+  /** The same rows in WebAssembly memory for SIMD scoring, when available (then `data` is its view). */
+  private readonly simd: SimdMatrix | undefined;
   private readonly meta: VectorRowMeta[] = [];
   private readonly position = new Map<string, number>();
   /** Term -> ids of the rows holding it (document frequency is its size). */
@@ -44,7 +47,8 @@ export class BankVectors {
   lastUsed = Date.now();
 
   constructor(readonly dimension: number, capacity = 1024) {
-    this.data = new Float32Array(dimension * capacity);
+    this.simd = SimdMatrix.create(dimension, capacity);
+    this.data = this.simd ? this.simd.data : new Float32Array(dimension * capacity);
   }
 
   get size(): number {
@@ -59,9 +63,14 @@ export class BankVectors {
     if (index === undefined) {
       index = this.meta.length;
       if ((index + 1) * this.dimension > this.data.length) {
-        const grown = new Float32Array(this.data.length * 2);
-        grown.set(this.data);
-        this.data = grown;
+        if (this.simd) {
+          this.simd.reserve(this.simd.rowCapacity * 2);
+          this.data = this.simd.data;
+        } else {
+          const grown = new Float32Array(this.data.length * 2);
+          grown.set(this.data);
+          this.data = grown;
+        }
       }
       this.meta.push(meta);
       this.position.set(meta.id, index);
@@ -159,8 +168,10 @@ export class BankVectors {
   search(query: Float32Array, k: number, keep: (m: VectorRowMeta) => boolean, into: TopK): void {
     const d = this.dimension;
     const data = this.data;
-    for (let row = 0; row < this.meta.length; row++) {
-      const score = dot(query, data, row * d, d);
+    const rows = this.meta.length;
+    const simdScores = this.simd?.scores(query, rows);
+    for (let row = 0; row < rows; row++) {
+      const score = simdScores ? simdScores[row]! : dot(query, data, row * d, d);
       // Most rows score below the k-th best so far: they are skipped before the (slower) filter looks at them.
       if (!into.wouldTake(score, k)) continue;
       const meta = this.meta[row]!;
