@@ -1,10 +1,7 @@
-import { join } from 'node:path';
 import type { EngineConfig } from './config/load.js';
 import type { Database } from './db/database.js';
 import { ensureEmbeddingSchema } from './db/embedding-schema.js';
-import { migrate } from './db/migrate.js';
-import { openEmbeddedDatabase } from './db/pglite.js';
-import { openExternalDatabase } from './db/postgres.js';
+import { openDatabase } from './db/open.js';
 import { plaintextCodec, withCodec, type BodyCodec } from './crypto/codec.js';
 import { openBodyCodec } from './crypto/setup.js';
 import { createEmbedder, MicroBatcher } from './embeddings/index.js';
@@ -48,15 +45,10 @@ export class Engine {
   ) {}
 
   static async open(config: EngineConfig, log: Logger): Promise<Engine> {
-    let db: Database;
-    if (config.databaseUrl === undefined) {
-      ensureWritableHome(config.home);
-      db = await openEmbeddedDatabase(join(config.home, 'db'));
-    } else {
-      db = await openExternalDatabase(config.databaseUrl);
-    }
+    const opened = await openDatabase(config);
+    let db: Database = opened.db;
+    const applied = opened.applied;
     try {
-      const applied = await migrate(db);
       if (applied.length > 0) log.info(`database migrations applied: ${applied.join(', ')}`);
       const codec = await openBodyCodec(db, config.encryptionMasterKey, (f) =>
         log.error(`memory ${f.memoryId} (bank ${JSON.stringify(f.bankId)}, tenant ${f.tenant}) failed to decrypt: ${f.reason}; it is left out of every answer`),

@@ -1,10 +1,6 @@
-import { join } from 'node:path';
 import { ConfigError, loadEngineConfig } from '../config/load.js';
 import type { Database } from '../db/database.js';
-import { migrate } from '../db/migrate.js';
-import { openEmbeddedDatabase } from '../db/pglite.js';
-import { openExternalDatabase } from '../db/postgres.js';
-import { ensureWritableHome } from '../home.js';
+import { openDatabase } from '../db/open.js';
 import { EncryptingCodec } from './encrypting-codec.js';
 import { decodeWrapped, encodeWrapped, MasterKey } from './envelope.js';
 import { ENCRYPTION_LOCK, EncryptionKeyMismatchError, readRecord, verifyMaster, writeRecord } from './setup.js';
@@ -138,21 +134,7 @@ function flag(argv: readonly string[], name: string): string | undefined {
 }
 
 async function openConfiguredDatabase(env: Record<string, string | undefined>): Promise<Database> {
-  const config = loadEngineConfig(env);
-  let db: Database;
-  if (config.databaseUrl === undefined) {
-    ensureWritableHome(config.home);
-    db = await openEmbeddedDatabase(join(config.home, 'db'));
-  } else {
-    db = await openExternalDatabase(config.databaseUrl);
-  }
-  try {
-    await migrate(db);
-  } catch (error) {
-    await db.close();
-    throw error;
-  }
-  return db;
+  return (await openDatabase(loadEngineConfig(env))).db;
 }
 
 /**

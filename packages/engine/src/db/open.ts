@@ -1,0 +1,27 @@
+import { join } from 'node:path';
+import type { EngineConfig } from '../config/load.js';
+import { ensureWritableHome } from '../home.js';
+import type { Database } from './database.js';
+import { migrate } from './migrate.js';
+import { openEmbeddedDatabase } from './pglite.js';
+import { openExternalDatabase } from './postgres.js';
+
+/**
+ * Opens the configured database (embedded under MNEMOS_HOME, or external) and applies pending migrations; closes it
+ * again if migrating fails. Used by the engine and by the maintenance commands.
+ */
+export async function openDatabase(config: Pick<EngineConfig, 'home' | 'databaseUrl'>): Promise<{ db: Database; applied: number[] }> {
+  let db: Database;
+  if (config.databaseUrl === undefined) {
+    ensureWritableHome(config.home);
+    db = await openEmbeddedDatabase(join(config.home, 'db'));
+  } else {
+    db = await openExternalDatabase(config.databaseUrl);
+  }
+  try {
+    return { db, applied: await migrate(db) };
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}
