@@ -9,6 +9,7 @@ export { loadEngineConfig, ConfigError, type EngineConfig } from './config/load.
 export { Engine, type Logger } from './engine.js';
 export { buildApp, ENGINE_VERSION, type RouteExtender, type TypedApp } from './http/app.js';
 export { Problem } from './http/problem.js';
+export { spawnEngineProcess, type EngineProcess } from './process.js';
 
 export interface StartEngineOptions {
   /** Settings as environment variables (MNEMOS_*); defaults to process.env. */

@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLocalEmbedder } from '../embeddings/local.js';
+import { spawnEngineProcess } from '../process.js';
 import { memoryText, queryText, rng } from './synthetic.js';
 import { ms, percentile } from './stats.js';
 
@@ -33,26 +33,6 @@ function line(name: string, value: string, bar: string, ok: boolean | undefined)
   console.log(`${name.padEnd(46)} ${value.padEnd(28)} ${bar.padEnd(26)} ${verdict}`);
 }
 
-/** Starts `mnemos serve` (the compiled CLI next to this file) and resolves with its URL once it listens. */
-function startEngineProcess(home: string): Promise<{ url: string; child: ChildProcess }> {
-  const cli = resolve(fileURLToPath(new URL('.', import.meta.url)), '../cli.js');
-  const child = spawn(process.execPath, [cli, 'serve'], {
-    env: { ...process.env, MNEMOS_HOME: home, MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: model, MNEMOS_API_PORT: '0', MNEMOS_API_HOST: '127.0.0.1', MNEMOS_API_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  return new Promise((done, fail) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /engine listening on (http:\/\/\S+)/.exec(output);
-      if (match) done({ url: match[1]!, child });
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => fail(new Error(`engine exited with ${code}:\n${output}`)));
-  });
-}
-
 function rssMiB(pid: number | undefined): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
@@ -65,7 +45,7 @@ async function count(base: string, bank: string): Promise<number> {
 
 async function main() {
   const home = mkdtempSync(join(tmpdir(), 'mnemos-bench-'));
-  const engine = await startEngineProcess(home);
+  const engine = await spawnEngineProcess({ MNEMOS_HOME: home, MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: model, MNEMOS_API_PORT: '0', MNEMOS_API_HOST: '127.0.0.1' });
   // The floor: the same model embedding the query alone, in this process, while the engine is idle.
   const floorModel = await createLocalEmbedder({ model, cacheDir: join(home, 'models'), dtype: 'fp32', log: () => undefined });
   const base = `${engine.url}/v1/default/banks`;
@@ -179,10 +159,7 @@ async function main() {
     }
   } finally {
     await floorModel.close();
-    await new Promise((done) => {
-      engine.child.once('exit', done);
-      engine.child.kill('SIGTERM');
-    });
+    await engine.stop();
     rmSync(home, { recursive: true, force: true });
   }
 }

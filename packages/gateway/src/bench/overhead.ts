@@ -10,7 +10,7 @@ import pg from 'pg';
 import { startGateway } from '../app.js';
 
 interface EngineModule {
-  startEngine(options: { env: Record<string, string> }): Promise<{ url: string; close(): Promise<void> }>;
+  spawnEngineProcess(env: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }>;
 }
 
 const PG_URL = process.env['MNEMOS_TEST_PG_URL'] ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
@@ -44,12 +44,12 @@ async function main(): Promise<void> {
   const engineToken = 'bench-engine-token';
   const adminToken = 'bench-admin-token-0123456789';
   const specifier = '@mnemos/engine';
-  const { startEngine } = (await import(specifier)) as EngineModule;
-  const engine = await startEngine({
-    env: {
-      MNEMOS_HOME: home, MNEMOS_API_AUTH_TOKEN: engineToken, MNEMOS_API_PORT: '0', MNEMOS_API_HOST: '127.0.0.1',
-      MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: path.resolve(repoRoot, '../shared/models/all-MiniLM-L6-v2'), MNEMOS_API_LOG_LEVEL: 'silent',
-    },
+  // The engine runs in its own process, as deployed, so the gateway's figure is its own work, not queueing behind
+  // the engine's embedding on a shared event loop.
+  const { spawnEngineProcess } = (await import(specifier)) as EngineModule;
+  const engine = await spawnEngineProcess({
+    MNEMOS_HOME: home, MNEMOS_API_AUTH_TOKEN: engineToken, MNEMOS_API_PORT: '0', MNEMOS_API_HOST: '127.0.0.1',
+    MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: path.resolve(repoRoot, '../shared/models/all-MiniLM-L6-v2'),
   });
   const gw = await startGateway({
     env: {
@@ -123,7 +123,7 @@ async function main(): Promise<void> {
     if (!out.overhead_ok || !out.concurrent.ok) process.exitCode = 1;
   } finally {
     await gw.close();
-    await engine.close();
+    await engine.stop();
     await rm(home, { recursive: true, force: true });
     const c = new pg.Client({ connectionString: PG_URL });
     await c.connect();

@@ -1,0 +1,43 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface EngineProcess {
+  url: string;
+  child: ChildProcess;
+  /** Stops the engine (SIGTERM) and waits for it to exit. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs the compiled `mnemos serve` in its own process, as users run it, and resolves with its URL once it listens.
+ * Benchmarks use it so the client's work is not charged to the engine's event loop.
+ */
+export function spawnEngineProcess(env: Record<string, string>): Promise<EngineProcess> {
+  const cli = resolve(fileURLToPath(new URL('.', import.meta.url)), 'cli.js');
+  const child = spawn(process.execPath, [cli, 'serve'], {
+    env: { ...process.env, MNEMOS_API_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  return new Promise((done, fail) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /engine listening on (http:\/\/\S+)/.exec(output);
+      if (!match) return;
+      done({
+        url: match[1]!,
+        child,
+        stop: () =>
+          new Promise<void>((stopped) => {
+            if (child.exitCode !== null) return stopped();
+            child.once('exit', () => stopped());
+            child.kill('SIGTERM');
+          }),
+      });
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => fail(new Error(`engine exited with ${code}:\n${output}`)));
+  });
+}
