@@ -69,6 +69,15 @@ describe('retain and recall', () => {
     assert.equal(list.body.total, 1);
   });
 
+  it('stores identical content once under concurrent retains', async () => {
+    const body = { items: [{ content: 'The ferry leaves at dawn.' }, { content: 'The ferry returns at dusk.' }] };
+    const answers = await Promise.all([1, 2, 3, 4].map(() => retain('racing', body)));
+    assert.ok(answers.every((x) => x.status === 200));
+    assert.equal(new Set(answers.map((x) => x.body.memory_ids.join())).size, 1);
+    const list = await call<ListAnswer>(base(), 'GET', '/v1/default/banks/racing/memories');
+    assert.equal(list.body.total, 2);
+  });
+
   it('keeps spaces apart and blends org memory only with include_org', async () => {
     await retain('carol', { content: 'Carol prefers tea over coffee.', space: 'acme' });
     await retain('carol', { content: 'Carol prefers coffee in the default space.' });
