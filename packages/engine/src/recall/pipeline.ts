@@ -1,14 +1,11 @@
 import type { Database } from '../db/database.js';
-import { toVectorLiteral } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import { codecFor } from '../crypto/codec.js';
-import { getMemoriesByIds } from '../memory/store.js';
 import type { Memory } from '../memory/types.js';
 import { ORG_BANK_ID } from '../memory/types.js';
 import { countTokens } from '../util/tokens.js';
-import { bm25Scores, termLiteral, tsqueryTerms } from './bm25.js';
-import { parseTsvector } from '../vectors/tsvector.js';
-import { demoteSuperseded, recallPredicate, recallWhere } from './filters.js';
+import { tsqueryTerms } from './bm25.js';
+import { demoteSuperseded, recallPredicate } from './filters.js';
 import {
   namedEntities,
   NEAR_COPY_FACTOR,
@@ -17,13 +14,10 @@ import {
   WEIGHTS,
   wordSet,
 } from './signals.js';
-import { resolveTemporal, temporalScore, temporalWindow } from './temporal.js';
+import { resolveTemporal, temporalScore } from './temporal.js';
 import { vectorCacheFor } from '../vectors/registry.js';
-import { COMMON_TERM_SHARE, IndexArms, type Ranked } from './in-memory.js';
+import { IndexArms, type Ranked } from './in-memory.js';
 import type { RecallHit, RecallOutcome, RecallRequest, RecallTrace } from './types.js';
-
-/** Upper bound on rows the keyword arm scores. */
-const KEYWORD_SCAN_LIMIT = 5000;
 
 interface PoolRow {
   id: string;
@@ -31,7 +25,7 @@ interface PoolRow {
   document_id: string | null;
   seq: number;
   cosine: number;
-  /** The start of the text (enough for a "Name:" prefix); null when bodies are encrypted. */
+  /** The start of the text (enough for a "Name:" prefix). */
   head: string | null;
   entities: string[];
   /** Tokens of the text (counted at retain with the same tokenizer as max_tokens). */
@@ -71,82 +65,52 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
   const queryVector = vector!;
   stage('embed_query');
   const intervals = resolveTemporal(r.query, r.queryTimestamp);
+  // The engine's in-memory bank indexes serve every arm and hold each memory's opened body; the database is asked
+  // only for the changes since the last recall and for the query's index terms.
   const cache = vectorCacheFor(db);
-  let keyword: Ranked[];
-  let pool: PoolRow[];
-  let cachedMemory: ((id: string) => Memory | undefined) | undefined;
-  if (cache) {
-    // The engine's in-memory bank indexes serve every arm; the database is asked only for the query's index terms
-    // and, at the end, the texts of the pool.
-    const arms = new IndexArms(await cache.banks(db, r.tenant, banks), recallPredicate(r));
-    cachedMemory = (id) => arms.meta(id)?.memory;
-    const terms = await queryIndexTerms(db, r, banks);
-    stage('index', terms.length);
-    const semantic = arms.semantic(queryVector, limit);
-    stage('semantic', semantic.length);
-    keyword = arms.keyword(terms, limit);
-    stage('keyword', keyword.length);
-    const temporal = arms.temporal(queryVector, intervals, limit);
-    if (intervals.length > 0) stage('temporal', temporal.length);
-    const seeds = [semantic, keyword, temporal].flatMap((arm) => arm.slice(0, NEIGHBOUR_SEEDS).map((h) => h.id));
-    const ids = [...new Set([...[...semantic, ...keyword, ...temporal].map((h) => h.id), ...arms.expand([...new Set(seeds)])])];
-    pool = [];
-    for (const id of ids) {
-      const m = arms.meta(id);
-      if (!m) continue;
-      pool.push({
-        id,
-        batch_id: m.batchId,
-        document_id: m.documentId,
-        seq: m.seq,
-        cosine: arms.cosine(id, queryVector),
-        // The cache holds each memory's opened body, so the speaker/entity signal needs no read (nor decryption).
-        head: m.memory.text.slice(0, 96),
-        entities: m.memory.entities,
-        tokens: m.tokenCount,
-        occurred_at: m.occurredAt,
-        superseded_by: m.memory.superseded_by,
-      });
-    }
-    stage('neighbours', pool.length);
-  } else {
-    const [semantic, kw, temporal] = await Promise.all([
-      semanticArm(db, r, queryVector, limit),
-      keywordArm(db, r, banks, limit),
-      temporalArm(db, r, queryVector, intervals, limit),
-    ]);
-    keyword = kw;
-    stage('arms', new Set([...semantic, ...keyword, ...temporal].map((h) => h.id)).size);
-    stages.push({ stage: 'semantic', ms: 0, candidates: semantic.length });
-    stages.push({ stage: 'keyword', ms: 0, candidates: keyword.length });
-    if (intervals.length > 0) stages.push({ stage: 'temporal', ms: 0, candidates: temporal.length });
-    pool = await expandPool(db, r, queryVector, [...new Set([...semantic, ...keyword, ...temporal].map((h) => h.id))]);
-    stage('neighbours', pool.length);
+  if (!cache) throw new Error('recall needs the bank index cache: open the database through Engine.open');
+  const arms = new IndexArms(await cache.banks(db, r.tenant, banks), recallPredicate(r));
+  const terms = await queryIndexTerms(db, r, banks);
+  stage('index', terms.length);
+  const semantic = arms.semantic(queryVector, limit);
+  stage('semantic', semantic.length);
+  const keyword = arms.keyword(terms, limit);
+  stage('keyword', keyword.length);
+  const temporal = arms.temporal(queryVector, intervals, limit);
+  if (intervals.length > 0) stage('temporal', temporal.length);
+  const seeds = [semantic, keyword, temporal].flatMap((arm) => arm.slice(0, NEIGHBOUR_SEEDS).map((h) => h.id));
+  const ids = [...new Set([...[...semantic, ...keyword, ...temporal].map((h) => h.id), ...arms.expand([...new Set(seeds)])])];
+  const pool: PoolRow[] = [];
+  for (const id of ids) {
+    const m = arms.meta(id);
+    if (!m) continue;
+    pool.push({
+      id,
+      batch_id: m.batchId,
+      document_id: m.documentId,
+      seq: m.seq,
+      cosine: arms.cosine(id, queryVector),
+      // The cache holds each memory's opened body, so the speaker/entity signal needs no read (nor decryption).
+      head: m.memory.text.slice(0, 96),
+      entities: m.memory.entities,
+      tokens: m.tokenCount,
+      occurred_at: m.occurredAt,
+      superseded_by: m.memory.superseded_by,
+    });
   }
-  if (!cache && codecFor(db).encrypted) {
-    // Encrypted bodies: the speaker/entity signal needs the plaintext of the whole pool.
-    const opened = await getMemoriesByIds(db, r.tenant, pool.map((p) => p.id));
-    for (const p of pool) {
-      const m = opened.get(p.id);
-      p.head = m ? m.text.slice(0, 96) : null;
-      p.entities = m ? m.entities : [];
-    }
-    stage('open_pool', opened.size);
-  }
-
-  // Results come from the cache's opened bodies when there is one (it was synchronised at the start of this call).
-  const hydrate = async (ids: string[]): Promise<Map<string, Memory>> => {
-    if (!cachedMemory) return getMemoriesByIds(db, r.tenant, ids);
+  stage('neighbours', pool.length);
+  const ordered = fuse(r.query, pool, keyword, intervals);
+  demoteSuperseded(ordered, new Map(pool.map((p) => [p.id, { superseded_by: p.superseded_by }])));
+  stage('fuse', ordered.length);
+  // Results come from the cache's opened bodies (synchronised at the start of this call): no row is read again.
+  const hydrate = (ids: string[]): Map<string, Memory> => {
     const out = new Map<string, Memory>();
     for (const id of ids) {
-      const m = cachedMemory(id);
+      const m = arms.meta(id)?.memory;
       if (m) out.set(id, m);
     }
     return out;
   };
-  const ordered = fuse(r.query, pool, keyword, intervals);
-  demoteSuperseded(ordered, new Map(pool.map((p) => [p.id, { superseded_by: p.superseded_by }])));
-  stage('fuse', ordered.length);
 
   // Diversity: a near-copy of a better candidate (same words, give or take punctuation and a few) waits until every
   // distinct candidate is in, with its score halved, so copies never crowd the top. Candidates are hydrated a page at a
@@ -182,7 +146,7 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
       const page = ordered.slice(hydrated, hydrated + pageSize).map(([id]) => id);
       pageSize = HYDRATE_PAGE;
       hydrated += page.length;
-      for (const [id, m] of await hydrate(page)) memories.set(id, m);
+      for (const [id, m] of hydrate(page)) memories.set(id, m);
     }
     const [id, entry] = ordered[i]!;
     const memory = memories.get(id);
@@ -274,16 +238,6 @@ function fuse(
   return out;
 }
 
-async function semanticArm(db: Database, r: RecallRequest, vector: Float32Array, limit: number): Promise<Ranked[]> {
-  const where = recallWhere(r, 1);
-  const rows = await db.query<{ id: string; distance: number }>(
-    `SELECT id, embedding <=> $1::vector AS distance FROM memories WHERE ${where.sql}
-     ORDER BY embedding <=> $1::vector LIMIT ${limit}`,
-    [toVectorLiteral(vector), ...where.params],
-  );
-  return rows.map((row) => ({ id: row.id, score: 1 - Number(row.distance) }));
-}
-
 /** The query's terms as the keyword index stores them (english lexemes, or blind tokens with encryption). */
 async function queryIndexTerms(db: Database, r: RecallRequest, banks: string[]): Promise<string[]> {
   // The query side goes through the body codec: Postgres's english tsquery, or the blind index with encryption.
@@ -293,101 +247,6 @@ async function queryIndexTerms(db: Database, r: RecallRequest, banks: string[]):
   return tsqueryTerms(parsed?.q ?? '').slice(0, 64);
 }
 
-
-/**
- * BM25 over the full-text index. One query counts each term's document frequency over the rows that match any term
- * (GIN index); a second fetches the rows that match the query's selective terms, whose tsvectors are scored here.
- */
-async function keywordArm(db: Database, r: RecallRequest, banks: string[], limit: number): Promise<Ranked[]> {
-  const terms = await queryIndexTerms(db, r, banks);
-  if (terms.length === 0) return [];
-  const where = recallWhere(r, 1);
-  const off = 1 + where.params.length;
-  const literals = terms.map(termLiteral);
-  const [counts] = await db.query<Record<string, string | number>>(
-    `SELECT (SELECT count(*) FROM memories WHERE ${where.sql}) AS total,
-       ${terms.map((_, i) => `count(*) FILTER (WHERE fts @@ $${off + 1 + i}::tsquery) AS d${i}`).join(', ')}
-     FROM memories WHERE ${where.sql} AND fts @@ $1::tsquery`,
-    [literals.join(' | '), ...where.params, ...literals],
-  );
-  const total = Number(counts?.['total'] ?? 0);
-  const df = new Map(terms.map((t, i) => [t, Number(counts?.[`d${i}`] ?? 0)] as const));
-  const present = terms.filter((t) => (df.get(t) ?? 0) > 0);
-  if (present.length === 0) return [];
-  const cap = Math.max(50, COMMON_TERM_SHARE * total);
-  let selective = present.filter((t) => (df.get(t) ?? 0) <= cap);
-  if (selective.length === 0) selective = [...present].sort((a, b) => (df.get(a) ?? 0) - (df.get(b) ?? 0)).slice(0, 1);
-  const rows = await db.query<{ id: string; f: string }>(
-    `SELECT id, fts::text AS f FROM memories WHERE ${where.sql} AND fts @@ $1::tsquery LIMIT ${KEYWORD_SCAN_LIMIT}`,
-    [selective.map(termLiteral).join(' | '), ...where.params],
-  );
-  const docs = rows.map((row) => parseTsvector(row.f));
-  const scores = bm25Scores(docs.map((d) => ({ tf: d.terms, length: d.length })), present, df, Math.max(total, 1));
-  return rows
-    .map((row, i) => ({ id: row.id, score: scores[i] ?? 0 }))
-    .filter((h) => h.score > 0)
-    .sort((a, b) => b.score - a.score)
-    .slice(0, limit);
-}
-
-/** Memories from the window the query names (when it names one), nearest to the query first. */
-async function temporalArm(
-  db: Database,
-  r: RecallRequest,
-  vector: Float32Array,
-  intervals: ReturnType<typeof resolveTemporal>,
-  limit: number,
-): Promise<Ranked[]> {
-  const window = temporalWindow(intervals);
-  if (!window) return [];
-  const where = recallWhere(r, 3);
-  const rows = await db.query<{ id: string; distance: number }>(
-    `SELECT id, embedding <=> $1::vector AS distance FROM memories
-     WHERE ${where.sql} AND occurred_at >= $2 AND occurred_at < $3
-     ORDER BY embedding <=> $1::vector LIMIT ${limit}`,
-    [toVectorLiteral(vector), window.from.toISOString(), window.to.toISOString(), ...where.params],
-  );
-  return rows.map((row) => ({ id: row.id, score: 1 - Number(row.distance) }));
-}
-
-/** The candidates plus their neighbours (same retain call, positions one before and after), with their cosines. */
-async function expandPool(db: Database, r: RecallRequest, vector: Float32Array, ids: string[]): Promise<PoolRow[]> {
-  if (ids.length === 0) return [];
-  const where = recallWhere(r, 2);
-  const rows = await db.query<{
-    id: string;
-    batch_id: string | null;
-    document_id: string | null;
-    seq: number;
-    distance: number;
-    head: string | null;
-    entities: string[] | null;
-    token_count: number;
-    occurred_at: Date | string | null;
-    superseded_by: string | null;
-  }>(
-    `WITH c AS (SELECT id, batch_id, seq FROM memories WHERE id = ANY($2::uuid[])),
-          p AS (SELECT id FROM c
-                UNION
-                SELECT m.id FROM memories m JOIN c ON m.batch_id = c.batch_id AND m.seq IN (c.seq - 1, c.seq + 1))
-     SELECT m.id, m.batch_id, m.document_id, m.seq, m.embedding <=> $1::vector AS distance,
-            left(m.text, 96) AS head, m.entities, m.token_count, m.occurred_at, m.superseded_by
-     FROM memories m JOIN p ON m.id = p.id WHERE ${where.sql}`,
-    [toVectorLiteral(vector), ids, ...where.params],
-  );
-  return rows.map((row) => ({
-    id: row.id,
-    batch_id: row.batch_id,
-    document_id: row.document_id,
-    seq: Number(row.seq),
-    cosine: 1 - Number(row.distance),
-    head: row.head,
-    entities: row.entities ?? [],
-    tokens: Number(row.token_count),
-    occurred_at: row.occurred_at === null ? null : new Date(row.occurred_at).getTime(),
-    superseded_by: row.superseded_by,
-  }));
-}
 
 function round(n: number, digits = 3): number {
   const f = 10 ** digits;
