@@ -37,7 +37,7 @@ interface PoolRow {
 /** Neighbours are fetched for this many of each arm's best candidates (measured: no loss on LoCoMo against all). */
 const NEIGHBOUR_SEEDS = 30;
 
-/** Candidates hydrated (read and, with encryption, decrypted) per round while filling the token budget. */
+/** Candidates looked up in the bank index per round while filling the token budget. */
 const HYDRATE_PAGE = 40;
 
 type Entry = { score: number; scores: Record<string, number> };
@@ -113,7 +113,7 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
   };
 
   // Diversity: a near-copy of a better candidate (same words, give or take punctuation and a few) waits until every
-  // distinct candidate is in, with its score halved, so copies never crowd the top. Candidates are hydrated a page at a
+  // distinct candidate is in, with its score halved, so copies never crowd the top. Candidates are taken a page at a
   // time, only as far as the token budget reaches.
   const memories = new Map<string, Memory>();
   let hydrated = 0;
