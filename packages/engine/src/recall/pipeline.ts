@@ -6,41 +6,18 @@ import { ORG_BANK_ID } from '../memory/types.js';
 import { countTokens } from '../util/tokens.js';
 import { tsqueryTerms } from './bm25.js';
 import { demoteSuperseded, recallPredicate } from './filters.js';
-import {
-  namedEntities,
-  NEAR_COPY_FACTOR,
-  nearCopy,
-  speakerOf,
-  WEIGHTS,
-  wordSet,
-} from './signals.js';
-import { resolveTemporal, temporalScore } from './temporal.js';
+import { NEAR_COPY_FACTOR, nearCopy, wordSet } from './signals.js';
+import { resolveTemporal } from './temporal.js';
+import { fuse, type Entry, type PoolRow } from './fusion.js';
 import { vectorCacheFor } from '../vectors/registry.js';
-import { IndexArms, type Ranked } from './in-memory.js';
+import { IndexArms } from './in-memory.js';
 import type { RecallHit, RecallOutcome, RecallRequest, RecallTrace } from './types.js';
-
-interface PoolRow {
-  id: string;
-  batch_id: string | null;
-  document_id: string | null;
-  seq: number;
-  cosine: number;
-  /** The start of the text (enough for a "Name:" prefix). */
-  head: string | null;
-  entities: string[];
-  /** Tokens of the text (counted at retain with the same tokenizer as max_tokens). */
-  tokens: number;
-  occurred_at: number | null;
-  superseded_by: string | null;
-}
 
 /** Neighbours are fetched for this many of each arm's best candidates (measured: no loss on LoCoMo against all). */
 const NEIGHBOUR_SEEDS = 30;
 
 /** Candidates looked up in the bank index per round while filling the token budget. */
 const HYDRATE_PAGE = 40;
-
-type Entry = { score: number; scores: Record<string, number> };
 
 /**
  * Hybrid recall (DESIGN 2.7). Candidates come from three arms: semantic (cosine), keyword (BM25 over the full-text
@@ -167,75 +144,6 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
   const outcome: RecallOutcome = { results, tokens };
   if (r.trace) outcome.trace = { stages, total_ms: round(performance.now() - started) };
   return outcome;
-}
-
-function fuse(
-  query: string,
-  pool: readonly PoolRow[],
-  keyword: readonly Ranked[],
-  intervals: ReturnType<typeof resolveTemporal>,
-): Array<[string, Entry]> {
-  const bestKeyword = keyword.length > 0 ? Math.max(...keyword.map((k) => k.score)) : 0;
-  const kw = new Map(keyword.map((k) => [k.id, k.score] as const));
-  const kwNorm = (id: string | undefined) => (id !== undefined && bestKeyword > 0 ? (kw.get(id) ?? 0) / bestKeyword : 0);
-  // Neighbours: same retain call, adjacent positions.
-  const at = new Map<string, string>();
-  for (const p of pool) if (p.batch_id !== null) at.set(`${p.batch_id}#${p.seq}`, p.id);
-  // Document groups: document_id, else the retain call.
-  const groupOf = (p: PoolRow) => (p.document_id !== null ? `d:${p.document_id}` : p.batch_id !== null ? `b:${p.batch_id}` : `m:${p.id}`);
-  const groups = new Map<string, number[]>();
-  for (const p of pool) {
-    const g = groups.get(groupOf(p));
-    if (g) g.push(p.cosine);
-    else groups.set(groupOf(p), [p.cosine]);
-  }
-  const groupScore = new Map<string, number>();
-  for (const [g, cosines] of groups) {
-    cosines.sort((a, b) => b - a);
-    groupScore.set(g, cosines.length < 2 ? (cosines[0] ?? 0) : ((cosines[0] ?? 0) + (cosines[1] ?? 0)) / 2);
-  }
-  // Speaker/entity: names the candidates carry (a "Name:" prefix or extracted entities) that the query mentions.
-  const names = new Set<string>();
-  const speakers = new Map<string, string | null>();
-  for (const p of pool) {
-    const s = p.head === null ? null : speakerOf(p.head);
-    speakers.set(p.id, s);
-    if (s !== null) names.add(s);
-    for (const e of p.entities) names.add(e.toLowerCase());
-  }
-  const named = namedEntities(query, names);
-  const single = named.length === 1 ? named[0]! : undefined;
-
-  const out: Array<[string, Entry]> = [];
-  for (const p of pool) {
-    const keywordScore = kwNorm(p.id);
-    // A neighbour lifts a memory only by how much better it matched the keywords than the memory itself.
-    const neighbour =
-      p.batch_id === null
-        ? 0
-        : Math.max(0, Math.max(kwNorm(at.get(`${p.batch_id}#${p.seq - 1}`)), kwNorm(at.get(`${p.batch_id}#${p.seq + 1}`))) - keywordScore);
-    const speaker = single !== undefined && (speakers.get(p.id) === single || p.entities.some((e) => e.toLowerCase() === single)) ? 1 : 0;
-    const document = groupScore.get(groupOf(p)) ?? 0;
-    const time = intervals.length > 0 ? temporalScore(intervals, p.occurred_at) : 0;
-    const score =
-      WEIGHTS.keyword * keywordScore +
-      WEIGHTS.semantic * p.cosine +
-      WEIGHTS.neighbour * neighbour +
-      WEIGHTS.speaker * speaker +
-      WEIGHTS.document * document +
-      WEIGHTS.temporal * time;
-    const scores: Record<string, number> = {
-      semantic: round(p.cosine, 6),
-      keyword: round(kw.get(p.id) ?? 0, 6),
-      neighbour: round(neighbour, 6),
-      speaker,
-      document: round(document, 6),
-    };
-    if (intervals.length > 0) scores['temporal'] = round(time, 6);
-    out.push([p.id, { score, scores }]);
-  }
-  out.sort((a, b) => b[1].score - a[1].score);
-  return out;
 }
 
 /** The query's terms as the keyword index stores them (english lexemes, or blind tokens with encryption). */
