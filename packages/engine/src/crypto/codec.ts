@@ -1,5 +1,6 @@
 import type { Database, Queryable, SqlParam, Transaction } from '../db/database.js';
 import { queryTerms, TEXT_SEARCH_CONFIG } from '../recall/keyword.js';
+import { LexemeCache } from '../recall/lexemes.js';
 
 /**
  * The one seam between the memory store and encryption at rest. The store hands every memory body it writes to
@@ -71,6 +72,11 @@ export interface BodyCodec {
    * filter). Undefined when no term can match.
    */
   keywordQuery(q: Queryable, tenant: string, bankIds: readonly string[], query: string, mode: 'any' | 'all'): Promise<KeywordQuery | undefined>;
+  /**
+   * The terms of `query` as the banks' keyword index stores them (english lexemes, or blind tokens with encryption),
+   * at most 64: what recall's in-memory keyword arm looks up. Asks the database only for words never seen before.
+   */
+  indexTerms(q: Queryable, tenant: string, bankIds: readonly string[], query: string): Promise<string[]>;
 }
 
 const plaintextBank: BankCodec = {
@@ -93,7 +99,11 @@ export const plaintextCodec: BodyCodec = {
     const terms = queryTerms(query);
     return terms.length === 0 ? undefined : { sql: (p) => `to_tsquery('${TEXT_SEARCH_CONFIG}', ${p})`, value: terms.join(' | ') };
   },
+  indexTerms: (q, _t, _b, query) => plaintextLexemes.terms(q, query),
 };
+
+/** Postgres's lexemes of the words queries used (the english configuration is the same for every database). */
+const plaintextLexemes = new LexemeCache();
 
 const registry = new WeakMap<object, BodyCodec>();
 

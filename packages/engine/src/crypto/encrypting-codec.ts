@@ -2,7 +2,7 @@ import type { Queryable } from '../db/database.js';
 import { queryTerms } from '../recall/keyword.js';
 import type { BankCodec, BodyCodec, EncodedRow, KeywordQuery, PlainBody, SealedBody } from './codec.js';
 import { bodyKeyId, DataKey, decodeWrapped, encodeWrapped, IntegrityError, type MasterKey } from './envelope.js';
-import { documentLexemes, normaliseWord } from './normalise.js';
+import { documentLexemes, normaliseWord, queryLexemes } from './normalise.js';
 
 /** A ciphertext that failed to decrypt: reported (logged, counted), never returned. */
 export interface IntegrityFailure {
@@ -118,6 +118,17 @@ export class EncryptingCodec implements BodyCodec {
     }
     if (groups.length === 0) return undefined;
     return { sql: (p) => `${p}::tsquery`, value: groups.join(' | ') };
+  }
+
+  async indexTerms(q: Queryable, tenant: string, bankIds: readonly string[], query: string): Promise<string[]> {
+    // The blind index holds keyed tokens of the lexemes this engine computes itself: no database round trip.
+    const lexemes = queryLexemes(query);
+    const out = new Set<string>();
+    for (const bankId of new Set(bankIds)) {
+      const key = await this.queryKey(q, tenant, bankId);
+      if (key !== undefined) for (const l of lexemes) out.add(key.blind(TERM, l));
+    }
+    return [...out].slice(0, 64);
   }
 
   private async queryKey(q: Queryable, tenant: string, bankId: string): Promise<DataKey | undefined> {

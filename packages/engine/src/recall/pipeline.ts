@@ -4,9 +4,9 @@ import { codecFor } from '../crypto/codec.js';
 import type { Memory } from '../memory/types.js';
 import { ORG_BANK_ID } from '../memory/types.js';
 import { countTokens } from '../util/tokens.js';
-import { tsqueryTerms } from './bm25.js';
 import { demoteSuperseded, recallPredicate } from './filters.js';
-import { NEAR_COPY_FACTOR, nearCopy, wordSet } from './signals.js';
+import { NEAR_COPY_FACTOR, wordSet } from './signals.js';
+import { NearCopyIndex } from './near-copy.js';
 import { resolveTemporal } from './temporal.js';
 import { fuse, type Entry, type PoolRow } from './fusion.js';
 import { vectorCacheFor } from '../vectors/registry.js';
@@ -47,7 +47,7 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
   const cache = vectorCacheFor(db);
   if (!cache) throw new Error('recall needs the bank index cache: open the database through Engine.open');
   const arms = new IndexArms(await cache.banks(db, r.tenant, banks), recallPredicate(r));
-  const terms = await queryIndexTerms(db, r, banks);
+  const terms = await codecFor(db).indexTerms(db, r.tenant, banks, r.query);
   stage('index', terms.length);
   const semantic = arms.semantic(queryVector, limit);
   stage('semantic', semantic.length);
@@ -95,7 +95,7 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
   const memories = new Map<string, Memory>();
   let hydrated = 0;
   const copies: Array<[string, Entry]> = [];
-  const kept: Array<Set<string>> = [];
+  const kept = new NearCopyIndex();
   const results: RecallHit[] = [];
   let tokens = 0;
   let full = false;
@@ -129,13 +129,13 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
     const memory = memories.get(id);
     if (!memory) continue;
     const words = wordSet(memory.text);
-    if (kept.some((k) => nearCopy(k, words))) {
+    if (kept.has(words)) {
       entry.score *= NEAR_COPY_FACTOR;
       entry.scores['near_copy'] = 1;
       copies.push([id, entry]);
       continue;
     }
-    kept.push(words);
+    kept.add(words);
     full = !take(id, entry);
   }
   if (!full) for (const [id, entry] of copies) if (!take(id, entry)) break;
@@ -146,14 +146,6 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
   return outcome;
 }
 
-/** The query's terms as the keyword index stores them (english lexemes, or blind tokens with encryption). */
-async function queryIndexTerms(db: Database, r: RecallRequest, banks: string[]): Promise<string[]> {
-  // The query side goes through the body codec: Postgres's english tsquery, or the blind index with encryption.
-  const tsq = await codecFor(db).keywordQuery(db, r.tenant, banks, r.query, 'any');
-  if (tsq === undefined) return [];
-  const [parsed] = await db.query<{ q: string }>(`SELECT (${tsq.sql('$1')})::text AS q`, [tsq.value]);
-  return tsqueryTerms(parsed?.q ?? '').slice(0, 64);
-}
 
 
 function round(n: number, digits = 3): number {

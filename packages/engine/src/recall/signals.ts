@@ -30,6 +30,9 @@ const SPEAKER = /^([^:\n]{1,40}):\s/u;
 
 /** The speaker prefix of a memory written as "Name: text", lowercased; null when there is none. */
 export function speakerOf(text: string): string | null {
+  // Most memories have no such prefix: the first colon must sit within the first 41 characters.
+  const colon = text.indexOf(':');
+  if (colon < 1 || colon > 40) return null;
   const m = SPEAKER.exec(text);
   const name = m?.[1]?.trim();
   return name && /\p{L}/u.test(name) ? name.toLowerCase() : null;
@@ -41,6 +44,8 @@ function escapeRegExp(s: string): string {
 
 /** Whether `name` occurs in `query` as a whole word (case-insensitive, any script). */
 export function mentions(query: string, name: string): boolean {
+  // Most names are not in the query at all: a plain substring test rules them out before a pattern is compiled.
+  if (!query.toLowerCase().includes(name.toLowerCase())) return false;
   return new RegExp(`(^|[^\\p{L}\\p{N}])${escapeRegExp(name.toLowerCase())}([^\\p{L}\\p{N}]|$)`, 'u').test(query.toLowerCase());
 }
 
