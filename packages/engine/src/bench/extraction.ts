@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-import { createServer } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import { startEngine, type RunningEngine } from '../index.js';
 import { ms, percentile } from './stats.js';
 
@@ -12,7 +13,7 @@ import { ms, percentile } from './stats.js';
  * OpenAI-compatible server that answers every call after a fixed delay (ideal = concurrency / delay); (2) single
  * retain latency with an LLM configured vs without (extraction is off the request path), interleaved on two engines.
  *
- *   node --conditions=source --import tsx packages/engine/src/bench/extraction.ts [--memories 200] [--delay-ms 200] [--concurrency 4]
+ *   node --conditions=source --import tsx packages/engine/src/bench/extraction.ts [--memories 200] [--delay-ms 200] [--concurrency 4] [--throughput-only]
  */
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -24,48 +25,117 @@ function arg(name: string, fallback: number): number {
   const v = i >= 0 ? Number(process.argv[i + 1]) : NaN;
   return Number.isFinite(v) && v > 0 ? Math.trunc(v) : fallback;
 }
+const THROUGHPUT_ONLY = process.argv.includes('--throughput-only');
 const MEMORIES = arg('--memories', 200);
 const DELAY_MS = arg('--delay-ms', 200);
 const CONCURRENCY = arg('--concurrency', 4);
 
-/** A fixed-delay LLM: one fact per memory; tracks calls in flight over time. */
-async function fakeLlm() {
-  let inFlight = 0;
-  let area = 0;
-  let last = performance.now();
-  const tick = () => {
-    const now = performance.now();
-    area += inFlight * (now - last);
-    last = now;
-  };
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      tick();
-      inFlight++;
-      setTimeout(() => {
-        tick();
-        inFlight--;
-        const content = JSON.stringify({ facts: [{ text: `Fact ${Math.random()}`, type: 'world', occurred_at: null, entities: [], supersedes: [] }] });
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-          id: 'x', object: 'chat.completion', created: 0, model: 'fake',
-          choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content, refusal: null } }],
-          usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
-        }));
-      }, DELAY_MS);
-    });
+/**
+ * The fake server's code. It runs in a worker thread with its own event loop, like a real LLM server runs elsewhere:
+ * in the engine's thread its timers and socket reads would wait behind the engine's own work, and the bench would
+ * measure itself. Times are absolute (timeOrigin + now) so the main thread can compare them with its own.
+ */
+const FAKE_SERVER = `
+const { createServer } = require('node:http');
+const { parentPort, workerData } = require('node:worker_threads');
+const now = () => performance.timeOrigin + performance.now();
+const calls = [];
+const server = createServer((req, res) => {
+  req.on('data', () => undefined);
+  req.on('end', () => {
+    const call = { start: now(), end: NaN };
+    calls.push(call);
+    setTimeout(() => {
+      call.end = now();
+      const content = JSON.stringify({ facts: [{ text: 'Fact ' + Math.random(), type: 'world', occurred_at: null, entities: [], supersedes: [] }] });
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
+        id: 'x', object: 'chat.completion', created: 0, model: 'fake',
+        choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content, refusal: null } }],
+        usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
+      }));
+    }, workerData.delayMs);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const a = server.address();
+});
+server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
+parentPort.on('message', (m) => {
+  if (m === 'calls') parentPort.postMessage({ calls });
+  if (m === 'close') server.close(() => process.exit(0));
+});
+`;
+
+/** A fixed-delay LLM (one fact per memory) in its own thread; records when every call started and ended (server side). */
+async function fakeLlm() {
+  const worker = new Worker(FAKE_SERVER, { eval: true, workerData: { delayMs: DELAY_MS } });
+  const next = <T>() => new Promise<T>((r) => worker.once('message', r));
+  const { port } = await next<{ port: number }>();
   return {
-    url: `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}/v1`,
-    /** Mean calls in flight between two marks. */
-    mark: () => {
-      tick();
-      return { area, at: last };
+    url: `http://127.0.0.1:${port}/v1`,
+    /** The calls that started at or after `since` (performance.now() of this thread). */
+    callsSince: async (since: number) => {
+      worker.postMessage('calls');
+      const { calls } = await next<{ calls: Array<{ start: number; end: number }> }>();
+      return calls.map((c) => ({ start: c.start - performance.timeOrigin, end: c.end - performance.timeOrigin })).filter((c) => c.start >= since);
     },
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    close: async () => {
+      const exited = new Promise((r) => worker.once('exit', r));
+      worker.postMessage('close');
+      await exited;
+    },
+  };
+}
+
+interface Phase {
+  /** Milliseconds. */
+  ms: number;
+  /** Mean LLM calls in flight over the phase. */
+  inFlight: number;
+}
+
+/**
+ * Splits a run into ramp-up (from the request that enqueues the work until `concurrency` calls are first in flight),
+ * steady state (from then until the last call starts: work is always waiting, so ideally `concurrency` calls are in
+ * flight all along) and tail (from the last call's start until the queue is empty), with the mean calls in flight of
+ * each phase, computed from the server's own start/end times of every call.
+ */
+function profile(calls: ReadonlyArray<{ start: number; end: number }>, t0: number, drained: number, concurrency: number) {
+  const events = calls.flatMap((c) => [{ at: c.start, d: 1 }, { at: c.end, d: -1 }]).sort((a, b) => a.at - b.at || a.d - b.d);
+  /** Mean in flight over [from, to). */
+  const mean = (from: number, to: number): number => {
+    if (to <= from) return 0;
+    let n = 0;
+    let area = 0;
+    let last = from;
+    for (const e of events) {
+      if (e.at >= to) break;
+      if (e.at > from) {
+        area += n * (e.at - last);
+        last = e.at;
+      }
+      n += e.d;
+    }
+    area += n * (to - last);
+    return area / (to - from);
+  };
+  let n = 0;
+  let fullAt = NaN;
+  for (const e of events) {
+    n += e.d;
+    if (n >= concurrency) {
+      fullAt = e.at;
+      break;
+    }
+  }
+  const lastStart = Math.max(...calls.map((c) => c.start));
+  const steadyFrom = Number.isNaN(fullAt) ? t0 : fullAt;
+  const phase = (from: number, to: number): Phase => ({ ms: to - from, inFlight: mean(from, to) });
+  return {
+    firstCall: Math.min(...calls.map((c) => c.start)) - t0,
+    ramp: phase(t0, steadyFrom),
+    steady: phase(steadyFrom, lastStart),
+    tail: phase(lastStart, drained),
+    overall: phase(t0, drained),
+    /** Calls started per second during the steady state. */
+    steadyRate: (calls.filter((c) => c.start >= steadyFrom && c.start < lastStart).length / Math.max(1, lastStart - steadyFrom)) * 1000,
   };
 }
 
@@ -101,7 +171,7 @@ async function main() {
     // (2) Retain latency, interleaved; the LLM engine's extraction runs meanwhile.
     const without: number[] = [];
     const withLlm: number[] = [];
-    for (let i = 0; i < MEMORIES; i++) {
+    for (let i = 0; i < (THROUGHPUT_ONLY ? 0 : MEMORIES); i++) {
       const text = `Latency sample ${i}: person ${i % 17} mentioned project ${i * 7} during the weekly sync.`;
       without.push(await retainOne(plain.running.url, 'latency', text));
       withLlm.push(await retainOne(llm.running.url, 'latency', text));
@@ -113,21 +183,35 @@ async function main() {
 
     // (1) Throughput: enqueue MEMORIES extractions at once (one batch retain), time until the queue is empty.
     const items = Array.from({ length: MEMORIES }, (_, i) => ({ content: `Throughput memory ${i}: Ada ${i} likes tea number ${i * 3}.` }));
-    const m0 = fake.mark();
+    const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+    loopDelay.enable();
     const started = performance.now();
     const r = await fetch(`${llm.running.url}/v1/default/banks/throughput/memories`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items }) });
+    await r.arrayBuffer();
     if (r.status !== 200) throw new Error(`batch retain answered ${r.status}`);
-    while ((await pending()) > 0) await new Promise((res) => setTimeout(res, 20));
-    const elapsed = (performance.now() - started) / 1000;
-    const m1 = fake.mark();
-    const busy = (m1.area - m0.area) / (m1.at - m0.at);
+    const retained = performance.now() - started;
+    // Polled every 50 ms: each poll is a query on the engine's own database (and thread).
+    while ((await pending()) > 0) await new Promise((res) => setTimeout(res, 50));
+    const drained = performance.now();
+    loopDelay.disable();
+    const elapsed = (drained - started) / 1000;
+    const calls = await fake.callsSince(started);
+    if (calls.length !== MEMORIES) throw new Error(`expected ${MEMORIES} LLM calls, saw ${calls.length}`);
+    const p = profile(calls, started, drained, CONCURRENCY);
+    // For a closer look at the gaps: the calls' server-side [start, end] in ms since the enqueueing request.
+    if (process.env['MNEMOS_BENCH_DUMP_CALLS']) writeFileSync(process.env['MNEMOS_BENCH_DUMP_CALLS'], JSON.stringify(calls.map((c) => [c.start - started, c.end - started])));
     const rate = MEMORIES / elapsed;
     const ideal = (CONCURRENCY * 1000) / DELAY_MS;
+    const pct = (x: number) => `${((x / CONCURRENCY) * 100).toFixed(0)}%`;
 
     const p50a = percentile(without, 50);
     const p50b = percentile(withLlm, 50);
-    console.log(`extraction throughput (${MEMORIES} memories, ${DELAY_MS} ms/call, concurrency ${CONCURRENCY}): ${rate.toFixed(1)}/s of ideal ${ideal.toFixed(1)}/s (${((rate / ideal) * 100).toFixed(0)}%); mean calls in flight ${busy.toFixed(2)} of ${CONCURRENCY}`);
-    console.log(`single retain p50: without LLM ${ms(p50a)}, with LLM ${ms(p50b)} (ratio ${(p50b / p50a).toFixed(2)}); p95 ${ms(percentile(without, 95))} vs ${ms(percentile(withLlm, 95))}`);
+    console.log(`extraction throughput (${MEMORIES} memories, ${DELAY_MS} ms/call, concurrency ${CONCURRENCY}), end to end: ${rate.toFixed(1)}/s of ideal ${ideal.toFixed(1)}/s (${((rate / ideal) * 100).toFixed(0)}%); mean calls in flight ${p.overall.inFlight.toFixed(2)} of ${CONCURRENCY} over ${ms(p.overall.ms)}`);
+    console.log(`  steady state: mean calls in flight ${p.steady.inFlight.toFixed(2)} of ${CONCURRENCY} (${pct(p.steady.inFlight)}) over ${ms(p.steady.ms)}; ${p.steadyRate.toFixed(1)} calls started/s of ideal ${ideal.toFixed(1)}/s`);
+    console.log(`  ramp-up: ${ms(p.ramp.ms)} (batch retain of ${MEMORIES} answered after ${ms(retained)}, first LLM call at ${ms(p.firstCall)}), mean in flight ${p.ramp.inFlight.toFixed(2)}`);
+    console.log(`  event loop delay (engine and bench share the process): p50 ${ms(loopDelay.percentile(50) / 1e6)}, p99 ${ms(loopDelay.percentile(99) / 1e6)}, max ${ms(loopDelay.max / 1e6)}`);
+    console.log(`  tail: ${ms(p.tail.ms)} from the last call's start until the queue is empty (one call is ${DELAY_MS} ms), mean in flight ${p.tail.inFlight.toFixed(2)}`);
+    if (!THROUGHPUT_ONLY) console.log(`single retain p50: without LLM ${ms(p50a)}, with LLM ${ms(p50b)} (ratio ${(p50b / p50a).toFixed(2)}); p95 ${ms(percentile(without, 95))} vs ${ms(percentile(withLlm, 95))}`);
   } finally {
     await llm.running.close();
     await plain.running.close();
