@@ -10,12 +10,17 @@ export interface EngineProcess {
 }
 
 /**
- * Runs the compiled `mnemos serve` in its own process, as users run it, and resolves with its URL once it listens.
- * Benchmarks use it so the client's work is not charged to the engine's event loop.
+ * Runs `mnemos serve` in its own process, as users run it, and resolves with its URL once it listens. Benchmarks use
+ * it so the client's work is not charged to the engine's event loop. Loaded from dist it runs the compiled CLI; loaded
+ * from source (tsx, `--conditions=source`) it runs the source CLI the same way, so a benchmark measures the code it
+ * was started from without a build.
  */
 export function spawnEngineProcess(env: Record<string, string>): Promise<EngineProcess> {
-  const cli = resolve(fileURLToPath(new URL('.', import.meta.url)), 'cli.js');
-  const child = spawn(process.execPath, [cli, 'serve'], {
+  const self = fileURLToPath(import.meta.url);
+  const fromSource = self.endsWith('.ts');
+  const cli = resolve(fileURLToPath(new URL('.', import.meta.url)), fromSource ? 'cli.ts' : 'cli.js');
+  const loader = fromSource ? ['--conditions=source', '--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...loader, cli, 'serve'], {
     env: { ...process.env, MNEMOS_API_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -11,6 +11,11 @@ export interface Queryable {
 export interface Transaction extends Queryable {
   /** Runs a script of several statements (no parameters) inside the transaction. */
   exec(sql: string): Promise<void>;
+  /**
+   * Runs `COPY ... FROM '/dev/blob'` with `data` as the file, when the database can load a client-side buffer that way
+   * (embedded PGlite). The insert path uses it to hand vectors over in binary instead of as text to parse.
+   */
+  copyFrom?(sql: string, data: Uint8Array): Promise<void>;
 }
 
 export interface Database extends Queryable {

@@ -1,5 +1,6 @@
-import type { Database, Queryable, SqlParam } from '../db/database.js';
+import type { Database, Queryable, SqlParam, Transaction } from '../db/database.js';
 import { toVectorLiteral } from '../db/database.js';
+import { vectorCopyData } from '../db/vector-copy.js';
 import { codecFor, type PlainBody, type SealedBody } from '../crypto/codec.js';
 import { IntegrityError } from '../crypto/envelope.js';
 import { documentTsvectorSql } from '../recall/keyword.js';
@@ -110,19 +111,29 @@ export async function insertMemories(
   const inserted = new Set<string>();
   const PER_STATEMENT = 100;
   const COLUMNS = 20;
+  // Embedded: vectors go in binary through a session temp table (emptied at commit) instead of as text to parse.
+  const copyFrom = (tx as Partial<Transaction>).copyFrom?.bind(tx);
+  if (copyFrom) {
+    await tx.query('CREATE TEMP TABLE IF NOT EXISTS mnemos_vectors_in (ord int PRIMARY KEY, embedding vector) ON COMMIT DELETE ROWS');
+  }
   for (let start = 0; start < items.length; start += PER_STATEMENT) {
     const chunk = items.slice(start, start + PER_STATEMENT);
+    if (copyFrom) {
+      const data = vectorCopyData(chunk.map((m) => m.embedding), start);
+      await copyFrom("COPY mnemos_vectors_in (ord, embedding) FROM '/dev/blob' WITH (FORMAT binary)", data);
+    }
     const params: SqlParam[] = [];
     const rows = chunk.map((m, i) => {
       const sealed = bank.seal(m.id, { text: m.text, context: m.context, metadata: m.metadata, entities: m.entities });
       params.push(
         m.id, p.tenant, p.bankId, p.space, m.type, sealed.text, sealed.context, JSON.stringify(sealed.metadata), m.tags,
         sealed.entities, m.documentId, m.sourceId, m.batchId, m.seq, bank.dedupHash(m.contentHash), m.tokenCount,
-        m.occurredAt, toVectorLiteral(m.embedding), sealed.bodyEnc, sealed.fts,
+        m.occurredAt, copyFrom ? start + i : toVectorLiteral(m.embedding), sealed.bodyEnc, sealed.fts,
       );
       const $ = (n: number) => `$${i * COLUMNS + n}`;
+      const vector = copyFrom ? `(SELECT embedding FROM mnemos_vectors_in WHERE ord = ${$(18)}::int)` : `${$(18)}::vector`;
       return `(${$(1)}::uuid, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}, ${$(6)}, ${$(7)}, ${$(8)}::jsonb, ${$(9)}::text[], ${$(10)}::text[],
-        ${$(11)}, ${$(12)}::uuid, ${$(13)}::uuid, ${$(14)}::int, ${$(15)}, ${$(16)}::int, ${$(17)}::timestamptz, ${$(18)}::vector,
+        ${$(11)}, ${$(12)}::uuid, ${$(13)}::uuid, ${$(14)}::int, ${$(15)}, ${$(16)}::int, ${$(17)}::timestamptz, ${vector},
         ${$(19)}::bytea, COALESCE(${$(20)}::tsvector, ${documentTsvectorSql(`${$(6)}::text`)}))`;
     });
     const returned = await tx.query<{ id: string }>(
