@@ -28,6 +28,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./crypto/admin.js')).rotateKeyCommand(args, process.env);
     case 'encrypt-existing':
       return (await import('./crypto/admin.js')).encryptExistingCommand(args, process.env);
+    case 'reembed':
+      return (await import('./cli/reembed.js')).reembedCommand(args, processIo());
     case 'help':
     case '--help':
     case '-h':

@@ -6,6 +6,7 @@ Engine and gateway
   mcp [--bank <id>]             MCP server over stdio, talking to MNEMOS_URL (an engine or a gateway)
   rotate-key [--phase begin|finish|all]   MNEMOS_API_ENCRYPTION_MASTER_KEY -> MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY
   encrypt-existing              encrypts memories stored before the key was set
+  reembed [--batch-size n]      re-embeds every memory with the configured MNEMOS_API_EMBEDDINGS_* model and records it
 
 Memory (against MNEMOS_URL, default http://localhost:8888; MNEMOS_API_KEY for a gateway)
   retain <bank> <text...>       store a memory (text "-" or none: read standard input)
