@@ -32,19 +32,31 @@ export interface Bm25Doc {
  * BM25 of each document for `terms`, given each term's document frequency `df` among `total` documents. The average
  * length is taken over the documents scored (the rows that matched), which ranks the same for these short texts.
  */
-export function bm25Scores(docs: readonly Bm25Doc[], terms: readonly string[], df: ReadonlyMap<string, number>, total: number): number[] {
+export function bm25Scores(
+  docs: readonly Bm25Doc[],
+  terms: readonly string[],
+  df: ReadonlyMap<string, number>,
+  total: number,
+  /** Per-term weights (1 when absent), e.g. for expansion terms. */
+  weights?: ReadonlyMap<string, number>,
+): number[] {
   const avg = docs.length === 0 ? 1 : docs.reduce((s, d) => s + d.length, 0) / docs.length || 1;
-  const idf = new Map(terms.map((t) => {
-    const n = df.get(t) ?? 0;
-    return [t, Math.log(1 + (total - n + 0.5) / (n + 0.5))] as const;
-  }));
-  return docs.map((d) => {
-    let s = 0;
-    for (const t of terms) {
-      const f = d.tf.get(t);
-      if (!f) continue;
-      s += (idf.get(t) ?? 0) * ((f * (BM25_K1 + 1)) / (f + BM25_K1 * (1 - BM25_B + (BM25_B * d.length) / avg)));
-    }
-    return s;
-  });
+  const idf = terms.map((t) => bm25Idf(df.get(t) ?? 0, total) * (weights?.get(t) ?? 1));
+  return docs.map((d) => bm25Score(d.tf, d.length, terms, idf, avg));
+}
+
+/** Inverse document frequency of a term held by `n` of `total` documents (never negative). */
+export function bm25Idf(n: number, total: number): number {
+  return Math.log(1 + (total - n + 0.5) / (n + 0.5));
+}
+
+/** BM25 of one document (term counts `tf`, `length` terms in all) for `terms` with their `idf`s, given the average length. */
+export function bm25Score(tf: ReadonlyMap<string, number>, length: number, terms: readonly string[], idf: readonly number[], avg: number): number {
+  const norm = BM25_K1 * (1 - BM25_B + (BM25_B * length) / avg);
+  let s = 0;
+  for (let i = 0; i < terms.length; i++) {
+    const f = tf.get(terms[i]!);
+    if (f) s += idf[i]! * ((f * (BM25_K1 + 1)) / (f + norm));
+  }
+  return s;
 }

@@ -1,6 +1,6 @@
 import type { BankVectors, VectorRowMeta } from '../vectors/bank-vectors.js';
 import { TopK } from '../vectors/bank-vectors.js';
-import { bm25Scores } from './bm25.js';
+import { bm25Idf, bm25Score } from './bm25.js';
 import type { TimeInterval } from './temporal.js';
 import { temporalWindow } from './temporal.js';
 
@@ -25,6 +25,15 @@ export class IndexArms {
       if (m) return m;
     }
     return undefined;
+  }
+
+  /** Memories in the banks (filters not applied). */
+  get size(): number {
+    return this.banks.reduce((s, b) => s + b.size, 0);
+  }
+
+  documentFrequency(term: string): number {
+    return this.banks.reduce((s, b) => s + b.documentFrequency(term), 0);
   }
 
   cosine(id: string, query: Float32Array): number {
@@ -54,12 +63,15 @@ export class IndexArms {
         if (m && this.keep(m)) rows.push(m);
       }
     }
-    const scores = bm25Scores(rows.map((m) => ({ tf: m.terms, length: m.length })), present, df, Math.max(total, 1));
-    return rows
-      .map((m, i) => ({ id: m.id, score: scores[i] ?? 0 }))
-      .filter((h) => h.score > 0)
-      .sort((a, b) => b.score - a.score)
-      .slice(0, k);
+    if (rows.length === 0) return [];
+    // The same BM25 as bm25Scores (average length over the rows scored), scored in place: this is the hot loop.
+    const idf = present.map((t) => bm25Idf(df.get(t) ?? 0, Math.max(total, 1)));
+    let lengths = 0;
+    for (const m of rows) lengths += m.length;
+    const avg = lengths / rows.length || 1;
+    const scores = new Float64Array(rows.length);
+    for (let i = 0; i < rows.length; i++) scores[i] = bm25Score(rows[i]!.terms, rows[i]!.length, present, idf, avg);
+    return bestFirst(rows, scores, k);
   }
 
   /** The memories inside the window the query names, nearest to the query first. */
@@ -90,4 +102,30 @@ export class IndexArms {
     }
     return [...out];
   }
+}
+
+/**
+ * The `k` best-scoring rows (score > 0), best first, ties in row order: what a stable sort by score then slice gives,
+ * without sorting every matching row (a common term can match thousands).
+ */
+function bestFirst(rows: readonly VectorRowMeta[], scores: Float64Array, k: number): Ranked[] {
+  let positive = 0;
+  for (const s of scores) if (s > 0) positive++;
+  // The k-th best score: rows above it are all in; rows equal to it fill the remaining places in row order.
+  const threshold = positive <= k ? 0 : Float64Array.from(scores).sort()[scores.length - k]!;
+  let above = 0;
+  for (const s of scores) if (s > threshold) above++;
+  let ties = k - above;
+  const picked: number[] = [];
+  for (let i = 0; i < scores.length; i++) {
+    const s = scores[i]!;
+    if (s <= 0) continue;
+    if (s > threshold) picked.push(i);
+    else if (s === threshold && ties > 0) {
+      picked.push(i);
+      ties--;
+    }
+  }
+  picked.sort((a, b) => scores[b]! - scores[a]! || a - b);
+  return picked.map((i) => ({ id: rows[i]!.id, score: scores[i]! }));
 }

@@ -8,8 +8,10 @@ function wordHash(word: string): number {
 }
 
 /**
- * The first words of a set in the global order, as many as prefix filtering needs: two sets with Jaccard >= t share
- * at least t * |A| words, so their prefixes of length |A| - ceil(t * |A|) + 1 (and likewise for B) share a word.
+ * The first words of a set in one fixed global order, as many as prefix filtering needs: two sets with Jaccard >= t
+ * share at least t * |A| words, so their prefixes of length |A| - ceil(t * |A|) + 1 (and likewise for B) share a word.
+ * Any fixed order is exact; longer words first (then by hash) puts rare words in the prefixes and common short ones
+ * ("the", "a", "on") last, so few kept sets share a prefix word by chance.
  */
 function prefix(words: ReadonlySet<string>): string[] {
   const n = words.size;
@@ -17,7 +19,7 @@ function prefix(words: ReadonlySet<string>): string[] {
   const length = n - Math.ceil(NEAR_COPY_JACCARD * n - 1e-9) + 1;
   return [...words]
     .map((w) => [wordHash(w), w] as const)
-    .sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))
+    .sort((a, b) => b[1].length - a[1].length || a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))
     .slice(0, length)
     .map(([, w]) => w);
 }
