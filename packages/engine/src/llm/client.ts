@@ -4,16 +4,18 @@ import { resilientFetch } from './fetch.js';
 import { GeminiProvider } from './gemini.js';
 import { Limiter } from './limiter.js';
 import { OpenAiProvider } from './openai.js';
+import type { LlmTransport } from './transport.js';
 import { addUsage, LlmError, ZERO_USAGE, type GenerateRequest, type LlmProvider, type Usage } from './types.js';
 
-export function createProvider(config: LlmConfig, onRetry?: (reason: string, delayMs: number) => void): LlmProvider {
+/** `transport`: send the HTTP requests through the LLM transport thread (the engine does; see transport.ts). */
+export function createProvider(config: LlmConfig, onRetry?: (reason: string, delayMs: number) => void, transport?: LlmTransport): LlmProvider {
   const fetchImpl = resilientFetch({
     timeoutMs: config.timeoutMs,
     maxRetries: config.maxRetries,
     baseDelayMs: 250,
     maxDelayMs: 8000,
     ...(onRetry ? { onRetry } : {}),
-  });
+  }, transport);
   switch (config.provider) {
     case 'openai':
     case 'litellm':
@@ -32,7 +34,9 @@ export interface StructuredRequest<T> extends GenerateRequest {
 }
 
 /**
- * Every LLM call goes through here: a concurrency cap shared by extraction and reflect, structured-output parsing and
+ * Every LLM call goes through here: a concurrency cap shared by extraction and reflect (calls admitted at once; with
+ * the transport thread, which caps the requests actually in flight, the engine admits twice as many so the next ones
+ * are ready to leave), structured-output parsing and
  * validation (a malformed or refused answer is asked again, up to `attempts` times), token usage summed over attempts,
  * and Prometheus counters.
  */

@@ -1,3 +1,4 @@
+import type { LlmTransport } from './transport.js';
 import { LlmError } from './types.js';
 
 /**
@@ -45,17 +46,19 @@ function sleep(ms: number, signal: AbortSignal | null | undefined): Promise<void
   });
 }
 
-export function resilientFetch(policy: RetryPolicy, base: typeof fetch = fetch): typeof fetch {
+/** `transport`: send through the LLM transport thread (it starts each attempt's timeout when the request leaves). */
+export function resilientFetch(policy: RetryPolicy, transport?: LlmTransport): typeof fetch {
   return async (input, init) => {
     const outer = init?.signal ?? undefined;
     // Bodies the SDKs send are strings; anything else cannot be replayed, so it gets one attempt.
     const replayable = init?.body === undefined || init.body === null || typeof init.body === 'string';
     for (let attempt = 0; ; attempt++) {
       const last = !replayable || attempt >= policy.maxRetries;
-      const signals = [AbortSignal.timeout(policy.timeoutMs), ...(outer ? [outer] : [])];
       let response: Response;
       try {
-        response = await base(input, { ...init, signal: AbortSignal.any(signals) });
+        response = transport
+          ? await transport.fetch(input, { ...init, signal: outer ?? null }, { timeoutMs: policy.timeoutMs })
+          : await fetch(input, { ...init, signal: AbortSignal.any([AbortSignal.timeout(policy.timeoutMs), ...(outer ? [outer] : [])]) });
       } catch (error) {
         if (outer?.aborted) throw new LlmError('The LLM call was cancelled.', 'aborted');
         const timedOut = (error as Error).name === 'TimeoutError';

@@ -3,6 +3,7 @@ import { currentRetainOperation, installJobQueue } from '../jobs/index.js';
 import { reflect } from '../reflect/reflect.js';
 import { createProvider, LlmClient } from './client.js';
 import { extractionHandler } from './extract.js';
+import { LlmTransport } from './transport.js';
 
 export { LlmClient, createProvider } from './client.js';
 export { LlmError, type Usage, ZERO_USAGE } from './types.js';
@@ -17,11 +18,15 @@ export async function installLlmLayer(engine: Engine): Promise<void> {
   const config = engine.config.llm;
   if (!config) return;
   let client: LlmClient | undefined;
+  // The transport thread holds the cap of calls in flight; the client admits as many again, prepared and queued in the
+  // thread, so a freed slot is taken the moment it frees. Closed last (closers run in reverse), after the job queue.
+  const transport = new LlmTransport(config.concurrency);
+  engine.closers.unshift(() => transport.close());
   const provider = createProvider(config, (reason, delayMs) => {
     client?.noteRetry();
     engine.log.info(`LLM call retried in ${Math.round(delayMs)} ms (${reason})`);
-  });
-  client = new LlmClient(provider, config.concurrency, engine.metrics.registry);
+  }, transport);
+  client = new LlmClient(provider, config.concurrency * 2, engine.metrics.registry);
   const llm = client;
   queue.register('extract', extractionHandler(engine, llm));
   engine.afterRetainHooks.push(async (tx, partition, ids) => {
