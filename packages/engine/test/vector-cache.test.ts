@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { toVectorLiteral } from '../src/db/database.js';
+import type { Memory } from '../src/memory/types.js';
+import type { VectorRowMeta } from '../src/vectors/bank-vectors.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 
@@ -76,22 +78,70 @@ describe('vector cache', () => {
   });
 });
 
-describe('SIMD matrix', () => {
-  it('scores rows like a plain dot product, and keeps rows when it grows', async () => {
-    const { SimdMatrix } = await import('../src/vectors/simd.js');
-    const m = SimdMatrix.create(8, 2);
+describe('int16 matrix', () => {
+  const unit = (seed: number, d: number) => {
+    const v = Float32Array.from({ length: d }, (_, j) => Math.sin(seed * 12.9898 + j * 78.233) * 43758.5453 % 1);
+    const norm = Math.hypot(...v);
+    return v.map((x) => x / norm);
+  };
+  const exact = (a: Float32Array, b: Float32Array) => a.reduce((s, x, j) => s + x * b[j]!, 0);
+
+  it('scores rows like the float dot product (within the quantization error), and keeps rows when it grows', async () => {
+    const { Int16Matrix } = await import('../src/vectors/int16-matrix.js');
+    const d = 384;
+    const m = Int16Matrix.create(d, 2);
     assert.ok(m, 'WebAssembly SIMD is available on Node 20');
-    const rows = Array.from({ length: 5 }, (_, r) => Float32Array.from({ length: 8 }, (_, j) => Math.sin(r * 8 + j)));
-    m.data.set(rows[0]!, 0);
-    m.data.set(rows[1]!, 8);
-    m.reserve(8);
-    rows.slice(2).forEach((row, i) => m.data.set(row, (i + 2) * 8));
-    const query = Float32Array.from({ length: 8 }, (_, j) => Math.cos(j));
-    const scores = m.scores(query, 5);
+    const rows = Array.from({ length: 50 }, (_, r) => unit(r + 1, d));
+    m.set(0, rows[0]!);
+    m.set(1, rows[1]!);
+    m.reserve(4);
+    m.set(2, rows[2]!);
+    m.set(3, rows[3]!);
+    m.reserve(64);
+    rows.slice(4).forEach((row, i) => m.set(i + 4, row));
+    const query = unit(1000, d);
+    const scores = m.scores(query, rows.length);
+    let worst = 0;
     rows.forEach((row, r) => {
-      const expected = row.reduce((s, x, j) => s + x * query[j]!, 0);
-      assert.ok(Math.abs(scores[r]! - expected) < 1e-5, `row ${r}: ${scores[r]} vs ${expected}`);
+      worst = Math.max(worst, Math.abs(scores[r]! - exact(row, query)));
+      assert.ok(Math.abs(m.dot(r, query) - exact(row, query)) < 1e-4, `dot of row ${r}`);
     });
-    assert.equal(SimdMatrix.create(6, 2), undefined, 'widths that are not a multiple of 4 use the JS path');
+    assert.ok(worst < 1e-4, `largest error ${worst}`);
+    // A row scores itself at about 1 (unit vectors).
+    assert.ok(Math.abs(m.scores(rows[7]!, rows.length)[7]! - 1) < 1e-4);
+    // Moving a row copies its values and its scale.
+    m.move(49, 3);
+    assert.ok(Math.abs(m.scores(query, 4)[3]! - exact(rows[49]!, query)) < 1e-4);
+    assert.equal(Int16Matrix.create(12, 2), undefined, 'widths that are not a multiple of 8 use the JS path');
+  });
+
+  it('keeps the ranking of the float scan on real embeddings', async () => {
+    const { BankVectors, TopK } = await import('../src/vectors/bank-vectors.js');
+    const texts = Array.from({ length: 200 }, (_, i) => `Note ${i}: ${topics[i % topics.length]} with detail ${(i * 37) % 101}.`);
+    const vectors = await engine.engine.embedder.embed(texts, 'document');
+    const bank = new BankVectors(384);
+    const now = new Date().toISOString();
+    vectors.forEach((v, i) => {
+      const id = String(i);
+      const memory: Memory = {
+        id, bank_id: 'q', space: 'default', type: 'raw', text: texts[i]!, context: null, metadata: {}, tags: [], entities: [],
+        document_id: null, source_id: null, occurred_at: null, created_at: now, updated_at: now, state: 'valid', superseded_by: null, valid_to: null,
+      };
+      const meta: VectorRowMeta = {
+        id, bankId: 'q', space: 'default', type: 'raw', valid: true, superseded: false, tags: [], batchId: null, seq: i,
+        documentId: null, occurredAt: null, terms: new Map(), length: 0, tokenCount: 0, memory,
+      };
+      bank.upsert(meta, v);
+    });
+    for (const q of ['boats on the sea', 'sourdough', 'a chess game', 'the night sky']) {
+      const [query] = await engine.engine.embedder.embed([q], 'query');
+      const top = new TopK();
+      bank.search(query!, 20, () => true, top);
+      const quantized = top.results();
+      const floats = vectors.map((v, i) => ({ id: String(i), score: exact(v, query!) })).sort((a, b) => b.score - a.score);
+      // The same ranking as the float scan, each score within the quantization error.
+      assert.deepEqual(quantized.map((h) => h.id), floats.slice(0, 20).map((h) => h.id), q);
+      quantized.forEach((hit, r) => assert.ok(Math.abs(hit.score - floats[r]!.score) < 1e-4, `${q}: rank ${r}`));
+    }
   });
 });

@@ -1,5 +1,5 @@
 import type { Memory } from '../memory/types.js';
-import { SimdMatrix } from './simd.js';
+import { Int16Matrix } from './int16-matrix.js';
 
 /** What recall filters on, kept beside each vector so filtering needs no database round trip. */
 export interface VectorRowMeta {
@@ -26,13 +26,14 @@ export interface VectorRowMeta {
 }
 
 /**
- * One bank's vectors in one contiguous Float32Array (row-major), with their metadata. Deletes swap the last row into
- * the hole so the scan stays dense.
+ * One bank's vectors, row-major and contiguous, with their metadata: int16-quantized in WebAssembly memory for SIMD
+ * scoring when available (int16-matrix.ts), else in a Float32Array scanned in JS. Deletes swap the last row into the
+ * hole so the scan stays dense.
  */
 export class BankVectors {
+  /** The rows as floats, only when SIMD is unavailable. */
   private data: Float32Array;
-  /** The same rows in WebAssembly memory for SIMD scoring, when available (then `data` is its view). */
-  private readonly simd: SimdMatrix | undefined;
+  private readonly simd: Int16Matrix | undefined;
   private readonly meta: VectorRowMeta[] = [];
   private readonly position = new Map<string, number>();
   /** Term -> ids of the rows holding it (document frequency is its size). */
@@ -47,8 +48,8 @@ export class BankVectors {
   lastUsed = Date.now();
 
   constructor(readonly dimension: number, capacity = 1024) {
-    this.simd = SimdMatrix.create(dimension, capacity);
-    this.data = this.simd ? this.simd.data : new Float32Array(dimension * capacity);
+    this.simd = Int16Matrix.create(dimension, capacity);
+    this.data = new Float32Array(this.simd ? 0 : dimension * capacity);
   }
 
   get size(): number {
@@ -62,22 +63,20 @@ export class BankVectors {
     let index = this.position.get(meta.id);
     if (index === undefined) {
       index = this.meta.length;
-      if ((index + 1) * this.dimension > this.data.length) {
-        if (this.simd) {
-          this.simd.reserve(this.simd.rowCapacity * 2);
-          this.data = this.simd.data;
-        } else {
-          const grown = new Float32Array(this.data.length * 2);
-          grown.set(this.data);
-          this.data = grown;
-        }
+      if (this.simd) {
+        if (index + 1 > this.simd.rowCapacity) this.simd.reserve(this.simd.rowCapacity * 2);
+      } else if ((index + 1) * this.dimension > this.data.length) {
+        const grown = new Float32Array(this.data.length * 2);
+        grown.set(this.data);
+        this.data = grown;
       }
       this.meta.push(meta);
       this.position.set(meta.id, index);
     } else {
       this.meta[index] = meta;
     }
-    this.data.set(vector, index * this.dimension);
+    if (this.simd) this.simd.set(index, vector);
+    else this.data.set(vector, index * this.dimension);
   }
 
   remove(id: string): void {
@@ -89,7 +88,8 @@ export class BankVectors {
       const moved = this.meta[last]!;
       this.meta[index] = moved;
       this.position.set(moved.id, index);
-      this.data.copyWithin(index * this.dimension, last * this.dimension, (last + 1) * this.dimension);
+      if (this.simd) this.simd.move(last, index);
+      else this.data.copyWithin(index * this.dimension, last * this.dimension, (last + 1) * this.dimension);
     }
     this.meta.pop();
     this.position.delete(id);
@@ -104,6 +104,7 @@ export class BankVectors {
   cosine(id: string, query: Float32Array): number {
     const index = this.position.get(id);
     if (index === undefined) return 0;
+    if (this.simd) return this.simd.dot(index, query);
     return dot(query, this.data, index * this.dimension, this.dimension);
   }
 
