@@ -134,6 +134,17 @@ export class JobQueue {
 
   /** Nudges the dispatcher (call after committing new jobs). */
   wake(): void {
+    this.nudged = true;
+    this.signal();
+  }
+
+  private nudged = false;
+
+  /** A signal came (a job finished, or an enqueue) since the loop last started claiming. */
+  private signalled = false;
+
+  private signal(): void {
+    this.signalled = true;
     const w = this.wakeUp;
     this.wakeUp = undefined;
     w?.();
@@ -153,7 +164,7 @@ export class JobQueue {
   /** Stops claiming, cancels running jobs (they go back to the queue untouched) and waits for them to settle. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.wake();
+    this.signal();
     await this.loopDone;
     for (const { controller } of this.running.values()) controller.abort();
     await Promise.all([...this.running.values()].map((r) => r.done));
@@ -161,22 +172,32 @@ export class JobQueue {
 
   private async loop(): Promise<void> {
     while (!this.stopped) {
-      let claimed = false;
+      // An enqueue's wake whose jobs were not visible yet (not committed) gets one quick second look.
+      const nudged = this.nudged;
+      this.nudged = false;
+      this.signalled = false;
+      let claimed = 0;
+      const free = this.options.concurrency - this.running.size;
       try {
-        while (!this.stopped && this.running.size < this.options.concurrency) {
-          const job = await this.claim();
-          if (!job) break;
-          claimed = true;
-          this.launch(job);
+        // One query claims a job for every free slot.
+        if (free > 0) {
+          const jobs = await this.claim(free);
+          claimed = jobs.length;
+          for (const job of jobs) this.launch(job);
         }
         if (this.options.onDepth) await this.reportDepth();
       } catch (error) {
         if (!this.stopped) this.log.warn(`job queue: claiming failed (${(error as Error).message}); retrying`);
       }
       if (this.stopped) break;
-      // A full house waits for a slot; otherwise poll (or be woken by an enqueue or a finished job).
+      const full = this.running.size >= this.options.concurrency;
+      // More may be waiting: claim again at once. A full house waits for a slot (a finished job wakes the loop);
+      // otherwise poll, or be woken by an enqueue. An enqueue from inside a transaction can wake the loop before its
+      // commit (external databases): a wake that found nothing looks again shortly.
+      // A signal that came while claiming (no one was waiting for it) is not lost: look again at once.
+      const delay = this.signalled || (claimed > 0 && claimed === free && !full) ? 0 : nudged && claimed === 0 && !full ? Math.min(this.pollMs, 50) : this.pollMs;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, claimed && this.running.size < this.options.concurrency ? 0 : this.pollMs);
+        const timer = setTimeout(resolve, delay);
         this.wakeUp = () => {
           clearTimeout(timer);
           resolve();
@@ -195,35 +216,36 @@ export class JobQueue {
     this.options.onDepth?.(Number(row?.n ?? 0));
   }
 
-  private async claim(): Promise<ClaimedJob | undefined> {
+  /** Claims up to `limit` runnable jobs in one statement, each under a lease token of its own. */
+  private async claim(limit: number): Promise<ClaimedJob[]> {
     const kinds = [...this.handlers.keys()];
-    if (kinds.length === 0) return undefined;
-    const lease = randomUUID();
-    const rows = await this.db.query<JobRow>(
-      `UPDATE jobs SET status = 'running', attempts = attempts + 1, lease = $1,
-         locked_until = now() + ($2::integer * interval '1 millisecond'), updated_at = now()
-       WHERE id = (
+    if (kinds.length === 0) return [];
+    const rows = await this.db.query<JobRow & { lease: string }>(
+      `UPDATE jobs SET status = 'running', attempts = attempts + 1, lease = gen_random_uuid(),
+         locked_until = now() + ($1::integer * interval '1 millisecond'), updated_at = now()
+       WHERE id = ANY(ARRAY(
          SELECT id FROM jobs
-         WHERE kind = ANY($3::text[]) AND ((status = 'queued' AND run_after <= now()) OR (status = 'running' AND locked_until < now()))
-         ORDER BY run_after, created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-       RETURNING id, operation_id, tenant, bank_id, space, kind, memory_id, payload, attempts, max_attempts`,
-      [lease, this.leaseMs, kinds],
+         WHERE kind = ANY($2::text[]) AND ((status = 'queued' AND run_after <= now()) OR (status = 'running' AND locked_until < now()))
+         ORDER BY run_after, created_at LIMIT $3 FOR UPDATE SKIP LOCKED))
+       RETURNING id, operation_id, tenant, bank_id, space, kind, memory_id, payload, attempts, max_attempts, lease`,
+      [this.leaseMs, kinds, limit],
     );
-    const r = rows[0];
-    if (!r) return undefined;
-    return {
+    // They all start at once, so the order RETURNING gives them in does not matter.
+    return rows.map((r) => ({
       id: r.id, operationId: r.operation_id, tenant: r.tenant, bankId: r.bank_id, space: r.space, kind: r.kind,
-      memoryId: r.memory_id, payload: r.payload ?? {}, attempts: r.attempts, maxAttempts: r.max_attempts, lease,
-    };
+      memoryId: r.memory_id, payload: r.payload ?? {}, attempts: r.attempts, maxAttempts: r.max_attempts, lease: r.lease,
+    }));
   }
 
   private launch(job: ClaimedJob): void {
     const controller = new AbortController();
-    const done = this.execute(job, controller.signal).finally(() => {
+    // Registered before the handler starts (execute runs synchronously up to its first await), so `busy` counts it.
+    const entry: { controller: AbortController; done: Promise<void> } = { controller, done: Promise.resolve() };
+    this.running.set(job.id, entry);
+    entry.done = this.execute(job, controller.signal).finally(() => {
       this.running.delete(job.id);
-      this.wake();
+      this.signal();
     });
-    this.running.set(job.id, { controller, done });
   }
 
   private async execute(job: ClaimedJob, signal: AbortSignal): Promise<void> {
