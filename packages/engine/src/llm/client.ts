@@ -1,6 +1,6 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { LlmConfig } from '../config/load.js';
-import { resilientFetch } from './fetch.js';
+import { BASE_DELAY_MS, MAX_DELAY_MS, resilientFetch } from './fetch.js';
 import { GeminiProvider } from './gemini.js';
 import { Limiter } from './limiter.js';
 import { OpenAiProvider } from './openai.js';
@@ -12,8 +12,8 @@ export function createProvider(config: LlmConfig, onRetry?: (reason: string, del
   const fetchImpl = resilientFetch({
     timeoutMs: config.timeoutMs,
     maxRetries: config.maxRetries,
-    baseDelayMs: 250,
-    maxDelayMs: 8000,
+    baseDelayMs: BASE_DELAY_MS,
+    maxDelayMs: MAX_DELAY_MS,
     ...(onRetry ? { onRetry } : {}),
   }, transport);
   switch (config.provider) {

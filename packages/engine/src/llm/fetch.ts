@@ -15,6 +15,18 @@ export interface RetryPolicy {
   onRetry?: (reason: string, delayMs: number) => void;
 }
 
+export const BASE_DELAY_MS = 250;
+export const MAX_DELAY_MS = 8000;
+
+/**
+ * The SDKs' own bound on a whole call. It must never fire before the fetch layer has used its attempts (else a provider
+ * that keeps timing out reports "cancelled" instead of the timeout), so it allows every attempt, the longest backoffs
+ * (Retry-After is capped at four times the longest delay) and a wait for a transport slot on a busy engine.
+ */
+export function wholeCallBoundMs(config: { timeoutMs: number; maxRetries: number }): number {
+  return (config.timeoutMs + 4 * MAX_DELAY_MS) * (config.maxRetries + 1) + 600_000;
+}
+
 const RETRY_STATUS = new Set([408, 409, 429, 500, 502, 503, 504]);
 
 export function retryDelayMs(headers: Headers | undefined, attempt: number, policy: RetryPolicy): number {

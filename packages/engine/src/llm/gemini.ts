@@ -1,6 +1,7 @@
 import { ApiError, GoogleGenAI, type GenerateContentResponse } from '@google/genai';
 import type { LlmConfig } from '../config/load.js';
 import { LlmError, type GenerateRequest, type GenerateResult, type LlmProvider } from './types.js';
+import { wholeCallBoundMs } from './fetch.js';
 
 /** Gemini through Google's own SDK: the Gemini API (`gemini`) or Vertex AI (`vertex`), with JSON-schema output. */
 export class GeminiProvider implements LlmProvider {
@@ -20,7 +21,7 @@ export class GeminiProvider implements LlmProvider {
       ...(vertex && config.apiKey === undefined ? { location: config.vertexLocation ?? 'us-central1' } : {}),
       httpOptions: {
         ...(config.baseUrl !== undefined ? { baseUrl: config.baseUrl } : {}),
-        timeout: config.timeoutMs * (config.maxRetries + 2),
+        timeout: wholeCallBoundMs(config),
         retryOptions: { attempts: 1 },
         fetch: fetchImpl,
       },

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import type { LlmConfig } from '../config/load.js';
 import { LlmError, type GenerateRequest, type GenerateResult, type LlmProvider } from './types.js';
+import { wholeCallBoundMs } from './fetch.js';
 
 /**
  * OpenAI chat completions with JSON-schema structured output. The same code speaks to any OpenAI-compatible base URL
@@ -23,7 +24,7 @@ export class OpenAiProvider implements LlmProvider {
       ...(config.baseUrl !== undefined ? { baseURL: config.baseUrl } : {}),
       maxRetries: 0,
       // Per-attempt timeouts live in the fetch layer; this only bounds the whole call.
-      timeout: config.timeoutMs * (config.maxRetries + 2),
+      timeout: wholeCallBoundMs(config),
       fetch: fetchImpl,
     });
   }
