@@ -56,7 +56,11 @@ export class Engine {
       db = withCodec(db, codec);
       if (config.databaseUrl !== undefined) ensureWritableHome(config.home);
       const model = await createEmbedder(config.embeddings, config.home, (m) => log.info(m));
-      await ensureEmbeddingSchema(db, model.id, model.dimension);
+      // A refused model (another one built the database) must not leave its thread running.
+      await ensureEmbeddingSchema(db, model.id, model.dimension).catch(async (error: unknown) => {
+        await model.close().catch(() => undefined);
+        throw error;
+      });
       // Semantic search scans in-memory copies of each bank's vectors, kept in step with the database.
       attachVectorCache(db, model.dimension);
       const metrics = new EngineMetrics();

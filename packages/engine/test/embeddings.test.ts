@@ -4,6 +4,7 @@ import { MicroBatcher } from '../src/embeddings/batcher.js';
 import type { Embedder } from '../src/embeddings/embedder.js';
 import { cohereCall, createHostedEmbedder, geminiCall, openAiCompatibleCall } from '../src/embeddings/hosted.js';
 import { createLocalEmbedder } from '../src/embeddings/local.js';
+import { createThreadedLocalEmbedder } from '../src/embeddings/threaded.js';
 import { call, startTestEngine, tempHome } from './helpers/engine.js';
 import { MODEL_DIR } from './helpers/engine.js';
 import { startFakeEmbeddingServer, type FakeEmbeddingServer } from './helpers/fake-embeddings.js';
@@ -33,6 +34,46 @@ describe('local ONNX embeddings', () => {
       assert.ok(cosine(cat!, kitten!) > cosine(cat!, tax!) + 0.2);
     } finally {
       await model.close();
+      home.remove();
+    }
+  });
+});
+
+describe('local model on its own thread (what the engine runs)', () => {
+  it('gives the same vectors as the model on this thread, and this thread keeps running while it embeds', async () => {
+    const home = tempHome();
+    const options = { model: MODEL_DIR, cacheDir: home.path, dtype: 'fp32' as const, log: () => undefined };
+    const [threaded, local] = await Promise.all([createThreadedLocalEmbedder(options), createLocalEmbedder(options)]);
+    try {
+      assert.equal(threaded.id, local.id);
+      assert.equal(threaded.dimension, 384);
+      const texts = Array.from({ length: 64 }, (_, i) => `Memory number ${i} is about the garden, the harbour and the winter of ${1990 + i}.`);
+      // Timer ticks on this thread while the batch embeds elsewhere: the event loop is free.
+      let ticks = 0;
+      const ticker = setInterval(() => ticks++, 1);
+      const started = performance.now();
+      const fromThread = await threaded.embed(texts, 'document');
+      const elapsed = performance.now() - started;
+      clearInterval(ticker);
+      assert.ok(ticks >= Math.min(5, elapsed / 4), `only ${ticks} timer ticks in ${elapsed.toFixed(0)} ms`);
+      const here = await local.embed(texts, 'document');
+      assert.equal(fromThread.length, texts.length);
+      for (let i = 0; i < texts.length; i++) assert.ok(cosine(fromThread[i]!, here[i]!) > 0.99999);
+      assert.deepEqual(await threaded.embed([], 'query'), []);
+    } finally {
+      await Promise.all([threaded.close(), local.close()]);
+      home.remove();
+    }
+  });
+
+  it('passes a loading failure back with its message', async () => {
+    const home = tempHome();
+    try {
+      await assert.rejects(
+        createThreadedLocalEmbedder({ model: home.path, cacheDir: home.path, dtype: 'fp32', log: () => undefined }),
+        (e: unknown) => e instanceof Error && e.message.length > 0 && !/exit code/.test(e.message),
+      );
+    } finally {
       home.remove();
     }
   });

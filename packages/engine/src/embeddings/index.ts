@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { EmbeddingsConfig } from '../config/load.js';
 import type { Embedder } from './embedder.js';
 import { cohereCall, createHostedEmbedder, geminiCall, openAiCompatibleCall } from './hosted.js';
-import { createLocalEmbedder } from './local.js';
+import { createThreadedLocalEmbedder } from './threaded.js';
 
 export type { Embedder } from './embedder.js';
 export { MicroBatcher } from './batcher.js';
@@ -11,7 +11,7 @@ export { MicroBatcher } from './batcher.js';
 export async function createEmbedder(config: EmbeddingsConfig, home: string, log: (m: string) => void): Promise<Embedder> {
   switch (config.family) {
     case 'local':
-      return createLocalEmbedder({ model: config.model, cacheDir: join(home, 'models'), dtype: config.dtype, log });
+      return createThreadedLocalEmbedder({ model: config.model, cacheDir: join(home, 'models'), dtype: config.dtype, log });
     case 'litellm':
       return createHostedEmbedder(`litellm:${config.model}`, openAiCompatibleCall(config));
     case 'gemini':

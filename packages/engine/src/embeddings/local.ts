@@ -9,6 +9,11 @@ export interface LocalEmbedderOptions {
   cacheDir: string;
   dtype: 'fp32' | 'q8';
   log: (message: string) => void;
+  /**
+   * Let ONNX Runtime's intra-op threads spin between operators (its default). Off by default here: on a small machine
+   * spinning threads take the cores the event loop needs to store the previous batch and answer requests meanwhile.
+   */
+  spinning?: boolean;
 }
 
 /** ONNX sentence embeddings (mean pooling, L2-normalised) through transformers.js and onnxruntime-node. */
@@ -31,6 +36,7 @@ export async function createLocalEmbedder(options: LocalEmbedderOptions): Promis
   const extractor = await pipeline('feature-extraction', name, {
     dtype: options.dtype,
     device: 'cpu',
+    session_options: { extra: { session: { intra_op: { allow_spinning: options.spinning === true ? '1' : '0' } } } },
     ...(isFolder ? {} : { progress_callback: progressLogger(options.log) }),
   });
   const probe = await extractor(['warm up'], { pooling: 'mean', normalize: true });

@@ -38,21 +38,24 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
   const banks = r.includeOrg && r.bankId !== ORG_BANK_ID ? [r.bankId, ORG_BANK_ID] : [r.bankId];
   const limit = Math.max(1, Math.trunc(r.candidates));
 
-  const [vector] = await embedder.embed([r.query], 'query');
-  const queryVector = vector!;
-  stage('embed_query');
+  // The query embeds on the model's thread while this one brings the bank index up to date and runs the keyword arm;
+  // `embed_query` in the trace is the time left to wait for it after that.
+  const embedding = embedder.embed([r.query], 'query');
+  embedding.catch(() => undefined); // awaited below; this only keeps an early failure elsewhere from leaving it unhandled
   const intervals = resolveTemporal(r.query, r.queryTimestamp);
   // The engine's in-memory bank indexes serve every arm and hold each memory's opened body; the database is asked
-  // only for the changes since the last recall and for the query's index terms.
+  // only for the changes since the last recall (and for query words never seen before).
   const cache = vectorCacheFor(db);
   if (!cache) throw new Error('recall needs the bank index cache: open the database through Engine.open');
   const arms = new IndexArms(await cache.banks(db, r.tenant, banks), recallPredicate(r));
   const terms = await codecFor(db).indexTerms(db, r.tenant, banks, r.query);
   stage('index', terms.length);
-  const semantic = arms.semantic(queryVector, limit);
-  stage('semantic', semantic.length);
   const keyword = arms.keyword(terms, limit);
   stage('keyword', keyword.length);
+  const queryVector = (await embedding)[0]!;
+  stage('embed_query');
+  const semantic = arms.semantic(queryVector, limit);
+  stage('semantic', semantic.length);
   const temporal = arms.temporal(queryVector, intervals, limit);
   if (intervals.length > 0) stage('temporal', temporal.length);
   const seeds = [semantic, keyword, temporal].flatMap((arm) => arm.slice(0, NEIGHBOUR_SEEDS).map((h) => h.id));

@@ -1,0 +1,117 @@
+import { Worker } from 'node:worker_threads';
+import type { Embedder } from './embedder.js';
+import type { LocalEmbedderOptions } from './local.js';
+
+export type ThreadRequest =
+  | { type: 'embed'; seq: number; texts: string[]; kind: 'query' | 'document' }
+  | { type: 'close' };
+
+export type ThreadReply =
+  | { type: 'ready'; id: string; dimension: number }
+  | { type: 'log'; message: string }
+  | { type: 'vectors'; seq: number; data: Float32Array }
+  | { type: 'failed'; seq: number; message: string };
+
+/**
+ * The local ONNX model in a worker thread. onnxruntime-node runs inference synchronously on the calling thread, so on
+ * the main thread every embedding blocked the event loop: HTTP, the database and recall's other arms waited for it.
+ * In a worker, a recall's keyword arm and index sync run while its query embeds, and a busy engine keeps serving
+ * while a retain batch embeds. Errors from loading the model come back with their original message.
+ */
+export async function createThreadedLocalEmbedder(options: LocalEmbedderOptions): Promise<Embedder> {
+  const { log, ...data } = options;
+  const worker = startThread(data);
+  const pending = new Map<number, { resolve: (v: Float32Array[]) => void; reject: (e: Error) => void }>();
+  let seq = 0;
+  let dimension = 0;
+  let failure: Error | undefined;
+  // The thread keeps the process alive only while it has work: an embedder nobody closed (a failed start, a command
+  // that returns early) must not stop the process from exiting.
+  const settle = (id: number) => {
+    pending.delete(id);
+    if (pending.size === 0) worker.unref();
+  };
+  const failAll = (error: Error) => {
+    failure ??= error;
+    for (const p of pending.values()) p.reject(error);
+    pending.clear();
+  };
+  const ready = new Promise<{ id: string; dimension: number }>((resolve, reject) => {
+    worker.on('message', (message: ThreadReply) => {
+      switch (message.type) {
+        case 'ready':
+          dimension = message.dimension;
+          resolve(message);
+          return;
+        case 'log':
+          log(message.message);
+          return;
+        case 'vectors': {
+          const p = pending.get(message.seq);
+          settle(message.seq);
+          const out: Float32Array[] = [];
+          for (let i = 0; i < message.data.length; i += dimension) out.push(message.data.subarray(i, i + dimension));
+          p?.resolve(out);
+          return;
+        }
+        case 'failed': {
+          const error = new Error(message.message);
+          if (message.seq === -1) return reject(error);
+          pending.get(message.seq)?.reject(error);
+          settle(message.seq);
+          return;
+        }
+      }
+    });
+    worker.on('error', (error) => {
+      reject(error);
+      failAll(error);
+    });
+    worker.on('exit', (code) => {
+      const error = new Error(`the embedding thread stopped (exit code ${code})`);
+      reject(error);
+      failAll(error);
+    });
+  });
+  let identity: { id: string; dimension: number };
+  try {
+    identity = await ready;
+    worker.unref();
+  } catch (error) {
+    await worker.terminate();
+    throw error;
+  }
+  return {
+    id: identity.id,
+    dimension: identity.dimension,
+    embed(texts: readonly string[], kind: 'query' | 'document'): Promise<Float32Array[]> {
+      if (texts.length === 0) return Promise.resolve([]);
+      if (failure) return Promise.reject(failure);
+      return new Promise((resolve, reject) => {
+        const id = seq++;
+        pending.set(id, { resolve, reject });
+        if (pending.size === 1) worker.ref();
+        worker.postMessage({ type: 'embed', seq: id, texts: [...texts], kind } satisfies ThreadRequest);
+      });
+    },
+    async close(): Promise<void> {
+      if (failure) return;
+      const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+      worker.ref();
+      worker.postMessage({ type: 'close' } satisfies ThreadRequest);
+      await exited;
+    },
+  };
+}
+
+/**
+ * Compiled, the worker runs local-thread.js. From source (tests and benchmarks run the .ts files through tsx), a
+ * worker does not inherit the parent's `--import tsx`, so it registers tsx itself before loading local-thread.ts.
+ */
+function startThread(workerData: Omit<LocalEmbedderOptions, 'log'>): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./local-thread.js', import.meta.url), { workerData });
+  const entry = new URL('./local-thread.ts', import.meta.url).href;
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); })`;
+  return new Worker(bootstrap, { eval: true, workerData });
+}
