@@ -16,6 +16,7 @@ import { createOAuthServer, type OAuthServer } from './oauth/provider.js';
 import { openApiOptions, openApiDocument } from './openapi.js';
 import { errorHandler, HttpProblem, sendProblem } from './problem.js';
 import { startTimes } from './proxy.js';
+import { QUOTA_CHANNEL, QuotaLedger } from './quota.js';
 import { RateLimiter } from './ratelimit.js';
 import { adminRoutes } from './routes/admin.js';
 import { memoryRoutes } from './routes/memory.js';
@@ -34,6 +35,8 @@ export interface RunningGateway {
   url: string;
   app: FastifyInstance;
   config: GatewayConfig;
+  /** Writes this gateway's counted quota units and returns its idle leases now (normally every GATEWAY_QUOTA_FLUSH_MS). */
+  flushQuotas(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -51,13 +54,17 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   const secrets = await loadSecrets(pool);
   const store = new Store(pool);
   const auth = new Authenticator(store, pool, config.databaseUrl);
+  const quotas = new QuotaLedger(pool, { leaseUnits: config.quotaLeaseUnits, flushMs: config.quotaFlushMs });
+  auth.subscribe(QUOTA_CHANNEL, (payload) => quotas.onReclaim(payload));
+  auth.onProjectChanged = (id) => quotas.projectChanged(id);
+  await quotas.start();
   await auth.start();
   const engines = new Engines(config.engines, config.engineTimeoutMs, config.engineConnectTimeoutMs);
 
   let publicUrl = config.publicUrl ?? '';
   let oauth: OAuthServer | undefined;
   const ctx: GatewayContext = {
-    config, pool, store, auth, engines, limiter: new RateLimiter(),
+    config, pool, store, auth, engines, limiter: new RateLimiter(), quotas,
     publicUrl: () => publicUrl,
     consoleUrl: () => config.consoleUrl ?? publicUrl,
   };
@@ -147,9 +154,11 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`,
     app,
     config,
+    flushQuotas: () => quotas.flush(true),
     async close() {
       clearInterval(prune);
       await app.close();
+      await quotas.close();
       await auth.close();
       await engines.close();
       await pool.end();

@@ -51,9 +51,17 @@ export class Authenticator {
   private listener: pg.Client | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private readonly channels = new Map<string, (payload: string) => void>();
   tokenResolver: TokenResolver | undefined;
+  /** Called when a project's settings (plan, quotas, engine) changed, here or on another gateway. */
+  onProjectChanged: ((projectId: string) => void) | undefined;
 
   constructor(private readonly store: Store, private readonly pool: Pool, private readonly databaseUrl: string) {}
+
+  /** Delivers the notifications of another channel over this gateway's one listening connection (before start). */
+  subscribe(channel: string, handler: (payload: string) => void): void {
+    this.channels.set(channel, handler);
+  }
 
   async start(): Promise<void> {
     await this.listen();
@@ -71,9 +79,13 @@ export class Authenticator {
       if (this.listener === client) this.listener = undefined;
       setTimeout(() => { this.listen().catch(() => undefined); }, 1_000).unref();
     });
-    client.on('notification', (msg) => { if (msg.channel === CHANNEL) this.evict(msg.payload ?? 'all', false); });
+    client.on('notification', (msg) => {
+      if (msg.channel === CHANNEL) this.evict(msg.payload ?? 'all', false);
+      else this.channels.get(msg.channel)?.(msg.payload ?? '');
+    });
     await client.connect();
     await client.query(`LISTEN ${CHANNEL}`);
+    for (const channel of this.channels.keys()) await client.query(`LISTEN ${channel}`);
     this.listener = client;
   }
 
@@ -100,6 +112,7 @@ export class Authenticator {
     else if (kind === 'key') this.keys.delete(id);
     else if (kind === 'project') {
       this.projects.delete(id);
+      this.onProjectChanged?.(id);
       for (const [k, v] of this.keys) if (v.value?.project_id === id) this.keys.delete(k);
       for (const [k, v] of this.tokens) if (v.value?.projectId === id) this.tokens.delete(k);
     } else if (kind === 'token' || kind === 'grant' || kind === 'client') {

@@ -18,6 +18,8 @@ const schema = z.object({
   GATEWAY_ENGINE_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   GATEWAY_ENGINE_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
   GATEWAY_DB_POOL_SIZE: z.coerce.number().int().positive().default(20),
+  GATEWAY_QUOTA_LEASE_UNITS: z.coerce.number().int().positive().max(1_000_000).default(100),
+  GATEWAY_QUOTA_FLUSH_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
   GATEWAY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -37,6 +39,10 @@ export interface GatewayConfig {
   engineTimeoutMs: number;
   engineConnectTimeoutMs: number;
   dbPoolSize: number;
+  /** Largest block of quota units one gateway leases at a time (quota.ts). */
+  quotaLeaseUnits: number;
+  /** How often each gateway writes its counted units and heartbeat. */
+  quotaFlushMs: number;
   logLevel: string;
 }
 
@@ -73,6 +79,8 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     engineTimeoutMs: e.GATEWAY_ENGINE_TIMEOUT_MS,
     engineConnectTimeoutMs: e.GATEWAY_ENGINE_CONNECT_TIMEOUT_MS,
     dbPoolSize: e.GATEWAY_DB_POOL_SIZE,
+    quotaLeaseUnits: e.GATEWAY_QUOTA_LEASE_UNITS,
+    quotaFlushMs: e.GATEWAY_QUOTA_FLUSH_MS,
     logLevel: e.GATEWAY_LOG_LEVEL,
   };
 }

@@ -2,6 +2,7 @@
 import type { Authenticator } from './auth.js';
 import type { GatewayConfig } from './config.js';
 import type { Pool } from './db.js';
+import type { QuotaLedger } from './quota.js';
 import type { Engines } from './engine.js';
 import type { RateLimiter } from './ratelimit.js';
 import type { Store } from './store.js';
@@ -13,6 +14,7 @@ export interface GatewayContext {
   auth: Authenticator;
   engines: Engines;
   limiter: RateLimiter;
+  quotas: QuotaLedger;
   /** Known once the gateway listens (the port may be chosen at start). */
   publicUrl: () => string;
   consoleUrl: () => string;

@@ -78,6 +78,25 @@ const MIGRATIONS: readonly string[] = [
     created_at timestamptz NOT NULL DEFAULT now()
   );
   `,
+  // 2: quota leases (each gateway instance charges requests against blocks leased from usage_counters; quota.ts).
+  `
+  ALTER TABLE usage_counters ADD COLUMN leased bigint NOT NULL DEFAULT 0;
+  CREATE TABLE gateway_instances (
+    id text PRIMARY KEY,
+    started_at timestamptz NOT NULL DEFAULT now(),
+    seen_at timestamptz NOT NULL DEFAULT now()
+  );
+  CREATE TABLE quota_leases (
+    instance_id text NOT NULL,
+    project_id text NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    period text NOT NULL,
+    metric text NOT NULL,
+    units bigint NOT NULL DEFAULT 0,
+    acked_at timestamptz,
+    PRIMARY KEY (instance_id, project_id, period, metric)
+  );
+  CREATE INDEX quota_leases_counter_idx ON quota_leases (project_id, period, metric);
+  `,
 ];
 
 export type Pool = pg.Pool;

@@ -1,10 +1,11 @@
 // The request pipeline of every memory operation: authenticate, check scope (and bank/space limits), rate-limit,
-// reserve quota, forward to the project's engine tenant, count only on success, stream the answer back.
+// reserve quota (from this gateway's lease, quota.ts), forward to the project's engine tenant, count only on success, stream the answer back.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { requireScope, type Principal } from './auth.js';
 import type { GatewayContext } from './context.js';
 import { Engines, type EngineResponse, type ForwardRequest } from './engine.js';
 import { HttpProblem, sendProblem } from './problem.js';
+import type { Reservation } from './quota.js';
 import { limitsFor, periodOf, type Metric, type Scope } from './scopes.js';
 
 /** When each request arrived (set by an onRequest hook in app.ts). */
@@ -50,26 +51,30 @@ export async function execute(ctx: GatewayContext, request: FastifyRequest, repl
   const { period, resetsAt } = periodOf(now);
   const charges = plan.charges ?? (plan.metric === undefined ? [] : [{ metric: plan.metric, amount: plan.amount ?? 1 }]);
   const limits = limitsFor(project.plan, project.quotas);
-  const reserved: Array<{ metric: Metric; amount: number; used: number }> = [];
-  const releaseAll = async (): Promise<void> => {
-    const all = reserved.splice(0);
-    await Promise.all(all.map((r) => ctx.store.release(project.id, r.metric, r.amount, period).catch(() => undefined)));
-  };
+  const reserved: Array<{ metric: Metric; used: number; commit(): void; release(): void }> = [];
+  const releaseAll = (): void => { for (const r of reserved.splice(0)) r.release(); };
   for (const { metric, amount } of charges) {
     const limit = limits[metric];
-    const total = await ctx.store.reserve(project.id, metric, amount, limit, now);
-    if (total === null) {
-      await releaseAll();
-      const current = await ctx.store.used(project.id, metric, period);
+    let r: Reservation;
+    try {
+      r = await ctx.quotas.reserve(project.id, metric, amount, limit, now);
+    } catch {
+      releaseAll();
+      throw new HttpProblem(503, 'database_unavailable', 'The quota ledger is unreachable right now; nothing was counted. Retry after the delay given.', {
+        headers: { 'retry-after': '5' },
+      });
+    }
+    if (!r.ok) {
+      releaseAll();
       const retryAfter = Math.max(1, Math.ceil((resetsAt.getTime() - now.getTime()) / 1000));
       throw new HttpProblem(429, 'quota_exceeded',
-        `The project has used ${current} of its ${limit} ${metric} for ${period}` +
+        `The project has used ${r.used} of its ${limit} ${metric} for ${period}` +
         `${amount > 1 ? ` and this request needs ${amount}` : ''}; the quota resets at ${resetsAt.toISOString()}. Upgrade the plan for more.`, {
-          headers: { 'retry-after': String(retryAfter), ...quotaHeaders(metric, limit, current, resetsAt) },
-          extra: { metric, limit, used: current, requested: amount, period, resets_at: resetsAt.toISOString() },
+          headers: { 'retry-after': String(retryAfter), ...quotaHeaders(metric, limit, r.used, resetsAt) },
+          extra: { metric, limit, used: r.used, requested: amount, period, resets_at: resetsAt.toISOString() },
         });
     }
-    reserved.push({ metric, amount, used: total });
+    reserved.push({ metric, used: r.used, commit: r.commit, release: r.release });
   }
   // Time the gateway spent before forwarding (auth, scope, rate limit, quota), for operators and the benchmark.
   const started = startTimes.get(request);
@@ -80,14 +85,16 @@ export async function execute(ctx: GatewayContext, request: FastifyRequest, repl
   let res: EngineResponse;
   try {
     res = await ctx.engines.forward(project.engine, { ...plan.forward, signal: abort.signal });
-    if (res.status >= 400) await releaseAll();
+    if (res.status >= 400) releaseAll();
     else if (plan.transform !== undefined) res = await plan.transform(res);
   } catch (err) {
-    await releaseAll();
+    releaseAll();
     throw err;
   } finally {
     request.raw.off('close', onClose);
   }
+  // Counted once the engine answered with success (the units stay leased to this gateway until the next flush).
+  for (const r of reserved) r.commit();
   const first = reserved[0];
   if (first !== undefined) reply.headers(quotaHeaders(first.metric, limits[first.metric], first.used, resetsAt));
   reply.headers(res.headers);

@@ -1,5 +1,5 @@
-// Control-plane data access: accounts, projects, API keys, usage counters. All SQL of the gateway's own tables lives
-// here (OAuth storage is in oauth/adapter.ts).
+// Control-plane data access: accounts, projects, API keys, usage reports. All SQL of the gateway's own tables lives
+// here, except OAuth storage (oauth/adapter.ts) and the quota leases that charge requests (quota.ts).
 import type { Pool } from './db.js';
 import { hashPassword, newApiKey, newId } from './ids.js';
 import { limitsFor, METRICS, periodOf, type Limits, type Metric, type Scope } from './scopes.js';
@@ -204,39 +204,6 @@ export class Store {
   }
 
   // --- quotas ---
-
-  /**
-   * Reserves `amount` units of `metric` for the current month if that stays within `limit`, in one atomic statement
-   * (row lock on the counter), so concurrent requests can never overshoot. Returns the new total, or null if refused.
-   */
-  async reserve(projectId: string, metric: Metric, amount: number, limit: number, now: Date): Promise<number | null> {
-    const { period } = periodOf(now);
-    const res = await this.pool.query<{ used: string }>(
-      `INSERT INTO usage_counters AS u (project_id, period, metric, used)
-       SELECT $1, $2, $3, $4::bigint WHERE $4::bigint <= $5::bigint
-       ON CONFLICT (project_id, period, metric) DO UPDATE SET used = u.used + EXCLUDED.used
-       WHERE u.used + EXCLUDED.used <= $5::bigint
-       RETURNING used`,
-      [projectId, period, metric, amount, limit],
-    );
-    const row = res.rows[0];
-    return row === undefined ? null : Number(row.used);
-  }
-
-  /** Gives back a reservation whose request failed or was refused downstream. */
-  async release(projectId: string, metric: Metric, amount: number, period: string): Promise<void> {
-    await this.pool.query(
-      'UPDATE usage_counters SET used = GREATEST(used - $4::bigint, 0) WHERE project_id = $1 AND period = $2 AND metric = $3',
-      [projectId, period, metric, amount],
-    );
-  }
-
-  async used(projectId: string, metric: Metric, period: string): Promise<number> {
-    const res = await this.pool.query<{ used: string }>(
-      'SELECT used FROM usage_counters WHERE project_id = $1 AND period = $2 AND metric = $3', [projectId, period, metric],
-    );
-    return Number(res.rows[0]?.used ?? 0);
-  }
 
   async usage(project: Project, now: Date): Promise<UsageReport> {
     const { period, resetsAt } = periodOf(now);

@@ -1,11 +1,11 @@
 // Gateway overhead benchmark (DESIGN 3 bars): recall p50 through the gateway vs the same engine called directly, in the
 // same run (interleaved, sequential), and 1,000 concurrent authenticated requests without an error.
-// Run: npm run build && MNEMOS_TEST_PG_URL=postgres://... node packages/gateway/dist/bench/overhead.js
+// Run (needs the engine's dist): MNEMOS_TEST_PG_URL=postgres://... node --conditions=source --import tsx packages/gateway/src/bench/overhead.ts
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { startGateway } from '../app.js';
 
@@ -43,9 +43,9 @@ async function main(): Promise<void> {
   dbUrl.pathname = `/${dbName}`;
   const engineToken = 'bench-engine-token';
   const adminToken = 'bench-admin-token-0123456789';
-  const specifier = '@mnemos/engine';
-  // The engine runs in its own process, as deployed, so the gateway's figure is its own work, not queueing behind
-  // the engine's embedding on a shared event loop.
+  // The engine runs in its own process, as deployed (its compiled dist/cli.js, also when this bench runs from source),
+  // so the gateway's figure is its own work, not queueing behind the engine's embedding on a shared event loop.
+  const specifier = pathToFileURL(path.resolve(repoRoot, 'packages/engine/dist/process.js')).href;
   const { spawnEngineProcess } = (await import(specifier)) as EngineModule;
   const engine = await spawnEngineProcess({
     MNEMOS_HOME: home, MNEMOS_API_AUTH_TOKEN: engineToken, MNEMOS_API_PORT: '0', MNEMOS_API_HOST: '127.0.0.1',

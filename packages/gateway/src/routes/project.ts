@@ -34,7 +34,11 @@ export function projectHandlers(ctx: GatewayContext, clients: ProjectClients): P
     }
   };
   return {
-    usage: (project) => ctx.store.usage(project, new Date()),
+    async usage(project) {
+      // This gateway's counts are written first, so a single gateway reports exactly; see docs/gateway.md for several.
+      await ctx.quotas.sync(project.id);
+      return ctx.store.usage(project, new Date());
+    },
     async createKey(project, input, creatorScopes) {
       const scopes = input.scopes ?? (creatorScopes === null ? [...SCOPES] : SCOPES.filter((s) => creatorScopes.has(s)));
       checkSubset(scopes, creatorScopes);
