@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { bm25Scores, tsqueryTerms } from '../src/recall/bm25.js';
 import { parseTsvector as parseVector } from '../src/vectors/tsvector.js';
 import { namedEntities, speakerOf } from '../src/recall/signals.js';
+import { feedbackScores, type FeedbackDoc } from '../src/recall/feedback.js';
 import { resolveTemporal, temporalScore } from '../src/recall/temporal.js';
 import { countTokens } from '../src/util/tokens.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
@@ -48,6 +49,40 @@ describe('temporal expressions', () => {
     assert.ok(near > far && near < 1 && far < 0.01);
     assert.equal(temporalScore([], Date.now()), 0);
     assert.equal(temporalScore([week], null), 0);
+  });
+});
+
+describe('pseudo-relevance feedback', () => {
+  const doc = (...words: string[]): FeedbackDoc => {
+    const terms = new Map<string, number>();
+    for (const w of words) terms.set(w, (terms.get(w) ?? 0) + 1);
+    return { terms, length: words.length };
+  };
+  // A bank of 20 memories: "lake" and "kayak" are rare, "day" is everywhere.
+  const df: Record<string, number> = { trip: 2, lake: 3, kayak: 3, day: 15, weather: 4, tax: 2 };
+  const corpus = { queryTerms: ['trip'], documentFrequency: (t: string) => df[t] ?? 1, size: 20 };
+
+  it('lifts a candidate that shares the best matches\' distinctive words but not the query\'s', () => {
+    const ranked = [
+      { doc: doc('trip', 'lake', 'kayak', 'day'), score: 2 },
+      { doc: doc('trip', 'lake', 'day'), score: 1.8 },
+      { doc: doc('weather', 'day'), score: 0.5 },
+      { doc: doc('kayak', 'lake', 'day'), score: 0.4 },
+      { doc: doc('tax', 'day'), score: 0.3 },
+    ];
+    const f = feedbackScores(ranked, corpus);
+    assert.equal(f.length, ranked.length);
+    assert.ok(f.every((x) => x >= 0 && x <= 1));
+    // The kayak-and-lake memory matched no query word, yet scores highest on the expansion terms.
+    assert.equal(f[3], 1);
+    assert.ok(f[3]! > f[2]! && f[3]! > f[4]!);
+    // A word in most of the bank ("day") and the query's own word are never expansion terms.
+    assert.equal(feedbackScores([{ doc: doc('trip', 'day'), score: 1 }, { doc: doc('day'), score: 0.5 }], corpus).every((x) => x === 0), true);
+  });
+
+  it('learns nothing from a first pass without a positive score', () => {
+    assert.deepEqual(feedbackScores([{ doc: doc('lake', 'kayak'), score: 0 }], corpus), [0]);
+    assert.deepEqual(feedbackScores([], corpus), []);
   });
 });
 
@@ -101,6 +136,24 @@ describe('recall signals through the API', () => {
     assert.ok(answer, 'the answer turn is recalled');
     assert.ok(answer.scores['neighbour']! > 0.5, 'its neighbour matched the keywords');
     assert.ok(r.body.results.indexOf(answer) < 3);
+  });
+
+  it('lifts the answer two turns after a keyword match (second neighbour)', async () => {
+    const filler = Array.from({ length: 12 }, (_, i) => ({ content: `Gina: Weather chat number ${i}, it was cloudy and mild.` }));
+    await retain('neigh2', { document_id: 'chat-2', items: [
+      ...filler.slice(0, 6),
+      { content: 'Hugo: Which language did you start learning in spring?' },
+      { content: 'Gina: Oh, good question, let me think.' },
+      { content: 'Gina: Portuguese! Lessons twice a week.' },
+      ...filler.slice(6),
+    ] });
+    const r = await recall('neigh2', { query: 'Which language did Gina start learning?' });
+    const answer = r.body.results.find((h) => h.text.includes('Portuguese'));
+    assert.ok(answer, 'the answer turn is recalled');
+    assert.ok(answer.scores['neighbour2']! > 0.5, 'the turn two before it matched the keywords');
+    for (const k of ['neighbour_semantic', 'document_keyword', 'feedback']) assert.equal(typeof answer.scores[k], 'number', k);
+    const filled = r.body.results.filter((h) => h.text.includes('Weather chat'));
+    assert.ok(filled.every((h) => r.body.results.indexOf(h) > r.body.results.indexOf(answer)), 'above every filler turn');
   });
 
   it('prefers the turns of the person the query names (speaker awareness)', async () => {

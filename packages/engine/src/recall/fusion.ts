@@ -1,5 +1,6 @@
 import { namedEntities, speakerOf, WEIGHTS } from './signals.js';
 import type { Ranked } from './in-memory.js';
+import { feedbackScores, type FeedbackCorpus } from './feedback.js';
 import { temporalScore, type TimeInterval } from './temporal.js';
 
 /** What fusion needs to know of a pooled candidate (all of it from the bank index cache). */
@@ -16,35 +17,59 @@ export interface PoolRow {
   tokens: number;
   occurred_at: number | null;
   superseded_by: string | null;
+  /** Keyword-index terms with their counts, and their total (for pseudo-relevance feedback). */
+  terms: ReadonlyMap<string, number>;
+  length: number;
 }
 
 export type Entry = { score: number; scores: Record<string, number> };
 
-/** Scores every pooled candidate by the weighted sum of its signals (signals.ts), best first. */
+/** Sum of the `n` largest values (all of them when there are fewer). */
+function sumOfBest(values: number[], n: number): number {
+  values.sort((a, b) => b - a);
+  let s = 0;
+  for (let i = 0; i < Math.min(n, values.length); i++) s += values[i]!;
+  return s;
+}
+
+/**
+ * Scores every pooled candidate by the weighted sum of its signals (signals.ts), best first; then pseudo-relevance
+ * feedback (feedback.ts) adds its signal from that first ranking and the list is ranked again.
+ */
 export function fuse(
   query: string,
   pool: readonly PoolRow[],
   keyword: readonly Ranked[],
   intervals: readonly TimeInterval[],
+  corpus: FeedbackCorpus,
 ): Array<[string, Entry]> {
   const bestKeyword = keyword.length > 0 ? Math.max(...keyword.map((k) => k.score)) : 0;
   const kw = new Map(keyword.map((k) => [k.id, k.score] as const));
   const kwNorm = (id: string | undefined) => (id !== undefined && bestKeyword > 0 ? (kw.get(id) ?? 0) / bestKeyword : 0);
-  // Neighbours: same retain call, adjacent positions.
+  const cosines = new Map(pool.map((p) => [p.id, p.cosine] as const));
+  const cosineOf = (id: string | undefined) => (id === undefined ? 0 : (cosines.get(id) ?? 0));
+  // Neighbours: same retain call, positions `distance` before and after. A neighbour lifts a memory only by how much
+  // better it matched than the memory itself (so a term every memory shares lifts nothing).
   const at = new Map<string, string>();
   for (const p of pool) if (p.batch_id !== null) at.set(`${p.batch_id}#${p.seq}`, p.id);
-  // Document groups: document_id, else the retain call.
+  const excess = (p: PoolRow, distance: number, of: (id: string | undefined) => number, own: number) =>
+    p.batch_id === null ? 0 : Math.max(0, Math.max(of(at.get(`${p.batch_id}#${p.seq - distance}`)), of(at.get(`${p.batch_id}#${p.seq + distance}`))) - own);
+  // Document groups: document_id, else the retain call. A document scores by its two best candidates, for meaning
+  // and for keywords.
   const groupOf = (p: PoolRow) => (p.document_id !== null ? `d:${p.document_id}` : p.batch_id !== null ? `b:${p.batch_id}` : `m:${p.id}`);
-  const groups = new Map<string, number[]>();
+  const members = new Map<string, PoolRow[]>();
   for (const p of pool) {
-    const g = groups.get(groupOf(p));
-    if (g) g.push(p.cosine);
-    else groups.set(groupOf(p), [p.cosine]);
+    const g = members.get(groupOf(p));
+    if (g) g.push(p);
+    else members.set(groupOf(p), [p]);
   }
-  const groupScore = new Map<string, number>();
-  for (const [g, cosines] of groups) {
-    cosines.sort((a, b) => b - a);
-    groupScore.set(g, cosines.length < 2 ? (cosines[0] ?? 0) : ((cosines[0] ?? 0) + (cosines[1] ?? 0)) / 2);
+  const documentScore = new Map<string, { semantic: number; keyword: number }>();
+  for (const [g, rows] of members) {
+    documentScore.set(g, {
+      // A lone candidate is its own document, but a lone keyword match does not make a document: halved.
+      semantic: sumOfBest(rows.map((p) => p.cosine), 2) / Math.min(rows.length, 2),
+      keyword: sumOfBest(rows.map((p) => kwNorm(p.id)), 2) / 2,
+    });
   }
   // Speaker/entity: names the candidates carry (a "Name:" prefix or extracted entities) that the query mentions.
   const names = new Set<string>();
@@ -61,35 +86,47 @@ export function fuse(
   const out: Array<[string, Entry]> = [];
   for (const p of pool) {
     const keywordScore = kwNorm(p.id);
-    // A neighbour lifts a memory only by how much better it matched the keywords than the memory itself.
-    const neighbour =
-      p.batch_id === null
-        ? 0
-        : Math.max(0, Math.max(kwNorm(at.get(`${p.batch_id}#${p.seq - 1}`)), kwNorm(at.get(`${p.batch_id}#${p.seq + 1}`))) - keywordScore);
+    const neighbour = excess(p, 1, kwNorm, keywordScore);
+    const neighbourSemantic = excess(p, 1, cosineOf, p.cosine);
+    const neighbour2 = excess(p, 2, kwNorm, keywordScore);
     const speaker = single !== undefined && (speakers.get(p.id) === single || p.entities.some((e) => e.toLowerCase() === single)) ? 1 : 0;
-    const document = groupScore.get(groupOf(p)) ?? 0;
+    const document = documentScore.get(groupOf(p)) ?? { semantic: 0, keyword: 0 };
     const time = intervals.length > 0 ? temporalScore(intervals, p.occurred_at) : 0;
     const score =
       WEIGHTS.keyword * keywordScore +
       WEIGHTS.semantic * p.cosine +
       WEIGHTS.neighbour * neighbour +
+      WEIGHTS.neighbourSemantic * neighbourSemantic +
+      WEIGHTS.neighbour2 * neighbour2 +
       WEIGHTS.speaker * speaker +
-      WEIGHTS.document * document +
+      WEIGHTS.document * document.semantic +
+      WEIGHTS.documentKeyword * document.keyword +
       WEIGHTS.temporal * time;
     const scores: Record<string, number> = {
       semantic: round(p.cosine, 6),
       keyword: round(kw.get(p.id) ?? 0, 6),
       neighbour: round(neighbour, 6),
+      neighbour_semantic: round(neighbourSemantic, 6),
+      neighbour2: round(neighbour2, 6),
       speaker,
-      document: round(document, 6),
+      document: round(document.semantic, 6),
+      document_keyword: round(document.keyword, 6),
     };
     if (intervals.length > 0) scores['temporal'] = round(time, 6);
     out.push([p.id, { score, scores }]);
   }
   out.sort((a, b) => b[1].score - a[1].score);
+
+  const rows = new Map(pool.map((p) => [p.id, p] as const));
+  const feedback = feedbackScores(out.map(([id, e]) => ({ doc: rows.get(id)!, score: e.score })), corpus);
+  out.forEach(([, e], i) => {
+    const f = feedback[i] ?? 0;
+    e.score += WEIGHTS.feedback * f;
+    e.scores['feedback'] = round(f, 6);
+  });
+  out.sort((a, b) => b[1].score - a[1].score);
   return out;
 }
-
 
 function round(n: number, digits = 3): number {
   const f = 10 ** digits;

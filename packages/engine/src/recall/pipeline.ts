@@ -76,10 +76,12 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
       tokens: m.tokenCount,
       occurred_at: m.occurredAt,
       superseded_by: m.memory.superseded_by,
+      terms: m.terms,
+      length: m.length,
     });
   }
   stage('neighbours', pool.length);
-  const ordered = fuse(r.query, pool, keyword, intervals);
+  const ordered = fuse(r.query, pool, keyword, intervals, { queryTerms: terms, documentFrequency: (t) => arms.documentFrequency(t), size: arms.size });
   demoteSuperseded(ordered, new Map(pool.map((p) => [p.id, { superseded_by: p.superseded_by }])));
   stage('fuse', ordered.length);
   // Results come from the cache's opened bodies (synchronised at the start of this call): no row is read again.

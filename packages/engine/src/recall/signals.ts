@@ -14,8 +14,16 @@ export const WEIGHTS = {
   neighbour: 0.45,
   /** 1 when the memory is by (or about) the one person the query names. */
   speaker: 0.5,
+  /** How much better the better of the memory's two neighbours matched the query's meaning (cosine excess, floored at 0). */
+  neighbourSemantic: 0.3,
+  /** As `neighbour`, for the memories two positions away (an answer often comes two turns after its question). */
+  neighbour2: 0.2,
   /** Mean cosine of the two best candidates of the memory's document (or retain call); its own when alone. */
   document: 1.2,
+  /** Mean normalised BM25 of the two best candidates of the memory's document (or retain call). */
+  documentKeyword: 0.3,
+  /** BM25 for the terms pseudo-relevance feedback adds (feedback.ts), divided by the best such score. */
+  feedback: 0.3,
   /** Closeness of occurred_at to the time the query names (0 when it names none). */
   temporal: 0.6,
 } as const;
