@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { EMBEDDED_SETTINGS, openEmbeddedDatabase } from '../src/db/pglite.js';
+import { refreshStatistics } from '../src/db/embedded-statistics.js';
 
 /** The embedded database: created on first open (initdb in a child process), reopened as is, with its memory settings. */
 describe('embedded database', () => {
@@ -33,4 +34,34 @@ describe('embedded database', () => {
       await again.close();
     }
   });
+  it('keeps planner statistics fresh (no autovacuum here): the duplicate check uses its index as a bank grows', async () => {
+    const db = await openEmbeddedDatabase(join(dir, 'stats'));
+    const plan = async () => (await db.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN SELECT id FROM memories WHERE tenant = 't' AND bank_id = 'b' AND space = 's' AND source_id IS NULL AND content_hash = ANY(ARRAY['h5'])`,
+    )).map((r) => r['QUERY PLAN']).join('\n');
+    try {
+      // The shape of the engine's memories table that matters here: a partition index and the duplicate-check index.
+      await db.exec(`CREATE TABLE memories (id text PRIMARY KEY, tenant text, bank_id text, space text, source_id text, content_hash text,
+        writer_xid bigint, padding text);
+        CREATE INDEX memories_bank_writer ON memories (tenant, bank_id, writer_xid);
+        CREATE UNIQUE INDEX memories_dedupe ON memories (tenant, bank_id, space, content_hash) WHERE source_id IS NULL;`);
+      await db.exec(`INSERT INTO memories SELECT 'm' || g, 't', 'b', 's', NULL, 'h' || g, g, repeat('x', 500) FROM generate_series(1, 5000) g`);
+      const [before] = await db.query<{ reltuples: number }>(`SELECT reltuples FROM pg_class WHERE relname = 'memories'`);
+      assert.equal(before?.reltuples, -1, 'never analyzed: the planner has no statistics');
+      const raw = { query: <T extends object>(sql: string) => db.query<T>(sql) };
+      assert.deepEqual(await refreshStatistics(raw), ['memories']);
+      const [after] = await db.query<{ reltuples: number }>(`SELECT reltuples FROM pg_class WHERE relname = 'memories'`);
+      assert.equal(after?.reltuples, 5000);
+      assert.match(await plan(), /memories_dedupe/);
+      // Fresh statistics are left alone; a tenth more data is analyzed again.
+      assert.deepEqual(await refreshStatistics(raw), []);
+      await db.exec(`INSERT INTO memories SELECT 'n' || g, 't', 'b', 's', NULL, 'k' || g, g, repeat('x', 500) FROM generate_series(1, 1000) g`);
+      assert.deepEqual(await refreshStatistics(raw), ['memories']);
+      const [grown] = await db.query<{ reltuples: number }>(`SELECT reltuples FROM pg_class WHERE relname = 'memories'`);
+      assert.equal(grown?.reltuples, 6000);
+    } finally {
+      await db.close();
+    }
+  });
 });
+

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { keepStatisticsFresh, refreshStatistics, type RawSql } from './embedded-statistics.js';
 import { mayWriteMemories, type Database, type SqlParam, type Transaction as TxApi } from './database.js';
 
 /**
@@ -26,7 +27,9 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   if (!existsSync(join(dataDir, 'PG_VERSION'))) await createDataDirectory(dataDir);
   const startParams = [...PGlite.defaultStartParams, ...Object.entries(EMBEDDED_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
   const pg = await PGlite.create({ dataDir, extensions: { vector }, startParams });
-  return new EmbeddedDatabase(pg);
+  const db = new EmbeddedDatabase(pg);
+  await db.startMaintenance();
+  return db;
 }
 
 /**
@@ -41,12 +44,27 @@ await pg.close();`;
   await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, dataDir], { maxBuffer: 16 * 1024 * 1024 });
 }
 
+/** How often the embedded database's statistics are checked while it is written to. */
+const STATISTICS_CHECK_MS = 5_000;
+
 class EmbeddedDatabase implements Database {
   readonly kind = 'embedded' as const;
   private pending = 0;
   writeVersion = 0;
 
+  private stopMaintenance: (() => Promise<void>) | undefined;
+
   constructor(private readonly pg: PGlite) {}
+
+  /**
+   * Planner statistics (embedded-statistics.ts): refreshed at open and then while writes happen. Maintenance
+   * statements go straight to PGlite, so they do not count as memory writes (which would make readers resynchronise).
+   */
+  async startMaintenance(): Promise<void> {
+    const raw: RawSql = { query: async <T extends object>(sql: string) => (await this.pg.query<T>(sql)).rows };
+    await refreshStatistics(raw).catch(() => undefined); // tables do not exist before the first migration
+    this.stopMaintenance = keepStatisticsFresh(raw, () => this.writeVersion, STATISTICS_CHECK_MS, () => undefined);
+  }
 
   async query<T extends object>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
     this.pending++;
@@ -97,6 +115,7 @@ class EmbeddedDatabase implements Database {
   }
 
   async close(): Promise<void> {
+    await this.stopMaintenance?.();
     await this.pg.close();
   }
 }
