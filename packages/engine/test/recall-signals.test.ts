@@ -56,7 +56,7 @@ describe('pseudo-relevance feedback', () => {
   const doc = (...words: string[]): FeedbackDoc => {
     const terms = new Map<string, number>();
     for (const w of words) terms.set(w, (terms.get(w) ?? 0) + 1);
-    return { terms, length: words.length };
+    return { terms: () => terms, get: (t: string) => terms.get(t) ?? 0, length: words.length };
   };
   // A bank of 20 memories: "lake" and "kayak" are rare, "day" is everywhere.
   const df: Record<string, number> = { trip: 2, lake: 3, kayak: 3, day: 15, weather: 4, tax: 2 };

@@ -129,9 +129,9 @@ describe('int16 matrix', () => {
       };
       const meta: VectorRowMeta = {
         id, bankId: 'q', space: 'default', type: 'raw', valid: true, superseded: false, tags: [], batchId: null, seq: i,
-        documentId: null, occurredAt: null, terms: new Map(), length: 0, tokenCount: 0, memory,
+        documentId: null, occurredAt: null, length: 0, tokenCount: 0, memory,
       };
-      bank.upsert(meta, v);
+      bank.upsert(meta, new Map(), v);
     });
     for (const q of ['boats on the sea', 'sourdough', 'a chess game', 'the night sky']) {
       const [query] = await engine.engine.embedder.embed([q], 'query');

@@ -24,7 +24,7 @@ export function termLiteral(term: string): string {
 }
 
 export interface Bm25Doc {
-  tf: ReadonlyMap<string, number>;
+  tf: { get(term: string): number | undefined };
   length: number;
 }
 
@@ -51,11 +51,25 @@ export function bm25Idf(n: number, total: number): number {
 }
 
 /** BM25 of one document (term counts `tf`, `length` terms in all) for `terms` with their `idf`s, given the average length. */
-export function bm25Score(tf: ReadonlyMap<string, number>, length: number, terms: readonly string[], idf: readonly number[], avg: number): number {
+export function bm25Score(tf: { get(term: string): number | undefined }, length: number, terms: readonly string[], idf: readonly number[], avg: number): number {
   const norm = BM25_K1 * (1 - BM25_B + (BM25_B * length) / avg);
   let s = 0;
   for (let i = 0; i < terms.length; i++) {
     const f = tf.get(terms[i]!);
+    if (f) s += idf[i]! * ((f * (BM25_K1 + 1)) / (f + norm));
+  }
+  return s;
+}
+
+/**
+ * bm25Score with the document's term counts given as `counts[offset + i]` for the i-th term (the in-memory keyword
+ * arm reads them from the bank's term index); the same arithmetic in the same order.
+ */
+export function bm25FromCounts(counts: ArrayLike<number>, offset: number, length: number, idf: readonly number[], avg: number): number {
+  const norm = BM25_K1 * (1 - BM25_B + (BM25_B * length) / avg);
+  let s = 0;
+  for (let i = 0; i < idf.length; i++) {
+    const f = counts[offset + i]!;
     if (f) s += idf[i]! * ((f * (BM25_K1 + 1)) / (f + norm));
   }
   return s;

@@ -13,9 +13,12 @@ import { bm25Scores } from './bm25.js';
 export const FEEDBACK = { voters: 5, terms: 10, maxShare: 0.3 } as const;
 
 export interface FeedbackDoc {
-  /** Keyword-index terms with their counts, and their total. */
-  terms: ReadonlyMap<string, number>;
+  /** Terms in the text, repeats counted. */
   length: number;
+  /** How often the text holds `term` (0 when it does not). */
+  get(term: string): number;
+  /** Every term with its count. */
+  terms(): ReadonlyMap<string, number>;
 }
 
 /** What feedback needs of the searched banks. */
@@ -39,7 +42,7 @@ export function feedbackScores(ranked: ReadonlyArray<{ doc: FeedbackDoc; score: 
   const votes = new Map<string, number>();
   for (const { doc, score } of ranked.slice(0, FEEDBACK.voters)) {
     if (doc.length === 0) continue;
-    for (const [term, count] of doc.terms) {
+    for (const [term, count] of doc.terms()) {
       if (!own.has(term)) votes.set(term, (votes.get(term) ?? 0) + (score / best) * (count / doc.length));
     }
   }
@@ -58,7 +61,7 @@ export function feedbackScores(ranked: ReadonlyArray<{ doc: FeedbackDoc; score: 
   const top = chosen[0]?.[1];
   if (top === undefined) return none;
   const weights = new Map(chosen.map(([term, w]) => [term, w / top] as const));
-  const scores = bm25Scores(ranked.map((r) => ({ tf: r.doc.terms, length: r.doc.length })), [...weights.keys()], df, corpus.size, weights);
+  const scores = bm25Scores(ranked.map((r) => ({ tf: r.doc, length: r.doc.length })), [...weights.keys()], df, corpus.size, weights);
   const max = Math.max(0, ...scores);
   return max > 0 ? scores.map((s) => s / max) : none;
 }

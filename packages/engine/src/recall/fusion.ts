@@ -1,6 +1,6 @@
 import { namedEntities, speakerOf, WEIGHTS } from './signals.js';
 import type { Ranked } from './in-memory.js';
-import { feedbackScores, type FeedbackCorpus } from './feedback.js';
+import { feedbackScores, type FeedbackCorpus, type FeedbackDoc } from './feedback.js';
 import { temporalScore, type TimeInterval } from './temporal.js';
 
 /** What fusion needs to know of a pooled candidate (all of it from the bank index cache). */
@@ -17,9 +17,8 @@ export interface PoolRow {
   tokens: number;
   occurred_at: number | null;
   superseded_by: string | null;
-  /** Keyword-index terms with their counts, and their total (for pseudo-relevance feedback). */
-  terms: ReadonlyMap<string, number>;
-  length: number;
+  /** Keyword-index terms (for pseudo-relevance feedback). */
+  keywords: FeedbackDoc;
 }
 
 export type Entry = { score: number; scores: Record<string, number> };
@@ -118,7 +117,7 @@ export function fuse(
   out.sort((a, b) => b[1].score - a[1].score);
 
   const rows = new Map(pool.map((p) => [p.id, p] as const));
-  const feedback = feedbackScores(out.map(([id, e]) => ({ doc: rows.get(id)!, score: e.score })), corpus);
+  const feedback = feedbackScores(out.map(([id, e]) => ({ doc: rows.get(id)!.keywords, score: e.score })), corpus);
   out.forEach(([, e], i) => {
     const f = feedback[i] ?? 0;
     e.score += WEIGHTS.feedback * f;

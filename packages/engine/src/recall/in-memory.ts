@@ -1,6 +1,6 @@
-import type { BankVectors, VectorRowMeta } from '../vectors/bank-vectors.js';
+import type { BankVectors, KeywordDoc, VectorRowMeta } from '../vectors/bank-vectors.js';
 import { TopK } from '../vectors/bank-vectors.js';
-import { bm25Idf, bm25Score } from './bm25.js';
+import { bm25FromCounts, bm25Idf } from './bm25.js';
 import type { TimeInterval } from './temporal.js';
 import { temporalWindow } from './temporal.js';
 
@@ -36,6 +36,15 @@ export class IndexArms {
     return this.banks.reduce((s, b) => s + b.documentFrequency(term), 0);
   }
 
+  /** A memory's keyword-index terms (for pseudo-relevance feedback). */
+  keywordDoc(id: string): KeywordDoc | undefined {
+    for (const b of this.banks) {
+      const d = b.keywordDoc(id);
+      if (d) return d;
+    }
+    return undefined;
+  }
+
   cosine(id: string, query: Float32Array): number {
     for (const b of this.banks) if (b.get(id)) return b.cosine(id, query);
     return 0;
@@ -57,11 +66,11 @@ export class IndexArms {
     let selective = present.filter((t) => (df.get(t) ?? 0) <= cap);
     if (selective.length === 0) selective = [...present].sort((a, b) => (df.get(a) ?? 0) - (df.get(b) ?? 0)).slice(0, 1);
     const rows: VectorRowMeta[] = [];
+    const counts: Uint8Array[] = [];
     for (const b of this.banks) {
-      for (const id of b.matching(selective)) {
-        const m = b.get(id);
-        if (m && this.keep(m)) rows.push(m);
-      }
+      const found = b.matching(selective, present, this.keep);
+      rows.push(...found.rows);
+      counts.push(found.counts);
     }
     if (rows.length === 0) return [];
     // The same BM25 as bm25Scores (average length over the rows scored), scored in place: this is the hot loop.
@@ -70,7 +79,10 @@ export class IndexArms {
     for (const m of rows) lengths += m.length;
     const avg = lengths / rows.length || 1;
     const scores = new Float64Array(rows.length);
-    for (let i = 0; i < rows.length; i++) scores[i] = bm25Score(rows[i]!.terms, rows[i]!.length, present, idf, avg);
+    let i = 0;
+    for (const c of counts) {
+      for (let r = 0; r < c.length / present.length; r++, i++) scores[i] = bm25FromCounts(c, r * present.length, rows[i]!.length, idf, avg);
+    }
     return bestFirst(rows, scores, k);
   }
 

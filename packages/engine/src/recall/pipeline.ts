@@ -76,8 +76,7 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
       tokens: m.tokenCount,
       occurred_at: m.occurredAt,
       superseded_by: m.memory.superseded_by,
-      terms: m.terms,
-      length: m.length,
+      keywords: arms.keywordDoc(id) ?? { length: 0, get: () => 0, terms: () => new Map() },
     });
   }
   stage('neighbours', pool.length);

@@ -1,5 +1,6 @@
 import type { Memory } from '../memory/types.js';
 import { Int16Matrix } from './int16-matrix.js';
+import { TermIndex } from './term-index.js';
 
 /** What recall filters on, kept beside each vector so filtering needs no database round trip. */
 export interface VectorRowMeta {
@@ -16,8 +17,7 @@ export interface VectorRowMeta {
   documentId: string | null;
   /** occurred_at in epoch milliseconds, or null when the memory has no date. */
   occurredAt: number | null;
-  /** Keyword-index terms (lexemes, or blind tokens under encryption) with their counts, and the total count. */
-  terms: ReadonlyMap<string, number>;
+  /** Keyword-index terms in the text (lexemes, or blind tokens under encryption), repeats counted. */
   length: number;
   /** The memory's text in cl100k tokens (for max_tokens budgets). */
   tokenCount: number;
@@ -25,22 +25,35 @@ export interface VectorRowMeta {
   memory: Memory;
 }
 
+/** A memory's keyword-index terms, read from the bank's term index (term-index.ts). */
+export interface KeywordDoc {
+  /** Terms in the text, repeats counted. */
+  length: number;
+  /** How often the text holds `term` (0 when it does not). */
+  get(term: string): number;
+  /** Every term with its count. */
+  terms(): ReadonlyMap<string, number>;
+}
+
 /**
- * One bank's vectors, row-major and contiguous, with their metadata: int16-quantized in WebAssembly memory for SIMD
- * scoring when available (int16-matrix.ts), else in a Float32Array scanned in JS. Deletes swap the last row into the
- * hole so the scan stays dense.
+ * One bank's vectors, row-major and contiguous, with their metadata and keyword index: int16-quantized in WebAssembly
+ * memory for SIMD scoring when available (int16-matrix.ts), else in a Float32Array scanned in JS. Row numbers are
+ * stable (the term index refers to them): a removed row is a hole the scan skips until a new memory reuses it.
  */
 export class BankVectors {
   /** The rows as floats, only when SIMD is unavailable. */
   private data: Float32Array;
   private readonly simd: Int16Matrix | undefined;
-  private readonly meta: VectorRowMeta[] = [];
+  /** By row; undefined for a free row. */
+  private readonly meta: Array<VectorRowMeta | undefined> = [];
   private readonly position = new Map<string, number>();
-  /** Term -> ids of the rows holding it (document frequency is its size). */
-  private readonly postings = new Map<string, Set<string>>();
+  private readonly free: number[] = [];
+  private readonly keywords = new TermIndex();
   /** batch id -> seq -> id, for neighbour expansion. */
   private readonly batches = new Map<string, Map<number, string>>();
-  private totalLength = 0;
+  /** Rows seen by the current keyword match (marks[row] === epoch), to take each row once without a Set. */
+  private marks = new Uint32Array(0);
+  private epoch = 0;
   /** pg_snapshot_xmin of the last synchronisation: rows written by transactions from this one on are re-read. */
   syncedFrom = '0';
   /** The database handle's writeVersion when this copy was last synchronised (see Database.writeVersion). */
@@ -53,16 +66,16 @@ export class BankVectors {
   }
 
   get size(): number {
-    return this.meta.length;
+    return this.position.size;
   }
 
-  upsert(meta: VectorRowMeta, vector: ArrayLike<number>): void {
-    const previous = this.get(meta.id);
-    if (previous) this.unlink(previous);
-    this.link(meta);
+  /** Adds or replaces a memory: its metadata, its keyword-index terms with their counts, and its vector. */
+  upsert(meta: VectorRowMeta, terms: ReadonlyMap<string, number>, vector: ArrayLike<number>): void {
     let index = this.position.get(meta.id);
-    if (index === undefined) {
-      index = this.meta.length;
+    if (index !== undefined) {
+      this.unlink(index, this.meta[index]!);
+    } else {
+      index = this.free.pop() ?? this.meta.length;
       if (this.simd) {
         if (index + 1 > this.simd.rowCapacity) this.simd.reserve(this.simd.rowCapacity * 2);
       } else if ((index + 1) * this.dimension > this.data.length) {
@@ -70,11 +83,10 @@ export class BankVectors {
         grown.set(this.data);
         this.data = grown;
       }
-      this.meta.push(meta);
       this.position.set(meta.id, index);
-    } else {
-      this.meta[index] = meta;
     }
+    this.meta[index] = meta;
+    this.link(index, meta, terms);
     if (this.simd) this.simd.set(index, vector);
     else this.data.set(vector, index * this.dimension);
   }
@@ -82,17 +94,10 @@ export class BankVectors {
   remove(id: string): void {
     const index = this.position.get(id);
     if (index === undefined) return;
-    this.unlink(this.meta[index]!);
-    const last = this.meta.length - 1;
-    if (index !== last) {
-      const moved = this.meta[last]!;
-      this.meta[index] = moved;
-      this.position.set(moved.id, index);
-      if (this.simd) this.simd.move(last, index);
-      else this.data.copyWithin(index * this.dimension, last * this.dimension, (last + 1) * this.dimension);
-    }
-    this.meta.pop();
+    this.unlink(index, this.meta[index]!);
+    this.meta[index] = undefined;
     this.position.delete(id);
+    this.free.push(index);
   }
 
   get(id: string): VectorRowMeta | undefined {
@@ -110,18 +115,49 @@ export class BankVectors {
 
   /** How many rows hold `term`. */
   documentFrequency(term: string): number {
-    return this.postings.get(term)?.size ?? 0;
+    return this.keywords.documentFrequency(term);
   }
 
-  get averageLength(): number {
-    return this.meta.length === 0 ? 0 : this.totalLength / this.meta.length;
+  /** The memory's keyword-index terms (undefined when the bank does not hold it). */
+  keywordDoc(id: string): KeywordDoc | undefined {
+    const row = this.position.get(id);
+    const meta = row === undefined ? undefined : this.meta[row];
+    if (row === undefined || !meta) return undefined;
+    const keywords = this.keywords;
+    return {
+      length: meta.length,
+      get: (term) => keywords.countIn(row, keywords.lookup([term])[0]),
+      terms: () => keywords.termsOf(row),
+    };
   }
 
-  /** Ids of the rows holding any of `terms`. */
-  matching(terms: readonly string[]): Set<string> {
-    const out = new Set<string>();
-    for (const t of terms) for (const id of this.postings.get(t) ?? []) out.add(id);
-    return out;
+  /**
+   * The rows holding any of `select` that pass `keep`, each once (term by term, in posting order), with their counts
+   * of each of `score` (row-major: counts[i * score.length + j] is row i's count of score[j]).
+   */
+  matching(select: readonly string[], score: readonly string[], keep: (m: VectorRowMeta) => boolean): { rows: VectorRowMeta[]; counts: Uint8Array } {
+    if (this.marks.length < this.meta.length) this.marks = new Uint32Array(Math.max(1024, this.meta.length * 2));
+    const epoch = ++this.epoch;
+    if (epoch === 0xffffffff) {
+      this.marks.fill(0);
+      this.epoch = 1;
+    }
+    const picked: number[] = [];
+    this.keywords.forEachRow(this.keywords.lookup(select), (row) => {
+      if (this.marks[row] === this.epoch) return;
+      this.marks[row] = this.epoch;
+      const m = this.meta[row];
+      if (m && keep(m)) picked.push(row);
+    });
+    const ids = this.keywords.lookup(score);
+    const counts = new Uint8Array(picked.length * ids.length);
+    const rows: VectorRowMeta[] = new Array<VectorRowMeta>(picked.length);
+    for (let i = 0; i < picked.length; i++) {
+      const row = picked[i]!;
+      rows[i] = this.meta[row]!;
+      for (let j = 0; j < ids.length; j++) counts[i * ids.length + j] = this.keywords.countIn(row, ids[j]);
+    }
+    return { rows, counts };
   }
 
   /** The ids at seq - 1 and seq + 1 of the same retain call. */
@@ -132,37 +168,22 @@ export class BankVectors {
     return [batch?.get(meta.seq - 1), batch?.get(meta.seq + 1)].filter((x): x is string => x !== undefined);
   }
 
-  /** Every row (read-only view), e.g. for a time-window scan. */
-  rows(): readonly VectorRowMeta[] {
-    return this.meta;
-  }
-
-  private link(meta: VectorRowMeta): void {
-    for (const term of meta.terms.keys()) {
-      let ids = this.postings.get(term);
-      if (!ids) this.postings.set(term, (ids = new Set()));
-      ids.add(meta.id);
-    }
+  private link(row: number, meta: VectorRowMeta, terms: ReadonlyMap<string, number>): void {
+    this.keywords.add(row, terms);
     if (meta.batchId !== null) {
       let batch = this.batches.get(meta.batchId);
       if (!batch) this.batches.set(meta.batchId, (batch = new Map()));
       batch.set(meta.seq, meta.id);
     }
-    this.totalLength += meta.length;
   }
 
-  private unlink(meta: VectorRowMeta): void {
-    for (const term of meta.terms.keys()) {
-      const ids = this.postings.get(term);
-      ids?.delete(meta.id);
-      if (ids?.size === 0) this.postings.delete(term);
-    }
+  private unlink(row: number, meta: VectorRowMeta): void {
+    this.keywords.remove(row);
     if (meta.batchId !== null) {
       const batch = this.batches.get(meta.batchId);
       if (batch?.get(meta.seq) === meta.id) batch.delete(meta.seq);
       if (batch?.size === 0) this.batches.delete(meta.batchId);
     }
-    this.totalLength -= meta.length;
   }
 
   /** Top `k` rows by dot product with `query` (cosine, vectors being unit length) among rows that pass `keep`. */
@@ -175,8 +196,8 @@ export class BankVectors {
       const score = simdScores ? simdScores[row]! : dot(query, data, row * d, d);
       // Most rows score below the k-th best so far: they are skipped before the (slower) filter looks at them.
       if (!into.wouldTake(score, k)) continue;
-      const meta = this.meta[row]!;
-      if (keep(meta)) into.offer(meta.id, score, k);
+      const meta = this.meta[row];
+      if (meta && keep(meta)) into.offer(meta.id, score, k);
     }
   }
 }

@@ -104,6 +104,7 @@ export class VectorCache {
         bank.remove(row.id);
         continue;
       }
+      const keywords = parseTsvector(row.fts ?? '');
       const meta: VectorRowMeta = {
         id: row.id,
         bankId: row.bank_id,
@@ -118,9 +119,9 @@ export class VectorCache {
         occurredAt: row.occurred_ms === null ? null : Number(row.occurred_ms),
         tokenCount: Number(row.token_count ?? 0),
         memory,
-        ...parseTsvector(row.fts ?? ''),
+        length: keywords.length,
       };
-      bank.upsert(meta, JSON.parse(row.embedding!) as number[]);
+      bank.upsert(meta, keywords.terms, JSON.parse(row.embedding!) as number[]);
     }
     for (const row of rows) {
       if (row.kind === 'gone') bank.remove(row.id!);

@@ -1,0 +1,182 @@
+/**
+ * A bank's keyword index in typed arrays: per term, the rows holding it (postings) and how many do (exact document
+ * frequency); per row, its terms with their counts. The first version kept a Set of memory ids per term and a Map of
+ * terms per memory: about 3 KB of heap per memory, most of the engine's memory at 100,000 memories. Here a term is a
+ * number (a dictionary maps strings to it), a posting is one 32-bit row number, and a row's terms are a range of one
+ * shared arena of (term << 8 | count) words (counts above 255 are kept as 255: BM25 saturates long before).
+ *
+ * Rows are the bank's stable row numbers (bank-vectors.ts), reused after a removal. Removal is lazy: the row's arena
+ * range is dropped, its postings stay until a rebuild, and a posting counts only while its row still holds the term
+ * (so a reused row never inherits its predecessor's terms). Postings are rebuilt from the arena once stale ones
+ * outnumber live ones, which keeps removals O(terms of the row) instead of a scan of every posting list.
+ */
+
+const COUNT_BITS = 8;
+const COUNT_MAX = (1 << COUNT_BITS) - 1;
+
+class Postings {
+  rows = new Uint32Array(4);
+  size = 0;
+
+  add(row: number): void {
+    if (this.size === this.rows.length) {
+      const grown = new Uint32Array(this.rows.length * 2);
+      grown.set(this.rows);
+      this.rows = grown;
+    }
+    this.rows[this.size++] = row;
+  }
+}
+
+export class TermIndex {
+  private readonly ids = new Map<string, number>();
+  private readonly names: string[] = [];
+  private postings: Array<Postings | undefined> = [];
+  private df = new Int32Array(256);
+  private arena = new Uint32Array(1024);
+  private arenaUsed = 0;
+  private start = new Uint32Array(256);
+  private count = new Uint16Array(256);
+  private livePostings = 0;
+  private stalePostings = 0;
+
+  /** Number of rows holding `term`. */
+  documentFrequency(term: string): number {
+    const id = this.ids.get(term);
+    return id === undefined ? 0 : this.df[id]!;
+  }
+
+  /** Indexes `row` with its terms (a row's previous terms must have been removed first). */
+  add(row: number, terms: ReadonlyMap<string, number>): void {
+    this.ensureRows(row + 1);
+    const n = Math.min(terms.size, 0xffff);
+    if (this.arenaUsed + n > this.arena.length) this.compactArena(n);
+    this.start[row] = this.arenaUsed;
+    this.count[row] = n;
+    let i = 0;
+    for (const [term, c] of terms) {
+      if (i++ === n) break;
+      const id = this.idOf(term);
+      (this.postings[id] ??= new Postings()).add(row);
+      this.df[id]!++;
+      this.arena[this.arenaUsed++] = ((id << COUNT_BITS) | Math.min(Math.max(c, 1), COUNT_MAX)) >>> 0;
+    }
+    this.livePostings += n;
+  }
+
+  /** Forgets `row`'s terms. */
+  remove(row: number): void {
+    if (row >= this.count.length) return;
+    const s = this.start[row]!;
+    const n = this.count[row]!;
+    for (let i = s; i < s + n; i++) this.df[this.arena[i]! >>> COUNT_BITS]!--;
+    this.count[row] = 0;
+    this.livePostings -= n;
+    this.stalePostings += n;
+    if (this.stalePostings > this.livePostings + 1024) this.rebuildPostings();
+  }
+
+  /** The term numbers of `terms` (undefined for a term no row ever held). */
+  lookup(terms: readonly string[]): Array<number | undefined> {
+    return terms.map((t) => this.ids.get(t));
+  }
+
+  /**
+   * Calls `visit(row)` for every row holding one of the terms, term by term in posting order; a row holding several
+   * of them is visited once per term.
+   */
+  forEachRow(termIds: ReadonlyArray<number | undefined>, visit: (row: number) => void): void {
+    for (const id of termIds) {
+      if (id === undefined) continue;
+      const p = this.postings[id];
+      if (!p) continue;
+      const rows = p.rows;
+      for (let i = 0; i < p.size; i++) {
+        const row = rows[i]!;
+        if (this.countIn(row, id) > 0) visit(row);
+      }
+    }
+  }
+
+  /** How often the row holds the term (0 when it does not). */
+  countIn(row: number, termId: number | undefined): number {
+    if (termId === undefined || row >= this.count.length) return 0;
+    const s = this.start[row]!;
+    const end = s + this.count[row]!;
+    const arena = this.arena;
+    for (let i = s; i < end; i++) {
+      const w = arena[i]!;
+      if (w >>> COUNT_BITS === termId) return w & COUNT_MAX;
+    }
+    return 0;
+  }
+
+  /** The row's terms with their counts. */
+  termsOf(row: number): Map<string, number> {
+    const out = new Map<string, number>();
+    if (row >= this.count.length) return out;
+    const s = this.start[row]!;
+    for (let i = s; i < s + this.count[row]!; i++) {
+      const w = this.arena[i]!;
+      out.set(this.names[w >>> COUNT_BITS]!, w & COUNT_MAX);
+    }
+    return out;
+  }
+
+  private idOf(term: string): number {
+    let id = this.ids.get(term);
+    if (id === undefined) {
+      id = this.names.length;
+      this.ids.set(term, id);
+      this.names.push(term);
+      if (id >= this.df.length) {
+        const df = new Int32Array(this.df.length * 2);
+        df.set(this.df);
+        this.df = df;
+      }
+    }
+    return id;
+  }
+
+  private ensureRows(rows: number): void {
+    if (rows <= this.start.length) return;
+    let size = this.start.length;
+    while (size < rows) size *= 2;
+    const start = new Uint32Array(size);
+    start.set(this.start);
+    const count = new Uint16Array(size);
+    count.set(this.count);
+    this.start = start;
+    this.count = count;
+  }
+
+  /** Makes room for `n` more arena words: copies the live ranges, in row order, into an arena of the right size. */
+  private compactArena(n: number): void {
+    let live = 0;
+    for (let row = 0; row < this.count.length; row++) live += this.count[row]!;
+    let size = 1024;
+    while (size < (live + n) * 1.5) size *= 2;
+    const next = new Uint32Array(size);
+    let used = 0;
+    for (let row = 0; row < this.count.length; row++) {
+      const c = this.count[row]!;
+      if (c === 0) continue;
+      next.set(this.arena.subarray(this.start[row]!, this.start[row]! + c), used);
+      this.start[row] = used;
+      used += c;
+    }
+    this.arena = next;
+    this.arenaUsed = used;
+  }
+
+  /** Posting lists again from the live rows (drops stale postings), in row order. */
+  private rebuildPostings(): void {
+    const postings: Array<Postings | undefined> = [];
+    for (let row = 0; row < this.count.length; row++) {
+      const s = this.start[row]!;
+      for (let i = s; i < s + this.count[row]!; i++) (postings[this.arena[i]! >>> COUNT_BITS] ??= new Postings()).add(row);
+    }
+    this.postings = postings;
+    this.stalePostings = 0;
+  }
+}
