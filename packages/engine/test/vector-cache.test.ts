@@ -47,6 +47,23 @@ describe('vector cache', () => {
     }
   });
 
+  it('loads a bank a page at a time (cursor) into the same index as one query would', async () => {
+    const whole = new VectorCache(384);
+    const paged = new VectorCache(384, 250_000, 7);
+    for (const q of ['boats on the sea', 'jazz piano chords']) {
+      const [v] = await engine.engine.embedder.embed([q], 'query');
+      const a = await whole.search(engine.engine.db, 'default', ['vc'], v!, 50, () => true);
+      const b = await paged.search(engine.engine.db, 'default', ['vc'], v!, 50, () => true);
+      assert.deepEqual(b, a);
+    }
+    const [bankWhole] = await whole.banks(engine.engine.db, 'default', ['vc']);
+    const [bankPaged] = await paged.banks(engine.engine.db, 'default', ['vc']);
+    assert.equal(bankPaged!.size, 140);
+    assert.equal(bankPaged!.size, bankWhole!.size);
+    assert.equal(bankPaged!.documentFrequency('chess'), bankWhole!.documentFrequency('chess'));
+    assert.ok(bankPaged!.documentFrequency('chess') > 0);
+  });
+
   it('follows inserts, edits, invalidations and deletes made after it loaded', async () => {
     const cache = new VectorCache(384);
     const [probe] = await engine.engine.embedder.embed(['volcano eruption lava'], 'query');

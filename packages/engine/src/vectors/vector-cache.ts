@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/database.js';
+import type { Database, Queryable } from '../db/database.js';
 import { BankVectors, TopK, type VectorRowMeta } from './bank-vectors.js';
 import { parseTsvector } from './tsvector.js';
 import { MEMORY_COLUMNS, MEMORY_COLUMN_COUNT, rowsToMemories, type MemoryRow } from '../memory/store.js';
@@ -15,6 +15,48 @@ interface DeltaRow extends MemoryRow {
   xmin: string | null;
 }
 
+
+function isDatabase(q: Queryable): q is Database {
+  return typeof (q as Partial<Database>).transaction === 'function';
+}
+
+/** Applies synchronisation rows to the bank's copy: changed memories (opened here), tombstones, the snapshot. */
+async function apply(db: Queryable, bank: BankVectors, tenant: string, rows: readonly DeltaRow[]): Promise<void> {
+  const changed = rows.filter((row) => row.kind === 'row');
+  // Bodies are opened (decrypted under encryption at rest) once here, so recall never reads them again. A row that
+  // fails to open (tampered, moved) is dropped: it must never be returned.
+  const memories = new Map((await rowsToMemories(db, tenant, changed)).map((m) => [m.id, m]));
+  for (const row of changed) {
+    const memory = memories.get(row.id);
+    if (!memory) {
+      bank.remove(row.id);
+      continue;
+    }
+    const keywords = parseTsvector(row.fts ?? '');
+    const meta: VectorRowMeta = {
+      id: row.id,
+      bankId: row.bank_id,
+      space: row.space,
+      type: row.type,
+      valid: row.state === 'valid',
+      superseded: row.superseded_by !== null,
+      tags: row.tags ?? [],
+      batchId: row.batch_id,
+      seq: Number(row.seq ?? 0),
+      documentId: row.document_id,
+      occurredAt: row.occurred_ms === null ? null : Number(row.occurred_ms),
+      tokenCount: Number(row.token_count ?? 0),
+      memory,
+      length: keywords.length,
+    };
+    bank.upsert(meta, keywords.terms, JSON.parse(row.embedding!) as number[]);
+  }
+  for (const row of rows) {
+    if (row.kind === 'gone') bank.remove(row.id!);
+    if (row.kind === 'snap') bank.syncedFrom = row.xmin!;
+  }
+}
+
 /**
  * Semantic search over in-memory copies of each bank's vectors. Before every search the copy is brought up to date
  * with one indexed query that returns only what changed since the last one (see migration 003), so writes by this
@@ -29,6 +71,8 @@ export class VectorCache {
     private readonly dimension: number,
     /** Evict the least recently used banks beyond this many vectors in total (about 1.5 KiB each at 384 dims). */
     private readonly maxVectors = 250_000,
+    /** Rows per page when a whole bank is loaded. */
+    private readonly loadPage = 2000,
   ) {}
 
   async search(
@@ -82,8 +126,7 @@ export class VectorCache {
     const from = bank.syncedFrom;
     // The tombstone and snapshot branches pad the memory columns with NULLs (their types come from the first branch).
     const pad = 'NULL, '.repeat(MEMORY_COLUMN_COUNT + 6);
-    const rows = await db.query<DeltaRow>(
-      `SELECT 'row' AS kind, ${MEMORY_COLUMNS}, batch_id::text AS batch_id, seq,
+    const sql = `SELECT 'row' AS kind, ${MEMORY_COLUMNS}, batch_id::text AS batch_id, seq,
               (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms, fts::text AS fts, token_count,
               embedding::text AS embedding, NULL AS xmin
          FROM memories WHERE tenant = $1 AND bank_id = $2 AND writer_xid >= $3::xid8 AND embedding IS NOT NULL
@@ -91,41 +134,23 @@ export class VectorCache {
        SELECT 'gone', id, ${pad.slice(0, -2).replace(/^NULL, /, '')}, NULL
          FROM memory_tombstones WHERE tenant = $1 AND bank_id = $2 AND writer_xid >= $3::xid8
        UNION ALL
-       SELECT 'snap', ${pad}pg_snapshot_xmin(pg_current_snapshot())::text`,
-      [tenant, bankId, from],
-    );
-    const changed = rows.filter((row) => row.kind === 'row');
-    // Bodies are opened (decrypted under encryption at rest) once here, so recall never reads them again. A row that
-    // fails to open (tampered, moved) is dropped: it must never be returned.
-    const memories = new Map((await rowsToMemories(db, tenant, changed)).map((m) => [m.id, m]));
-    for (const row of changed) {
-      const memory = memories.get(row.id);
-      if (!memory) {
-        bank.remove(row.id);
-        continue;
-      }
-      const keywords = parseTsvector(row.fts ?? '');
-      const meta: VectorRowMeta = {
-        id: row.id,
-        bankId: row.bank_id,
-        space: row.space,
-        type: row.type,
-        valid: row.state === 'valid',
-        superseded: row.superseded_by !== null,
-        tags: row.tags ?? [],
-        batchId: row.batch_id,
-        seq: Number(row.seq ?? 0),
-        documentId: row.document_id,
-        occurredAt: row.occurred_ms === null ? null : Number(row.occurred_ms),
-        tokenCount: Number(row.token_count ?? 0),
-        memory,
-        length: keywords.length,
-      };
-      bank.upsert(meta, keywords.terms, JSON.parse(row.embedding!) as number[]);
-    }
-    for (const row of rows) {
-      if (row.kind === 'gone') bank.remove(row.id!);
-      if (row.kind === 'snap') bank.syncedFrom = row.xmin!;
+       SELECT 'snap', ${pad}pg_snapshot_xmin(pg_current_snapshot())::text`;
+    const params = [tenant, bankId, from];
+    const target = bank;
+    if (fresh && isDatabase(db)) {
+      // A whole bank is read through a cursor, a page at a time: one snapshot as before, but neither the database
+      // (whose WebAssembly heap never shrinks, when embedded) nor this process ever holds every row's vector text at once.
+      await db.transaction(async (tx) => {
+        await tx.query(`DECLARE mnemos_bank_sync NO SCROLL CURSOR FOR ${sql}`, params);
+        for (;;) {
+          const rows = await tx.query<DeltaRow>(`FETCH ${this.loadPage} FROM mnemos_bank_sync`);
+          await apply(tx, target, tenant, rows);
+          if (rows.length < this.loadPage) break;
+        }
+        await tx.query('CLOSE mnemos_bank_sync');
+      });
+    } else {
+      await apply(db, target, tenant, await db.query<DeltaRow>(sql, params));
     }
     bank.lastUsed = Date.now();
     bank.syncedAtVersion = version;
