@@ -71,8 +71,12 @@ export class VectorCache {
     private readonly dimension: number,
     /** Evict the least recently used banks beyond this many vectors in total (about 1.5 KiB each at 384 dims). */
     private readonly maxVectors = 250_000,
-    /** Rows per page when a whole bank is loaded. */
-    private readonly loadPage = 2000,
+    /**
+     * Rows per page when a whole bank is loaded. Small pages keep each page's rows (vector text, parsed arrays) young
+     * enough to die in the young generation: with 2,000-row pages they were promoted, and a 100,000-memory bank left
+     * the process about 330 MB larger once loaded (1.05 GB against 0.71 GB, measured).
+     */
+    private readonly loadPage = 250,
   ) {}
 
   async search(
