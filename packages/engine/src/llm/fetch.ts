@@ -58,6 +58,29 @@ function sleep(ms: number, signal: AbortSignal | null | undefined): Promise<void
   });
 }
 
+/**
+ * One attempt that times out after `ms` (a TimeoutError) or when `outer` aborts. A timer of its own rather than
+ * AbortSignal.timeout: a timeout signal referenced only through AbortSignal.any can be garbage-collected and never fire.
+ */
+async function fetchWithin(ms: number, input: Parameters<typeof fetch>[0], init: RequestInit | undefined, outer: AbortSignal | undefined): Promise<Response> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException('The operation timed out.', 'TimeoutError')), ms);
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener('abort', onAbort, { once: true });
+  try {
+    // The body is read inside the attempt, so a server that sends headers and then stalls times out too.
+    const response = await fetch(input, { ...init, signal: controller.signal });
+    const body = await response.arrayBuffer();
+    return new Response(NULL_BODY_STATUSES.has(response.status) ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  } finally {
+    clearTimeout(timer);
+    outer?.removeEventListener('abort', onAbort);
+  }
+}
+
+const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+
 /** `transport`: send through the LLM transport thread (it starts each attempt's timeout when the request leaves). */
 export function resilientFetch(policy: RetryPolicy, transport?: LlmTransport): typeof fetch {
   return async (input, init) => {
@@ -70,7 +93,7 @@ export function resilientFetch(policy: RetryPolicy, transport?: LlmTransport): t
       try {
         response = transport
           ? await transport.fetch(input, { ...init, signal: outer ?? null }, { timeoutMs: policy.timeoutMs })
-          : await fetch(input, { ...init, signal: AbortSignal.any([AbortSignal.timeout(policy.timeoutMs), ...(outer ? [outer] : [])]) });
+          : await fetchWithin(policy.timeoutMs, input, init, outer);
       } catch (error) {
         if (outer?.aborted) throw new LlmError('The LLM call was cancelled.', 'aborted');
         const timedOut = (error as Error).name === 'TimeoutError';

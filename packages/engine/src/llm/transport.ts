@@ -20,8 +20,12 @@ const fail = (id, error) => parentPort.postMessage({ id, error: { name: error.na
 async function run(m) {
   const controller = new AbortController();
   running.set(m.id, controller);
-  // The attempt's timeout starts when the request leaves, not while it waits its turn in the queue.
-  const signal = m.timeoutMs > 0 ? AbortSignal.any([controller.signal, AbortSignal.timeout(m.timeoutMs)]) : controller.signal;
+  // The attempt's timeout starts when the request leaves, not while it waits its turn in the queue. A plain timer, not
+  // AbortSignal.timeout: a timeout signal held only by AbortSignal.any can be garbage-collected and then never fires.
+  const signal = controller.signal;
+  const timer = m.timeoutMs > 0
+    ? setTimeout(() => controller.abort(new DOMException('The operation timed out.', 'TimeoutError')), m.timeoutMs)
+    : undefined;
   parentPort.postMessage({ id: m.id, sent: true });
   try {
     const r = await fetch(m.url, { method: m.method, headers: m.headers, body: m.body, signal });
@@ -30,6 +34,7 @@ async function run(m) {
   } catch (error) {
     fail(m.id, signal.reason && signal.aborted ? signal.reason : error);
   } finally {
+    clearTimeout(timer);
     running.delete(m.id);
   }
 }
