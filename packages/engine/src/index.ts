@@ -4,6 +4,7 @@ import { Engine, type Logger } from './engine.js';
 import { buildApp, type RouteExtender } from './http/app.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { installLlmLayer } from './llm/index.js';
+import { vectorCacheFor } from './vectors/registry.js';
 
 export { loadEngineConfig, ConfigError, type EngineConfig } from './config/load.js';
 export { Engine, type Logger } from './engine.js';
@@ -33,6 +34,22 @@ const consoleLog: Logger = {
   warn: (m) => console.warn(`[mnemos] ${m}`),
   error: (m) => console.error(`[mnemos] ${m}`),
 };
+/** Loads recently written banks' indexes in the background; the engine waits for it (between banks) on close. */
+function preloadIndexes(engine: Engine): void {
+  const cache = vectorCacheFor(engine.db);
+  if (!cache) return;
+  let stopped = false;
+  const started = performance.now();
+  const done = cache.preload(engine.db, () => stopped).then(
+    (n) => { if (n > 0) engine.log.info(`bank indexes of ${n} bank(s) loaded in ${Math.round(performance.now() - started)} ms`); },
+    (error: unknown) => engine.log.warn(`loading bank indexes failed (${(error as Error).message}); they load on first recall instead`),
+  );
+  engine.closers.push(async () => {
+    stopped = true;
+    await done;
+  });
+}
+
 const quietLog: Logger = { info: () => undefined, warn: () => undefined, error: (m) => console.error(`[mnemos] ${m}`) };
 
 /** Opens the engine and serves its HTTP API; `close()` stops it and releases the database. */
@@ -48,6 +65,7 @@ export async function startEngine(options: StartEngineOptions = {}): Promise<Run
     // The MCP server (POST /mcp) is part of every engine; callers' extensions come after it.
     const app = await buildApp(engine, [mcpRoutes, ...(options.extensions ?? [])]);
     await app.listen({ port: config.port, host: config.host });
+    preloadIndexes(engine);
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { EMBEDDED_SETTINGS, openEmbeddedDatabase } from '../src/db/pglite.js';
 import { refreshStatistics } from '../src/db/embedded-statistics.js';
+import { call, startTestEngine } from './helpers/engine.js';
 
 /** The embedded database: created on first open (initdb in a child process), reopened as is, with its memory settings. */
 describe('embedded database', () => {
@@ -63,5 +64,24 @@ describe('embedded database', () => {
       await db.close();
     }
   });
-});
 
+  it('gathers no planner statistics on what users wrote (pg_statistic would keep copies past deletion)', async () => {
+    const engine = await startTestEngine();
+    try {
+      const r = await call(engine.url, 'POST', '/v1/default/banks/stats/memories', {
+        items: Array.from({ length: 30 }, (_, i) => ({ content: `Quillonbrand note ${i % 3}`, tags: ['secretive'], metadata: { k: 'zephyrix' } })),
+      });
+      assert.equal(r.status, 200);
+      await engine.engine.db.query('ANALYZE memories');
+      const columns = (await engine.engine.db.query<{ attname: string }>(`SELECT attname FROM pg_stats WHERE tablename = 'memories'`)).map((c) => c.attname);
+      assert.ok(columns.includes('bank_id') && columns.includes('created_at'), 'the partition and time columns have statistics');
+      for (const c of ['text', 'context', 'metadata', 'tags', 'entities', 'fts', 'document_id', 'content_hash', 'body_enc']) assert.ok(!columns.includes(c), c);
+      const values = await engine.engine.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stats WHERE tablename = 'memories' AND (most_common_vals::text ILIKE '%quillonbrand%' OR most_common_vals::text ILIKE '%zephyrix%' OR histogram_bounds::text ILIKE '%quillonbrand%')`,
+      );
+      assert.equal(values[0]?.n, 0);
+    } finally {
+      await engine.dispose();
+    }
+  });
+});

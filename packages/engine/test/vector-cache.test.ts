@@ -64,6 +64,17 @@ describe('vector cache', () => {
     assert.ok(bankPaged!.documentFrequency('chess') > 0);
   });
 
+  it('preloads the most recently written banks that fit its budget', async () => {
+    await call(engine.url, 'POST', '/v1/default/banks/vc-small/memories', { items: [{ content: 'A small bank.' }, { content: 'Written last.' }] });
+    const cache = new VectorCache(384, 100);
+    assert.equal(await cache.preload(engine.engine.db, () => false), 1);
+    assert.ok(cache.has('default', 'vc-small'));
+    assert.ok(!cache.has('default', 'vc'), 'a bank larger than the budget waits for its first recall');
+    const stopped = new VectorCache(384);
+    assert.equal(await stopped.preload(engine.engine.db, () => true), 0);
+    assert.ok(!stopped.has('default', 'vc-small'));
+  });
+
   it('follows inserts, edits, invalidations and deletes made after it loaded', async () => {
     const cache = new VectorCache(384);
     const [probe] = await engine.engine.embedder.embed(['volcano eruption lava'], 'query');

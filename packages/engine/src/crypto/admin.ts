@@ -109,8 +109,10 @@ export async function encryptExisting(db: Database, masterRaw: Buffer, batchSize
     if (done < batchSize) break;
   }
   if (encrypted > 0) {
-    // Old row versions hold the plaintext until the table is rewritten.
+    // Old row versions hold the plaintext until the table is rewritten; so may old versions of pg_statistic rows
+    // (statistics gathered before migration 004), which only a superuser may rewrite.
     await db.exec('VACUUM FULL memories');
+    await db.exec('VACUUM FULL pg_statistic').catch(() => undefined);
     await db.exec('CHECKPOINT').catch(() => undefined);
   }
   return { encrypted };

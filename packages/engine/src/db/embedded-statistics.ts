@@ -29,11 +29,13 @@ export async function refreshStatistics(sql: RawSql): Promise<string[]> {
 }
 
 /**
- * Checks every `intervalMs` while writes happen (`writes()` changes); the timer never keeps the process alive.
+ * Checks after `intervalMs`, then every `intervalMs` while writes happen (`writes()` changes); the timer never keeps
+ * the process alive.
  * Returns a stop function that waits for a check in progress.
  */
 export function keepStatisticsFresh(sql: RawSql, writes: () => number, intervalMs: number, onError: (e: Error) => void): () => Promise<void> {
-  let seen = writes();
+  // The first tick always checks (a database reopened with tables never analyzed).
+  let seen = Number.NaN;
   let running: Promise<unknown> | undefined;
   const timer = setInterval(() => {
     const now = writes();

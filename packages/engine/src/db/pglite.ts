@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { keepStatisticsFresh, refreshStatistics, type RawSql } from './embedded-statistics.js';
+import { keepStatisticsFresh, type RawSql } from './embedded-statistics.js';
 import { mayWriteMemories, type Database, type SqlParam, type Transaction as TxApi } from './database.js';
 
 /**
@@ -28,7 +28,7 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   const startParams = [...PGlite.defaultStartParams, ...Object.entries(EMBEDDED_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
   const pg = await PGlite.create({ dataDir, extensions: { vector }, startParams });
   const db = new EmbeddedDatabase(pg);
-  await db.startMaintenance();
+  db.startMaintenance();
   return db;
 }
 
@@ -60,9 +60,10 @@ class EmbeddedDatabase implements Database {
    * Planner statistics (embedded-statistics.ts): refreshed at open and then while writes happen. Maintenance
    * statements go straight to PGlite, so they do not count as memory writes (which would make readers resynchronise).
    */
-  async startMaintenance(): Promise<void> {
+  startMaintenance(): void {
     const raw: RawSql = { query: async <T extends object>(sql: string) => (await this.pg.query<T>(sql)).rows };
-    await refreshStatistics(raw).catch(() => undefined); // tables do not exist before the first migration
+    // The first check waits for the first interval (whether or not anything was written), so the migrations that run
+    // right after opening, among them 004 (no statistics on content columns), always come before any ANALYZE.
     this.stopMaintenance = keepStatisticsFresh(raw, () => this.writeVersion, STATISTICS_CHECK_MS, () => undefined);
   }
 

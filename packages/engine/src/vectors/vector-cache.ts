@@ -95,6 +95,33 @@ export class VectorCache {
     return top.results();
   }
 
+  /** Whether the bank's index is in memory. */
+  has(tenant: string, bankId: string): boolean {
+    return this.cached.has(`${tenant}\u0000${bankId}`);
+  }
+
+  /**
+   * Loads the indexes of the banks most recently written to, as many as fit the cache's budget, one after the other
+   * (started after the engine listens, so a restarted engine's first recall of a large bank does not wait for its
+   * index). Stops between banks once `stopped()` says so.
+   */
+  async preload(db: Queryable, stopped: () => boolean): Promise<number> {
+    const banks = await db.query<{ tenant: string; bank_id: string; n: number }>(
+      `SELECT b.tenant, b.bank_id, (SELECT count(*) FROM memories m WHERE m.tenant = b.tenant AND m.bank_id = b.bank_id)::int AS n
+       FROM banks b ORDER BY b.last_write_at DESC NULLS LAST LIMIT 1000`,
+    );
+    let total = 0;
+    let loaded = 0;
+    for (const b of banks) {
+      if (stopped()) break;
+      if (b.n === 0 || total + b.n > this.maxVectors) continue;
+      total += b.n;
+      await this.synced(db, b.tenant, b.bank_id);
+      loaded++;
+    }
+    return loaded;
+  }
+
   /** The banks' indexes, each brought up to date first (for recall arms that need more than the vector scan). */
   async banks(db: Queryable, tenant: string, bankIds: readonly string[]): Promise<BankVectors[]> {
     const out: BankVectors[] = [];

@@ -1,10 +1,12 @@
 import initial from './001_initial.js';
 import jobs from './002_jobs.js';
 import vectorSync from './003_vector_sync.js';
+import noContentStatistics from './004_no_content_statistics.js';
 
 /** Numbered migrations, applied in order, each once. Append only: never edit a migration that has shipped. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   { version: 1, name: 'initial', sql: initial },
   { version: 2, name: 'jobs', sql: jobs },
   { version: 3, name: 'vector_sync', sql: vectorSync },
+  { version: 4, name: 'no_content_statistics', sql: noContentStatistics },
 ];
