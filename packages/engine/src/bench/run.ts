@@ -46,10 +46,11 @@ async function count(base: string, bank: string): Promise<number> {
 
 async function main() {
   const home = mkdtempSync(join(tmpdir(), 'mnemos-bench-'));
-  const engine = await spawnEngineProcess({ MNEMOS_HOME: home, MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: model, MNEMOS_API_PORT: '0', MNEMOS_API_HOST: '127.0.0.1' });
+  const engineEnv = { MNEMOS_HOME: home, MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: model, MNEMOS_API_PORT: '0', MNEMOS_API_HOST: '127.0.0.1' };
+  let engine = await spawnEngineProcess(engineEnv);
   // The floor: the same model embedding the query alone, in this process, while the engine is idle.
   const floorModel = await createLocalEmbedder({ model, cacheDir: join(home, 'models'), dtype: 'fp32', log: () => undefined });
-  const base = `${engine.url}/v1/default/banks`;
+  let base = `${engine.url}/v1/default/banks`;
   const r = rng(42);
   let counter = 0;
   console.log(`Mnemos engine benchmark (embedded PGlite, local ${model.split('/').pop()}, ${process.arch}, node ${process.version})\n`);
@@ -170,6 +171,21 @@ async function main() {
       line(`Memory use, ${total} memories (RSS)`, `${rss.toFixed(2)} GiB`, '<= 1 GiB', rss <= 1);
       line('Engine peak RSS since start (VmHWM)', `${(rssMiB(engine.child.pid, 'VmHWM') / 1024).toFixed(2)} GiB`, '', undefined);
     }
+
+    // Restart on the same data (the model is a local folder, so nothing downloads): time to ready, and memory once
+    // the recall bank's index is loaded again.
+    const memories = await count(base, 'big');
+    await engine.stop();
+    const restart = performance.now();
+    engine = await spawnEngineProcess(engineEnv);
+    const ready = performance.now() - restart;
+    base = `${engine.url}/v1/default/banks`;
+    line(`Start-up to ready, ${counter} memories stored`, ms(ready), '<= 10 s', ready <= 10_000);
+    const first = performance.now();
+    await post(`${base}/big/memories/recall`, { query: queryText(r) });
+    console.log(`(first recall after the restart: ${ms(performance.now() - first)})`);
+    const rssAfter = rssMiB(engine.child.pid) / 1024;
+    line(`Memory use after restart, ${memories} memories (RSS)`, `${rssAfter.toFixed(2)} GiB`, '<= 1 GiB', rssAfter <= 1);
   } finally {
     await floorModel.close();
     await engine.stop();
