@@ -49,10 +49,17 @@ export function fuse(
   const cosineOf = (id: string | undefined) => (id === undefined ? 0 : (cosines.get(id) ?? 0));
   // Neighbours: same retain call, positions `distance` before and after. A neighbour lifts a memory only by how much
   // better it matched than the memory itself (so a term every memory shares lifts nothing).
-  const at = new Map<string, string>();
-  for (const p of pool) if (p.batch_id !== null) at.set(`${p.batch_id}#${p.seq}`, p.id);
-  const excess = (p: PoolRow, distance: number, of: (id: string | undefined) => number, own: number) =>
-    p.batch_id === null ? 0 : Math.max(0, Math.max(of(at.get(`${p.batch_id}#${p.seq - distance}`)), of(at.get(`${p.batch_id}#${p.seq + distance}`))) - own);
+  const at = new Map<string, Map<number, string>>();
+  for (const p of pool) {
+    if (p.batch_id === null) continue;
+    const batch = at.get(p.batch_id);
+    if (batch) batch.set(p.seq, p.id);
+    else at.set(p.batch_id, new Map([[p.seq, p.id]]));
+  }
+  const excess = (p: PoolRow, distance: number, of: (id: string | undefined) => number, own: number) => {
+    const batch = p.batch_id === null ? undefined : at.get(p.batch_id);
+    return batch === undefined ? 0 : Math.max(0, Math.max(of(batch.get(p.seq - distance)), of(batch.get(p.seq + distance))) - own);
+  };
   // Document groups: document_id, else the retain call. A document scores by its two best candidates, for meaning
   // and for keywords.
   const groupOf = (p: PoolRow) => (p.document_id !== null ? `d:${p.document_id}` : p.batch_id !== null ? `b:${p.batch_id}` : `m:${p.id}`);

@@ -53,6 +53,7 @@ export class BankVectors {
   private readonly batches = new Map<string, Map<number, string>>();
   /** Rows seen by the current keyword match (marks[row] === epoch), to take each row once without a Set. */
   private marks = new Uint32Array(0);
+  private picks = new Int32Array(0);
   private epoch = 0;
   /** pg_snapshot_xmin of the last synchronisation: rows written by transactions from this one on are re-read. */
   syncedFrom = '0';
@@ -126,7 +127,7 @@ export class BankVectors {
     const keywords = this.keywords;
     return {
       length: meta.length,
-      get: (term) => keywords.countIn(row, keywords.lookup([term])[0]),
+      get: (term) => keywords.countIn(row, keywords.numberOf(term)),
       terms: () => keywords.termsOf(row),
     };
   }
@@ -136,27 +137,37 @@ export class BankVectors {
    * of each of `score` (row-major: counts[i * score.length + j] is row i's count of score[j]).
    */
   matching(select: readonly string[], score: readonly string[], keep: (m: VectorRowMeta) => boolean): { rows: VectorRowMeta[]; counts: Uint8Array } {
-    if (this.marks.length < this.meta.length) this.marks = new Uint32Array(Math.max(1024, this.meta.length * 2));
+    if (this.marks.length < this.meta.length) {
+      this.marks = new Uint32Array(Math.max(1024, this.meta.length * 2));
+      this.picks = new Int32Array(this.marks.length);
+      this.epoch = 0;
+    }
     const epoch = ++this.epoch;
     if (epoch === 0xffffffff) {
       this.marks.fill(0);
       this.epoch = 1;
     }
-    const picked: number[] = [];
-    this.keywords.forEachRow(this.keywords.lookup(select), (row) => {
-      if (this.marks[row] === this.epoch) return;
-      this.marks[row] = this.epoch;
-      const m = this.meta[row];
-      if (m && keep(m)) picked.push(row);
-    });
-    const ids = this.keywords.lookup(score);
-    const counts = new Uint8Array(picked.length * ids.length);
-    const rows: VectorRowMeta[] = new Array<VectorRowMeta>(picked.length);
-    for (let i = 0; i < picked.length; i++) {
-      const row = picked[i]!;
-      rows[i] = this.meta[row]!;
-      for (let j = 0; j < ids.length; j++) counts[i * ids.length + j] = this.keywords.countIn(row, ids[j]);
+    const marks = this.marks;
+    const picks = this.picks;
+    const rows: VectorRowMeta[] = [];
+    // Rows holding a selecting term, each once; picks[row] is its place in `rows` (-1: filtered out).
+    for (const t of select) {
+      this.keywords.forEachPosting(this.keywords.numberOf(t), (row) => {
+        if (marks[row] === epoch) return;
+        marks[row] = epoch;
+        const m = this.meta[row];
+        picks[row] = m && keep(m) ? rows.push(m) - 1 : -1;
+      });
     }
+    // Their counts of each scoring term, term by term over the postings.
+    const counts = new Uint8Array(rows.length * score.length);
+    score.forEach((t, j) => {
+      this.keywords.forEachPosting(this.keywords.numberOf(t), (row, count) => {
+        if (marks[row] !== epoch) return;
+        const i = picks[row]!;
+        if (i >= 0) counts[i * score.length + j] = count;
+      });
+    });
     return { rows, counts };
   }
 

@@ -2,8 +2,8 @@
  * A bank's keyword index in typed arrays: per term, the rows holding it (postings) and how many do (exact document
  * frequency); per row, its terms with their counts. The first version kept a Set of memory ids per term and a Map of
  * terms per memory: about 3 KB of heap per memory, most of the engine's memory at 100,000 memories. Here a term is a
- * number (a dictionary maps strings to it), a posting is one 32-bit row number, and a row's terms are a range of one
- * shared arena of (term << 8 | count) words (counts above 255 are kept as 255: BM25 saturates long before).
+ * number (a dictionary maps strings to it), a posting is one 32-bit (row << 8 | count) word, and a row's terms are a
+ * range of one shared arena of (term << 8 | count) words (counts above 255 are kept as 255: BM25 saturates long before).
  *
  * Rows are the bank's stable row numbers (bank-vectors.ts), reused after a removal. Removal is lazy: the row's arena
  * range is dropped, its postings stay until a rebuild, and a posting counts only while its row still holds the term
@@ -14,17 +14,18 @@
 const COUNT_BITS = 8;
 const COUNT_MAX = (1 << COUNT_BITS) - 1;
 
+/** A term's postings: (row << 8 | count) words in insertion order. */
 class Postings {
-  rows = new Uint32Array(4);
+  words = new Uint32Array(4);
   size = 0;
 
-  add(row: number): void {
-    if (this.size === this.rows.length) {
-      const grown = new Uint32Array(this.rows.length * 2);
-      grown.set(this.rows);
-      this.rows = grown;
+  add(row: number, count: number): void {
+    if (this.size === this.words.length) {
+      const grown = new Uint32Array(this.words.length * 2);
+      grown.set(this.words);
+      this.words = grown;
     }
-    this.rows[this.size++] = row;
+    this.words[this.size++] = ((row << COUNT_BITS) | count) >>> 0;
   }
 }
 
@@ -57,9 +58,10 @@ export class TermIndex {
     for (const [term, c] of terms) {
       if (i++ === n) break;
       const id = this.idOf(term);
-      (this.postings[id] ??= new Postings()).add(row);
+      const count = Math.min(Math.max(c, 1), COUNT_MAX);
+      (this.postings[id] ??= new Postings()).add(row, count);
       this.df[id]!++;
-      this.arena[this.arenaUsed++] = ((id << COUNT_BITS) | Math.min(Math.max(c, 1), COUNT_MAX)) >>> 0;
+      this.arena[this.arenaUsed++] = ((id << COUNT_BITS) | count) >>> 0;
     }
     this.livePostings += n;
   }
@@ -81,21 +83,35 @@ export class TermIndex {
     return terms.map((t) => this.ids.get(t));
   }
 
+  /** The number of one term (undefined when no row ever held it). */
+  numberOf(term: string): number | undefined {
+    return this.ids.get(term);
+  }
+
+  /**
+   * Calls `visit(row, count)` for every row holding the term, in posting order. Postings of removed rows are skipped:
+   * while there are none (no removal since the last rebuild) the posting's own count is used as is.
+   */
+  forEachPosting(termId: number | undefined, visit: (row: number, count: number) => void): void {
+    if (termId === undefined) return;
+    const p = this.postings[termId];
+    if (!p) return;
+    const words = p.words;
+    const exact = this.stalePostings === 0;
+    for (let i = 0; i < p.size; i++) {
+      const w = words[i]!;
+      const row = w >>> COUNT_BITS;
+      const count = exact ? w & COUNT_MAX : this.countIn(row, termId);
+      if (count > 0) visit(row, count);
+    }
+  }
+
   /**
    * Calls `visit(row)` for every row holding one of the terms, term by term in posting order; a row holding several
    * of them is visited once per term.
    */
   forEachRow(termIds: ReadonlyArray<number | undefined>, visit: (row: number) => void): void {
-    for (const id of termIds) {
-      if (id === undefined) continue;
-      const p = this.postings[id];
-      if (!p) continue;
-      const rows = p.rows;
-      for (let i = 0; i < p.size; i++) {
-        const row = rows[i]!;
-        if (this.countIn(row, id) > 0) visit(row);
-      }
-    }
+    for (const id of termIds) this.forEachPosting(id, (row) => visit(row));
   }
 
   /** How often the row holds the term (0 when it does not). */
@@ -174,7 +190,10 @@ export class TermIndex {
     const postings: Array<Postings | undefined> = [];
     for (let row = 0; row < this.count.length; row++) {
       const s = this.start[row]!;
-      for (let i = s; i < s + this.count[row]!; i++) (postings[this.arena[i]! >>> COUNT_BITS] ??= new Postings()).add(row);
+      for (let i = s; i < s + this.count[row]!; i++) {
+        const w = this.arena[i]!;
+        (postings[w >>> COUNT_BITS] ??= new Postings()).add(row, w & COUNT_MAX);
+      }
     }
     this.postings = postings;
     this.stalePostings = 0;
