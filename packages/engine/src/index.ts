@@ -42,10 +42,13 @@ function preloadIndexes(engine: Engine): void {
   const started = performance.now();
   const done = cache.preload(engine.db, () => stopped).then(
     (n) => { if (n > 0) engine.log.info(`bank indexes of ${n} bank(s) loaded in ${Math.round(performance.now() - started)} ms`); },
-    (error: unknown) => engine.log.warn(`loading bank indexes failed (${(error as Error).message}); they load on first recall instead`),
+    (error: unknown) => {
+      if (!stopped) engine.log.warn(`loading bank indexes failed (${(error as Error).message}); they load on first recall instead`);
+    },
   );
   engine.closers.push(async () => {
     stopped = true;
+    cache.stop();
     await done;
   });
 }

@@ -73,6 +73,12 @@ describe('vector cache', () => {
     const stopped = new VectorCache(384);
     assert.equal(await stopped.preload(engine.engine.db, () => true), 0);
     assert.ok(!stopped.has('default', 'vc-small'));
+    // A bank still loading when the engine stops gives up at its next page instead of holding the shutdown.
+    const stopping = new VectorCache(384, 250_000, 1);
+    const loading = stopping.banks(engine.engine.db, 'default', ['vc']);
+    stopping.stop();
+    await assert.rejects(loading, /the engine is stopping/);
+    assert.ok(!stopping.has('default', 'vc'));
   });
 
   it('follows inserts, edits, invalidations and deletes made after it loaded', async () => {

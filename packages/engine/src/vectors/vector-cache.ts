@@ -95,6 +95,13 @@ export class VectorCache {
     return top.results();
   }
 
+  private stopping = false;
+
+  /** Makes loads of whole banks in progress give up at their next page (the engine is closing). */
+  stop(): void {
+    this.stopping = true;
+  }
+
   /** Whether the bank's index is in memory. */
   has(tenant: string, bankId: string): boolean {
     return this.cached.has(`${tenant}\u0000${bankId}`);
@@ -174,6 +181,8 @@ export class VectorCache {
       await db.transaction(async (tx) => {
         await tx.query(`DECLARE mnemos_bank_sync NO SCROLL CURSOR FOR ${sql}`, params);
         for (;;) {
+          // A stopping engine does not wait for a large bank to finish loading (a container gets a few seconds).
+          if (this.stopping) throw new Error('the engine is stopping; the bank index was not loaded');
           const rows = await tx.query<DeltaRow>(`FETCH ${this.loadPage} FROM mnemos_bank_sync`);
           await apply(tx, target, tenant, rows);
           if (rows.length < this.loadPage) break;
