@@ -23,8 +23,15 @@ const files = given.length > 0 ? given : readdirSync('packages')
   .flatMap((d) => collect(d, []))
   .sort();
 
+// A test file whose process never exits (a thread or handle left open) would hold the runner until CI's own limit;
+// 40 minutes is several times the whole suite on a 2-core machine, and the message says what happened.
+const LIMIT_MS = 40 * 60 * 1000;
 const result = spawnSync(process.execPath, [
   '--conditions=source', '--import', 'tsx', '--test', '--test-concurrency=2',
   '--test-reporter=spec', ...files,
-], { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } });
+], { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' }, timeout: LIMIT_MS, killSignal: 'SIGKILL' });
+if (result.error?.code === 'ETIMEDOUT') {
+  console.error(`run-tests: the suite did not finish within ${LIMIT_MS / 60000} minutes (a test file that never exits?); stopped.`);
+  process.exit(1);
+}
 process.exit(result.status ?? 1);
