@@ -52,6 +52,8 @@ export class BankVectors {
   /** batch id -> seq -> id, for neighbour expansion. */
   private readonly batches = new Map<string, Map<number, string>>();
   /** Rows seen by the current keyword match (marks[row] === epoch), to take each row once without a Set. */
+  /** The last SIMD scan: its query (compared by identity) and every row's score; dropped on any change of rows. */
+  private lastScan: { query: Float32Array; scores: Float32Array } | undefined;
   private marks = new Uint32Array(0);
   private picks = new Int32Array(0);
   private epoch = 0;
@@ -72,6 +74,7 @@ export class BankVectors {
 
   /** Adds or replaces a memory: its metadata, its keyword-index terms with their counts, and its vector. */
   upsert(meta: VectorRowMeta, terms: ReadonlyMap<string, number>, vector: ArrayLike<number>): void {
+    this.lastScan = undefined;
     let index = this.position.get(meta.id);
     if (index !== undefined) {
       this.unlink(index, this.meta[index]!);
@@ -95,6 +98,7 @@ export class BankVectors {
   remove(id: string): void {
     const index = this.position.get(id);
     if (index === undefined) return;
+    this.lastScan = undefined;
     this.unlink(index, this.meta[index]!);
     this.meta[index] = undefined;
     this.position.delete(id);
@@ -110,6 +114,8 @@ export class BankVectors {
   cosine(id: string, query: Float32Array): number {
     const index = this.position.get(id);
     if (index === undefined) return 0;
+    // Recall asks for the cosines of its pool right after scanning with the same query: read them from that scan.
+    if (this.lastScan?.query === query) return this.lastScan.scores[index]!;
     if (this.simd) return this.simd.dot(index, query);
     return dot(query, this.data, index * this.dimension, this.dimension);
   }
@@ -202,7 +208,12 @@ export class BankVectors {
     const d = this.dimension;
     const data = this.data;
     const rows = this.meta.length;
-    const simdScores = this.simd?.scores(query, rows);
+    let simdScores: Float32Array | undefined;
+    if (this.simd) {
+      // A second scan with the same query (the temporal arm after the semantic one) reuses the first.
+      if (this.lastScan?.query !== query) this.lastScan = { query, scores: this.simd.scores(query, rows).slice() };
+      simdScores = this.lastScan.scores;
+    }
     for (let row = 0; row < rows; row++) {
       const score = simdScores ? simdScores[row]! : dot(query, data, row * d, d);
       // Most rows score below the k-th best so far: they are skipped before the (slower) filter looks at them.
