@@ -18,6 +18,8 @@ describe('near-copy index', () => {
     const vocabulary = Array.from({ length: 60 }, (_, i) => `w${i}`);
     for (let round = 0; round < 40; round++) {
       const index = new NearCopyIndex();
+      // What recall uses: one call that checks and adds.
+      const admitting = new NearCopyIndex();
       const kept: Array<Set<string>> = [];
       let copies = 0;
       for (let n = 0; n < 80; n++) {
@@ -36,6 +38,7 @@ describe('near-copy index', () => {
         }
         const expected = kept.some((k) => nearCopy(k, words));
         assert.equal(index.has(words), expected, `round ${round}, candidate ${n}: ${[...words].join(' ')}`);
+        assert.equal(admitting.admit(words), !expected, `admit, round ${round}, candidate ${n}`);
         if (expected) copies++;
         else {
           kept.push(words);

@@ -36,9 +36,30 @@ export class NearCopyIndex {
 
   /** Whether `words` is a near-copy of a set added before. */
   has(words: ReadonlySet<string>): boolean {
-    if (words.size === 0) return this.keptEmpty;
+    return words.size === 0 ? this.keptEmpty : this.matches(words, prefix(words));
+  }
+
+  add(words: ReadonlySet<string>): void {
+    if (words.size === 0) this.keptEmpty = true;
+    else this.insert(words, prefix(words));
+  }
+
+  /** Adds `words` unless it is a near-copy of a set added before (its prefix computed once); says whether it was added. */
+  admit(words: ReadonlySet<string>): boolean {
+    if (words.size === 0) {
+      if (this.keptEmpty) return false;
+      this.keptEmpty = true;
+      return true;
+    }
+    const p = prefix(words);
+    if (this.matches(words, p)) return false;
+    this.insert(words, p);
+    return true;
+  }
+
+  private matches(words: ReadonlySet<string>, wordsPrefix: readonly string[]): boolean {
     const tried = new Set<number>();
-    for (const w of prefix(words)) {
+    for (const w of wordsPrefix) {
       for (const i of this.byPrefixWord.get(w) ?? []) {
         if (tried.has(i)) continue;
         tried.add(i);
@@ -48,13 +69,9 @@ export class NearCopyIndex {
     return false;
   }
 
-  add(words: ReadonlySet<string>): void {
-    if (words.size === 0) {
-      this.keptEmpty = true;
-      return;
-    }
+  private insert(words: ReadonlySet<string>, wordsPrefix: readonly string[]): void {
     const index = this.kept.push(words) - 1;
-    for (const w of prefix(words)) {
+    for (const w of wordsPrefix) {
       const list = this.byPrefixWord.get(w);
       if (list) list.push(index);
       else this.byPrefixWord.set(w, [index]);

@@ -132,14 +132,12 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
     const [id, entry] = ordered[i]!;
     const memory = memories.get(id);
     if (!memory) continue;
-    const words = wordSet(memory.text);
-    if (kept.has(words)) {
+    if (!kept.admit(wordSet(memory.text))) {
       entry.score *= NEAR_COPY_FACTOR;
       entry.scores['near_copy'] = 1;
       copies.push([id, entry]);
       continue;
     }
-    kept.add(words);
     full = !take(id, entry);
   }
   if (!full) for (const [id, entry] of copies) if (!take(id, entry)) break;
