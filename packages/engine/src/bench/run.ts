@@ -185,7 +185,9 @@ async function main() {
     await post(`${base}/big/memories/recall`, { query: queryText(r) });
     console.log(`(first recall after the restart: ${ms(performance.now() - first)})`);
     const rssAfter = rssMiB(engine.child.pid) / 1024;
-    line(`Memory use after restart, ${memories} memories (RSS)`, `${rssAfter.toFixed(2)} GiB`, '<= 1 GiB', rssAfter <= 1);
+    // The bar is for 100,000 memories (--large 100000); a smaller bank gets the figure without a verdict.
+    const atBar = memories >= 100_000;
+    line(`Memory use after restart, ${memories} memories (RSS)`, `${rssAfter.toFixed(2)} GiB`, atBar ? '<= 1 GiB' : '', atBar ? rssAfter <= 1 : undefined);
   } finally {
     await floorModel.close();
     await engine.stop();
