@@ -81,6 +81,18 @@ describe('vector cache', () => {
     assert.ok(!stopping.has('default', 'vc'));
   });
 
+  it('stores the same vector whether it went as text (a few memories) or in binary (larger batches)', async () => {
+    const text = 'The lighthouse keeper rows to the island every Tuesday.';
+    const alone = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc-text/memories', { content: text });
+    const batch = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc-binary/memories', {
+      items: [text, 'Filler one.', 'Filler two.', 'Filler three.', 'Filler four.'].map((content) => ({ content })),
+    });
+    const [a] = await engine.engine.db.query<{ v: string }>('SELECT embedding::text AS v FROM memories WHERE id = $1', [alone.body.memory_ids[0]!]);
+    const [b] = await engine.engine.db.query<{ v: string }>('SELECT embedding::text AS v FROM memories WHERE id = $1', [batch.body.memory_ids[0]!]);
+    assert.ok(a && b);
+    assert.equal(a.v, b.v);
+  });
+
   it('follows inserts, edits, invalidations and deletes made after it loaded', async () => {
     const cache = new VectorCache(384);
     const [probe] = await engine.engine.embedder.embed(['volcano eruption lava'], 'query');
