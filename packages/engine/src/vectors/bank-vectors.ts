@@ -1,6 +1,6 @@
 import type { Memory } from '../memory/types.js';
 import { Int16Matrix } from './int16-matrix.js';
-import { TermIndex } from './term-index.js';
+import { COUNT_BITS, COUNT_MAX, TermIndex } from './term-index.js';
 
 /** What recall filters on, kept beside each vector so filtering needs no database round trip. */
 export interface VectorRowMeta {
@@ -156,24 +156,35 @@ export class BankVectors {
     const marks = this.marks;
     const picks = this.picks;
     const rows: VectorRowMeta[] = [];
-    // Rows holding a selecting term, each once; picks[row] is its place in `rows` (-1: filtered out).
+    const keywords = this.keywords;
+    // Rows holding a selecting term, each once; picks[row] is its place in `rows` (-1: filtered out). Plain loops over
+    // the posting words: a common term has thousands.
     for (const t of select) {
-      this.keywords.forEachPosting(this.keywords.numberOf(t), (row) => {
-        if (marks[row] === epoch) return;
+      const id = keywords.numberOf(t);
+      const p = keywords.postingsOf(id);
+      if (!p) continue;
+      for (let k = 0; k < p.size; k++) {
+        const row = p.words[k]! >>> COUNT_BITS;
+        if (marks[row] === epoch || (!p.exact && keywords.countIn(row, id) === 0)) continue;
         marks[row] = epoch;
         const m = this.meta[row];
         picks[row] = m && keep(m) ? rows.push(m) - 1 : -1;
-      });
+      }
     }
     // Their counts of each scoring term, term by term over the postings.
     const counts = new Uint8Array(rows.length * score.length);
-    score.forEach((t, j) => {
-      this.keywords.forEachPosting(this.keywords.numberOf(t), (row, count) => {
-        if (marks[row] !== epoch) return;
+    for (let j = 0; j < score.length; j++) {
+      const id = keywords.numberOf(score[j]!);
+      const p = keywords.postingsOf(id);
+      if (!p) continue;
+      for (let k = 0; k < p.size; k++) {
+        const w = p.words[k]!;
+        const row = w >>> COUNT_BITS;
+        if (marks[row] !== epoch) continue;
         const i = picks[row]!;
-        if (i >= 0) counts[i * score.length + j] = count;
-      });
-    });
+        if (i >= 0) counts[i * score.length + j] = p.exact ? w & COUNT_MAX : keywords.countIn(row, id);
+      }
+    }
     return { rows, counts };
   }
 

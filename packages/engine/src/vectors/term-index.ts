@@ -11,8 +11,9 @@
  * outnumber live ones, which keeps removals O(terms of the row) instead of a scan of every posting list.
  */
 
-const COUNT_BITS = 8;
-const COUNT_MAX = (1 << COUNT_BITS) - 1;
+/** A posting or arena word is (number << COUNT_BITS | count). */
+export const COUNT_BITS = 8;
+export const COUNT_MAX = (1 << COUNT_BITS) - 1;
 
 /** A term's postings: (row << 8 | count) words in insertion order. */
 class Postings {
@@ -86,6 +87,16 @@ export class TermIndex {
   /** The number of one term (undefined when no row ever held it). */
   numberOf(term: string): number | undefined {
     return this.ids.get(term);
+  }
+
+  /**
+   * The term's postings as they are stored, (row << 8 | count) words in `words[0 .. size)`, for loops too hot for a
+   * callback. `exact` says whether every posting is live (no removal since the last rebuild); when it is false, a
+   * posting counts only if countIn(row, term) is above zero.
+   */
+  postingsOf(termId: number | undefined): { words: Uint32Array; size: number; exact: boolean } | undefined {
+    const p = termId === undefined ? undefined : this.postings[termId];
+    return p && { words: p.words, size: p.size, exact: this.stalePostings === 0 };
   }
 
   /**
