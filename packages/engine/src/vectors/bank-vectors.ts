@@ -35,6 +35,19 @@ export interface KeywordDoc {
   terms(): ReadonlyMap<string, number>;
 }
 
+/** A row's view of the term index (a class, not closures: recall makes one per pooled candidate). */
+class RowKeywords implements KeywordDoc {
+  constructor(private readonly index: TermIndex, private readonly row: number, readonly length: number) {}
+
+  get(term: string): number {
+    return this.index.countIn(this.row, this.index.numberOf(term));
+  }
+
+  terms(): ReadonlyMap<string, number> {
+    return this.index.termsOf(this.row);
+  }
+}
+
 /**
  * One bank's vectors, row-major and contiguous, with their metadata and keyword index: int16-quantized in WebAssembly
  * memory for SIMD scoring when available (int16-matrix.ts), else in a Float32Array scanned in JS. Row numbers are
@@ -130,12 +143,7 @@ export class BankVectors {
     const row = this.position.get(id);
     const meta = row === undefined ? undefined : this.meta[row];
     if (row === undefined || !meta) return undefined;
-    const keywords = this.keywords;
-    return {
-      length: meta.length,
-      get: (term) => keywords.countIn(row, keywords.numberOf(term)),
-      terms: () => keywords.termsOf(row),
-    };
+    return new RowKeywords(this.keywords, row, meta.length);
   }
 
   /**
