@@ -1,6 +1,6 @@
 import type { Memory } from '../memory/types.js';
 import { Int16Matrix } from './int16-matrix.js';
-import { COUNT_BITS, COUNT_MAX, TermIndex } from './term-index.js';
+import { postingRow, TermIndex } from './term-index.js';
 
 /** What recall filters on, kept beside each vector so filtering needs no database round trip. */
 export interface VectorRowMeta {
@@ -170,10 +170,11 @@ export class BankVectors {
     for (const t of select) {
       const id = keywords.numberOf(t);
       const p = keywords.postingsOf(id);
-      if (!p) continue;
+      if (id === undefined || !p) continue;
       for (let k = 0; k < p.size; k++) {
-        const row = p.words[k]! >>> COUNT_BITS;
-        if (marks[row] === epoch || (!p.exact && keywords.countIn(row, id) === 0)) continue;
+        const w = p.words[k]!;
+        const row = postingRow(w);
+        if (marks[row] === epoch || keywords.postingCount(w, id) === 0) continue;
         marks[row] = epoch;
         const m = this.meta[row];
         picks[row] = m && keep(m) ? rows.push(m) - 1 : -1;
@@ -184,13 +185,13 @@ export class BankVectors {
     for (let j = 0; j < score.length; j++) {
       const id = keywords.numberOf(score[j]!);
       const p = keywords.postingsOf(id);
-      if (!p) continue;
+      if (id === undefined || !p) continue;
       for (let k = 0; k < p.size; k++) {
         const w = p.words[k]!;
-        const row = w >>> COUNT_BITS;
+        const row = postingRow(w);
         if (marks[row] !== epoch) continue;
         const i = picks[row]!;
-        if (i >= 0) counts[i * score.length + j] = p.exact ? w & COUNT_MAX : keywords.countIn(row, id);
+        if (i >= 0) counts[i * score.length + j] = keywords.postingCount(w, id);
       }
     }
     return { rows, counts };

@@ -12,8 +12,13 @@
  */
 
 /** A posting or arena word is (number << COUNT_BITS | count). */
-export const COUNT_BITS = 8;
-export const COUNT_MAX = (1 << COUNT_BITS) - 1;
+const COUNT_BITS = 8;
+const COUNT_MAX = (1 << COUNT_BITS) - 1;
+
+/** The row of a posting word. */
+export function postingRow(word: number): number {
+  return word >>> COUNT_BITS;
+}
 
 /** A term's postings: (row << 8 | count) words in insertion order. */
 class Postings {
@@ -58,7 +63,7 @@ export class TermIndex {
     let i = 0;
     for (const [term, c] of terms) {
       if (i++ === n) break;
-      const id = this.idOf(term);
+      const id = this.intern(term);
       const count = Math.min(Math.max(c, 1), COUNT_MAX);
       (this.postings[id] ??= new Postings()).add(row, count);
       this.df[id]!++;
@@ -79,50 +84,25 @@ export class TermIndex {
     if (this.stalePostings > this.livePostings + 1024) this.rebuildPostings();
   }
 
-  /** The term numbers of `terms` (undefined for a term no row ever held). */
-  lookup(terms: readonly string[]): Array<number | undefined> {
-    return terms.map((t) => this.ids.get(t));
-  }
-
-  /** The number of one term (undefined when no row ever held it). */
+  /** The number of a term (undefined when no row ever held it). */
   numberOf(term: string): number | undefined {
     return this.ids.get(term);
   }
 
   /**
-   * The term's postings as they are stored, (row << 8 | count) words in `words[0 .. size)`, for loops too hot for a
-   * callback. `exact` says whether every posting is live (no removal since the last rebuild); when it is false, a
-   * posting counts only if countIn(row, term) is above zero.
+   * The term's postings as they are stored, `words[0 .. size)`, for loops too hot for a callback: read each with
+   * postingRow and postingCount.
    */
-  postingsOf(termId: number | undefined): { words: Uint32Array; size: number; exact: boolean } | undefined {
-    const p = termId === undefined ? undefined : this.postings[termId];
-    return p && { words: p.words, size: p.size, exact: this.stalePostings === 0 };
+  postingsOf(termId: number | undefined): { words: Uint32Array; size: number } | undefined {
+    return termId === undefined ? undefined : this.postings[termId];
   }
 
   /**
-   * Calls `visit(row, count)` for every row holding the term, in posting order. Postings of removed rows are skipped:
-   * while there are none (no removal since the last rebuild) the posting's own count is used as is.
+   * The count of a posting of `termId`, 0 when the posting is stale (its row was removed or reused since). While no
+   * removal has happened since the last rebuild every posting is live and carries its own count.
    */
-  forEachPosting(termId: number | undefined, visit: (row: number, count: number) => void): void {
-    if (termId === undefined) return;
-    const p = this.postings[termId];
-    if (!p) return;
-    const words = p.words;
-    const exact = this.stalePostings === 0;
-    for (let i = 0; i < p.size; i++) {
-      const w = words[i]!;
-      const row = w >>> COUNT_BITS;
-      const count = exact ? w & COUNT_MAX : this.countIn(row, termId);
-      if (count > 0) visit(row, count);
-    }
-  }
-
-  /**
-   * Calls `visit(row)` for every row holding one of the terms, term by term in posting order; a row holding several
-   * of them is visited once per term.
-   */
-  forEachRow(termIds: ReadonlyArray<number | undefined>, visit: (row: number) => void): void {
-    for (const id of termIds) this.forEachPosting(id, (row) => visit(row));
+  postingCount(word: number, termId: number): number {
+    return this.stalePostings === 0 ? word & COUNT_MAX : this.countIn(word >>> COUNT_BITS, termId);
   }
 
   /** How often the row holds the term (0 when it does not). */
@@ -150,7 +130,8 @@ export class TermIndex {
     return out;
   }
 
-  private idOf(term: string): number {
+  /** The number of a term, given a new one the first time. */
+  private intern(term: string): number {
     let id = this.ids.get(term);
     if (id === undefined) {
       id = this.names.length;
