@@ -50,27 +50,37 @@ export function bm25Idf(n: number, total: number): number {
   return Math.log(1 + (total - n + 0.5) / (n + 0.5));
 }
 
+/** BM25's length normalisation of a document of `length` terms, given the average length. */
+function lengthNorm(length: number, avg: number): number {
+  return BM25_K1 * (1 - BM25_B + (BM25_B * length) / avg);
+}
+
+/** One term's BM25 contribution: its count `f` in the document, its idf and the document's length normalisation. */
+function termScore(f: number, idf: number, norm: number): number {
+  return idf * ((f * (BM25_K1 + 1)) / (f + norm));
+}
+
 /** BM25 of one document (term counts `tf`, `length` terms in all) for `terms` with their `idf`s, given the average length. */
 export function bm25Score(tf: { get(term: string): number | undefined }, length: number, terms: readonly string[], idf: readonly number[], avg: number): number {
-  const norm = BM25_K1 * (1 - BM25_B + (BM25_B * length) / avg);
+  const norm = lengthNorm(length, avg);
   let s = 0;
   for (let i = 0; i < terms.length; i++) {
     const f = tf.get(terms[i]!);
-    if (f) s += idf[i]! * ((f * (BM25_K1 + 1)) / (f + norm));
+    if (f) s += termScore(f, idf[i]!, norm);
   }
   return s;
 }
 
 /**
  * bm25Score with the document's term counts given as `counts[offset + i]` for the i-th term (the in-memory keyword
- * arm reads them from the bank's term index); the same arithmetic in the same order.
+ * arm reads them from the bank's term index).
  */
 export function bm25FromCounts(counts: ArrayLike<number>, offset: number, length: number, idf: readonly number[], avg: number): number {
-  const norm = BM25_K1 * (1 - BM25_B + (BM25_B * length) / avg);
+  const norm = lengthNorm(length, avg);
   let s = 0;
   for (let i = 0; i < idf.length; i++) {
     const f = counts[offset + i]!;
-    if (f) s += idf[i]! * ((f * (BM25_K1 + 1)) / (f + norm));
+    if (f) s += termScore(f, idf[i]!, norm);
   }
   return s;
 }

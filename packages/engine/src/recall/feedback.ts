@@ -1,3 +1,4 @@
+import type { KeywordDoc } from '../vectors/bank-vectors.js';
 import { bm25Scores } from './bm25.js';
 
 /**
@@ -12,14 +13,8 @@ import { bm25Scores } from './bm25.js';
 /** Candidates that vote, expansion terms kept, and the largest share of the bank a term may appear in. */
 export const FEEDBACK = { voters: 5, terms: 10, maxShare: 0.3 } as const;
 
-export interface FeedbackDoc {
-  /** Terms in the text, repeats counted. */
-  length: number;
-  /** How often the text holds `term` (0 when it does not). */
-  get(term: string): number;
-  /** Every term with its count. */
-  terms(): ReadonlyMap<string, number>;
-}
+/** A candidate's keyword-index terms: the bank index's view of a memory (bank-vectors.ts). */
+export type FeedbackDoc = KeywordDoc;
 
 /** What feedback needs of the searched banks. */
 export interface FeedbackCorpus {

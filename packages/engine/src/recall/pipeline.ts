@@ -10,6 +10,7 @@ import { NearCopyIndex } from './near-copy.js';
 import { resolveTemporal } from './temporal.js';
 import { fuse, type Entry, type PoolRow } from './fusion.js';
 import { vectorCacheFor } from '../vectors/registry.js';
+import { NO_KEYWORDS } from '../vectors/bank-vectors.js';
 import { IndexArms } from './in-memory.js';
 import type { RecallHit, RecallOutcome, RecallRequest, RecallTrace } from './types.js';
 
@@ -76,7 +77,7 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
       tokens: m.tokenCount,
       occurred_at: m.occurredAt,
       superseded_by: m.memory.superseded_by,
-      keywords: arms.keywordDoc(id) ?? { length: 0, get: () => 0, terms: () => new Map() },
+      keywords: arms.keywordDoc(id) ?? NO_KEYWORDS,
     });
   }
   stage('neighbours', pool.length);

@@ -73,13 +73,6 @@ export function wordSet(text: string): Set<string> {
   return new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
 }
 
-export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
-  if (a.size === 0 && b.size === 0) return 1;
-  let inter = 0;
-  for (const w of a) if (b.has(w)) inter++;
-  return inter / (a.size + b.size - inter);
-}
-
 /** Whether two word sets are near-copies (Jaccard >= NEAR_COPY_JACCARD); sets of very different sizes never are. */
 export function nearCopy(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   const small = Math.min(a.size, b.size);
@@ -87,7 +80,7 @@ export function nearCopy(a: ReadonlySet<string>, b: ReadonlySet<string>): boolea
   if (large > 0 && small / large < NEAR_COPY_JACCARD) return false;
   if (a.size === 0 && b.size === 0) return true;
   // Jaccard with an early exit: once even a match of every remaining word would leave it under the threshold, the
-  // answer is no (the final ratio only falls as misses add up). Same answer as jaccard(a, b) >= NEAR_COPY_JACCARD.
+  // answer is no (the final ratio only falls as misses add up).
   const total = a.size + b.size;
   let inter = 0;
   let remaining = a.size;

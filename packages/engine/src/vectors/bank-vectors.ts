@@ -35,6 +35,9 @@ export interface KeywordDoc {
   terms(): ReadonlyMap<string, number>;
 }
 
+/** The keyword view of a memory no bank holds (no terms). */
+export const NO_KEYWORDS: KeywordDoc = { length: 0, get: () => 0, terms: () => new Map() };
+
 /** A row's view of the term index (a class, not closures: recall makes one per pooled candidate). */
 class RowKeywords implements KeywordDoc {
   constructor(private readonly index: TermIndex, private readonly row: number, readonly length: number) {}
@@ -67,6 +70,7 @@ export class BankVectors {
   /** Rows seen by the current keyword match (marks[row] === epoch), to take each row once without a Set. */
   /** The last SIMD scan: its query (compared by identity) and every row's score; dropped on any change of rows. */
   private lastScan: { query: Float32Array; scores: Float32Array } | undefined;
+  private scanBuffer = new Float32Array(0);
   private marks = new Uint32Array(0);
   private picks = new Int32Array(0);
   private epoch = 0;
@@ -231,7 +235,13 @@ export class BankVectors {
     let simdScores: Float32Array | undefined;
     if (this.simd) {
       // A second scan with the same query (the temporal arm after the semantic one) reuses the first.
-      if (this.lastScan?.query !== query) this.lastScan = { query, scores: this.simd.scores(query, rows).slice() };
+      if (this.lastScan?.query !== query) {
+        // Copied out of the matrix's memory (the next scan overwrites it) into a buffer kept for the next recall.
+        if (this.scanBuffer.length < rows) this.scanBuffer = new Float32Array(Math.max(1024, rows * 2));
+        const scores = this.scanBuffer.subarray(0, rows);
+        scores.set(this.simd.scores(query, rows));
+        this.lastScan = { query, scores };
+      }
       simdScores = this.lastScan.scores;
     }
     for (let row = 0; row < rows; row++) {
