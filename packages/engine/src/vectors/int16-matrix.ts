@@ -116,13 +116,6 @@ export class Int16Matrix {
     this.scalesView[row] = scale;
   }
 
-  /** Copies row `from` over row `to`. */
-  move(from: number, to: number): void {
-    const d = this.dimension;
-    this.rowsView.copyWithin(to * d, from * d, (from + 1) * d);
-    this.scalesView[to] = this.scalesView[from]!;
-  }
-
   /** Dot product of one row with `query`. */
   dot(row: number, query: Float32Array): number {
     const d = this.dimension;
