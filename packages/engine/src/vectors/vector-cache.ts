@@ -16,10 +16,6 @@ interface DeltaRow extends MemoryRow {
 }
 
 
-function isDatabase(q: Queryable): q is Database {
-  return typeof (q as Partial<Database>).transaction === 'function';
-}
-
 /** Applies synchronisation rows to the bank's copy: changed memories (opened here), tombstones, the snapshot. */
 async function apply(db: Queryable, bank: BankVectors, tenant: string, rows: readonly DeltaRow[]): Promise<void> {
   const changed = rows.filter((row) => row.kind === 'row');
@@ -80,7 +76,7 @@ export class VectorCache {
   ) {}
 
   async search(
-    db: Queryable,
+    db: Database,
     tenant: string,
     bankIds: readonly string[],
     query: Float32Array,
@@ -112,7 +108,7 @@ export class VectorCache {
    * (started after the engine listens, so a restarted engine's first recall of a large bank does not wait for its
    * index). Stops between banks once `stopped()` says so.
    */
-  async preload(db: Queryable, stopped: () => boolean): Promise<number> {
+  async preload(db: Database, stopped: () => boolean): Promise<number> {
     const banks = await db.query<{ tenant: string; bank_id: string; n: number }>(
       `SELECT b.tenant, b.bank_id, (SELECT count(*) FROM memories m WHERE m.tenant = b.tenant AND m.bank_id = b.bank_id)::int AS n
        FROM banks b ORDER BY b.last_write_at DESC NULLS LAST LIMIT 1000`,
@@ -130,7 +126,7 @@ export class VectorCache {
   }
 
   /** The banks' indexes, each brought up to date first (for recall arms that need more than the vector scan). */
-  async banks(db: Queryable, tenant: string, bankIds: readonly string[]): Promise<BankVectors[]> {
+  async banks(db: Database, tenant: string, bankIds: readonly string[]): Promise<BankVectors[]> {
     const out: BankVectors[] = [];
     for (const bankId of bankIds) out.push(await this.synced(db, tenant, bankId));
     return out;
@@ -141,7 +137,7 @@ export class VectorCache {
     this.cached.clear();
   }
 
-  private synced(db: Queryable, tenant: string, bankId: string): Promise<BankVectors> {
+  private synced(db: Database, tenant: string, bankId: string): Promise<BankVectors> {
     const key = `${tenant}\u0000${bankId}`;
     // Concurrent recalls on one bank share one synchronisation.
     const running = this.syncing.get(key);
@@ -151,10 +147,10 @@ export class VectorCache {
     return promise;
   }
 
-  private async sync(db: Queryable, key: string, tenant: string, bankId: string): Promise<BankVectors> {
+  private async sync(db: Database, key: string, tenant: string, bankId: string): Promise<BankVectors> {
     let bank = this.cached.get(key);
     // A sole writer that has written nothing since the last synchronisation has nothing new to read.
-    const version = 'writeVersion' in db ? (db as { writeVersion: number | undefined }).writeVersion : undefined;
+    const version = db.writeVersion;
     if (bank && version !== undefined && bank.syncedAtVersion === version) {
       bank.lastUsed = Date.now();
       return bank;
@@ -175,7 +171,7 @@ export class VectorCache {
        SELECT 'snap', ${pad}pg_snapshot_xmin(pg_current_snapshot())::text`;
     const params = [tenant, bankId, from];
     const target = bank;
-    if (fresh && isDatabase(db)) {
+    if (fresh) {
       // A whole bank is read through a cursor, a page at a time: one snapshot as before, but neither the database
       // (whose WebAssembly heap never shrinks, when embedded) nor this process ever holds every row's vector text at once.
       await db.transaction(async (tx) => {
