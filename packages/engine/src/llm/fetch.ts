@@ -1,4 +1,4 @@
-import type { LlmTransport } from './transport.js';
+import { wholeResponse, type LlmTransport } from './transport.js';
 import { LlmError } from './types.js';
 
 /**
@@ -71,15 +71,12 @@ async function fetchWithin(ms: number, input: Parameters<typeof fetch>[0], init:
   try {
     // The body is read inside the attempt, so a server that sends headers and then stalls times out too.
     const response = await fetch(input, { ...init, signal: controller.signal });
-    const body = await response.arrayBuffer();
-    return new Response(NULL_BODY_STATUSES.has(response.status) ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    return wholeResponse(response.status, response.statusText, response.headers, await response.arrayBuffer());
   } finally {
     clearTimeout(timer);
     outer?.removeEventListener('abort', onAbort);
   }
 }
-
-const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
 /** `transport`: send through the LLM transport thread (it starts each attempt's timeout when the request leaves). */
 export function resilientFetch(policy: RetryPolicy, transport?: LlmTransport): typeof fetch {

@@ -82,6 +82,11 @@ interface Pending {
 /** Statuses whose Response may carry no body. */
 const NULL_BODY = new Set([101, 204, 205, 304]);
 
+/** A Response around a body already read in full (both fetch paths read the whole body within the attempt). */
+export function wholeResponse(status: number, statusText: string, headers: Headers | Array<[string, string]>, body: ArrayBuffer | null): Response {
+  return new Response(NULL_BODY.has(status) ? null : body, { status, statusText, headers });
+}
+
 export interface DispatchOptions {
   /** Per-attempt timeout, counted from the moment the request leaves the queue. */
   timeoutMs?: number;
@@ -153,7 +158,7 @@ export class LlmTransport {
       return;
     }
     const status = m.status ?? 500;
-    p.resolve(new Response(NULL_BODY.has(status) ? null : (m.body ?? null), { status, statusText: m.statusText ?? '', headers: m.headers ?? [] }));
+    p.resolve(wholeResponse(status, m.statusText ?? '', m.headers ?? [], m.body ?? null));
   }
 
   private failAll(error: Error): void {
