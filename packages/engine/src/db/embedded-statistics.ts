@@ -33,7 +33,7 @@ export async function refreshStatistics(sql: RawSql): Promise<string[]> {
  * the process alive.
  * Returns a stop function that waits for a check in progress.
  */
-export function keepStatisticsFresh(sql: RawSql, writes: () => number, intervalMs: number, onError: (e: Error) => void): () => Promise<void> {
+export function keepStatisticsFresh(sql: RawSql, writes: () => number, intervalMs: number): () => Promise<void> {
   // The first tick always checks (a database reopened with tables never analyzed).
   let seen = Number.NaN;
   let running: Promise<unknown> | undefined;
@@ -41,8 +41,9 @@ export function keepStatisticsFresh(sql: RawSql, writes: () => number, intervalM
     const now = writes();
     if (now === seen || running) return;
     seen = now;
+    // A failed check costs only plan quality until the next one (the database is closing, or busy): nothing to report.
     running = refreshStatistics(sql)
-      .catch((e: unknown) => onError(e instanceof Error ? e : new Error(String(e))))
+      .catch(() => undefined)
       .finally(() => { running = undefined; });
   }, intervalMs);
   timer.unref();

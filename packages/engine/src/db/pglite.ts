@@ -57,14 +57,14 @@ class EmbeddedDatabase implements Database {
   constructor(private readonly pg: PGlite) {}
 
   /**
-   * Planner statistics (embedded-statistics.ts): refreshed at open and then while writes happen. Maintenance
+   * Planner statistics (embedded-statistics.ts): checked a few seconds after opening, then while writes happen. Maintenance
    * statements go straight to PGlite, so they do not count as memory writes (which would make readers resynchronise).
    */
   startMaintenance(): void {
     const raw: RawSql = { query: async <T extends object>(sql: string) => (await this.pg.query<T>(sql)).rows };
     // The first check waits for the first interval (whether or not anything was written), so the migrations that run
     // right after opening, among them 004 (no statistics on content columns), always come before any ANALYZE.
-    this.stopMaintenance = keepStatisticsFresh(raw, () => this.writeVersion, STATISTICS_CHECK_MS, () => undefined);
+    this.stopMaintenance = keepStatisticsFresh(raw, () => this.writeVersion, STATISTICS_CHECK_MS);
   }
 
   async query<T extends object>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
