@@ -55,6 +55,10 @@ interface Refill {
   allotted: number;
 }
 
+function counterKey(projectId: string, period: string, metric: Metric): string {
+  return `${projectId}\u0000${period}\u0000${metric}`;
+}
+
 export type Reservation =
   | { ok: true; used: number; commit(): void; release(): void }
   | { ok: false; used: number };
@@ -119,7 +123,7 @@ export class QuotaLedger {
   }
 
   private counter(projectId: string, period: string, metric: Metric): Counter {
-    const key = `${projectId}\u0000${period}\u0000${metric}`;
+    const key = counterKey(projectId, period, metric);
     let c = this.counters.get(key);
     if (c === undefined) {
       c = { projectId, period, metric, available: 0, pending: 0, consumed: 0, flushing: 0, base: 0, demand: 0, refill: undefined, lastUse: 0, tight: false };
@@ -171,7 +175,10 @@ export class QuotaLedger {
       return;
     }
     if (typeof msg.p !== 'string' || typeof msg.period !== 'string' || !METRICS.includes(msg.m as Metric)) return;
-    const c = this.counter(msg.p, msg.period, msg.m as Metric);
+    // Every gateway hears the request; only one that holds units of this counter has anything to give back (a lease
+    // is always taken through a counter here, so no counter means no lease).
+    const c = this.counters.get(counterKey(msg.p, msg.period, msg.m as Metric));
+    if (c === undefined) return;
     c.tight = true;
     void this.write(c, true, true).catch(() => undefined);
   }
