@@ -190,12 +190,7 @@ export class JobQueue {
         if (!this.stopped) this.log.warn(`job queue: claiming failed (${(error as Error).message}); retrying`);
       }
       if (this.stopped) break;
-      const full = this.running.size >= this.options.concurrency;
-      // More may be waiting: claim again at once. A full house waits for a slot (a finished job wakes the loop);
-      // otherwise poll, or be woken by an enqueue. An enqueue from inside a transaction can wake the loop before its
-      // commit (external databases): a wake that found nothing looks again shortly.
-      // A signal that came while claiming (no one was waiting for it) is not lost: look again at once.
-      const delay = this.signalled || (claimed > 0 && claimed === free && !full) ? 0 : nudged && claimed === 0 && !full ? Math.min(this.pollMs, 50) : this.pollMs;
+      const delay = this.nextDelay(nudged, claimed);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);
         this.wakeUp = () => {
@@ -204,6 +199,18 @@ export class JobQueue {
         };
       });
     }
+  }
+
+  /** How long the loop waits (unless woken) before it claims again. */
+  private nextDelay(nudged: boolean, claimed: number): number {
+    // A signal that came while claiming (a job finished, an enqueue), when no one was waiting for it: look again now.
+    if (this.signalled) return 0;
+    // A full house waits for a slot (a finishing job signals); otherwise poll, or be woken by an enqueue.
+    if (this.running.size >= this.options.concurrency) return this.pollMs;
+    // An enqueue from inside a transaction can wake the loop before its commit (external databases): a wake that found
+    // nothing looks again shortly.
+    if (nudged && claimed === 0) return Math.min(this.pollMs, 50);
+    return this.pollMs;
   }
 
   private lastDepthAt = 0;
