@@ -64,6 +64,28 @@ describe('vector cache', () => {
     assert.ok(bankPaged!.documentFrequency('chess') > 0);
   });
 
+  it('reads more than a page of changes since the last recall through the cursor, missing none', async () => {
+    const paged = new VectorCache(384, 250_000, 7);
+    const [v] = await engine.engine.embedder.embed(['glacier expedition'], 'query');
+    await paged.search(engine.engine.db, 'default', ['vc-delta'], v!, 5, () => true);
+    const few = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc-delta/memories', {
+      items: Array.from({ length: 5 }, (_, i) => ({ content: `A few changes ${i}: ${topics[i]} notes.` })),
+    });
+    let top = await paged.search(engine.engine.db, 'default', ['vc-delta'], v!, 50, () => true);
+    assert.equal(top.length, 5, 'a delta within one page');
+    const many = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc-delta/memories', {
+      items: Array.from({ length: 30 }, (_, i) => ({ content: `Glacier expedition day ${i}: ${topics[i % topics.length]}.` })),
+    });
+    await call(engine.url, 'DELETE', `/v1/default/banks/vc-delta/memories/${few.body.memory_ids[0]}`);
+    top = await paged.search(engine.engine.db, 'default', ['vc-delta'], v!, 50, () => true);
+    const whole = await new VectorCache(384).search(engine.engine.db, 'default', ['vc-delta'], v!, 50, () => true);
+    assert.equal(top.length, 34);
+    assert.deepEqual(top, whole);
+    assert.ok(many.body.memory_ids.every((id) => top.some((h) => h.id === id)));
+    assert.ok(!top.some((h) => h.id === few.body.memory_ids[0]), 'the deleted memory is gone');
+    await call(engine.url, 'DELETE', '/v1/default/banks/vc-delta');
+  });
+
   it('preloads the most recently written banks that fit its budget', async () => {
     await call(engine.url, 'POST', '/v1/default/banks/vc-small/memories', { items: [{ content: 'A small bank.' }, { content: 'Written last.' }] });
     const cache = new VectorCache(384, 100);
