@@ -64,10 +64,11 @@ export class Engine {
       // Semantic search scans in-memory copies of each bank's vectors, kept in step with the database.
       attachVectorCache(db, model.dimension);
       const metrics = new EngineMetrics();
+      // Two batches in flight: the model's thread starts the next one without waiting for the main thread (batcher.ts).
       const batcher = new MicroBatcher(model, 32, (size, seconds) => {
         metrics.embeddingBatch.observe(size);
         metrics.embeddingSeconds.observe(seconds);
-      });
+      }, 2);
       log.info(`embedding model ${model.id} ready (${model.dimension} dimensions)`);
       const engine = new Engine(config, db, batcher, log, metrics);
       engine.codec = codec;

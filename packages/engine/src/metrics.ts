@@ -29,7 +29,7 @@ export class EngineMetrics {
   });
   readonly embeddingSeconds = new Histogram({
     name: 'mnemos_embedding_batch_duration_seconds',
-    help: 'Embedding inference time per batch',
+    help: 'Time from sending a batch to the model to its answer (with two batches in flight, the second one also waits for the first)',
     buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
     registers: [this.registry],
   });

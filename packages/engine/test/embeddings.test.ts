@@ -100,6 +100,31 @@ describe('micro-batcher', () => {
     assert.ok(batches.every((b) => b.length <= 8));
   });
 
+  it('keeps up to maxInFlight batches at the model, so the next starts without waiting for the caller', async () => {
+    let running = 0;
+    let most = 0;
+    const sizes: number[] = [];
+    const inner: Embedder = {
+      id: 'test', dimension: 1,
+      async embed(texts) {
+        running++;
+        most = Math.max(most, running);
+        sizes.push(texts.length);
+        await new Promise((r) => setTimeout(r, 20));
+        running--;
+        return texts.map((t) => Float32Array.of(t.length));
+      },
+      async close() {},
+    };
+    const batcher = new MicroBatcher(inner, 8, undefined, 2);
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => batcher.embed(['x'.repeat(i + 1)], 'query')));
+    assert.deepEqual(answers.map((a) => a[0]![0]), Array.from({ length: 12 }, (_, i) => i + 1));
+    assert.equal(most, 2, 'two batches overlap, never three');
+    // The first two texts go at once, each alone; the other ten queue and share the batches that follow.
+    assert.deepEqual(sizes.slice(0, 2), [1, 1]);
+    assert.ok(sizes.length <= 4, `expected shared batches, got ${sizes.join(', ')}`);
+  });
+
   it('serves queries before queued documents and passes failures to every waiter', async () => {
     const order: string[] = [];
     let fail = false;

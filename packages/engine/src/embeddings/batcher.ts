@@ -11,18 +11,23 @@ export interface BatchObserver {
 }
 
 /**
- * Lets concurrent requests share inference batches. While one batch runs, new texts queue; when it finishes, the
- * queue goes out as the next batch (up to `maxBatch`). An idle engine embeds a lone query at once, with no added
- * delay; a busy one approaches the model's batch throughput.
+ * Lets concurrent requests share inference batches. While `maxInFlight` batches run, new texts queue; when one
+ * finishes, the queue goes out as the next batch (up to `maxBatch`). An idle engine embeds a lone query at once, with
+ * no added delay; a busy one approaches the model's batch throughput.
+ *
+ * With the model on its own thread, two batches in flight keep that thread working while the main thread is busy: with
+ * one, the next batch could leave only after the main thread had taken the previous answer, so a busy main thread left
+ * the model idle and queries waited (about 107 ms on average under the 32-client mixed load, measured).
  */
 export class MicroBatcher implements Embedder {
   private readonly queues: Record<'query' | 'document', Pending[]> = { query: [], document: [] };
-  private running = false;
+  private inFlight = 0;
 
   constructor(
     private readonly inner: Embedder,
     private readonly maxBatch = 32,
     private readonly observe: BatchObserver = () => undefined,
+    private readonly maxInFlight = 1,
   ) {}
 
   get id(): string {
@@ -46,13 +51,17 @@ export class MicroBatcher implements Embedder {
   }
 
   private pump(): void {
-    if (this.running) return;
-    // Queries first: they are on a user's critical path, documents are usually part of a bulk retain.
-    const kind = this.queues.query.length > 0 ? 'query' : 'document';
-    const queue = this.queues[kind];
-    if (queue.length === 0) return;
-    const batch = queue.splice(0, this.maxBatch);
-    this.running = true;
+    while (this.inFlight < this.maxInFlight) {
+      // Queries first: they are on a user's critical path, documents are usually part of a bulk retain.
+      const kind = this.queues.query.length > 0 ? 'query' : 'document';
+      const queue = this.queues[kind];
+      if (queue.length === 0) return;
+      this.send(queue.splice(0, this.maxBatch), kind);
+    }
+  }
+
+  private send(batch: Pending[], kind: 'query' | 'document'): void {
+    this.inFlight++;
     const started = performance.now();
     this.inner
       .embed(
@@ -67,7 +76,7 @@ export class MicroBatcher implements Embedder {
         (error: unknown) => batch.forEach((p) => p.reject(error)),
       )
       .finally(() => {
-        this.running = false;
+        this.inFlight--;
         this.pump();
       });
   }
