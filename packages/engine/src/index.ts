@@ -34,26 +34,24 @@ const consoleLog: Logger = {
   warn: (m) => console.warn(`[mnemos] ${m}`),
   error: (m) => console.error(`[mnemos] ${m}`),
 };
+const quietLog: Logger = { info: () => undefined, warn: () => undefined, error: (m) => console.error(`[mnemos] ${m}`) };
+
 /** Loads recently written banks' indexes in the background; the engine waits for it (between banks) on close. */
 function preloadIndexes(engine: Engine): void {
   const cache = vectorCacheFor(engine.db);
   if (!cache) return;
-  let stopped = false;
   const started = performance.now();
-  const done = cache.preload(engine.db, () => stopped).then(
+  const done = cache.preload(engine.db).then(
     (n) => { if (n > 0) engine.log.info(`bank indexes of ${n} bank(s) loaded in ${Math.round(performance.now() - started)} ms`); },
     (error: unknown) => {
-      if (!stopped) engine.log.warn(`loading bank indexes failed (${(error as Error).message}); they load on first recall instead`);
+      if (!cache.stopped) engine.log.warn(`loading bank indexes failed (${(error as Error).message}); they load on first recall instead`);
     },
   );
   engine.closers.push(async () => {
-    stopped = true;
     cache.stop();
     await done;
   });
 }
-
-const quietLog: Logger = { info: () => undefined, warn: () => undefined, error: (m) => console.error(`[mnemos] ${m}`) };
 
 /** Opens the engine and serves its HTTP API; `close()` stops it and releases the database. */
 export async function startEngine(options: StartEngineOptions = {}): Promise<RunningEngine> {

@@ -89,11 +89,12 @@ describe('vector cache', () => {
   it('preloads the most recently written banks that fit its budget', async () => {
     await call(engine.url, 'POST', '/v1/default/banks/vc-small/memories', { items: [{ content: 'A small bank.' }, { content: 'Written last.' }] });
     const cache = new VectorCache(384, 100);
-    assert.equal(await cache.preload(engine.engine.db, () => false), 1);
+    assert.equal(await cache.preload(engine.engine.db), 1);
     assert.ok(cache.has('default', 'vc-small'));
     assert.ok(!cache.has('default', 'vc'), 'a bank larger than the budget waits for its first recall');
     const stopped = new VectorCache(384);
-    assert.equal(await stopped.preload(engine.engine.db, () => true), 0);
+    stopped.stop();
+    assert.equal(await stopped.preload(engine.engine.db), 0);
     assert.ok(!stopped.has('default', 'vc-small'));
     // A bank still loading when the engine stops gives up at its next page instead of holding the shutdown.
     const stopping = new VectorCache(384, 250_000, 1);

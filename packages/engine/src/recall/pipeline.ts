@@ -149,8 +149,6 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
   return outcome;
 }
 
-
-
 /**
  * A result: the memory's fields written out, not spread. Up to 100 per recall, and a spread of the memory plus the
  * scores went through several object shapes each time (measured in process: the result stage fell from 0.89 to

@@ -67,10 +67,10 @@ export class BankVectors {
   private readonly keywords = new TermIndex();
   /** batch id -> seq -> id, for neighbour expansion. */
   private readonly batches = new Map<string, Map<number, string>>();
-  /** Rows seen by the current keyword match (marks[row] === epoch), to take each row once without a Set. */
   /** The last SIMD scan: its query (compared by identity) and every row's score; dropped on any change of rows. */
   private lastScan: { query: Float32Array; scores: Float32Array } | undefined;
   private scanBuffer = new Float32Array(0);
+  /** Rows seen by the current keyword match (marks[row] === epoch), to take each row once without a Set. */
   private marks = new Uint32Array(0);
   private picks = new Int32Array(0);
   private epoch = 0;

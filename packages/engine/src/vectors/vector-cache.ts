@@ -15,7 +15,6 @@ interface DeltaRow extends MemoryRow {
   xmin: string | null;
 }
 
-
 /** Applies synchronisation rows to the bank's copy: changed memories (opened here), tombstones, the snapshot. */
 async function apply(db: Queryable, bank: BankVectors, tenant: string, rows: readonly DeltaRow[]): Promise<void> {
   const changed = rows.filter((row) => row.kind === 'row');
@@ -81,6 +80,7 @@ function syncSql(rowLimit?: number): string {
 export class VectorCache {
   private readonly cached = new Map<string, BankVectors>();
   private readonly syncing = new Map<string, Promise<BankVectors>>();
+  private stopping = false;
 
   constructor(
     private readonly dimension: number,
@@ -110,11 +110,14 @@ export class VectorCache {
     return top.results();
   }
 
-  private stopping = false;
-
-  /** Makes loads of whole banks in progress give up at their next page (the engine is closing). */
+  /** Makes the preload, and loads of whole banks in progress, give up at their next bank or page (the engine closes). */
   stop(): void {
     this.stopping = true;
+  }
+
+  /** Whether stop() was called. */
+  get stopped(): boolean {
+    return this.stopping;
   }
 
   /** Whether the bank's index is in memory. */
@@ -125,9 +128,9 @@ export class VectorCache {
   /**
    * Loads the indexes of the banks most recently written to, as many as fit the cache's budget, one after the other
    * (started after the engine listens, so a restarted engine's first recall of a large bank does not wait for its
-   * index). Stops between banks once `stopped()` says so.
+   * index). Stops between banks once stop() is called.
    */
-  async preload(db: Database, stopped: () => boolean): Promise<number> {
+  async preload(db: Database): Promise<number> {
     const banks = await db.query<{ tenant: string; bank_id: string; n: number }>(
       `SELECT b.tenant, b.bank_id, (SELECT count(*) FROM memories m WHERE m.tenant = b.tenant AND m.bank_id = b.bank_id)::int AS n
        FROM banks b ORDER BY b.last_write_at DESC NULLS LAST LIMIT 1000`,
@@ -135,7 +138,7 @@ export class VectorCache {
     let total = 0;
     let loaded = 0;
     for (const b of banks) {
-      if (stopped()) break;
+      if (this.stopping) break;
       if (b.n === 0 || total + b.n > this.maxVectors) continue;
       total += b.n;
       await this.synced(db, b.tenant, b.bank_id);
