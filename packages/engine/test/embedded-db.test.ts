@@ -35,6 +35,51 @@ describe('embedded database', () => {
       await again.close();
     }
   });
+  it('runs on its own thread: errors keep their Postgres fields, a failed transaction leaves nothing, a closed one refuses', async () => {
+    const db = await openEmbeddedDatabase(join(dir, 'thread'));
+    try {
+      await db.exec('CREATE TABLE items (n int PRIMARY KEY, blob bytea, at timestamptz)');
+      const at = new Date('2026-01-02T03:04:05.000Z');
+      await db.query('INSERT INTO items VALUES ($1, $2, $3)', [1, Buffer.from([0, 255, 7]), at]);
+      // Values cross the thread intact: bytes, dates, numbers.
+      const [row] = await db.query<{ n: number; blob: Uint8Array; at: Date }>('SELECT n, blob, at FROM items');
+      assert.equal(row?.n, 1);
+      assert.deepEqual([...row!.blob], [0, 255, 7]);
+      assert.equal(row?.at.toISOString(), at.toISOString());
+      // A unique violation arrives with its SQLSTATE (the API turns 23505 into a 409) and Postgres's message.
+      const violation = await db.query('INSERT INTO items (n) VALUES (1)').then(() => undefined, (e: unknown) => e as Error & { code?: string; constraint?: string });
+      assert.equal(violation?.code, '23505');
+      assert.equal(violation?.constraint, 'items_pkey');
+      assert.match(violation?.message ?? '', /duplicate key/);
+      // A transaction whose work throws is rolled back, and the database goes on serving.
+      await assert.rejects(
+        db.transaction(async (tx) => {
+          await tx.query('INSERT INTO items (n) VALUES (2)');
+          throw new Error('the caller changed its mind');
+        }),
+        /changed its mind/,
+      );
+      // A statement that fails inside a transaction fails it; the caller sees the statement's error.
+      await assert.rejects(
+        db.transaction(async (tx) => {
+          await tx.query('INSERT INTO items (n) VALUES (3)');
+          await tx.query('INSERT INTO items (n) VALUES (1)');
+        }),
+        (e: Error & { code?: string }) => e.code === '23505',
+      );
+      assert.deepEqual(await db.transaction(async (tx) => tx.query('SELECT n FROM items ORDER BY n')), [{ n: 1 }]);
+      // Transactions take turns: two at once both commit, neither sees the other half-done.
+      await Promise.all([4, 5].map((n) => db.transaction(async (tx) => {
+        await tx.query('INSERT INTO items (n) VALUES ($1)', [n]);
+        await tx.query('INSERT INTO items (n) VALUES ($1)', [n * 10]);
+      })));
+      assert.deepEqual((await db.query<{ n: number }>('SELECT n FROM items ORDER BY n')).map((r) => r.n), [1, 4, 5, 40, 50]);
+    } finally {
+      await db.close();
+    }
+    await assert.rejects(db.query('SELECT 1'), /thread stopped/);
+  });
+
   it('keeps planner statistics fresh (no autovacuum here): the duplicate check uses its index as a bank grows', async () => {
     const db = await openEmbeddedDatabase(join(dir, 'stats'));
     const plan = async () => (await db.query<{ 'QUERY PLAN': string }>(

@@ -2,8 +2,9 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
+import type { Worker } from 'node:worker_threads';
+import { PGlite } from '@electric-sql/pglite';
+import { startModuleThread } from '../util/thread.js';
 import { keepStatisticsFresh, type RawSql } from './embedded-statistics.js';
 import { mayWriteMemories, type Database, type SqlParam, type Transaction as TxApi } from './database.js';
 
@@ -21,16 +22,111 @@ export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
   wal_buffers: '1MB',
 };
 
-/** Embedded Postgres (WebAssembly) with pgvector, its data folder under MNEMOS_HOME. */
+/** What the database thread (pglite-thread.ts) starts with. */
+export interface DbThreadStart {
+  dataDir: string;
+  startParams: string[];
+}
+
+export type DbThreadRequest =
+  | { type: 'query'; seq: number; sql: string; params: SqlParam[]; tx?: number; blob?: Uint8Array }
+  | { type: 'exec'; seq: number; sql: string; tx?: number }
+  | { type: 'begin'; seq: number }
+  | { type: 'end'; seq: number; tx: number; commit: boolean }
+  | { type: 'close'; seq: number };
+
+/** A Postgres error's fields (message, SQLSTATE `code`, detail, constraint...) as plain values. */
+export type ThreadError = { message: string } & Record<string, string | number>;
+
+export type DbThreadReply =
+  | { type: 'ready' }
+  | { type: 'rows'; seq: number; rows: object[] }
+  | { type: 'done'; seq: number }
+  | { type: 'failed'; seq: number; error: ThreadError };
+
+/**
+ * Embedded Postgres (WebAssembly) with pgvector, its data folder under MNEMOS_HOME, running on its own thread (see
+ * EmbeddedDatabase).
+ */
 export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   mkdirSync(dataDir, { recursive: true });
   if (!existsSync(join(dataDir, 'PG_VERSION'))) await createDataDirectory(dataDir);
   const startParams = [...PGlite.defaultStartParams, ...Object.entries(EMBEDDED_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
-  const pg = await PGlite.create({ dataDir, extensions: { vector }, startParams });
-  const db = new EmbeddedDatabase(pg);
+  const thread = new DatabaseThread(startModuleThread(import.meta.url, 'pglite-thread', { dataDir, startParams } satisfies DbThreadStart));
+  await thread.ready;
+  const db = new EmbeddedDatabase(thread);
   db.startMaintenance();
   return db;
 }
+
+/** An Error carrying the Postgres error's fields (callers test `code`, e.g. 23505 for a unique violation). */
+function rebuild(error: ThreadError): Error {
+  const { message, name, ...fields } = error;
+  return Object.assign(new Error(message), fields, name === undefined ? {} : { name });
+}
+
+/**
+ * The main thread's end of the database thread: numbered requests, answered by number. If the thread dies, every
+ * waiting request and every later one fails with the reason, instead of waiting for ever.
+ */
+class DatabaseThread {
+  readonly ready: Promise<void>;
+  private readonly pending = new Map<number, { resolve: (rows: object[]) => void; reject: (e: Error) => void }>();
+  private seq = 0;
+  private failure: Error | undefined;
+
+  constructor(private readonly worker: Worker) {
+    this.ready = new Promise<void>((resolve, reject) => {
+      worker.on('message', (message: DbThreadReply) => {
+        if (message.type === 'ready') return resolve();
+        if (message.type === 'failed' && message.seq === -1) return reject(rebuild(message.error));
+        const p = this.pending.get(message.seq);
+        if (!p) return;
+        this.settle(message.seq);
+        if (message.type === 'failed') p.reject(rebuild(message.error));
+        else p.resolve(message.type === 'rows' ? message.rows : []);
+      });
+      const stop = (error: Error) => {
+        reject(error);
+        this.failure ??= error;
+        for (const p of this.pending.values()) p.reject(error);
+        this.pending.clear();
+      };
+      worker.on('error', stop);
+      worker.on('exit', (code) => stop(new Error(`the embedded database's thread stopped (exit code ${code})`)));
+    });
+    this.ready.then(
+      () => worker.unref(),
+      () => void worker.terminate(),
+    );
+  }
+
+  /** Sends a request (its `seq` filled in here) and resolves with its rows (none for exec, begin, end, close). */
+  call(request: DistributiveOmit<DbThreadRequest, 'seq'>): Promise<object[]> {
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => {
+      const seq = this.seq++;
+      this.pending.set(seq, { resolve, reject });
+      // The thread keeps the process alive only while it has work: a database nobody closed must not stop it exiting.
+      if (this.pending.size === 1) this.worker.ref();
+      this.worker.postMessage({ ...request, seq } as DbThreadRequest);
+    });
+  }
+
+  /** Opens a transaction on the thread; it is named by its `begin` request's number. */
+  async begin(): Promise<number> {
+    const id = this.seq;
+    await this.call({ type: 'begin' });
+    return id;
+  }
+
+  private settle(seq: number): void {
+    this.pending.delete(seq);
+    if (this.pending.size === 0) this.worker.unref();
+  }
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /**
  * Creates a new data folder (initdb) in a short-lived child process. Done in this process, initdb's scratch memory
@@ -47,6 +143,12 @@ await pg.close();`;
 /** How often the embedded database's statistics are checked while it is written to. */
 const STATISTICS_CHECK_MS = 5_000;
 
+/**
+ * The embedded database, served by PGlite on its own thread (pglite-thread.ts). PGlite executes every statement
+ * synchronously in WebAssembly on the thread that calls it: on the main thread, writes and index synchronisation took
+ * about a quarter of the event loop's time under the mixed load (measured with --cpu-prof), time the HTTP server and
+ * recall could not use. One thread still serialises the queries, as one PGlite always did.
+ */
 class EmbeddedDatabase implements Database {
   readonly kind = 'embedded' as const;
   private pending = 0;
@@ -54,14 +156,14 @@ class EmbeddedDatabase implements Database {
 
   private stopMaintenance: (() => Promise<void>) | undefined;
 
-  constructor(private readonly pg: PGlite) {}
+  constructor(private readonly thread: DatabaseThread) {}
 
   /**
    * Planner statistics (embedded-statistics.ts): checked a few seconds after opening, then while writes happen. Maintenance
    * statements go straight to PGlite, so they do not count as memory writes (which would make readers resynchronise).
    */
   startMaintenance(): void {
-    const raw: RawSql = { query: async <T extends object>(sql: string) => (await this.pg.query<T>(sql)).rows };
+    const raw: RawSql = { query: async <T extends object>(sql: string) => (await this.thread.call({ type: 'query', sql, params: [] })) as T[] };
     // The first check waits for the first interval (whether or not anything was written), so the migrations that run
     // right after opening, among them 004 (no statistics on content columns), always come before any ANALYZE.
     this.stopMaintenance = keepStatisticsFresh(raw, () => this.writeVersion, STATISTICS_CHECK_MS);
@@ -70,8 +172,7 @@ class EmbeddedDatabase implements Database {
   async query<T extends object>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
     this.pending++;
     try {
-      const result = await this.pg.query<T>(sql, [...params]);
-      return result.rows;
+      return (await this.thread.call({ type: 'query', sql, params: [...params] })) as T[];
     } finally {
       this.pending--;
       if (mayWriteMemories(sql)) this.writeVersion++;
@@ -80,22 +181,29 @@ class EmbeddedDatabase implements Database {
 
   async transaction<T>(fn: (tx: TxApi) => Promise<T>): Promise<T> {
     let wrote = false;
+    const id = await this.thread.begin();
     try {
-      return await this.pg.transaction(async (tx: Transaction) =>
-        fn({
+      let result: T;
+      try {
+        result = await fn({
           query: async <R extends object>(sql: string, params: readonly SqlParam[] = []) => {
             wrote ||= mayWriteMemories(sql);
-            return (await tx.query<R>(sql, [...params])).rows;
+            return (await this.thread.call({ type: 'query', sql, params: [...params], tx: id })) as R[];
           },
           exec: async (sql: string) => {
             wrote = true;
-            await tx.exec(sql);
+            await this.thread.call({ type: 'exec', sql, tx: id });
           },
           copyFrom: async (sql: string, data: Uint8Array) => {
-            await tx.query(sql, [], { blob: new Blob([data]) });
+            await this.thread.call({ type: 'query', sql, params: [], tx: id, blob: data });
           },
-        }),
-      );
+        });
+      } catch (error) {
+        await this.thread.call({ type: 'end', tx: id, commit: false }).catch(() => undefined);
+        throw error;
+      }
+      await this.thread.call({ type: 'end', tx: id, commit: true });
+      return result;
     } finally {
       // Counted when the transaction ends (committed or not), so no reader caches a state it could not see yet.
       if (wrote) this.writeVersion++;
@@ -104,7 +212,7 @@ class EmbeddedDatabase implements Database {
 
   async exec(sql: string): Promise<void> {
     try {
-      await this.pg.exec(sql);
+      await this.thread.call({ type: 'exec', sql });
     } finally {
       this.writeVersion++;
     }
@@ -117,6 +225,6 @@ class EmbeddedDatabase implements Database {
 
   async close(): Promise<void> {
     await this.stopMaintenance?.();
-    await this.pg.close();
+    await this.thread.call({ type: 'close' });
   }
 }

@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { startModuleThread } from '../util/thread.js';
 import type { Embedder } from './embedder.js';
 import type { LocalEmbedderOptions } from './local.js';
 
@@ -20,7 +20,7 @@ export type ThreadReply =
  */
 export async function createThreadedLocalEmbedder(options: LocalEmbedderOptions): Promise<Embedder> {
   const { log, ...data } = options;
-  const worker = startThread(data);
+  const worker = startModuleThread(import.meta.url, 'local-thread', data);
   const pending = new Map<number, { resolve: (v: Float32Array[]) => void; reject: (e: Error) => void }>();
   let seq = 0;
   let dimension = 0;
@@ -102,16 +102,4 @@ export async function createThreadedLocalEmbedder(options: LocalEmbedderOptions)
       await exited;
     },
   };
-}
-
-/**
- * Compiled, the worker runs local-thread.js. From source (tests and benchmarks run the .ts files through tsx), a
- * worker does not inherit the parent's `--import tsx`, so it registers tsx itself before loading local-thread.ts.
- */
-function startThread(workerData: Omit<LocalEmbedderOptions, 'log'>): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./local-thread.js', import.meta.url), { workerData });
-  const entry = new URL('./local-thread.ts', import.meta.url).href;
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(bootstrap, { eval: true, workerData });
 }
