@@ -3,6 +3,7 @@ import { TopK } from '../vectors/bank-vectors.js';
 import { bm25FromCounts, bm25Idf } from './bm25.js';
 import type { TimeInterval } from './temporal.js';
 import { temporalWindow } from './temporal.js';
+import { nthSmallest } from '../util/select.js';
 
 /** Query terms matching more than this share of the partition do not select rows (they still score the rows found). */
 export const COMMON_TERM_SHARE = 0.3;
@@ -124,7 +125,7 @@ function bestFirst(rows: readonly VectorRowMeta[], scores: Float64Array, k: numb
   let positive = 0;
   for (const s of scores) if (s > 0) positive++;
   // The k-th best score: rows above it are all in; rows equal to it fill the remaining places in row order.
-  const threshold = positive <= k ? 0 : Float64Array.from(scores).sort()[scores.length - k]!;
+  const threshold = positive <= k ? 0 : nthSmallest(scores, scores.length - k);
   let above = 0;
   for (const s of scores) if (s > threshold) above++;
   let ties = k - above;
