@@ -50,6 +50,14 @@ export function recallHitAnswer(h: RecallHit): RecallHit & { mentioned_at?: stri
   return answer;
 }
 
+/**
+ * Route option for the recall routes: answers are written with JSON.stringify instead of the schema-compiled
+ * serializer. A recall answers up to 100 results built by the engine with exactly the schema's fields, so the compiled
+ * serializer's field filtering adds nothing, and it was slower on them (0.31 against 0.20 ms per answer of about
+ * 68 KB, lab probe on real results). The response schema still documents the answer in /openapi.json.
+ */
+export const plainJsonAnswers = { serializerCompiler: () => (data: unknown) => JSON.stringify(data) } as const;
+
 export async function recallOperation(engine: Engine, tenant: string, bankId: string, body: RecallBodyT) {
   checkText(body.query, '/query');
   if (!/[\p{L}\p{N}]/u.test(body.query)) {

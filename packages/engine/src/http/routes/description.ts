@@ -3,7 +3,7 @@ import type { Engine } from '../../engine.js';
 import { DEFAULT_SPACE } from '../../memory/types.js';
 import type { TypedApp } from '../app.js';
 import { BANK_ID_PATTERN, RecallAnswer, RecallBody, RetainAnswer, RetainBody } from '../schemas.js';
-import { recallOperation, retainOperation } from '../service.js';
+import { plainJsonAnswers, recallOperation, retainOperation } from '../service.js';
 
 const problem = { $ref: 'Problem#' };
 const errors = { 400: problem, 401: problem, 413: problem };
@@ -16,6 +16,7 @@ export function registerDescriptionRoutes(app: TypedApp, engine: Engine): void {
   }, async (req) => retainOperation(engine, { tenant: 'default', bankId: req.body.bank_id, space: req.body.space ?? DEFAULT_SPACE }, req.body));
 
   app.post('/v1/recall', {
+    ...plainJsonAnswers,
     schema: { tags: ['operations'], operationId: 'recall', summary: 'Recall memories from a bank', body: Type.Composite([RecallBody, Type.Object(BankId)], { additionalProperties: true }), response: { 200: RecallAnswer, ...errors } },
   }, async (req) => recallOperation(engine, 'default', req.body.bank_id, req.body));
 }

@@ -11,7 +11,7 @@ import {
   BankParams, ClearQuery, DeleteAnswer, MemoryAnswer, MemoryListAnswer, MemoryListQuery, MemoryParams, MemoryPatchBody,
   RecallAnswer, RecallBody, RetainAnswer, RetainBody,
 } from '../schemas.js';
-import { memoryAnswer, recallOperation, retainOperation } from '../service.js';
+import { memoryAnswer, plainJsonAnswers, recallOperation, retainOperation } from '../service.js';
 
 const problem = { $ref: 'Problem#' };
 const errors = { 400: problem, 401: problem, 404: problem, 413: problem };
@@ -36,6 +36,7 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
   });
 
   app.post('/v1/:tenant/banks/:bank/memories/recall', {
+    ...plainJsonAnswers,
     schema: {
       tags: ['memories'], operationId: 'recallMemories', summary: 'Recall memories relevant to a query',
       params: BankParams, body: RecallBody, response: { 200: RecallAnswer, ...errors },

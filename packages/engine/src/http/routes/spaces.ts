@@ -2,7 +2,7 @@ import type { Engine } from '../../engine.js';
 import { ORG_BANK_ID } from '../../memory/types.js';
 import type { TypedApp } from '../app.js';
 import { RecallAnswer, RecallBody, RetainAnswer, RetainBody, SpaceParams } from '../schemas.js';
-import { recallOperation, retainOperation } from '../service.js';
+import { plainJsonAnswers, recallOperation, retainOperation } from '../service.js';
 
 const problem = { $ref: 'Problem#' };
 const errors = { 400: problem, 401: problem, 404: problem, 413: problem };
@@ -17,6 +17,7 @@ export function registerSpaceRoutes(app: TypedApp, engine: Engine): void {
   });
 
   app.post('/v1/:tenant/spaces/:space/memories/recall', {
+    ...plainJsonAnswers,
     schema: { tags: ['spaces'], operationId: 'recallOrgMemories', summary: "Recall from a space's org memory", params: SpaceParams, body: RecallBody, response: { 200: RecallAnswer, ...errors } },
   }, async (req) => recallOperation(engine, req.params.tenant, ORG_BANK_ID, { ...req.body, space: req.params.space, include_org: false }));
 }
