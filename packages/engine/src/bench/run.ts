@@ -201,7 +201,7 @@ async function main() {
     line('Mixed load: recalls served', String(mixedRecall.length), '', undefined);
     line('Mixed load: requests/s', ((mixedRecall.length + retainedIds.length) / mixedSeconds).toFixed(0), '', undefined);
     line('Mixed load: engine main thread busy', `${((100 * (cpuAfter.main - cpuBefore.main)) / mixedSeconds).toFixed(0)}%`, '', undefined);
-    line('Mixed load: engine other threads (model)', `${((cpuAfter.others - cpuBefore.others) / mixedSeconds).toFixed(2)} cores`, '', undefined);
+    line('Mixed load: engine other threads (model, database)', `${((cpuAfter.others - cpuBefore.others) / mixedSeconds).toFixed(2)} cores`, '', undefined);
     line('Mixed load: machine idle (all cores)', `${(100 * idleShare).toFixed(0)}%`, '', undefined);
 
     line(`Engine RSS after ${counter} memories`, `${rssMiB(engine.child.pid).toFixed(0)} MiB`, '', undefined);
