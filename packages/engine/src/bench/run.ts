@@ -53,7 +53,7 @@ function post(url: string, body: unknown): Promise<{ status: number; json: Recor
 
 function line(name: string, value: string, bar: string, ok: boolean | undefined) {
   const verdict = ok === undefined ? '' : ok ? 'PASS' : 'FAIL';
-  console.log(`${name.padEnd(46)} ${value.padEnd(28)} ${bar.padEnd(26)} ${verdict}`);
+  console.log(`${name.padEnd(50)} ${value.padEnd(28)} ${bar.padEnd(26)} ${verdict}`);
 }
 
 /** Resident memory of a process in MiB: now (VmRSS), or the peak since it started (VmHWM). */
