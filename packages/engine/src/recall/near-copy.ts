@@ -1,80 +1,75 @@
-import { NEAR_COPY_JACCARD, nearCopy } from './signals.js';
-
-/** FNV-1a of a word: a fixed global order of words that is unrelated to their frequency or spelling. */
-function wordHash(word: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
+import { NEAR_COPY_JACCARD, signaturesNearCopy } from './signals.js';
 
 /**
- * The first words of a set in one fixed global order, as many as prefix filtering needs: two sets with Jaccard >= t
- * share at least t * |A| words, so their prefixes of length |A| - ceil(t * |A|) + 1 (and likewise for B) share a word.
- * Any fixed order is exact; longer words first (then by hash) puts rare words in the prefixes and common short ones
- * ("the", "a", "on") last, so few kept sets share a prefix word by chance.
+ * How many of a signature's first hashes prefix filtering needs: two sets with Jaccard >= t share at least t * |A|
+ * words, so their prefixes of length |A| - ceil(t * |A|) + 1 (and likewise for B) share a word, for any one fixed order
+ * of words. Signatures are sorted by hash, a fixed order unrelated to the words' frequency or spelling, so the prefix is
+ * the signature's start.
  */
-function prefix(words: ReadonlySet<string>): string[] {
-  const n = words.size;
+function prefixLength(n: number): number {
   // The small epsilon keeps float error (t * n landing just above an integer) from shortening the prefix.
-  const length = n - Math.ceil(NEAR_COPY_JACCARD * n - 1e-9) + 1;
-  return [...words]
-    .map((w) => [wordHash(w), w] as const)
-    .sort((a, b) => b[1].length - a[1].length || a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))
-    .slice(0, length)
-    .map(([, w]) => w);
+  return n - Math.ceil(NEAR_COPY_JACCARD * n - 1e-9) + 1;
 }
 
 /**
- * The word sets of the results kept so far, indexed so that asking whether a new candidate is a near-copy of any of
- * them (Jaccard >= NEAR_COPY_JACCARD) compares it only with the few sets sharing a prefix word, instead of all of
- * them (prefix filtering, as in set-similarity joins): the answer is exactly `kept.some((k) => nearCopy(k, words))`.
+ * The word signatures (signals.ts wordSignature) of the results kept so far, indexed so that asking whether a new
+ * candidate is a near-copy of any of them (Jaccard >= NEAR_COPY_JACCARD) compares it only with the few sharing a prefix
+ * hash, instead of all of them (prefix filtering, as in set-similarity joins): the answer is exactly
+ * `kept.some((k) => signaturesNearCopy(k, words))`.
  */
 export class NearCopyIndex {
-  private readonly kept: Array<ReadonlySet<string>> = [];
-  private readonly byPrefixWord = new Map<string, number[]>();
+  private readonly kept: Uint32Array[] = [];
+  private readonly byPrefixHash = new Map<number, number[]>();
   private keptEmpty = false;
+  /** tried[i] === this.asked when kept[i] was already compared during the current question. */
+  private readonly tried: number[] = [];
+  private asked = 0;
 
-  /** Whether `words` is a near-copy of a set added before. */
-  has(words: ReadonlySet<string>): boolean {
-    return words.size === 0 ? this.keptEmpty : this.matches(words, prefix(words));
+  /** Whether `words` is a near-copy of a signature added before. */
+  has(words: Uint32Array): boolean {
+    return words.length === 0 ? this.keptEmpty : this.matches(words);
   }
 
-  add(words: ReadonlySet<string>): void {
-    if (words.size === 0) this.keptEmpty = true;
-    else this.insert(words, prefix(words));
+  add(words: Uint32Array): void {
+    if (words.length === 0) this.keptEmpty = true;
+    else this.insert(words);
   }
 
-  /** Adds `words` unless it is a near-copy of a set added before (its prefix computed once); says whether it was added. */
-  admit(words: ReadonlySet<string>): boolean {
-    if (words.size === 0) {
+  /** Adds `words` unless it is a near-copy of a signature added before; says whether it was added. */
+  admit(words: Uint32Array): boolean {
+    if (words.length === 0) {
       if (this.keptEmpty) return false;
       this.keptEmpty = true;
       return true;
     }
-    const p = prefix(words);
-    if (this.matches(words, p)) return false;
-    this.insert(words, p);
+    if (this.matches(words)) return false;
+    this.insert(words);
     return true;
   }
 
-  private matches(words: ReadonlySet<string>, wordsPrefix: readonly string[]): boolean {
-    const tried = new Set<number>();
-    for (const w of wordsPrefix) {
-      for (const i of this.byPrefixWord.get(w) ?? []) {
-        if (tried.has(i)) continue;
-        tried.add(i);
-        if (nearCopy(this.kept[i]!, words)) return true;
+  private matches(words: Uint32Array): boolean {
+    const asked = ++this.asked;
+    const length = prefixLength(words.length);
+    for (let p = 0; p < length; p++) {
+      const candidates = this.byPrefixHash.get(words[p]!);
+      if (!candidates) continue;
+      for (const i of candidates) {
+        if (this.tried[i] === asked) continue;
+        this.tried[i] = asked;
+        if (signaturesNearCopy(this.kept[i]!, words)) return true;
       }
     }
     return false;
   }
 
-  private insert(words: ReadonlySet<string>, wordsPrefix: readonly string[]): void {
+  private insert(words: Uint32Array): void {
     const index = this.kept.push(words) - 1;
-    for (const w of wordsPrefix) {
-      const list = this.byPrefixWord.get(w);
+    this.tried.push(0);
+    const length = prefixLength(words.length);
+    for (let p = 0; p < length; p++) {
+      const list = this.byPrefixHash.get(words[p]!);
       if (list) list.push(index);
-      else this.byPrefixWord.set(w, [index]);
+      else this.byPrefixHash.set(words[p]!, [index]);
     }
   }
 }

@@ -5,7 +5,7 @@ import type { Memory } from '../memory/types.js';
 import { ORG_BANK_ID } from '../memory/types.js';
 import { countTokens } from '../util/tokens.js';
 import { demoteSuperseded, recallPredicate } from './filters.js';
-import { NEAR_COPY_FACTOR, wordSet } from './signals.js';
+import { NEAR_COPY_FACTOR, wordSignature } from './signals.js';
 import { NearCopyIndex } from './near-copy.js';
 import { resolveTemporal } from './temporal.js';
 import { fuse, type Entry, type PoolRow } from './fusion.js';
@@ -132,8 +132,10 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
     }
     const [id, entry] = ordered[i]!;
     const memory = memories.get(id);
-    if (!memory) continue;
-    if (!kept.admit(wordSet(memory.text))) {
+    const meta = arms.meta(id);
+    if (!memory || !meta) continue;
+    // The signature is kept with the row: the next recall that meets this memory reuses it.
+    if (!kept.admit((meta.nearCopySignature ??= wordSignature(memory.text)))) {
       entry.score *= NEAR_COPY_FACTOR;
       entry.scores['near_copy'] = 1;
       copies.push([id, entry]);

@@ -68,29 +68,53 @@ export function namedEntities(query: string, names: Iterable<string>): string[] 
   return [...found];
 }
 
-/** Lowercased word set of a text, for near-copy detection. */
-export function wordSet(text: string): Set<string> {
-  return new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+/** FNV-1a of a word. */
+function wordHash(word: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 0x01000193);
+  return h >>> 0;
 }
 
-/** Whether two word sets are near-copies (Jaccard >= NEAR_COPY_JACCARD); sets of very different sizes never are. */
-export function nearCopy(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
-  const small = Math.min(a.size, b.size);
-  const large = Math.max(a.size, b.size);
-  if (large > 0 && small / large < NEAR_COPY_JACCARD) return false;
-  if (a.size === 0 && b.size === 0) return true;
-  // Jaccard with an early exit: once even a match of every remaining word would leave it under the threshold, the
-  // answer is no (the final ratio only falls as misses add up).
-  const total = a.size + b.size;
+/**
+ * A text's lowercased words (runs of letters and digits) as their 32-bit hashes, sorted ascending, each once. Near-copy
+ * checks compare these by merging instead of building and probing Sets of strings, and the bank index keeps each
+ * memory's signature once computed. Two different words share a hash about once in four billion pairs, which could make two texts look
+ * one word closer than they are.
+ */
+export function wordSignature(text: string): Uint32Array {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const hashes = new Uint32Array(words.length);
+  for (let i = 0; i < words.length; i++) hashes[i] = wordHash(words[i]!);
+  hashes.sort();
+  let n = 0;
+  for (let i = 0; i < hashes.length; i++) if (i === 0 || hashes[i] !== hashes[i - 1]) hashes[n++] = hashes[i]!;
+  return hashes.slice(0, n);
+}
+
+/** Whether two texts are near-copies (Jaccard of their word sets >= NEAR_COPY_JACCARD), from their signatures. */
+export function signaturesNearCopy(a: Uint32Array, b: Uint32Array): boolean {
+  const small = Math.min(a.length, b.length);
+  const large = Math.max(a.length, b.length);
+  if (large === 0) return true;
+  if (small / large < NEAR_COPY_JACCARD) return false;
+  const total = a.length + b.length;
+  // The most words the two can still share: each word of `a` not in `b` lowers it by one; once even that would leave
+  // the Jaccard under the threshold, the answer is no.
+  let best = a.length;
   let inter = 0;
-  let remaining = a.size;
-  for (const w of a) {
-    remaining--;
-    if (b.has(w)) inter++;
-    else {
-      const best = inter + remaining;
-      if (best / (total - best) < NEAR_COPY_JACCARD) return false;
-    }
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i]!;
+    const y = b[j]!;
+    if (x === y) {
+      inter++;
+      i++;
+      j++;
+    } else if (x < y) {
+      i++;
+      if (--best / (total - best) < NEAR_COPY_JACCARD) return false;
+    } else j++;
   }
   return inter / (total - inter) >= NEAR_COPY_JACCARD;
 }

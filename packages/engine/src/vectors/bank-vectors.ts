@@ -23,6 +23,11 @@ export interface VectorRowMeta {
   tokenCount: number;
   /** The memory as the API shows it (bodies already opened), so recall needs no database read to answer. */
   memory: Memory;
+  /**
+   * The text's word signature for near-copy checks (recall/signals.ts wordSignature), computed the first time the
+   * memory is a recall candidate and kept with the row (about 60 bytes for a short memory).
+   */
+  nearCopySignature?: Uint32Array | undefined;
 }
 
 /** A memory's keyword-index terms, read from the bank's term index (term-index.ts). */

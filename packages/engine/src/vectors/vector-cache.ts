@@ -43,6 +43,8 @@ async function apply(db: Queryable, bank: BankVectors, tenant: string, rows: rea
       tokenCount: Number(row.token_count ?? 0),
       memory,
       length: keywords.length,
+      // Set here so every row has the same shape; filled by the first recall that considers the memory.
+      nearCopySignature: undefined,
     };
     bank.upsert(meta, keywords.terms, JSON.parse(row.embedding!) as number[]);
   }
