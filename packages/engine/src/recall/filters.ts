@@ -5,14 +5,14 @@ export const SUPERSEDED_FACTOR = 0.5;
 
 /** Applies the supersession penalty to fused entries (in place) and re-sorts them; marks `scores.superseded`. */
 export function demoteSuperseded(
-  ordered: Array<[string, { score: number; scores: Record<string, number> }]>,
+  ordered: Array<[string, { score: number; superseded: boolean }]>,
   memories: ReadonlyMap<string, { superseded_by: string | null }>,
 ): void {
   let changed = false;
   for (const [id, entry] of ordered) {
     if (memories.get(id)?.superseded_by) {
       entry.score *= SUPERSEDED_FACTOR;
-      entry.scores['superseded'] = 1;
+      entry.superseded = true;
       changed = true;
     }
   }

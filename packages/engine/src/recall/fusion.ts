@@ -21,7 +21,49 @@ export interface PoolRow {
   keywords: FeedbackDoc;
 }
 
-export type Entry = { score: number; scores: Record<string, number> };
+/**
+ * A pooled candidate's fused score and the signals behind it. The per-signal record the API shows (`scores`, rounded)
+ * is built only for the candidates that become results: fusion scores every pooled candidate (about 300 at the default
+ * budget) and at most 100 are answered.
+ */
+export class Entry {
+  feedback = 0;
+  superseded = false;
+  nearCopy = false;
+
+  constructor(
+    public score: number,
+    private readonly semantic: number,
+    private readonly keyword: number,
+    private readonly neighbour: number,
+    private readonly neighbourSemantic: number,
+    private readonly neighbour2: number,
+    private readonly speaker: number,
+    private readonly document: number,
+    private readonly documentKeyword: number,
+    /** Undefined when the query names no time. */
+    private readonly temporal: number | undefined,
+  ) {}
+
+  /** The per-signal scores as the API shows them (6 decimals); flags appear only when set. */
+  scores(): Record<string, number> {
+    const scores: Record<string, number> = {
+      semantic: round6(this.semantic),
+      keyword: round6(this.keyword),
+      neighbour: round6(this.neighbour),
+      neighbour_semantic: round6(this.neighbourSemantic),
+      neighbour2: round6(this.neighbour2),
+      speaker: this.speaker,
+      document: round6(this.document),
+      document_keyword: round6(this.documentKeyword),
+    };
+    if (this.temporal !== undefined) scores['temporal'] = round6(this.temporal);
+    scores['feedback'] = round6(this.feedback);
+    if (this.superseded) scores['superseded'] = 1;
+    if (this.nearCopy) scores['near_copy'] = 1;
+    return scores;
+  }
+}
 
 /** Sum of the `n` largest values (all of them when there are fewer). */
 function sumOfBest(values: number[], n: number): number {
@@ -62,13 +104,13 @@ export function fuse(
   };
   // Document groups: document_id, else the retain call. A document scores by its two best candidates, for meaning
   // and for keywords.
-  const groupOf = (p: PoolRow) => (p.document_id !== null ? `d:${p.document_id}` : p.batch_id !== null ? `b:${p.batch_id}` : `m:${p.id}`);
+  const groups = pool.map((p) => (p.document_id !== null ? `d:${p.document_id}` : p.batch_id !== null ? `b:${p.batch_id}` : `m:${p.id}`));
   const members = new Map<string, PoolRow[]>();
-  for (const p of pool) {
-    const g = members.get(groupOf(p));
+  pool.forEach((p, i) => {
+    const g = members.get(groups[i]!);
     if (g) g.push(p);
-    else members.set(groupOf(p), [p]);
-  }
+    else members.set(groups[i]!, [p]);
+  });
   const documentScore = new Map<string, { semantic: number; keyword: number }>();
   for (const [g, rows] of members) {
     documentScore.set(g, {
@@ -90,13 +132,14 @@ export function fuse(
   const single = named.length === 1 ? named[0]! : undefined;
 
   const out: Array<[string, Entry]> = [];
-  for (const p of pool) {
+  for (let i = 0; i < pool.length; i++) {
+    const p = pool[i]!;
     const keywordScore = kwNorm(p.id);
     const neighbour = excess(p, 1, kwNorm, keywordScore);
     const neighbourSemantic = excess(p, 1, cosineOf, p.cosine);
     const neighbour2 = excess(p, 2, kwNorm, keywordScore);
     const speaker = single !== undefined && (speakers.get(p.id) === single || p.entities.some((e) => e.toLowerCase() === single)) ? 1 : 0;
-    const document = documentScore.get(groupOf(p)) ?? { semantic: 0, keyword: 0 };
+    const document = documentScore.get(groups[i]!) ?? { semantic: 0, keyword: 0 };
     const time = intervals.length > 0 ? temporalScore(intervals, p.occurred_at) : 0;
     const score =
       WEIGHTS.keyword * keywordScore +
@@ -108,18 +151,9 @@ export function fuse(
       WEIGHTS.document * document.semantic +
       WEIGHTS.documentKeyword * document.keyword +
       WEIGHTS.temporal * time;
-    const scores: Record<string, number> = {
-      semantic: round(p.cosine, 6),
-      keyword: round(kw.get(p.id) ?? 0, 6),
-      neighbour: round(neighbour, 6),
-      neighbour_semantic: round(neighbourSemantic, 6),
-      neighbour2: round(neighbour2, 6),
-      speaker,
-      document: round(document.semantic, 6),
-      document_keyword: round(document.keyword, 6),
-    };
-    if (intervals.length > 0) scores['temporal'] = round(time, 6);
-    out.push([p.id, { score, scores }]);
+    const entry = new Entry(score, p.cosine, kw.get(p.id) ?? 0, neighbour, neighbourSemantic, neighbour2, speaker, document.semantic,
+      document.keyword, intervals.length > 0 ? time : undefined);
+    out.push([p.id, entry]);
   }
   out.sort((a, b) => b[1].score - a[1].score);
 
@@ -128,13 +162,12 @@ export function fuse(
   out.forEach(([, e], i) => {
     const f = feedback[i] ?? 0;
     e.score += WEIGHTS.feedback * f;
-    e.scores['feedback'] = round(f, 6);
+    e.feedback = f;
   });
   out.sort((a, b) => b[1].score - a[1].score);
   return out;
 }
 
-function round(n: number, digits = 3): number {
-  const f = 10 ** digits;
-  return Math.round(n * f) / f;
+function round6(n: number): number {
+  return Math.round(n * 1e6) / 1e6;
 }

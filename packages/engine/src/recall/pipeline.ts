@@ -137,7 +137,7 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
     // The signature is kept with the row: the next recall that meets this memory reuses it.
     if (!kept.admit((meta.nearCopySignature ??= wordSignature(memory.text)))) {
       entry.score *= NEAR_COPY_FACTOR;
-      entry.scores['near_copy'] = 1;
+      entry.nearCopy = true;
       copies.push([id, entry]);
       continue;
     }
@@ -161,7 +161,7 @@ function recallHit(m: Memory, entry: Entry): RecallHit {
     id: m.id, bank_id: m.bank_id, space: m.space, type: m.type, text: m.text, context: m.context, metadata: m.metadata,
     tags: m.tags, entities: m.entities, document_id: m.document_id, source_id: m.source_id, occurred_at: m.occurred_at,
     created_at: m.created_at, updated_at: m.updated_at, state: m.state, superseded_by: m.superseded_by,
-    valid_to: m.valid_to, score: entry.score, scores: entry.scores,
+    valid_to: m.valid_to, score: entry.score, scores: entry.scores(),
   };
   if (m.bank_id === ORG_BANK_ID) hit.org = true;
   return hit;
