@@ -27,9 +27,8 @@ const ROLLBACK = Symbol('rollback');
 
 try {
   const pg = await PGlite.create({ dataDir: start.dataDir, extensions: { vector }, startParams: start.startParams });
-  const open = new Map<number, { tx: Transaction; end: (commit: boolean) => void }>();
-  /** Each open transaction's outcome, by the seq of its `begin`. */
-  const ends = new Map<number, Promise<void>>();
+  /** Open transactions by the seq of their `begin`; `end` commits or rolls back and gives the transaction's outcome. */
+  const open = new Map<number, { tx: Transaction; end: (commit: boolean) => Promise<void> }>();
   const answer = (seq: number, work: Promise<unknown>, rows: boolean) =>
     work.then(
       (result) => reply(rows ? { type: 'rows', seq, rows: (result as { rows: object[] }).rows } : { type: 'done', seq }),
@@ -54,36 +53,32 @@ try {
           return;
         case 'begin': {
           // Answers `done` once inside; the transaction ends when `end` arrives (committed, or rolled back).
-          let inside = false;
-          const finished = pg.transaction(
+          const outcome: Promise<void> = pg.transaction(
             (tx) =>
               new Promise<void>((resolve, reject) => {
-                inside = true;
-                open.set(request.seq, { tx, end: (commit) => (commit ? resolve() : reject(ROLLBACK)) });
+                open.set(request.seq, {
+                  tx,
+                  end: (commit) => {
+                    if (commit) resolve();
+                    else reject(ROLLBACK);
+                    return outcome;
+                  },
+                });
                 reply({ type: 'done', seq: request.seq });
               }),
           );
-          ends.set(request.seq, finished);
-          finished.then(
-            () => open.delete(request.seq),
-            (error: unknown) => {
-              open.delete(request.seq);
-              // A failure before the transaction opened has no `end` waiting: it answers the `begin`.
-              if (!inside) {
-                ends.delete(request.seq);
-                reply({ type: 'failed', seq: request.seq, error: describe(error) });
-              }
-            },
-          );
+          outcome.catch((error: unknown) => {
+            // A failure before the transaction opened has no `end` waiting: it answers the `begin`. Later ones answer
+            // the `end`.
+            if (!open.has(request.seq)) reply({ type: 'failed', seq: request.seq, error: describe(error) });
+          }).finally(() => open.delete(request.seq));
           return;
         }
         case 'end': {
           const t = open.get(request.tx);
-          const finished = ends.get(request.tx);
-          ends.delete(request.tx);
-          if (!t || !finished) throw new Error(`transaction ${request.tx} is not open`);
-          t.end(request.commit);
-          void answer(request.seq, finished.catch((error: unknown) => (error === ROLLBACK ? undefined : Promise.reject(error))), false);
+          if (!t) throw new Error(`transaction ${request.tx} is not open`);
+          const ended = t.end(request.commit).catch((error: unknown) => (error === ROLLBACK ? undefined : Promise.reject(error)));
+          void answer(request.seq, ended, false);
           return;
         }
         case 'close':

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
-import { startModuleThread } from '../util/thread.js';
+import { startModuleThread, ThreadRequests } from '../util/thread.js';
 import { keepStatisticsFresh, type RawSql } from './embedded-statistics.js';
 import { mayWriteMemories, type Database, type SqlParam, type Transaction as TxApi } from './database.js';
 
@@ -65,35 +65,28 @@ function rebuild(error: ThreadError): Error {
   return Object.assign(new Error(message), fields, name === undefined ? {} : { name });
 }
 
-/**
- * The main thread's end of the database thread: numbered requests, answered by number. If the thread dies, every
- * waiting request and every later one fails with the reason, instead of waiting for ever.
- */
+/** The main thread's end of the database thread: numbered requests (util/thread.ts ThreadRequests). */
 class DatabaseThread {
   readonly ready: Promise<void>;
-  private readonly pending = new Map<number, { resolve: (rows: object[]) => void; reject: (e: Error) => void }>();
-  private seq = 0;
-  private failure: Error | undefined;
+  private readonly requests: ThreadRequests<object[]>;
 
-  constructor(private readonly worker: Worker) {
+  constructor(worker: Worker) {
+    const requests = (this.requests = new ThreadRequests<object[]>(worker));
     this.ready = new Promise<void>((resolve, reject) => {
       worker.on('message', (message: DbThreadReply) => {
         if (message.type === 'ready') return resolve();
         if (message.type === 'failed' && message.seq === -1) return reject(rebuild(message.error));
-        const p = this.pending.get(message.seq);
-        if (!p) return;
-        this.settle(message.seq);
-        if (message.type === 'failed') p.reject(rebuild(message.error));
-        else p.resolve(message.type === 'rows' ? message.rows : []);
+        if (message.type === 'failed') requests.reject(message.seq, rebuild(message.error));
+        else requests.resolve(message.seq, message.type === 'rows' ? message.rows : []);
       });
       const stop = (error: Error) => {
         reject(error);
-        this.failure ??= error;
-        for (const p of this.pending.values()) p.reject(error);
-        this.pending.clear();
+        requests.failAll(error);
       };
       worker.on('error', stop);
-      worker.on('exit', (code) => stop(new Error(`the embedded database's thread stopped (exit code ${code})`)));
+      worker.on('exit', (code) =>
+        stop(new Error(`the embedded database's thread stopped (exit code ${code}); restart Mnemos, and see the log above for why it stopped`)),
+      );
     });
     this.ready.then(
       () => worker.unref(),
@@ -103,26 +96,14 @@ class DatabaseThread {
 
   /** Sends a request (its `seq` filled in here) and resolves with its rows (none for exec, begin, end, close). */
   call(request: DistributiveOmit<DbThreadRequest, 'seq'>): Promise<object[]> {
-    if (this.failure) return Promise.reject(this.failure);
-    return new Promise((resolve, reject) => {
-      const seq = this.seq++;
-      this.pending.set(seq, { resolve, reject });
-      // The thread keeps the process alive only while it has work: a database nobody closed must not stop it exiting.
-      if (this.pending.size === 1) this.worker.ref();
-      this.worker.postMessage({ ...request, seq } as DbThreadRequest);
-    });
+    return this.requests.send((seq) => ({ ...request, seq }) as DbThreadRequest);
   }
 
   /** Opens a transaction on the thread; it is named by its `begin` request's number. */
   async begin(): Promise<number> {
-    const id = this.seq;
+    const id = this.requests.nextSeq;
     await this.call({ type: 'begin' });
     return id;
-  }
-
-  private settle(seq: number): void {
-    this.pending.delete(seq);
-    if (this.pending.size === 0) this.worker.unref();
   }
 }
 

@@ -1,4 +1,4 @@
-import { startModuleThread } from '../util/thread.js';
+import { startModuleThread, ThreadRequests } from '../util/thread.js';
 import type { Embedder } from './embedder.js';
 import type { LocalEmbedderOptions } from './local.js';
 
@@ -21,21 +21,10 @@ export type ThreadReply =
 export async function createThreadedLocalEmbedder(options: LocalEmbedderOptions): Promise<Embedder> {
   const { log, ...data } = options;
   const worker = startModuleThread(import.meta.url, 'local-thread', data);
-  const pending = new Map<number, { resolve: (v: Float32Array[]) => void; reject: (e: Error) => void }>();
-  let seq = 0;
-  let dimension = 0;
-  let failure: Error | undefined;
   // The thread keeps the process alive only while it has work: an embedder nobody closed (a failed start, a command
   // that returns early) must not stop the process from exiting.
-  const settle = (id: number) => {
-    pending.delete(id);
-    if (pending.size === 0) worker.unref();
-  };
-  const failAll = (error: Error) => {
-    failure ??= error;
-    for (const p of pending.values()) p.reject(error);
-    pending.clear();
-  };
+  const requests = new ThreadRequests<Float32Array[]>(worker);
+  let dimension = 0;
   const ready = new Promise<{ id: string; dimension: number }>((resolve, reject) => {
     worker.on('message', (message: ThreadReply) => {
       switch (message.type) {
@@ -47,30 +36,27 @@ export async function createThreadedLocalEmbedder(options: LocalEmbedderOptions)
           log(message.message);
           return;
         case 'vectors': {
-          const p = pending.get(message.seq);
-          settle(message.seq);
           const out: Float32Array[] = [];
           for (let i = 0; i < message.data.length; i += dimension) out.push(message.data.subarray(i, i + dimension));
-          p?.resolve(out);
+          requests.resolve(message.seq, out);
           return;
         }
         case 'failed': {
           const error = new Error(message.message);
           if (message.seq === -1) return reject(error);
-          pending.get(message.seq)?.reject(error);
-          settle(message.seq);
+          requests.reject(message.seq, error);
           return;
         }
       }
     });
     worker.on('error', (error) => {
       reject(error);
-      failAll(error);
+      requests.failAll(error);
     });
     worker.on('exit', (code) => {
       const error = new Error(`the embedding thread stopped (exit code ${code})`);
       reject(error);
-      failAll(error);
+      requests.failAll(error);
     });
   });
   let identity: { id: string; dimension: number };
@@ -86,16 +72,10 @@ export async function createThreadedLocalEmbedder(options: LocalEmbedderOptions)
     dimension: identity.dimension,
     embed(texts: readonly string[], kind: 'query' | 'document'): Promise<Float32Array[]> {
       if (texts.length === 0) return Promise.resolve([]);
-      if (failure) return Promise.reject(failure);
-      return new Promise((resolve, reject) => {
-        const id = seq++;
-        pending.set(id, { resolve, reject });
-        if (pending.size === 1) worker.ref();
-        worker.postMessage({ type: 'embed', seq: id, texts: [...texts], kind } satisfies ThreadRequest);
-      });
+      return requests.send((seq) => ({ type: 'embed', seq, texts: [...texts], kind }) satisfies ThreadRequest);
     },
     async close(): Promise<void> {
-      if (failure) return;
+      if (requests.failed) return;
       const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
       worker.ref();
       worker.postMessage({ type: 'close' } satisfies ThreadRequest);
