@@ -10,15 +10,12 @@ import { NearCopyIndex } from './near-copy.js';
 import { resolveTemporal } from './temporal.js';
 import { fuse, type Entry, type PoolRow } from './fusion.js';
 import { vectorCacheFor } from '../vectors/registry.js';
-import { NO_KEYWORDS } from '../vectors/bank-vectors.js';
+import { NO_KEYWORDS, type VectorRowMeta } from '../vectors/bank-vectors.js';
 import { IndexArms } from './in-memory.js';
 import type { RecallHit, RecallOutcome, RecallRequest, RecallTrace } from './types.js';
 
 /** Neighbours are fetched for this many of each arm's best candidates (measured: no loss on LoCoMo against all). */
 const NEIGHBOUR_SEEDS = 30;
-
-/** Candidates looked up in the bank index per round while filling the token budget. */
-const HYDRATE_PAGE = 40;
 
 /**
  * Hybrid recall (DESIGN 2.7). Candidates come from three arms: semantic (cosine), keyword (BM25 over the full-text
@@ -84,67 +81,44 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
   const ordered = fuse(r.query, pool, keyword, intervals, { queryTerms: terms, documentFrequency: (t) => arms.documentFrequency(t), size: arms.size });
   demoteSuperseded(ordered, new Map(pool.map((p) => [p.id, { superseded_by: p.superseded_by }])));
   stage('fuse', ordered.length);
-  // Results come from the cache's opened bodies (synchronised at the start of this call): no row is read again.
-  const hydrate = (ids: string[]): Map<string, Memory> => {
-    const out = new Map<string, Memory>();
-    for (const id of ids) {
-      const m = arms.meta(id)?.memory;
-      if (m) out.set(id, m);
-    }
-    return out;
-  };
-
   // Diversity: a near-copy of a better candidate (same words, give or take punctuation and a few) waits until every
-  // distinct candidate is in, with its score halved, so copies never crowd the top. Candidates are taken a page at a
-  // time, only as far as the token budget reaches.
-  const memories = new Map<string, Memory>();
-  let hydrated = 0;
-  const copies: Array<[string, Entry]> = [];
+  // distinct candidate is in, with its score halved, so copies never crowd the top. Candidates come with their opened
+  // bodies from the bank index (synchronised at the start of this call, so no row is read again), and are considered
+  // only as far as the token budget reaches.
+  const copies: Array<[VectorRowMeta, Entry]> = [];
   const kept = new NearCopyIndex();
   const results: RecallHit[] = [];
   let tokens = 0;
-  let full = false;
-  const tokenCount = new Map(pool.map((p) => [p.id, p.tokens] as const));
-  const take = (id: string, entry: Entry): boolean => {
-    const memory = memories.get(id);
-    if (!memory) return true;
+  let considered = 0;
+  const take = (meta: VectorRowMeta, entry: Entry): boolean => {
     if (results.length >= limit) return false;
-    const cost = tokenCount.get(id) || countTokens(memory.text);
+    const cost = meta.tokenCount || countTokens(meta.memory.text);
     if (tokens + cost > r.maxTokens) return false;
     tokens += cost;
     entry.score = round(entry.score, 6);
-    results.push(recallHit(memory, entry));
+    results.push(recallHit(meta.memory, entry));
     return true;
   };
-  // The first page is sized from the retain-time token counts: what fits in max_tokens, plus a margin for near-copies.
-  let fits = 0;
-  for (let used = 0; fits < ordered.length && fits < limit; fits++) {
-    used += tokenCount.get(ordered[fits]![0]) ?? 0;
-    if (used > r.maxTokens) break;
-  }
-  let pageSize = fits + 10;
-  for (let i = 0; i < ordered.length && !full; i++) {
-    if (i >= hydrated) {
-      const page = ordered.slice(hydrated, hydrated + pageSize).map(([id]) => id);
-      pageSize = HYDRATE_PAGE;
-      hydrated += page.length;
-      for (const [id, m] of hydrate(page)) memories.set(id, m);
-    }
-    const [id, entry] = ordered[i]!;
-    const memory = memories.get(id);
+  let full = false;
+  for (const [id, entry] of ordered) {
     const meta = arms.meta(id);
-    if (!memory || !meta) continue;
+    if (!meta) continue;
+    considered++;
     // The signature is kept with the row: the next recall that meets this memory reuses it.
-    if (!kept.admit((meta.nearCopySignature ??= wordSignature(memory.text)))) {
+    if (!kept.admit((meta.nearCopySignature ??= wordSignature(meta.memory.text)))) {
       entry.score *= NEAR_COPY_FACTOR;
       entry.nearCopy = true;
-      copies.push([id, entry]);
+      copies.push([meta, entry]);
       continue;
     }
-    full = !take(id, entry);
+    if (!take(meta, entry)) {
+      full = true;
+      break;
+    }
   }
-  if (!full) for (const [id, entry] of copies) if (!take(id, entry)) break;
-  stage('hydrate', hydrated);
+  if (!full) for (const [meta, entry] of copies) if (!take(meta, entry)) break;
+  // 'hydrate' keeps its name in traces: the candidates taken from the index until the budget was full.
+  stage('hydrate', considered);
   stage('select', results.length);
   const outcome: RecallOutcome = { results, tokens };
   if (r.trace) outcome.trace = { stages, total_ms: round(performance.now() - started) };
