@@ -62,7 +62,7 @@ function rssMiB(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): nu
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
 }
 
-/** CPU seconds a process has used so far: its main thread, and all its other threads (the model's among them). */
+/** CPU seconds a process has used so far: its main thread, and all its other threads (the model's and the database's). */
 function threadCpuSeconds(pid: number | undefined): { main: number; others: number } {
   const out = { main: 0, others: 0 };
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
@@ -187,7 +187,7 @@ async function main() {
       }
     };
     await Promise.all(Array.from({ length: 32 }, (_, c) => client(c)));
-    // Where the CPU went: the engine's main thread, its other threads (the model), and what was left idle.
+    // Where the CPU went: the engine's main thread, its other threads (model, database), and what was left idle.
     const mixedSeconds = (performance.now() - mixedStart) / 1000;
     const cpuAfter = threadCpuSeconds(engine.child.pid);
     const ticksAfter = machineTicks();

@@ -3,7 +3,7 @@ import type { RecallRequest } from './types.js';
 /** Score factor for facts a later correction superseded: they stay recallable but rank below current facts (DESIGN 1). */
 export const SUPERSEDED_FACTOR = 0.5;
 
-/** Applies the supersession penalty to fused entries (in place) and re-sorts them; marks `scores.superseded`. */
+/** Applies the supersession penalty to fused entries (in place) and re-sorts them; marks them `superseded` (shown as `scores.superseded`). */
 export function demoteSuperseded(
   ordered: Array<[string, { score: number; superseded: boolean }]>,
   memories: ReadonlyMap<string, { superseded_by: string | null }>,

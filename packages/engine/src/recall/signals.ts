@@ -78,8 +78,8 @@ function wordHash(word: string): number {
 /**
  * A text's lowercased words (runs of letters and digits) as their 32-bit hashes, sorted ascending, each once. Near-copy
  * checks compare these by merging instead of building and probing Sets of strings, and the bank index keeps each
- * memory's signature once computed. Two different words share a hash about once in four billion pairs, which could make two texts look
- * one word closer than they are.
+ * memory's signature once computed. Two different words share a hash about once in four billion pairs, which could
+ * make two texts look one word closer than they are.
  */
 export function wordSignature(text: string): Uint32Array {
   const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
