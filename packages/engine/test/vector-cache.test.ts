@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { toVectorLiteral } from '../src/db/database.js';
+import { mayWriteMemories, toVectorLiteral, type Database, type SqlParam } from '../src/db/database.js';
 import type { Memory } from '../src/memory/types.js';
 import type { VectorRowMeta } from '../src/vectors/bank-vectors.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
@@ -114,6 +114,57 @@ describe('vector cache', () => {
     const [b] = await engine.engine.db.query<{ v: string }>('SELECT embedding::text AS v FROM memories WHERE id = $1', [batch.body.memory_ids[0]!]);
     assert.ok(a && b);
     assert.equal(a.v, b.v);
+  });
+
+  it('asks the database nothing when nothing was written since its last synchronisation', async () => {
+    // The engine's embedded database is this process's own: it knows when the memories table was written.
+    const db = engine.engine.db;
+    assert.notEqual(db.writeVersion, undefined);
+    const statements: string[] = [];
+    // The same database, with every query and transaction it is asked for written down.
+    const counting = Object.create(db, {
+      query: { value: (sql: string, params?: readonly SqlParam[]) => (statements.push(sql), db.query(sql, params)) },
+      transaction: { value: (fn: Parameters<Database['transaction']>[0]) => (statements.push('transaction'), db.transaction(fn)) },
+    }) as Database;
+    const cache = new VectorCache(384);
+    await cache.banks(counting, 'default', ['vc']);
+    assert.ok(statements.length > 0, 'the first use loads the bank');
+
+    statements.length = 0;
+    const [first] = await cache.banks(counting, 'default', ['vc']);
+    await cache.banks(counting, 'default', ['vc']);
+    assert.deepEqual(statements, [], 'no write happened, so there was nothing to read');
+
+    const added = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc/memories', { content: 'A lighthouse keeper logs the fog.' });
+    const [synced] = await cache.banks(counting, 'default', ['vc']);
+    assert.equal(statements.length, 1, 'a write since: one synchronisation query');
+    assert.equal(synced, first);
+    assert.ok(synced!.get(added.body.memory_ids[0]!), 'the new memory is in the index');
+
+    statements.length = 0;
+    await cache.banks(counting, 'default', ['vc']);
+    assert.deepEqual(statements, [], 'reading the changes is not a write');
+  });
+
+  it('tells reads of the memories table from statements that may write it', () => {
+    const reads = [
+      'SELECT id, updated_at FROM memories WHERE deleted IS NULL',
+      "(SELECT 'row' AS kind, id FROM memories LIMIT 5) UNION ALL SELECT 'gone', id FROM memory_tombstones",
+      'WITH recent AS (SELECT id FROM memories) SELECT count(*) FROM recent',
+      'DECLARE sync NO SCROLL CURSOR FOR (SELECT id FROM memories LIMIT 10)',
+      'INSERT INTO banks (tenant, bank_id) VALUES ($1, $2)',
+    ];
+    const writes = [
+      'INSERT INTO memories (id) VALUES ($1)',
+      'UPDATE memories SET state = $1',
+      'DELETE FROM memories WHERE id = $1',
+      'WITH gone AS (DELETE FROM memories RETURNING id) SELECT count(*) FROM gone',
+      '(SELECT id FROM memories FOR UPDATE)',
+      'ALTER TABLE memories ADD COLUMN x int',
+      'TRUNCATE memories',
+    ];
+    assert.deepEqual(reads.filter(mayWriteMemories), []);
+    assert.deepEqual(writes.filter((sql) => !mayWriteMemories(sql)), []);
   });
 
   it('follows inserts, edits, invalidations and deletes made after it loaded', async () => {

@@ -45,8 +45,14 @@ export function toVectorLiteral(v: ArrayLike<number>): string {
   return out + ']';
 }
 
-/** True when a statement may change the memories table (anything but a plain SELECT that names it). */
+/**
+ * True when a statement may change the memories table: it names the table and is not a read. A read is a query
+ * (SELECT or WITH, possibly parenthesised, as the first branch of a UNION with a LIMIT must be; or a cursor declared
+ * for one) with no data-changing keyword anywhere in it. Counting a read as a write is not harmless: each one made
+ * every recall's bank index read the database again (the synchronisation query, itself parenthesised, counted as one).
+ */
 export function mayWriteMemories(sql: string): boolean {
   if (!/\bmemories\b/i.test(sql)) return false;
-  return !/^\s*SELECT\b/i.test(sql) || /\b(INSERT|UPDATE|DELETE)\b/i.test(sql);
+  const read = /^[\s(]*(SELECT|WITH|DECLARE)\b/i.test(sql) && !/\b(INSERT|UPDATE|DELETE|TRUNCATE|MERGE)\b/i.test(sql);
+  return !read;
 }
