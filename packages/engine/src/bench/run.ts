@@ -1,6 +1,6 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLocalEmbedder } from '../embeddings/local.js';
@@ -92,11 +92,14 @@ async function main() {
   const engineEnv = { MNEMOS_HOME: home, MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: model, MNEMOS_API_PORT: '0', MNEMOS_API_HOST: '127.0.0.1' };
   let engine = await spawnEngineProcess(engineEnv);
   // The floor: the same model embedding the query alone, in this process, while the engine is idle.
-  const floorModel = await createLocalEmbedder({ model, cacheDir: join(home, 'models'), dtype: 'fp32', log: () => undefined });
+  // The floor is the engine's own model: the same precision (the engine reads MNEMOS_API_EMBEDDINGS_LOCAL_DTYPE too, and
+  // refuses any other value at start), or the ratio would compare two different models.
+  const dtype = process.env.MNEMOS_API_EMBEDDINGS_LOCAL_DTYPE === 'q8' ? 'q8' : 'fp32';
+  const floorModel = await createLocalEmbedder({ model, cacheDir: join(home, 'models'), dtype, log: () => undefined });
   let base = `${engine.url}/v1/default/banks`;
   const r = rng(42);
   let counter = 0;
-  console.log(`Mnemos engine benchmark (embedded PGlite, local ${model.split('/').pop()}, ${process.arch}, node ${process.version})\n`);
+  console.log(`Mnemos engine benchmark (embedded PGlite, local ${model.split('/').pop()} ${dtype}, ${process.arch}, node ${process.version})\n`);
   try {
     // Warm up the model and the database.
     for (let i = 0; i < 20; i++) await post(`${base}/warm/memories`, { content: memoryText(r, counter++) });
@@ -160,6 +163,7 @@ async function main() {
     const before = await count(base, 'big');
     const cpuBefore = threadCpuSeconds(engine.child.pid);
     const ticksBefore = machineTicks();
+    const clientCpuBefore = process.cpuUsage();
     const mixedStart = performance.now();
     const deadline = performance.now() + MIXED_SECONDS * 1000;
     let errors = 0;
@@ -190,6 +194,7 @@ async function main() {
     // Where the CPU went: the engine's main thread, its other threads (model, database), and what was left idle.
     const mixedSeconds = (performance.now() - mixedStart) / 1000;
     const cpuAfter = threadCpuSeconds(engine.child.pid);
+    const clientCpu = process.cpuUsage(clientCpuBefore);
     const ticksAfter = machineTicks();
     const idleShare = (ticksAfter.idle - ticksBefore.idle) / (ticksAfter.total - ticksBefore.total);
     // Every retained memory is distinct, so the bank must have grown by exactly as many.
@@ -203,6 +208,14 @@ async function main() {
     line('Mixed load: engine main thread busy', `${((100 * (cpuAfter.main - cpuBefore.main)) / mixedSeconds).toFixed(0)}%`, '', undefined);
     line('Mixed load: engine other threads (model, database)', `${((cpuAfter.others - cpuBefore.others) / mixedSeconds).toFixed(2)} cores`, '', undefined);
     line('Mixed load: machine idle (all cores)', `${(100 * idleShare).toFixed(0)}%`, '', undefined);
+    // The CPU budget: engine and client share the machine, so requests/s can never pass the cores' milliseconds per
+    // second divided by the CPU milliseconds one request costs them both (and closed-loop latency is 32 / requests/s).
+    const requests = mixedRecall.length + retainedIds.length;
+    const engineMs = (1000 * (cpuAfter.main - cpuBefore.main + (cpuAfter.others - cpuBefore.others))) / requests;
+    const clientMs = (clientCpu.user + clientCpu.system) / 1000 / requests;
+    line('Mixed load: engine CPU per request', `${engineMs.toFixed(2)} ms`, '', undefined);
+    line('Mixed load: bench client CPU per request', `${clientMs.toFixed(2)} ms`, '', undefined);
+    line(`Mixed load: CPU ceiling (${availableParallelism()} cores busy)`, `${((availableParallelism() * 1000) / (engineMs + clientMs)).toFixed(0)} requests/s`, '', undefined);
 
     line(`Engine RSS after ${counter} memories`, `${rssMiB(engine.child.pid).toFixed(0)} MiB`, '', undefined);
     if (LARGE > 0) {
