@@ -1,0 +1,50 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createLocalEmbedder } from '../embeddings/local.js';
+import { memoryText, queryText, rng } from './synthetic.js';
+
+/**
+ * `npm run bench:model`: what the local model costs per text, by batch size, for the mixed load's two kinds of text
+ * (its recall queries and its retained memories), in both precisions the engine offers. The model is loaded as the
+ * engine loads it (local.ts, same session options), in this process while nothing else runs, so the process's CPU
+ * time is the model's. The mixed load's CPU budget (docs/benchmarks.md) starts from these figures.
+ */
+
+const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../..');
+const model = process.env.MNEMOS_API_EMBEDDINGS_LOCAL_MODEL ?? resolve(repoRoot, '../shared/models/all-MiniLM-L6-v2');
+const BATCH_SIZES = [1, 2, 4, 8, 16, 32];
+/** Texts embedded per measurement: enough for a stable mean at batch 32. */
+const TEXTS = 256;
+
+async function main() {
+  const cacheDir = mkdtempSync(join(tmpdir(), 'mnemos-bench-model-'));
+  console.log(`Local model cost per text (${model.split('/').pop()}, ${process.arch}, node ${process.version})\n`);
+  console.log(`${'precision'.padEnd(10)} ${'texts'.padEnd(9)} ${'batch'.padStart(5)} ${'wall ms/text'.padStart(13)} ${'CPU ms/text'.padStart(12)}`);
+  try {
+    for (const dtype of ['fp32', 'q8'] as const) {
+      const embedder = await createLocalEmbedder({ model, cacheDir, dtype, log: () => undefined });
+      const r = rng(1);
+      for (const kind of ['queries', 'memories'] as const) {
+        const texts = Array.from({ length: TEXTS }, (_, i) => (kind === 'queries' ? queryText(r) : memoryText(r, i)));
+        for (const size of BATCH_SIZES) {
+          // One warm-up pass at this batch size (ONNX Runtime sizes its buffers for each new shape).
+          await embedder.embed(texts.slice(0, size), 'document');
+          const cpu = process.cpuUsage();
+          const started = performance.now();
+          for (let i = 0; i < TEXTS; i += size) await embedder.embed(texts.slice(i, i + size), kind === 'queries' ? 'query' : 'document');
+          const wall = (performance.now() - started) / TEXTS;
+          const used = process.cpuUsage(cpu);
+          const cpuPerText = (used.user + used.system) / 1000 / TEXTS;
+          console.log(`${dtype.padEnd(10)} ${kind.padEnd(9)} ${String(size).padStart(5)} ${wall.toFixed(2).padStart(13)} ${cpuPerText.toFixed(2).padStart(12)}`);
+        }
+      }
+      await embedder.close();
+    }
+  } finally {
+    rmSync(cacheDir, { recursive: true, force: true });
+  }
+}
+
+await main();
