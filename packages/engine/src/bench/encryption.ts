@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { startEngine, type RunningEngine } from '../index.js';
 import { retain, type RetainItem } from '../memory/retain.js';
 import { recall } from '../recall/pipeline.js';
+import { SHARED_MODEL_DIR } from './local-model.js';
 import { rng } from './synthetic.js';
 import { percentile } from './stats.js';
 
@@ -20,8 +20,6 @@ import { percentile } from './stats.js';
  *   (or, after `tsc -b`: node packages/engine/dist/bench/encryption.js)
  */
 
-const here = fileURLToPath(new URL('.', import.meta.url));
-const repoRoot = resolve(here, '../../../..');
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);
@@ -42,7 +40,7 @@ const queryText = (r: () => number) => `What does ${pick(r, PEOPLE)} think about
 async function main(): Promise<void> {
   const memories = arg('--memories', 2000);
   const queries = arg('--queries', 200);
-  const model = resolve(repoRoot, '../shared/models/all-MiniLM-L6-v2');
+  const model = SHARED_MODEL_DIR;
   const homes = [mkdtempSync(join(tmpdir(), 'mnemos-bench-plain-')), mkdtempSync(join(tmpdir(), 'mnemos-bench-enc-'))];
   const env = (home: string, extra: Record<string, string> = {}) => ({
     MNEMOS_HOME: home, MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: model, MNEMOS_API_PORT: '0', MNEMOS_API_HOST: '127.0.0.1',

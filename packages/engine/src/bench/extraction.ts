@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { startEngine, type RunningEngine } from '../index.js';
+import { benchModelDir } from './local-model.js';
 import { ms, percentile } from './stats.js';
 
 /**
@@ -16,9 +16,7 @@ import { ms, percentile } from './stats.js';
  *   node --conditions=source --import tsx packages/engine/src/bench/extraction.ts [--memories 200] [--delay-ms 200] [--concurrency 4] [--throughput-only]
  */
 
-const here = fileURLToPath(new URL('.', import.meta.url));
-const repoRoot = resolve(here, '../../../..');
-const model = process.env['MNEMOS_API_EMBEDDINGS_LOCAL_MODEL'] ?? resolve(repoRoot, '../shared/models/all-MiniLM-L6-v2');
+const model = benchModelDir();
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);

@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { SHARED_MODEL_DIR } from './local-model.js';
 
 const KS = [5, 10, 20] as const;
 const CATEGORY_NAMES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
@@ -296,7 +297,7 @@ async function main(): Promise<void> {
       env: {
         ...process.env,
         MNEMOS_HOME: home,
-        MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: path.resolve(repoRoot, '../shared/models/all-MiniLM-L6-v2'),
+        MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: SHARED_MODEL_DIR,
         MNEMOS_API_PORT: '0',
         MNEMOS_API_HOST: '127.0.0.1',
         MNEMOS_API_LOG_LEVEL: process.env.MNEMOS_API_LOG_LEVEL ?? 'warn',

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { createLocalEmbedder } from '../embeddings/local.js';
+import { benchModelDir } from './local-model.js';
 import { memoryText, queryText, rng } from './synthetic.js';
 
 /**
@@ -12,8 +12,7 @@ import { memoryText, queryText, rng } from './synthetic.js';
  * time is the model's. The mixed load's CPU budget (docs/benchmarks.md) starts from these figures.
  */
 
-const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../..');
-const model = process.env.MNEMOS_API_EMBEDDINGS_LOCAL_MODEL ?? resolve(repoRoot, '../shared/models/all-MiniLM-L6-v2');
+const model = benchModelDir();
 const BATCH_SIZES = [1, 2, 4, 8, 16, 32];
 /** Texts embedded per measurement: enough for a stable mean at batch 32. */
 const TEXTS = 256;

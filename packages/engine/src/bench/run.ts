@@ -1,10 +1,10 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { createLocalEmbedder } from '../embeddings/local.js';
 import { spawnEngineProcess } from '../process.js';
+import { benchModelDir, benchModelDtype } from './local-model.js';
 import { memoryText, queryText, rng } from './synthetic.js';
 import { ms, percentile } from './stats.js';
 
@@ -21,8 +21,7 @@ const BANK_SIZE = Number(args.get('memories') ?? 10_000);
 const MIXED_SECONDS = Number(args.get('mixed-seconds') ?? 60);
 const LARGE = Number(args.get('large') ?? 0);
 
-const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../..');
-const model = process.env.MNEMOS_API_EMBEDDINGS_LOCAL_MODEL ?? resolve(repoRoot, '../shared/models/all-MiniLM-L6-v2');
+const model = benchModelDir();
 
 /**
  * Keep-alive connections through node:http. The bench client shares the 2 cores with the engine, so it should cost
@@ -91,10 +90,8 @@ async function main() {
   const home = mkdtempSync(join(tmpdir(), 'mnemos-bench-'));
   const engineEnv = { MNEMOS_HOME: home, MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: model, MNEMOS_API_PORT: '0', MNEMOS_API_HOST: '127.0.0.1' };
   let engine = await spawnEngineProcess(engineEnv);
-  // The floor: the same model embedding the query alone, in this process, while the engine is idle.
-  // The floor is the engine's own model: the same precision (the engine reads MNEMOS_API_EMBEDDINGS_LOCAL_DTYPE too, and
-  // refuses any other value at start), or the ratio would compare two different models.
-  const dtype = process.env.MNEMOS_API_EMBEDDINGS_LOCAL_DTYPE === 'q8' ? 'q8' : 'fp32';
+  // The floor: the engine's model, in its precision, embedding the query alone in this process while the engine is idle.
+  const dtype = benchModelDtype();
   const floorModel = await createLocalEmbedder({ model, cacheDir: join(home, 'models'), dtype, log: () => undefined });
   let base = `${engine.url}/v1/default/banks`;
   const r = rng(42);
