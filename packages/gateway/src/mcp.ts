@@ -47,7 +47,7 @@ export function resourceMetadata(ctx: GatewayContext, resource: string): Json {
     scopes_supported: [...SCOPES],
     bearer_methods_supported: ['header'],
     resource_name: 'Mnemos memory',
-    resource_documentation: `${ctx.publicUrl()}/docs`,
+    resource_documentation: `${ctx.publicUrl()}/openapi.json`,
   };
 }
 
