@@ -2,14 +2,14 @@
 import { errors as oidcErrors } from 'oidc-provider';
 import { isScope, type Scope } from '../scopes.js';
 
+/** What an MCP client needs to work with memory: the scopes the MCP endpoint's 401 asks for. */
+export const MCP_CLIENT_SCOPES: readonly Scope[] = ['mcp', 'memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete'];
+
 /**
- * Scopes of a dynamically registered client that names no `scope`: what an MCP client needs to work with memory.
- * The project scopes (keys, OAuth clients, usage) must be registered explicitly, and every scope still needs the
- * consent of the signed-in account.
+ * Scopes of a dynamically registered client that names no `scope`: the MCP scopes. The project scopes (keys, OAuth
+ * clients, usage) must be registered explicitly, and every scope still needs the consent of the signed-in account.
  */
-export const DYNAMIC_CLIENT_DEFAULT_SCOPES: readonly Scope[] = [
-  'mcp', 'memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete',
-];
+export const DYNAMIC_CLIENT_DEFAULT_SCOPES: readonly Scope[] = MCP_CLIENT_SCOPES;
 
 const words = (text: string): string[] => text.split(' ').filter((s) => s.length > 0);
 
