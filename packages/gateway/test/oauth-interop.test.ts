@@ -84,6 +84,29 @@ describe('OAuth interoperability and abuse resistance', () => {
     assert.equal(await clientCount(), before);
   });
 
+  it('limits authorization requests to the scopes a client registered, or the MCP scopes by default', async () => {
+    const register = async (scope?: string): Promise<string> => {
+      const reg = await call(h.url, 'POST', '/oauth/register', { body: { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', ...(scope === undefined ? {} : { scope }) } });
+      assert.equal(reg.status, 201, reg.text);
+      return String(obj(reg.body)['client_id']);
+    };
+    const ask = (clientId: string, scope: string): string => `/oauth/authorize?${new URLSearchParams({
+      client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope, code_challenge: pkce().challenge, code_challenge_method: 'S256',
+    })}`;
+    const narrow = await register('mcp memory:recall');
+    const refused = await fetch(`${h.url}${ask(narrow, 'mcp memory:recall memory:retain')}`, { redirect: 'manual' });
+    const back = new URL(refused.headers.get('location') ?? 'http://x/');
+    assert.equal(back.origin + back.pathname, REDIRECT);
+    assert.equal(back.searchParams.get('error'), 'invalid_scope');
+
+    const plain = await register();
+    const { browser, uid } = await openSignIn(h.url, ask(plain, 'mcp memory:recall project:write'));
+    const consent = await browser.go('POST', `/oauth/interaction/${uid}/login`, { email, password: PASSWORD });
+    const page = await consent.text();
+    assert.equal(consent.status, 200, page);
+    assert.ok(page.includes('memory:recall') && !page.includes('project:write'), 'project:write is not offered to a default client');
+  });
+
   it('names GATEWAY_PUBLIC_URL in every metadata URL, never the address asked', async () => {
     const urlsIn = (m: Json): string[] => Object.values(m).filter((v): v is string => typeof v === 'string' && /^https?:/.test(v));
     for (const p of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
