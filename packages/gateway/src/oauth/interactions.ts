@@ -8,6 +8,7 @@ import { verifyPassword } from '../ids.js';
 import { isScope, SCOPE_DESCRIPTIONS } from '../scopes.js';
 import type { Store } from '../store.js';
 import { clientScopes } from './client-scopes.js';
+import { isStorableText } from './registration.js';
 import type { SignInThrottle } from './signin-throttle.js';
 import { signSignIn, subjectOf, verifySignIn } from './provider.js';
 
@@ -116,7 +117,8 @@ ${projects.length === 0 ? '<p class="error">Your account has no project this cli
           const paused = tooManyAttempts(waitMs, Date.now());
           return html(reply.header('retry-after', String(paused.seconds)), 429, paused.body);
         }
-        const creds = await store.accountCredentials(email);
+        // An email the database cannot hold names no account; it counts as a wrong guess rather than a server error.
+        const creds = isStorableText(email) ? await store.accountCredentials(email) : undefined;
         const ok = await verifyPassword(form['password'] ?? '', creds?.password_hash ?? null);
         if (creds === undefined || !ok) {
           throttle.recordFailure(email, request.ip);

@@ -7,8 +7,11 @@ import { errors as oidcErrors } from 'oidc-provider';
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const MAX_CLIENT_NAME = 200;
 
+/** Whether PostgreSQL can store the text as given. */
+export const isStorableText = (text: string): boolean => !UNSTORABLE.test(text);
+
 function findUnstorable(value: unknown, where: string): string | undefined {
-  if (typeof value === 'string') return UNSTORABLE.test(value) ? where : undefined;
+  if (typeof value === 'string') return isStorableText(value) ? undefined : where;
   if (Array.isArray(value)) {
     for (const [i, item] of value.entries()) {
       const found = findUnstorable(item, `${where}[${i}]`);
