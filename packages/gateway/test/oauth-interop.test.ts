@@ -84,6 +84,17 @@ describe('OAuth interoperability and abuse resistance', () => {
     assert.equal(await clientCount(), before);
   });
 
+  it('treats identifiers the database cannot hold as unknown, never a server error', async () => {
+    for (const id of ['\u0000', 'cli_\uD800']) {
+      const t = await token(h.url, { grant_type: 'client_credentials', client_id: id, client_secret: 'x', scope: 'mcp' });
+      assert.equal(t.status, 401, JSON.stringify(t.body));
+      assert.equal(t.body['error'], 'invalid_client');
+      const q = new URLSearchParams({ client_id: id, response_type: 'code', redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256' });
+      const page = await fetch(`${h.url}/oauth/authorize?${q}`, { redirect: 'manual' });
+      assert.equal(page.status, 400, await page.text());
+    }
+  });
+
   it('limits authorization requests to the scopes a client registered, or the MCP scopes by default', async () => {
     const register = async (scope?: string): Promise<string> => {
       const reg = await call(h.url, 'POST', '/oauth/register', { body: { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', ...(scope === undefined ? {} : { scope }) } });

@@ -8,7 +8,7 @@ import { verifyPassword } from '../ids.js';
 import { isScope, SCOPE_DESCRIPTIONS } from '../scopes.js';
 import type { Store } from '../store.js';
 import { clientScopes } from './client-scopes.js';
-import { isStorableText } from './registration.js';
+import { isStorableText } from './storable-text.js';
 import type { SignInThrottle } from './signin-throttle.js';
 import { signSignIn, subjectOf, verifySignIn } from './provider.js';
 

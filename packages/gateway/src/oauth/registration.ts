@@ -2,13 +2,9 @@
 // plane can store, a grant-type list of the right shape, and no project or client-credentials powers. Each failure is
 // an `invalid_client_metadata` answer (400), never a server error.
 import { errors as oidcErrors } from 'oidc-provider';
+import { isStorableText } from './storable-text.js';
 
-// NUL cannot be stored in PostgreSQL text; an unpaired surrogate is not valid UTF-8.
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const MAX_CLIENT_NAME = 200;
-
-/** Whether PostgreSQL can store the text as given. */
-export const isStorableText = (text: string): boolean => !UNSTORABLE.test(text);
 
 function findUnstorable(value: unknown, where: string): string | undefined {
   if (typeof value === 'string') return isStorableText(value) ? undefined : where;
