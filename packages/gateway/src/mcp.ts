@@ -64,7 +64,8 @@ export function mcpRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       if (err instanceof HttpProblem && err.status === 401) {
         const meta = `${ctx.publicUrl()}/.well-known/oauth-protected-resource/mcp`;
         // MCP clients register and ask for the scopes named here (MCP authorization, scope selection).
-        reply.header('www-authenticate', `Bearer realm="mnemos", resource_metadata="${meta}", scope="${MCP_CLIENT_SCOPES.join(' ')}"`);
+        const scope = MCP_CLIENT_SCOPES.join(' ');
+        reply.header('www-authenticate', `Bearer realm="mnemos", resource_metadata="${meta}", scope="${scope}"`);
       }
       throw err;
     }

@@ -19,7 +19,8 @@ export class Browser {
       body = new URLSearchParams(form).toString();
       headers['content-type'] = 'application/x-www-form-urlencoded';
     }
-    const res = await fetch(url.startsWith('http') ? url : `${this.base}${url}`, { method, headers, body, redirect: 'manual' });
+    const target = url.startsWith('http') ? url : `${this.base}${url}`;
+    const res = await fetch(target, { method, headers, body, redirect: 'manual' });
     for (const c of res.headers.getSetCookie()) {
       const [pair] = c.split(';');
       const i = pair?.indexOf('=') ?? -1;
@@ -42,10 +43,13 @@ export const basic = (id: string, secret: string): string =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 /** POSTs a form to an OAuth endpoint (`/oauth/token` unless named) and returns the status and JSON answer. */
-export async function token(base: string, params: Record<string, string>, auth?: string, endpoint = '/oauth/token'): Promise<{ status: number; body: Json }> {
+export async function token(
+  base: string, params: Record<string, string>, auth?: string, endpoint = '/oauth/token',
+): Promise<{ status: number; body: Json }> {
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   if (auth !== undefined) headers['authorization'] = auth;
-  const res = await fetch(`${base}${endpoint}`, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
+  const body = new URLSearchParams(params).toString();
+  const res = await fetch(`${base}${endpoint}`, { method: 'POST', headers, body });
   return { status: res.status, body: obj(await res.json()) };
 }
 
@@ -63,7 +67,9 @@ export async function openSignIn(base: string, authorizationUrl: string): Promis
 }
 
 /** Signs in, allows the consent page for a project and returns the redirect back to the client. */
-export async function signInAndConsent(browser: Browser, uid: string, email: string, projectId: string, scopes: string[]): Promise<URL> {
+export async function signInAndConsent(
+  browser: Browser, uid: string, email: string, projectId: string, scopes: string[],
+): Promise<URL> {
   const consent = await browser.go('POST', `/oauth/interaction/${uid}/login`, { email, password: PASSWORD });
   const consentHtml = await consent.text();
   assert.equal(consent.status, 200, consentHtml);
@@ -77,10 +83,17 @@ export async function signInAndConsent(browser: Browser, uid: string, email: str
 }
 
 /** Drives the authorization-code flow like a browser (one wrong password first); returns the redirect back. */
-export async function authorize(base: string, clientId: string, scope: string, email: string, projectId: string, challenge: string, extra: Record<string, string> = {}): Promise<URL> {
-  const q = new URLSearchParams({ client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope, state: 'st4te', code_challenge: challenge, code_challenge_method: 'S256', ...extra });
+export async function authorize(
+  base: string, clientId: string, scope: string, email: string, projectId: string, challenge: string,
+  extra: Record<string, string> = {},
+): Promise<URL> {
+  const q = new URLSearchParams({
+    client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope, state: 'st4te',
+    code_challenge: challenge, code_challenge_method: 'S256', ...extra,
+  });
   const { browser, uid } = await openSignIn(base, `/oauth/authorize?${q}`);
   const bad = await browser.go('POST', `/oauth/interaction/${uid}/login`, { email, password: 'wrong password' });
   assert.equal(bad.status, 401);
-  return signInAndConsent(browser, uid, email, projectId, scope.split(' ').filter((s) => s.includes(':') || s === 'mcp'));
+  const listed = scope.split(' ').filter((s) => s.includes(':') || s === 'mcp');
+  return signInAndConsent(browser, uid, email, projectId, listed);
 }

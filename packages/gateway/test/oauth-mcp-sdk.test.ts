@@ -8,7 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { auth, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 import { setupProject, startHarness, startTestEngine, type EngineHandle, type Harness } from './helpers.js';
 import { openSignIn, PASSWORD, REDIRECT, signInAndConsent } from './oauth-browser.js';
 
@@ -23,7 +25,8 @@ class MemoryOAuthProvider implements OAuthClientProvider {
   get clientMetadata(): OAuthClientMetadata {
     return {
       client_name: 'SDK test client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'], token_endpoint_auth_method: 'none', ...(this.scope === undefined ? {} : { scope: this.scope }),
+      response_types: ['code'], token_endpoint_auth_method: 'none',
+      ...(this.scope === undefined ? {} : { scope: this.scope }),
     };
   }
   clientInformation(): OAuthClientInformationMixed | undefined { return this.info; }
@@ -82,7 +85,8 @@ describe('MCP client OAuth flow through the gateway (official SDK)', () => {
 
     const client = new Client({ name: 'sdk-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
-    const retained = await client.callTool({ name: 'retain', arguments: { bank_id: 'sdk-bank', content: 'The SDK user keeps bees on the roof.' } });
+    const content = 'The SDK user keeps bees on the roof.';
+    const retained = await client.callTool({ name: 'retain', arguments: { bank_id: 'sdk-bank', content } });
     assert.notEqual(retained.isError, true, textOf(retained));
     const recalled = await client.callTool({ name: 'recall', arguments: { bank_id: 'sdk-bank', query: 'bees' } });
     assert.notEqual(recalled.isError, true, textOf(recalled));
@@ -96,7 +100,8 @@ describe('MCP client OAuth flow through the gateway (official SDK)', () => {
     // A client configured with its own, narrower scope (the SDK's auth() entry point, as its examples use it).
     assert.equal(await auth(provider, { serverUrl, scope: 'mcp memory:recall' }), 'REDIRECT');
     const code = await approve(provider.authorizationUrl, ['mcp', 'memory:recall']);
-    assert.equal(await auth(provider, { serverUrl, authorizationCode: code, scope: 'mcp memory:recall' }), 'AUTHORIZED');
+    const exchanged = await auth(provider, { serverUrl, authorizationCode: code, scope: 'mcp memory:recall' });
+    assert.equal(exchanged, 'AUTHORIZED');
     assert.deepEqual(provider.tokens()?.scope?.split(' ').sort(), ['mcp', 'memory:recall']);
 
     const client = new Client({ name: 'sdk-test', version: '1.0.0' });

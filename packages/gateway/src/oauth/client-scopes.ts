@@ -3,7 +3,9 @@ import { errors as oidcErrors } from 'oidc-provider';
 import { isScope, type Scope } from '../scopes.js';
 
 /** What an MCP client needs to work with memory: the scopes the MCP endpoint's 401 asks for. */
-export const MCP_CLIENT_SCOPES: readonly Scope[] = ['mcp', 'memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete'];
+export const MCP_CLIENT_SCOPES: readonly Scope[] = [
+  'mcp', 'memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete',
+];
 
 /**
  * Scopes of a dynamically registered client that names no `scope`: the MCP scopes. The project scopes (keys, OAuth
@@ -30,10 +32,12 @@ export function clientScopes(metadata: Record<string, unknown>): Scope[] {
 export function checkClientCredentialsScope(requested: unknown, allowed: readonly Scope[]): void {
   const asked = typeof requested === 'string' ? words(requested) : [];
   if (asked.length === 0) {
-    throw new oidcErrors.InvalidScope(`name the scopes you need in scope=, for example scope=${allowed[0] ?? 'memory:recall'}`, '');
+    const example = allowed[0] ?? 'memory:recall';
+    throw new oidcErrors.InvalidScope(`name the scopes you need in scope=, for example scope=${example}`, '');
   }
   const outside = asked.filter((s) => !(allowed as readonly string[]).includes(s));
   if (outside.length > 0) {
-    throw new oidcErrors.InvalidScope(`this client may not request ${outside.join(' ')}; it holds ${allowed.join(' ')}`, outside.join(' '));
+    const names = outside.join(' ');
+    throw new oidcErrors.InvalidScope(`this client may not request ${names}; it holds ${allowed.join(' ')}`, names);
   }
 }

@@ -107,8 +107,12 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
           if (!resources.has(resourceIndicator)) throw new oidcErrors.InvalidTarget();
           const allowed = clientScopes(client.metadata());
           const params = ctx.oidc.params;
-          if (ctx.oidc.route === 'token' && params?.['grant_type'] === 'client_credentials') checkClientCredentialsScope(params['scope'], allowed);
-          return { scope: allowed.join(' '), audience: issuer, accessTokenFormat: 'opaque', accessTokenTTL: ACCESS_TOKEN_TTL };
+          if (ctx.oidc.route === 'token' && params?.['grant_type'] === 'client_credentials') {
+            checkClientCredentialsScope(params['scope'], allowed);
+          }
+          return {
+            scope: allowed.join(' '), audience: issuer, accessTokenFormat: 'opaque', accessTokenTTL: ACCESS_TOKEN_TTL,
+          };
         },
       },
     },

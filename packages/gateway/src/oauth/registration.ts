@@ -29,10 +29,14 @@ export function checkRegisteredMetadata(metadata: Record<string, unknown>): void
   const invalid = (message: string): never => { throw new oidcErrors.InvalidClientMetadata(message); };
   const field = findUnstorable(metadata, '');
   if (field !== undefined) invalid(`${field} must not contain NUL characters or unpaired surrogates`);
-  if (metadata['project_id'] !== undefined) invalid('project_id cannot be registered; a signed-in account picks the project');
+  if (metadata['project_id'] !== undefined) {
+    invalid('project_id cannot be registered; a signed-in account picks the project');
+  }
   if (metadata['allowed_scopes'] !== undefined) invalid('allowed_scopes cannot be registered; use scope');
   const name = metadata['client_name'];
-  if (typeof name === 'string' && name.length > MAX_CLIENT_NAME) invalid(`client_name must be at most ${MAX_CLIENT_NAME} characters`);
+  if (typeof name === 'string' && name.length > MAX_CLIENT_NAME) {
+    invalid(`client_name must be at most ${MAX_CLIENT_NAME} characters`);
+  }
   const grants = metadata['grant_types'];
   if (grants !== undefined && (!Array.isArray(grants) || !grants.every((g) => typeof g === 'string'))) {
     invalid('grant_types must be an array of strings, for example ["authorization_code", "refresh_token"]');

@@ -29,7 +29,8 @@ export class SignInThrottle {
       const w = this.windows.get(key);
       return w !== undefined && w.endsAt > t && w.failures >= limit ? w.endsAt - t : 0;
     };
-    return Math.max(blocked(accountKey(email), this.limits.perAccount), blocked(addressKey(address), this.limits.perAddress));
+    const account = blocked(accountKey(email), this.limits.perAccount);
+    return Math.max(account, blocked(addressKey(address), this.limits.perAddress));
   }
 
   recordFailure(email: string, address: string): void {
