@@ -13,6 +13,7 @@ import { pruneOAuthStore } from './oauth/adapter.js';
 import { ProjectClients } from './oauth/clients.js';
 import { interactionRoutes } from './oauth/interactions.js';
 import { createOAuthServer, type OAuthServer } from './oauth/provider.js';
+import { SignInThrottle } from './oauth/signin-throttle.js';
 import { openApiOptions, openApiDocument } from './openapi.js';
 import { errorHandler, HttpProblem, sendProblem } from './problem.js';
 import { startTimes } from './proxy.js';
@@ -118,7 +119,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     if (oauth === undefined) throw new Error('OAuth server not ready');
     return oauth.provider;
   };
-  interactionRoutes(app, getProvider, store, secrets.formKey);
+  interactionRoutes(app, getProvider, store, secrets.formKey, new SignInThrottle(config.signIn));
 
   // oidc-provider serves the OAuth endpoints itself (raw Node handler; Fastify does not parse these bodies).
   const delegate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {

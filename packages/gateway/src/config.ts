@@ -20,6 +20,9 @@ const schema = z.object({
   GATEWAY_DB_POOL_SIZE: z.coerce.number().int().positive().default(20),
   GATEWAY_QUOTA_LEASE_UNITS: z.coerce.number().int().positive().max(1_000_000).default(100),
   GATEWAY_QUOTA_FLUSH_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
+  GATEWAY_SIGNIN_MAX_FAILURES_PER_ACCOUNT: z.coerce.number().int().positive().max(10_000).default(5),
+  GATEWAY_SIGNIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().positive().max(100_000).default(20),
+  GATEWAY_SIGNIN_WINDOW_SECONDS: z.coerce.number().int().positive().max(86_400).default(900),
   GATEWAY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -43,6 +46,8 @@ export interface GatewayConfig {
   quotaLeaseUnits: number;
   /** How often each gateway writes its counted units and heartbeat. */
   quotaFlushMs: number;
+  /** Failed sign-ins on the authorization pages allowed per account and per address within one window. */
+  signIn: { perAccount: number; perAddress: number; windowMs: number };
   logLevel: string;
 }
 
@@ -81,6 +86,11 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     dbPoolSize: e.GATEWAY_DB_POOL_SIZE,
     quotaLeaseUnits: e.GATEWAY_QUOTA_LEASE_UNITS,
     quotaFlushMs: e.GATEWAY_QUOTA_FLUSH_MS,
+    signIn: {
+      perAccount: e.GATEWAY_SIGNIN_MAX_FAILURES_PER_ACCOUNT,
+      perAddress: e.GATEWAY_SIGNIN_MAX_FAILURES_PER_ADDRESS,
+      windowMs: e.GATEWAY_SIGNIN_WINDOW_SECONDS * 1000,
+    },
     logLevel: e.GATEWAY_LOG_LEVEL,
   };
 }

@@ -8,6 +8,7 @@ import { requireBank, requireScope, requireSpace, type Principal } from './auth.
 import type { GatewayContext } from './context.js';
 import { authenticate, execute, guarded, seg, tenantPath } from './proxy.js';
 import { HttpProblem } from './problem.js';
+import { MCP_CLIENT_SCOPES } from './oauth/client-scopes.js';
 import { SCOPES, type Metric, type Scope } from './scopes.js';
 import { BANK_ID_PATTERN } from './schemas.js';
 
@@ -47,7 +48,7 @@ export function resourceMetadata(ctx: GatewayContext, resource: string): Json {
     scopes_supported: [...SCOPES],
     bearer_methods_supported: ['header'],
     resource_name: 'Mnemos memory',
-    resource_documentation: `${ctx.publicUrl()}/docs`,
+    resource_documentation: `${ctx.publicUrl()}/openapi.json`,
   };
 }
 
@@ -62,7 +63,9 @@ export function mcpRoutes(app: FastifyInstance, ctx: GatewayContext): void {
     } catch (err) {
       if (err instanceof HttpProblem && err.status === 401) {
         const meta = `${ctx.publicUrl()}/.well-known/oauth-protected-resource/mcp`;
-        reply.header('www-authenticate', `Bearer realm="mnemos", resource_metadata="${meta}", scope="mcp"`);
+        // MCP clients register and ask for the scopes named here (MCP authorization, scope selection).
+        const scope = MCP_CLIENT_SCOPES.join(' ');
+        reply.header('www-authenticate', `Bearer realm="mnemos", resource_metadata="${meta}", scope="${scope}"`);
       }
       throw err;
     }

@@ -4,6 +4,7 @@
 import { createHmac } from 'node:crypto';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { Pool } from '../db.js';
+import { isStorableText } from './storable-text.js';
 
 export interface AdapterHooks {
   /** Called when tokens stop being valid, so cached lookups are evicted (`token:`, `grant:`, `client:` events). */
@@ -42,6 +43,8 @@ export class PgAdapter implements Adapter {
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
+    // Identifiers come from requests; one the database cannot hold names nothing (an unknown client, a bad token).
+    if (!isStorableText(id)) return undefined;
     if (this.model === 'Client') {
       const res = await this.pool.query<{ project_id: string | null; secret_salt: string | null; metadata: AdapterPayload }>(
         'SELECT project_id, secret_salt, metadata FROM oauth_clients WHERE client_id = $1', [id],
@@ -57,6 +60,7 @@ export class PgAdapter implements Adapter {
   }
 
   private async select(where: string, value: string): Promise<AdapterPayload | undefined> {
+    if (!isStorableText(value)) return undefined;
     const res = await this.pool.query<{ payload: AdapterPayload; consumed_at: Date | null }>(
       `SELECT payload, consumed_at FROM oauth_store WHERE model = $1 AND ${where} AND (expires_at IS NULL OR expires_at > now())`,
       [this.model, value],
@@ -75,10 +79,12 @@ export class PgAdapter implements Adapter {
   }
 
   async consume(id: string): Promise<void> {
+    if (!isStorableText(id)) return;
     await this.pool.query('UPDATE oauth_store SET consumed_at = now() WHERE model = $1 AND id = $2', [this.model, id]);
   }
 
   async destroy(id: string): Promise<void> {
+    if (!isStorableText(id)) return;
     if (this.model === 'Client') {
       await this.pool.query('DELETE FROM oauth_clients WHERE client_id = $1', [id]);
       await this.pool.query('DELETE FROM oauth_store WHERE client_id = $1', [id]);

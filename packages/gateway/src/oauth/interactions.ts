@@ -7,6 +7,9 @@ import type Provider from 'oidc-provider';
 import { verifyPassword } from '../ids.js';
 import { isScope, SCOPE_DESCRIPTIONS } from '../scopes.js';
 import type { Store } from '../store.js';
+import { clientScopes } from './client-scopes.js';
+import { isStorableText } from './storable-text.js';
+import type { SignInThrottle } from './signin-throttle.js';
 import { signSignIn, subjectOf, verifySignIn } from './provider.js';
 
 const esc = (s: unknown): string => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -24,7 +27,20 @@ interface Form {
   [k: string]: string | undefined;
 }
 
-export function interactionRoutes(app: FastifyInstance, getProvider: () => Provider, store: Store, formKey: Buffer): void {
+function tooManyAttempts(waitMs: number, now: number): { seconds: number; body: string } {
+  const seconds = Math.ceil(waitMs / 1000);
+  const at = new Date(now + seconds * 1000).toISOString().slice(11, 16);
+  const minutes = Math.ceil(seconds / 60);
+  return {
+    seconds,
+    body: page('Sign in', `<h1>Too many failed sign-ins</h1>
+<p class="error">Sign-in is paused for this account or network after several wrong passwords. Try again in
+${minutes} minute${minutes === 1 ? '' : 's'} (at ${at} UTC).</p>`),
+  };
+}
+
+export function interactionRoutes(app: FastifyInstance, getProvider: () => Provider, store: Store, formKey: Buffer,
+  throttle: SignInThrottle): void {
   app.register(async (scope) => {
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_req, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(String(body))));
@@ -67,11 +83,10 @@ ${projects.length === 0 ? '<p class="error">Your account has no project this cli
       const meta: Record<string, unknown> = client?.metadata() ?? {};
       const clientName = typeof meta['client_name'] === 'string' ? meta['client_name'] : clientId;
       const fixedProject = typeof meta['project_id'] === 'string' ? meta['project_id'] : undefined;
-      const requested = String(interaction.params['scope'] ?? '').split(' ').filter((s) => isScope(s));
-      const allowedText = meta['allowed_scopes'];
-      const allowed = typeof allowedText === 'string' ? new Set(allowedText.split(' ')) : undefined;
-      const scopes = allowed === undefined ? requested : requested.filter((s) => allowed.has(s));
-      return { provider, interaction, clientId, clientName, fixedProject, scopes };
+      const requested = String(interaction.params['scope'] ?? '').split(' ').filter((s) => s.length > 0);
+      const allowed = new Set<string>(clientScopes(meta));
+      const scopes = requested.filter((s) => isScope(s) && allowed.has(s));
+      return { provider, interaction, clientId, clientName, fixedProject, requested, scopes };
     };
 
     const fail = (reply: FastifyReply, err: unknown): FastifyReply =>
@@ -96,9 +111,20 @@ ${projects.length === 0 ? '<p class="error">Your account has no project this cli
       try {
         const d = await details(request, reply);
         const form = (request.body ?? {}) as Form;
-        const creds = await store.accountCredentials(form['email'] ?? '');
+        const email = form['email'] ?? '';
+        const waitMs = throttle.waitMs(email, request.ip);
+        if (waitMs > 0) {
+          const paused = tooManyAttempts(waitMs, Date.now());
+          return html(reply.header('retry-after', String(paused.seconds)), 429, paused.body);
+        }
+        // An email the database cannot hold names no account; it counts as a wrong guess rather than a server error.
+        const creds = isStorableText(email) ? await store.accountCredentials(email) : undefined;
         const ok = await verifyPassword(form['password'] ?? '', creds?.password_hash ?? null);
-        if (creds === undefined || !ok) return html(reply, 401, loginForm(d.interaction.uid, d.clientName, 'Wrong email or password.'));
+        if (creds === undefined || !ok) {
+          throttle.recordFailure(email, request.ip);
+          return html(reply, 401, loginForm(d.interaction.uid, d.clientName, 'Wrong email or password.'));
+        }
+        throttle.recordSuccess(email);
         return html(reply, 200, await consentForm(d.interaction.uid, d.clientName, d.scopes, creds.id, d.fixedProject,
           signSignIn(formKey, d.interaction.uid, creds.id)));
       } catch (err) {
@@ -121,8 +147,12 @@ ${projects.length === 0 ? '<p class="error">Your account has no project this cli
         const grant = new d.provider.Grant({ accountId: accountSub, clientId: d.clientId });
         const resource = String(d.interaction.params['resource'] ?? d.provider.issuer);
         grant.addResourceScope(resource, d.scopes.join(' '));
-        const requestedOidc = String(d.interaction.params['scope'] ?? '').split(' ').filter((s) => s === 'openid' || s === 'offline_access');
-        if (requestedOidc.length > 0) grant.addOIDCScope(requestedOidc.join(' '));
+        // The seven scopes are also provider-level scopes (so registration accepts them); recording them on the grant
+        // answers the consent prompt, while tokens carry only the resource scopes added above.
+        const granted = d.requested.filter((s) => s === 'openid' || s === 'offline_access' || d.scopes.includes(s));
+        const refused = d.requested.filter((s) => !granted.includes(s));
+        if (granted.length > 0) grant.addOIDCScope(granted.join(' '));
+        if (refused.length > 0) grant.rejectOIDCScope(refused.join(' '));
         const grantId = await grant.save();
         await d.provider.interactionFinished(request.raw, reply.raw, {
           login: { accountId: accountSub },

@@ -11,6 +11,9 @@ import { constantTimeEqual } from '../ids.js';
 import type { GatewaySecrets } from '../secrets.js';
 import { SCOPES } from '../scopes.js';
 import { PgAdapter } from './adapter.js';
+import { checkClientCredentialsScope, clientScopes } from './client-scopes.js';
+import { toPublicUrls } from './public-urls.js';
+import { checkRegisteredMetadata } from './registration.js';
 
 export interface ProviderOptions {
   pool: Pool;
@@ -24,7 +27,6 @@ export interface ProviderOptions {
 
 export const ACCESS_TOKEN_TTL = 3600;
 export const REFRESH_TOKEN_TTL = 30 * 24 * 3600;
-const ALL_SCOPES = SCOPES.join(' ');
 
 /** Subject of an authorization-code grant: the signed-in account and the project it chose, `acc_x:prj_y`. */
 export function subjectOf(accountId: string, projectId: string): string {
@@ -64,7 +66,9 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
       backchannel_authentication: '/oauth/backchannel',
       challenge: '/oauth/challenge',
     },
-    scopes: ['openid', 'offline_access'],
+    // The seven scopes are listed here too so that dynamic registration accepts them in `scope` (RFC 7591) and
+    // oidc-provider refuses authorization requests for scopes a registered client did not register.
+    scopes: ['openid', 'offline_access', ...SCOPES],
     claims: { openid: ['sub'] },
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],
@@ -75,27 +79,21 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
       // project_id: the project a client belongs to; allowed_scopes: the scopes it may ever obtain. Only the gateway
       // sets them (project clients); registration cannot.
       properties: ['project_id', 'allowed_scopes'],
-      validator(ctx, key, value, metadata) {
-        if (ctx === undefined) return;
+      // Called once per property before oidc-provider's own checks; the whole metadata is checked once, with the
+      // first property. Dynamically registered clients belong to no project until a signed-in account authorizes
+      // them, so they can neither name a project nor use the client-credentials grant.
+      validator(ctx, key, _value, metadata) {
+        if (ctx === undefined || key !== 'project_id') return;
         const route = (ctx as KoaContextWithOIDC).oidc?.route;
-        if (key === 'allowed_scopes' && (route === 'registration' || route === 'client_update') && value !== undefined) {
-          throw new oidcErrors.InvalidClientMetadata('allowed_scopes cannot be registered');
-        }
-        if (key !== 'project_id') return;
-        if (route === 'registration' || route === 'client_update') {
-          // Dynamically registered clients belong to no project until a signed-in account authorizes them, so they
-          // can neither name a project nor use the client-credentials grant.
-          if (value !== undefined) throw new oidcErrors.InvalidClientMetadata('project_id cannot be registered');
-          if ((metadata.grant_types ?? []).includes('client_credentials')) {
-            throw new oidcErrors.InvalidClientMetadata('dynamically registered clients may not use client_credentials');
-          }
-        }
+        if (route === 'registration' || route === 'client_update') checkRegisteredMetadata(metadata);
       },
     },
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
-      introspection: { enabled: true },
+      // A token is introspected only by the client it was issued to; the gateway, the one resource server, reads
+      // tokens from its own store and never needs the endpoint. Anyone else learns only `active: false`.
+      introspection: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       // Only the client a token was issued to may revoke it.
       revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: true },
@@ -105,10 +103,16 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
         enabled: true,
         defaultResource: () => issuer,
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, resourceIndicator, client) => {
+        getResourceServerInfo: (ctx, resourceIndicator, client) => {
           if (!resources.has(resourceIndicator)) throw new oidcErrors.InvalidTarget();
-          const allowed = client.metadata()['allowed_scopes'];
-          return { scope: typeof allowed === 'string' ? allowed : ALL_SCOPES, audience: issuer, accessTokenFormat: 'opaque', accessTokenTTL: ACCESS_TOKEN_TTL };
+          const allowed = clientScopes(client.metadata());
+          const params = ctx.oidc.params;
+          if (ctx.oidc.route === 'token' && params?.['grant_type'] === 'client_credentials') {
+            checkClientCredentialsScope(params['scope'], allowed);
+          }
+          return {
+            scope: allowed.join(' '), audience: issuer, accessTokenFormat: 'opaque', accessTokenTTL: ACCESS_TOKEN_TTL,
+          };
         },
       },
     },
@@ -151,17 +155,21 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
   const provider = new Provider(issuer, configuration);
   provider.proxy = opts.trustProxy;
 
-  // RFC 8414 metadata at its own well-known path, the console's authorization endpoint, and our scopes.
+  // RFC 8414 metadata at its own well-known path, the console's authorization endpoint, and our scopes; metadata and
+  // registration answers name the public address only.
   provider.use(async (ctx, next) => {
     if (ctx.path === '/.well-known/oauth-authorization-server') ctx.path = '/.well-known/openid-configuration';
     await next();
-    if (ctx.oidc?.route === 'discovery' && ctx.body !== null && typeof ctx.body === 'object') {
-      const body = ctx.body as Record<string, unknown>;
+    const route = ctx.oidc?.route;
+    if (ctx.body === null || typeof ctx.body !== 'object' || Buffer.isBuffer(ctx.body)) return;
+    const body = ctx.body as Record<string, unknown>;
+    if (route === 'discovery' || route === 'registration' || route === 'client' || route === 'client_update') {
+      toPublicUrls(body, new URL(ctx.href).origin, issuer);
+    }
+    if (route === 'discovery') {
       body['authorization_endpoint'] = `${opts.consoleUrl}/oauth/authorize`;
       body['scopes_supported'] = [...SCOPES, 'offline_access'];
       body['grant_types_supported'] = ['authorization_code', 'client_credentials', 'refresh_token'];
-      body['revocation_endpoint'] = `${issuer}/oauth/revoke`;
-      body['introspection_endpoint'] = `${issuer}/oauth/introspect`;
     }
   });
 
