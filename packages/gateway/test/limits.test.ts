@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import {
   ADMIN_TOKEN, call, isProblem, obj, setupProject, startHarness, startTestEngine, type EngineHandle, type Harness, type Json,
 } from './helpers.js';
@@ -246,6 +247,25 @@ describe('credential limits', () => {
     const u = await usage();
     assert.deepEqual(u['reflects'], { used: 0, limit: 100 });
     assert.deepEqual(u['recalls'], { used: 1, limit: 5000 });
+  });
+
+  it('a usage report includes the counts a flush is writing at that moment', async () => {
+    const { key, projectId } = await setupProject(h.url, { scopes: ['memory:recall', 'project:read'] });
+    assert.equal((await call(h.url, 'POST', '/v1/me/banks/b1/memories/recall', { token: key, body: { query: 'office' } })).status, 200);
+    // Hold the counter's row so the flush below stays in flight until the lock is let go.
+    const locker = new pg.Client({ connectionString: h.db.url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('SELECT * FROM usage_counters WHERE project_id = $1 FOR UPDATE', [projectId]);
+      const flushing = h.gw.flushQuotas();
+      const report = call(h.url, 'GET', '/v1/me/usage', { token: key });
+      setTimeout(() => { void locker.query('COMMIT'); }, 300);
+      await flushing;
+      assert.deepEqual(obj((await report).body)['recalls'], { used: 1, limit: 5000 });
+    } finally {
+      await locker.end();
+    }
   });
 
   it('throttles wrong admin tokens per address, not the right token from another address', async () => {
