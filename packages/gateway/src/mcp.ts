@@ -8,7 +8,8 @@ import { requireBank, requireOrg, requireScope, requireSpace, type Principal } f
 import type { GatewayContext } from './context.js';
 import { Engines, type EngineResponse } from './engine.js';
 import { rewriteToolResults, rpcKey, succeededCalls } from './mcp-results.js';
-import { authenticate, execute, guarded, hookGuard, seg, tenantPath } from './proxy.js';
+import { authenticateFirst } from './early-auth.js';
+import { authenticate, execute, guarded, seg, tenantPath } from './proxy.js';
 import { HttpProblem } from './problem.js';
 import { visibleBanks } from './routes/memory.js';
 import { SCOPES, type Metric, type Scope } from './scopes.js';
@@ -106,7 +107,7 @@ export function mcpRoutes(app: FastifyInstance, ctx: GatewayContext): void {
 
   const principals = new WeakMap<FastifyRequest, Principal>();
   // Before the body is read: an unauthenticated caller cannot make the gateway receive a body.
-  const onRequest = hookGuard(async (request: FastifyRequest, reply: FastifyReply) => {
+  const onRequest = authenticateFirst(async (request: FastifyRequest, reply: FastifyReply) => {
     try {
       principals.set(request, await authenticate(ctx, request, 'mcp'));
     } catch (err) {

@@ -10,26 +10,29 @@ import {
   ADMIN_TOKEN, call, isProblem, obj, setupProject, startHarness, startTestEngine, type EngineHandle, type Harness, type Json,
 } from './helpers.js';
 
-/** Sends a request's headers only (a large declared body, none of it written) and resolves the status line. */
+/**
+ * Sends a request's headers only (a large declared body, none of it written) and resolves the status line once the
+ * server has answered and closed the connection.
+ */
 function headersOnly(base: string, method: string, path: string, headers: Record<string, string>): Promise<string> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     const socket = net.connect(Number(url.port), url.hostname);
     let received = '';
-    // Generous: an answer comes within milliseconds; without one the server is waiting for the body.
-    const timer = setTimeout(() => { socket.destroy(); reject(new Error(`${method} ${path}: no answer while the body was unsent`)); }, 5_000);
-    socket.on('data', (chunk) => {
-      received += chunk.toString('latin1');
-      const end = received.indexOf('\r\n');
-      if (end >= 0) {
-        clearTimeout(timer);
-        socket.destroy();
-        resolve(received.slice(0, end));
-      }
+    // Generous: the answer comes within milliseconds; without one the server is waiting for the body.
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`${method} ${path}: no answer and close while the body was unsent; received ${JSON.stringify(received)}`));
+    }, 5_000);
+    socket.on('data', (chunk) => { received += chunk.toString('latin1'); });
+    socket.on('end', () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(received.slice(0, received.indexOf('\r\n')));
     });
     socket.on('error', (err) => { clearTimeout(timer); reject(err); });
-    const lines = [`${method} ${path} HTTP/1.1`, `host: ${url.host}`, 'content-type: application/json', 'content-length: 1000000',
-      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+    const lines = [`${method} ${path} HTTP/1.1`, `host: ${url.host}`, 'content-type: application/json',
+      'content-length: 1000000', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
     socket.write(`${lines.join('\r\n')}\r\n\r\n`);
   });
 }
@@ -115,7 +118,7 @@ describe('credential limits', () => {
     return String(obj(res.body)['key']);
   };
 
-  it('answers a missing or wrong credential before reading any of the body', async () => {
+  it('answers a missing or wrong credential before reading any of the body, and closes the connection', async () => {
     for (const [method, path] of [['POST', '/v1/me/banks/b1/memories'], ['POST', '/v1/retain'], ['POST', '/v1/me/keys'],
       ['POST', '/v1/me/oauth/clients'], ['POST', '/mcp'], ['POST', '/admin/projects']] as const) {
       assert.match(await headersOnly(h.url, method, path, {}), /^HTTP\/1\.1 401 /, `${method} ${path} without a credential`);

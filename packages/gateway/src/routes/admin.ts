@@ -4,7 +4,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { GatewayContext } from '../context.js';
 import { constantTimeEqualString } from '../ids.js';
-import { guarded, hookGuard } from '../proxy.js';
+import { authenticateFirst } from '../early-auth.js';
+import { guarded } from '../proxy.js';
 import { HttpProblem, notFound, unauthorized } from '../problem.js';
 import { PLANS, type Limits } from '../scopes.js';
 import type { KeyInput, Project } from '../store.js';
@@ -26,7 +27,7 @@ export const ADMIN_FAILURES_PER_MINUTE = 10;
 
 export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: ProjectHandlers): void {
   app.register(async (admin) => {
-    admin.addHook('onRequest', hookGuard(async (request: FastifyRequest) => {
+    admin.addHook('onRequest', authenticateFirst(async (request: FastifyRequest) => {
       // Wrong tokens are counted per address; an address past the limit is refused before its token is compared, so
       // guessing is slow, while the token from any other address works as before.
       const failures = `admin-failures:${request.ip}`;

@@ -5,7 +5,8 @@ import type { TSchema } from '@sinclair/typebox';
 import { orgBank, requireBank, requireOrg, requireSpace, type Principal } from '../auth.js';
 import type { GatewayContext } from '../context.js';
 import { Engines, type EngineResponse } from '../engine.js';
-import { authenticate, execute, guarded, hookGuard, seg, tenantPath, type Plan } from '../proxy.js';
+import { authenticateFirst } from '../early-auth.js';
+import { authenticate, execute, guarded, seg, tenantPath, type Plan } from '../proxy.js';
 import { HttpProblem } from '../problem.js';
 import type { Scope } from '../scopes.js';
 import {
@@ -256,7 +257,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       schema,
       // Authentication runs before the body is read: an anonymous caller can neither make the gateway receive a body
       // nor learn anything about the input rules.
-      onRequest: hookGuard(async (request: FastifyRequest) => {
+      onRequest: authenticateFirst(async (request: FastifyRequest) => {
         principals.set(request, await authenticate(ctx, request, spec.scope));
       }),
       handler: guarded(async (request: FastifyRequest, reply: FastifyReply) => {

@@ -6,7 +6,8 @@ import type { Principal } from '../auth.js';
 import type { GatewayContext } from '../context.js';
 import { delegate, type Delegator, type RequestedLimits } from '../delegation.js';
 import type { ProjectClients } from '../oauth/clients.js';
-import { authenticate, guarded, hookGuard } from '../proxy.js';
+import { authenticateFirst } from '../early-auth.js';
+import { authenticate, guarded } from '../proxy.js';
 import { HttpProblem, notFound } from '../problem.js';
 import type { Scope } from '../scopes.js';
 import { publicKey, type KeyInput, type Project } from '../store.js';
@@ -88,7 +89,7 @@ export function meProjectRoutes(app: FastifyInstance, ctx: GatewayContext, h: Pr
       method, url,
       schema: { operationId, summary, tags: ['project'], security: security(scope), ...extra },
       // Before the body is read: an unauthenticated caller cannot make the gateway receive a body.
-      onRequest: hookGuard(async (request) => {
+      onRequest: authenticateFirst(async (request) => {
         principalOf.set(request, await authenticate(ctx, request, scope));
       }),
       handler: guarded(async (request: FastifyRequest, reply: FastifyReply) => {
