@@ -2,6 +2,7 @@
 // /v1/{tenant}/mcp after checking the `mcp` scope plus each called tool's own scope, bank and space limits, and quota.
 // Discovery: a 401 names the protected-resource metadata (RFC 9728), which points MCP clients at the authorization
 // server, where they can register dynamically.
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { requireBank, requireOrg, requireScope, requireSpace, type Principal } from './auth.js';
@@ -68,7 +69,8 @@ function checkCall(principal: Principal, bank: string | undefined, call: ToolCal
   // list_banks takes no space: its answer is filtered to the credential's banks and spaces instead.
   if (principal.spaces !== null && call.name !== 'list_banks') {
     if (call.name === 'delete_memory') {
-      throw new HttpProblem(403, 'forbidden', 'Space-limited credentials cannot delete through MCP; use the REST path.');
+      throw new HttpProblem(403, 'forbidden',
+        'Space-limited credentials cannot delete through MCP; use the REST path.');
     }
     requireSpace(principal, typeof call.args['space'] === 'string' ? call.args['space'] : 'default');
   }
@@ -83,6 +85,18 @@ function answerReader(principal: Principal, calls: ToolCall[], succeeded: Set<st
   const listings = new Set(calls.filter((c) => c.name === 'list_banks').map((c) => c.id));
   return async (res: EngineResponse): Promise<EngineResponse> => {
     const answer = await Engines.json(res);
+    if (typeof answer === 'string') {
+      // Not JSON (the engine answers JSON-RPC as JSON): nothing can be told apart, so every call counts, and a listing
+      // that cannot be filtered is not passed on.
+      if (limited && listings.size > 0) {
+        throw new HttpProblem(502, 'engine_error',
+          'The memory engine answered list_banks in a form the gateway cannot filter; try again.');
+      }
+      for (const call of calls) succeeded.add(call.id);
+      const body = Buffer.from(answer);
+      const headers = { ...res.headers, 'content-length': String(body.length) };
+      return { status: res.status, headers, body: Readable.from([body]) };
+    }
     for (const id of succeededCalls(answer)) succeeded.add(id);
     if (!limited || listings.size === 0) return Engines.fromJson(res.status, res.headers, answer);
     const filtered = rewriteToolResults(answer, listings, (data) => visibleBanks(principal, data));
