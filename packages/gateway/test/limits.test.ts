@@ -162,6 +162,11 @@ describe('credential limits', () => {
     assert.ok(isProblem(await post(String(obj(child.body)['key']), '/v1/me/keys', {}), 403, 'insufficient_scope'));
     const manager = await post(owner.key, '/v1/me/keys', { scopes: ['project:write', 'memory:recall'] });
     assert.deepEqual(obj(manager.body)['scopes'], ['project:write', 'memory:recall']);
+    // A credential holding none of the default scopes must name what to grant.
+    const onlyWrite = await adminKey({ scopes: ['project:write'] });
+    assert.ok(isProblem(await post(onlyWrite, '/v1/me/keys', {}), 400, 'validation_failed'));
+    const named = await post(onlyWrite, '/v1/me/keys', { scopes: ['project:write'] });
+    assert.deepEqual(obj(named.body)['scopes'], ['project:write']);
   });
 
   it('a limited key creates keys at most as limited as itself', async () => {
