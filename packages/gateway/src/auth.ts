@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { Pool } from './db.js';
 import { constantTimeEqual, hashSecret, isWellFormedKey, KEY_PREFIX, keyPrefix } from './ids.js';
 import { HttpProblem, insufficientScope, unauthorized } from './problem.js';
-import type { ApiKeyRow, Project, Store } from './store.js';
+import type { ApiKeyRow, ClientLimits, Project, Store } from './store.js';
 import type { Scope } from './scopes.js';
 
 export interface Principal {
@@ -17,6 +17,8 @@ export interface Principal {
   scopes: ReadonlySet<string>;
   banks: ReadonlySet<string> | null;
   spaces: ReadonlySet<string> | null;
+  /** When the credential stops working (a key's expiry, an OAuth client's); null: never. */
+  expiresAt: Date | null;
   /** Bucket identity for per-credential rate limits. */
   rateKey: string;
   rateLimitPerMinute: number | null;
@@ -34,6 +36,11 @@ export interface ResolvedToken {
 
 export type TokenResolver = (token: string) => Promise<ResolvedToken | undefined>;
 
+/** A resolved token with the limits of the client it was issued to (cached together). */
+interface TokenEntry extends ResolvedToken {
+  limits: ClientLimits;
+}
+
 const CHANNEL = 'mnemos_gateway';
 const TTL_MS = 30_000;
 const NEGATIVE_TTL_MS = 5_000;
@@ -45,7 +52,7 @@ interface Cached<T> {
 
 export class Authenticator {
   private readonly keys = new Map<string, Cached<ApiKeyRow | null>>();
-  private readonly tokens = new Map<string, Cached<ResolvedToken | null>>();
+  private readonly tokens = new Map<string, Cached<TokenEntry | null>>();
   private readonly projects = new Map<string, Cached<Project | null>>();
   private readonly lastUsed = new Map<string, Date>();
   private listener: pg.Client | undefined;
@@ -178,6 +185,7 @@ export class Authenticator {
       scopes: new Set(row.scopes),
       banks: row.banks === null ? null : new Set(row.banks),
       spaces: row.spaces === null ? null : new Set(row.spaces),
+      expiresAt: row.expires_at,
       rateKey: `key:${row.id}`,
       rateLimitPerMinute: row.rate_limit_per_minute,
     };
@@ -191,7 +199,7 @@ export class Authenticator {
     let hit = this.tokens.get(token);
     const ttl = hit?.value === null ? NEGATIVE_TTL_MS : TTL_MS;
     if (hit === undefined || now - hit.at >= ttl) {
-      hit = { value: (await this.tokenResolver(token)) ?? null, at: now };
+      hit = { value: await this.resolveToken(token), at: now };
       this.tokens.set(token, hit);
       if (this.tokens.size > 100_000) this.tokens.delete(this.tokens.keys().next().value ?? '');
     }
@@ -201,6 +209,10 @@ export class Authenticator {
       this.tokens.delete(token);
       throw unauthorized('The access token has expired.');
     }
+    const { banks, spaces, expires_at: clientExpiry } = t.limits;
+    if (clientExpiry !== null && clientExpiry.getTime() <= now) {
+      throw unauthorized('The OAuth client this token was issued to has expired; create a new client.');
+    }
     const project = await this.project(t.projectId);
     if (project === undefined) throw unauthorized('The access token is not valid.');
     return {
@@ -208,11 +220,18 @@ export class Authenticator {
       id: t.clientId,
       project,
       scopes: new Set(t.scopes),
-      banks: null,
-      spaces: null,
+      banks: banks === null ? null : new Set(banks),
+      spaces: spaces === null ? null : new Set(spaces),
+      expiresAt: clientExpiry,
       rateKey: `client:${t.clientId}:${t.projectId}`,
       rateLimitPerMinute: null,
     };
+  }
+
+  private async resolveToken(token: string): Promise<TokenEntry | null> {
+    const resolved = await this.tokenResolver?.(token);
+    if (resolved === undefined) return null;
+    return { ...resolved, limits: await this.store.clientLimits(resolved.clientId) };
   }
 
   async flushLastUsed(): Promise<void> {
@@ -236,5 +255,17 @@ export function requireBank(principal: Principal, bank: string): void {
 export function requireSpace(principal: Principal, space: string): void {
   if (principal.spaces !== null && !principal.spaces.has(space)) {
     throw new HttpProblem(403, 'forbidden', `This credential is limited to certain spaces and may not use space "${space}".`);
+  }
+}
+
+/** The bank name that grants a bank-limited credential a space's org memory (as the engine names that bank). */
+export const orgBank = (space: string): string => `org:${space}`;
+
+/** A bank-limited credential reaches a space's org memory only if "org:<space>" is among its banks. */
+export function requireOrg(principal: Principal, space: string): void {
+  if (principal.banks !== null && !principal.banks.has(orgBank(space))) {
+    throw new HttpProblem(403, 'forbidden',
+      `This credential is limited to certain banks and may not use the org memory of space "${space}"; `
+        + `that needs "${orgBank(space)}" among its banks.`);
   }
 }

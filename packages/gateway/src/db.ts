@@ -97,6 +97,10 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX quota_leases_counter_idx ON quota_leases (project_id, period, metric);
   `,
+  // 3: OAuth clients carry the bank, space and expiry limits of the credential that created them.
+  `
+  ALTER TABLE oauth_clients ADD COLUMN banks text[], ADD COLUMN spaces text[], ADD COLUMN expires_at timestamptz;
+  `,
 ];
 
 export type Pool = pg.Pool;

@@ -2,13 +2,18 @@
 // /v1/{tenant}/mcp after checking the `mcp` scope plus each called tool's own scope, bank and space limits, and quota.
 // Discovery: a 401 names the protected-resource metadata (RFC 9728), which points MCP clients at the authorization
 // server, where they can register dynamically.
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { requireBank, requireScope, requireSpace, type Principal } from './auth.js';
+import { requireBank, requireOrg, requireScope, requireSpace, type Principal } from './auth.js';
 import type { GatewayContext } from './context.js';
+import { Engines, type EngineResponse } from './engine.js';
+import { rewriteToolResults, rpcKey, succeededCalls } from './mcp-results.js';
+import { authenticateFirst } from './early-auth.js';
 import { authenticate, execute, guarded, seg, tenantPath } from './proxy.js';
 import { HttpProblem } from './problem.js';
 import { MCP_CLIENT_SCOPES } from './oauth/client-scopes.js';
+import { visibleBanks } from './routes/memory.js';
 import { SCOPES, type Metric, type Scope } from './scopes.js';
 import { BANK_ID_PATTERN } from './schemas.js';
 
@@ -23,15 +28,26 @@ const TOOL_SCOPES: Record<string, { scope: Scope; metric?: Metric }> = {
 
 type Json = Record<string, unknown>;
 
-function toolCalls(body: unknown): Array<{ name: string; args: Json }> {
+interface ToolCall {
+  /** The JSON-RPC id, as rpcKey. */
+  id: string;
+  name: string;
+  args: Json;
+}
+
+function toolCalls(body: unknown): ToolCall[] {
   const messages = Array.isArray(body) ? body : [body];
-  const calls: Array<{ name: string; args: Json }> = [];
+  const calls: ToolCall[] = [];
   for (const m of messages) {
     if (m === null || typeof m !== 'object' || (m as Json)['method'] !== 'tools/call') continue;
     const params = (m as Json)['params'];
     const name = params !== null && typeof params === 'object' ? (params as Json)['name'] : undefined;
     const args = params !== null && typeof params === 'object' ? (params as Json)['arguments'] : undefined;
-    calls.push({ name: typeof name === 'string' ? name : '', args: args !== null && typeof args === 'object' ? args as Json : {} });
+    calls.push({
+      id: rpcKey((m as Json)['id']),
+      name: typeof name === 'string' ? name : '',
+      args: args !== null && typeof args === 'object' ? args as Json : {},
+    });
   }
   return calls;
 }
@@ -39,6 +55,54 @@ function toolCalls(body: unknown): Array<{ name: string; args: Json }> {
 function retainAmount(args: Json): number {
   const items = args['items'];
   return Array.isArray(items) && items.length > 0 ? items.length : 1;
+}
+
+/** Checks one tool call against the credential's scopes and bank, space and org limits. */
+function checkCall(principal: Principal, bank: string | undefined, call: ToolCall, scope: Scope): void {
+  requireScope(principal, scope);
+  const toolBank = bank ?? call.args['bank_id'];
+  if (principal.banks !== null && call.name !== 'list_banks') {
+    requireBank(principal, typeof toolBank === 'string' ? toolBank : '');
+  }
+  if (call.name === 'recall' && call.args['include_org'] === true) {
+    requireOrg(principal, typeof call.args['space'] === 'string' ? call.args['space'] : 'default');
+  }
+  // list_banks takes no space: its answer is filtered to the credential's banks and spaces instead.
+  if (principal.spaces !== null && call.name !== 'list_banks') {
+    if (call.name === 'delete_memory') {
+      throw new HttpProblem(403, 'forbidden',
+        'Space-limited credentials cannot delete through MCP; use the REST path.');
+    }
+    requireSpace(principal, typeof call.args['space'] === 'string' ? call.args['space'] : 'default');
+  }
+}
+
+/**
+ * Reads the engine's answer once the tool calls are known: records which calls succeeded (only those are charged)
+ * and filters list_banks results for limited credentials.
+ */
+function answerReader(principal: Principal, calls: ToolCall[], succeeded: Set<string>) {
+  const limited = principal.banks !== null || principal.spaces !== null;
+  const listings = new Set(calls.filter((c) => c.name === 'list_banks').map((c) => c.id));
+  return async (res: EngineResponse): Promise<EngineResponse> => {
+    const answer = await Engines.json(res);
+    if (typeof answer === 'string') {
+      // Not JSON (the engine answers JSON-RPC as JSON): nothing can be told apart, so every call counts, and a listing
+      // that cannot be filtered is not passed on.
+      if (limited && listings.size > 0) {
+        throw new HttpProblem(502, 'engine_error',
+          'The memory engine answered list_banks in a form the gateway cannot filter; try again.');
+      }
+      for (const call of calls) succeeded.add(call.id);
+      const body = Buffer.from(answer);
+      const headers = { ...res.headers, 'content-length': String(body.length) };
+      return { status: res.status, headers, body: Readable.from([body]) };
+    }
+    for (const id of succeededCalls(answer)) succeeded.add(id);
+    if (!limited || listings.size === 0) return Engines.fromJson(res.status, res.headers, answer);
+    const filtered = rewriteToolResults(answer, listings, (data) => visibleBanks(principal, data));
+    return Engines.fromJson(res.status, res.headers, filtered);
+  };
 }
 
 export function resourceMetadata(ctx: GatewayContext, resource: string): Json {
@@ -56,10 +120,11 @@ export function mcpRoutes(app: FastifyInstance, ctx: GatewayContext): void {
   app.get('/.well-known/oauth-protected-resource', { schema: { hide: true } }, async () => resourceMetadata(ctx, ctx.publicUrl()));
   app.get('/.well-known/oauth-protected-resource/mcp', { schema: { hide: true } }, async () => resourceMetadata(ctx, `${ctx.publicUrl()}/mcp`));
 
-  const handler = guarded(async (request: FastifyRequest, reply: FastifyReply) => {
-    let principal: Principal;
+  const principals = new WeakMap<FastifyRequest, Principal>();
+  // Before the body is read: an unauthenticated caller cannot make the gateway receive a body.
+  const onRequest = authenticateFirst(async (request: FastifyRequest, reply: FastifyReply) => {
     try {
-      principal = await authenticate(ctx, request, 'mcp');
+      principals.set(request, await authenticate(ctx, request, 'mcp'));
     } catch (err) {
       if (err instanceof HttpProblem && err.status === 401) {
         const meta = `${ctx.publicUrl()}/.well-known/oauth-protected-resource/mcp`;
@@ -69,20 +134,24 @@ export function mcpRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       }
       throw err;
     }
+  });
+
+  const handler = guarded(async (request: FastifyRequest, reply: FastifyReply) => {
+    const principal = principals.get(request);
+    if (principal === undefined) throw new HttpProblem(401, 'unauthorized', 'Not authenticated.');
     const bank = (request.params as { bank?: string }).bank;
     if (bank !== undefined) requireBank(principal, bank);
-    const charges: Array<{ metric: Metric; amount: number }> = [];
-    for (const call of toolCalls(request.body)) {
+    const calls = toolCalls(request.body).filter((call) => TOOL_SCOPES[call.name] !== undefined);
+    const succeeded = new Set<string>();
+    const charges: Array<{ metric: Metric; amount: number; counted: () => boolean }> = [];
+    for (const call of calls) {
       const tool = TOOL_SCOPES[call.name];
       if (tool === undefined) continue;
-      requireScope(principal, tool.scope);
-      const toolBank = bank ?? call.args['bank_id'];
-      if (principal.banks !== null && call.name !== 'list_banks') requireBank(principal, typeof toolBank === 'string' ? toolBank : '');
-      if (principal.spaces !== null) {
-        if (call.name === 'delete_memory') throw new HttpProblem(403, 'forbidden', 'Space-limited credentials cannot delete through MCP; use the REST path.');
-        requireSpace(principal, typeof call.args['space'] === 'string' ? call.args['space'] : 'default');
+      checkCall(principal, bank, call, tool.scope);
+      if (tool.metric !== undefined) {
+        const amount = tool.metric === 'memories' ? retainAmount(call.args) : 1;
+        charges.push({ metric: tool.metric, amount, counted: () => succeeded.has(call.id) });
       }
-      if (tool.metric !== undefined) charges.push({ metric: tool.metric, amount: tool.metric === 'memories' ? retainAmount(call.args) : 1 });
     }
     const extraHeaders: Record<string, string> = {};
     for (const h of ['mcp-session-id', 'mcp-protocol-version', 'last-event-id']) {
@@ -92,6 +161,7 @@ export function mcpRoutes(app: FastifyInstance, ctx: GatewayContext): void {
     const method = request.method as 'GET' | 'POST' | 'DELETE';
     return execute(ctx, request, reply, principal, {
       charges,
+      transform: calls.length > 0 ? answerReader(principal, calls, succeeded) : undefined,
       forward: {
         method,
         path: tenantPath(principal, bank === undefined ? '/mcp' : `/mcp/${seg(bank)}`),
@@ -104,6 +174,6 @@ export function mcpRoutes(app: FastifyInstance, ctx: GatewayContext): void {
 
   const schema = { hide: true };
   const bankSchema = { hide: true, params: Type.Object({ bank: Type.String({ pattern: BANK_ID_PATTERN }) }) };
-  app.route({ method: ['GET', 'POST', 'DELETE'], url: '/mcp', schema, handler });
-  app.route({ method: ['GET', 'POST', 'DELETE'], url: '/mcp/:bank', schema: bankSchema, handler });
+  app.route({ method: ['GET', 'POST', 'DELETE'], url: '/mcp', schema, onRequest, handler });
+  app.route({ method: ['GET', 'POST', 'DELETE'], url: '/mcp/:bank', schema: bankSchema, onRequest, handler });
 }

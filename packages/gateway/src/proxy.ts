@@ -24,8 +24,11 @@ export interface Plan {
   forward: ForwardRequest;
   metric?: Metric | undefined;
   amount?: number | undefined;
-  /** Several quota charges at once (an MCP batch); otherwise metric and amount. */
-  charges?: Array<{ metric: Metric; amount: number }> | undefined;
+  /**
+   * Several quota charges at once (an MCP batch); otherwise metric and amount. `counted`, asked once the answer is
+   * known (after `transform`), says whether that part succeeded: a charge whose part failed is given back.
+   */
+  charges?: Array<{ metric: Metric; amount: number; counted?: () => boolean }> | undefined;
   /** Post-processing of a successful answer (restricted credentials); default: stream as is. */
   transform?: ((res: EngineResponse) => Promise<EngineResponse>) | undefined;
 }
@@ -51,9 +54,11 @@ export async function execute(ctx: GatewayContext, request: FastifyRequest, repl
   const { period, resetsAt } = periodOf(now);
   const charges = plan.charges ?? (plan.metric === undefined ? [] : [{ metric: plan.metric, amount: plan.amount ?? 1 }]);
   const limits = limitsFor(project.plan, project.quotas);
-  const reserved: Array<{ metric: Metric; used: number; commit(): void; release(): void }> = [];
+  const reserved: Array<{
+    metric: Metric; used: number; commit(): void; release(): void; counted?: (() => boolean) | undefined;
+  }> = [];
   const releaseAll = (): void => { for (const r of reserved.splice(0)) r.release(); };
-  for (const { metric, amount } of charges) {
+  for (const { metric, amount, counted } of charges) {
     const limit = limits[metric];
     let r: Reservation;
     try {
@@ -74,14 +79,16 @@ export async function execute(ctx: GatewayContext, request: FastifyRequest, repl
           extra: { metric, limit, used: r.used, requested: amount, period, resets_at: resetsAt.toISOString() },
         });
     }
-    reserved.push({ metric, used: r.used, commit: r.commit, release: r.release });
+    reserved.push({ metric, used: r.used, commit: r.commit, release: r.release, counted });
   }
   // Time the gateway spent before forwarding (auth, scope, rate limit, quota), for operators and the benchmark.
   const started = startTimes.get(request);
   if (started !== undefined) reply.header('server-timing', `gateway;dur=${(performance.now() - started).toFixed(2)}`);
   const abort = new AbortController();
+  // The response closing before it was written means the caller went away. (The request stream closes as soon as its
+  // body has been read, which is no sign of that.)
   const onClose = (): void => { if (!reply.raw.writableEnded) abort.abort(); };
-  request.raw.once('close', onClose);
+  reply.raw.once('close', onClose);
   let res: EngineResponse;
   try {
     res = await ctx.engines.forward(project.engine, { ...plan.forward, signal: abort.signal });
@@ -91,10 +98,13 @@ export async function execute(ctx: GatewayContext, request: FastifyRequest, repl
     releaseAll();
     throw err;
   } finally {
-    request.raw.off('close', onClose);
+    reply.raw.off('close', onClose);
   }
   // Counted once the engine answered with success (the units stay leased to this gateway until the next flush).
-  for (const r of reserved) r.commit();
+  for (const r of reserved) {
+    if (r.counted?.() === false) r.release();
+    else r.commit();
+  }
   const first = reserved[0];
   if (first !== undefined) reply.headers(quotaHeaders(first.metric, limits[first.metric], first.used, resetsAt));
   reply.headers(res.headers);

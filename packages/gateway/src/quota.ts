@@ -34,6 +34,8 @@ interface Counter {
   consumed: number;
   /** Being written by a flush right now. */
   flushing: number;
+  /** Writes in flight: a usage report waits for them, as their units are in neither `consumed` nor the table yet. */
+  writes: Set<Promise<void>>;
   /** usage_counters.used as last seen by this instance. */
   base: number;
   /** Units wanted by requests waiting for a lease. */
@@ -126,7 +128,7 @@ export class QuotaLedger {
     const key = counterKey(projectId, period, metric);
     let c = this.counters.get(key);
     if (c === undefined) {
-      c = { projectId, period, metric, available: 0, pending: 0, consumed: 0, flushing: 0, base: 0, demand: 0, refill: undefined, lastUse: 0, tight: false };
+      c = { projectId, period, metric, available: 0, pending: 0, consumed: 0, flushing: 0, writes: new Set(), base: 0, demand: 0, refill: undefined, lastUse: 0, tight: false };
       this.counters.set(key, c);
     }
     c.lastUse = Date.now();
@@ -135,7 +137,10 @@ export class QuotaLedger {
 
   /** Writes this instance's counts of a project (before a usage report reads usage_counters). */
   async sync(projectId: string): Promise<void> {
-    await Promise.all([...this.counters.values()].filter((c) => c.projectId === projectId).map((c) => this.write(c, false)));
+    await Promise.all([...this.counters.values()].filter((c) => c.projectId === projectId).map(async (c) => {
+      await Promise.allSettled([...c.writes]);
+      await this.write(c, false);
+    }));
   }
 
   /** A project's limits changed: give back idle units (a lowered limit must not be exceeded through old leases). */
@@ -234,7 +239,14 @@ export class QuotaLedger {
    * Writes counted units (used += consumed, leased -= consumed) and, when `returnIdle`, gives idle units back, in one
    * statement; `ack` also marks the lease row as answered for a reclaiming instance.
    */
-  private async write(c: Counter, returnIdle: boolean, ack = false): Promise<void> {
+  private write(c: Counter, returnIdle: boolean, ack = false): Promise<void> {
+    const written = this.writeNow(c, returnIdle, ack);
+    c.writes.add(written);
+    written.finally(() => c.writes.delete(written)).catch(() => undefined);
+    return written;
+  }
+
+  private async writeNow(c: Counter, returnIdle: boolean, ack: boolean): Promise<void> {
     const consumed = c.consumed;
     const idle = returnIdle ? c.available : 0;
     if (consumed === 0 && idle === 0 && !ack) return;

@@ -15,20 +15,33 @@ export class RateLimiter {
   /** Takes one token; returns 0 if admitted, else the seconds to wait before a token is available. */
   take(key: string, perMinute: number, now: number = Date.now()): number {
     if (perMinute <= 0) return 60;
+    const b = this.refilled(key, perMinute, now);
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return 0;
+    }
+    return secondsToNextToken(b, perMinute);
+  }
+
+  /** Like take, but only looks: 0 if a token is available now (it stays there), else the seconds to wait. */
+  wait(key: string, perMinute: number, now: number = Date.now()): number {
+    if (perMinute <= 0) return 60;
+    const b = this.buckets.get(key);
+    if (b === undefined) return 0;
+    const refilled = this.refilled(key, perMinute, now);
+    return refilled.tokens >= 1 ? 0 : secondsToNextToken(refilled, perMinute);
+  }
+
+  private refilled(key: string, perMinute: number, now: number): Bucket {
     let b = this.buckets.get(key);
     if (b === undefined || b.capacity !== perMinute) {
       b = { tokens: perMinute, at: now, capacity: perMinute };
       this.buckets.set(key, b);
       if (this.buckets.size > 200_000) this.prune(now);
     }
-    const rate = perMinute / 60_000;
-    b.tokens = Math.min(b.capacity, b.tokens + (now - b.at) * rate);
+    b.tokens = Math.min(b.capacity, b.tokens + (now - b.at) * (perMinute / 60_000));
     b.at = now;
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
-      return 0;
-    }
-    return Math.max(1, Math.ceil((1 - b.tokens) / rate / 1000));
+    return b;
   }
 
   private prune(now: number): void {
@@ -36,4 +49,8 @@ export class RateLimiter {
       if (b.tokens + (now - b.at) * (b.capacity / 60_000) >= b.capacity) this.buckets.delete(k);
     }
   }
+}
+
+function secondsToNextToken(b: Bucket, perMinute: number): number {
+  return Math.max(1, Math.ceil((1 - b.tokens) / (perMinute / 60_000) / 1000));
 }

@@ -38,6 +38,13 @@ export interface ApiKeyRow {
   created_at: Date;
 }
 
+/** The bank, space and expiry limits an OAuth client was created with (none for registered clients). */
+export interface ClientLimits {
+  banks: string[] | null;
+  spaces: string[] | null;
+  expires_at: Date | null;
+}
+
 export interface KeyInput {
   name?: string | undefined;
   scopes?: Scope[] | undefined;
@@ -45,6 +52,16 @@ export interface KeyInput {
   spaces?: string[] | undefined;
   expires_at?: string | undefined;
   rate_limit_per_minute?: number | undefined;
+}
+
+/** A key as stored: every limit resolved (null: none). */
+export interface NewKey {
+  name: string | null;
+  scopes: Scope[];
+  banks: string[] | null;
+  spaces: string[] | null;
+  expires_at: string | null;
+  rate_limit_per_minute: number | null;
 }
 
 export interface PublicKey {
@@ -160,13 +177,13 @@ export class Store {
 
   // --- API keys ---
 
-  async createKey(projectId: string, input: KeyInput, defaultScopes: readonly Scope[]): Promise<{ key: string; row: ApiKeyRow }> {
+  async createKey(projectId: string, input: NewKey): Promise<{ key: string; row: ApiKeyRow }> {
     const { key, prefix, hash } = newApiKey();
     const res = await this.pool.query<ApiKeyRow>(
       `INSERT INTO api_keys (id, project_id, name, prefix, hash, scopes, banks, spaces, rate_limit_per_minute, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
-      [newId('key'), projectId, input.name ?? null, prefix, hash, input.scopes ?? [...defaultScopes], input.banks ?? null,
-        input.spaces ?? null, input.rate_limit_per_minute ?? null, input.expires_at ?? null],
+      [newId('key'), projectId, input.name, prefix, hash, input.scopes, input.banks, input.spaces,
+        input.rate_limit_per_minute, input.expires_at],
     );
     const row = res.rows[0];
     if (row === undefined) throw new Error('key insert returned no row');
@@ -189,6 +206,13 @@ export class Store {
   async findKeyByPrefix(prefix: string): Promise<ApiKeyRow | undefined> {
     const res = await this.pool.query<ApiKeyRow>('SELECT * FROM api_keys WHERE prefix = $1', [prefix]);
     return res.rows[0];
+  }
+
+  async clientLimits(clientId: string): Promise<ClientLimits> {
+    const res = await this.pool.query<ClientLimits>(
+      'SELECT banks, spaces, expires_at FROM oauth_clients WHERE client_id = $1', [clientId],
+    );
+    return res.rows[0] ?? { banks: null, spaces: null, expires_at: null };
   }
 
   /** Writes batched last-use times (one statement for many keys; never goes backwards). */

@@ -66,7 +66,7 @@ describe('gateway control plane', () => {
     assert.match(String(obj(after.body)['detail']), /revoked/);
 
     const soon = new Date(Date.now() + 1500).toISOString();
-    const exp = await call(h.url, 'POST', `/admin/projects/${projectId}/keys`, { token: ADMIN_TOKEN, body: { expires_at: soon } });
+    const exp = await call(h.url, 'POST', `/admin/projects/${projectId}/keys`, { token: ADMIN_TOKEN, body: { expires_at: soon, scopes: ['project:read'] } });
     assert.equal(exp.status, 201);
     const expKey = String(obj(exp.body)['key']);
     assert.equal((await call(h.url, 'GET', '/v1/me/usage', { token: expKey })).status, 200);
@@ -106,7 +106,8 @@ describe('gateway control plane', () => {
     const ok = await call(h.url, 'POST', '/v1/me/keys', { token: key, body: { scopes: ['memory:recall'], name: 'child' } });
     assert.equal(ok.status, 201);
     const dflt = await call(h.url, 'POST', '/v1/me/keys', { token: key, body: {} });
-    assert.deepEqual(obj(dflt.body)['scopes'], ['memory:recall', 'project:write']);
+    // The default is the memory scopes the creator holds; project:write is never handed on unless asked for.
+    assert.deepEqual(obj(dflt.body)['scopes'], ['memory:recall']);
     assert.ok(isProblem(await call(h.url, 'POST', '/v1/me/keys', { token: key, body: { scopes: ['memory:everything'] } }), 400));
     assert.ok(isProblem(await call(h.url, 'POST', '/v1/me/keys', { token: key, body: { unknown: 1 } }), 400));
   });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { startGateway, type RunningGateway } from '@mnemos/gateway';
+import { SCOPES, startGateway, type RunningGateway } from '@mnemos/gateway';
 
 export const PG_URL = process.env['MNEMOS_TEST_PG_URL'] ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -136,8 +136,8 @@ export async function setupProject(base: string, opts: { name?: string; plan?: s
     const patched = await call(base, 'PATCH', `/admin/projects/${projectId}`, { token: ADMIN_TOKEN, body: { quotas: opts.quotas } });
     if (patched.status !== 200) throw new Error(`patch: ${patched.status} ${patched.text}`);
   }
-  const keyBody: Json = {};
-  if (opts.scopes !== undefined) keyBody['scopes'] = opts.scopes;
+  // Test projects get a key with every scope unless told otherwise (new keys default to the memory scopes only).
+  const keyBody: Json = { scopes: opts.scopes ?? [...SCOPES] };
   if (opts.banks !== undefined) keyBody['banks'] = opts.banks;
   if (opts.spaces !== undefined) keyBody['spaces'] = opts.spaces;
   const key = await call(base, 'POST', `/admin/projects/${projectId}/keys`, { token: ADMIN_TOKEN, body: keyBody });

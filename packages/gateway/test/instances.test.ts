@@ -131,7 +131,7 @@ describe('several gateway instances on one control plane', () => {
 
   it('a key revoked through one instance is refused by the other (LISTEN/NOTIFY), expiry on every request', async () => {
     const { projectId } = await setupProject(a.url);
-    const created = obj((await call(a.url, 'POST', `/admin/projects/${projectId}/keys`, { token: ADMIN_TOKEN, body: {} })).body);
+    const created = obj((await call(a.url, 'POST', `/admin/projects/${projectId}/keys`, { token: ADMIN_TOKEN, body: { scopes: ['project:read', 'project:write'] } })).body);
     const key = String(created['key']);
     // Both instances have the key in their credential cache.
     assert.equal((await call(a.url, 'GET', '/v1/me/usage', { token: key })).status, 200);
@@ -148,7 +148,7 @@ describe('several gateway instances on one control plane', () => {
     assert.equal(status, 401);
     // Expiry needs no notification: the cached row's expires_at is checked on every request.
     const soon = new Date(Date.now() + 1500).toISOString();
-    const exp = obj((await call(a.url, 'POST', `/admin/projects/${projectId}/keys`, { token: ADMIN_TOKEN, body: { expires_at: soon } })).body);
+    const exp = obj((await call(a.url, 'POST', `/admin/projects/${projectId}/keys`, { token: ADMIN_TOKEN, body: { expires_at: soon, scopes: ['project:read'] } })).body);
     const expKey = String(exp['key']);
     assert.equal((await call(b.url, 'GET', '/v1/me/usage', { token: expKey })).status, 200);
     await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(soon) - Date.now()) + 50));

@@ -10,6 +10,10 @@ export interface ClientInput {
   name: string;
   scopes: Scope[];
   redirect_uris?: string[] | undefined;
+  /** Limits inherited from the creating credential (null: none). */
+  banks: string[] | null;
+  spaces: string[] | null;
+  expires_at: string | null;
 }
 
 export interface PublicClient {
@@ -18,6 +22,9 @@ export interface PublicClient {
   scopes: string[];
   redirect_uris: string[];
   grant_types: string[];
+  banks: string[] | null;
+  spaces: string[] | null;
+  expires_at: string | null;
   created_at: string;
 }
 
@@ -26,8 +33,13 @@ interface Row {
   name: string | null;
   scopes: string[];
   metadata: { redirect_uris?: string[]; grant_types?: string[] };
+  banks: string[] | null;
+  spaces: string[] | null;
+  expires_at: Date | null;
   created_at: Date;
 }
+
+const COLUMNS = 'client_id, name, scopes, metadata, banks, spaces, expires_at, created_at';
 
 const toPublic = (r: Row): PublicClient => ({
   client_id: r.client_id,
@@ -35,6 +47,9 @@ const toPublic = (r: Row): PublicClient => ({
   scopes: r.scopes,
   redirect_uris: r.metadata.redirect_uris ?? [],
   grant_types: r.metadata.grant_types ?? [],
+  banks: r.banks,
+  spaces: r.spaces,
+  expires_at: r.expires_at === null ? null : r.expires_at.toISOString(),
   created_at: r.created_at.toISOString(),
 });
 
@@ -56,9 +71,10 @@ export class ProjectClients {
       allowed_scopes: input.scopes.join(' '),
     };
     const res = await this.pool.query<Row>(
-      `INSERT INTO oauth_clients (client_id, project_id, name, scopes, secret_salt, metadata) VALUES ($1, $2, $3, $4, $5, $6)
-       RETURNING client_id, name, scopes, metadata, created_at`,
-      [clientId, projectId, input.name, input.scopes, salt, JSON.stringify(metadata)],
+      `INSERT INTO oauth_clients (client_id, project_id, name, scopes, secret_salt, metadata, banks, spaces, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+      [clientId, projectId, input.name, input.scopes, salt, JSON.stringify(metadata),
+        input.banks, input.spaces, input.expires_at],
     );
     const row = res.rows[0];
     if (row === undefined) throw new Error('client insert returned no row');
@@ -67,7 +83,7 @@ export class ProjectClients {
 
   async list(projectId: string): Promise<PublicClient[]> {
     const res = await this.pool.query<Row>(
-      'SELECT client_id, name, scopes, metadata, created_at FROM oauth_clients WHERE project_id = $1 ORDER BY created_at, client_id', [projectId],
+      `SELECT ${COLUMNS} FROM oauth_clients WHERE project_id = $1 ORDER BY created_at, client_id`, [projectId],
     );
     return res.rows.map(toPublic);
   }

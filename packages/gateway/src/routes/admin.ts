@@ -4,12 +4,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { GatewayContext } from '../context.js';
 import { constantTimeEqualString } from '../ids.js';
-import { guarded, hookGuard } from '../proxy.js';
+import { authenticateFirst } from '../early-auth.js';
+import { guarded } from '../proxy.js';
 import { HttpProblem, notFound, unauthorized } from '../problem.js';
-import { PLANS, type Limits, type Scope } from '../scopes.js';
+import { PLANS, type Limits } from '../scopes.js';
 import type { KeyInput, Project } from '../store.js';
-import { ClientCreateBody, KeyCreateBody, Open, UsageSchema } from '../schemas.js';
-import type { ProjectHandlers } from './project.js';
+import { KeyCreateBody, Open, UsageSchema } from '../schemas.js';
+import { ClientBody, type ClientRequest, type ProjectHandlers } from './project.js';
 
 const ProjectId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
 const ProjectSub = Type.Object({
@@ -18,13 +19,28 @@ const ProjectSub = Type.Object({
 });
 const Plan = Type.String({ pattern: '^[a-z0-9_-]{1,32}$' });
 const Quota = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
-const problems = { 400: { $ref: 'Problem#' }, 401: { $ref: 'Problem#' }, 404: { $ref: 'Problem#' } };
+const problems = {
+  400: { $ref: 'Problem#' }, 401: { $ref: 'Problem#' }, 404: { $ref: 'Problem#' }, 429: { $ref: 'Problem#' },
+};
+/** Wrong admin tokens allowed per address: a burst of this many, then this many a minute. */
+export const ADMIN_FAILURES_PER_MINUTE = 10;
 
 export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: ProjectHandlers): void {
   app.register(async (admin) => {
-    admin.addHook('onRequest', hookGuard(async (request: FastifyRequest) => {
+    admin.addHook('onRequest', authenticateFirst(async (request: FastifyRequest) => {
+      // Wrong tokens are counted per address; an address past the limit is refused before its token is compared, so
+      // guessing is slow, while the token from any other address works as before.
+      const failures = `admin-failures:${request.ip}`;
+      const wait = ctx.limiter.wait(failures, ADMIN_FAILURES_PER_MINUTE);
+      if (wait > 0) {
+        throw new HttpProblem(429, 'rate_limited',
+          `Too many requests with a wrong admin token from this address; retry in ${wait} s `
+            + 'with the right GATEWAY_ADMIN_TOKEN.',
+          { headers: { 'retry-after': String(wait) }, extra: { retry_after: wait } });
+      }
       const m = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
       if (m?.[1] === undefined || !constantTimeEqualString(m[1], ctx.config.adminToken)) {
+        ctx.limiter.take(failures, ADMIN_FAILURES_PER_MINUTE);
         throw unauthorized('The admin API needs "Authorization: Bearer <GATEWAY_ADMIN_TOKEN>".');
       }
     }));
@@ -115,9 +131,9 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
     admin.delete('/admin/projects/:id/keys/:sub', { schema: { operationId: 'adminRevokeKey', tags, security: sec, params: ProjectSub, response: { 200: Open, ...problems } } },
       guarded(async (request, reply: FastifyReply) => reply.send(await h.revokeKey(await project(request), sub(request)))));
 
-    admin.post('/admin/projects/:id/oauth/clients', { schema: { operationId: 'adminCreateOAuthClient', tags, security: sec, params: ProjectId, body: ClientCreateBody, response: { 201: Open, ...problems } } },
+    admin.post('/admin/projects/:id/oauth/clients', { schema: { operationId: 'adminCreateOAuthClient', tags, security: sec, params: ProjectId, body: ClientBody, response: { 201: Open, ...problems } } },
       guarded(async (request, reply: FastifyReply) => reply.code(201).send(
-        await h.createClient(await project(request), request.body as { name: string; scopes: Scope[]; redirect_uris?: string[] }, null))));
+        await h.createClient(await project(request), request.body as ClientRequest, null))));
     admin.get('/admin/projects/:id/oauth/clients', { schema: { operationId: 'adminListOAuthClients', tags, security: sec, params: ProjectId, response: { 200: Open, ...problems } } },
       guarded(async (request, reply: FastifyReply) => reply.send(await h.listClients(await project(request)))));
     admin.delete('/admin/projects/:id/oauth/clients/:sub', { schema: { operationId: 'adminDeleteOAuthClient', tags, security: sec, params: ProjectSub, response: { 200: Open, ...problems } } },

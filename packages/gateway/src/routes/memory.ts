@@ -2,10 +2,11 @@
 // /v1/retain, /v1/recall, /v1/reflect. The tenant always comes from the credential, never from the request.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from '@sinclair/typebox';
-import { requireBank, requireSpace, type Principal } from '../auth.js';
+import { orgBank, requireBank, requireOrg, requireSpace, type Principal } from '../auth.js';
 import type { GatewayContext } from '../context.js';
 import { Engines, type EngineResponse } from '../engine.js';
-import { authenticate, execute, guarded, hookGuard, seg, tenantPath, type Plan } from '../proxy.js';
+import { authenticateFirst } from '../early-auth.js';
+import { authenticate, execute, guarded, seg, tenantPath, type Plan } from '../proxy.js';
 import { HttpProblem } from '../problem.js';
 import type { Scope } from '../scopes.js';
 import {
@@ -79,8 +80,14 @@ function retainPlan(p: Principal, bank: string, body: Body): Plan {
   return { metric: 'memories', amount, forward: { method: 'POST', path: tenantPath(p, `/banks/${seg(bank)}/memories`), body: withSpace(p, body) } };
 }
 
+/** A recall that blends in org memory (`include_org`) reads the space's org memory too. */
+export function checkIncludeOrg(p: Principal, args: Body): void {
+  if (args['include_org'] === true) requireOrg(p, spaceOf(args['space']));
+}
+
 function recallPlan(p: Principal, bank: string, body: Body): Plan {
   requireBank(p, bank);
+  checkIncludeOrg(p, body);
   return { metric: 'recalls', forward: { method: 'POST', path: tenantPath(p, `/banks/${seg(bank)}/memories/recall`), body: withSpace(p, body) } };
 }
 
@@ -111,18 +118,45 @@ function noBankWideForSpaceLimited(p: Principal): void {
   }
 }
 
-/** Filters a bank listing down to the banks a bank-limited credential may see. */
+/** Keeps the banks of a listing a bank- or space-limited credential may see (MCP list_banks too). */
+export function visibleBanks(p: Principal, listing: Body): Body {
+  if ((p.banks === null && p.spaces === null) || !Array.isArray(listing['banks'])) return listing;
+  const banks = (listing['banks'] as unknown[]).filter((b) => {
+    const entry = b !== null && typeof b === 'object' ? b as Body : {};
+    const id = typeof b === 'string' ? b : entry['bank_id'] ?? entry['id'];
+    const inBanks = p.banks === null || (typeof id === 'string' && p.banks.has(id));
+    const inSpaces = p.spaces === null || p.spaces.has(spaceOf(entry['space']));
+    return inBanks && inSpaces;
+  });
+  return { ...listing, banks, total: banks.length };
+}
+
+/** Filters a bank listing down to the banks a limited credential may see. */
 function bankFilter(p: Principal): ((res: EngineResponse) => Promise<EngineResponse>) | undefined {
-  const allowed = p.banks;
-  if (allowed === null) return undefined;
+  if (p.banks === null && p.spaces === null) return undefined;
   return async (res) => {
     const data = await Engines.json(res);
-    if (data === null || typeof data !== 'object' || !Array.isArray((data as Body)['banks'])) return Engines.fromJson(res.status, res.headers, data);
-    const banks = ((data as Body)['banks'] as unknown[]).filter((b) => {
-      const id = typeof b === 'string' ? b : (b as Body | null)?.['bank_id'] ?? (b as Body | null)?.['id'];
-      return typeof id === 'string' && allowed.has(id);
-    });
-    return Engines.fromJson(res.status, res.headers, { ...(data as Body), banks, total: banks.length });
+    const listing = data !== null && typeof data === 'object' ? visibleBanks(p, data as Body) : data;
+    return Engines.fromJson(res.status, res.headers, listing);
+  };
+}
+
+/**
+ * An operation's status is visible to a limited credential only if the operation's bank and space are within its
+ * limits (the engine's answer names both; org memory is the bank "org:<space>"); otherwise it does not exist for it.
+ */
+function operationFilter(p: Principal, id: string): ((res: EngineResponse) => Promise<EngineResponse>) | undefined {
+  if (p.banks === null && p.spaces === null) return undefined;
+  return async (res) => {
+    const data = await Engines.json(res);
+    const op = data !== null && typeof data === 'object' ? data as Body : {};
+    const space = spaceOf(op['space']);
+    const bank = op['bank_id'] === '' ? orgBank(space) : op['bank_id'];
+    const bankAllowed = typeof bank === 'string' && (p.banks === null || p.banks.has(bank));
+    if (!bankAllowed || (p.spaces !== null && !p.spaces.has(space))) {
+      throw new HttpProblem(404, 'operation_not_found', `No operation "${id}" is visible to this credential.`);
+    }
+    return Engines.fromJson(res.status, res.headers, data);
   };
 }
 
@@ -177,20 +211,24 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
     { method: 'DELETE', url: '/v1/me/banks/:bank/memories/:id', scope: 'memory:delete', operationId: 'deleteMemory', tags: ['memories'], summary: 'Hard-delete a memory', params: BankMemoryParams,
       plan: async (p, req) => { requireBank(p, bankParam(req)); await checkMemorySpace(ctx, p, bankParam(req), idParam(req)); return { forward: { method: 'DELETE', path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`) } }; } },
     { method: 'GET', url: '/v1/me/operations/:id', scope: 'memory:retain', operationId: 'getOperation', tags: ['memory'], summary: 'Status of an async retain', params: IdParams,
-      plan: (p, req) => ({ forward: { method: 'GET', path: tenantPath(p, `/operations/${seg(idParam(req))}`) } }) },
+      plan: (p, req) => ({
+        forward: { method: 'GET', path: tenantPath(p, `/operations/${seg(idParam(req))}`) },
+        transform: operationFilter(p, idParam(req)),
+      }) },
 
     // Space (org) memory.
     { method: 'POST', url: '/v1/me/spaces/:space/memories', scope: 'memory:retain', operationId: 'retainToSpace', tags: ['spaces'], summary: "Retain into a space's org memory", params: SpaceParams, body: RetainBody,
       plan: (p, req) => {
         const space = (req.params as { space: string }).space;
         requireSpace(p, space);
-        if (p.banks !== null) throw new HttpProblem(403, 'forbidden', 'This credential is limited to certain banks and may not write org memory.');
+        requireOrg(p, space);
         return { metric: 'memories', amount: retainCount(body(req)), forward: { method: 'POST', path: tenantPath(p, `/spaces/${seg(space)}/memories`), body: body(req) } };
       } },
     { method: 'POST', url: '/v1/me/spaces/:space/memories/recall', scope: 'memory:recall', operationId: 'recallFromSpace', tags: ['spaces'], summary: "Recall from a space's org memory", params: SpaceParams, body: RecallBody,
       plan: (p, req) => {
         const space = (req.params as { space: string }).space;
         requireSpace(p, space);
+        requireOrg(p, space);
         return { metric: 'recalls', forward: { method: 'POST', path: tenantPath(p, `/spaces/${seg(space)}/memories/recall`), body: body(req) } };
       } },
   ];
@@ -217,8 +255,9 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       method: spec.method,
       url: spec.url,
       schema,
-      // Authentication runs before body validation, so an anonymous caller learns nothing about the input rules.
-      preValidation: hookGuard(async (request: FastifyRequest) => {
+      // Authentication runs before the body is read: an anonymous caller can neither make the gateway receive a body
+      // nor learn anything about the input rules.
+      onRequest: authenticateFirst(async (request: FastifyRequest) => {
         principals.set(request, await authenticate(ctx, request, spec.scope));
       }),
       handler: guarded(async (request: FastifyRequest, reply: FastifyReply) => {

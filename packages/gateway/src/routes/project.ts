@@ -2,11 +2,14 @@
 // /admin/projects/{id} (admin token). Both share the handlers below.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
+import type { Principal } from '../auth.js';
 import type { GatewayContext } from '../context.js';
+import { delegate, type Delegator, type RequestedLimits } from '../delegation.js';
 import type { ProjectClients } from '../oauth/clients.js';
-import { authenticate, guarded, hookGuard } from '../proxy.js';
+import { authenticateFirst } from '../early-auth.js';
+import { authenticate, guarded } from '../proxy.js';
 import { HttpProblem, notFound } from '../problem.js';
-import { SCOPES, type Scope } from '../scopes.js';
+import type { Scope } from '../scopes.js';
 import { publicKey, type KeyInput, type Project } from '../store.js';
 import { ClientCreateBody, KeyCreateBody, KeyCreated, Open, UsageSchema } from '../schemas.js';
 import { security } from './memory.js';
@@ -14,38 +17,40 @@ import { security } from './memory.js';
 const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
 const problems = { 400: { $ref: 'Problem#' }, 401: { $ref: 'Problem#' }, 403: { $ref: 'Problem#' }, 404: { $ref: 'Problem#' } };
 
+/** An OAuth client may be given narrower banks, spaces and expiry, as a key can. */
+export const ClientBody = Type.Composite(
+  [ClientCreateBody, Type.Pick(KeyCreateBody, ['banks', 'spaces', 'expires_at'])], { additionalProperties: false },
+);
+
+export interface ClientRequest extends RequestedLimits {
+  name: string;
+  scopes: Scope[];
+  redirect_uris?: string[] | undefined;
+}
+
 export interface ProjectHandlers {
   usage(project: Project): Promise<unknown>;
-  createKey(project: Project, input: KeyInput, creatorScopes: ReadonlySet<string> | null): Promise<unknown>;
+  /** `creator` is the credential asking (null: the admin token); the new key never gets more than it holds. */
+  createKey(project: Project, input: KeyInput, creator: Delegator | null): Promise<unknown>;
   listKeys(project: Project): Promise<unknown>;
   revokeKey(project: Project, id: string): Promise<unknown>;
-  createClient(project: Project, input: { name: string; scopes: Scope[]; redirect_uris?: string[] }, creatorScopes: ReadonlySet<string> | null): Promise<unknown>;
+  createClient(project: Project, input: ClientRequest, creator: Delegator | null): Promise<unknown>;
   listClients(project: Project): Promise<unknown>;
   deleteClient(project: Project, id: string): Promise<unknown>;
 }
 
 export function projectHandlers(ctx: GatewayContext, clients: ProjectClients): ProjectHandlers {
-  /** A credential can hand out only scopes it has itself (no escalation through key creation). */
-  const checkSubset = (scopes: readonly string[], creator: ReadonlySet<string> | null): void => {
-    if (creator === null) return;
-    const extra = scopes.filter((s) => !creator.has(s));
-    if (extra.length > 0) {
-      throw new HttpProblem(403, 'insufficient_scope', `A credential can only grant scopes it holds itself; it lacks ${extra.join(', ')}.`);
-    }
-  };
   return {
     async usage(project) {
       // This gateway's counts are written first, so a single gateway reports exactly; see docs/gateway.md for several.
       await ctx.quotas.sync(project.id);
       return ctx.store.usage(project, new Date());
     },
-    async createKey(project, input, creatorScopes) {
-      const scopes = input.scopes ?? (creatorScopes === null ? [...SCOPES] : SCOPES.filter((s) => creatorScopes.has(s)));
-      checkSubset(scopes, creatorScopes);
-      if (input.expires_at !== undefined && Date.parse(input.expires_at) <= Date.now()) {
-        throw new HttpProblem(400, 'validation_failed', 'expires_at must be in the future.', { errors: [{ pointer: '/body/expires_at', detail: 'must be in the future' }] });
-      }
-      const { key, row } = await ctx.store.createKey(project.id, { ...input, scopes }, SCOPES);
+    async createKey(project, input, creator) {
+      const limits = delegate(creator, input);
+      const { key, row } = await ctx.store.createKey(project.id, {
+        ...limits, name: input.name ?? null, rate_limit_per_minute: input.rate_limit_per_minute ?? null,
+      });
       const pub = publicKey(row);
       return { id: pub.id, key, prefix: pub.prefix, scopes: pub.scopes, banks: pub.banks, spaces: pub.spaces, expires_at: pub.expires_at, created_at: pub.created_at };
     },
@@ -58,9 +63,9 @@ export function projectHandlers(ctx: GatewayContext, clients: ProjectClients): P
       ctx.auth.evict(`key:${row.prefix}`);
       return publicKey(row);
     },
-    async createClient(project, input, creatorScopes) {
-      checkSubset(input.scopes, creatorScopes);
-      return clients.create(project.id, input);
+    async createClient(project, input, creator) {
+      const limits = delegate(creator, input, input.scopes);
+      return clients.create(project.id, { ...limits, name: input.name, redirect_uris: input.redirect_uris });
     },
     async listClients(project) {
       return { items: await clients.list(project.id) };
@@ -76,37 +81,39 @@ export function projectHandlers(ctx: GatewayContext, clients: ProjectClients): P
 export function meProjectRoutes(app: FastifyInstance, ctx: GatewayContext, h: ProjectHandlers): void {
   const route = (
     method: 'GET' | 'POST' | 'DELETE', url: string, scope: Scope, operationId: string, summary: string,
-    extra: Record<string, unknown>, fn: (project: Project, req: FastifyRequest, scopes: ReadonlySet<string>) => Promise<unknown>, status = 200,
+    extra: Record<string, unknown>,
+    fn: (project: Project, req: FastifyRequest, creator: Principal) => Promise<unknown>,
+    status = 200,
   ): void => {
     app.route({
       method, url,
       schema: { operationId, summary, tags: ['project'], security: security(scope), ...extra },
-      preValidation: hookGuard(async (request) => {
-        const p = await authenticate(ctx, request, scope);
-        principalOf.set(request, { project: p.project, scopes: p.scopes });
+      // Before the body is read: an unauthenticated caller cannot make the gateway receive a body.
+      onRequest: authenticateFirst(async (request) => {
+        principalOf.set(request, await authenticate(ctx, request, scope));
       }),
       handler: guarded(async (request: FastifyRequest, reply: FastifyReply) => {
         const p = principalOf.get(request);
         if (p === undefined) throw new HttpProblem(401, 'unauthorized', 'Not authenticated.');
-        return reply.code(status).send(await fn(p.project, request, p.scopes));
+        return reply.code(status).send(await fn(p.project, request, p));
       }),
     });
   };
-  const principalOf = new WeakMap<FastifyRequest, { project: Project; scopes: ReadonlySet<string> }>();
+  const principalOf = new WeakMap<FastifyRequest, Principal>();
   const id = (req: FastifyRequest): string => (req.params as { id: string }).id;
 
   route('GET', '/v1/me/usage', 'project:read', 'getUsage', 'Usage against quotas this month', { response: { 200: UsageSchema, ...problems } },
     (project) => h.usage(project));
   route('POST', '/v1/me/keys', 'project:write', 'createKey', 'Create an API key (the secret is shown only here)',
     { body: KeyCreateBody, response: { 201: KeyCreated, ...problems } },
-    (project, req, scopes) => h.createKey(project, req.body as KeyInput, scopes), 201);
+    (project, req, creator) => h.createKey(project, req.body as KeyInput, creator), 201);
   route('GET', '/v1/me/keys', 'project:write', 'listKeys', 'List API keys', { response: { 200: Open, ...problems } },
     (project) => h.listKeys(project));
   route('DELETE', '/v1/me/keys/:id', 'project:write', 'revokeKey', 'Revoke an API key (at once)', { params: IdParam, response: { 200: Open, ...problems } },
     (project, req) => h.revokeKey(project, id(req)));
   route('POST', '/v1/me/oauth/clients', 'project:write', 'createOAuthClient', 'Create an OAuth client (the secret is shown only here)',
-    { body: ClientCreateBody, response: { 201: Open, ...problems } },
-    (project, req, scopes) => h.createClient(project, req.body as { name: string; scopes: Scope[]; redirect_uris?: string[] }, scopes), 201);
+    { body: ClientBody, response: { 201: Open, ...problems } },
+    (project, req, creator) => h.createClient(project, req.body as ClientRequest, creator), 201);
   route('GET', '/v1/me/oauth/clients', 'project:write', 'listOAuthClients', 'List OAuth clients', { response: { 200: Open, ...problems } },
     (project) => h.listClients(project));
   route('DELETE', '/v1/me/oauth/clients/:id', 'project:write', 'deleteOAuthClient', 'Delete an OAuth client and its tokens',

@@ -1,0 +1,106 @@
+// What a credential may hand on when it creates an API key or an OAuth client: never more than it holds itself.
+// Scopes are a subset of the creator's; banks, spaces and expiry are at most the creator's, and inherited when omitted.
+import { HttpProblem } from './problem.js';
+import type { Scope } from './scopes.js';
+
+/** Scopes of a new key when none are asked for: memory work and MCP, never project management. */
+export const DEFAULT_KEY_SCOPES: readonly Scope[] = [
+  'memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete', 'mcp',
+];
+
+/** The limits of the credential that creates another one (the admin token has none and is passed as null). */
+export interface Delegator {
+  scopes: ReadonlySet<string>;
+  banks: ReadonlySet<string> | null;
+  spaces: ReadonlySet<string> | null;
+  expiresAt: Date | null;
+}
+
+export interface RequestedLimits {
+  scopes?: Scope[] | undefined;
+  banks?: string[] | undefined;
+  spaces?: string[] | undefined;
+  expires_at?: string | undefined;
+}
+
+export interface DelegatedLimits {
+  scopes: Scope[];
+  banks: string[] | null;
+  spaces: string[] | null;
+  expires_at: string | null;
+}
+
+const SHOWN = 5;
+
+function named(values: readonly string[]): string {
+  const shown = values.slice(0, SHOWN).map((v) => `"${v}"`).join(', ');
+  return values.length > SHOWN ? `${shown} and ${values.length - SHOWN} more` : shown;
+}
+
+/** A list limit (banks or spaces): inherited when omitted, else it must lie within the creator's. */
+function narrowed(
+  kind: 'banks' | 'spaces', requested: string[] | undefined, held: ReadonlySet<string> | null,
+): string[] | null {
+  if (requested === undefined) return held === null ? null : [...held];
+  if (held === null) return requested;
+  const wider = requested.filter((v) => !held.has(v));
+  if (wider.length > 0) {
+    throw new HttpProblem(403, 'forbidden',
+      `This credential is limited to certain ${kind} and cannot grant ${named(wider)}; `
+        + `ask only for its own ${kind}, or omit ${kind} to inherit them.`,
+      { errors: [{ pointer: `/body/${kind}`, detail: `must lie within the creating credential's ${kind}` }] });
+  }
+  return requested;
+}
+
+function expiry(requested: string | undefined, held: Date | null, now: number): string | null {
+  if (requested !== undefined && Date.parse(requested) <= now) {
+    throw new HttpProblem(400, 'validation_failed', 'expires_at must be in the future.', {
+      errors: [{ pointer: '/body/expires_at', detail: 'must be in the future' }],
+    });
+  }
+  if (held === null) return requested ?? null;
+  if (requested === undefined) return held.toISOString();
+  if (Date.parse(requested) > held.getTime()) {
+    throw new HttpProblem(403, 'forbidden',
+      `This credential expires at ${held.toISOString()} and cannot grant access beyond that; `
+        + 'ask for an earlier expires_at or omit it to inherit.',
+      { errors: [{ pointer: '/body/expires_at', detail: "must not be later than the creating credential's expiry" }] });
+  }
+  return requested;
+}
+
+function scopesOf(
+  requested: Scope[] | undefined, held: ReadonlySet<string> | null, defaults: readonly Scope[],
+): Scope[] {
+  const scopes = requested ?? (held === null ? [...defaults] : defaults.filter((s) => held.has(s)));
+  if (held !== null) {
+    const extra = scopes.filter((s) => !held.has(s));
+    if (extra.length > 0) {
+      throw new HttpProblem(403, 'insufficient_scope',
+        `A credential can only grant scopes it holds itself; it lacks ${extra.join(', ')}.`);
+    }
+  }
+  if (scopes.length === 0) {
+    throw new HttpProblem(400, 'validation_failed',
+      `This credential holds none of the default scopes (${defaults.join(', ')}); `
+        + 'name the scopes to grant in "scopes".',
+      { errors: [{ pointer: '/body/scopes', detail: 'is required for this credential' }] });
+  }
+  return scopes;
+}
+
+/** Resolves the limits of a new credential created by `creator` (null: the admin token), or throws a 4xx problem. */
+export function delegate(
+  creator: Delegator | null,
+  requested: RequestedLimits,
+  defaults: readonly Scope[] = DEFAULT_KEY_SCOPES,
+  now: number = Date.now(),
+): DelegatedLimits {
+  return {
+    scopes: scopesOf(requested.scopes, creator?.scopes ?? null, defaults),
+    banks: narrowed('banks', requested.banks, creator?.banks ?? null),
+    spaces: narrowed('spaces', requested.spaces, creator?.spaces ?? null),
+    expires_at: expiry(requested.expires_at, creator?.expiresAt ?? null, now),
+  };
+}
