@@ -56,6 +56,7 @@ VOLUME /data
 EXPOSE 8888
 # Liveness only (no database access). The first start downloads and loads the model, hence the long start period.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=180s --retries=3 \
-    CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.MNEMOS_API_PORT}/health/live`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+    CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.MNEMOS_API_PORT}/health/live`).then( \
+         (r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["tini", "--", "node", "/app/packages/engine/dist/cli.js"]
 CMD ["serve"]

@@ -39,7 +39,8 @@ fi
 wait_ready() {
   local deadline=$((SECONDS + ${MNEMOS_SMOKE_TIMEOUT:-300}))
   until [[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/health")" == 200 ]]; do
-    [[ "$(docker inspect -f '{{.State.Running}}' "$NAME")" == true ]] || fail "the container stopped before it was ready"
+    [[ "$(docker inspect -f '{{.State.Running}}' "$NAME")" == true ]] \
+      || fail "the container stopped before it was ready"
     ((SECONDS < deadline)) || fail "not ready within ${MNEMOS_SMOKE_TIMEOUT:-300} s"
     sleep 2
   done
@@ -55,8 +56,9 @@ docker run -d --name "$NAME" -p "127.0.0.1:$PORT:8888" -v "$VOLUME:/data" "${mod
 wait_ready
 echo "ready after $((SECONDS - started)) s"
 
-id=$(curl -sf -X POST "http://127.0.0.1:$PORT/v1/default/banks/smoke/memories" -H 'content-type: application/json' \
-  -d '{"content":"The smoke test left a note in the container volume."}' | sed -n 's/.*"memory_ids":\["\([^"]*\)".*/\1/p')
+id=$(curl -sf -X POST "http://127.0.0.1:$PORT/v1/default/banks/smoke/memories" \
+  -H 'content-type: application/json' -d '{"content":"The smoke test left a note in the container volume."}' \
+  | sed -n 's/.*"memory_ids":\["\([^"]*\)".*/\1/p')
 [[ -n "$id" ]] || fail "retain returned no memory id"
 
 echo "== restart (SIGTERM, then start again on the same volume)"
@@ -67,8 +69,8 @@ started=$SECONDS
 docker start "$NAME" >/dev/null
 wait_ready
 echo "ready after $((SECONDS - started)) s (model already in the volume)"
-found=$(curl -sf -X POST "http://127.0.0.1:$PORT/v1/default/banks/smoke/memories/recall" -H 'content-type: application/json' \
-  -d '{"query":"What did the smoke test leave?"}')
+found=$(curl -sf -X POST "http://127.0.0.1:$PORT/v1/default/banks/smoke/memories/recall" \
+  -H 'content-type: application/json' -d '{"query":"What did the smoke test leave?"}')
 [[ "$found" == *"\"id\":\"$id\""* ]] || fail "recall after the restart did not find memory $id: $found"
 
 echo "== a root-owned bind mount is refused"
@@ -82,5 +84,6 @@ set -e
 echo "$output"
 
 echo "== image size"
-docker image inspect -f '{{.Size}}' "$IMAGE" | awk '{ printf "%s: %.0f MB (docker image inspect .Size)\n", "'"$IMAGE"'", $1 / 1000000 }'
+size=$(docker image inspect -f '{{.Size}}' "$IMAGE")
+echo "$IMAGE: $((size / 1000000)) MB (docker image inspect .Size)"
 echo "container-smoke: OK"

@@ -27,7 +27,8 @@ export function ensureWritableHome(home: string): void {
       `MNEMOS_HOME ${home} is not writable by uid ${uid} (the user the engine runs as): ` +
         `${folder === home ? 'the folder' : folder} is owned by uid ${owner}; ` +
         `fix: use a named volume (docker volume create mnemos-data, then -v mnemos-data:${home}), ` +
-        `or chown -R ${uid}:${gid} ${folder} on the host (or start the container with --user set to the folder's owner).`,
+        `or chown -R ${uid}:${gid} ${folder} on the host ` +
+        `(or start the container with --user set to the folder's owner).`,
     );
   }
 }

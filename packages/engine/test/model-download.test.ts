@@ -34,8 +34,10 @@ async function closedAddress(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
-const FIXES =
-  /fix: let this machine reach the hub or set MNEMOS_API_EMBEDDINGS_HUB_URL to a mirror, or copy the model to a folder and set MNEMOS_API_EMBEDDINGS_LOCAL_MODEL=\/path\/to\/all-MiniLM-L6-v2\.$/;
+const FIXES = new RegExp(
+  'fix: let this machine reach the hub or set MNEMOS_API_EMBEDDINGS_HUB_URL to a mirror, ' +
+    'or copy the model to a folder and set MNEMOS_API_EMBEDDINGS_LOCAL_MODEL=/path/to/all-MiniLM-L6-v2\\.$',
+);
 
 describe('first start downloads the model from the hub', () => {
   it('continues a cut download on the next start, comes up, and later starts without the network', async () => {
@@ -49,17 +51,30 @@ describe('first start downloads the model from the hub', () => {
       assert.equal(first.code, 78, first.stderr);
       const lines = first.stderr.trim().split('\n');
       assert.equal(lines.length, 1, first.stderr);
-      assert.match(lines[0]!, new RegExp(
-        `^mnemos: cannot download the embedding model ${MODEL_ID} from ${cutting.url}/${MODEL_ID}/resolve/main/${WEIGHTS} \\(`,
-      ));
+      assert.match(
+        lines[0]!,
+        new RegExp(
+          `^mnemos: cannot download the embedding model ${MODEL_ID} ` +
+            `from ${cutting.url}/${MODEL_ID}/resolve/main/${WEIGHTS} \\(`,
+        ),
+      );
       assert.match(lines[0]!, FIXES);
-      assert.match(first.stdout, /downloading model Xenova\/all-MiniLM-L6-v2 onnx\/model_quantized\.onnx \[#*\.*\] \d+% [\d.]+ MB of 21\.9 MB at [\d.]+ (MB|kB)\/s/);
+      assert.match(
+        first.stdout,
+        new RegExp(
+          'downloading model Xenova/all-MiniLM-L6-v2 onnx/model_quantized\\.onnx ' +
+            '\\[#*\\.*\\] \\d+% [\\d.]+ MB of 21\\.9 MB at [\\d.]+ (MB|kB)/s',
+        ),
+      );
       // Within the start, each retry continued where the cut left the file.
       const tries = cutting.requests.filter((r) => r.file === WEIGHTS).map((r) => r.range);
       assert.equal(tries.length, 3);
       assert.equal(tries[0], undefined);
       const resumedAt = tries.slice(1).map((range) => Number(/^bytes=(\d+)-$/.exec(range ?? '')?.[1]));
-      assert.ok(resumedAt[0]! > 0 && resumedAt[0]! <= WEIGHTS_SIZE / 2 && resumedAt[1]! > resumedAt[0]!, tries.join(' '));
+      assert.ok(
+        resumedAt[0]! > 0 && resumedAt[0]! <= WEIGHTS_SIZE / 2 && resumedAt[1]! > resumedAt[0]!,
+        tries.join(' '),
+      );
       assert.equal(existsSync(weightsPath), false, 'a partial file is never under the real name');
       partial = statSync(`${weightsPath}.part`).size;
       assert.ok(partial > WEIGHTS_SIZE / 2 && partial < WEIGHTS_SIZE, `partial ${partial} of ${WEIGHTS_SIZE}`);
@@ -75,9 +90,16 @@ describe('first start downloads the model from the hub', () => {
         assert.deepEqual(hub.requests, [{ file: WEIGHTS, range: `bytes=${partial}-` }]);
         assert.equal(statSync(weightsPath).size, WEIGHTS_SIZE);
         assert.equal(existsSync(`${weightsPath}.part`), false);
-        const stored = await call<{ memory_ids: string[] }>(second.url, 'POST', '/v1/default/banks/boot/memories', { content: 'Imre keeps bees on the roof.' });
+        const stored = await call<{ memory_ids: string[] }>(second.url, 'POST', '/v1/default/banks/boot/memories', {
+          content: 'Imre keeps bees on the roof.',
+        });
         assert.equal(stored.status, 200);
-        const found = await call<{ results: Array<{ id: string }> }>(second.url, 'POST', '/v1/default/banks/boot/memories/recall', { query: 'Who keeps bees?' });
+        const found = await call<{ results: Array<{ id: string }> }>(
+          second.url,
+          'POST',
+          '/v1/default/banks/boot/memories/recall',
+          { query: 'Who keeps bees?' },
+        );
         assert.equal(found.body.results[0]?.id, stored.body.memory_ids[0]);
       } finally {
         assert.equal(await second.stop(), 0);
@@ -90,7 +112,12 @@ describe('first start downloads the model from the hub', () => {
       // With every file in place the hub is never asked: an unreachable one does not matter.
       const third = await spawnEngine(hubEnv(home.path, await closedAddress()));
       try {
-        const found = await call<{ results: Array<{ text: string }> }>(third.url, 'POST', '/v1/default/banks/boot/memories/recall', { query: 'Who keeps bees?' });
+        const found = await call<{ results: Array<{ text: string }> }>(
+          third.url,
+          'POST',
+          '/v1/default/banks/boot/memories/recall',
+          { query: 'Who keeps bees?' },
+        );
         assert.equal(found.body.results[0]?.text, 'Imre keeps bees on the roof.');
       } finally {
         await third.stop();
@@ -100,17 +127,21 @@ describe('first start downloads the model from the hub', () => {
     }
   });
 
-  it('an unreachable hub fails at once with one line naming the model, the address, the error and both fixes', async () => {
+  it('an unreachable hub fails at once: one line with the model, the address, the error, both fixes', async () => {
     const home = tempHome();
     try {
       const hubUrl = await closedAddress();
       const r = await runCliToEnd(['serve'], hubEnv(home.path, hubUrl, { MNEMOS_API_LOG_LEVEL: 'warn' }));
       assert.equal(r.code, 78, r.stderr);
       assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
-      assert.match(r.stderr.trim(), new RegExp(
-        `^mnemos: cannot download the embedding model ${MODEL_ID} from ${hubUrl}/${MODEL_ID}/resolve/main/config\\.json ` +
-          '\\(fetch failed: connect ECONNREFUSED 127\\.0\\.0\\.1:\\d+\\); ',
-      ));
+      assert.match(
+        r.stderr.trim(),
+        new RegExp(
+          `^mnemos: cannot download the embedding model ${MODEL_ID} ` +
+            `from ${hubUrl}/${MODEL_ID}/resolve/main/config\\.json ` +
+            '\\(fetch failed: connect ECONNREFUSED 127\\.0\\.0\\.1:\\d+\\); ',
+        ),
+      );
       assert.match(r.stderr.trim(), FIXES);
     } finally {
       home.remove();
@@ -122,14 +153,24 @@ describe('first start downloads the model from the hub', () => {
     const hub = await startFakeHub(MODEL_DIR, { corrupt: WEIGHTS });
     const modelsDir = join(home.path, 'models');
     try {
-      const acquiring = acquireModel({ model: MODEL_ID, modelsDir, hubUrl: hub.url, dtype: 'q8', log: () => undefined });
+      const acquiring = acquireModel({
+        model: MODEL_ID,
+        modelsDir,
+        hubUrl: hub.url,
+        dtype: 'q8',
+        log: () => undefined,
+      });
       await assert.rejects(acquiring, (error: Error) => {
         assert.ok(error instanceof ModelUnavailableError);
         assert.equal(error.exitCode, 78);
-        assert.match(error.message, new RegExp(
-          `^the embedding model file ${WEIGHTS} downloaded from ${hub.url}/${MODEL_ID}/resolve/main/${WEIGHTS} ` +
-            'is damaged \\(ONNX Runtime cannot load it: .+\\); it was deleted and is downloaded again on the next start; ',
-        ));
+        assert.match(
+          error.message,
+          new RegExp(
+            `^the embedding model file ${WEIGHTS} downloaded from ${hub.url}/${MODEL_ID}/resolve/main/${WEIGHTS} ` +
+              'is damaged \\(ONNX Runtime cannot load it: .+\\); ' +
+              'it was deleted and is downloaded again on the next start; ',
+          ),
+        );
         assert.match(error.message, FIXES);
         return true;
       });
@@ -137,7 +178,12 @@ describe('first start downloads the model from the hub', () => {
       assert.equal(existsSync(weightsPath), false);
       assert.equal(existsSync(`${weightsPath}.part`), false);
       // The files that verified stay: the next start asks only for the weights.
-      assert.deepEqual(readdirSync(join(modelsDir, MODEL_ID)).sort(), ['config.json', 'onnx', 'tokenizer.json', 'tokenizer_config.json']);
+      assert.deepEqual(readdirSync(join(modelsDir, MODEL_ID)).sort(), [
+        'config.json',
+        'onnx',
+        'tokenizer.json',
+        'tokenizer_config.json',
+      ]);
     } finally {
       await hub.close();
       home.remove();
@@ -154,8 +200,17 @@ describe('first start downloads the model from the hub', () => {
         new RegExp(`: the embedding model file tokenizer\\.json downloaded from .+ is damaged \\(not valid JSON\\); `),
       );
       await assert.rejects(
-        acquireModel({ model: 'Xenova/no-such-model', modelsDir, hubUrl: `${hub.url}/missing`, dtype: 'q8', log: () => undefined }),
-        /: cannot download the embedding model Xenova\/no-such-model from .+\/config\.json \(the server answered 404 Not Found\); fix: /,
+        acquireModel({
+          model: 'Xenova/no-such-model',
+          modelsDir,
+          hubUrl: `${hub.url}/missing`,
+          dtype: 'q8',
+          log: () => undefined,
+        }),
+        new RegExp(
+          ': cannot download the embedding model Xenova/no-such-model from .+/config\\.json ' +
+            '\\(the server answered 404 Not Found\\); fix: ',
+        ),
       );
       assert.equal(hub.requests.filter((r) => r.file.startsWith('/missing')).length, 1);
     } finally {

@@ -20,7 +20,7 @@ function reachableRoot(): { path: string; remove(): void } {
 }
 
 describe('MNEMOS_HOME as the container user sees it', () => {
-  it('a bind-mounted folder the engine cannot write fails at once with the folder, both uids, both fixes, exit 78', async () => {
+  it('a bind-mounted folder it cannot write fails at once: the folder, both uids, both fixes, exit 78', async () => {
     const root = reachableRoot();
     try {
       const data = join(root.path, 'data');
@@ -33,10 +33,11 @@ describe('MNEMOS_HOME as the container user sees it', () => {
       assert.equal(r.code, 78, r.stderr);
       assert.equal(
         r.stderr,
-        `mnemos: MNEMOS_HOME ${data} is not writable by uid ${ENGINE_UID} (the user the engine runs as): the folder is ` +
-          `owned by uid ${owner}; fix: use a named volume (docker volume create mnemos-data, then -v mnemos-data:${data}), ` +
-          `or chown -R ${ENGINE_UID}:${ENGINE_GID} ${data} on the host (or start the container with --user set to the ` +
-          `folder's owner).\n`,
+        `mnemos: MNEMOS_HOME ${data} is not writable by uid ${ENGINE_UID} (the user the engine runs as): ` +
+          `the folder is owned by uid ${owner}; ` +
+          `fix: use a named volume (docker volume create mnemos-data, then -v mnemos-data:${data}), ` +
+          `or chown -R ${ENGINE_UID}:${ENGINE_GID} ${data} on the host ` +
+          `(or start the container with --user set to the folder's owner).\n`,
       );
       // Nothing else ran: no database, no model.
       assert.equal(r.stdout, '');
@@ -66,9 +67,14 @@ describe('MNEMOS_HOME as the container user sees it', () => {
       assert.equal(statSync(join(data, 'db')).uid, ENGINE_UID);
       const second = await spawnEngine(testEnv(data), 90_000, user);
       try {
-        const found = await call<{ results: Array<{ id: string }> }>(second.url, 'POST', '/v1/default/banks/volume/memories/recall', {
-          query: 'Who repairs radios?',
-        });
+        const found = await call<{ results: Array<{ id: string }> }>(
+          second.url,
+          'POST',
+          '/v1/default/banks/volume/memories/recall',
+          {
+            query: 'Who repairs radios?',
+          },
+        );
         assert.equal(found.status, 200);
         assert.equal(found.body.results[0]?.id, id);
       } finally {

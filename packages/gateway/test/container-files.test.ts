@@ -64,7 +64,7 @@ describe('Dockerfile', () => {
     assert.ok(commands.indexOf('npx tsc -b') < commands.indexOf('npm prune --omit=dev'));
   });
 
-  it('runs rootless as 1000:1000 under tini with /data, port 8888 and a /health/live check; copies only built output', () => {
+  it('runs as 1000:1000 under tini with /data, 8888 and a /health/live check; copies only built output', () => {
     const run = stages(text)[1]!;
     assert.deepEqual(find(run, 'USER').map(args), ['1000:1000']);
     const env = find(run, 'ENV').map(args).join(' ');
@@ -72,10 +72,17 @@ describe('Dockerfile', () => {
     assert.deepEqual(find(run, 'VOLUME').map(args), ['/data']);
     assert.deepEqual(find(run, 'EXPOSE').map(args), ['8888']);
     assert.match(args(find(run, 'HEALTHCHECK')[0]!), /\/health\/live/);
-    assert.match(args(find(run, 'ENTRYPOINT')[0]!), /^\["tini", "--", "node", "\/app\/packages\/engine\/dist\/cli\.js"\]$/);
+    assert.match(
+      args(find(run, 'ENTRYPOINT')[0]!),
+      /^\["tini", "--", "node", "\/app\/packages\/engine\/dist\/cli\.js"\]$/,
+    );
     assert.match(find(run, 'RUN').map(args).join('\n'), /apt-get install .*\btini\b/);
     for (const copy of find(run, 'COPY')) {
-      assert.match(copy.getTextContent(), /^COPY --from=build \S+ \S+$/, 'the run stage takes everything from the build stage');
+      assert.match(
+        copy.getTextContent(),
+        /^COPY --from=build \S+ \S+$/,
+        'the run stage takes everything from the build stage',
+      );
       assert.doesNotMatch(args(copy), /\/src\b|\/test\b/, 'no sources or tests in the image');
     }
     // The image's own settings are the engine's.
@@ -86,7 +93,9 @@ describe('Dockerfile', () => {
   });
 
   it('.dockerignore keeps dependencies, build output, tests, data and secrets out of the build context', () => {
-    const ignored = read('.dockerignore').split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .filter((line) => line !== '' && !line.startsWith('#'));
     for (const entry of ['**/node_modules', '**/dist', 'packages/*/test', '**/.mnemos', '.git', 'secrets', '*.env']) {
       assert.ok(ignored.includes(entry), `${entry} is not ignored`);
     }
@@ -115,7 +124,9 @@ describe('compose.yaml', () => {
   const runsGateway = (s: ComposeService): boolean => s.command?.[0] === 'gateway';
 
   it('by default runs the engine alone, from this image, with its data in a named volume', () => {
-    const always = Object.entries(services).filter(([, s]) => s.profiles === undefined).map(([name]) => name);
+    const always = Object.entries(services)
+      .filter(([, s]) => s.profiles === undefined)
+      .map(([name]) => name);
     assert.deepEqual(always, ['engine']);
     const engine = services['engine']!;
     assert.equal(engine.image, 'mnemos:local');
@@ -127,7 +138,10 @@ describe('compose.yaml', () => {
   it('every variable a service sets is one its program accepts, and the settings parse', () => {
     // The secrets come from env files at run time; stand-ins complete each configuration here.
     const secrets = {
-      engine: { MNEMOS_API_DATABASE_URL: 'postgres://mnemos:pw@memory-db:5432/mnemos', MNEMOS_API_AUTH_TOKEN: 'a'.repeat(32) },
+      engine: {
+        MNEMOS_API_DATABASE_URL: 'postgres://mnemos:pw@memory-db:5432/mnemos',
+        MNEMOS_API_AUTH_TOKEN: 'a'.repeat(32),
+      },
       gateway: {
         GATEWAY_DATABASE_URL: 'postgres://gateway:pw@control-db:5432/gateway',
         GATEWAY_ADMIN_TOKEN: 'b'.repeat(32),
@@ -136,8 +150,13 @@ describe('compose.yaml', () => {
     };
     for (const [name, service] of Object.entries(services)) {
       const env = service.environment ?? {};
-      const accepted = service.image?.startsWith('mnemos') ? (runsGateway(service) ? GATEWAY_VARIABLES : ENGINE_VARIABLES) : POSTGRES_VARIABLES;
-      for (const variable of Object.keys(env)) assert.ok(accepted.has(variable), `${name}: ${variable} is not accepted`);
+      const accepted = service.image?.startsWith('mnemos')
+        ? runsGateway(service)
+          ? GATEWAY_VARIABLES
+          : ENGINE_VARIABLES
+        : POSTGRES_VARIABLES;
+      for (const variable of Object.keys(env))
+        assert.ok(accepted.has(variable), `${name}: ${variable} is not accepted`);
       if (!service.image?.startsWith('mnemos')) continue;
       if (runsGateway(service)) assert.doesNotThrow(() => loadConfig({ ...env, ...secrets.gateway }), name);
       else assert.doesNotThrow(() => loadEngineConfig({ ...env, ...(service.env_file ? secrets.engine : {}) }), name);
@@ -145,7 +164,9 @@ describe('compose.yaml', () => {
   });
 
   it('--profile managed adds the gateway, its Postgres and an engine on pgvector, started in health order', () => {
-    const managed = Object.entries(services).filter(([, s]) => s.profiles?.includes('managed')).map(([name]) => name);
+    const managed = Object.entries(services)
+      .filter(([, s]) => s.profiles?.includes('managed'))
+      .map(([name]) => name);
     assert.deepEqual(managed.sort(), ['control-db', 'engine-pg', 'gateway', 'memory-db']);
     assert.match(services['memory-db']!.image!, /^pgvector\/pgvector:pg\d+$/);
     assert.equal(services['engine-pg']!.image, 'mnemos:local');
@@ -163,10 +184,17 @@ describe('compose.yaml', () => {
   it('passes secrets through env files under secrets/, never inline', () => {
     for (const [name, service] of Object.entries(services)) {
       for (const variable of Object.keys(service.environment ?? {})) {
-        assert.doesNotMatch(variable, /PASSWORD|TOKEN|KEY|SECRET|DATABASE_URL/, `${name} sets the secret ${variable} inline`);
+        assert.doesNotMatch(
+          variable,
+          /PASSWORD|TOKEN|KEY|SECRET|DATABASE_URL/,
+          `${name} sets the secret ${variable} inline`,
+        );
       }
       if (name === 'engine') continue;
-      assert.ok(service.env_file?.every((f) => f.path.startsWith('./secrets/')), `${name} reads its secrets from ./secrets`);
+      assert.ok(
+        service.env_file?.every((f) => f.path.startsWith('./secrets/')),
+        `${name} reads its secrets from ./secrets`,
+      );
     }
   });
 });

@@ -25,7 +25,12 @@ export const DOWNLOAD_STAGE = 'downloading model';
 
 /** The files the engine loads for a feature-extraction model; the weights last (they are nearly all the bytes). */
 export function modelFiles(dtype: 'fp32' | 'q8'): string[] {
-  return ['config.json', 'tokenizer_config.json', 'tokenizer.json', dtype === 'q8' ? 'onnx/model_quantized.onnx' : 'onnx/model.onnx'];
+  return [
+    'config.json',
+    'tokenizer_config.json',
+    'tokenizer.json',
+    dtype === 'q8' ? 'onnx/model_quantized.onnx' : 'onnx/model.onnx',
+  ];
 }
 
 export function hubFileUrl(hubUrl: string, model: string, file: string): string {
@@ -82,14 +87,16 @@ async function verifyModelFile(partPath: string, file: string, url: string, mode
       const session = await InferenceSession.create(partPath);
       await session.release();
     } catch (error) {
-      reason = `ONNX Runtime cannot load it: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}`;
+      const message = error instanceof Error ? error.message : String(error);
+      reason = `ONNX Runtime cannot load it: ${message.split('\n')[0]}`;
     }
   }
   if (reason === undefined) return;
   await unlink(partPath).catch(() => undefined);
   throw new ModelUnavailableError(
-    `the embedding model file ${file} downloaded from ${url} is damaged (${reason}); it was deleted and is downloaded ` +
-      `again on the next start; if this repeats, the hub or mirror serves a broken copy; ${downloadFixes(model)}.`,
+    `the embedding model file ${file} downloaded from ${url} is damaged (${reason}); ` +
+      'it was deleted and is downloaded again on the next start; ' +
+      `if this repeats, the hub or mirror serves a broken copy; ${downloadFixes(model)}.`,
   );
 }
 

@@ -24,7 +24,14 @@ export async function createEmbedder(
     case 'local': {
       const cacheDir = join(home, 'models');
       if (!isAbsolute(config.model)) {
-        await acquireModel({ model: config.model, modelsDir: cacheDir, hubUrl: config.hubUrl, dtype: config.dtype, log, onProgress });
+        await acquireModel({
+          model: config.model,
+          modelsDir: cacheDir,
+          hubUrl: config.hubUrl,
+          dtype: config.dtype,
+          log,
+          onProgress,
+        });
       }
       return createThreadedLocalEmbedder({ model: config.model, cacheDir, dtype: config.dtype, log });
     }

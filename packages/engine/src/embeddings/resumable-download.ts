@@ -6,7 +6,7 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface ResumableDownloadOptions {
-  /** Bytes in the partial file so far, the file's full size (undefined when the server does not say) and this run's bytes. */
+  /** Bytes in the partial file so far, the file's full size (undefined if not announced), and this run's bytes. */
   onBytes?: (loaded: number, total: number | undefined, received: number) => void;
   /** Tries within this call; the partial file also survives the process, so the next start continues it. */
   attempts?: number;
@@ -23,7 +23,11 @@ export class DownloadRefusedError extends Error {
  * where it stopped. The caller verifies the content and renames the file into place, so a partial file is never taken
  * for the real one.
  */
-export async function downloadResumable(url: string, partPath: string, options: ResumableDownloadOptions = {}): Promise<number> {
+export async function downloadResumable(
+  url: string,
+  partPath: string,
+  options: ResumableDownloadOptions = {},
+): Promise<number> {
   const attempts = options.attempts ?? 3;
   let lastError: unknown;
   for (let attempt = 1; attempt <= attempts; attempt++) {
@@ -38,7 +42,11 @@ export async function downloadResumable(url: string, partPath: string, options: 
   throw lastError;
 }
 
-async function downloadOnce(url: string, partPath: string, onBytes: ResumableDownloadOptions['onBytes']): Promise<number> {
+async function downloadOnce(
+  url: string,
+  partPath: string,
+  onBytes: ResumableDownloadOptions['onBytes'],
+): Promise<number> {
   const have = await sizeOf(partPath);
   const response = await fetch(url, { headers: have > 0 ? { range: `bytes=${have}-` } : {} });
   const span = responseSpan(response, have);
@@ -82,7 +90,10 @@ async function downloadOnce(url: string, partPath: string, onBytes: ResumableDow
  * from byte 0 (a server without Range support), 'restart' when the server cannot continue at `have`. Undefined for
  * any other status.
  */
-function responseSpan(response: Response, have: number): { start: number; total: number | undefined } | 'restart' | undefined {
+function responseSpan(
+  response: Response,
+  have: number,
+): { start: number; total: number | undefined } | 'restart' | undefined {
   if (response.status === 416) return 'restart';
   if (response.status === 206) {
     const match = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(response.headers.get('content-range') ?? '');

@@ -37,7 +37,11 @@ export function runCli(args: string[], env: Record<string, string>, options: Cli
 }
 
 /** Starts `mnemos serve` in its own process and resolves once it listens. */
-export function spawnEngine(env: Record<string, string>, timeoutMs = 90_000, user: CliUser = {}): Promise<EngineProcess> {
+export function spawnEngine(
+  env: Record<string, string>,
+  timeoutMs = 90_000,
+  user: CliUser = {},
+): Promise<EngineProcess> {
   const child = runCli(['serve'], { ...env, MNEMOS_API_LOG_LEVEL: env.MNEMOS_API_LOG_LEVEL ?? 'warn' }, user);
   let output = '';
   return new Promise((resolvePromise, reject) => {
@@ -73,7 +77,11 @@ export function spawnEngine(env: Record<string, string>, timeoutMs = 90_000, use
 }
 
 /** Runs the CLI to completion and answers its exit code and output. */
-export function runCliToEnd(args: string[], env: Record<string, string>, options: CliUser = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCliToEnd(
+  args: string[],
+  env: Record<string, string>,
+  options: CliUser = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = runCli(args, env, options);
   let stdout = '';
   let stderr = '';
