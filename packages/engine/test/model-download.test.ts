@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -213,6 +213,41 @@ describe('first start downloads the model from the hub', () => {
         ),
       );
       assert.equal(hub.requests.filter((r) => r.file.startsWith('/missing')).length, 1);
+    } finally {
+      await hub.close();
+      home.remove();
+    }
+  });
+
+  it('starts a file over when its partial copy cannot be continued (the hub answers 416)', async () => {
+    const home = tempHome();
+    const hub = await startFakeHub(MODEL_DIR);
+    const folder = join(home.path, 'models', MODEL_ID);
+    try {
+      mkdirSync(folder, { recursive: true });
+      const configSize = statSync(join(MODEL_DIR, 'config.json')).size;
+      writeFileSync(join(folder, 'config.json.part'), 'x'.repeat(configSize + 10));
+      const lines: string[] = [];
+      const progress: number[] = [];
+      await acquireModel({
+        model: MODEL_ID,
+        modelsDir: join(home.path, 'models'),
+        hubUrl: hub.url,
+        dtype: 'q8',
+        log: (line) => lines.push(line),
+        onProgress: (stage, fraction) => {
+          assert.equal(stage, 'downloading model');
+          progress.push(fraction);
+        },
+      });
+      const configTries = hub.requests.filter((r) => r.file === 'config.json').map((r) => r.range);
+      assert.deepEqual(configTries, [`bytes=${configSize + 10}-`, undefined]);
+      const config = readFileSync(join(folder, 'config.json'), 'utf8');
+      assert.equal(config, readFileSync(join(MODEL_DIR, 'config.json'), 'utf8'));
+      // Progress covers the weights from the first bytes to all of them, never going back.
+      assert.equal(progress.at(-1), 1);
+      assert.ok(progress.every((p, i) => i === 0 || p >= progress[i - 1]!));
+      assert.ok(lines.some((line) => line === `downloaded ${MODEL_ID} ${WEIGHTS} (21.9 MB)`), lines.join('\n'));
     } finally {
       await hub.close();
       home.remove();

@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { InferenceSession } from 'onnxruntime-node';
 import { describeFailure, downloadFixes, ModelUnavailableError } from './model-error.js';
 import { downloadResumable } from './resumable-download.js';
 
@@ -84,6 +83,9 @@ async function verifyModelFile(partPath: string, file: string, url: string, mode
     if (!isJson(await readFile(partPath, 'utf8'))) reason = 'not valid JSON';
   } else {
     try {
+      // Loaded only here: an engine with hosted embeddings, or with its model in place, never loads the native runtime
+      // on the main thread.
+      const { InferenceSession } = await import('onnxruntime-node');
       const session = await InferenceSession.create(partPath);
       await session.release();
     } catch (error) {

@@ -29,8 +29,10 @@ export async function createLocalEmbedder(options: LocalEmbedderOptions): Promis
     env.allowLocalModels = true;
     env.allowRemoteModels = false;
   } else {
-    // A hub id loads from MNEMOS_HOME/models, where acquire.ts has put (downloaded and verified) its files.
+    // A hub id loads from MNEMOS_HOME/models, where acquire.ts has put (downloaded and verified) its files; the
+    // library's own cache stays there too, never inside node_modules (read-only to the container's user).
     env.localModelPath = options.cacheDir.endsWith('/') ? options.cacheDir : `${options.cacheDir}/`;
+    env.cacheDir = options.cacheDir;
     env.allowLocalModels = true;
     env.allowRemoteModels = false;
   }
