@@ -54,6 +54,8 @@ main(process.argv.slice(2)).then(
     const known = error instanceof ConfigError || (error instanceof Error && /Error$/.test(error.name) && error.name !== 'Error');
     console.error(`mnemos: ${error instanceof Error ? error.message : String(error)}`);
     if (!known && error instanceof Error && error.stack) console.error(error.stack);
-    process.exit(1);
+    // Errors that need the setup changed (home not writable, model unobtainable) carry 78 (EX_CONFIG).
+    const exitCode = error instanceof Error && 'exitCode' in error ? error.exitCode : undefined;
+    process.exit(typeof exitCode === 'number' ? exitCode : 1);
   },
 );

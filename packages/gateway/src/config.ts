@@ -122,3 +122,6 @@ function parseEngines(urls: string, tokens: string): Map<string, { url: string; 
   }
   return engines;
 }
+
+/** The variables the gateway accepts (deployment files are checked against them). */
+export { schema as gatewayEnvSchema };

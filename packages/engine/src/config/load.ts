@@ -7,7 +7,7 @@ export class ConfigError extends Error {
 }
 
 export type EmbeddingsConfig =
-  | { family: 'local'; model: string; dtype: 'fp32' | 'q8'; forceCpu: boolean }
+  | { family: 'local'; model: string; dtype: 'fp32' | 'q8'; forceCpu: boolean; hubUrl: string }
   | { family: 'litellm'; model: string; apiKey: string | undefined; apiBase: string; dimension: number | undefined }
   | { family: 'gemini'; model: string; apiKey: string; apiBase: string; dimension: number | undefined }
   | { family: 'cohere'; model: string; apiKey: string; apiBase: string; dimension: number | undefined };
@@ -132,6 +132,7 @@ function resolveEmbeddings(e: EngineEnv): EmbeddingsConfig {
     model: isAbsolute(model) || model.startsWith('.') ? resolve(model) : model,
     dtype: e.MNEMOS_API_EMBEDDINGS_LOCAL_DTYPE,
     forceCpu: e.MNEMOS_API_EMBEDDINGS_LOCAL_FORCE_CPU ?? false,
+    hubUrl: e.MNEMOS_API_EMBEDDINGS_HUB_URL,
   };
 }
 

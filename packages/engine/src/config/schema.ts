@@ -62,6 +62,8 @@ export const engineEnvSchema = z.object({
   MNEMOS_API_EMBEDDINGS_COHERE_API_BASE: httpUrl.optional(),
   MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: optionalText,
   MNEMOS_API_EMBEDDINGS_LOCAL_FORCE_CPU: bool,
+  // Where a local model named by hub id is downloaded from on first start (a mirror, or a test server).
+  MNEMOS_API_EMBEDDINGS_HUB_URL: httpUrl.default('https://huggingface.co'),
   MNEMOS_API_EMBEDDINGS_LOCAL_DTYPE: z.enum(['fp32', 'q8'], { error: 'must be fp32 or q8' }).default('fp32'),
   MNEMOS_API_EMBEDDINGS_DIMENSION: z.coerce.number().int().positive('must be a positive whole number').optional(),
   MNEMOS_API_LLM_PROVIDER: z

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { env, pipeline, type FeatureExtractionPipeline, type ProgressInfo } from '@huggingface/transformers';
+import { env, pipeline, type FeatureExtractionPipeline } from '@huggingface/transformers';
 import type { Embedder } from './embedder.js';
 
 export interface LocalEmbedderOptions {
-  /** A Hugging Face model id (downloaded once into `cacheDir`) or an absolute path to a model folder. */
+  /** A Hugging Face model id (its files already in `cacheDir/<id>/`, see acquire.ts) or an absolute path to a model folder. */
   model: string;
   cacheDir: string;
   dtype: 'fp32' | 'q8';
@@ -29,15 +29,18 @@ export async function createLocalEmbedder(options: LocalEmbedderOptions): Promis
     env.allowLocalModels = true;
     env.allowRemoteModels = false;
   } else {
+    // A hub id loads from MNEMOS_HOME/models, where acquire.ts has put (downloaded and verified) its files; the
+    // library's own cache stays there too, never inside node_modules (read-only to the container's user).
+    env.localModelPath = options.cacheDir.endsWith('/') ? options.cacheDir : `${options.cacheDir}/`;
     env.cacheDir = options.cacheDir;
-    env.allowRemoteModels = true;
+    env.allowLocalModels = true;
+    env.allowRemoteModels = false;
   }
   const name = isFolder ? basename(options.model) : options.model;
   const extractor = await pipeline('feature-extraction', name, {
     dtype: options.dtype,
     device: 'cpu',
     session_options: { extra: { session: { intra_op: { allow_spinning: options.spinning === true ? '1' : '0' } } } },
-    ...(isFolder ? {} : { progress_callback: progressLogger(options.log) }),
   });
   const probe = await extractor(['warm up'], { pooling: 'mean', normalize: true });
   const dimension = probe.dims[1] ?? 0;
@@ -65,17 +68,4 @@ class LocalEmbedder implements Embedder {
   async close(): Promise<void> {
     await this.extractor.dispose();
   }
-}
-
-/** Logs download progress as a text bar, at most once per 10% per file, so first boot shows it is working. */
-function progressLogger(log: (message: string) => void): (info: ProgressInfo) => void {
-  const lastDecile = new Map<string, number>();
-  return (info) => {
-    if (info.status !== 'progress') return;
-    const decile = Math.floor(info.progress / 10);
-    if ((lastDecile.get(info.file) ?? -1) >= decile) return;
-    lastDecile.set(info.file, decile);
-    const bar = '#'.repeat(decile) + '.'.repeat(10 - decile);
-    log(`downloading model ${info.name}/${info.file} [${bar}] ${Math.round(info.progress)}%`);
-  };
 }

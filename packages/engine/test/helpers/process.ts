@@ -12,19 +12,37 @@ export interface EngineProcess {
 
 const CLI = resolve(REPO_ROOT, 'packages/engine/src/cli.ts');
 
+export interface CliUser {
+  uid?: number;
+  gid?: number;
+  /**
+   * Run as this uid and gid with no supplementary groups, as a container's `USER 1000:1000` does (spawn's uid option
+   * keeps root's groups). Needs root.
+   */
+  setpriv?: number;
+}
+
 /** Runs `mnemos <args>` from source in a child process and collects its output. */
-export function runCli(args: string[], env: Record<string, string>, options: { uid?: number; gid?: number } = {}) {
-  return spawn(process.execPath, ['--conditions=source', '--import', 'tsx', CLI, ...args], {
+export function runCli(args: string[], env: Record<string, string>, options: CliUser = {}) {
+  const { setpriv, ...user } = options;
+  const command = [process.execPath, '--conditions=source', '--import', 'tsx', CLI, ...args];
+  const asUser = setpriv === undefined ? [] : ['setpriv', `--reuid=${setpriv}`, `--regid=${setpriv}`, '--clear-groups'];
+  const [file, ...rest] = [...asUser, ...command];
+  return spawn(file!, rest, {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
-    ...options,
+    ...user,
   });
 }
 
 /** Starts `mnemos serve` in its own process and resolves once it listens. */
-export function spawnEngine(env: Record<string, string>, timeoutMs = 90_000): Promise<EngineProcess> {
-  const child = runCli(['serve'], { ...env, MNEMOS_API_LOG_LEVEL: env.MNEMOS_API_LOG_LEVEL ?? 'warn' });
+export function spawnEngine(
+  env: Record<string, string>,
+  timeoutMs = 90_000,
+  user: CliUser = {},
+): Promise<EngineProcess> {
+  const child = runCli(['serve'], { ...env, MNEMOS_API_LOG_LEVEL: env.MNEMOS_API_LOG_LEVEL ?? 'warn' }, user);
   let output = '';
   return new Promise((resolvePromise, reject) => {
     const timer = setTimeout(() => {
@@ -59,7 +77,11 @@ export function spawnEngine(env: Record<string, string>, timeoutMs = 90_000): Pr
 }
 
 /** Runs the CLI to completion and answers its exit code and output. */
-export function runCliToEnd(args: string[], env: Record<string, string>, options: { uid?: number; gid?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCliToEnd(
+  args: string[],
+  env: Record<string, string>,
+  options: CliUser = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = runCli(args, env, options);
   let stdout = '';
   let stderr = '';
