@@ -8,6 +8,7 @@ import { createEmbedder, MicroBatcher } from './embeddings/index.js';
 import { ensureWritableHome } from './home.js';
 import type { AfterRetainHook } from './memory/retain.js';
 import { EngineMetrics } from './metrics.js';
+import type { ProgressReporter } from './startup/readiness.js';
 import { attachVectorCache } from './vectors/registry.js';
 import type { ReflectBodyT } from './http/routes/reflect.js';
 
@@ -44,7 +45,12 @@ export class Engine {
     readonly metrics: EngineMetrics,
   ) {}
 
-  static async open(config: EngineConfig, log: Logger): Promise<Engine> {
+  /**
+   * `onProgress` hears each start stage ("opening database", "loading model") as it begins; the model loader may
+   * report finer stages and progress through it.
+   */
+  static async open(config: EngineConfig, log: Logger, onProgress: ProgressReporter = () => undefined): Promise<Engine> {
+    onProgress('opening database');
     const opened = await openDatabase(config);
     let db: Database = opened.db;
     const applied = opened.applied;
@@ -55,6 +61,7 @@ export class Engine {
       );
       db = withCodec(db, codec);
       if (config.databaseUrl !== undefined) ensureWritableHome(config.home);
+      onProgress('loading model');
       const model = await createEmbedder(config.embeddings, config.home, (m) => log.info(m));
       // A refused model (another one built the database) must not leave its thread running.
       await ensureEmbeddingSchema(db, model.id, model.dimension).catch(async (error: unknown) => {

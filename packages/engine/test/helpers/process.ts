@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
+import { waitUntilReady } from '../../src/process.js';
 import { REPO_ROOT } from './engine.js';
 
 export interface EngineProcess {
@@ -22,10 +23,15 @@ export function runCli(args: string[], env: Record<string, string>, options: { u
   });
 }
 
-/** Starts `mnemos serve` in its own process and resolves once it listens. */
-export function spawnEngine(env: Record<string, string>, timeoutMs = 90_000): Promise<EngineProcess> {
+/**
+ * Starts `mnemos serve` in its own process and resolves once it is ready (`/health` answers 200), or with `ready:
+ * false` as soon as it listens (it answers "warming" until ready).
+ */
+export function spawnEngine(env: Record<string, string>, timeoutMs = 90_000, options: { ready?: boolean } = {}): Promise<EngineProcess> {
   const child = runCli(['serve'], { ...env, MNEMOS_API_LOG_LEVEL: env.MNEMOS_API_LOG_LEVEL ?? 'warn' });
+  const started = Date.now();
   let output = '';
+  let listening = false;
   return new Promise((resolvePromise, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -34,26 +40,37 @@ export function spawnEngine(env: Record<string, string>, timeoutMs = 90_000): Pr
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /engine listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolvePromise({
-          url: match[1]!,
-          child,
-          output: () => output,
-          stop: (signal = 'SIGTERM') =>
-            new Promise((done) => {
-              if (child.exitCode !== null || child.signalCode !== null) return done(child.exitCode);
-              child.once('exit', (code) => done(code));
-              child.kill(signal);
-            }),
-        });
-      }
+      if (!match || listening) return;
+      listening = true;
+      const running: EngineProcess = {
+        url: match[1]!,
+        child,
+        output: () => output,
+        stop: (signal = 'SIGTERM') =>
+          new Promise((done) => {
+            if (child.exitCode !== null || child.signalCode !== null) return done(child.exitCode);
+            child.once('exit', (code) => done(code));
+            child.kill(signal);
+          }),
+      };
+      const ready = options.ready === false ? Promise.resolve() : waitUntilReady(running.url, timeoutMs - (Date.now() - started));
+      ready.then(
+        () => {
+          clearTimeout(timer);
+          resolvePromise(running);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          child.kill('SIGKILL');
+          reject(error instanceof Error ? new Error(`${error.message}:\n${output}`) : error);
+        },
+      );
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`engine exited with ${code} before listening:\n${output}`));
+      reject(new Error(`engine exited with ${code} before it was ready:\n${output}`));
     });
   });
 }
