@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { waitUntilReady } from '../../src/process.js';
 import { REPO_ROOT } from './engine.js';
@@ -83,4 +83,9 @@ export function runCliToEnd(args: string[], env: Record<string, string>, options
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   return new Promise((done) => child.once('exit', (code) => done({ code, stdout, stderr })));
+}
+
+/** The pid of a process that has exited (for stale lock files). */
+export function deadPid(): number {
+  return Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
 }
