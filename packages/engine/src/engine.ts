@@ -49,7 +49,11 @@ export class Engine {
    * `onProgress` hears each start stage ("opening database", "loading model") as it begins; the model loader may
    * report finer stages and progress through it.
    */
-  static async open(config: EngineConfig, log: Logger, onProgress: ProgressReporter = () => undefined): Promise<Engine> {
+  static async open(
+    config: EngineConfig,
+    log: Logger,
+    onProgress: ProgressReporter = () => undefined,
+  ): Promise<Engine> {
     onProgress('opening database');
     const opened = await openDatabase(config);
     let db: Database = opened.db;

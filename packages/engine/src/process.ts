@@ -24,7 +24,9 @@ export async function waitUntilReady(url: string, timeoutMs = 120_000): Promise<
       () => 0,
     );
     if (status === 200) return;
-    if (Date.now() > deadline) throw new Error(`the engine at ${url} was not ready within ${timeoutMs} ms (/health: ${status})`);
+    if (Date.now() > deadline) {
+      throw new Error(`the engine at ${url} was not ready within ${timeoutMs} ms (/health: ${status})`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

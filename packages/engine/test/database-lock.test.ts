@@ -59,7 +59,8 @@ describe('the embedded database lock', () => {
     // This test's own pid is alive, but it was not started at kernel tick 1: the holder named in the file is gone.
     writeFileSync(lock, JSON.stringify({ pid: process.pid, processStart: '1', since: '2020-01-01T00:00:00.000Z' }));
     const held = acquireDatabaseLock(lock, dataDir);
-    assert.equal((JSON.parse(readFileSync(lock, 'utf8')) as { processStart: string }).processStart, processStart(process.pid));
+    const holder = JSON.parse(readFileSync(lock, 'utf8')) as { processStart: string };
+    assert.equal(holder.processStart, processStart(process.pid));
     held.release();
   });
 

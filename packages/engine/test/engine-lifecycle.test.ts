@@ -42,7 +42,9 @@ describe('one process per embedded database, and a clean stop', { timeout: 300_0
   });
 
   it('SIGTERM during a burst of retains exits 0 within 10 s and loses no acknowledged write', async () => {
-    const first200 = await call<{ memory_ids: string[] }>(first.url, 'POST', '/v1/default/banks/burst/memories', { content: 'The first engine still serves.' });
+    const first200 = await call<{ memory_ids: string[] }>(first.url, 'POST', '/v1/default/banks/burst/memories', {
+      content: 'The first engine still serves.',
+    });
     assert.equal(first200.status, 200);
     acknowledged.push(...first200.body.memory_ids);
 
@@ -77,10 +79,12 @@ describe('one process per embedded database, and a clean stop', { timeout: 300_0
   });
 
   it('a restart takes over a lock left by a dead process and finds every acknowledged write', async () => {
-    writeFileSync(join(home.path, 'db.lock'), JSON.stringify({ pid: deadPid(), processStart: '1', since: '2020-01-01T00:00:00.000Z' }));
+    const stale = { pid: deadPid(), processStart: '1', since: '2020-01-01T00:00:00.000Z' };
+    writeFileSync(join(home.path, 'db.lock'), JSON.stringify(stale));
     const again = await spawnEngine(env);
     try {
-      const listed = await call<{ items: Array<{ id: string }>; total: number }>(again.url, 'GET', '/v1/default/banks/burst/memories?limit=1000');
+      const path = '/v1/default/banks/burst/memories?limit=1000';
+      const listed = await call<{ items: Array<{ id: string }> }>(again.url, 'GET', path);
       assert.equal(listed.status, 200);
       const ids = new Set(listed.body.items.map((m) => m.id));
       const missing = acknowledged.filter((id) => !ids.has(id));

@@ -16,7 +16,14 @@ import { runCliToEnd, spawnEngine, type EngineProcess } from './helpers/process.
  * An OpenAI-compatible embedding provider that answers nothing until `release()`: the engine stays in its
  * "loading model" stage (it embeds a probe at start) for as long as the test needs, without racing a clock.
  */
-async function heldEmbeddingProvider(): Promise<{ url: string; requests: () => number; release(): void; close(): Promise<void> }> {
+interface HeldProvider {
+  url: string;
+  requests: () => number;
+  release(): void;
+  close(): Promise<void>;
+}
+
+async function heldEmbeddingProvider(): Promise<HeldProvider> {
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   let requests = 0;
@@ -56,12 +63,13 @@ function heldEnv(home: string, providerUrl: string, extra: Record<string, string
 }
 
 describe('start-up: the port first, then the slow parts', { timeout: 240_000 }, () => {
-  it('answers liveness at once, /health "warming" with its stage, and data routes 503 with Retry-After until ready', async () => {
+  it('answers liveness at once, /health "warming" with its stage, data routes 503 with Retry-After', async () => {
     const home = tempHome();
     const provider = await heldEmbeddingProvider();
     let engine: EngineProcess | undefined;
     try {
-      engine = await spawnEngine(heldEnv(home.path, provider.url, { MNEMOS_API_LOG_LEVEL: 'info' }), 90_000, { ready: false });
+      const env = heldEnv(home.path, provider.url, { MNEMOS_API_LOG_LEVEL: 'info' });
+      engine = await spawnEngine(env, 90_000, { ready: false });
       const live = await call(engine.url, 'GET', '/health/live');
       assert.equal(live.status, 200);
       assert.equal(live.body.status, 'alive');
@@ -101,7 +109,7 @@ describe('start-up: the port first, then the slow parts', { timeout: 240_000 }, 
     }
   });
 
-  it('a taken port fails at once with one line naming the port and MNEMOS_API_PORT, before the database or model', async () => {
+  it('a taken port fails at once in one line naming it and MNEMOS_API_PORT, before database or model', async () => {
     const home = tempHome();
     const provider = await heldEmbeddingProvider();
     const taken = createTcpServer();
@@ -121,7 +129,8 @@ describe('start-up: the port first, then the slow parts', { timeout: 240_000 }, 
       assert.equal(provider.requests(), 0, 'no model work');
       assert.equal(existsSync(join(home.path, 'db')), false, 'no database work');
       // The mistyped setting is named with the closest valid one.
-      assert.match(r.stdout, /MNEMOS_API_EMBEDDING_LOCAL_MODEL is not a Mnemos setting.*did you mean MNEMOS_API_EMBEDDINGS_LOCAL_MODEL\?/);
+      assert.match(r.stdout, /MNEMOS_API_EMBEDDING_LOCAL_MODEL is not a Mnemos setting/);
+      assert.match(r.stdout, /did you mean MNEMOS_API_EMBEDDINGS_LOCAL_MODEL\?/);
       assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack');
 
       // The stack only at debug.
@@ -141,13 +150,17 @@ describe('start-up: the port first, then the slow parts', { timeout: 240_000 }, 
       MNEMOS_API_LLM_MODLE: 'x', MNEMOS_SOMETHING_ELSE_ENTIRELY: 'x',
     });
     assert.deepEqual(warnings, [
-      'MNEMOS_API_LLM_MODLE is not a Mnemos setting and is ignored; did you mean MNEMOS_API_LLM_MODEL? (the settings are listed in the README).',
+      'MNEMOS_API_LLM_MODLE is not a Mnemos setting and is ignored; did you mean MNEMOS_API_LLM_MODEL? ' +
+        '(the settings are listed in the README).',
       'MNEMOS_SOMETHING_ELSE_ENTIRELY is not a Mnemos setting and is ignored (the settings are listed in the README).',
     ]);
   });
 
   it('refuses an unknown MNEMOS_API_LOG_FORMAT as a configuration error', () => {
-    assert.throws(() => loadEngineConfig({ MNEMOS_API_LOG_FORMAT: 'xml' }), (e: unknown) => e instanceof ConfigError && /^MNEMOS_API_LOG_FORMAT must be pretty or json/.test(e.message));
+    assert.throws(
+      () => loadEngineConfig({ MNEMOS_API_LOG_FORMAT: 'xml' }),
+      (e: unknown) => e instanceof ConfigError && /^MNEMOS_API_LOG_FORMAT must be pretty or json/.test(e.message),
+    );
     assert.equal(loadEngineConfig({ MNEMOS_API_LOG_FORMAT: 'json' }).logFormat, 'json');
   });
 });

@@ -101,7 +101,13 @@ export const engineEnvSchema = z.object({
  * MNEMOS_* variables read outside the engine's settings: the client commands' address and credentials, the second key
  * of `mnemos rotate-key`. Prefixes cover the test and benchmark settings. Anything else under MNEMOS_ is a typo.
  */
-export const OTHER_MNEMOS_VARIABLES = ['MNEMOS_URL', 'MNEMOS_API_KEY', 'MNEMOS_TENANT', 'MNEMOS_BANK', 'MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY'];
+export const OTHER_MNEMOS_VARIABLES = [
+  'MNEMOS_URL',
+  'MNEMOS_API_KEY',
+  'MNEMOS_TENANT',
+  'MNEMOS_BANK',
+  'MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY',
+];
 export const OTHER_MNEMOS_PREFIXES = ['MNEMOS_TEST_', 'MNEMOS_BENCH_', 'MNEMOS_FAKE_'];
 
 export type EngineEnv = z.infer<typeof engineEnvSchema>;

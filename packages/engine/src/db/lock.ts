@@ -21,8 +21,8 @@ export interface DatabaseLock {
 /**
  * Takes the lock file that makes one process the embedded database's only user (PGlite has no locking of its own, and
  * two processes writing one data folder lose each other's writes). The file names the holder's pid and process start
- * time; a lock whose holder is gone (crashed, killed) is taken over. Creation is exclusive (a hard link), and a takeover
- * happens under a second exclusive file, so of two processes starting at once exactly one gets the database.
+ * time; a lock whose holder is gone (crashed, killed) is taken over. Creation is exclusive (a hard link), and a
+ * takeover happens under a second exclusive file, so of two processes starting at once exactly one gets the database.
  */
 export function acquireDatabaseLock(path: string, dataDir: string): DatabaseLock {
   const mine: Holder = { pid: process.pid, processStart: processStart(process.pid), since: new Date().toISOString() };
@@ -31,13 +31,16 @@ export function acquireDatabaseLock(path: string, dataDir: string): DatabaseLock
     const holder = readHolder(path);
     if (holder !== undefined && isAlive(holder)) {
       throw new DatabaseLockedError(
-        `the embedded database in ${dataDir} is in use by another Mnemos process (pid ${holder.pid}, since ${holder.since}); ` +
-          'stop that engine first, or point every engine at one PostgreSQL server with MNEMOS_API_DATABASE_URL to run several.',
+        `the embedded database in ${dataDir} is in use by another Mnemos process ` +
+          `(pid ${holder.pid}, since ${holder.since}); stop that engine first, or point every engine at one ` +
+          'PostgreSQL server with MNEMOS_API_DATABASE_URL to run several.',
       );
     }
     takeOver(path, holder);
   }
-  throw new DatabaseLockedError(`could not take the lock ${path}; another process keeps changing it. Remove it if no Mnemos runs.`);
+  throw new DatabaseLockedError(
+    `could not take the lock ${path}; another process keeps changing it. Remove it if no Mnemos runs.`,
+  );
 }
 
 /** Removes a dead holder's lock under the takeover file, unless someone else replaced it meanwhile. */

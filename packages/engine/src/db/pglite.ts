@@ -55,8 +55,10 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   const lock = acquireDatabaseLock(`${dataDir}.lock`, dataDir);
   try {
     if (!existsSync(join(dataDir, 'PG_VERSION'))) await createDataDirectory(dataDir);
-    const startParams = [...PGlite.defaultStartParams, ...Object.entries(EMBEDDED_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
-    const thread = new DatabaseThread(startModuleThread(import.meta.url, 'pglite-thread', { dataDir, startParams } satisfies DbThreadStart));
+    const settings = Object.entries(EMBEDDED_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
+    const startParams = [...PGlite.defaultStartParams, ...settings];
+    const start: DbThreadStart = { dataDir, startParams };
+    const thread = new DatabaseThread(startModuleThread(import.meta.url, 'pglite-thread', start));
     await thread.ready;
     const db = new EmbeddedDatabase(thread, lock);
     db.startMaintenance();

@@ -1,6 +1,12 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type FastifyServerFactory } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  type FastifyServerFactory,
+} from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -44,7 +50,11 @@ export interface AppOptions {
   serverFactory?: FastifyServerFactory;
 }
 
-export async function buildApp(engine: Engine, extensions: RouteExtender[] = [], options: AppOptions = {}): Promise<FastifyInstance> {
+export async function buildApp(
+  engine: Engine,
+  extensions: RouteExtender[] = [],
+  options: AppOptions = {},
+): Promise<FastifyInstance> {
   const app = Fastify({
     ...(options.logger
       ? { loggerInstance: options.logger }
@@ -96,7 +106,8 @@ export async function buildApp(engine: Engine, extensions: RouteExtender[] = [],
     checkTenant(engine, request);
   });
   app.addHook('onResponse', async (request, reply) => {
-    request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    const ms = Math.round(reply.elapsedTime);
+    request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms }, 'request');
     engine.metrics.httpDuration.observe(
       { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
       reply.elapsedTime / 1000,

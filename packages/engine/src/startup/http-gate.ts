@@ -87,18 +87,20 @@ export class HttpGate {
     response.setHeader('retry-after', String(RETRY_AFTER_SECONDS));
     if (this.state === 'stopping') {
       response.setHeader('connection', 'close');
-      const stopping = new Problem(503, 'stopping', 'The engine is shutting down; send the request to another engine or retry once it is back.');
+      const stopping = new Problem(503, 'stopping', 'The engine is shutting down; retry once it is back.');
       return send(response, 503, 'application/problem+json', problemDocument(stopping));
     }
     const snapshot = this.readiness.snapshot();
     if (path === '/health') return send(response, 503, 'application/problem+json', warmingBody(snapshot));
-    const warming = new Problem(503, 'warming', `The engine is starting (${describeStage(snapshot)}); retry in a few seconds.`);
+    const detail = `The engine is starting (${describeStage(snapshot)}); retry in a few seconds.`;
+    const warming = new Problem(503, 'warming', detail);
     send(response, 503, 'application/problem+json', problemDocument(warming));
   }
 }
 
 export function describeStage(snapshot: { stage: string; progress: number | undefined }): string {
-  return snapshot.progress === undefined ? snapshot.stage : `${snapshot.stage}, ${Math.round(snapshot.progress * 100)}%`;
+  if (snapshot.progress === undefined) return snapshot.stage;
+  return `${snapshot.stage}, ${Math.round(snapshot.progress * 100)}%`;
 }
 
 function send(response: ServerResponse, status: number, type: string, body: object): void {
@@ -109,13 +111,18 @@ function listenError(error: NodeJS.ErrnoException, port: number, host: string): 
   switch (error.code) {
     case 'EADDRINUSE':
       return new ConfigError(
-        `port ${port} on ${host} is already in use (another Mnemos engine or another program listens there); stop it, or set MNEMOS_API_PORT to a free port.`,
+        `port ${port} on ${host} is already in use (another Mnemos engine or another program listens there); ` +
+          'stop it, or set MNEMOS_API_PORT to a free port.',
       );
     case 'EACCES':
-      return new ConfigError(`port ${port} needs privileges this process does not have; set MNEMOS_API_PORT to a port above 1023.`);
+      return new ConfigError(
+        `port ${port} needs privileges this process does not have; set MNEMOS_API_PORT to a port above 1023.`,
+      );
     case 'EADDRNOTAVAIL':
     case 'ENOTFOUND':
-      return new ConfigError(`MNEMOS_API_HOST ${host} is not an address of this machine; set it to 0.0.0.0 (all) or 127.0.0.1 (local only).`);
+      return new ConfigError(
+        `MNEMOS_API_HOST ${host} is not an address of this machine; set it to 0.0.0.0 (all) or 127.0.0.1 (local only).`,
+      );
     default:
       return error;
   }

@@ -32,7 +32,8 @@ export class Readiness {
       this.stage = stage;
       this.stageStarted = performance.now();
     }
-    this.progress = progress === undefined || !Number.isFinite(progress) ? undefined : Math.min(1, Math.max(0, progress));
+    const known = progress !== undefined && Number.isFinite(progress);
+    this.progress = known ? Math.min(1, Math.max(0, progress)) : undefined;
   };
 
   markReady(): void {
@@ -48,7 +49,8 @@ export class Readiness {
   }
 
   private endStage(): void {
-    if (this.stage !== 'starting') this.log.info(`start stage "${this.stage}" done in ${elapsed(this.stageStarted)} ms`);
+    if (this.stage === 'starting') return;
+    this.log.info(`start stage "${this.stage}" done in ${elapsed(this.stageStarted)} ms`);
   }
 }
 

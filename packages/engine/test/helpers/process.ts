@@ -27,7 +27,11 @@ export function runCli(args: string[], env: Record<string, string>, options: { u
  * Starts `mnemos serve` in its own process and resolves once it is ready (`/health` answers 200), or with `ready:
  * false` as soon as it listens (it answers "warming" until ready).
  */
-export function spawnEngine(env: Record<string, string>, timeoutMs = 90_000, options: { ready?: boolean } = {}): Promise<EngineProcess> {
+export function spawnEngine(
+  env: Record<string, string>,
+  timeoutMs = 90_000,
+  options: { ready?: boolean } = {},
+): Promise<EngineProcess> {
   const child = runCli(['serve'], { ...env, MNEMOS_API_LOG_LEVEL: env.MNEMOS_API_LOG_LEVEL ?? 'warn' });
   const started = Date.now();
   let output = '';
@@ -53,7 +57,8 @@ export function spawnEngine(env: Record<string, string>, timeoutMs = 90_000, opt
             child.kill(signal);
           }),
       };
-      const ready = options.ready === false ? Promise.resolve() : waitUntilReady(running.url, timeoutMs - (Date.now() - started));
+      const left = timeoutMs - (Date.now() - started);
+      const ready = options.ready === false ? Promise.resolve() : waitUntilReady(running.url, left);
       ready.then(
         () => {
           clearTimeout(timer);
@@ -87,5 +92,6 @@ export function runCliToEnd(args: string[], env: Record<string, string>, options
 
 /** The pid of a process that has exited (for stale lock files). */
 export function deadPid(): number {
-  return Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
+  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  return Number(child.stdout);
 }
