@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadEngineConfig } from '../src/index.js';
 import { unknownVariableWarnings } from '../src/config/unknown-variables.js';
+import { Readiness } from '../src/startup/readiness.js';
 import { waitUntilReady } from '../src/process.js';
 import { call, tempHome, testEnv } from './helpers/engine.js';
 import { fakeVector } from './helpers/fake-embeddings.js';
@@ -98,7 +99,8 @@ describe('start-up: the port first, then the slow parts', { timeout: 240_000 }, 
       assert.equal(ready.body.status, 'healthy');
       const stored = await call(engine.url, 'POST', '/v1/default/banks/warm/memories', { content: 'Now it is ready.' });
       assert.equal(stored.status, 200);
-      assert.equal(await engine.stop('SIGTERM'), 0);
+      assert.equal(await engine.stop('SIGINT'), 0);
+      assert.match(engine.output(), /SIGINT received; stopping/);
       // One info line per start stage with its duration.
       assert.match(engine.output(), /start stage \\"opening database\\" done in \d+ ms/);
       assert.match(engine.output(), /start stage \\"loading model\\" done in \d+ ms/);
@@ -154,6 +156,22 @@ describe('start-up: the port first, then the slow parts', { timeout: 240_000 }, 
         '(the settings are listed in the README).',
       'MNEMOS_SOMETHING_ELSE_ENTIRELY is not a Mnemos setting and is ignored (the settings are listed in the README).',
     ]);
+  });
+
+  it('reports the latest stage and its progress (0..1), and logs each stage once with its duration', () => {
+    const lines: string[] = [];
+    const readiness = new Readiness({ info: (m) => lines.push(m) });
+    readiness.report('loading model');
+    readiness.report('downloading model', 0.43);
+    assert.deepEqual(readiness.snapshot(), { ready: false, stage: 'downloading model', progress: 0.43 });
+    readiness.report('downloading model', 7);
+    assert.equal(readiness.snapshot().progress, 1);
+    readiness.markReady();
+    assert.deepEqual(readiness.snapshot(), { ready: true, stage: 'ready', progress: undefined });
+    assert.equal(lines.length, 3, lines.join('\n'));
+    assert.match(lines[0]!, /^start stage "loading model" done in \d+ ms$/);
+    assert.match(lines[1]!, /^start stage "downloading model" done in \d+ ms$/);
+    assert.match(lines[2]!, /^engine ready in \d+ ms$/);
   });
 
   it('refuses an unknown MNEMOS_API_LOG_FORMAT as a configuration error', () => {

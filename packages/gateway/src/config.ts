@@ -51,7 +51,7 @@ export class ConfigError extends Error {}
 
 /**
  * One warning per GATEWAY_* variable the gateway does not read (a mistyped setting is otherwise silently ignored),
- * naming the closest valid name when it is a plausible typo (within a third of the name's length in edits).
+ * naming the closest valid name when it is a plausible typo (within a quarter of the name's length in edits).
  */
 export function unknownGatewayVariables(env: Record<string, string | undefined>): string[] {
   const known = Object.keys(schema.shape);
@@ -60,7 +60,7 @@ export function unknownGatewayVariables(env: Record<string, string | undefined>)
     .sort()
     .map((name) => {
       const guess = closest(name, known);
-      const hint = distance(name, guess) <= Math.max(2, Math.floor(name.length / 3)) ? `; did you mean ${guess}?` : '';
+      const hint = distance(name, guess) <= Math.max(2, Math.floor(name.length / 4)) ? `; did you mean ${guess}?` : '';
       return `${name} is not a gateway setting and is ignored${hint}`;
     });
 }

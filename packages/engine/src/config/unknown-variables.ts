@@ -15,8 +15,8 @@ export function unknownVariableWarnings(env: Record<string, string | undefined>)
     .sort()
     .map((name) => {
       const guess = closest(name, KNOWN);
-      // A third of the name's length in edits still reads as a typo of it; further away, the guess would mislead.
-      const hint = distance(name, guess) <= Math.max(2, Math.floor(name.length / 3)) ? `; did you mean ${guess}?` : '';
+      // A quarter of the name's length in edits still reads as a typo of it; further away, the guess would mislead.
+      const hint = distance(name, guess) <= Math.max(2, Math.floor(name.length / 4)) ? `; did you mean ${guess}?` : '';
       return `${name} is not a Mnemos setting and is ignored${hint} (the settings are listed in the README).`;
     });
 }
