@@ -14,7 +14,7 @@ export { loadEngineConfig, ConfigError, type EngineConfig } from './config/load.
 export { Engine, type Logger } from './engine.js';
 export { buildApp, ENGINE_VERSION, type RouteExtender, type TypedApp } from './http/app.js';
 export { Problem } from './http/problem.js';
-export { spawnEngineProcess, type EngineProcess } from './process.js';
+export { spawnEngineProcess, waitUntilReady, type EngineProcess } from './process.js';
 export type { ProgressReporter } from './startup/readiness.js';
 
 export interface StartEngineOptions {
