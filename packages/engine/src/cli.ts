@@ -41,6 +41,9 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** sysexits.h EX_CONFIG: a setting is wrong; restarting without changing it fails the same way. */
+const EXIT_CONFIG = 78;
+
 main(process.argv.slice(2)).then(
   (code) => {
     if (code >= 0) process.exit(code);
@@ -50,12 +53,18 @@ main(process.argv.slice(2)).then(
       console.error(`mnemos: ${error.message}; run mnemos help`);
       process.exit(2);
     }
-    // Start-up failures are one clear line (settings, home folder, database, model), not a stack trace.
-    const known = error instanceof ConfigError || (error instanceof Error && /Error$/.test(error.name) && error.name !== 'Error');
-    console.error(`mnemos: ${error instanceof Error ? error.message : String(error)}`);
-    if (!known && error instanceof Error && error.stack) console.error(error.stack);
-    // Errors that need the setup changed (home not writable, model unobtainable) carry 78 (EX_CONFIG).
-    const exitCode = error instanceof Error && 'exitCode' in error ? error.exitCode : undefined;
-    process.exit(typeof exitCode === 'number' ? exitCode : 1);
+    // Start-up failures are one line (settings, port, home folder, database, model); the stack only at debug.
+    const message = error instanceof Error ? error.message : String(error);
+    console.error(`mnemos: ${message.replace(/\s*\n\s*/g, ' ')}`);
+    const debug = ['debug', 'trace'].includes(process.env.MNEMOS_API_LOG_LEVEL ?? '');
+    if (debug && error instanceof Error && error.stack) console.error(error.stack);
+    process.exit(exitCodeOf(error));
   },
 );
+
+/** Settings errors, and errors that need the setup changed (home not writable, model unobtainable), exit 78. */
+function exitCodeOf(error: unknown): number {
+  if (error instanceof ConfigError) return EXIT_CONFIG;
+  const code = error instanceof Error && 'exitCode' in error ? error.exitCode : undefined;
+  return typeof code === 'number' ? code : 1;
+}

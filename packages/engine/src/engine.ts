@@ -8,6 +8,7 @@ import { createEmbedder, MicroBatcher } from './embeddings/index.js';
 import { ensureWritableHome } from './home.js';
 import type { AfterRetainHook } from './memory/retain.js';
 import { EngineMetrics } from './metrics.js';
+import type { ProgressReporter } from './startup/readiness.js';
 import { attachVectorCache } from './vectors/registry.js';
 import type { ReflectBodyT } from './http/routes/reflect.js';
 
@@ -44,7 +45,19 @@ export class Engine {
     readonly metrics: EngineMetrics,
   ) {}
 
-  static async open(config: EngineConfig, log: Logger): Promise<Engine> {
+  /**
+   * `onProgress` hears each start stage ("opening database", "loading model") as it begins; the model loader may
+   * report finer stages and progress through it.
+   */
+  static async open(
+    config: EngineConfig,
+    log: Logger,
+    onProgress: ProgressReporter = () => undefined,
+  ): Promise<Engine> {
+    // With an external database the home folder holds only the model cache; check it before connecting anyway, so a
+    // folder the engine cannot write fails at once rather than after the database answers.
+    if (config.databaseUrl !== undefined) ensureWritableHome(config.home);
+    onProgress('opening database');
     const opened = await openDatabase(config);
     let db: Database = opened.db;
     const applied = opened.applied;
@@ -54,8 +67,8 @@ export class Engine {
         log.error(`memory ${f.memoryId} (bank ${JSON.stringify(f.bankId)}, tenant ${f.tenant}) failed to decrypt: ${f.reason}; it is left out of every answer`),
       );
       db = withCodec(db, codec);
-      if (config.databaseUrl !== undefined) ensureWritableHome(config.home);
-      const model = await createEmbedder(config.embeddings, config.home, (m) => log.info(m));
+      onProgress('loading model');
+      const model = await createEmbedder(config.embeddings, config.home, (m) => log.info(m), onProgress);
       // A refused model (another one built the database) must not leave its thread running.
       await ensureEmbeddingSchema(db, model.id, model.dimension).catch(async (error: unknown) => {
         await model.close().catch(() => undefined);

@@ -5,36 +5,44 @@ import { buildApp, type RouteExtender } from './http/app.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { installLlmLayer } from './llm/index.js';
 import { vectorCacheFor } from './vectors/registry.js';
+import { unknownVariableWarnings } from './config/unknown-variables.js';
+import { createLogger, type EngineLogger } from './log.js';
+import { HttpGate } from './startup/http-gate.js';
+import { Readiness } from './startup/readiness.js';
 
 export { loadEngineConfig, ConfigError, type EngineConfig } from './config/load.js';
 export { Engine, type Logger } from './engine.js';
 export { buildApp, ENGINE_VERSION, type RouteExtender, type TypedApp } from './http/app.js';
 export { Problem } from './http/problem.js';
-export { spawnEngineProcess, type EngineProcess } from './process.js';
+export { spawnEngineProcess, waitUntilReady, type EngineProcess } from './process.js';
+export type { ProgressReporter } from './startup/readiness.js';
 
 export interface StartEngineOptions {
   /** Settings as environment variables (MNEMOS_*); defaults to process.env. */
   env?: Record<string, string | undefined>;
+  /** Where the engine's own lines go; defaults to the logger MNEMOS_API_LOG_LEVEL and MNEMOS_API_LOG_FORMAT choose. */
   log?: Logger;
   /** Optional layers that add routes (MCP, LLM, ...). */
   extensions?: RouteExtender[];
-  /** Runs after the engine's parts are open, before it listens (optional layers hook in here). */
+  /** Runs after the engine's parts are open, before it serves (optional layers hook in here). */
   setup?: (engine: Engine) => Promise<void> | void;
+  /** Called once the port is bound, before the engine warms (from then on /health answers "warming"). */
+  onListening?: (url: string, log: EngineLogger) => void;
 }
 
 export interface RunningEngine {
   url: string;
   engine: Engine;
   app: FastifyInstance;
-  close(): Promise<void>;
+  /**
+   * Stops accepting requests, waits up to `graceMs` for those in flight, gives running jobs back to the queue and
+   * closes the database (releasing its lock).
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
-const consoleLog: Logger = {
-  info: (m) => console.log(`[mnemos] ${m}`),
-  warn: (m) => console.warn(`[mnemos] ${m}`),
-  error: (m) => console.error(`[mnemos] ${m}`),
-};
-const quietLog: Logger = { info: () => undefined, warn: () => undefined, error: (m) => console.error(`[mnemos] ${m}`) };
+/** How long a stop waits for requests in flight before cutting their connections. */
+const STOP_GRACE_MS = 5_000;
 
 /** Loads recently written banks' indexes in the background; the engine waits for it (between banks) on close. */
 function preloadIndexes(engine: Engine): void {
@@ -53,34 +61,57 @@ function preloadIndexes(engine: Engine): void {
   });
 }
 
-/** Opens the engine and serves its HTTP API; `close()` stops it and releases the database. */
+/**
+ * Starts the engine: binds the port first (so a taken port fails before any slow work, and health probes get
+ * "warming" answers while it starts), then opens the database and the model, then serves its HTTP API. Resolves once
+ * it is ready; `close()` stops it and releases the database.
+ */
 export async function startEngine(options: StartEngineOptions = {}): Promise<RunningEngine> {
   const env = options.env ?? process.env;
   const config = loadEngineConfig(env);
-  const log = options.log ?? (config.logLevel === 'silent' ? quietLog : consoleLog);
-  const engine = await Engine.open(config, log);
+  const logger = createLogger(config.logLevel, config.logFormat);
+  const log = options.log ?? logger;
+  for (const warning of unknownVariableWarnings(env)) log.warn(warning);
+  const readiness = new Readiness(log);
+  const gate = new HttpGate(readiness);
+  readiness.report('binding port');
+  const url = urlOf(config.host, await gate.listen(config.port, config.host));
+  options.onListening?.(url, logger);
+  let engine: Engine | undefined;
   try {
+    engine = await Engine.open(config, log, readiness.report);
+    readiness.report('starting services');
     // Job queue (async retain) always; fact extraction and reflect when an LLM is configured.
     await installLlmLayer(engine);
     if (options.setup) await options.setup(engine);
     // The MCP server (POST /mcp) is part of every engine; callers' extensions come after it.
-    const app = await buildApp(engine, [mcpRoutes, ...(options.extensions ?? [])]);
-    await app.listen({ port: config.port, host: config.host });
+    const app = await buildApp(engine, [mcpRoutes, ...(options.extensions ?? [])], {
+      logger,
+      serverFactory: gate.serverFactory,
+    });
+    await app.ready();
+    gate.open();
+    readiness.markReady();
     preloadIndexes(engine);
-    const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.port;
-    const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+    const opened = engine;
     return {
-      url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-      engine,
+      url,
+      engine: opened,
       app,
-      async close() {
+      async close(graceMs = STOP_GRACE_MS) {
+        await gate.stop(graceMs);
         await app.close();
-        await engine.close();
+        await opened.close();
       },
     };
   } catch (error) {
-    await engine.close();
+    await gate.stop(0);
+    await engine?.close();
     throw error;
   }
+}
+
+function urlOf(host: string, port: number): string {
+  const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
 }

@@ -10,7 +10,29 @@ export interface EngineProcess {
 }
 
 /**
- * Runs `mnemos serve` in its own process, as users run it, and resolves with its URL once it listens. Benchmarks use
+ * Polls `/health` until the engine answers 200: it listens (and answers 503 "warming") before its database and model
+ * are ready. Rejects after `timeoutMs`.
+ */
+export async function waitUntilReady(url: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await fetch(`${url}/health`).then(
+      async (response) => {
+        await response.arrayBuffer();
+        return response.status;
+      },
+      () => 0,
+    );
+    if (status === 200) return;
+    if (Date.now() > deadline) {
+      throw new Error(`the engine at ${url} was not ready within ${timeoutMs} ms (/health: ${status})`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Runs `mnemos serve` in its own process, as users run it, and resolves with its URL once it is ready. Benchmarks use
  * it so the client's work is not charged to the engine's event loop. Loaded from dist it runs the compiled CLI; loaded
  * from source (tsx, `--conditions=source`) it runs the source CLI the same way, so a benchmark measures the code it
  * was started from without a build.
@@ -25,13 +47,16 @@ export function spawnEngineProcess(env: Record<string, string>): Promise<EngineP
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  let listening = false;
   return new Promise((done, fail) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /engine listening on (http:\/\/\S+)/.exec(output);
-      if (!match) return;
-      done({
-        url: match[1]!,
+      if (!match || listening) return;
+      listening = true;
+      const url = match[1]!;
+      waitUntilReady(url).then(() => done({
+        url,
         child,
         stop: () =>
           new Promise<void>((stopped) => {
@@ -39,7 +64,7 @@ export function spawnEngineProcess(env: Record<string, string>): Promise<EngineP
             child.once('exit', () => stopped());
             child.kill('SIGTERM');
           }),
-      });
+      }), fail);
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);

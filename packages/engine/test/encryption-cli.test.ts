@@ -23,7 +23,7 @@ describe('mnemos encrypt-existing and rotate-key', () => {
     assert.match(enc.stdout, /encrypted 1 memories/);
 
     const short = await runCliToEnd(['rotate-key'], testEnv(home.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY, MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY: 'c2hvcnQ=' }));
-    assert.equal(short.code, 1);
+    assert.equal(short.code, 78, 'a bad key is a configuration error');
     assert.match(short.stderr, /^mnemos: MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY \(or --new-key\) must decode to exactly 32 bytes/);
     assert.equal(short.stderr.trim().split('\n').length, 1);
 

@@ -52,7 +52,7 @@ describe('MNEMOS_HOME as the container user sees it', () => {
       const data = join(root.path, 'volume');
       mkdirSync(data);
       if (asRoot) chownSync(data, ENGINE_UID, ENGINE_GID);
-      const first = await spawnEngine(testEnv(data), 90_000, user);
+      const first = await spawnEngine(testEnv(data), 90_000, { user });
       let id: string | undefined;
       try {
         const stored = await call<{ memory_ids: string[] }>(first.url, 'POST', '/v1/default/banks/volume/memories', {
@@ -65,7 +65,7 @@ describe('MNEMOS_HOME as the container user sees it', () => {
       }
       // The engine really ran as that user: the database it created is theirs.
       assert.equal(statSync(join(data, 'db')).uid, ENGINE_UID);
-      const second = await spawnEngine(testEnv(data), 90_000, user);
+      const second = await spawnEngine(testEnv(data), 90_000, { user });
       try {
         const found = await call<{ results: Array<{ id: string }> }>(
           second.url,

@@ -49,11 +49,11 @@ describe('configuration is validated at start', () => {
     assert.equal(c.llm?.provider, 'litellm');
   });
 
-  it('the CLI fails at start with exactly one line and exit code 1', async () => {
+  it('the CLI fails at start with exactly one line and exit code 78 (EX_CONFIG)', async () => {
     const home = tempHome();
     try {
       const r = await runCliToEnd(['serve'], testEnv(home.path, { MNEMOS_API_PORT: 'eighty' }));
-      assert.equal(r.code, 1);
+      assert.equal(r.code, 78);
       assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
       assert.match(r.stderr, /^mnemos: MNEMOS_API_PORT must be a number/);
     } finally {

@@ -1,4 +1,5 @@
 // Gateway configuration from the environment (GATEWAY_*), validated once at start with one clear line per problem.
+import { closest, distance } from 'fastest-levenshtein';
 import { z } from 'zod';
 
 const url = z.string().url();
@@ -52,6 +53,22 @@ export interface GatewayConfig {
 }
 
 export class ConfigError extends Error {}
+
+/**
+ * One warning per GATEWAY_* variable the gateway does not read (a mistyped setting is otherwise silently ignored),
+ * naming the closest valid name when it is a plausible typo (within a quarter of the name's length in edits).
+ */
+export function unknownGatewayVariables(env: Record<string, string | undefined>): string[] {
+  const known = Object.keys(schema.shape);
+  return Object.keys(env)
+    .filter((name) => name.startsWith('GATEWAY_') && !known.includes(name))
+    .sort()
+    .map((name) => {
+      const guess = closest(name, known);
+      const hint = distance(name, guess) <= Math.max(2, Math.floor(name.length / 4)) ? `; did you mean ${guess}?` : '';
+      return `${name} is not a gateway setting and is ignored${hint}`;
+    });
+}
 
 const stripSlash = (s: string): string => s.replace(/\/+$/, '');
 

@@ -39,6 +39,8 @@ export interface EngineConfig {
   authToken: string | undefined;
   maxBodyBytes: number;
   logLevel: EngineEnv['MNEMOS_API_LOG_LEVEL'];
+  /** Undefined: pretty on a terminal, JSON otherwise. */
+  logFormat: EngineEnv['MNEMOS_API_LOG_FORMAT'];
 }
 
 type Env = Record<string, string | undefined>;
@@ -67,6 +69,7 @@ export function loadEngineConfig(env: Env = process.env): EngineConfig {
     authToken: e.MNEMOS_API_AUTH_TOKEN,
     maxBodyBytes: e.MNEMOS_API_MAX_BODY_BYTES,
     logLevel: e.MNEMOS_API_LOG_LEVEL,
+    logFormat: e.MNEMOS_API_LOG_FORMAT,
   };
 }
 

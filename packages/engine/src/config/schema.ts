@@ -94,7 +94,23 @@ export const engineEnvSchema = z.object({
       error: 'must be one of fatal, error, warn, info, debug, trace, silent',
     })
     .default('info'),
+  MNEMOS_API_LOG_FORMAT: z
+    .enum(['pretty', 'json'], { error: 'must be pretty or json (unset: pretty on a terminal, json otherwise)' })
+    .optional(),
 });
+
+/**
+ * MNEMOS_* variables read outside the engine's settings: the client commands' address and credentials, the second key
+ * of `mnemos rotate-key`. Prefixes cover the test and benchmark settings. Anything else under MNEMOS_ is a typo.
+ */
+export const OTHER_MNEMOS_VARIABLES = [
+  'MNEMOS_URL',
+  'MNEMOS_API_KEY',
+  'MNEMOS_TENANT',
+  'MNEMOS_BANK',
+  'MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY',
+];
+export const OTHER_MNEMOS_PREFIXES = ['MNEMOS_TEST_', 'MNEMOS_BENCH_', 'MNEMOS_FAKE_'];
 
 export type EngineEnv = z.infer<typeof engineEnvSchema>;
 

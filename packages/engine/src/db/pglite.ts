@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import type { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { startModuleThread, ThreadRequests } from '../util/thread.js';
+import { acquireDatabaseLock, type DatabaseLock } from './lock.js';
 import { keepStatisticsFresh, type RawSql } from './embedded-statistics.js';
 import { mayWriteMemories, type Database, type SqlParam, type Transaction as TxApi } from './database.js';
 
@@ -50,13 +51,22 @@ export type DbThreadReply =
  */
 export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   mkdirSync(dataDir, { recursive: true });
-  if (!existsSync(join(dataDir, 'PG_VERSION'))) await createDataDirectory(dataDir);
-  const startParams = [...PGlite.defaultStartParams, ...Object.entries(EMBEDDED_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
-  const thread = new DatabaseThread(startModuleThread(import.meta.url, 'pglite-thread', { dataDir, startParams } satisfies DbThreadStart));
-  await thread.ready;
-  const db = new EmbeddedDatabase(thread);
-  db.startMaintenance();
-  return db;
+  // One process per data folder (db/lock.ts): `<home>/db.lock` beside `<home>/db`, released on close.
+  const lock = acquireDatabaseLock(`${dataDir}.lock`, dataDir);
+  try {
+    if (!existsSync(join(dataDir, 'PG_VERSION'))) await createDataDirectory(dataDir);
+    const settings = Object.entries(EMBEDDED_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
+    const startParams = [...PGlite.defaultStartParams, ...settings];
+    const start: DbThreadStart = { dataDir, startParams };
+    const thread = new DatabaseThread(startModuleThread(import.meta.url, 'pglite-thread', start));
+    await thread.ready;
+    const db = new EmbeddedDatabase(thread, lock);
+    db.startMaintenance();
+    return db;
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
 }
 
 /** An Error carrying the Postgres error's fields (callers test `code`, e.g. 23505 for a unique violation). */
@@ -137,7 +147,10 @@ class EmbeddedDatabase implements Database {
 
   private stopMaintenance: (() => Promise<void>) | undefined;
 
-  constructor(private readonly thread: DatabaseThread) {}
+  constructor(
+    private readonly thread: DatabaseThread,
+    private readonly lock: DatabaseLock,
+  ) {}
 
   /**
    * Planner statistics (embedded-statistics.ts): checked a few seconds after opening, then while writes happen. Maintenance
@@ -205,7 +218,11 @@ class EmbeddedDatabase implements Database {
   }
 
   async close(): Promise<void> {
-    await this.stopMaintenance?.();
-    await this.thread.call({ type: 'close' });
+    try {
+      await this.stopMaintenance?.();
+      await this.thread.call({ type: 'close' });
+    } finally {
+      this.lock.release();
+    }
   }
 }

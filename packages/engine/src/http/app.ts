@@ -1,6 +1,12 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  type FastifyServerFactory,
+} from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -37,9 +43,25 @@ function validators() {
 
 export type RouteExtender = (app: TypedApp, engine: Engine) => void | Promise<void>;
 
-export async function buildApp(engine: Engine, extensions: RouteExtender[] = []): Promise<FastifyInstance> {
+export interface AppOptions {
+  /** The engine's logger (log.ts); without it Fastify makes its own at MNEMOS_API_LOG_LEVEL. */
+  logger?: FastifyBaseLogger;
+  /** Serves on a server that already listens (startup/http-gate.ts) instead of one Fastify creates. */
+  serverFactory?: FastifyServerFactory;
+}
+
+export async function buildApp(
+  engine: Engine,
+  extensions: RouteExtender[] = [],
+  options: AppOptions = {},
+): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: engine.config.logLevel === 'silent' ? false : { level: engine.config.logLevel },
+    ...(options.logger
+      ? { loggerInstance: options.logger }
+      : { logger: engine.config.logLevel === 'silent' ? false : { level: engine.config.logLevel } }),
+    ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
+    // One line per request at debug (onResponse below) instead of Fastify's two at info.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: engine.config.maxBodyBytes,
     ajv: { customOptions: { coerceTypes: false } },
     // Bank ids may be up to 256 characters, URL-encoded up to three times longer.
@@ -84,6 +106,8 @@ export async function buildApp(engine: Engine, extensions: RouteExtender[] = [])
     checkTenant(engine, request);
   });
   app.addHook('onResponse', async (request, reply) => {
+    const ms = Math.round(reply.elapsedTime);
+    request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms }, 'request');
     engine.metrics.httpDuration.observe(
       { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
       reply.elapsedTime / 1000,

@@ -29,19 +29,21 @@ const TITLES: Record<number, string> = {
   504: 'Gateway Timeout',
 };
 
+/** The problem's JSON body; also written outside Fastify (while the engine warms or stops). */
+export function problemDocument(p: Problem): Record<string, unknown> {
+  return {
+    type: `https://mnemos.dev/problems/${p.code}`,
+    title: TITLES[p.status] ?? 'Error',
+    status: p.status,
+    detail: p.detail,
+    code: p.code,
+    ...(p.errors ? { errors: p.errors } : {}),
+  };
+}
+
 export function sendProblem(reply: FastifyReply, p: Problem): FastifyReply {
   if (p.headers) reply.headers(p.headers);
-  return reply
-    .code(p.status)
-    .type('application/problem+json')
-    .send({
-      type: `https://mnemos.dev/problems/${p.code}`,
-      title: TITLES[p.status] ?? 'Error',
-      status: p.status,
-      detail: p.detail,
-      code: p.code,
-      ...(p.errors ? { errors: p.errors } : {}),
-    });
+  return reply.code(p.status).type('application/problem+json').send(problemDocument(p));
 }
 
 interface AjvIssue {

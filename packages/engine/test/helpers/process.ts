@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
+import { waitUntilReady } from '../../src/process.js';
 import { REPO_ROOT } from './engine.js';
 
 export interface EngineProcess {
@@ -36,14 +37,19 @@ export function runCli(args: string[], env: Record<string, string>, options: Cli
   });
 }
 
-/** Starts `mnemos serve` in its own process and resolves once it listens. */
+/**
+ * Starts `mnemos serve` in its own process and resolves once it is ready (`/health` answers 200), or with `ready:
+ * false` as soon as it listens (it answers "warming" until ready). `user` runs it as another uid (see CliUser).
+ */
 export function spawnEngine(
   env: Record<string, string>,
   timeoutMs = 90_000,
-  user: CliUser = {},
+  options: { ready?: boolean; user?: CliUser } = {},
 ): Promise<EngineProcess> {
-  const child = runCli(['serve'], { ...env, MNEMOS_API_LOG_LEVEL: env.MNEMOS_API_LOG_LEVEL ?? 'warn' }, user);
+  const child = runCli(['serve'], { ...env, MNEMOS_API_LOG_LEVEL: env.MNEMOS_API_LOG_LEVEL ?? 'warn' }, options.user);
+  const started = Date.now();
   let output = '';
+  let listening = false;
   return new Promise((resolvePromise, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -52,26 +58,38 @@ export function spawnEngine(
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /engine listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolvePromise({
-          url: match[1]!,
-          child,
-          output: () => output,
-          stop: (signal = 'SIGTERM') =>
-            new Promise((done) => {
-              if (child.exitCode !== null || child.signalCode !== null) return done(child.exitCode);
-              child.once('exit', (code) => done(code));
-              child.kill(signal);
-            }),
-        });
-      }
+      if (!match || listening) return;
+      listening = true;
+      const running: EngineProcess = {
+        url: match[1]!,
+        child,
+        output: () => output,
+        stop: (signal = 'SIGTERM') =>
+          new Promise((done) => {
+            if (child.exitCode !== null || child.signalCode !== null) return done(child.exitCode);
+            child.once('exit', (code) => done(code));
+            child.kill(signal);
+          }),
+      };
+      const left = timeoutMs - (Date.now() - started);
+      const ready = options.ready === false ? Promise.resolve() : waitUntilReady(running.url, left);
+      ready.then(
+        () => {
+          clearTimeout(timer);
+          resolvePromise(running);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          child.kill('SIGKILL');
+          reject(error instanceof Error ? new Error(`${error.message}:\n${output}`) : error);
+        },
+      );
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`engine exited with ${code} before listening:\n${output}`));
+      reject(new Error(`engine exited with ${code} before it was ready:\n${output}`));
     });
   });
 }
@@ -88,4 +106,10 @@ export function runCliToEnd(
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   return new Promise((done) => child.once('exit', (code) => done({ code, stdout, stderr })));
+}
+
+/** The pid of a process that has exited (for stale lock files). */
+export function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  return Number(child.stdout);
 }

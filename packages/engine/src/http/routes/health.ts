@@ -1,5 +1,31 @@
 import type { Engine } from '../../engine.js';
+import type { ReadinessSnapshot } from '../../startup/readiness.js';
 import { ENGINE_VERSION, type TypedApp } from '../app.js';
+
+/** `/health/live`: answered without the database, so a busy or warming engine is not mistaken for a dead one. */
+export function livenessBody(startedAt: number): object {
+  return {
+    status: 'alive',
+    version: ENGINE_VERSION,
+    uptime_seconds: Math.round((Date.now() - startedAt) / 100) / 10,
+  };
+}
+
+/**
+ * `/health` while the engine starts: a problem document whose `status` is the health state ("warming"), as in the
+ * healthy answer ("healthy"), so a probe reads one field in both; `stage` and `progress` (0..1) say how far it is.
+ */
+export function warmingBody(snapshot: ReadinessSnapshot): object {
+  return {
+    type: 'https://mnemos.dev/problems/warming',
+    title: 'Service Unavailable',
+    status: 'warming',
+    code: 'warming',
+    detail: `The engine is starting (${snapshot.stage}); /health answers 200 once it is ready.`,
+    stage: snapshot.stage,
+    ...(snapshot.progress === undefined ? {} : { progress: snapshot.progress }),
+  };
+}
 
 export function registerHealthRoutes(app: TypedApp, engine: Engine): void {
   app.get('/health', { schema: { tags: ['health'], summary: 'Readiness: database and model loaded' } }, async (_req, reply) => {
@@ -22,11 +48,9 @@ export function registerHealthRoutes(app: TypedApp, engine: Engine): void {
     }
   });
 
-  app.get('/health/live', { schema: { tags: ['health'], summary: 'Liveness (no database access)' } }, async () => ({
-    status: 'alive',
-    version: ENGINE_VERSION,
-    uptime_seconds: Math.round((Date.now() - engine.startedAt) / 100) / 10,
-  }));
+  app.get('/health/live', { schema: { tags: ['health'], summary: 'Liveness (no database access)' } }, async () =>
+    livenessBody(engine.startedAt),
+  );
 
   app.get('/version', { schema: { tags: ['health'], summary: 'Version and enabled features' } }, async () => ({
     api_version: ENGINE_VERSION,
