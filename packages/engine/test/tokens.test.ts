@@ -1,9 +1,10 @@
-// Token counting is linear and exact for ordinary text, an upper bound for very long runs, and retain chunks are
-// bounded in tokens as well as characters.
+// Work on caller text is linear: token counting is exact for ordinary text and an upper bound for very long runs,
+// retain chunks are bounded in tokens as well as characters, and the blind index stems no absurdly long word.
 import assert from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { test } from 'node:test';
 import { countTokens as exactCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
+import { documentLexemes, MAX_STEMMED_CHARS, normaliseWord } from '../src/crypto/normalise.js';
 import { chunkText, MAX_CHUNK_CHARS, MAX_CHUNK_TOKENS } from '../src/memory/chunk.js';
 import { countTokens, countTokensYielding, MAX_PIECE_BYTES } from '../src/util/tokens.js';
 
@@ -86,4 +87,15 @@ test('prose is chunked by characters as before, with its token counts', async ()
     assert.ok(chunk.text.length <= MAX_CHUNK_CHARS);
     assert.equal(chunk.tokens, exact(chunk.text));
   }
+});
+
+// The bound is generous: stemming the 1 MiB word took minutes before long words were left unstemmed, and takes
+// milliseconds now.
+test('the blind index leaves words too long for English unstemmed, so a 1 MiB word is cheap', { timeout: 30_000 }, () => {
+  assert.equal(normaliseWord('Running'), 'run');
+  const long = 'generalizations'.repeat(5);
+  assert.ok(long.length > MAX_STEMMED_CHARS);
+  assert.equal(normaliseWord(long), long);
+  const lexemes = documentLexemes(`Alice ${'a'.repeat(1 << 20)} running`);
+  assert.deepEqual([...lexemes.keys()], ['alic', 'a'.repeat(1 << 20), 'run']);
 });
