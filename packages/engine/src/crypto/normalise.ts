@@ -22,10 +22,30 @@ const STOP_WORDS = new Set(
 const MAX_POSITIONS = 256;
 const MAX_POSITION = 16383;
 
+/**
+ * Longer words are kept as they are: the stemmer's time grows with the square of a word's length (a 2,000-letter word
+ * takes a fifth of a second), no English word comes near this length, and so a long run in caller text stays cheap.
+ */
+export const MAX_STEMMED_CHARS = 64;
+
+/** Stems already computed; prose repeats its vocabulary, and the stemmer is slow per word. Starts over when full. */
+const stems = new Map<string, string>();
+const MAX_CACHED_STEMS = 50_000;
+
+function cachedStem(word: string): string {
+  let stemmed = stems.get(word);
+  if (stemmed === undefined) {
+    if (stems.size >= MAX_CACHED_STEMS) stems.clear();
+    stemmed = stem(word);
+    stems.set(word, stemmed);
+  }
+  return stemmed;
+}
+
 export function normaliseWord(word: string): string | undefined {
   const w = word.toLowerCase();
   if (STOP_WORDS.has(w)) return undefined;
-  return /^\p{L}+$/u.test(w) ? stem(w) : w;
+  return w.length <= MAX_STEMMED_CHARS && /^\p{L}+$/u.test(w) ? cachedStem(w) : w;
 }
 
 /** Lexemes of a document with their 1-based positions (stop words count for position, like to_tsvector). */

@@ -4,7 +4,6 @@ import type { Embedder } from '../embeddings/embedder.js';
 import { embeddingText } from '../recall/document-text.js';
 import { touchBank } from '../banks/store.js';
 import { sha256Hex } from '../util/hash.js';
-import { countTokens } from '../util/tokens.js';
 import { chunkText } from './chunk.js';
 import { findByHashes, insertMemories } from './store.js';
 import type { NewMemory, Partition } from './types.js';
@@ -45,7 +44,7 @@ export async function retain(
   const pieces: NewMemory[] = [];
   let seq = 0;
   for (const item of items) {
-    for (const text of chunkText(item.content.trim())) {
+    for (const { text, tokens } of await chunkText(item.content.trim())) {
       pieces.push({
         id: randomUUID(),
         type: 'raw',
@@ -59,7 +58,7 @@ export async function retain(
         batchId,
         seq: seq++,
         contentHash: sha256Hex(text),
-        tokenCount: countTokens(text),
+        tokenCount: tokens,
         occurredAt: item.timestamp === undefined ? now : item.timestamp,
       });
     }

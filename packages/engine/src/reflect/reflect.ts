@@ -1,5 +1,3 @@
-import { createRequire } from 'node:module';
-import { Ajv, type ValidateFunction } from 'ajv';
 import { addBankUsage } from '../banks/store.js';
 import type { Engine } from '../engine.js';
 import type { ReflectBodyT } from '../http/routes/reflect.js';
@@ -8,11 +6,8 @@ import { checkText } from '../http/normalize.js';
 import { recallOperation } from '../http/service.js';
 import type { LlmClient } from '../llm/client.js';
 import { LlmError, type Usage } from '../llm/types.js';
-import { countTokens } from '../util/tokens.js';
-
-const require = createRequire(import.meta.url);
-const addFormats = require('ajv-formats') as (ajv: Ajv) => Ajv;
-const ajv = addFormats(new Ajv({ strict: false, allErrors: false }));
+import { countTokensYielding } from '../util/tokens.js';
+import { answerMismatch, compileResponseSchema, forgetResponseSchema } from './response-schema.js';
 
 /** Context packed into the prompt, by budget. The candidate pool comes from recall's own budget mapping. */
 const CONTEXT_TOKENS = { low: 2048, mid: 4096, high: 8192 } as const;
@@ -35,16 +30,6 @@ interface Packed {
 
 function invalid(pointer: string, detail: string): Problem {
   return new Problem(400, 'validation_failed', `The request body is invalid: ${pointer} ${detail}.`, [{ pointer, detail }]);
-}
-
-/** Compiles a client's response_schema, or answers 400 saying why it is not a usable JSON Schema. */
-function compileSchema(schema: Record<string, unknown>): ValidateFunction {
-  try {
-    if (JSON.stringify(schema).length > 100_000) throw new Error('it is larger than 100,000 characters');
-    return ajv.compile(schema);
-  } catch (error) {
-    throw invalid('/response_schema', `is not a usable JSON Schema (${(error as Error).message.slice(0, 300)})`);
-  }
 }
 
 export function llmProblem(error: LlmError): Problem {
@@ -76,7 +61,7 @@ export async function reflect(engine: Engine, llm: LlmClient, tenant: string, ba
     throw invalid('/fact_types', 'must name at least one type (or be omitted for all)');
   }
   const schema = body.response_schema ?? undefined;
-  const validateOutput = schema !== undefined ? compileSchema(schema) : undefined;
+  const validateOutput = schema !== undefined ? compileResponseSchema(schema) : undefined;
   const budget = body.budget ?? 'low';
   const contextTokens = typeof budget === 'number' ? CONTEXT_TOKENS.mid : CONTEXT_TOKENS[budget];
 
@@ -95,7 +80,8 @@ export async function reflect(engine: Engine, llm: LlmClient, tenant: string, ba
   let used = 0;
   for (const m of recalled.results) {
     const item: Packed = { id: m.id, type: m.type, text: m.text, occurred_at: m.occurred_at, superseded: m.superseded_by !== null };
-    const cost = countTokens(JSON.stringify(item)) + 2;
+    const [tokens] = await countTokensYielding([JSON.stringify(item)]);
+    const cost = tokens! + 2;
     if (used + cost > contextTokens) break;
     used += cost;
     packed.push(item);
@@ -127,8 +113,7 @@ export async function reflect(engine: Engine, llm: LlmClient, tenant: string, ba
     }
     throw error;
   } finally {
-    // Client schemas are compiled per call; drop them so the validator's cache does not grow.
-    if (schema !== undefined) ajv.removeSchema(schema);
+    if (schema !== undefined) forgetResponseSchema(schema);
   }
   async function ask() {
     return llm.structured<{ answer: string; citations: string[]; structured: unknown }>({
@@ -143,9 +128,8 @@ export async function reflect(engine: Engine, llm: LlmClient, tenant: string, ba
         const answer = typeof o['answer'] === 'string' ? o['answer'] : typeof o['text'] === 'string' ? o['text'] : undefined;
         if (answer === undefined || answer.trim() === '') return { ok: false, reason: '"answer" must be a non-empty string' };
         const citations = Array.isArray(o['citations']) ? o['citations'].filter((c): c is string => typeof c === 'string') : [];
-        if (validateOutput && !validateOutput(o['structured_output'])) {
-          return { ok: false, reason: `"structured_output" does not match response_schema (${ajv.errorsText(validateOutput.errors).slice(0, 300)})` };
-        }
+        const mismatch = validateOutput && answerMismatch(validateOutput, o['structured_output']);
+        if (mismatch) return { ok: false, reason: `"structured_output" does not match response_schema (${mismatch})` };
         return { ok: true, value: { answer, citations, structured: o['structured_output'] } };
       },
     });

@@ -2,7 +2,7 @@ import { clearMemories, deleteMemory, getMemory, listMemories, updateMemory, typ
 import { DEFAULT_SPACE } from '../../memory/types.js';
 import type { Engine } from '../../engine.js';
 import { sha256Hex } from '../../util/hash.js';
-import { countTokens } from '../../util/tokens.js';
+import { countTokensYielding } from '../../util/tokens.js';
 import { embeddingText } from '../../recall/document-text.js';
 import type { TypedApp } from '../app.js';
 import { checkText, parseTags, parseTimestamp } from '../normalize.js';
@@ -86,8 +86,11 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
     if (b.text !== undefined) {
       const text = checkText(b.text, '/text');
       if (text.trim() === '') throw new Problem(400, 'validation_failed', 'text must not be empty.', [{ pointer: '/text', detail: 'must not be empty' }]);
-      const [vector] = await engine.embedder.embed([embeddingText({ text })], 'document');
-      Object.assign(patch, { text, embedding: vector!, tokenCount: countTokens(text), contentHash: sha256Hex(text) });
+      const [[vector], [tokenCount]] = await Promise.all([
+        engine.embedder.embed([embeddingText({ text })], 'document'),
+        countTokensYielding([text]),
+      ]);
+      Object.assign(patch, { text, embedding: vector!, tokenCount: tokenCount!, contentHash: sha256Hex(text) });
     }
     if (b.context !== undefined) patch.context = b.context === null ? null : checkText(b.context, '/context');
     const tags = parseTags(b.tags, '/tags');
