@@ -3,10 +3,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { requireScope, type Principal } from './auth.js';
 import type { GatewayContext } from './context.js';
-import { Engines, type EngineResponse, type ForwardRequest } from './engine.js';
+import { EngineProblem, Engines, MAX_NEW_MEMORIES_HEADER, WOULD_STORE_HEADER, type EngineResponse, type ForwardRequest } from './engine.js';
 import { HttpProblem, sendProblem } from './problem.js';
 import type { Reservation } from './quota.js';
-import { limitsFor, periodOf, type Metric, type Scope } from './scopes.js';
+import { limitsFor, periodOf, type Limits, type Metric, type Scope } from './scopes.js';
 
 /** When each request arrived (set by an onRequest hook in app.ts). */
 export const startTimes = new WeakMap<FastifyRequest, number>();
@@ -26,6 +26,11 @@ export interface Plan {
   amount?: number | undefined;
   /** Several quota charges at once (an MCP batch); otherwise metric and amount. */
   charges?: Array<{ metric: Metric; amount: number }> | undefined;
+  /**
+   * The charge (metric and amount) is an upper bound: the engine is told to store at most that many new memories and
+   * the gateway counts the number it reports stored (retains).
+   */
+  settleToStored?: boolean | undefined;
   /** Post-processing of a successful answer (restricted credentials); default: stream as is. */
   transform?: ((res: EngineResponse) => Promise<EngineResponse>) | undefined;
 }
@@ -45,19 +50,18 @@ export async function authenticate(ctx: GatewayContext, request: FastifyRequest,
   return principal;
 }
 
-export async function execute(ctx: GatewayContext, request: FastifyRequest, reply: FastifyReply, principal: Principal, plan: Plan): Promise<FastifyReply> {
-  const project = principal.project;
-  const now = new Date();
+type Reserved = Extract<Reservation, { ok: true }> & { metric: Metric; amount: number };
+
+/** Reserves every charge of a plan, or gives back what it took and throws the problem (429 over quota). */
+async function reserveAll(ctx: GatewayContext, projectId: string, charges: Array<{ metric: Metric; amount: number }>, limits: Limits, now: Date): Promise<Reserved[]> {
   const { period, resetsAt } = periodOf(now);
-  const charges = plan.charges ?? (plan.metric === undefined ? [] : [{ metric: plan.metric, amount: plan.amount ?? 1 }]);
-  const limits = limitsFor(project.plan, project.quotas);
-  const reserved: Array<{ metric: Metric; used: number; commit(): void; release(): void }> = [];
+  const reserved: Reserved[] = [];
   const releaseAll = (): void => { for (const r of reserved.splice(0)) r.release(); };
   for (const { metric, amount } of charges) {
     const limit = limits[metric];
     let r: Reservation;
     try {
-      r = await ctx.quotas.reserve(project.id, metric, amount, limit, now);
+      r = await ctx.quotas.reserve(projectId, metric, amount, limit, now);
     } catch {
       releaseAll();
       throw new HttpProblem(503, 'database_unavailable', 'The quota ledger is unreachable right now; nothing was counted. Retry after the delay given.', {
@@ -74,29 +78,74 @@ export async function execute(ctx: GatewayContext, request: FastifyRequest, repl
           extra: { metric, limit, used: r.used, requested: amount, period, resets_at: resetsAt.toISOString() },
         });
     }
-    reserved.push({ metric, used: r.used, commit: r.commit, release: r.release });
+    reserved.push({ ...r, metric, amount });
   }
-  // Time the gateway spent before forwarding (auth, scope, rate limit, quota), for operators and the benchmark.
-  const started = startTimes.get(request);
-  if (started !== undefined) reply.header('server-timing', `gateway;dur=${(performance.now() - started).toFixed(2)}`);
+  return reserved;
+}
+
+/** The new memories a retain answer says it stored, if it says so. */
+function storedCount(answer: unknown): number | undefined {
+  const n = answer !== null && typeof answer === 'object' ? (answer as Record<string, unknown>)['stored_count'] : undefined;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : undefined;
+}
+
+/**
+ * Forwards a plan with its units reserved. A failure that leaves the outcome unknown (the engine may still carry the
+ * request out) keeps the units counted; any other failure gives them back. A plan with `settleToStored` tells the
+ * engine to store at most the reserved units and counts what the engine reports it stored.
+ */
+async function forwardReserved(ctx: GatewayContext, request: FastifyRequest, reply: FastifyReply, engine: string, plan: Plan, reserved: Reserved[]): Promise<EngineResponse> {
   const abort = new AbortController();
   const onClose = (): void => { if (!reply.raw.writableEnded) abort.abort(); };
   request.raw.once('close', onClose);
-  let res: EngineResponse;
+  const bound = plan.settleToStored === true ? reserved[0] : undefined;
+  const extraHeaders = bound === undefined ? plan.forward.extraHeaders : { ...plan.forward.extraHeaders, [MAX_NEW_MEMORIES_HEADER]: String(bound.amount) };
   try {
-    res = await ctx.engines.forward(project.engine, { ...plan.forward, signal: abort.signal });
-    if (res.status >= 400) releaseAll();
-    else if (plan.transform !== undefined) res = await plan.transform(res);
+    let res = await ctx.engines.forward(engine, { ...plan.forward, extraHeaders, signal: abort.signal });
+    if (res.status >= 400) {
+      for (const r of reserved) r.release();
+      return res;
+    }
+    if (plan.transform !== undefined) res = await plan.transform(res);
+    if (bound === undefined) {
+      for (const r of reserved) r.commit();
+      return res;
+    }
+    const answer = await Engines.json(res);
+    // An async retain is stored later and reports no count: it stays counted at its bound, which the engine keeps.
+    bound.settle(storedCount(answer) ?? bound.amount);
+    return Engines.fromJson(res.status, res.headers, answer);
   } catch (err) {
-    releaseAll();
+    if (err instanceof EngineProblem && err.mayHaveRun) for (const r of reserved) r.commit();
+    else for (const r of reserved) r.release();
     throw err;
   } finally {
     request.raw.off('close', onClose);
   }
-  // Counted once the engine answered with success (the units stay leased to this gateway until the next flush).
-  for (const r of reserved) r.commit();
-  const first = reserved[0];
-  if (first !== undefined) reply.headers(quotaHeaders(first.metric, limits[first.metric], first.used, resetsAt));
+}
+
+export async function execute(ctx: GatewayContext, request: FastifyRequest, reply: FastifyReply, principal: Principal, plan: Plan): Promise<FastifyReply> {
+  const project = principal.project;
+  const now = new Date();
+  const { resetsAt } = periodOf(now);
+  const charges = plan.charges ?? (plan.metric === undefined ? [] : [{ metric: plan.metric, amount: plan.amount ?? 1 }]);
+  const limits = limitsFor(project.plan, project.quotas);
+  let reserved = await reserveAll(ctx, project.id, charges, limits, now);
+  // Time the gateway spent before forwarding (auth, scope, rate limit, quota), for operators and the benchmark.
+  const started = startTimes.get(request);
+  if (started !== undefined) reply.header('server-timing', `gateway;dur=${(performance.now() - started).toFixed(2)}`);
+  let res = await forwardReserved(ctx, request, reply, project.engine, plan, reserved);
+  const wouldStore = Number(res.headers[WOULD_STORE_HEADER] ?? NaN);
+  const first = charges[0];
+  if (plan.settleToStored === true && first !== undefined && res.status === 413 && wouldStore > first.amount) {
+    // The estimate was short of what the content becomes after chunking: reserve what the engine counted, once.
+    res.body.resume();
+    reserved = await reserveAll(ctx, project.id, [{ metric: first.metric, amount: wouldStore }], limits, now);
+    res = await forwardReserved(ctx, request, reply, project.engine, plan, reserved);
+  }
+  delete res.headers[WOULD_STORE_HEADER];
+  const counted = reserved[0];
+  if (counted !== undefined) reply.headers(quotaHeaders(counted.metric, limits[counted.metric], counted.used, resetsAt));
   reply.headers(res.headers);
   if (res.status >= 400 && (res.headers['content-type'] ?? '').startsWith('application/json')) {
     // Engine problems are problem+json; keep the media type precise.
