@@ -24,13 +24,11 @@ export interface Plan {
   forward: ForwardRequest;
   metric?: Metric | undefined;
   amount?: number | undefined;
-  /** Several quota charges at once (an MCP batch); otherwise metric and amount. */
-  charges?: Array<{ metric: Metric; amount: number }> | undefined;
   /**
-   * The charge (metric and amount) is an upper bound: the engine is told to store at most that many new memories and
-   * the gateway counts the number it reports stored (retains).
+   * Several quota charges at once (an MCP batch); otherwise metric and amount. `counted`, asked once the answer is
+   * known (after `transform`), says whether that part succeeded: a charge whose part failed is given back.
    */
-  settleToStored?: boolean | undefined;
+  charges?: Array<{ metric: Metric; amount: number; counted?: () => boolean }> | undefined;
   /** Post-processing of a successful answer (restricted credentials); default: stream as is. */
   transform?: ((res: EngineResponse) => Promise<EngineResponse>) | undefined;
 }
@@ -50,14 +48,21 @@ export async function authenticate(ctx: GatewayContext, request: FastifyRequest,
   return principal;
 }
 
-type Reserved = Extract<Reservation, { ok: true }> & { metric: Metric; amount: number };
+type Charge = NonNullable<Plan['charges']>[number];
+type Reserved = Extract<Reservation, { ok: true }> & Charge;
+
+/**
+ * A plan's single `memories` charge (a retain) is an upper bound of the memories it stores: the engine is told to store
+ * at most that many new memories, and the gateway counts the number the engine reports it stored.
+ */
+const settlesToStored = (plan: Plan): boolean => plan.charges === undefined && plan.metric === 'memories';
 
 /** Reserves every charge of a plan, or gives back what it took and throws the problem (429 over quota). */
-async function reserveAll(ctx: GatewayContext, projectId: string, charges: Array<{ metric: Metric; amount: number }>, limits: Limits, now: Date): Promise<Reserved[]> {
+async function reserveAll(ctx: GatewayContext, projectId: string, charges: Charge[], limits: Limits, now: Date): Promise<Reserved[]> {
   const { period, resetsAt } = periodOf(now);
   const reserved: Reserved[] = [];
   const releaseAll = (): void => { for (const r of reserved.splice(0)) r.release(); };
-  for (const { metric, amount } of charges) {
+  for (const { metric, amount, counted } of charges) {
     const limit = limits[metric];
     let r: Reservation;
     try {
@@ -78,7 +83,7 @@ async function reserveAll(ctx: GatewayContext, projectId: string, charges: Array
           extra: { metric, limit, used: r.used, requested: amount, period, resets_at: resetsAt.toISOString() },
         });
     }
-    reserved.push({ ...r, metric, amount });
+    reserved.push({ ...r, metric, amount, counted });
   }
   return reserved;
 }
@@ -91,36 +96,41 @@ function storedCount(answer: unknown): number | undefined {
 
 /**
  * Forwards a plan with its units reserved. A failure that leaves the outcome unknown (the engine may still carry the
- * request out) keeps the units counted; any other failure gives them back. A plan with `settleToStored` tells the
- * engine to store at most the reserved units and counts what the engine reports it stored.
+ * request out) keeps the units counted; any other failure gives them back.
  */
-async function forwardReserved(ctx: GatewayContext, request: FastifyRequest, reply: FastifyReply, engine: string, plan: Plan, reserved: Reserved[]): Promise<EngineResponse> {
+async function forwardReserved(ctx: GatewayContext, reply: FastifyReply, engine: string, plan: Plan, reserved: Reserved[]): Promise<{ res: EngineResponse; uncounted: number }> {
   const abort = new AbortController();
+  // The response closing before it was written means the caller went away. (The request stream closes as soon as its
+  // body has been read, which is no sign of that.)
   const onClose = (): void => { if (!reply.raw.writableEnded) abort.abort(); };
-  request.raw.once('close', onClose);
-  const bound = plan.settleToStored === true ? reserved[0] : undefined;
+  reply.raw.once('close', onClose);
+  const bound = settlesToStored(plan) ? reserved[0] : undefined;
   const extraHeaders = bound === undefined ? plan.forward.extraHeaders : { ...plan.forward.extraHeaders, [MAX_NEW_MEMORIES_HEADER]: String(bound.amount) };
   try {
     let res = await ctx.engines.forward(engine, { ...plan.forward, extraHeaders, signal: abort.signal });
     if (res.status >= 400) {
       for (const r of reserved) r.release();
-      return res;
+      return { res, uncounted: 0 };
     }
     if (plan.transform !== undefined) res = await plan.transform(res);
     if (bound === undefined) {
-      for (const r of reserved) r.commit();
-      return res;
+      for (const r of reserved) {
+        if (r.counted?.() === false) r.release();
+        else r.commit();
+      }
+      return { res, uncounted: 0 };
     }
     const answer = await Engines.json(res);
     // An async retain is stored later and reports no count: it stays counted at its bound, which the engine keeps.
-    bound.settle(storedCount(answer) ?? bound.amount);
-    return Engines.fromJson(res.status, res.headers, answer);
+    const stored = Math.min(bound.amount, storedCount(answer) ?? bound.amount);
+    bound.settle(stored);
+    return { res: Engines.fromJson(res.status, res.headers, answer), uncounted: bound.amount - stored };
   } catch (err) {
     if (err instanceof EngineProblem && err.mayHaveRun) for (const r of reserved) r.commit();
     else for (const r of reserved) r.release();
     throw err;
   } finally {
-    request.raw.off('close', onClose);
+    reply.raw.off('close', onClose);
   }
 }
 
@@ -134,18 +144,18 @@ export async function execute(ctx: GatewayContext, request: FastifyRequest, repl
   // Time the gateway spent before forwarding (auth, scope, rate limit, quota), for operators and the benchmark.
   const started = startTimes.get(request);
   if (started !== undefined) reply.header('server-timing', `gateway;dur=${(performance.now() - started).toFixed(2)}`);
-  let res = await forwardReserved(ctx, request, reply, project.engine, plan, reserved);
+  let { res, uncounted } = await forwardReserved(ctx, reply, project.engine, plan, reserved);
   const wouldStore = Number(res.headers[WOULD_STORE_HEADER] ?? NaN);
   const first = charges[0];
-  if (plan.settleToStored === true && first !== undefined && res.status === 413 && wouldStore > first.amount) {
+  if (settlesToStored(plan) && first !== undefined && res.status === 413 && wouldStore > first.amount) {
     // The estimate was short of what the content becomes after chunking: reserve what the engine counted, once.
     res.body.resume();
     reserved = await reserveAll(ctx, project.id, [{ metric: first.metric, amount: wouldStore }], limits, now);
-    res = await forwardReserved(ctx, request, reply, project.engine, plan, reserved);
+    ({ res, uncounted } = await forwardReserved(ctx, reply, project.engine, plan, reserved));
   }
   delete res.headers[WOULD_STORE_HEADER];
   const counted = reserved[0];
-  if (counted !== undefined) reply.headers(quotaHeaders(counted.metric, limits[counted.metric], counted.used, resetsAt));
+  if (counted !== undefined) reply.headers(quotaHeaders(counted.metric, limits[counted.metric], counted.used - uncounted, resetsAt));
   reply.headers(res.headers);
   if (res.status >= 400 && (res.headers['content-type'] ?? '').startsWith('application/json')) {
     // Engine problems are problem+json; keep the media type precise.

@@ -82,9 +82,11 @@ describe('quotas count what the engine stores', () => {
     const stored = obj(res.body)['stored_count'];
     assert.equal(typeof stored, 'number');
     assert.ok(Number(stored) > 1, `long content becomes several memories (${String(stored)})`);
+    assert.equal(res.headers.get('x-quota-used'), String(stored));
     const again = await call(h.url, 'POST', '/v1/me/banks/c/memories', { token: key, body: { content: longText(6) } });
     assert.equal(again.status, 200, again.text);
     assert.equal(obj(again.body)['stored_count'], 0);
+    assert.equal(again.headers.get('x-quota-used'), String(stored));
     await h.gw.flushQuotas();
     const usage = await call(h.url, 'GET', '/v1/me/usage', { token: key });
     const counted = obj(obj(usage.body)['memories'])['used'];

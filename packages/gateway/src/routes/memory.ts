@@ -7,8 +7,8 @@ import type { GatewayContext } from '../context.js';
 import { Engines, type EngineResponse } from '../engine.js';
 import { authenticate, execute, guarded, hookGuard, seg, tenantPath, type Plan } from '../proxy.js';
 import { HttpProblem } from '../problem.js';
-import { estimateStored } from '../retain-estimate.js';
 import type { Scope } from '../scopes.js';
+import { estimateStored } from '../retain-estimate.js';
 import {
   BankMemoryParams, BankParams, BankProfileBody, DeleteMemoriesQuery, IdParams, ListQuery, MemoryListQuery,
   MemoryPatchBody, Open, RecallBody, RecallTopBody, ReflectBody, ReflectTopBody, RetainBody, RetainTopBody, SpaceParams,
@@ -76,7 +76,7 @@ function retainCount(body: Body): number {
 function retainPlan(p: Principal, bank: string, body: Body): Plan {
   requireBank(p, bank);
   const amount = retainCount(body);
-  return { metric: 'memories', amount, settleToStored: true, forward: { method: 'POST', path: tenantPath(p, `/banks/${seg(bank)}/memories`), body: withSpace(p, body) } };
+  return { metric: 'memories', amount, forward: { method: 'POST', path: tenantPath(p, `/banks/${seg(bank)}/memories`), body: withSpace(p, body) } };
 }
 
 function recallPlan(p: Principal, bank: string, body: Body): Plan {
@@ -185,7 +185,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
         const space = (req.params as { space: string }).space;
         requireSpace(p, space);
         if (p.banks !== null) throw new HttpProblem(403, 'forbidden', 'This credential is limited to certain banks and may not write org memory.');
-        return { metric: 'memories', amount: retainCount(body(req)), settleToStored: true, forward: { method: 'POST', path: tenantPath(p, `/spaces/${seg(space)}/memories`), body: body(req) } };
+        return { metric: 'memories', amount: retainCount(body(req)), forward: { method: 'POST', path: tenantPath(p, `/spaces/${seg(space)}/memories`), body: body(req) } };
       } },
     { method: 'POST', url: '/v1/me/spaces/:space/memories/recall', scope: 'memory:recall', operationId: 'recallFromSpace', tags: ['spaces'], summary: "Recall from a space's org memory", params: SpaceParams, body: RecallBody,
       plan: (p, req) => {
