@@ -19,10 +19,25 @@ describe('HTTP limits settings', () => {
     const refused = (env: Record<string, string>, pattern: RegExp): void => {
       assert.throws(() => loadEngineConfig(env), (e: unknown) => e instanceof ConfigError && pattern.test(e.message));
     };
-    refused({ MNEMOS_API_HEADERS_TIMEOUT_MS: '5000', MNEMOS_API_REQUEST_TIMEOUT_MS: '1000' }, /^MNEMOS_API_HEADERS_TIMEOUT_MS \(5000\) must not exceed/);
-    refused({ MNEMOS_API_MAX_INFLIGHT_BODY_BYTES: '2048' }, /^MNEMOS_API_MAX_INFLIGHT_BODY_BYTES \(2048\) must be at least MNEMOS_API_MAX_BODY_BYTES/);
-    refused({ MNEMOS_API_MAX_CONNECTION_BODY_BYTES: '4096' }, /^MNEMOS_API_MAX_CONNECTION_BODY_BYTES \(4096\) must be at least/);
-    refused({ MNEMOS_API_REQUEST_TIMEOUT_MS: 'soon' }, /^MNEMOS_API_REQUEST_TIMEOUT_MS must be a number of milliseconds/);
-    refused({ MNEMOS_API_HEADERS_TIMEOUT_MS: '10' }, /^MNEMOS_API_HEADERS_TIMEOUT_MS must be between 100 and 600000 ms/);
+    refused(
+      { MNEMOS_API_HEADERS_TIMEOUT_MS: '5000', MNEMOS_API_REQUEST_TIMEOUT_MS: '1000' },
+      /^MNEMOS_API_HEADERS_TIMEOUT_MS \(5000\) must not exceed/,
+    );
+    refused(
+      { MNEMOS_API_MAX_INFLIGHT_BODY_BYTES: '2048' },
+      /^MNEMOS_API_MAX_INFLIGHT_BODY_BYTES \(2048\) must be at least MNEMOS_API_MAX_BODY_BYTES/,
+    );
+    refused(
+      { MNEMOS_API_MAX_CONNECTION_BODY_BYTES: '4096' },
+      /^MNEMOS_API_MAX_CONNECTION_BODY_BYTES \(4096\) must be at least/,
+    );
+    refused(
+      { MNEMOS_API_REQUEST_TIMEOUT_MS: 'soon' },
+      /^MNEMOS_API_REQUEST_TIMEOUT_MS must be a number of milliseconds/,
+    );
+    refused(
+      { MNEMOS_API_HEADERS_TIMEOUT_MS: '10' },
+      /^MNEMOS_API_HEADERS_TIMEOUT_MS must be between 100 and 600000 ms/,
+    );
   });
 });

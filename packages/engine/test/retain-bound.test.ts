@@ -17,7 +17,8 @@ after(async () => {
 
 /** Text the engine cuts into several memories (paragraphs of about 1,000 characters). */
 const longText = (paragraphs: number, topic: string): string =>
-  Array.from({ length: paragraphs }, (_, i) => `Note ${i} on ${topic}: ${'the tide comes in twice a day, '.repeat(32)}`).join('\n\n');
+  Array.from({ length: paragraphs }, (_, i) => `Note ${i} on ${topic}: ${'the tide comes in twice a day, '.repeat(32)}`)
+    .join('\n\n');
 
 async function total(bank: string): Promise<number> {
   const list = await call<{ total: number }>(engine.url, 'GET', `/v1/default/banks/${bank}/memories?limit=1`);
@@ -26,9 +27,9 @@ async function total(bank: string): Promise<number> {
 
 describe('retain bound and stored count', () => {
   it('reports stored_count: new memories after chunking, none for content already stored', async () => {
-    const first = await call<{ stored_count: number; memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/sc/memories', {
-      content: longText(5, 'tides'),
-    });
+    const first = await call<{ stored_count: number; memory_ids: string[] }>(
+      engine.url, 'POST', '/v1/default/banks/sc/memories', { content: longText(5, 'tides') },
+    );
     assert.equal(first.status, 200);
     assert.ok(first.body.stored_count > 1);
     assert.equal(first.body.stored_count, first.body.memory_ids.length);
@@ -40,7 +41,8 @@ describe('retain bound and stored count', () => {
   });
 
   it('refuses a retain over the bound with 413, stores nothing, and names the count', async () => {
-    const over = await call<{ code: string }>(engine.url, 'POST', '/v1/default/banks/bd/memories', { content: longText(5, 'sails') }, {
+    const sails = { content: longText(5, 'sails') };
+    const over = await call<{ code: string }>(engine.url, 'POST', '/v1/default/banks/bd/memories', sails, {
       'x-mnemos-max-new-memories': '2',
     });
     assert.equal(over.status, 413);
@@ -49,7 +51,7 @@ describe('retain bound and stored count', () => {
     const wouldStore = Number(over.headers.get('x-mnemos-would-store'));
     assert.ok(wouldStore > 2);
     assert.equal(await total('bd'), 0);
-    const within = await call<{ stored_count: number }>(engine.url, 'POST', '/v1/default/banks/bd/memories', { content: longText(5, 'sails') }, {
+    const within = await call<{ stored_count: number }>(engine.url, 'POST', '/v1/default/banks/bd/memories', sails, {
       'x-mnemos-max-new-memories': String(wouldStore),
     });
     assert.equal(within.status, 200);
@@ -57,7 +59,8 @@ describe('retain bound and stored count', () => {
   });
 
   it('bounds async retains by their pieces before queueing them', async () => {
-    const over = await call<{ code: string }>(engine.url, 'POST', '/v1/default/banks/ab/memories', { content: longText(4, 'oars'), async: true }, {
+    const oars = { content: longText(4, 'oars'), async: true };
+    const over = await call<{ code: string }>(engine.url, 'POST', '/v1/default/banks/ab/memories', oars, {
       'x-mnemos-max-new-memories': '1',
     });
     assert.equal(over.status, 413);

@@ -84,8 +84,10 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
       void sendProblem(reply, new HttpProblem(status, 'bad_request', `The request URL is invalid: ${error.message}`));
     },
   });
-  new BodyBudget({ maxBodyBytes: config.maxBodyBytes, ...budgetOf(config.http) }).register(app, (reply, detail, retryAfter) =>
-    sendProblem(reply, new HttpProblem(503, 'server_busy', detail, { headers: { 'retry-after': String(retryAfter) } })));
+  const bodyBudget = new BodyBudget({ maxBodyBytes: config.maxBodyBytes, ...budgetOf(config.http) });
+  bodyBudget.register(app, (reply, detail, retryAfter) =>
+    sendProblem(reply, new HttpProblem(503, 'server_busy', detail, { headers: { 'retry-after': String(retryAfter) } })),
+  );
   app.addHook('onRequest', (request, _reply, done) => { startTimes.set(request, performance.now()); done(); });
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);

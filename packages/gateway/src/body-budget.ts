@@ -43,8 +43,8 @@ export function serverLimits(limits: ServerHttpLimits) {
       connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
     },
     clientErrorHandler: clientErrorAnswer(
-      `The request was not received in time (headers within ${seconds(limits.headersTimeoutMs)}, the whole request within ` +
-      `${seconds(limits.requestTimeoutMs)}); send it again on a faster link or in smaller parts.`,
+      `The request was not received in time (headers within ${seconds(limits.headersTimeoutMs)}, the whole request ` +
+      `within ${seconds(limits.requestTimeoutMs)}); send it again on a faster link or in smaller parts.`,
     ),
   };
 }
@@ -52,6 +52,12 @@ export function serverLimits(limits: ServerHttpLimits) {
 export type BodyBudgetRefusal = (reply: FastifyReply, detail: string, retryAfterSeconds: number) => FastifyReply;
 
 const RETRY_AFTER_S = 2;
+const CONNECTION_FULL = 'This connection already has as many request bodies in flight as the server accepts; '
+  + 'wait for their answers, then retry.';
+const SERVER_FULL = 'The server is receiving as many request bodies as it accepts at once; '
+  + 'retry after the delay given.';
+const HEADERS_TOO_LARGE = 'The request headers are larger than the server accepts; send fewer or shorter headers.';
+const NOT_HTTP = 'The request is not valid HTTP/1.1; check what the client sends.';
 const LINGER_MS = 1_000;
 
 export class BodyBudget {
@@ -80,10 +86,10 @@ export class BodyBudget {
   take(socket: Socket, bytes: number): { ok: true; release(): void } | { ok: false; detail: string } {
     const onSocket = this.perSocket.get(socket) ?? 0;
     if (onSocket + bytes > this.limits.perConnectionBytes) {
-      return { ok: false, detail: 'This connection already has as many request bodies in flight as the server accepts; wait for their answers, then retry.' };
+      return { ok: false, detail: CONNECTION_FULL };
     }
     if (this.inFlightBytes + bytes > this.limits.globalBytes) {
-      return { ok: false, detail: 'The server is receiving as many request bodies as it accepts at once; retry after the delay given.' };
+      return { ok: false, detail: SERVER_FULL };
     }
     this.inFlightBytes += bytes;
     this.perSocket.set(socket, onSocket + bytes);
@@ -141,10 +147,11 @@ export function clientErrorAnswer(timeoutDetail: string): (err: NodeJS.ErrnoExce
     const [status, code, detail] = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? [408, 'request_timeout', timeoutDetail]
       : err.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'headers_too_large', 'The request headers are larger than the server accepts; send fewer or shorter headers.']
-        : [400, 'bad_request', 'The request is not valid HTTP/1.1; check what the client sends.'];
+        ? [431, 'headers_too_large', HEADERS_TOO_LARGE]
+        : [400, 'bad_request', NOT_HTTP];
     const title = STATUS_CODES[status] ?? 'Error';
-    const body = JSON.stringify({ type: `https://mnemos.dev/problems/${code.replace(/_/g, '-')}`, title, status, detail, code });
+    const type = `https://mnemos.dev/problems/${code.replace(/_/g, '-')}`;
+    const body = JSON.stringify({ type, title, status, detail, code });
     if (socket.writable) {
       socket.write(`HTTP/1.1 ${status} ${title}\r\nConnection: close\r\nContent-Type: application/problem+json\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);

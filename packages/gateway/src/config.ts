@@ -113,14 +113,20 @@ function httpLimits(e: z.infer<typeof schema>): HttpLimits {
     globalBodyBytes: e.GATEWAY_MAX_INFLIGHT_BODY_BYTES ?? Math.max(64 * 1024 * 1024, 8 * maxBody),
   };
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
-    throw new ConfigError(`GATEWAY_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed GATEWAY_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs}); raise the request timeout or lower the headers timeout.`);
+    throw new ConfigError(
+      `GATEWAY_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed GATEWAY_REQUEST_TIMEOUT_MS ` +
+        `(${limits.requestTimeoutMs}); raise the request timeout or lower the headers timeout.`,
+    );
   }
   for (const [name, value] of [
     ['GATEWAY_MAX_CONNECTION_BODY_BYTES', limits.perConnectionBodyBytes],
     ['GATEWAY_MAX_INFLIGHT_BODY_BYTES', limits.globalBodyBytes],
   ] as const) {
     if (value < maxBody) {
-      throw new ConfigError(`${name} (${value}) must be at least GATEWAY_MAX_BODY_BYTES (${maxBody}), or no body of the largest size could be read.`);
+      throw new ConfigError(
+        `${name} (${value}) must be at least GATEWAY_MAX_BODY_BYTES (${maxBody}), ` +
+          'or no body of the largest size could be read.',
+      );
     }
   }
   return limits;

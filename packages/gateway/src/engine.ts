@@ -29,10 +29,14 @@ export interface ForwardRequest {
   signal?: AbortSignal | undefined;
 }
 
-const PASS_HEADERS = ['content-type', 'content-length', 'retry-after', 'mcp-session-id', 'cache-control', 'location', WOULD_STORE_HEADER];
+const PASS_HEADERS = [
+  'content-type', 'content-length', 'retry-after', 'mcp-session-id', 'cache-control', 'location', WOULD_STORE_HEADER,
+];
 
 /** Errors before a connection to the engine exists: the request never reached it. */
-const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+const NOT_CONNECTED = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /**
  * A forwarding failure. `mayHaveRun` says whether the engine may have carried the request out all the same (it timed
@@ -40,7 +44,9 @@ const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENE
  * retain the gateway gave up on can still be stored.
  */
 export class EngineProblem extends HttpProblem {
-  constructor(readonly mayHaveRun: boolean, status: number, code: string, detail: string, headers: Record<string, string> = {}) {
+  constructor(
+    readonly mayHaveRun: boolean, status: number, code: string, detail: string, headers: Record<string, string> = {},
+  ) {
     super(status, code, detail, { headers });
   }
 }
@@ -113,25 +119,29 @@ export class Engines {
       }
       if (res.statusCode >= 500 && res.statusCode !== 503) {
         res.body.resume();
-        throw new EngineProblem(false, 502, 'engine_error', 'The memory engine failed to complete the request; nothing was counted. Try again.');
+        throw new EngineProblem(false, 502, 'engine_error',
+          'The memory engine failed to complete the request; nothing was counted. Try again.');
       }
       return { status: res.statusCode, headers: out, body: res.body };
     } catch (err) {
       if (err instanceof HttpProblem) throw err;
       const code = (err as { code?: unknown }).code;
       if (typeof code === 'string' && NOT_CONNECTED.has(code)) {
-        throw new EngineProblem(false, 503, 'engine_unavailable', 'The memory engine is unreachable right now; nothing was counted. Retry after the delay given.', {
-          'retry-after': '5',
-        });
+        throw new EngineProblem(false, 503, 'engine_unavailable',
+          'The memory engine is unreachable right now; nothing was counted. Retry after the delay given.', {
+            'retry-after': '5',
+          });
       }
       if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
         throw new EngineProblem(true, 504, 'engine_timeout',
-          'The memory engine did not answer in time; it may still complete the request, so it was counted. Check before retrying.', {
+          'The memory engine did not answer in time; it may still complete the request, so it was counted. ' +
+            'Check before retrying.', {
             'retry-after': '5',
           });
       }
       throw new EngineProblem(true, 503, 'engine_unavailable',
-        'The connection to the memory engine broke during the request; it may have completed, so it was counted. Check before retrying.', {
+        'The connection to the memory engine broke during the request; it may have completed, so it was counted. ' +
+          'Check before retrying.', {
           'retry-after': '5',
         });
     }

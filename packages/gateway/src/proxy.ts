@@ -3,7 +3,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { requireScope, type Principal } from './auth.js';
 import type { GatewayContext } from './context.js';
-import { EngineProblem, Engines, MAX_NEW_MEMORIES_HEADER, WOULD_STORE_HEADER, type EngineResponse, type ForwardRequest } from './engine.js';
+import {
+  EngineProblem, Engines, MAX_NEW_MEMORIES_HEADER, WOULD_STORE_HEADER, type EngineResponse, type ForwardRequest,
+} from './engine.js';
 import { HttpProblem, sendProblem } from './problem.js';
 import type { Reservation } from './quota.js';
 import { limitsFor, periodOf, type Limits, type Metric, type Scope } from './scopes.js';
@@ -58,7 +60,9 @@ type Reserved = Extract<Reservation, { ok: true }> & Charge;
 const settlesToStored = (plan: Plan): boolean => plan.charges === undefined && plan.metric === 'memories';
 
 /** Reserves every charge of a plan, or gives back what it took and throws the problem (429 over quota). */
-async function reserveAll(ctx: GatewayContext, projectId: string, charges: Charge[], limits: Limits, now: Date): Promise<Reserved[]> {
+async function reserveAll(
+  ctx: GatewayContext, projectId: string, charges: Charge[], limits: Limits, now: Date,
+): Promise<Reserved[]> {
   const { period, resetsAt } = periodOf(now);
   const reserved: Reserved[] = [];
   const releaseAll = (): void => { for (const r of reserved.splice(0)) r.release(); };
@@ -90,7 +94,8 @@ async function reserveAll(ctx: GatewayContext, projectId: string, charges: Charg
 
 /** The new memories a retain answer says it stored, if it says so. */
 function storedCount(answer: unknown): number | undefined {
-  const n = answer !== null && typeof answer === 'object' ? (answer as Record<string, unknown>)['stored_count'] : undefined;
+  if (answer === null || typeof answer !== 'object') return undefined;
+  const n = (answer as Record<string, unknown>)['stored_count'];
   return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : undefined;
 }
 
@@ -98,14 +103,18 @@ function storedCount(answer: unknown): number | undefined {
  * Forwards a plan with its units reserved. A failure that leaves the outcome unknown (the engine may still carry the
  * request out) keeps the units counted; any other failure gives them back.
  */
-async function forwardReserved(ctx: GatewayContext, reply: FastifyReply, engine: string, plan: Plan, reserved: Reserved[]): Promise<{ res: EngineResponse; uncounted: number }> {
+async function forwardReserved(
+  ctx: GatewayContext, reply: FastifyReply, engine: string, plan: Plan, reserved: Reserved[],
+): Promise<{ res: EngineResponse; uncounted: number }> {
   const abort = new AbortController();
   // The response closing before it was written means the caller went away. (The request stream closes as soon as its
   // body has been read, which is no sign of that.)
   const onClose = (): void => { if (!reply.raw.writableEnded) abort.abort(); };
   reply.raw.once('close', onClose);
   const bound = settlesToStored(plan) ? reserved[0] : undefined;
-  const extraHeaders = bound === undefined ? plan.forward.extraHeaders : { ...plan.forward.extraHeaders, [MAX_NEW_MEMORIES_HEADER]: String(bound.amount) };
+  const extraHeaders = bound === undefined
+    ? plan.forward.extraHeaders
+    : { ...plan.forward.extraHeaders, [MAX_NEW_MEMORIES_HEADER]: String(bound.amount) };
   try {
     let res = await ctx.engines.forward(engine, { ...plan.forward, extraHeaders, signal: abort.signal });
     if (res.status >= 400) {
@@ -155,7 +164,9 @@ export async function execute(ctx: GatewayContext, request: FastifyRequest, repl
   }
   delete res.headers[WOULD_STORE_HEADER];
   const counted = reserved[0];
-  if (counted !== undefined) reply.headers(quotaHeaders(counted.metric, limits[counted.metric], counted.used - uncounted, resetsAt));
+  if (counted !== undefined) {
+    reply.headers(quotaHeaders(counted.metric, limits[counted.metric], counted.used - uncounted, resetsAt));
+  }
   reply.headers(res.headers);
   if (res.status >= 400 && (res.headers['content-type'] ?? '').startsWith('application/json')) {
     // Engine problems are problem+json; keep the media type precise.

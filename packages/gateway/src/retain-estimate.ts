@@ -15,8 +15,8 @@ export function piecesOf(content: string): number {
 /** Upper bound of the memories a retain body (`content` or `items`) stores. */
 export function estimateStored(body: Record<string, unknown>): number {
   const items = body['items'];
-  const contents = Array.isArray(items)
-    ? items.map((item) => (item !== null && typeof item === 'object' ? (item as Record<string, unknown>)['content'] : undefined))
-    : [body['content']];
+  const contentOf = (item: unknown): unknown =>
+    (item !== null && typeof item === 'object' ? (item as Record<string, unknown>)['content'] : undefined);
+  const contents = Array.isArray(items) ? items.map(contentOf) : [body['content']];
   return contents.reduce<number>((n, content) => n + (typeof content === 'string' ? piecesOf(content) : 1), 0);
 }

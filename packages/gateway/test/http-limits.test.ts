@@ -21,11 +21,21 @@ describe('gateway HTTP limits settings', () => {
 
   it('refuse a headers timeout longer than the request timeout and budgets below one body', () => {
     const refused = (env: Record<string, string>, pattern: RegExp): void => {
-      assert.throws(() => loadConfig({ ...base, ...env }), (e: unknown) => e instanceof ConfigError && pattern.test(e.message));
+      const matches = (e: unknown): boolean => e instanceof ConfigError && pattern.test(e.message);
+      assert.throws(() => loadConfig({ ...base, ...env }), matches);
     };
-    refused({ GATEWAY_HEADERS_TIMEOUT_MS: '5000', GATEWAY_REQUEST_TIMEOUT_MS: '1000' }, /^GATEWAY_HEADERS_TIMEOUT_MS \(5000\) must not exceed/);
-    refused({ GATEWAY_MAX_INFLIGHT_BODY_BYTES: '2048' }, /^GATEWAY_MAX_INFLIGHT_BODY_BYTES \(2048\) must be at least GATEWAY_MAX_BODY_BYTES/);
-    refused({ GATEWAY_MAX_CONNECTION_BODY_BYTES: '4096' }, /^GATEWAY_MAX_CONNECTION_BODY_BYTES \(4096\) must be at least/);
+    refused(
+      { GATEWAY_HEADERS_TIMEOUT_MS: '5000', GATEWAY_REQUEST_TIMEOUT_MS: '1000' },
+      /^GATEWAY_HEADERS_TIMEOUT_MS \(5000\) must not exceed/,
+    );
+    refused(
+      { GATEWAY_MAX_INFLIGHT_BODY_BYTES: '2048' },
+      /^GATEWAY_MAX_INFLIGHT_BODY_BYTES \(2048\) must be at least GATEWAY_MAX_BODY_BYTES/,
+    );
+    refused(
+      { GATEWAY_MAX_CONNECTION_BODY_BYTES: '4096' },
+      /^GATEWAY_MAX_CONNECTION_BODY_BYTES \(4096\) must be at least/,
+    );
     refused({ GATEWAY_REQUEST_TIMEOUT_MS: '10' }, /^GATEWAY_REQUEST_TIMEOUT_MS: /);
   });
 });

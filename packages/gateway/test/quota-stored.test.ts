@@ -4,7 +4,10 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { ENGINE_TOKEN, call, isProblem, obj, setupProject, startHarness, startTestEngine, type EngineHandle, type Harness } from './helpers.js';
+import {
+  ADMIN_TOKEN, ENGINE_TOKEN, call, isProblem, obj, setupProject, startHarness, startTestEngine,
+  type EngineHandle, type Harness, type Res,
+} from './helpers.js';
 
 /** Text that the engine cuts into many memories (paragraphs of about 1,000 characters). */
 function longText(paragraphs: number): string {
@@ -21,7 +24,9 @@ async function storedInEngine(engineUrl: string, tenant: string, bank: string): 
 }
 
 async function tenantOf(h: Harness, projectId: string): Promise<string> {
-  const row = await h.gw.app.inject({ method: 'GET', url: `/admin/projects/${projectId}`, headers: { authorization: 'Bearer test-admin-token-0123456789' } });
+  const row = await h.gw.app.inject({
+    method: 'GET', url: `/admin/projects/${projectId}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
   return String(obj(row.json())['tenant'] ?? obj(obj(row.json())['project'])['tenant']);
 }
 
@@ -32,13 +37,17 @@ function slowFront(engineUrl: string, delayMs: number): Promise<{ url: string; s
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'connection') headers[k] = v;
-      void fetch(`${engineUrl}${req.url ?? '/'}`, { method: req.method ?? 'GET', headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined })
+      for (const [k, v] of Object.entries(req.headers)) {
+        if (typeof v === 'string' && k !== 'host' && k !== 'connection') headers[k] = v;
+      }
+      const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+      void fetch(`${engineUrl}${req.url ?? '/'}`, { method: req.method ?? 'GET', headers, body })
         .then(async (answer) => {
           const text = await answer.text();
           setTimeout(() => {
             if (res.destroyed) return;
-            res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(text);
+            const type = answer.headers.get('content-type') ?? 'application/json';
+            res.writeHead(answer.status, { 'content-type': type }).end(text);
           }, delayMs);
         });
     });
@@ -66,10 +75,13 @@ describe('quotas count what the engine stores', () => {
     const big = await call(h.url, 'POST', '/v1/me/banks/b/memories', { token: key, body: { content: longText(12) } });
     assert.ok(isProblem(big, 429, 'quota_exceeded'), big.text);
     assert.equal(await storedInEngine(engine.url, tenant, 'b'), 0);
-    const two = await call(h.url, 'POST', '/v1/me/banks/b/memories', { token: key, body: { items: [{ content: 'Ana sails on Sundays.' }, { content: 'Ana owns a red kayak.' }] } });
+    const items = [{ content: 'Ana sails on Sundays.' }, { content: 'Ana owns a red kayak.' }];
+    const two = await call(h.url, 'POST', '/v1/me/banks/b/memories', { token: key, body: { items } });
     assert.equal(two.status, 200, two.text);
     assert.equal(two.headers.get('x-quota-used'), '2');
-    const more = await call(h.url, 'POST', '/v1/me/banks/b/memories', { token: key, body: { content: 'Ana lives by the sea.' } });
+    const more = await call(h.url, 'POST', '/v1/me/banks/b/memories', {
+      token: key, body: { content: 'Ana lives by the sea.' },
+    });
     assert.ok(isProblem(more, 429, 'quota_exceeded'), more.text);
     assert.equal(await storedInEngine(engine.url, tenant, 'b'), 2);
   });
@@ -100,9 +112,11 @@ describe('quotas count what the engine stores', () => {
     try {
       const { key, projectId } = await setupProject(slow.url, { quotas: { memories: 1 } });
       const tenant = await tenantOf(slow, projectId);
-      const first = await call(slow.url, 'POST', '/v1/me/banks/d/memories', { token: key, body: { content: 'Bo keeps bees.' } });
+      const retain = (content: string): Promise<Res> =>
+        call(slow.url, 'POST', '/v1/me/banks/d/memories', { token: key, body: { content } });
+      const first = await retain('Bo keeps bees.');
       assert.ok(isProblem(first, 504, 'engine_timeout'), first.text);
-      const second = await call(slow.url, 'POST', '/v1/me/banks/d/memories', { token: key, body: { content: 'Bo grows leeks.' } });
+      const second = await retain('Bo grows leeks.');
       assert.ok(isProblem(second, 429, 'quota_exceeded'), second.text);
       // The engine completed the abandoned retain; the count still holds it.
       assert.equal(await storedInEngine(engine.url, tenant, 'd'), 1);

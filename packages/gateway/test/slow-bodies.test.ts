@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
-import { ADMIN_TOKEN, ENGINE_TOKEN, MODEL_DIR, createTestDatabase, setupProject, type TestDatabase } from './helpers.js';
+import {
+  ADMIN_TOKEN, ENGINE_TOKEN, MODEL_DIR, createTestDatabase, setupProject, type TestDatabase,
+} from './helpers.js';
 
 const CONNECTIONS = 1_000;
 const DECLARED_BYTES = 1024 * 1024;
@@ -140,7 +142,9 @@ function slowUpload(url: URL, requestPath: string, auth: string, stall: boolean)
 }
 
 /** Starts slow uploads in waves (so the accept queue never overflows) and waits for all of them. */
-async function slowUploads(base: string, requestPath: string, auth: string, connections: number): Promise<SlowOutcome[]> {
+async function slowUploads(
+  base: string, requestPath: string, auth: string, connections: number,
+): Promise<SlowOutcome[]> {
   const url = new URL(base);
   const all: Array<Promise<SlowOutcome>> = [];
   for (let i = 0; i < connections; i++) {
@@ -172,7 +176,8 @@ async function checkRecovers(server: ServerProcess, requestPath: string, auth: s
   for (const o of busy.slice(0, 20)) assert.match(o.headers, /\r\nretry-after: \d+/i);
 
   const rss = await until(() => rssBytes(server.pid), (v) => v <= baseRss * 1.2);
-  assert.ok(rss <= baseRss * 1.2, `RSS ${Math.round(rss / 1e6)} MB is within 20 % of its baseline ${Math.round(baseRss / 1e6)} MB`);
+  const mb = (bytes: number): number => Math.round(bytes / 1e6);
+  assert.ok(rss <= baseRss * 1.2, `RSS ${mb(rss)} MB is within 20 % of its baseline ${mb(baseRss)} MB`);
   const fds = await until(() => openDescriptors(server.pid), (v) => v <= baseFds + 2);
   assert.ok(fds <= baseFds + 2, `descriptors ${fds} return to their baseline ${baseFds}`);
   // Still serving.

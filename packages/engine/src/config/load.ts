@@ -95,7 +95,8 @@ function httpLimits(e: EngineEnv): HttpLimits {
   };
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
     throw new ConfigError(
-      `MNEMOS_API_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed MNEMOS_API_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs}); raise the request timeout or lower the headers timeout.`,
+      `MNEMOS_API_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed MNEMOS_API_REQUEST_TIMEOUT_MS ` +
+        `(${limits.requestTimeoutMs}); raise the request timeout or lower the headers timeout.`,
     );
   }
   for (const [name, value] of [
@@ -103,7 +104,10 @@ function httpLimits(e: EngineEnv): HttpLimits {
     ['MNEMOS_API_MAX_INFLIGHT_BODY_BYTES', limits.globalBodyBytes],
   ] as const) {
     if (value < maxBody) {
-      throw new ConfigError(`${name} (${value}) must be at least MNEMOS_API_MAX_BODY_BYTES (${maxBody}), or no body of the largest size could be read.`);
+      throw new ConfigError(
+        `${name} (${value}) must be at least MNEMOS_API_MAX_BODY_BYTES (${maxBody}), ` +
+          'or no body of the largest size could be read.',
+      );
     }
   }
   return limits;

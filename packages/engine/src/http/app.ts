@@ -48,7 +48,8 @@ export async function buildApp(engine: Engine, extensions: RouteExtender[] = [])
     forceCloseConnections: true,
     ...serverLimits(engine.config.http),
   });
-  new BodyBudget({ maxBodyBytes: engine.config.maxBodyBytes, ...budgetOf(engine.config.http) }).register(app, (reply, detail, retryAfter) =>
+  const bodyBudget = new BodyBudget({ maxBodyBytes: engine.config.maxBodyBytes, ...budgetOf(engine.config.http) });
+  bodyBudget.register(app, (reply, detail, retryAfter) =>
     sendProblem(reply, new Problem(503, 'server_busy', detail, undefined, { 'retry-after': String(retryAfter) })));
   const ajv = validators();
   app.setValidatorCompiler(({ schema, httpPart }) =>

@@ -22,14 +22,16 @@ export function maxNewMemories(headers: Record<string, string | string[] | undef
   const value = headers[MAX_NEW_MEMORIES_HEADER];
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || !/^\d{1,9}$/.test(value)) {
-    throw new Problem(400, 'validation_failed', `${MAX_NEW_MEMORIES_HEADER} must be a whole number of memories (0 to 999999999).`);
+    throw new Problem(400, 'validation_failed',
+      `${MAX_NEW_MEMORIES_HEADER} must be a whole number of memories (0 to 999999999).`);
   }
   return Number(value);
 }
 
 const retainLimitProblem = (wouldStore: number, allowed: number) =>
   new Problem(413, 'too_many_memories',
-    `This retain would store ${wouldStore} new memories after chunking, more than the ${allowed} allowed; send less content or raise the quota.`,
+    `This retain would store ${wouldStore} new memories after chunking, more than the ${allowed} allowed; ` +
+      'send less content or raise the quota.',
     undefined, { 'x-mnemos-would-store': String(wouldStore) });
 
 export async function retainOperation(engine: Engine, partition: Partition, body: RetainBodyT, maxNew?: number) {

@@ -13,7 +13,10 @@ const BankId = { bank_id: Type.String({ pattern: BANK_ID_PATTERN, description: '
 export function registerDescriptionRoutes(app: TypedApp, engine: Engine): void {
   app.post('/v1/retain', {
     schema: { tags: ['operations'], operationId: 'retain', summary: 'Retain memories into a bank', body: Type.Composite([RetainBody, Type.Object(BankId)], { additionalProperties: true }), response: { 200: RetainAnswer, ...errors } },
-  }, async (req) => retainOperation(engine, { tenant: 'default', bankId: req.body.bank_id, space: req.body.space ?? DEFAULT_SPACE }, req.body, maxNewMemories(req.headers)));
+  }, async (req) => {
+    const partition = { tenant: 'default', bankId: req.body.bank_id, space: req.body.space ?? DEFAULT_SPACE };
+    return retainOperation(engine, partition, req.body, maxNewMemories(req.headers));
+  });
 
   app.post('/v1/recall', {
     ...plainJsonAnswers,

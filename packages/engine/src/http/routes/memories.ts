@@ -32,7 +32,8 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
     },
   }, async (req) => {
     const space = req.body.space ?? DEFAULT_SPACE;
-    return retainOperation(engine, { tenant: req.params.tenant, bankId: req.params.bank, space }, req.body, maxNewMemories(req.headers));
+    const partition = { tenant: req.params.tenant, bankId: req.params.bank, space };
+    return retainOperation(engine, partition, req.body, maxNewMemories(req.headers));
   });
 
   app.post('/v1/:tenant/banks/:bank/memories/recall', {

@@ -12,7 +12,9 @@ export function registerSpaceRoutes(app: TypedApp, engine: Engine): void {
   app.post('/v1/:tenant/spaces/:space/memories', {
     schema: { tags: ['spaces'], operationId: 'retainOrgMemories', summary: "Retain into a space's org memory", params: SpaceParams, body: RetainBody, response: { 200: RetainAnswer, ...errors } },
   }, async (req) => {
-    const answer = await retainOperation(engine, { tenant: req.params.tenant, bankId: ORG_BANK_ID, space: req.params.space }, { ...req.body, space: req.params.space }, maxNewMemories(req.headers));
+    const partition = { tenant: req.params.tenant, bankId: ORG_BANK_ID, space: req.params.space };
+    const body = { ...req.body, space: req.params.space };
+    const answer = await retainOperation(engine, partition, body, maxNewMemories(req.headers));
     return { ...answer, bank_id: `org:${req.params.space}` };
   });
 
