@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import { Authenticator } from './auth.js';
+import { BodyBudget, budgetOf, serverLimits } from './body-budget.js';
 import { loadConfig, type GatewayConfig } from './config.js';
 import type { GatewayContext } from './context.js';
 import { createPool, migrate } from './db.js';
@@ -76,6 +77,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     bodyLimit: config.maxBodyBytes,
     trustProxy: config.trustProxy,
     forceCloseConnections: true,
+    ...serverLimits(config.http),
     routerOptions: { maxParamLength: 2048 },
     // Router-level failures (bad URL encoding, over-long parameters) are problems too.
     frameworkErrors: (error, _request, reply) => {
@@ -83,6 +85,10 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
       void sendProblem(reply, new HttpProblem(status, 'bad_request', `The request URL is invalid: ${error.message}`));
     },
   });
+  const bodyBudget = new BodyBudget({ maxBodyBytes: config.maxBodyBytes, ...budgetOf(config.http) });
+  bodyBudget.register(app, (reply, detail, retryAfter) =>
+    sendProblem(reply, new HttpProblem(503, 'server_busy', detail, { headers: { 'retry-after': String(retryAfter) } })),
+  );
   app.addHook('onRequest', (request, _reply, done) => { startTimes.set(request, performance.now()); done(); });
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);

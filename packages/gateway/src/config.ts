@@ -16,6 +16,10 @@ const schema = z.object({
   GATEWAY_CORS_ORIGINS: z.string().default(''),
   GATEWAY_TRUST_PROXY: z.enum(['true', 'false']).default('false'),
   GATEWAY_MAX_BODY_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  GATEWAY_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
+  GATEWAY_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  GATEWAY_MAX_CONNECTION_BODY_BYTES: z.coerce.number().int().min(1024).optional(),
+  GATEWAY_MAX_INFLIGHT_BODY_BYTES: z.coerce.number().int().min(1024).optional(),
   GATEWAY_ENGINE_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   GATEWAY_ENGINE_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
   GATEWAY_DB_POOL_SIZE: z.coerce.number().int().positive().default(20),
@@ -40,6 +44,8 @@ export interface GatewayConfig {
   corsOrigins: string[];
   trustProxy: boolean;
   maxBodyBytes: number;
+  /** Time limits and in-flight body budgets of the HTTP server (body-budget.ts). */
+  http: HttpLimits;
   engineTimeoutMs: number;
   engineConnectTimeoutMs: number;
   dbPoolSize: number;
@@ -50,6 +56,17 @@ export interface GatewayConfig {
   /** Failed sign-ins on the authorization pages allowed per account and per address within one window. */
   signIn: { perAccount: number; perAddress: number; windowMs: number };
   logLevel: string;
+}
+
+export interface HttpLimits {
+  /** The request line and headers must arrive within this time. */
+  headersTimeoutMs: number;
+  /** The whole request, body included, must arrive within this time. */
+  requestTimeoutMs: number;
+  /** Body bytes one connection may have in flight. */
+  perConnectionBodyBytes: number;
+  /** Body bytes all connections together may have in flight; over it new bodies get 503 with Retry-After. */
+  globalBodyBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -98,6 +115,7 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     corsOrigins,
     trustProxy: e.GATEWAY_TRUST_PROXY === 'true',
     maxBodyBytes: e.GATEWAY_MAX_BODY_BYTES,
+    http: httpLimits(e),
     engineTimeoutMs: e.GATEWAY_ENGINE_TIMEOUT_MS,
     engineConnectTimeoutMs: e.GATEWAY_ENGINE_CONNECT_TIMEOUT_MS,
     dbPoolSize: e.GATEWAY_DB_POOL_SIZE,
@@ -110,6 +128,35 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     },
     logLevel: e.GATEWAY_LOG_LEVEL,
   };
+}
+
+/** Budgets default to room for a few bodies per connection and many at once, never less than one whole body. */
+function httpLimits(e: z.infer<typeof schema>): HttpLimits {
+  const maxBody = e.GATEWAY_MAX_BODY_BYTES;
+  const limits = {
+    headersTimeoutMs: e.GATEWAY_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: e.GATEWAY_REQUEST_TIMEOUT_MS,
+    perConnectionBodyBytes: e.GATEWAY_MAX_CONNECTION_BODY_BYTES ?? Math.max(4 * 1024 * 1024, maxBody),
+    globalBodyBytes: e.GATEWAY_MAX_INFLIGHT_BODY_BYTES ?? Math.max(64 * 1024 * 1024, 8 * maxBody),
+  };
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new ConfigError(
+      `GATEWAY_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed GATEWAY_REQUEST_TIMEOUT_MS ` +
+        `(${limits.requestTimeoutMs}); raise the request timeout or lower the headers timeout.`,
+    );
+  }
+  for (const [name, value] of [
+    ['GATEWAY_MAX_CONNECTION_BODY_BYTES', limits.perConnectionBodyBytes],
+    ['GATEWAY_MAX_INFLIGHT_BODY_BYTES', limits.globalBodyBytes],
+  ] as const) {
+    if (value < maxBody) {
+      throw new ConfigError(
+        `${name} (${value}) must be at least GATEWAY_MAX_BODY_BYTES (${maxBody}), ` +
+          'or no body of the largest size could be read.',
+      );
+    }
+  }
+  return limits;
 }
 
 /** Parses `url` or `name=url,name2=url2` (and tokens alike: one token for all, or `name=token,...`). */

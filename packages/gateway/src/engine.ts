@@ -5,6 +5,11 @@ import { Readable } from 'node:stream';
 import { Pool, errors as undiciErrors } from 'undici';
 import { HttpProblem } from './problem.js';
 
+/** Header of an engine's refusal of a retain over its bound: how many new memories the retain would store. */
+export const WOULD_STORE_HEADER = 'x-mnemos-would-store';
+/** Header by which the gateway bounds the new memories one retain may store (the units it reserved). */
+export const MAX_NEW_MEMORIES_HEADER = 'x-mnemos-max-new-memories';
+
 export interface EngineResponse {
   status: number;
   headers: Record<string, string>;
@@ -24,7 +29,27 @@ export interface ForwardRequest {
   signal?: AbortSignal | undefined;
 }
 
-const PASS_HEADERS = ['content-type', 'content-length', 'retry-after', 'mcp-session-id', 'cache-control', 'location'];
+const PASS_HEADERS = [
+  'content-type', 'content-length', 'retry-after', 'mcp-session-id', 'cache-control', 'location', WOULD_STORE_HEADER,
+];
+
+/** Errors before a connection to the engine exists: the request never reached it. */
+const NOT_CONNECTED = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/**
+ * A forwarding failure. `mayHaveRun` says whether the engine may have carried the request out all the same (it timed
+ * out, or the connection broke after the request was sent): the gateway then keeps its quota units counted, since a
+ * retain the gateway gave up on can still be stored.
+ */
+export class EngineProblem extends HttpProblem {
+  constructor(
+    readonly mayHaveRun: boolean, status: number, code: string, detail: string, headers: Record<string, string> = {},
+  ) {
+    super(status, code, detail, { headers });
+  }
+}
 
 export class Engines {
   private readonly pools = new Map<string, { pool: Pool; token: string; url: string }>();
@@ -94,19 +119,31 @@ export class Engines {
       }
       if (res.statusCode >= 500 && res.statusCode !== 503) {
         res.body.resume();
-        throw new HttpProblem(502, 'engine_error', 'The memory engine failed to complete the request; nothing was counted. Try again.');
+        throw new EngineProblem(false, 502, 'engine_error',
+          'The memory engine failed to complete the request; nothing was counted. Try again.');
       }
       return { status: res.statusCode, headers: out, body: res.body };
     } catch (err) {
       if (err instanceof HttpProblem) throw err;
-      if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
-        throw new HttpProblem(504, 'engine_timeout', 'The memory engine did not answer in time; nothing was counted. Try again.', {
-          headers: { 'retry-after': '5' },
-        });
+      const code = (err as { code?: unknown }).code;
+      if (typeof code === 'string' && NOT_CONNECTED.has(code)) {
+        throw new EngineProblem(false, 503, 'engine_unavailable',
+          'The memory engine is unreachable right now; nothing was counted. Retry after the delay given.', {
+            'retry-after': '5',
+          });
       }
-      throw new HttpProblem(503, 'engine_unavailable', 'The memory engine is unreachable right now; nothing was counted. Retry after the delay given.', {
-        headers: { 'retry-after': '5' },
-      });
+      if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
+        throw new EngineProblem(true, 504, 'engine_timeout',
+          'The memory engine did not answer in time; it may still complete the request, so it was counted. ' +
+            'Check before retrying.', {
+            'retry-after': '5',
+          });
+      }
+      throw new EngineProblem(true, 503, 'engine_unavailable',
+        'The connection to the memory engine broke during the request; it may have completed, so it was counted. ' +
+          'Check before retrying.', {
+          'retry-after': '5',
+        });
     }
   }
 

@@ -3,10 +3,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { requireScope, type Principal } from './auth.js';
 import type { GatewayContext } from './context.js';
-import { Engines, type EngineResponse, type ForwardRequest } from './engine.js';
+import {
+  EngineProblem, Engines, MAX_NEW_MEMORIES_HEADER, WOULD_STORE_HEADER, type EngineResponse, type ForwardRequest,
+} from './engine.js';
 import { HttpProblem, sendProblem } from './problem.js';
 import type { Reservation } from './quota.js';
-import { limitsFor, periodOf, type Metric, type Scope } from './scopes.js';
+import { limitsFor, periodOf, type Limits, type Metric, type Scope } from './scopes.js';
 
 /** When each request arrived (set by an onRequest hook in app.ts). */
 export const startTimes = new WeakMap<FastifyRequest, number>();
@@ -48,21 +50,27 @@ export async function authenticate(ctx: GatewayContext, request: FastifyRequest,
   return principal;
 }
 
-export async function execute(ctx: GatewayContext, request: FastifyRequest, reply: FastifyReply, principal: Principal, plan: Plan): Promise<FastifyReply> {
-  const project = principal.project;
-  const now = new Date();
+type Charge = NonNullable<Plan['charges']>[number];
+type Reserved = Extract<Reservation, { ok: true }> & Charge;
+
+/**
+ * A plan's single `memories` charge (a retain) is an upper bound of the memories it stores: the engine is told to store
+ * at most that many new memories, and the gateway counts the number the engine reports it stored.
+ */
+const settlesToStored = (plan: Plan): boolean => plan.charges === undefined && plan.metric === 'memories';
+
+/** Reserves every charge of a plan, or gives back what it took and throws the problem (429 over quota). */
+async function reserveAll(
+  ctx: GatewayContext, projectId: string, charges: Charge[], limits: Limits, now: Date,
+): Promise<Reserved[]> {
   const { period, resetsAt } = periodOf(now);
-  const charges = plan.charges ?? (plan.metric === undefined ? [] : [{ metric: plan.metric, amount: plan.amount ?? 1 }]);
-  const limits = limitsFor(project.plan, project.quotas);
-  const reserved: Array<{
-    metric: Metric; used: number; commit(): void; release(): void; counted?: (() => boolean) | undefined;
-  }> = [];
+  const reserved: Reserved[] = [];
   const releaseAll = (): void => { for (const r of reserved.splice(0)) r.release(); };
   for (const { metric, amount, counted } of charges) {
     const limit = limits[metric];
     let r: Reservation;
     try {
-      r = await ctx.quotas.reserve(project.id, metric, amount, limit, now);
+      r = await ctx.quotas.reserve(projectId, metric, amount, limit, now);
     } catch {
       releaseAll();
       throw new HttpProblem(503, 'database_unavailable', 'The quota ledger is unreachable right now; nothing was counted. Retry after the delay given.', {
@@ -79,34 +87,86 @@ export async function execute(ctx: GatewayContext, request: FastifyRequest, repl
           extra: { metric, limit, used: r.used, requested: amount, period, resets_at: resetsAt.toISOString() },
         });
     }
-    reserved.push({ metric, used: r.used, commit: r.commit, release: r.release, counted });
+    reserved.push({ ...r, metric, amount, counted });
   }
-  // Time the gateway spent before forwarding (auth, scope, rate limit, quota), for operators and the benchmark.
-  const started = startTimes.get(request);
-  if (started !== undefined) reply.header('server-timing', `gateway;dur=${(performance.now() - started).toFixed(2)}`);
+  return reserved;
+}
+
+/** The new memories a retain answer says it stored, if it says so. */
+function storedCount(answer: unknown): number | undefined {
+  if (answer === null || typeof answer !== 'object') return undefined;
+  const n = (answer as Record<string, unknown>)['stored_count'];
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : undefined;
+}
+
+/**
+ * Forwards a plan with its units reserved. A failure that leaves the outcome unknown (the engine may still carry the
+ * request out) keeps the units counted; any other failure gives them back.
+ */
+async function forwardReserved(
+  ctx: GatewayContext, reply: FastifyReply, engine: string, plan: Plan, reserved: Reserved[],
+): Promise<{ res: EngineResponse; uncounted: number }> {
   const abort = new AbortController();
   // The response closing before it was written means the caller went away. (The request stream closes as soon as its
   // body has been read, which is no sign of that.)
   const onClose = (): void => { if (!reply.raw.writableEnded) abort.abort(); };
   reply.raw.once('close', onClose);
-  let res: EngineResponse;
+  const bound = settlesToStored(plan) ? reserved[0] : undefined;
+  const extraHeaders = bound === undefined
+    ? plan.forward.extraHeaders
+    : { ...plan.forward.extraHeaders, [MAX_NEW_MEMORIES_HEADER]: String(bound.amount) };
   try {
-    res = await ctx.engines.forward(project.engine, { ...plan.forward, signal: abort.signal });
-    if (res.status >= 400) releaseAll();
-    else if (plan.transform !== undefined) res = await plan.transform(res);
+    let res = await ctx.engines.forward(engine, { ...plan.forward, extraHeaders, signal: abort.signal });
+    if (res.status >= 400) {
+      for (const r of reserved) r.release();
+      return { res, uncounted: 0 };
+    }
+    if (plan.transform !== undefined) res = await plan.transform(res);
+    if (bound === undefined) {
+      for (const r of reserved) {
+        if (r.counted?.() === false) r.release();
+        else r.commit();
+      }
+      return { res, uncounted: 0 };
+    }
+    const answer = await Engines.json(res);
+    // An async retain is stored later and reports no count: it stays counted at its bound, which the engine keeps.
+    const stored = Math.min(bound.amount, storedCount(answer) ?? bound.amount);
+    bound.settle(stored);
+    return { res: Engines.fromJson(res.status, res.headers, answer), uncounted: bound.amount - stored };
   } catch (err) {
-    releaseAll();
+    if (err instanceof EngineProblem && err.mayHaveRun) for (const r of reserved) r.commit();
+    else for (const r of reserved) r.release();
     throw err;
   } finally {
     reply.raw.off('close', onClose);
   }
-  // Counted once the engine answered with success (the units stay leased to this gateway until the next flush).
-  for (const r of reserved) {
-    if (r.counted?.() === false) r.release();
-    else r.commit();
+}
+
+export async function execute(ctx: GatewayContext, request: FastifyRequest, reply: FastifyReply, principal: Principal, plan: Plan): Promise<FastifyReply> {
+  const project = principal.project;
+  const now = new Date();
+  const { resetsAt } = periodOf(now);
+  const charges = plan.charges ?? (plan.metric === undefined ? [] : [{ metric: plan.metric, amount: plan.amount ?? 1 }]);
+  const limits = limitsFor(project.plan, project.quotas);
+  let reserved = await reserveAll(ctx, project.id, charges, limits, now);
+  // Time the gateway spent before forwarding (auth, scope, rate limit, quota), for operators and the benchmark.
+  const started = startTimes.get(request);
+  if (started !== undefined) reply.header('server-timing', `gateway;dur=${(performance.now() - started).toFixed(2)}`);
+  let { res, uncounted } = await forwardReserved(ctx, reply, project.engine, plan, reserved);
+  const wouldStore = Number(res.headers[WOULD_STORE_HEADER] ?? NaN);
+  const first = charges[0];
+  if (settlesToStored(plan) && first !== undefined && res.status === 413 && wouldStore > first.amount) {
+    // The estimate was short of what the content becomes after chunking: reserve what the engine counted, once.
+    res.body.resume();
+    reserved = await reserveAll(ctx, project.id, [{ metric: first.metric, amount: wouldStore }], limits, now);
+    ({ res, uncounted } = await forwardReserved(ctx, reply, project.engine, plan, reserved));
   }
-  const first = reserved[0];
-  if (first !== undefined) reply.headers(quotaHeaders(first.metric, limits[first.metric], first.used, resetsAt));
+  delete res.headers[WOULD_STORE_HEADER];
+  const counted = reserved[0];
+  if (counted !== undefined) {
+    reply.headers(quotaHeaders(counted.metric, limits[counted.metric], counted.used - uncounted, resetsAt));
+  }
   reply.headers(res.headers);
   if (res.status >= 400 && (res.headers['content-type'] ?? '').startsWith('application/json')) {
     // Engine problems are problem+json; keep the media type precise.

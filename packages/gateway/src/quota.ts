@@ -62,7 +62,14 @@ function counterKey(projectId: string, period: string, metric: Metric): string {
 }
 
 export type Reservation =
-  | { ok: true; used: number; commit(): void; release(): void }
+  | {
+    ok: true;
+    used: number;
+    commit(): void;
+    /** Counts `actual` of the reserved units (never more) and gives the rest back, in one step. */
+    settle(actual: number): void;
+    release(): void;
+  }
   | { ok: false; used: number };
 
 export class QuotaLedger {
@@ -102,6 +109,15 @@ export class QuotaLedger {
             settled = true;
             counter.pending -= amount;
             counter.consumed += amount;
+          },
+          settle: (actual: number) => {
+            if (settled) return;
+            settled = true;
+            const counted = Math.min(amount, Math.max(0, Math.floor(actual)));
+            counter.pending -= amount;
+            counter.consumed += counted;
+            counter.available += amount - counted;
+            if (counter.tight && counted < amount) void this.write(counter, true).catch(() => undefined);
           },
           release: () => {
             if (settled) return;

@@ -988,6 +988,8 @@ export interface operations {
                         items_count: number;
                         memory_ids: string[];
                         operation_id?: string;
+                        /** @description New memories this call stored (synchronous retains); content already present is not counted */
+                        stored_count?: number;
                         success: boolean;
                         usage?: {
                             input_tokens: number;
@@ -1829,6 +1831,8 @@ export interface operations {
                         items_count: number;
                         memory_ids: string[];
                         operation_id?: string;
+                        /** @description New memories this call stored (synchronous retains); content already present is not counted */
+                        stored_count?: number;
                         success: boolean;
                         usage?: {
                             input_tokens: number;
@@ -2231,6 +2235,8 @@ export interface operations {
                         items_count: number;
                         memory_ids: string[];
                         operation_id?: string;
+                        /** @description New memories this call stored (synchronous retains); content already present is not counted */
+                        stored_count?: number;
                         success: boolean;
                         usage?: {
                             input_tokens: number;

@@ -38,9 +38,22 @@ export interface EngineConfig {
   encryptionMasterKey: Buffer | undefined;
   authToken: string | undefined;
   maxBodyBytes: number;
+  /** Time limits and in-flight body budgets of the HTTP server (body-budget.ts). */
+  http: HttpLimits;
   logLevel: EngineEnv['MNEMOS_API_LOG_LEVEL'];
   /** Undefined: pretty on a terminal, JSON otherwise. */
   logFormat: EngineEnv['MNEMOS_API_LOG_FORMAT'];
+}
+
+export interface HttpLimits {
+  /** The request line and headers must arrive within this time. */
+  headersTimeoutMs: number;
+  /** The whole request, body included, must arrive within this time. */
+  requestTimeoutMs: number;
+  /** Body bytes one connection may have in flight. */
+  perConnectionBodyBytes: number;
+  /** Body bytes all connections together may have in flight; over it new bodies get 503 with Retry-After. */
+  globalBodyBytes: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -68,9 +81,39 @@ export function loadEngineConfig(env: Env = process.env): EngineConfig {
       : undefined,
     authToken: e.MNEMOS_API_AUTH_TOKEN,
     maxBodyBytes: e.MNEMOS_API_MAX_BODY_BYTES,
+    http: httpLimits(e),
     logLevel: e.MNEMOS_API_LOG_LEVEL,
     logFormat: e.MNEMOS_API_LOG_FORMAT,
   };
+}
+
+/** Budgets default to room for a few bodies per connection and many at once, never less than one whole body. */
+function httpLimits(e: EngineEnv): HttpLimits {
+  const maxBody = e.MNEMOS_API_MAX_BODY_BYTES;
+  const limits = {
+    headersTimeoutMs: e.MNEMOS_API_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: e.MNEMOS_API_REQUEST_TIMEOUT_MS,
+    perConnectionBodyBytes: e.MNEMOS_API_MAX_CONNECTION_BODY_BYTES ?? Math.max(4 * 1024 * 1024, maxBody),
+    globalBodyBytes: e.MNEMOS_API_MAX_INFLIGHT_BODY_BYTES ?? Math.max(64 * 1024 * 1024, 8 * maxBody),
+  };
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new ConfigError(
+      `MNEMOS_API_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed MNEMOS_API_REQUEST_TIMEOUT_MS ` +
+        `(${limits.requestTimeoutMs}); raise the request timeout or lower the headers timeout.`,
+    );
+  }
+  for (const [name, value] of [
+    ['MNEMOS_API_MAX_CONNECTION_BODY_BYTES', limits.perConnectionBodyBytes],
+    ['MNEMOS_API_MAX_INFLIGHT_BODY_BYTES', limits.globalBodyBytes],
+  ] as const) {
+    if (value < maxBody) {
+      throw new ConfigError(
+        `${name} (${value}) must be at least MNEMOS_API_MAX_BODY_BYTES (${maxBody}), ` +
+          'or no body of the largest size could be read.',
+      );
+    }
+  }
+  return limits;
 }
 
 function redact(variable: string, value: string): string {

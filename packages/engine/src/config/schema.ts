@@ -89,6 +89,28 @@ export const engineEnvSchema = z.object({
     .int('must be a whole number of bytes')
     .min(1024, 'must be at least 1024 bytes')
     .default(1024 * 1024),
+  MNEMOS_API_HEADERS_TIMEOUT_MS: z.coerce
+    .number({ error: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(100, 'must be between 100 and 600000 ms')
+    .max(600_000, 'must be between 100 and 600000 ms')
+    .default(20_000),
+  MNEMOS_API_REQUEST_TIMEOUT_MS: z.coerce
+    .number({ error: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(100, 'must be between 100 and 3600000 ms')
+    .max(3_600_000, 'must be between 100 and 3600000 ms')
+    .default(60_000),
+  MNEMOS_API_MAX_CONNECTION_BODY_BYTES: z.coerce
+    .number({ error: 'must be a number of bytes' })
+    .int('must be a whole number of bytes')
+    .min(1024, 'must be at least 1024 bytes')
+    .optional(),
+  MNEMOS_API_MAX_INFLIGHT_BODY_BYTES: z.coerce
+    .number({ error: 'must be a number of bytes' })
+    .int('must be a whole number of bytes')
+    .min(1024, 'must be at least 1024 bytes')
+    .optional(),
   MNEMOS_API_LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: 'must be one of fatal, error, warn, info, debug, trace, silent',

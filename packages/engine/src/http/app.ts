@@ -12,6 +12,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import type { Engine } from '../engine.js';
+import { BodyBudget, budgetOf, serverLimits } from './body-budget.js';
 import { Problem, sendProblem, toProblem } from './problem.js';
 import { registerBankRoutes } from './routes/banks.js';
 import { registerDescriptionRoutes } from './routes/description.js';
@@ -67,7 +68,11 @@ export async function buildApp(
     // Bank ids may be up to 256 characters, URL-encoded up to three times longer.
     routerOptions: { maxParamLength: 1024, ignoreTrailingSlash: true },
     forceCloseConnections: true,
+    ...serverLimits(engine.config.http),
   });
+  const bodyBudget = new BodyBudget({ maxBodyBytes: engine.config.maxBodyBytes, ...budgetOf(engine.config.http) });
+  bodyBudget.register(app, (reply, detail, retryAfter) =>
+    sendProblem(reply, new Problem(503, 'server_busy', detail, undefined, { 'retry-after': String(retryAfter) })));
   const ajv = validators();
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === 'body' ? ajv.body : ajv.text).compile(schema as object),

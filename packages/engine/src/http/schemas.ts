@@ -105,6 +105,9 @@ export const RetainAnswer = Type.Object({
   bank_id: Type.String(),
   items_count: Type.Integer(),
   memory_ids: Type.Array(Type.String()),
+  stored_count: Type.Optional(Type.Integer({
+    description: 'New memories this call stored (synchronous retains); content already present is not counted',
+  })),
   async: Type.Boolean(),
   operation_id: Type.Optional(Type.String()),
   usage: Type.Optional(Usage),

@@ -1,6 +1,6 @@
 import { recall } from '../recall/pipeline.js';
 import type { RecallHit, TagsMatch } from '../recall/types.js';
-import { retain } from '../memory/retain.js';
+import { pieceCount, retain, RetainLimitExceeded } from '../memory/retain.js';
 import { jobQueue, retainAsync, trackRetain } from '../jobs/index.js';
 import { ZERO_USAGE } from '../llm/types.js';
 import { DEFAULT_SPACE, MEMORY_TYPES, type Memory, type Partition } from '../memory/types.js';
@@ -14,13 +14,43 @@ import type { RecallBodyT, RetainBodyT } from './schemas.js';
 export const BUDGETS = { low: 40, mid: 100, high: 300 } as const;
 export const DEFAULT_MAX_TOKENS = 4096;
 
-export async function retainOperation(engine: Engine, partition: Partition, body: RetainBodyT) {
+/** Header by which a caller (a gateway holding quota) bounds how many new memories one retain may store. */
+export const MAX_NEW_MEMORIES_HEADER = 'x-mnemos-max-new-memories';
+
+/** The bound a request sets with MAX_NEW_MEMORIES_HEADER, if any. */
+export function maxNewMemories(headers: Record<string, string | string[] | undefined>): number | undefined {
+  const value = headers[MAX_NEW_MEMORIES_HEADER];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^\d{1,9}$/.test(value)) {
+    throw new Problem(400, 'validation_failed',
+      `${MAX_NEW_MEMORIES_HEADER} must be a whole number of memories (0 to 999999999).`);
+  }
+  return Number(value);
+}
+
+const retainLimitProblem = (wouldStore: number, allowed: number) =>
+  new Problem(413, 'too_many_memories',
+    `This retain would store ${wouldStore} new memories after chunking, more than the ${allowed} allowed; ` +
+      'send less content or raise the quota.',
+    undefined, { 'x-mnemos-would-store': String(wouldStore) });
+
+export async function retainOperation(engine: Engine, partition: Partition, body: RetainBodyT, maxNew?: number) {
   const items = retainItems(body);
-  // async: true stores the items as a durable job and answers at once with its operation id.
-  if (body.async === true && jobQueue(engine)) return retainAsync(engine, partition, items);
-  const { value: outcome, operationId } = await trackRetain(() =>
-    retain(engine.db, engine.embedder, partition, items, engine.afterRetain),
-  );
+  // async: true stores the items as a durable job and answers at once with its operation id. The job stores at most
+  // the pieces counted here, so the bound holds for it too.
+  if (body.async === true && jobQueue(engine)) {
+    const pieces = maxNew === undefined ? 0 : await pieceCount(items);
+    if (maxNew !== undefined && pieces > maxNew) throw retainLimitProblem(pieces, maxNew);
+    return retainAsync(engine, partition, items);
+  }
+  let tracked;
+  try {
+    tracked = await trackRetain(() => retain(engine.db, engine.embedder, partition, items, engine.afterRetain, maxNew));
+  } catch (error) {
+    if (error instanceof RetainLimitExceeded) throw retainLimitProblem(error.wouldStore, error.allowed);
+    throw error;
+  }
+  const { value: outcome, operationId } = tracked;
   engine.metrics.operations.inc({ operation: 'retain' });
   engine.metrics.memoriesRetained.inc(outcome.createdIds.length);
   return {
@@ -28,6 +58,8 @@ export async function retainOperation(engine: Engine, partition: Partition, body
     bank_id: partition.bankId,
     items_count: items.length,
     memory_ids: outcome.memoryIds,
+    // New memories this call stored (content already present is not stored again): what a quota counts.
+    stored_count: outcome.createdIds.length,
     async: false,
     // Fact extraction (with an LLM) runs after the call; its operation reports progress and token usage.
     ...(operationId !== undefined ? { operation_id: operationId } : {}),

@@ -25,6 +25,20 @@ export interface RetainOutcome {
   createdIds: string[];
 }
 
+/** A retain would store more new memories than its caller allows (a quota-holding gateway sets the bound). */
+export class RetainLimitExceeded extends Error {
+  constructor(readonly wouldStore: number, readonly allowed: number) {
+    super(`This retain would store ${wouldStore} new memories; at most ${allowed} are allowed.`);
+  }
+}
+
+/** How many memories `items` become after chunking: an upper bound of what retaining them stores. */
+export async function pieceCount(items: readonly RetainItem[]): Promise<number> {
+  let count = 0;
+  for (const item of items) count += (await chunkText(item.content.trim())).length;
+  return count;
+}
+
 /** Runs inside the retain transaction after the rows are written (e.g. to enqueue fact extraction atomically). */
 export type AfterRetainHook = (tx: Queryable, partition: Partition, createdIds: string[]) => Promise<void>;
 
@@ -38,6 +52,8 @@ export async function retain(
   partition: Partition,
   items: readonly RetainItem[],
   afterRetain?: AfterRetainHook,
+  /** Most new memories this call may store; over it, nothing is stored and RetainLimitExceeded is thrown. */
+  maxNew?: number,
 ): Promise<RetainOutcome> {
   const batchId = randomUUID();
   const now = new Date();
@@ -69,6 +85,7 @@ export async function retain(
 
   const existing = await findByHashes(db, partition, [...unique.keys()]);
   const fresh = [...unique.values()].filter((p) => !existing.has(p.contentHash));
+  if (maxNew !== undefined && fresh.length > maxNew) throw new RetainLimitExceeded(fresh.length, maxNew);
   const vectors = await embedder.embed(
     fresh.map((p) => embeddingText(p)),
     'document',

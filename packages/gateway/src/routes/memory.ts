@@ -9,6 +9,7 @@ import { authenticateFirst } from '../early-auth.js';
 import { authenticate, execute, guarded, seg, tenantPath, type Plan } from '../proxy.js';
 import { HttpProblem } from '../problem.js';
 import type { Scope } from '../scopes.js';
+import { estimateStored } from '../retain-estimate.js';
 import {
   BankMemoryParams, BankParams, BankProfileBody, DeleteMemoriesQuery, IdParams, ListQuery, MemoryListQuery,
   MemoryPatchBody, Open, RecallBody, RecallTopBody, ReflectBody, ReflectTopBody, RetainBody, RetainTopBody, SpaceParams,
@@ -65,10 +66,9 @@ function queryWithSpace(p: Principal, query: Query): Query {
   return { ...query, space };
 }
 
+/** Quota units reserved for a retain: an upper bound of the memories it stores, settled to what the engine stored. */
 function retainCount(body: Body): number {
-  const items = body['items'];
-  if (Array.isArray(items)) return items.length;
-  if (typeof body['content'] === 'string') return 1;
+  if (Array.isArray(body['items']) || typeof body['content'] === 'string') return estimateStored(body);
   throw new HttpProblem(400, 'validation_failed', 'A retain needs "content" (a string) or "items" (a non-empty list of {content}).', {
     errors: [{ pointer: '/body/content', detail: 'is required unless items is given' }],
   });

@@ -3,7 +3,7 @@ import type { Engine } from '../../engine.js';
 import { DEFAULT_SPACE } from '../../memory/types.js';
 import type { TypedApp } from '../app.js';
 import { BANK_ID_PATTERN, RecallAnswer, RecallBody, RetainAnswer, RetainBody } from '../schemas.js';
-import { plainJsonAnswers, recallOperation, retainOperation } from '../service.js';
+import { maxNewMemories, plainJsonAnswers, recallOperation, retainOperation } from '../service.js';
 
 const problem = { $ref: 'Problem#' };
 const errors = { 400: problem, 401: problem, 413: problem };
@@ -13,7 +13,10 @@ const BankId = { bank_id: Type.String({ pattern: BANK_ID_PATTERN, description: '
 export function registerDescriptionRoutes(app: TypedApp, engine: Engine): void {
   app.post('/v1/retain', {
     schema: { tags: ['operations'], operationId: 'retain', summary: 'Retain memories into a bank', body: Type.Composite([RetainBody, Type.Object(BankId)], { additionalProperties: true }), response: { 200: RetainAnswer, ...errors } },
-  }, async (req) => retainOperation(engine, { tenant: 'default', bankId: req.body.bank_id, space: req.body.space ?? DEFAULT_SPACE }, req.body));
+  }, async (req) => {
+    const partition = { tenant: 'default', bankId: req.body.bank_id, space: req.body.space ?? DEFAULT_SPACE };
+    return retainOperation(engine, partition, req.body, maxNewMemories(req.headers));
+  });
 
   app.post('/v1/recall', {
     ...plainJsonAnswers,

@@ -11,7 +11,7 @@ import {
   BankParams, ClearQuery, DeleteAnswer, MemoryAnswer, MemoryListAnswer, MemoryListQuery, MemoryParams, MemoryPatchBody,
   RecallAnswer, RecallBody, RetainAnswer, RetainBody,
 } from '../schemas.js';
-import { memoryAnswer, plainJsonAnswers, recallOperation, retainOperation } from '../service.js';
+import { maxNewMemories, memoryAnswer, plainJsonAnswers, recallOperation, retainOperation } from '../service.js';
 
 const problem = { $ref: 'Problem#' };
 const errors = { 400: problem, 401: problem, 404: problem, 413: problem };
@@ -32,7 +32,8 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
     },
   }, async (req) => {
     const space = req.body.space ?? DEFAULT_SPACE;
-    return retainOperation(engine, { tenant: req.params.tenant, bankId: req.params.bank, space }, req.body);
+    const partition = { tenant: req.params.tenant, bankId: req.params.bank, space };
+    return retainOperation(engine, partition, req.body, maxNewMemories(req.headers));
   });
 
   app.post('/v1/:tenant/banks/:bank/memories/recall', {

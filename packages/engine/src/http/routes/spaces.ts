@@ -2,7 +2,7 @@ import type { Engine } from '../../engine.js';
 import { ORG_BANK_ID } from '../../memory/types.js';
 import type { TypedApp } from '../app.js';
 import { RecallAnswer, RecallBody, RetainAnswer, RetainBody, SpaceParams } from '../schemas.js';
-import { plainJsonAnswers, recallOperation, retainOperation } from '../service.js';
+import { maxNewMemories, plainJsonAnswers, recallOperation, retainOperation } from '../service.js';
 
 const problem = { $ref: 'Problem#' };
 const errors = { 400: problem, 401: problem, 404: problem, 413: problem };
@@ -12,7 +12,9 @@ export function registerSpaceRoutes(app: TypedApp, engine: Engine): void {
   app.post('/v1/:tenant/spaces/:space/memories', {
     schema: { tags: ['spaces'], operationId: 'retainOrgMemories', summary: "Retain into a space's org memory", params: SpaceParams, body: RetainBody, response: { 200: RetainAnswer, ...errors } },
   }, async (req) => {
-    const answer = await retainOperation(engine, { tenant: req.params.tenant, bankId: ORG_BANK_ID, space: req.params.space }, { ...req.body, space: req.params.space });
+    const partition = { tenant: req.params.tenant, bankId: ORG_BANK_ID, space: req.params.space };
+    const body = { ...req.body, space: req.params.space };
+    const answer = await retainOperation(engine, partition, body, maxNewMemories(req.headers));
     return { ...answer, bank_id: `org:${req.params.space}` };
   });
 

@@ -1,0 +1,161 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * Bounds the request bodies a server holds in memory at once. A request that declares a body takes its declared size
+ * (a body without a length takes the body limit, the most it may grow to) from a per-connection and a global budget
+ * before a byte of it is read, and gives it back when its response ends or its connection closes. A request that finds
+ * no room is answered at once with a 503 and Retry-After, and its connection is closed, so its body is never buffered:
+ * slow uploads in bulk cost at most the global budget, whatever their number.
+ */
+export interface BodyBudgetLimits {
+  /** Largest accepted body (the server's body limit). */
+  maxBodyBytes: number;
+  /** Body bytes one connection may have in flight (pipelined requests share it). */
+  perConnectionBytes: number;
+  /** Body bytes all connections together may have in flight. */
+  globalBytes: number;
+}
+
+/** The time limits and budgets of one server, as its settings give them. */
+export interface ServerHttpLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  perConnectionBodyBytes: number;
+  globalBodyBytes: number;
+}
+
+export function budgetOf(limits: ServerHttpLimits): Omit<BodyBudgetLimits, 'maxBodyBytes'> {
+  return { perConnectionBytes: limits.perConnectionBodyBytes, globalBytes: limits.globalBodyBytes };
+}
+
+/**
+ * Fastify options that make Node drop requests whose headers or body arrive too slowly. Node checks the limits on a
+ * timer, so the timer runs at a fraction of the shorter limit to keep the limits close to what they say.
+ */
+export function serverLimits(limits: ServerHttpLimits) {
+  const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
+  return {
+    requestTimeout: limits.requestTimeoutMs,
+    http: {
+      headersTimeout: limits.headersTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
+    },
+    clientErrorHandler: clientErrorAnswer(
+      `The request was not received in time (headers within ${seconds(limits.headersTimeoutMs)}, the whole request ` +
+      `within ${seconds(limits.requestTimeoutMs)}); send it again on a faster link or in smaller parts.`,
+    ),
+  };
+}
+
+export type BodyBudgetRefusal = (reply: FastifyReply, detail: string, retryAfterSeconds: number) => FastifyReply;
+
+const RETRY_AFTER_S = 2;
+const CONNECTION_FULL = 'This connection already has as many request bodies in flight as the server accepts; '
+  + 'wait for their answers, then retry.';
+const SERVER_FULL = 'The server is receiving as many request bodies as it accepts at once; '
+  + 'retry after the delay given.';
+const HEADERS_TOO_LARGE = 'The request headers are larger than the server accepts; send fewer or shorter headers.';
+const NOT_HTTP = 'The request is not valid HTTP/1.1; check what the client sends.';
+const LINGER_MS = 1_000;
+
+export class BodyBudget {
+  private inFlightBytes = 0;
+  private readonly perSocket = new WeakMap<Socket, number>();
+
+  constructor(private readonly limits: BodyBudgetLimits) {}
+
+  /** Body bytes held by requests in flight right now. */
+  get inFlight(): number {
+    return this.inFlightBytes;
+  }
+
+  /** The bytes a request may buffer: its declared length, or the body limit when it streams without one. */
+  claimFor(headers: FastifyRequest['headers']): number {
+    const declared = headers['content-length'];
+    if (declared !== undefined) {
+      const length = Number(declared);
+      // A declared length over the limit is refused by the body parser before any byte is read.
+      return Number.isFinite(length) && length > 0 && length <= this.limits.maxBodyBytes ? length : 0;
+    }
+    return headers['transfer-encoding'] === undefined ? 0 : this.limits.maxBodyBytes;
+  }
+
+  /** Takes `bytes` for a request on `socket`; answers why not when a budget is spent. */
+  take(socket: Socket, bytes: number): { ok: true; release(): void } | { ok: false; detail: string } {
+    const onSocket = this.perSocket.get(socket) ?? 0;
+    if (onSocket + bytes > this.limits.perConnectionBytes) {
+      return { ok: false, detail: CONNECTION_FULL };
+    }
+    if (this.inFlightBytes + bytes > this.limits.globalBytes) {
+      return { ok: false, detail: SERVER_FULL };
+    }
+    this.inFlightBytes += bytes;
+    this.perSocket.set(socket, onSocket + bytes);
+    let released = false;
+    return {
+      ok: true,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.inFlightBytes -= bytes;
+        const left = (this.perSocket.get(socket) ?? bytes) - bytes;
+        if (left > 0) this.perSocket.set(socket, left);
+        else this.perSocket.delete(socket);
+      },
+    };
+  }
+
+  /** Adds the onRequest hook that claims each body's bytes, answering `refuse` when there is no room. */
+  register(app: FastifyInstance, refuse: BodyBudgetRefusal): void {
+    app.addHook('onRequest', (request, reply, done) => {
+      const bytes = this.claimFor(request.headers);
+      if (bytes === 0) return done();
+      const claim = this.take(request.raw.socket, bytes);
+      if (!claim.ok) {
+        // The body is not wanted. Node discards what still comes (never buffering it); once the answer is out the
+        // server stops sending, and closes the connection a moment later. Closing at once while the client still
+        // sends would reset the connection, and the client would lose the answer.
+        const socket = request.raw.socket;
+        reply.raw.once('finish', () => {
+          socket.end();
+          setTimeout(() => socket.destroy(), LINGER_MS).unref();
+        });
+        refuse(reply, claim.detail, RETRY_AFTER_S);
+        return;
+      }
+      const socket = request.raw.socket;
+      const release = (): void => {
+        claim.release();
+        socket.off('close', release);
+      };
+      reply.raw.once('close', release);
+      socket.once('close', release);
+      done();
+    });
+  }
+}
+
+/**
+ * Answers errors Node raises on a connection before a request reaches the router (a request or its headers not received
+ * within their time limits, oversized headers, unparsable HTTP) as problem+json, then closes the connection.
+ */
+export function clientErrorAnswer(timeoutDetail: string): (err: NodeJS.ErrnoException, socket: Socket) => void {
+  return (err, socket) => {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const [status, code, detail] = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'request_timeout', timeoutDetail]
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'headers_too_large', HEADERS_TOO_LARGE]
+        : [400, 'bad_request', NOT_HTTP];
+    const title = STATUS_CODES[status] ?? 'Error';
+    const type = `https://mnemos.dev/problems/${code}`;
+    const body = JSON.stringify({ type, title, status, detail, code });
+    if (socket.writable) {
+      socket.write(`HTTP/1.1 ${status} ${title}\r\nConnection: close\r\nContent-Type: application/problem+json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    }
+    socket.destroy();
+  };
+}
