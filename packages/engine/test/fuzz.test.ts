@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { runFuzz, routesFromOpenApi, type RouteSpec } from './helpers/fuzz.js';
+import { runFuzz, routesFromOpenApi, withoutAsync } from './helpers/fuzz.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 
 /**
@@ -34,14 +34,6 @@ async function snapshot(): Promise<string> {
             (SELECT max(updated_at)::text FROM memories) AS mu, (SELECT max(updated_at)::text FROM banks) AS bu`,
   );
   return JSON.stringify(row);
-}
-
-/** Async retains finish after their answer, which would blur "a rejected request changes nothing". */
-function withoutAsync(route: RouteSpec): RouteSpec {
-  const body = route.body;
-  if (body === undefined || typeof body['properties'] !== 'object') return route;
-  const { async: _async, ...properties } = body['properties'] as Record<string, unknown>;
-  return { ...route, body: { ...body, properties } };
 }
 
 it(`survives ${REQUESTS} fuzzed requests (seed ${SEED}) with every property holding`, { timeout: 15 * 60_000 }, async () => {
