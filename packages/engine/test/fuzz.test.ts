@@ -1,6 +1,5 @@
-import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { runFuzz, routesFromOpenApi, withoutAsync } from './helpers/fuzz.js';
+import { FUZZ_REQUESTS, FUZZ_SEED, fuzzAndCheck, MCP_ACCEPT, routesFromOpenApi, withoutAsync } from './helpers/fuzz.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 
 /**
@@ -9,10 +8,6 @@ import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
  * and a detail, a rejected request changes nothing, and /health/live keeps answering within 200 ms on its own
  * connection. MNEMOS_FUZZ_SEED and MNEMOS_FUZZ_REQUESTS replay or lengthen a run.
  */
-
-const SEED = Number(process.env['MNEMOS_FUZZ_SEED'] ?? 20261124);
-const REQUESTS = Number(process.env['MNEMOS_FUZZ_REQUESTS'] ?? 3000);
-const LIVENESS_LIMIT_MS = 200;
 
 let engine: TestEngine;
 let memoryId = '';
@@ -36,21 +31,16 @@ async function snapshot(): Promise<string> {
   return JSON.stringify(row);
 }
 
-it(`survives ${REQUESTS} fuzzed requests (seed ${SEED}) with every property holding`, { timeout: 15 * 60_000 }, async () => {
+it(`survives ${FUZZ_REQUESTS} fuzzed requests (seed ${FUZZ_SEED}) with every property holding`, { timeout: 15 * 60_000 }, async () => {
   const doc = await call<Parameters<typeof routesFromOpenApi>[0]>(engine.url, 'GET', '/openapi.json');
   const routes = routesFromOpenApi(doc.body, (path) => path.startsWith('/docs')).map(withoutAsync);
-  const accept = { accept: 'application/json, text/event-stream' };
   routes.push(
-    { method: 'POST', path: '/mcp/{bank}', query: [], body: { type: 'object' }, headers: accept },
-    { method: 'POST', path: '/v1/{tenant}/mcp', query: [], body: { type: 'object' }, headers: accept },
+    { method: 'POST', path: '/mcp/{bank}', query: [], body: { type: 'object' }, headers: MCP_ACCEPT },
+    { method: 'POST', path: '/v1/{tenant}/mcp', query: [], body: { type: 'object' }, headers: MCP_ACCEPT },
   );
-  assert.ok(routes.length > 20, `routes from /openapi.json: ${routes.length}`);
-  const { stats, failures } = await runFuzz({
+  await fuzzAndCheck('engine', {
     base: engine.url,
     routes,
-    seed: SEED,
-    requests: REQUESTS,
-    livenessPath: '/health/live',
     snapshot,
     ctx: {
       param: (name, rng) => {
@@ -64,11 +54,5 @@ it(`survives ${REQUESTS} fuzzed requests (seed ${SEED}) with every property hold
       },
       headers: () => ({}),
     },
-    allowedServerError: (answer) => answer.status === 503 && answer.text.includes('"llm_not_configured"'),
   });
-  console.log(`engine fuzz: ${JSON.stringify(stats)}`);
-  assert.deepEqual(failures, []);
-  assert.equal(stats.requests, REQUESTS);
-  assert.ok(stats.livenessProbes > 0);
-  assert.ok(stats.slowestLivenessMs <= LIVENESS_LIMIT_MS, `slowest /health/live: ${stats.slowestLivenessMs} ms`);
 });

@@ -1,6 +1,7 @@
 // Seeded request fuzzing for the engine and gateway fuzz suites: requests are built from a server's own OpenAPI
 // document, then their methods, paths, query values, bodies, content types and encodings are mutated. The same seed
 // always gives the same requests, so a failure can be replayed.
+import assert from 'node:assert/strict';
 import { Agent, request as httpRequest } from 'node:http';
 
 /** mulberry32: a tiny, well-known seeded PRNG (deterministic; not for secrets). */
@@ -394,4 +395,32 @@ export async function runFuzz(run: FuzzRun): Promise<{ stats: FuzzStats; failure
     },
     failures,
   };
+}
+
+/** The seed and length of a run; set MNEMOS_FUZZ_SEED and MNEMOS_FUZZ_REQUESTS to replay or lengthen one. */
+export const FUZZ_SEED = Number(process.env['MNEMOS_FUZZ_SEED'] ?? 20261124);
+export const FUZZ_REQUESTS = Number(process.env['MNEMOS_FUZZ_REQUESTS'] ?? 3000);
+/** The slowest a liveness probe may answer during a run. */
+export const LIVENESS_LIMIT_MS = 200;
+/** MCP's streamable HTTP transport needs this Accept header before it reads a body. */
+export const MCP_ACCEPT = { accept: 'application/json, text/event-stream' };
+
+/**
+ * Runs the fuzz with the shared seed, length and liveness path, prints the figures (docs/security.md records them) and
+ * asserts every property. The only 5xx allowed is 503 llm_not_configured: the test servers have no LLM.
+ */
+export async function fuzzAndCheck(label: string, run: Omit<FuzzRun, 'seed' | 'requests' | 'livenessPath' | 'allowedServerError'>): Promise<void> {
+  assert.ok(run.routes.length > 20, `routes from /openapi.json: ${run.routes.length}`);
+  const { stats, failures } = await runFuzz({
+    ...run,
+    seed: FUZZ_SEED,
+    requests: FUZZ_REQUESTS,
+    livenessPath: '/health/live',
+    allowedServerError: (answer) => answer.status === 503 && answer.text.includes('"llm_not_configured"'),
+  });
+  console.log(`${label} fuzz: ${JSON.stringify(stats)}`);
+  assert.deepEqual(failures, []);
+  assert.equal(stats.requests, FUZZ_REQUESTS);
+  assert.ok(stats.livenessProbes > 0);
+  assert.ok(stats.slowestLivenessMs <= LIVENESS_LIMIT_MS, `slowest /health/live: ${stats.slowestLivenessMs} ms`);
 }
