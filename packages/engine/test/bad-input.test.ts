@@ -83,7 +83,8 @@ const cases: Case[] = [
   { name: 'reflect with a non-object response_schema', method: 'POST', path: '/v1/default/banks/known/reflect', body: { query: 'x', response_schema: 'json please' }, status: 400, code: 'validation_failed' },
   { name: 'invalid tenant', method: 'GET', path: '/v1/Not_Valid!/banks', status: 404, code: 'tenant_not_found' },
   { name: 'unknown route', method: 'GET', path: '/v1/default/nothing-here', status: 404, code: 'not_found' },
-  { name: 'unknown method on a route', method: 'PUT', path: '/v1/default/banks/known/memories/recall', body: { query: 'x' }, status: 405, code: 'method_not_allowed' },
+  { name: 'unknown method on a route', method: 'PUT', path: '/v1/default/banks/known/memories/recall', body: { query: 'x' },
+    status: 405, code: 'method_not_allowed' },
 ];
 
 describe('bad input', () => {

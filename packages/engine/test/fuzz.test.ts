@@ -31,7 +31,9 @@ async function snapshot(): Promise<string> {
   return JSON.stringify(row);
 }
 
-it(`survives ${FUZZ_REQUESTS} fuzzed requests (seed ${FUZZ_SEED}) with every property holding`, { timeout: 15 * 60_000 }, async () => {
+const title = `survives ${FUZZ_REQUESTS} fuzzed requests (seed ${FUZZ_SEED}) with every property holding`;
+
+it(title, { timeout: 15 * 60_000 }, async () => {
   const doc = await call<Parameters<typeof routesFromOpenApi>[0]>(engine.url, 'GET', '/openapi.json');
   const routes = routesFromOpenApi(doc.body, (path) => path.startsWith('/docs')).map(withoutAsync);
   routes.push(

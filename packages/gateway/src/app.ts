@@ -88,14 +88,17 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
       void sendProblem(reply, problemFrom(frameworkProblem(error)));
     },
   });
-  const input = installInputLayer(app, { toError: problemFrom, pointerPrefix: (part) => `/${part}`, maxParamLength: 2048 });
+  const input = installInputLayer(app, {
+    toError: problemFrom, pointerPrefix: (part) => `/${part}`, maxParamLength: 2048,
+  });
   app.addHook('onRequest', (request, _reply, done) => { startTimes.set(request, performance.now()); done(); });
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     const wrongMethod = input.wrongMethod(request);
     if (wrongMethod !== undefined) return sendProblem(reply, problemFrom(wrongMethod));
-    return sendProblem(reply, new HttpProblem(404, 'not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}; see /openapi.json for the paths.`));
+    const route = `${request.method} ${request.url.split('?')[0] ?? ''}`;
+    return sendProblem(reply, new HttpProblem(404, 'not_found', `No route ${route}; see /openapi.json for the paths.`));
   });
   app.addSchema(ProblemSchema);
 

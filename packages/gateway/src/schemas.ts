@@ -37,7 +37,9 @@ export const RetainBody = Type.Object({
   async: Type.Optional(Type.Boolean()),
 });
 
-export const Budget = Type.Union([Type.Literal('low'), Type.Literal('mid'), Type.Literal('high'), Type.Integer({ minimum: 1, maximum: 5000 })]);
+export const Budget = Type.Union([
+  Type.Literal('low'), Type.Literal('mid'), Type.Literal('high'), Type.Integer({ minimum: 1, maximum: 5000 }),
+]);
 
 export const RecallBody = Type.Object({
   query: Type.String({ minLength: 1 }),

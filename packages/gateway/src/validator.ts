@@ -10,7 +10,8 @@ const addFormats: AddFormats = ((formats as unknown as { default?: AddFormats })
 function makeAjv(coerce: boolean): Ajv {
   // verbose: errors carry their schema, so integer bounds can be named in full (describeIssue).
   const ajv = new Ajv({
-    coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false, verbose: true,
+    coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false,
+    verbose: true,
   });
   addFormats(ajv);
   return ajv;

@@ -14,7 +14,9 @@ import {
   ADMIN_TOKEN, ENGINE_TOKEN, call, obj, setupProject, startHarness, startTestEngine, type EngineHandle, type Harness,
 } from './helpers.js';
 
-const ALL_SCOPES = ['memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete', 'project:read', 'project:write'];
+const ALL_SCOPES = [
+  'memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete', 'project:read', 'project:write',
+];
 const UNLIMITED = { memories: 10_000_000, recalls: 10_000_000, reflects: 10_000_000, requests_per_minute: 100_000_000 };
 
 let engine: EngineHandle;
@@ -37,7 +39,8 @@ before(async () => {
   const { rows } = await db.query<{ tenant: string }>('SELECT tenant FROM projects WHERE id = $1', [main.projectId]);
   tenant = rows[0]!.tenant;
   const r = await call(h.url, 'POST', '/v1/me/banks/known/memories', {
-    token: key, body: { items: [{ content: 'Ada drinks green tea every morning.' }, { content: 'Ada lives in Lisbon.' }] },
+    token: key,
+    body: { items: [{ content: 'Ada drinks green tea every morning.' }, { content: 'Ada lives in Lisbon.' }] },
   });
   assert.equal(r.status, 200, r.text);
   memoryId = (obj(r.body)['memory_ids'] as string[])[0]!;
@@ -53,12 +56,13 @@ async function snapshot(): Promise<string> {
   const { rows } = await db.query(`SELECT
     (SELECT md5(coalesce(string_agg(a::text, '|' ORDER BY a.id), '')) FROM accounts a) AS accounts,
     (SELECT md5(coalesce(string_agg(p::text, '|' ORDER BY p.id), '')) FROM projects p) AS projects,
-    (SELECT md5(coalesce(string_agg(concat_ws(',', k.id, k.name, k.scopes, k.banks, k.spaces, k.expires_at, k.revoked_at,
-       k.rate_limit_per_minute), '|' ORDER BY k.id), '')) FROM api_keys k) AS keys,
-    (SELECT md5(coalesce(string_agg(c.client_id || c.scopes::text || coalesce(c.name, ''), '|' ORDER BY c.client_id), ''))
-       FROM oauth_clients c) AS clients`);
+    (SELECT md5(coalesce(string_agg(concat_ws(',', k.id, k.name, k.scopes, k.banks, k.spaces, k.expires_at,
+       k.revoked_at, k.rate_limit_per_minute), '|' ORDER BY k.id), '')) FROM api_keys k) AS keys,
+    (SELECT md5(coalesce(string_agg(c.client_id || c.scopes::text || coalesce(c.name, ''), '|'
+       ORDER BY c.client_id), '')) FROM oauth_clients c) AS clients`);
   const banks = await call(engine.url, 'GET', `/v1/${tenant}/banks?limit=1000`, { token: ENGINE_TOKEN });
-  const list = (obj(banks.body)['banks'] ?? []) as Array<{ bank_id: string; memory_count: number; last_write_at: string | null }>;
+  type BankRow = { bank_id: string; memory_count: number; last_write_at: string | null };
+  const list = (obj(banks.body)['banks'] ?? []) as BankRow[];
   const usage = await call(h.url, 'GET', '/v1/me/usage', { token: key });
   return JSON.stringify({
     ...rows[0],
@@ -75,11 +79,13 @@ function param(route: RouteSpec, name: string, rng: Rng): string {
   return rng.uuid();
 }
 
-it(`survives ${FUZZ_REQUESTS} fuzzed requests (seed ${FUZZ_SEED}) with every property holding`, { timeout: 20 * 60_000 }, async () => {
+const title = `survives ${FUZZ_REQUESTS} fuzzed requests (seed ${FUZZ_SEED}) with every property holding`;
+
+it(title, { timeout: 20 * 60_000 }, async () => {
   const doc = await call(h.url, 'GET', '/openapi.json');
   assert.equal(doc.status, 200);
   const routes = routesFromOpenApi(doc.body as Parameters<typeof routesFromOpenApi>[0],
-    (path) => path.startsWith('/oauth') || path.startsWith('/.well-known') || path.startsWith('/interaction')).map(withoutAsync);
+    (path) => ['/oauth', '/.well-known', '/interaction'].some((prefix) => path.startsWith(prefix))).map(withoutAsync);
   routes.push(
     { method: 'POST', path: '/mcp', query: [], body: { type: 'object' }, headers: MCP_ACCEPT },
     { method: 'POST', path: '/mcp/{bank}', query: [], body: { type: 'object' }, headers: MCP_ACCEPT },
@@ -95,7 +101,8 @@ it(`survives ${FUZZ_REQUESTS} fuzzed requests (seed ${FUZZ_SEED}) with every pro
         const roll = rng.next();
         if (roll < 0.85) return { authorization: `Bearer ${admin ? ADMIN_TOKEN : key}` };
         if (roll < 0.9) return {};
-        if (roll < 0.95) return { authorization: rng.pick(['Bearer mnm_live_notakey', 'Basic Zm9vOmJhcg==', 'Bearer', `Bearer ${key}x`]) };
+        const wrong = ['Bearer mnm_live_notakey', 'Basic Zm9vOmJhcg==', 'Bearer', `Bearer ${key}x`];
+        if (roll < 0.95) return { authorization: rng.pick(wrong) };
         return { authorization: `Bearer ${admin ? key : ADMIN_TOKEN}` };
       },
     },

@@ -6,10 +6,12 @@ import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import {
-  ADMIN_TOKEN, call, isProblem, obj, setupProject, startHarness, startTestEngine, type EngineHandle, type Harness, type Res,
+  ADMIN_TOKEN, call, isProblem, obj, setupProject, startHarness, startTestEngine,
+  type EngineHandle, type Harness, type Res,
 } from './helpers.js';
 
-const ALL_SCOPES = ['memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete', 'project:read', 'project:write'];
+const ALL_SCOPES = ['memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete', 'project:read',
+  'project:write'];
 
 describe('gateway input layer', () => {
   let engine: EngineHandle;
@@ -22,7 +24,9 @@ describe('gateway input layer', () => {
   const raw = (method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<Res> => {
     const url = new URL(h.url);
     return new Promise((resolve, reject) => {
-      const req = httpRequest({ host: url.hostname, port: url.port, method, path, headers: { authorization: `Bearer ${key}`, ...headers } }, (res) => {
+      const auth = { authorization: `Bearer ${key}` };
+      const options = { host: url.hostname, port: url.port, method, path, headers: { ...auth, ...headers } };
+      const req = httpRequest(options, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
@@ -45,7 +49,8 @@ describe('gateway input layer', () => {
     await client.connect();
     try {
       const { rows } = await client.query<{ p: number; k: number; a: number }>(
-        'SELECT (SELECT count(*)::int FROM projects) AS p, (SELECT count(*)::int FROM api_keys) AS k, (SELECT count(*)::int FROM accounts) AS a',
+        `SELECT (SELECT count(*)::int FROM projects) AS p, (SELECT count(*)::int FROM api_keys) AS k,
+                (SELECT count(*)::int FROM accounts) AS a`,
       );
       const list = await call(h.url, 'GET', '/v1/me/banks/known/memories', { token: key });
       return JSON.stringify({ ...rows[0], memories: obj(list.body)['total'] });
@@ -67,7 +72,8 @@ describe('gateway input layer', () => {
     engine = await startTestEngine();
     h = await startHarness(engine.url);
     ({ key, projectId, accountId } = await setupProject(h.url, { scopes: ALL_SCOPES }));
-    const r = await call(h.url, 'POST', '/v1/me/banks/known/memories', { token: key, body: { content: 'Ada keeps a baseline memory.' } });
+    const r = await call(h.url, 'POST', '/v1/me/banks/known/memories',
+      { token: key, body: { content: 'Ada keeps a baseline memory.' } });
     assert.equal(r.status, 200, r.text);
   });
   after(async () => {
@@ -85,23 +91,36 @@ describe('gateway input layer', () => {
     });
   }
 
-  const nulCases: Array<{ name: string; method: string; path: string; body?: unknown; token?: string; pointer: string }> = [
-    { name: 'project name', method: 'POST', path: '/admin/projects', body: { name: 'p\u0000', account_id: '' }, token: ADMIN_TOKEN, pointer: '/body/name' },
-    { name: 'project rename', method: 'PATCH', path: '/admin/projects/PID', body: { name: 'p\u0000' }, token: ADMIN_TOKEN, pointer: '/body/name' },
+  type NulCase = { name: string; method: string; path: string; body?: unknown; token?: string; pointer: string };
+  const nulCases: NulCase[] = [
+    { name: 'project name', method: 'POST', path: '/admin/projects', body: { name: 'p\u0000', account_id: '' },
+      token: ADMIN_TOKEN, pointer: '/body/name' },
+    { name: 'project rename', method: 'PATCH', path: '/admin/projects/PID', body: { name: 'p\u0000' },
+      token: ADMIN_TOKEN, pointer: '/body/name' },
     { name: 'key name', method: 'POST', path: '/v1/me/keys', body: { name: 'k\u0000' }, pointer: '/body/name' },
-    { name: 'account email', method: 'POST', path: '/admin/accounts', body: { email: 'a\u0000@example.com', password: 'correct horse battery' }, token: ADMIN_TOKEN, pointer: '/body/email' },
-    { name: 'retain tag', method: 'POST', path: '/v1/me/banks/known/memories', body: { content: 'x', tags: ['t\u0000'] }, pointer: '/body/tags/0' },
-    { name: 'metadata key', method: 'POST', path: '/v1/retain', body: { bank_id: 'known', content: 'x', metadata: { 'k\u0000': 'v' } }, pointer: '/body/metadata/k\u0000' },
-    { name: 'lone surrogate in content', method: 'POST', path: '/v1/me/banks/known/memories', body: { content: 'x \ud800 y' }, pointer: '/body/content' },
-    { name: 'list document filter', method: 'GET', path: '/v1/me/banks/known/memories?q=%00', pointer: '/querystring/q' },
-    { name: 'clear filter', method: 'DELETE', path: '/v1/me/banks/known/memories?type=world%00', pointer: '/querystring/type' },
+    { name: 'account email', method: 'POST', path: '/admin/accounts',
+      body: { email: 'a\u0000@example.com', password: 'correct horse battery' }, token: ADMIN_TOKEN,
+      pointer: '/body/email' },
+    { name: 'retain tag', method: 'POST', path: '/v1/me/banks/known/memories',
+      body: { content: 'x', tags: ['t\u0000'] }, pointer: '/body/tags/0' },
+    { name: 'metadata key', method: 'POST', path: '/v1/retain',
+      body: { bank_id: 'known', content: 'x', metadata: { 'k\u0000': 'v' } }, pointer: '/body/metadata/k\u0000' },
+    { name: 'lone surrogate in content', method: 'POST', path: '/v1/me/banks/known/memories',
+      body: { content: 'x \ud800 y' }, pointer: '/body/content' },
+    { name: 'list document filter', method: 'GET', path: '/v1/me/banks/known/memories?q=%00',
+      pointer: '/querystring/q' },
+    { name: 'clear filter', method: 'DELETE', path: '/v1/me/banks/known/memories?type=world%00',
+      pointer: '/querystring/type' },
     { name: 'bank list q', method: 'GET', path: '/v1/me/banks?q=%00', pointer: '/querystring/q' },
   ];
   for (const c of nulCases) {
     it(`a NUL or lone surrogate in the ${c.name} is 400 validation_failed, nothing changes`, async () => {
       const before = await counts();
-      const body = c.body === undefined ? undefined : JSON.parse(JSON.stringify(c.body).replace('"account_id":""', `"account_id":"${accountId}"`));
-      const r = await call(h.url, c.method, c.path.replace('PID', projectId), { token: c.token ?? key, ...(body === undefined ? {} : { body }) });
+      const withAccount = (value: unknown): unknown =>
+        JSON.parse(JSON.stringify(value).replace('"account_id":""', `"account_id":"${accountId}"`));
+      const body = c.body === undefined ? undefined : withAccount(c.body);
+      const r = await call(h.url, c.method, c.path.replace('PID', projectId),
+        { token: c.token ?? key, ...(body === undefined ? {} : { body }) });
       expectProblem(r, 400, 'validation_failed', c.pointer);
       assert.equal(await counts(), before);
     });
@@ -109,7 +128,8 @@ describe('gateway input layer', () => {
 
   const nested = (depth: number): string => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
   for (const [name, path, body, token] of [
-    ['reflect response_schema', '/v1/me/banks/known/reflect', `{"query":"x","response_schema":${nested(8000)}}`, undefined],
+    ['reflect response_schema', '/v1/me/banks/known/reflect', `{"query":"x","response_schema":${nested(8000)}}`,
+      undefined],
     ['recall include', '/v1/recall', `{"bank_id":"known","query":"x","include":${nested(100)}}`, undefined],
     ['admin project quotas', '/admin/projects/PID', `{"quotas":${nested(8000)}}`, ADMIN_TOKEN],
     ['MCP message', '/mcp', `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":${nested(8000)}}`, undefined],
@@ -138,7 +158,8 @@ describe('gateway input layer', () => {
 
   it('a text/plain body is 415 and a body without a content type too', async () => {
     const before = await counts();
-    expectProblem(await raw('POST', '/v1/me/banks/known/memories', 'remember this', { 'content-type': 'text/plain' }), 415, 'unsupported_media_type');
+    expectProblem(await raw('POST', '/v1/me/banks/known/memories', 'remember this', { 'content-type': 'text/plain' }),
+      415, 'unsupported_media_type');
     expectProblem(await raw('POST', '/v1/me/banks/known/memories', '{"content":"x"}'), 415, 'unsupported_media_type');
     assert.equal(await counts(), before);
   });
@@ -147,19 +168,24 @@ describe('gateway input layer', () => {
     expectProblem(await raw('GET', '/v1/me/banks/%E0%A4%A/memories'), 400, 'bad_request');
   });
 
-  it('DELETE with Content-Type: application/json and an empty body is accepted (and forwarded as body-less)', async () => {
-    const made = await call(h.url, 'POST', '/v1/me/banks/known/memories', { token: key, body: { content: 'A memory to delete soon.' } });
+  it('DELETE with Content-Type: application/json and an empty body is accepted (and forwarded as body-less)',
+    async () => {
+    const made = await call(h.url, 'POST', '/v1/me/banks/known/memories',
+      { token: key, body: { content: 'A memory to delete soon.' } });
     const id = (obj(made.body)['memory_ids'] as string[])[0]!;
-    const del = await raw('DELETE', `/v1/me/banks/known/memories/${id}`, '', { 'content-type': 'application/json', 'content-length': '0' });
+    const del = await raw('DELETE', `/v1/me/banks/known/memories/${id}`, '',
+      { 'content-type': 'application/json', 'content-length': '0' });
     assert.equal(del.status, 200, del.text);
     const get = await raw('GET', '/v1/me/usage', '', { 'content-type': 'application/json', 'content-length': '0' });
     assert.equal(get.status, 200, get.text);
-    const post = await raw('POST', '/v1/me/banks/known/memories', '', { 'content-type': 'application/json', 'content-length': '0' });
+    const post = await raw('POST', '/v1/me/banks/known/memories', '',
+      { 'content-type': 'application/json', 'content-length': '0' });
     expectProblem(post, 400, 'validation_failed');
   });
 
   it('engine client errors reach the caller unchanged (not as 502)', async () => {
-    const r = await call(h.url, 'POST', '/v1/me/banks/known/memories/recall', { token: key, body: { query: 'x', types: ['bogus'] } });
+    const r = await call(h.url, 'POST', '/v1/me/banks/known/memories/recall',
+      { token: key, body: { query: 'x', types: ['bogus'] } });
     expectProblem(r, 400, 'validation_failed', '/types');
     assert.match(String(obj(r.body)['detail']), /Unknown memory type "bogus"/);
   });

@@ -54,7 +54,9 @@ function installBodyParsers(app: FastifyInstance, toError: InputLayerOptions['to
 /** NUL characters and lone surrogates are refused in every string of the path, the query and the body. */
 function installTextCheck(app: FastifyInstance, options: InputLayerOptions): void {
   app.addHook('preValidation', async (request) => {
-    const parts: Array<[RequestPart, unknown]> = [['params', request.params], ['querystring', request.query], ['body', request.body]];
+    const parts: Array<[RequestPart, unknown]> = [
+      ['params', request.params], ['querystring', request.query], ['body', request.body],
+    ];
     for (const [part, value] of parts) {
       const bad = findUnstorableText(value);
       if (bad === undefined) continue;

@@ -1,7 +1,9 @@
 export { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
 export { findUnstorableText, pointerSegment, type UnstorableText } from './text.js';
 export { describeIssue, frameworkProblem, type InputProblem } from './problems.js';
-export { installInputLayer, METHODS_WITHOUT_BODY, type InputLayer, type InputLayerOptions, type RequestPart } from './fastify.js';
+export {
+  installInputLayer, METHODS_WITHOUT_BODY, type InputLayer, type InputLayerOptions, type RequestPart,
+} from './fastify.js';
 
 /**
  * The largest list offset either server accepts. Offsets past the last item answer an empty page; the bound keeps every

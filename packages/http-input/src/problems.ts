@@ -26,16 +26,17 @@ export const methodNotAllowed = (method: string, path: string, allow: string[]):
   headers: { allow: allow.join(', ') },
 });
 
-/** Router failures (bad percent-encoding, over-long parameters) reach `frameworkErrors` instead of the error handler. */
+/** Router failures (bad percent-encoding, over-long parameters) reach `frameworkErrors`, not the error handler. */
 export function frameworkProblem(error: { code?: string; message: string; statusCode?: number }): InputProblem {
   if (error.code === 'FST_ERR_BAD_URL') {
     return {
       status: 400,
       code: 'bad_request',
-      detail: 'The request URL has a malformed percent-encoding (% must be followed by two hex digits); encode it and retry.',
+      detail: 'The request URL has a malformed percent-encoding (% must be followed by two hex digits); fix it.',
     };
   }
-  const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+  const clientError = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500;
+  const status = clientError ? error.statusCode! : 400;
   return { status, code: 'bad_request', detail: `The request URL is invalid: ${error.message}` };
 }
 
@@ -52,7 +53,8 @@ interface AjvIssue {
 export function describeIssue(issue: AjvIssue): string {
   const schema = issue.parentSchema as { type?: unknown; minimum?: unknown; maximum?: unknown } | undefined;
   const boundsKeyword = ['type', 'minimum', 'maximum', 'multipleOf'].includes(issue.keyword ?? '');
-  if (boundsKeyword && schema?.type === 'integer' && typeof schema.minimum === 'number' && typeof schema.maximum === 'number') {
+  const bounded = typeof schema?.minimum === 'number' && typeof schema.maximum === 'number';
+  if (boundsKeyword && schema?.type === 'integer' && bounded) {
     return `must be an integer from ${schema.minimum} to ${schema.maximum}`;
   }
   return issue.message ?? 'is invalid';

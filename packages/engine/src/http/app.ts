@@ -91,7 +91,8 @@ export async function buildApp(engine: Engine, extensions: RouteExtender[] = [])
   app.setNotFoundHandler((request, reply) => {
     const wrongMethod = input.wrongMethod(request);
     if (wrongMethod !== undefined) return sendProblem(reply, problemFrom(wrongMethod));
-    return sendProblem(reply, new Problem(404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}; see /docs for the API.`));
+    const route = `${request.method} ${request.url.split('?')[0]}`;
+    return sendProblem(reply, new Problem(404, 'not_found', `No route ${route}; see /docs for the API.`));
   });
 
   app.addHook('onRequest', async (request) => {
