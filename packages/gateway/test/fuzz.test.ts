@@ -15,7 +15,7 @@ import {
 } from './helpers.js';
 
 const ALL_SCOPES = [
-  'memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete', 'project:read', 'project:write',
+  'memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete', 'project:read', 'project:write', 'mcp',
 ];
 const UNLIMITED = { memories: 10_000_000, recalls: 10_000_000, reflects: 10_000_000, requests_per_minute: 100_000_000 };
 

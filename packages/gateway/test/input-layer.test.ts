@@ -10,8 +10,9 @@ import {
   type EngineHandle, type Harness, type Res,
 } from './helpers.js';
 
-const ALL_SCOPES = ['memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete', 'project:read',
-  'project:write'];
+const ALL_SCOPES = [
+  'memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete', 'project:read', 'project:write', 'mcp',
+];
 
 describe('gateway input layer', () => {
   let engine: EngineHandle;
