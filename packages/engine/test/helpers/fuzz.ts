@@ -324,9 +324,16 @@ export class LivenessProbe {
   private running = true;
   private loop: Promise<void> | undefined;
   slowestMs = 0;
+  /** What the fuzz was sending while the slowest probe waited, to point at the request that held the server. */
+  slowestDuring = '';
   probes = 0;
 
-  constructor(private readonly base: string, private readonly path: string, private readonly intervalMs = 25) {}
+  constructor(
+    private readonly base: string,
+    private readonly path: string,
+    private readonly inFlight: () => string,
+    private readonly intervalMs = 25,
+  ) {}
 
   start(): void {
     this.loop = (async () => {
@@ -337,7 +344,10 @@ export class LivenessProbe {
         const took = performance.now() - started;
         if (answer.status !== 200) throw new Error(`liveness answered ${answer.status}`);
         this.probes++;
-        this.slowestMs = Math.max(this.slowestMs, took);
+        if (took > this.slowestMs) {
+          this.slowestMs = took;
+          this.slowestDuring = this.inFlight();
+        }
         await new Promise((r) => setTimeout(r, this.intervalMs));
       }
     })();
@@ -357,6 +367,7 @@ export interface FuzzStats {
   /** 5xx answers the run allowed by design (counted within statusClasses too). */
   allowedServerErrors: number;
   slowestLivenessMs: number;
+  slowestLivenessDuring: string;
   livenessProbes: number;
   seconds: number;
 }
@@ -378,7 +389,8 @@ export interface FuzzRun {
 export async function runFuzz(run: FuzzRun): Promise<{ stats: FuzzStats; failures: string[] }> {
   const rng = new Rng(run.seed);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const probe = new LivenessProbe(run.base, run.livenessPath);
+  let inFlight = '';
+  const probe = new LivenessProbe(run.base, run.livenessPath, () => inFlight);
   const classes: Record<string, number> = {};
   const failures: string[] = [];
   let allowedServerErrors = 0;
@@ -389,6 +401,7 @@ export async function runFuzz(run: FuzzRun): Promise<{ stats: FuzzStats; failure
     for (let i = 0; i < run.requests; i++) {
       const route = rng.pick(run.routes);
       const req = buildRequest(rng, route, run.ctx);
+      inFlight = `#${i} ${req.method} ${route.path}`;
       // After a rejected request the state is known (it was just checked), so only a success costs a fresh snapshot.
       const before = known ?? await run.snapshot();
       known = undefined;
@@ -427,6 +440,7 @@ export async function runFuzz(run: FuzzRun): Promise<{ stats: FuzzStats; failure
       statusClasses: classes,
       allowedServerErrors,
       slowestLivenessMs: Math.round(probe.slowestMs * 10) / 10,
+      slowestLivenessDuring: probe.slowestDuring,
       livenessProbes: probe.probes,
       seconds: Math.round((performance.now() - started) / 100) / 10,
     },
