@@ -10,6 +10,7 @@ COPY package.json package-lock.json .npmrc tsconfig.json tsconfig.base.json ./
 COPY packages/engine/package.json packages/engine/
 COPY packages/gateway/package.json packages/gateway/
 COPY packages/client/package.json packages/client/
+COPY packages/http-input/package.json packages/http-input/
 # onnxruntime's native CPU library (bin/napi-v6/linux/<arch>/libonnxruntime.so.1 and onnxruntime_binding.node) ships
 # inside the onnxruntime-node npm package itself. Its install script only downloads the optional CUDA and TensorRT
 # providers (linux/x64, from NuGet), which `onnxruntime-node-install=skip` in .npmrc skips; this CPU image needs none
@@ -21,6 +22,8 @@ COPY packages/gateway/src packages/gateway/src
 COPY packages/gateway/tsconfig.json packages/gateway/
 COPY packages/client/src packages/client/src
 COPY packages/client/tsconfig.json packages/client/
+COPY packages/http-input/src packages/http-input/src
+COPY packages/http-input/tsconfig.json packages/http-input/
 # After the build only production dependencies stay; onnxruntime's prebuilt runtimes for other systems are dead weight
 # here (the Linux ones, x64 and arm64, stay), and the build fails if this architecture's library is missing.
 RUN npx tsc -b \
@@ -48,6 +51,8 @@ COPY --from=build /app/packages/gateway/package.json ./packages/gateway/
 COPY --from=build /app/packages/gateway/dist ./packages/gateway/dist
 COPY --from=build /app/packages/client/package.json ./packages/client/
 COPY --from=build /app/packages/client/dist ./packages/client/dist
+COPY --from=build /app/packages/http-input/package.json ./packages/http-input/
+COPY --from=build /app/packages/http-input/dist ./packages/http-input/dist
 # /data belongs to uid 1000, so a new named volume mounted there does too (Docker copies the owner on first use).
 RUN mkdir -p /data && chown 1000:1000 /data
 # The node image's `node` user is uid 1000.

@@ -8,6 +8,7 @@ import { installLlmLayer } from './llm/index.js';
 import { vectorCacheFor } from './vectors/registry.js';
 import { unknownVariableWarnings } from './config/unknown-variables.js';
 import { createLogger, type EngineLogger } from './log.js';
+import { serverLimits } from './http/body-budget.js';
 import { HttpGate } from './startup/http-gate.js';
 import { Readiness } from './startup/readiness.js';
 
@@ -76,7 +77,7 @@ export async function startEngine(options: StartEngineOptions = {}): Promise<Run
   // A data folder the engine cannot write is a setup error: it fails before the port opens, not after warming.
   ensureWritableHome(config.home);
   const readiness = new Readiness(log);
-  const gate = new HttpGate(readiness);
+  const gate = new HttpGate(readiness, serverLimits(config.http).http);
   readiness.report('binding port');
   const url = urlOf(config.host, await gate.listen(config.port, config.host));
   options.onListening?.(url, logger);

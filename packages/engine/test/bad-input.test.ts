@@ -83,7 +83,8 @@ const cases: Case[] = [
   { name: 'reflect with a non-object response_schema', method: 'POST', path: '/v1/default/banks/known/reflect', body: { query: 'x', response_schema: 'json please' }, status: 400, code: 'validation_failed' },
   { name: 'invalid tenant', method: 'GET', path: '/v1/Not_Valid!/banks', status: 404, code: 'tenant_not_found' },
   { name: 'unknown route', method: 'GET', path: '/v1/default/nothing-here', status: 404, code: 'not_found' },
-  { name: 'unknown method on a route', method: 'PUT', path: '/v1/default/banks/known/memories/recall', body: { query: 'x' }, status: 404, code: 'not_found' },
+  { name: 'unknown method on a route', method: 'PUT', path: '/v1/default/banks/known/memories/recall', body: { query: 'x' },
+    status: 405, code: 'method_not_allowed' },
 ];
 
 describe('bad input', () => {
@@ -126,14 +127,13 @@ describe('bad input', () => {
       'Combining marks: e\u0301 vs é, and zero\u200bwidth joiners',
       '日本語の記憶：東京で寿司を食べた',
       'Right-to-left: שלום עולם and مرحبا',
-      'Lone surrogate \ud800 survives as text',
     ];
     const r = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/unicode/memories', { items: texts.map((content) => ({ content })) });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.memory_ids.length, texts.length);
     const list = await call<{ items: Array<{ text: string }> }>(engine.url, 'GET', '/v1/default/banks/unicode/memories');
     const stored = new Set(list.body.items.map((m) => m.text));
-    for (const t of texts.slice(0, 4)) assert.ok(stored.has(t), `stored ${t}`);
+    for (const t of texts) assert.ok(stored.has(t), `stored ${t}`);
     const q = await call<{ results: Array<{ text: string }> }>(engine.url, 'POST', '/v1/default/banks/unicode/memories/recall', { query: '🧠 emoji' });
     assert.equal(q.status, 200);
   });

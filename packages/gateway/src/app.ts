@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
+import { frameworkProblem, installInputLayer, type InputProblem } from '@mnemos/http-input';
 import { Authenticator } from './auth.js';
 import { BodyBudget, budgetOf, serverLimits } from './body-budget.js';
 import { loadConfig, type GatewayConfig } from './config.js';
@@ -44,6 +45,12 @@ export interface RunningGateway {
 
 export { VERSION } from './version.js';
 
+const problemFrom = (p: InputProblem): HttpProblem =>
+  new HttpProblem(p.status, p.code, p.detail, {
+    ...(p.errors !== undefined ? { errors: p.errors } : {}),
+    ...(p.headers !== undefined ? { headers: p.headers } : {}),
+  });
+
 export async function startGateway(options: StartOptions = {}): Promise<RunningGateway> {
   const config = loadConfig(options.env ?? process.env);
   const pool = createPool(config.databaseUrl, config.dbPoolSize);
@@ -81,19 +88,25 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     routerOptions: { maxParamLength: 2048 },
     // Router-level failures (bad URL encoding, over-long parameters) are problems too.
     frameworkErrors: (error, _request, reply) => {
-      const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
-      void sendProblem(reply, new HttpProblem(status, 'bad_request', `The request URL is invalid: ${error.message}`));
+      void sendProblem(reply, problemFrom(frameworkProblem(error)));
     },
   });
   const bodyBudget = new BodyBudget({ maxBodyBytes: config.maxBodyBytes, ...budgetOf(config.http) });
   bodyBudget.register(app, (reply, detail, retryAfter) =>
     sendProblem(reply, new HttpProblem(503, 'server_busy', detail, { headers: { 'retry-after': String(retryAfter) } })),
   );
+  const input = installInputLayer(app, {
+    toError: problemFrom, pointerPrefix: (part) => `/${part}`, maxParamLength: 2048,
+  });
   app.addHook('onRequest', (request, _reply, done) => { startTimes.set(request, performance.now()); done(); });
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>
-    sendProblem(reply, new HttpProblem(404, 'not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}; see /openapi.json for the paths.`)));
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+    const wrongMethod = input.wrongMethod(request);
+    if (wrongMethod !== undefined) return sendProblem(reply, problemFrom(wrongMethod));
+    const route = `${request.method} ${request.url.split('?')[0] ?? ''}`;
+    return sendProblem(reply, new HttpProblem(404, 'not_found', `No route ${route}; see /openapi.json for the paths.`));
+  });
   app.addSchema(ProblemSchema);
 
   await app.register(cors, {

@@ -1,6 +1,7 @@
 // RFC 9457 problem+json answers: {type, title, status, detail, code, errors?}. Every error the gateway produces goes
 // through here, so no malformed input ever turns into a 500.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { describeIssue } from '@mnemos/http-input';
 
 export interface FieldError {
   pointer: string;
@@ -57,7 +58,8 @@ export class HttpProblem extends Error {
 
   toProblem(): Problem {
     const body: Problem = {
-      type: `https://mnemos.dev/problems/${this.code.replace(/_/g, '-')}`,
+      // The same scheme as the engine's: the machine code as the last path segment.
+      type: `https://mnemos.dev/problems/${this.code}`,
       title: TITLES[this.status] ?? 'Error',
       status: this.status,
       detail: this.message,
@@ -91,7 +93,9 @@ export const validation = (detail: string, errors?: FieldError[]): HttpProblem =
 interface ValidationItem {
   instancePath?: string;
   message?: string;
+  keyword?: string;
   params?: Record<string, unknown>;
+  parentSchema?: unknown;
 }
 
 /** Fastify error handler: maps schema validation, body parsing and size errors to 4xx problems. */
@@ -103,7 +107,7 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
     const errors = validationItems.map((v) => {
       const missing = v.params?.['missingProperty'];
       const pointer = `${v.instancePath ?? ''}${typeof missing === 'string' ? `/${missing}` : ''}`;
-      return { pointer: `/${where}${pointer}`.replace(/\/$/, ''), detail: v.message ?? 'is invalid' };
+      return { pointer: `/${where}${pointer}`.replace(/\/$/, ''), detail: describeIssue(v) };
     });
     const first = errors[0];
     return sendProblem(reply, validation(

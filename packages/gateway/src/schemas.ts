@@ -1,6 +1,7 @@
 // TypeBox schemas shared by routes and the OpenAPI document. Memory bodies are open objects: the engine validates
 // them fully (and ignores unknown fields, for Hindsight compatibility); the gateway checks only what it must read.
 import { Type, type TSchema } from '@sinclair/typebox';
+import { MAX_LIST_OFFSET } from '@mnemos/http-input';
 import { SCOPES } from './scopes.js';
 
 export const BANK_ID_PATTERN = '^[A-Za-z0-9._:@+-]{1,256}$';
@@ -36,12 +37,14 @@ export const RetainBody = Type.Object({
   async: Type.Optional(Type.Boolean()),
 });
 
-export const Budget = Type.Union([Type.Literal('low'), Type.Literal('mid'), Type.Literal('high'), Type.Number({ minimum: 1 })]);
+export const Budget = Type.Union([
+  Type.Literal('low'), Type.Literal('mid'), Type.Literal('high'), Type.Integer({ minimum: 1, maximum: 5000 }),
+]);
 
 export const RecallBody = Type.Object({
   query: Type.String({ minLength: 1 }),
   space: Type.Optional(Type.String({ pattern: SPACE_PATTERN })),
-  max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
+  max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   budget: Type.Optional(Budget),
   include_org: Type.Optional(Type.Boolean()),
   types: Type.Optional(Type.Array(Type.String())),
@@ -82,7 +85,7 @@ export const MemoryPatchBody = Type.Object({
 
 export const ListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LIST_OFFSET })),
   q: Type.Optional(Type.String()),
 });
 
@@ -92,7 +95,7 @@ export const MemoryListQuery = Type.Object({
   q: Type.Optional(Type.String()),
   tags: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LIST_OFFSET })),
   since: Type.Optional(Type.String()),
   until: Type.Optional(Type.String()),
 });

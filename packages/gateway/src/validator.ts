@@ -8,7 +8,11 @@ type AddFormats = (ajv: Ajv) => Ajv;
 const addFormats: AddFormats = ((formats as unknown as { default?: AddFormats }).default ?? (formats as unknown as AddFormats));
 
 function makeAjv(coerce: boolean): Ajv {
-  const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false });
+  // verbose: errors carry their schema, so integer bounds can be named in full (describeIssue).
+  const ajv = new Ajv({
+    coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false,
+    verbose: true,
+  });
   addFormats(ajv);
   return ajv;
 }

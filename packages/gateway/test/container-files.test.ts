@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -89,6 +89,17 @@ describe('Dockerfile', () => {
     for (const [name] of env.matchAll(/\b([A-Z][A-Z0-9_]*)=/g)) {
       const variable = name.slice(0, -1);
       if (variable !== 'NODE_ENV') assert.ok(ENGINE_VARIABLES.has(variable), `${variable} is not an engine setting`);
+    }
+  });
+
+  it('copies every workspace package into both stages (a package left out breaks npm ci or the run)', () => {
+    const packages = readdirSync(resolve(ROOT, 'packages')).filter((name) =>
+      existsSync(resolve(ROOT, 'packages', name, 'package.json')));
+    const [build, run] = stages(text);
+    const copied = (stage: Instruction[]) => find(stage, 'COPY').map(args).join('\n');
+    for (const name of packages) {
+      assert.match(copied(build!), new RegExp(`packages/${name}/package\\.json`), `${name} is not installed in the build`);
+      assert.match(copied(run!), new RegExp(`packages/${name}/dist`), `${name} is not copied into the image`);
     }
   });
 

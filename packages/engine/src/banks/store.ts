@@ -139,8 +139,8 @@ export async function listBanks(
   const [count] = await db.query<{ n: number | string }>(`SELECT count(*) AS n FROM banks b WHERE ${where}`, params);
   const rows = await db.query<BankRow>(
     `${SELECT_BANK} WHERE ${where} ORDER BY COALESCE(b.last_write_at, b.updated_at) DESC, b.bank_id
-     LIMIT ${Math.trunc(limit)} OFFSET ${Math.trunc(offset)}`,
-    params,
+     LIMIT $${params.length + 1}::int OFFSET $${params.length + 2}::bigint`,
+    [...params, limit, offset],
   );
   return { banks: rows.map(toProfile), total: Number(count?.n ?? 0) };
 }

@@ -11,6 +11,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
+import { frameworkProblem, installInputLayer, type InputProblem } from '@mnemos/http-input';
 import type { Engine } from '../engine.js';
 import { BodyBudget, budgetOf, serverLimits } from './body-budget.js';
 import { Problem, sendProblem, toProblem } from './problem.js';
@@ -36,11 +37,14 @@ const typed = (app: FastifyInstance) => app.withTypeProvider<TypeBoxTypeProvider
  * path parameters are text on the wire, so they are coerced to the schema's types.
  */
 function validators() {
-  const base = { allErrors: false, strict: false, useDefaults: true } as const;
+  // verbose: errors carry their schema, so integer bounds can be named in full (describeIssue).
+  const base = { allErrors: false, strict: false, useDefaults: true, verbose: true } as const;
   const body = addFormats(new Ajv({ ...base, coerceTypes: false }));
   const text = addFormats(new Ajv({ ...base, coerceTypes: 'array' }));
   return { body, text };
 }
+
+const problemFrom = (p: InputProblem) => new Problem(p.status, p.code, p.detail, p.errors, p.headers);
 
 export type RouteExtender = (app: TypedApp, engine: Engine) => void | Promise<void>;
 
@@ -69,6 +73,15 @@ export async function buildApp(
     routerOptions: { maxParamLength: 1024, ignoreTrailingSlash: true },
     forceCloseConnections: true,
     ...serverLimits(engine.config.http),
+    frameworkErrors: (error, _request, reply) => {
+      void sendProblem(reply, problemFrom(frameworkProblem(error)));
+    },
+  });
+  const input = installInputLayer(app, {
+    toError: problemFrom,
+    pointerPrefix: (part) => (part === 'body' ? '' : `/${part}`),
+    ignoreTrailingSlash: true,
+    maxParamLength: 1024,
   });
   const bodyBudget = new BodyBudget({ maxBodyBytes: engine.config.maxBodyBytes, ...budgetOf(engine.config.http) });
   bodyBudget.register(app, (reply, detail, retryAfter) =>
@@ -102,9 +115,12 @@ export async function buildApp(
     const problem = toProblem(error instanceof Error ? error : new Error(String(error)), request);
     return sendProblem(reply, problem);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, new Problem(404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}; see /docs for the API.`)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const wrongMethod = input.wrongMethod(request);
+    if (wrongMethod !== undefined) return sendProblem(reply, problemFrom(wrongMethod));
+    const route = `${request.method} ${request.url.split('?')[0]}`;
+    return sendProblem(reply, new Problem(404, 'not_found', `No route ${route}; see /docs for the API.`));
+  });
 
   app.addHook('onRequest', async (request) => {
     authenticate(engine, request);
@@ -154,12 +170,24 @@ function authenticate(engine: Engine, request: FastifyRequest): void {
   }
 }
 
-/** Without an auth token the engine serves only the `default` tenant. */
+/** Percent-decoding that never throws: a malformed sequence is shown as sent. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/**
+ * Without an auth token the engine serves only the `default` tenant. The description-level paths (`/v1/retain`,
+ * `/v1/recall`, `/v1/reflect`) have no tenant segment, so the check applies only to paths with one more segment.
+ */
 function checkTenant(engine: Engine, request: FastifyRequest): void {
-  const match = /^\/v1\/([^/?]+)\//.exec(request.url);
+  const match = /^\/v1\/([^/?]+)\/[^/?]/.exec(request.url);
   if (!match || engine.config.authToken !== undefined) return;
-  const tenant = decodeURIComponent(match[1]!);
-  if (['default', 'retain', 'recall', 'reflect'].includes(tenant)) return;
+  const tenant = decodeSegment(match[1]!);
+  if (tenant === 'default') return;
   throw new Problem(
     404,
     'tenant_not_found',

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { describeIssue } from '@mnemos/http-input';
 
 /** An error a user sees: RFC 9457 problem details with a stable machine `code`. */
 export class Problem extends Error {
@@ -51,6 +52,7 @@ interface AjvIssue {
   message?: string;
   keyword?: string;
   params?: Record<string, unknown>;
+  parentSchema?: unknown;
 }
 
 /** Maps every error Fastify raises (validation, body parsing, size) to a problem; anything else is a 500. */
@@ -64,7 +66,7 @@ export function toProblem(error: FastifyError | Problem | Error, request: Fastif
       if (v.keyword === 'required' && typeof v.params?.missingProperty === 'string') {
         pointer += `/${v.params.missingProperty}`;
       }
-      return { pointer: `${where === 'body' ? '' : `/${where}`}${pointer}` || '/', detail: v.message ?? 'is invalid' };
+      return { pointer: `${where === 'body' ? '' : `/${where}`}${pointer}` || '/', detail: describeIssue(v) };
     });
     const first = errors[0]!;
     return new Problem(

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { MAX_LIST_OFFSET } from '@mnemos/http-input';
 
 /**
  * Every request and response shape of the engine's HTTP API, in one place. Fastify validates requests with these and
@@ -187,7 +188,7 @@ export const MemoryListQuery = Type.Object(
     since: Type.Optional(Type.String({ description: 'ISO date-time: occurred at or after' })),
     until: Type.Optional(Type.String({ description: 'ISO date-time: occurred before' })),
     limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, default: 100 })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LIST_OFFSET, default: 0 })),
   },
   open,
 );
@@ -262,7 +263,7 @@ export const BankListQuery = Type.Object(
   {
     q: Type.Optional(Type.String({ maxLength: 256 })),
     limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, default: 100 })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LIST_OFFSET, default: 0 })),
   },
   open,
 );

@@ -219,8 +219,8 @@ export async function listMemories(db: Queryable, f: ListFilter): Promise<{ item
   const rows = await db.query<MemoryRow>(
     `SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${whereSql}
      ORDER BY COALESCE(occurred_at, created_at) DESC, created_at DESC, seq DESC, id
-     LIMIT ${Math.trunc(f.limit)} OFFSET ${Math.trunc(f.offset)}`,
-    params,
+     LIMIT $${params.length + 1}::int OFFSET $${params.length + 2}::bigint`,
+    [...params, f.limit, f.offset],
   );
   return { items: await rowsToMemories(db, f.tenant, rows), total: Number(count?.n ?? 0) };
 }

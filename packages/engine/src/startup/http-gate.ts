@@ -21,8 +21,16 @@ export class HttpGate {
   private appHandler: Handler | undefined;
   private state: 'warming' | 'open' | 'stopping' = 'warming';
 
-  constructor(private readonly readiness: Readiness, private readonly startedAt = Date.now()) {
-    this.server = createServer((request, response) => this.dispatch(request, response));
+  /**
+   * `http` holds the options Node takes only when a server is created (how often idle and slow connections are
+   * checked against the header and request time limits); the limits themselves come again through serverFactory.
+   */
+  constructor(
+    private readonly readiness: Readiness,
+    http: ServerOptions = {},
+    private readonly startedAt = Date.now(),
+  ) {
+    this.server = createServer(http, (request, response) => this.dispatch(request, response));
   }
 
   /** Binds the port; a taken or forbidden port or host is a configuration error naming the setting to change. */

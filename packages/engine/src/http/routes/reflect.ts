@@ -15,7 +15,7 @@ export const ReflectBody = Type.Object(
     context: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     include: Type.Optional(Type.Union([Type.Object({}, open), Type.Null()])),
     response_schema: Type.Optional(Type.Union([Type.Object({}, open), Type.Null()])),
-    max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()])),
     fact_types: Type.Optional(Type.Union([Type.Array(Type.String(), { maxItems: 16 }), Type.Null()])),
     types: Type.Optional(Type.Union([Type.Array(Type.String(), { maxItems: 16 }), Type.Null()])),
     tags: Type.Optional(Type.Union([Type.Array(Type.String({ maxLength: 256 }), { maxItems: 100 }), Type.String(), Type.Null()])),

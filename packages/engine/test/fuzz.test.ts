@@ -1,0 +1,60 @@
+import { after, before, it } from 'node:test';
+import { FUZZ_REQUESTS, FUZZ_SEED, fuzzAndCheck, MCP_ACCEPT, routesFromOpenApi, withoutAsync } from './helpers/fuzz.js';
+import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
+
+/**
+ * Seeded fuzzing of the engine's whole HTTP surface, built from its OpenAPI document (plus the hidden MCP paths).
+ * Properties: no 5xx (503 llm_not_configured aside: this engine has no LLM), every error is problem+json with a code
+ * and a detail, a rejected request changes nothing, and /health/live keeps answering within 200 ms on its own
+ * connection. MNEMOS_FUZZ_SEED and MNEMOS_FUZZ_REQUESTS replay or lengthen a run.
+ */
+
+let engine: TestEngine;
+let memoryId = '';
+
+before(async () => {
+  engine = await startTestEngine();
+  const r = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/known/memories', {
+    items: [{ content: 'Ada drinks green tea every morning.' }, { content: 'Ada lives in Lisbon.', tags: ['home'] }],
+  });
+  memoryId = r.body.memory_ids[0]!;
+});
+after(async () => {
+  await engine?.dispose();
+});
+
+async function snapshot(): Promise<string> {
+  const [row] = await engine.engine.db.query<Record<string, unknown>>(
+    `SELECT (SELECT count(*)::int FROM memories) AS m, (SELECT count(*)::int FROM banks) AS b,
+            (SELECT max(updated_at)::text FROM memories) AS mu, (SELECT max(updated_at)::text FROM banks) AS bu`,
+  );
+  return JSON.stringify(row);
+}
+
+const title = `survives ${FUZZ_REQUESTS} fuzzed requests (seed ${FUZZ_SEED}) with every property holding`;
+
+it(title, { timeout: 15 * 60_000 }, async () => {
+  const doc = await call<Parameters<typeof routesFromOpenApi>[0]>(engine.url, 'GET', '/openapi.json');
+  const routes = routesFromOpenApi(doc.body, (path) => path.startsWith('/docs')).map(withoutAsync);
+  routes.push(
+    { method: 'POST', path: '/mcp/{bank}', query: [], body: { type: 'object' }, headers: MCP_ACCEPT },
+    { method: 'POST', path: '/v1/{tenant}/mcp', query: [], body: { type: 'object' }, headers: MCP_ACCEPT },
+  );
+  await fuzzAndCheck('engine', {
+    base: engine.url,
+    routes,
+    snapshot,
+    ctx: {
+      param: (name, rng) => {
+        switch (name) {
+          case 'tenant': return rng.chance(0.9) ? 'default' : rng.pick(['retain', 'recall', 'other']);
+          case 'bank': return rng.pick(['known', 'known', 'fuzz', 'alice@example.com']);
+          case 'space': return 'default';
+          case 'id': return rng.chance(0.5) ? memoryId : rng.uuid();
+          default: return 'x';
+        }
+      },
+      headers: () => ({}),
+    },
+  });
+});

@@ -1,0 +1,110 @@
+// Seeded fuzzing of the gateway's whole HTTP surface (from its OpenAPI document, plus /mcp), with a real engine and
+// the real PostgreSQL control plane behind it. Properties: no 5xx (503 llm_not_configured passed through from the
+// engine aside: it has no LLM), every error is problem+json with a code and a detail, a rejected request changes
+// nothing (control-plane rows, the project's memories and its usage), and /health/live keeps answering within 200 ms
+// on its own connection. The OAuth endpoints are not fuzzed here. MNEMOS_FUZZ_SEED and MNEMOS_FUZZ_REQUESTS replay
+// or lengthen a run.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import pg from 'pg';
+import {
+  FUZZ_REQUESTS, FUZZ_SEED, fuzzAndCheck, MCP_ACCEPT, routesFromOpenApi, withoutAsync, type Rng, type RouteSpec,
+} from '../../engine/test/helpers/fuzz.js';
+import {
+  ADMIN_TOKEN, ENGINE_TOKEN, call, obj, setupProject, startHarness, startTestEngine, type EngineHandle, type Harness,
+} from './helpers.js';
+
+const ALL_SCOPES = [
+  'memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete', 'project:read', 'project:write', 'mcp',
+];
+const UNLIMITED = { memories: 10_000_000, recalls: 10_000_000, reflects: 10_000_000, requests_per_minute: 100_000_000 };
+
+let engine: EngineHandle;
+let h: Harness;
+let db: pg.Client;
+let key = '';
+let tenant = '';
+let victimProject = '';
+let memoryId = '';
+
+before(async () => {
+  engine = await startTestEngine();
+  h = await startHarness(engine.url);
+  db = new pg.Client({ connectionString: h.db.url });
+  await db.connect();
+  const main = await setupProject(h.url, { scopes: ALL_SCOPES, quotas: UNLIMITED });
+  key = main.key;
+  const victim = await setupProject(h.url, { name: 'victim' });
+  victimProject = victim.projectId;
+  const { rows } = await db.query<{ tenant: string }>('SELECT tenant FROM projects WHERE id = $1', [main.projectId]);
+  tenant = rows[0]!.tenant;
+  const r = await call(h.url, 'POST', '/v1/me/banks/known/memories', {
+    token: key,
+    body: { items: [{ content: 'Ada drinks green tea every morning.' }, { content: 'Ada lives in Lisbon.' }] },
+  });
+  assert.equal(r.status, 200, r.text);
+  memoryId = (obj(r.body)['memory_ids'] as string[])[0]!;
+});
+after(async () => {
+  await db?.end();
+  await h?.close();
+  await engine?.close();
+});
+
+/** Control-plane rows, the project's memories in the engine and its counted usage. */
+async function snapshot(): Promise<string> {
+  const { rows } = await db.query(`SELECT
+    (SELECT md5(coalesce(string_agg(a::text, '|' ORDER BY a.id), '')) FROM accounts a) AS accounts,
+    (SELECT md5(coalesce(string_agg(p::text, '|' ORDER BY p.id), '')) FROM projects p) AS projects,
+    (SELECT md5(coalesce(string_agg(concat_ws(',', k.id, k.name, k.scopes, k.banks, k.spaces, k.expires_at,
+       k.revoked_at, k.rate_limit_per_minute), '|' ORDER BY k.id), '')) FROM api_keys k) AS keys,
+    (SELECT md5(coalesce(string_agg(c.client_id || c.scopes::text || coalesce(c.name, ''), '|'
+       ORDER BY c.client_id), '')) FROM oauth_clients c) AS clients`);
+  const banks = await call(engine.url, 'GET', `/v1/${tenant}/banks?limit=1000`, { token: ENGINE_TOKEN });
+  type BankRow = { bank_id: string; memory_count: number; last_write_at: string | null };
+  const list = (obj(banks.body)['banks'] ?? []) as BankRow[];
+  const usage = await call(h.url, 'GET', '/v1/me/usage', { token: key });
+  return JSON.stringify({
+    ...rows[0],
+    banks: list.map((b) => `${b.bank_id}:${b.memory_count}:${b.last_write_at ?? ''}`).sort(),
+    usage: [obj(usage.body)['memories'], obj(usage.body)['recalls'], obj(usage.body)['reflects']],
+  });
+}
+
+function param(route: RouteSpec, name: string, rng: Rng): string {
+  if (name === 'bank') return rng.pick(['known', 'known', 'fuzz', 'alice@example.com']);
+  if (name === 'space') return 'default';
+  if (name === 'id' && route.path.startsWith('/admin/projects/')) return victimProject;
+  if (name === 'id' && route.path.includes('/memories/')) return rng.chance(0.5) ? memoryId : rng.uuid();
+  return rng.uuid();
+}
+
+const title = `survives ${FUZZ_REQUESTS} fuzzed requests (seed ${FUZZ_SEED}) with every property holding`;
+
+it(title, { timeout: 20 * 60_000 }, async () => {
+  const doc = await call(h.url, 'GET', '/openapi.json');
+  assert.equal(doc.status, 200);
+  const routes = routesFromOpenApi(doc.body as Parameters<typeof routesFromOpenApi>[0],
+    (path) => ['/oauth', '/.well-known', '/interaction'].some((prefix) => path.startsWith(prefix))).map(withoutAsync);
+  routes.push(
+    { method: 'POST', path: '/mcp', query: [], body: { type: 'object' }, headers: MCP_ACCEPT },
+    { method: 'POST', path: '/mcp/{bank}', query: [], body: { type: 'object' }, headers: MCP_ACCEPT },
+  );
+  await fuzzAndCheck('gateway', {
+    base: h.url,
+    routes,
+    snapshot,
+    ctx: {
+      param: (name, rng, route) => param(route, name, rng),
+      headers: (route, rng): Record<string, string> => {
+        const admin = route.path.startsWith('/admin');
+        const roll = rng.next();
+        if (roll < 0.85) return { authorization: `Bearer ${admin ? ADMIN_TOKEN : key}` };
+        if (roll < 0.9) return {};
+        const wrong = ['Bearer mnm_live_notakey', 'Basic Zm9vOmJhcg==', 'Bearer', `Bearer ${key}x`];
+        if (roll < 0.95) return { authorization: rng.pick(wrong) };
+        return { authorization: `Bearer ${admin ? key : ADMIN_TOKEN}` };
+      },
+    },
+  });
+});

@@ -1,0 +1,115 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import FindMyWay from 'find-my-way';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
+import { methodNotAllowed, tooDeep, unsupportedMediaType, type InputProblem } from './problems.js';
+import { findUnstorableText } from './text.js';
+
+/** Methods that carry no body: a JSON content type with an empty body is what many HTTP clients send on them. */
+export const METHODS_WITHOUT_BODY: ReadonlySet<string> = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
+const ROUTABLE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+export type RequestPart = 'params' | 'querystring' | 'body';
+
+export interface InputLayerOptions {
+  /** Turns a problem into the server's own error type; its error handler answers it as problem+json. */
+  toError(problem: InputProblem): Error;
+  /** The prefix of a JSON pointer into one part of the request (each server keeps its existing pointer style). */
+  pointerPrefix(part: RequestPart): string;
+  /** The router options the server uses, so path matching for 405 agrees with it. */
+  ignoreTrailingSlash?: boolean;
+  maxParamLength?: number;
+}
+
+export interface InputLayer {
+  /** A 405 problem when the path exists under other methods, else undefined (a real 404). */
+  wrongMethod(request: FastifyRequest): InputProblem | undefined;
+}
+
+function hasNoBody(headers: IncomingHttpHeaders): boolean {
+  const length = headers['content-length'];
+  return headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
+}
+
+/** JSON bodies only; an empty body on a body-less method is no body; depth is checked before JSON.parse. */
+function installBodyParsers(app: FastifyInstance, toError: InputLayerOptions['toError']): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.length === 0 && METHODS_WITHOUT_BODY.has(request.method)) {
+      done(null, undefined);
+    } else if (exceedsJsonDepth(text, MAX_JSON_DEPTH)) {
+      done(toError(tooDeep(MAX_JSON_DEPTH)), undefined);
+    } else {
+      parseJson(request, text, done);
+    }
+  });
+  app.addContentTypeParser('*', (request, _payload, done) => {
+    if (METHODS_WITHOUT_BODY.has(request.method) && hasNoBody(request.headers)) done(null, undefined);
+    else done(toError(unsupportedMediaType()), undefined);
+  });
+}
+
+/** NUL characters and lone surrogates are refused in every string of the path, the query and the body. */
+function installTextCheck(app: FastifyInstance, options: InputLayerOptions): void {
+  app.addHook('preValidation', async (request) => {
+    const parts: Array<[RequestPart, unknown]> = [
+      ['params', request.params], ['querystring', request.query], ['body', request.body],
+    ];
+    for (const [part, value] of parts) {
+      const bad = findUnstorableText(value);
+      if (bad === undefined) continue;
+      const pointer = `${options.pointerPrefix(part)}${bad.pointer === '/' ? '' : bad.pointer}` || '/';
+      throw options.toError({
+        status: 400,
+        code: 'validation_failed',
+        detail: `The request ${part} is invalid: ${pointer} ${bad.detail}.`,
+        errors: [{ pointer, detail: bad.detail }],
+      });
+    }
+  });
+}
+
+/** Records every route's path in a router of its own, so a miss can tell "wrong method" (405) from "no such path". */
+function installMethodIndex(app: FastifyInstance, options: InputLayerOptions): InputLayer {
+  const router = FindMyWay({
+    ignoreTrailingSlash: options.ignoreTrailingSlash ?? false,
+    ...(options.maxParamLength !== undefined ? { maxParamLength: options.maxParamLength } : {}),
+  });
+  const seen = new Set<string>();
+  app.addHook('onRoute', (route) => {
+    // Catch-all routes (CORS preflight on `*`) would make every unknown path a 405.
+    if (route.url === '*' || route.url === '/*') return;
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+      const key = `${method} ${route.url}`;
+      if (seen.has(key) || !(ROUTABLE_METHODS as readonly string[]).includes(method)) continue;
+      seen.add(key);
+      router.on(method as FindMyWay.HTTPMethod, route.url, () => undefined);
+    }
+  });
+  return {
+    wrongMethod(request) {
+      const path = request.url.split('?')[0] ?? '/';
+      let allow: string[];
+      try {
+        allow = ROUTABLE_METHODS.filter((m) => router.find(m, path) !== null);
+      } catch {
+        return undefined;
+      }
+      if (allow.includes('GET') && !allow.includes('HEAD')) allow.splice(allow.indexOf('GET') + 1, 0, 'HEAD');
+      if (allow.length === 0 || allow.includes(request.method)) return undefined;
+      return methodNotAllowed(request.method, path, allow);
+    },
+  };
+}
+
+/**
+ * Installs the shared input layer on a Fastify app before any route or plugin is registered: JSON-only body parsing
+ * with a depth cap, empty bodies on body-less methods, the text check and the route index for 405 answers.
+ */
+export function installInputLayer(app: FastifyInstance, options: InputLayerOptions): InputLayer {
+  installBodyParsers(app, options.toError);
+  installTextCheck(app, options);
+  return installMethodIndex(app, options);
+}

@@ -1,0 +1,12 @@
+export { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
+export { findUnstorableText, pointerSegment, type UnstorableText } from './text.js';
+export { describeIssue, frameworkProblem, type InputProblem } from './problems.js';
+export {
+  installInputLayer, METHODS_WITHOUT_BODY, type InputLayer, type InputLayerOptions, type RequestPart,
+} from './fastify.js';
+
+/**
+ * The largest list offset either server accepts. Offsets past the last item answer an empty page; the bound keeps every
+ * accepted value an exact integer that PostgreSQL's bigint holds (1e20 or 2^63 are a 400, not a database error).
+ */
+export const MAX_LIST_OFFSET = 1_000_000_000;
