@@ -3,15 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { startGateway, type RunningGateway } from '@mnemos/gateway';
+import { testModelDir } from '../../engine/src/bench/test-assets.js';
 
 export const PG_URL = process.env['MNEMOS_TEST_PG_URL'] ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const ENGINE_TOKEN = 'engine-token-for-tests';
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-export const MODEL_DIR = path.resolve(repoRoot, '../shared/models/all-MiniLM-L6-v2');
+export const MODEL_DIR = testModelDir();
 
 export interface TestDatabase {
   url: string;
