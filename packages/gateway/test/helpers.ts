@@ -10,6 +10,8 @@ import { testModelDir } from '../../engine/src/bench/test-assets.js';
 export const PG_URL = process.env['MNEMOS_TEST_PG_URL'] ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const ENGINE_TOKEN = 'engine-token-for-tests';
+/** How long a key made to test expiry lives: long enough to create and use it on a loaded machine. */
+export const KEY_LIFETIME_MS = 5_000;
 export const MODEL_DIR = testModelDir();
 
 export interface TestDatabase {

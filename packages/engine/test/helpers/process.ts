@@ -58,12 +58,29 @@ export function spawnEngine(env: Record<string, string>, timeoutMs = 90_000): Pr
   });
 }
 
-/** Runs the CLI to completion and answers its exit code and output. */
-export function runCliToEnd(args: string[], env: Record<string, string>, options: { uid?: number; gid?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = runCli(args, env, options);
+/**
+ * Runs the CLI to completion and answers its exit code and output. A process still running after `timeoutMs` (a
+ * start-up that waits on something forever) is killed and the call fails with its output, rather than hanging the run.
+ */
+export function runCliToEnd(
+  args: string[],
+  env: Record<string, string>,
+  options: { uid?: number; gid?: number; timeoutMs?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { timeoutMs = 120_000, ...ids } = options;
+  const child = runCli(args, env, ids);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((done) => child.once('exit', (code) => done({ code, stdout, stderr })));
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`mnemos ${args.join(' ')} did not exit within ${timeoutMs} ms:\n${stdout}${stderr}`));
+    }, timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+  });
 }
