@@ -1,13 +1,14 @@
 // The `mnemos` command as installed by `npm ci`: the committed launcher (bin/mnemos.mjs) linked into node_modules/.bin,
 // and the build-state check that decides whether it compiles first.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { projectBuildState, referencedProjects, solutionBuildState } from '../bin/build-state.mjs';
-import { REPO_ROOT, tempHome } from './helpers/engine.js';
+import { REPO_ROOT, tempHome, testEnv } from './helpers/engine.js';
+import { startFakeEmbeddingServer } from './helpers/fake-embeddings.js';
 
 const run = promisify(execFile);
 
@@ -85,5 +86,62 @@ describe('node_modules/.bin/mnemos', () => {
     const second = await run(bin, ['help'], { cwd: REPO_ROOT, timeout: 60_000 });
     assert.match(second.stdout, /^usage: mnemos <command>/);
     assert.equal(second.stderr, '', 'an up-to-date start prints nothing before the command');
+  });
+});
+
+/** Whether anything still answers HTTP at `url`. */
+async function answers(url: string): Promise<boolean> {
+  try {
+    await fetch(`${url}/health/live`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** True once `url` refuses connections (the process behind it is gone), false if it still answers after `ms`. */
+async function closedWithin(url: string, ms: number): Promise<boolean> {
+  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
+    if (!(await answers(url))) return true;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return !(await answers(url));
+}
+
+describe('npm start', () => {
+  it('runs the engine in the process npm started, so stopping npm start stops the engine', { timeout: 300_000 }, async () => {
+    // Embeddings from a local fake server: this is about processes and signals, not the model.
+    const fake = await startFakeEmbeddingServer(8);
+    const home = tempHome('mnemos-launcher-');
+    const env = testEnv(home.path, {
+      MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: '', MNEMOS_API_EMBEDDINGS_LITELLM_MODEL: 'fake', MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE: fake.url,
+      MNEMOS_API_LOG_LEVEL: 'info',
+    });
+    const npm = spawn('npm', ['start'], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    let url = '';
+    try {
+      url = await new Promise<string>((resolve, reject) => {
+        const onData = (chunk: Buffer) => {
+          output += chunk.toString();
+          const match = /engine listening on (http:\/\/\S+)/.exec(output);
+          if (match) resolve(match[1]!);
+        };
+        npm.stdout.on('data', onData);
+        npm.stderr.on('data', onData);
+        npm.once('exit', (code) => reject(new Error(`npm start exited (${code}) before listening:\n${output}`)));
+      });
+      const exited = new Promise((resolve) => npm.once('exit', resolve));
+      npm.kill('SIGTERM');
+      await exited;
+      assert.ok(await closedWithin(url, 30_000), `the engine at ${url} still answers after npm start was stopped`);
+    } finally {
+      npm.kill('SIGKILL');
+      // If the engine outlived npm (the failure above), stop it through the pid its log lines carry.
+      const orphan = /"pid":(\d+)/.exec(output)?.[1];
+      if (url && orphan && (await answers(url))) process.kill(Number(orphan), 'SIGKILL');
+      await fake.close();
+      home.remove();
+    }
   });
 });
