@@ -19,10 +19,23 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/**
+ * A connection to the test server's maintenance database, with time limits so that an unreachable or stalled server
+ * fails the file with a message instead of hanging the run.
+ */
+async function connectAdmin(): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 15_000, query_timeout: 60_000 });
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new Error(`cannot reach the test PostgreSQL at ${PG_URL} (${(error as Error).message}); set MNEMOS_TEST_PG_URL`);
+  }
+  return client;
+}
+
 export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `gw_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
+  const admin = await connectAdmin();
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
   const u = new URL(PG_URL);
@@ -30,8 +43,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     url: u.toString(),
     async drop() {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
+      const c = await connectAdmin();
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await c.end();
     },
