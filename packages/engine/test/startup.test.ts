@@ -6,7 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { ConfigError, loadEngineConfig } from '../src/index.js';
 import { call, tempHome, testEnv } from './helpers/engine.js';
 import { startFakeEmbeddingServer, type FakeEmbeddingServer } from './helpers/fake-embeddings.js';
-import { runCliToEnd, spawnEngine } from './helpers/process.js';
+import { PROCESS_LIMIT_MS, runCliToEnd, spawnEngine } from './helpers/process.js';
 import { serveOverTheWire } from './helpers/wire-postgres.js';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
@@ -117,7 +117,7 @@ describe('start-up checks', () => {
     }
   });
 
-  it('says how to install pgvector when the external database lacks it', { timeout: 180_000 }, async () => {
+  it('says how to install pgvector when the external database lacks it', { timeout: PROCESS_LIMIT_MS + 60_000 }, async () => {
     // Its own server whose Postgres has no pgvector to offer (PGlite without the extension, over the wire), so the
     // answer does not depend on what the test machine's server has installed, and nothing is created there.
     const db = await PGlite.create();

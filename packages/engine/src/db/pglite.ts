@@ -48,14 +48,17 @@ export type DbThreadReply =
  * Embedded Postgres (WebAssembly) with pgvector, its data folder under MNEMOS_HOME, running on its own thread (see
  * EmbeddedDatabase).
  */
-export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
+export async function openEmbeddedDatabase(
+  dataDir: string,
+  options: { statisticsCheckMs?: number } = {},
+): Promise<Database> {
   mkdirSync(dataDir, { recursive: true });
   if (!existsSync(join(dataDir, 'PG_VERSION'))) await createDataDirectory(dataDir);
   const startParams = [...PGlite.defaultStartParams, ...Object.entries(EMBEDDED_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
   const thread = new DatabaseThread(startModuleThread(import.meta.url, 'pglite-thread', { dataDir, startParams } satisfies DbThreadStart));
   await thread.ready;
   const db = new EmbeddedDatabase(thread);
-  db.startMaintenance();
+  db.startMaintenance(options.statisticsCheckMs ?? STATISTICS_CHECK_MS);
   return db;
 }
 
@@ -143,11 +146,11 @@ class EmbeddedDatabase implements Database {
    * Planner statistics (embedded-statistics.ts): checked a few seconds after opening, then while writes happen. Maintenance
    * statements go straight to PGlite, so they do not count as memory writes (which would make readers resynchronise).
    */
-  startMaintenance(): void {
+  startMaintenance(intervalMs: number): void {
     const raw: RawSql = { query: async <T extends object>(sql: string) => (await this.thread.call({ type: 'query', sql, params: [] })) as T[] };
     // The first check waits for the first interval (whether or not anything was written), so the migrations that run
     // right after opening, among them 004 (no statistics on content columns), always come before any ANALYZE.
-    this.stopMaintenance = keepStatisticsFresh(raw, () => this.writeVersion, STATISTICS_CHECK_MS);
+    this.stopMaintenance = keepStatisticsFresh(raw, () => this.writeVersion, intervalMs);
   }
 
   async query<T extends object>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {

@@ -12,6 +12,12 @@ export interface EngineProcess {
 
 const CLI = resolve(REPO_ROOT, 'packages/engine/src/cli.ts');
 
+/**
+ * How long a test waits for an engine process to start or a CLI run to end: loading the model and opening the
+ * database are CPU-bound, and on a loaded 2-core machine running several test files at once a start can take minutes.
+ */
+export const PROCESS_LIMIT_MS = 300_000;
+
 /** Runs `mnemos <args>` from source in a child process and collects its output. */
 export function runCli(args: string[], env: Record<string, string>, options: { uid?: number; gid?: number } = {}) {
   return spawn(process.execPath, ['--conditions=source', '--import', 'tsx', CLI, ...args], {
@@ -23,7 +29,7 @@ export function runCli(args: string[], env: Record<string, string>, options: { u
 }
 
 /** Starts `mnemos serve` in its own process and resolves once it listens. */
-export function spawnEngine(env: Record<string, string>, timeoutMs = 90_000): Promise<EngineProcess> {
+export function spawnEngine(env: Record<string, string>, timeoutMs = PROCESS_LIMIT_MS): Promise<EngineProcess> {
   const child = runCli(['serve'], { ...env, MNEMOS_API_LOG_LEVEL: env.MNEMOS_API_LOG_LEVEL ?? 'warn' });
   let output = '';
   return new Promise((resolvePromise, reject) => {
@@ -67,7 +73,7 @@ export function runCliToEnd(
   env: Record<string, string>,
   options: { uid?: number; gid?: number; timeoutMs?: number } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const { timeoutMs = 120_000, ...ids } = options;
+  const { timeoutMs = PROCESS_LIMIT_MS, ...ids } = options;
   const child = runCli(args, env, ids);
   let stdout = '';
   let stderr = '';
