@@ -27,7 +27,8 @@ const files = given.length > 0 ? given : readdirSync('packages')
 // child processes and HTTP), so more files than cores keeps both cores busy; MNEMOS_TEST_CONCURRENCY overrides it.
 const concurrency = Number(process.env.MNEMOS_TEST_CONCURRENCY ?? 4);
 if (!Number.isInteger(concurrency) || concurrency < 1) {
-  console.error(`run-tests: MNEMOS_TEST_CONCURRENCY=${process.env.MNEMOS_TEST_CONCURRENCY} must be a whole number of at least 1.`);
+  const setting = process.env.MNEMOS_TEST_CONCURRENCY;
+  console.error(`run-tests: MNEMOS_TEST_CONCURRENCY=${setting} must be a whole number of at least 1.`);
   process.exit(2);
 }
 

@@ -112,7 +112,8 @@ test('timeouts give code "timeout" and are not retried', async () => {
   // The server never answers, so the timeout is the only outcome whatever the load; its length only has to cover
   // the request reaching a local server. A retry would be a second request before the call gives up.
   reset([{ status: 200, body: ok, hang: true }, { status: 200, body: ok, hang: true }]);
-  await assert.rejects(client({ timeoutMs: 2000 }).retain('b', 'x'), (e: unknown) => e instanceof MnemosError && e.code === 'timeout' && e.status === 0);
+  await assert.rejects(client({ timeoutMs: 2000 }).retain('b', 'x'),
+    (e: unknown) => e instanceof MnemosError && e.code === 'timeout' && e.status === 0);
   assert.equal(seen.length, 1);
 });
 

@@ -109,15 +109,17 @@ async function closedWithin(url: string, ms: number): Promise<boolean> {
 }
 
 describe('npm start', () => {
-  it('runs the engine in the process npm started, so stopping npm start stops the engine', { timeout: 300_000 }, async () => {
+  it('runs the engine in the process npm started, so stopping npm start stops it', { timeout: 300_000 }, async () => {
     // Embeddings from a local fake server: this is about processes and signals, not the model.
     const fake = await startFakeEmbeddingServer(8);
     const home = tempHome('mnemos-launcher-');
     const env = testEnv(home.path, {
-      MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: '', MNEMOS_API_EMBEDDINGS_LITELLM_MODEL: 'fake', MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE: fake.url,
+      MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: '',
+      MNEMOS_API_EMBEDDINGS_LITELLM_MODEL: 'fake',
+      MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE: fake.url,
       MNEMOS_API_LOG_LEVEL: 'info',
     });
-    const npm = spawn('npm', ['start'], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const npm = spawn('npm', ['start'], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: 'pipe' });
     let output = '';
     let url = '';
     try {

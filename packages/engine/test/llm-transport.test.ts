@@ -97,7 +97,8 @@ test("an attempt's timeout counts from the moment it leaves, not while it waits 
   const t = transport(1);
   // Six requests of 400 ms each, one at a time: the last waits about 2 s, longer than the 1.5 s timeout, while each
   // answer comes well within it (1.1 s to spare for a loaded machine).
-  const all = await Promise.all(Array.from({ length: 6 }, async (_, i) => t.fetch(await url(`t${i}`, 400), { method: 'POST', body: String(i) }, { timeoutMs: 1500 })));
+  const all = await Promise.all(Array.from({ length: 6 }, async (_, i) =>
+    t.fetch(await url(`t${i}`, 400), { method: 'POST', body: String(i) }, { timeoutMs: 1500 })));
   assert.deepEqual(await Promise.all(all.map((r) => r.text())), ['0', '1', '2', '3', '4', '5']);
   // One that does take longer than its timeout fails as a timeout.
   await assert.rejects(t.fetch(await url('late', 2000), { method: 'POST', body: 'z' }, { timeoutMs: 100 }), (e: unknown) => (e as Error).name === 'TimeoutError');

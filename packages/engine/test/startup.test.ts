@@ -117,7 +117,8 @@ describe('start-up checks', () => {
     }
   });
 
-  it('says how to install pgvector when the external database lacks it', { timeout: PROCESS_LIMIT_MS + 60_000 }, async () => {
+  const pgvectorLimit = { timeout: PROCESS_LIMIT_MS + 60_000 };
+  it('says how to install pgvector when the external database lacks it', pgvectorLimit, async () => {
     // Its own server whose Postgres has no pgvector to offer (PGlite without the extension, over the wire), so the
     // answer does not depend on what the test machine's server has installed, and nothing is created there.
     const db = await PGlite.create();

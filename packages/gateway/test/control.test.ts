@@ -1,7 +1,9 @@
 // Control plane without forwarding: admin API, keys, malformed credentials, scopes, engine down, CORS, OpenAPI.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ADMIN_TOKEN, KEY_LIFETIME_MS, call, isProblem, obj, setupProject, startHarness, type Harness } from './helpers.js';
+import {
+  ADMIN_TOKEN, KEY_LIFETIME_MS, call, isProblem, obj, setupProject, startHarness, type Harness,
+} from './helpers.js';
 
 // Nothing listens on this port: the engine is "down".
 const DEAD_ENGINE = 'http://127.0.0.1:9';

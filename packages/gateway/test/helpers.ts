@@ -28,7 +28,8 @@ async function connectAdmin(): Promise<pg.Client> {
   try {
     await client.connect();
   } catch (error) {
-    throw new Error(`cannot reach the test PostgreSQL at ${PG_URL} (${(error as Error).message}); set MNEMOS_TEST_PG_URL`);
+    const reason = (error as Error).message;
+    throw new Error(`cannot reach the test PostgreSQL at ${PG_URL} (${reason}); set MNEMOS_TEST_PG_URL`);
   }
   return client;
 }

@@ -1,6 +1,6 @@
 /**
- * LoCoMo retrieval benchmark: runs the protocol of the data set's README.md (folder MNEMOS_TEST_LOCOMO) against a real engine, over its
- * public HTTP API only.
+ * LoCoMo retrieval benchmark: runs the protocol of the data set's README.md (folder MNEMOS_TEST_LOCOMO) against a
+ * real engine, over its public HTTP API only.
  *
  *   npm run bench:locomo                       # starts its own engine (fresh MNEMOS_HOME, local model)
  *   npm run bench:locomo -- --url http://...   # or MNEMOS_URL: a running engine
