@@ -1,11 +1,11 @@
 #!/usr/bin/env sh
 # The mnemos CLI against an engine (npm start) or a gateway (MNEMOS_API_KEY=mnm_live_...).
 #   sh examples/cli.sh [base_url]
-# From a checkout, `mnemos` is: node --conditions=source --import tsx packages/engine/src/cli.ts
+# From a checkout (after npm ci), `mnemos` is the launcher npm links as node_modules/.bin/mnemos (`npx mnemos`).
 set -eu
 export MNEMOS_URL="${1:-${MNEMOS_URL:-http://localhost:8888}}"
 here="$(cd "$(dirname "$0")/.." && pwd)"
-mnemos() { node --conditions=source --import tsx "$here/packages/engine/src/cli.ts" "$@"; }
+mnemos() { "$here/node_modules/.bin/mnemos" "$@"; }
 
 mnemos retain carol "Carol runs the Berlin office and prefers async updates." --tag work
 echo "Carol is vegetarian." | mnemos retain carol -

@@ -6,7 +6,8 @@
 //   ... --url http://127.0.0.1:8888                                                    # read a running engine instead
 //
 // Without --url it starts a real engine once (a fresh temporary MNEMOS_HOME, the local model from
-// MNEMOS_API_EMBEDDINGS_LOCAL_MODEL or ../shared/models/all-MiniLM-L6-v2, no LLM), reads GET /openapi.json and stops it.
+// MNEMOS_API_EMBEDDINGS_LOCAL_MODEL or the test model setting MNEMOS_TEST_MODEL, no LLM), reads GET /openapi.json
+// and stops it.
 // The document is the one the engine serves, built from the same schemas that validate requests.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,7 +40,8 @@ async function fetchDocument(url) {
 async function documentFromNewEngine() {
   const { startEngine } = await import('@mnemos/engine');
   const home = mkdtempSync(path.join(tmpdir(), 'mnemos-openapi-'));
-  const model = process.env.MNEMOS_API_EMBEDDINGS_LOCAL_MODEL ?? path.resolve(repoRoot, '../shared/models/all-MiniLM-L6-v2');
+  const { testModelDir } = await import('../packages/engine/src/bench/test-assets.ts');
+  const model = process.env.MNEMOS_API_EMBEDDINGS_LOCAL_MODEL ?? testModelDir();
   const running = await startEngine({
     env: {
       MNEMOS_HOME: home,

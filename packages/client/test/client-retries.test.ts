@@ -8,14 +8,18 @@ interface Scripted {
   status: number;
   headers?: Record<string, string>;
   body?: unknown;
-  /** Milliseconds to wait before answering. */
-  delay?: number;
+  /** Never answers (a stalled server): the only way out is the client's timeout or abort. */
+  hang?: true;
 }
 
 let server: Server;
 let baseUrl = '';
 let script: Scripted[] = [];
 let seen: Array<{ method: string; url: string; authorization: string | undefined; body: string }> = [];
+let answered: Array<() => void> = [];
+
+/** Resolves once the server has received a request and, unless it hangs, sent its answer. */
+const nextHandled = (): Promise<void> => new Promise((resolve) => answered.push(resolve));
 
 const problem = (status: number, code: string, detail: string) => ({ type: `https://mnemos.dev/problems/${code}`, title: 'x', status, code, detail });
 const ok = { success: true, bank_id: 'b', items_count: 1, memory_ids: ['m1'], async: false };
@@ -27,13 +31,11 @@ before(async () => {
     req.on('end', () => {
       seen.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization, body });
       const next = script.shift() ?? { status: 500, body: problem(500, 'script_exhausted', 'No scripted answer left.') };
-      const send = () => {
-        if (res.destroyed) return;
+      if (!next.hang) {
         const text = typeof next.body === 'string' ? next.body : JSON.stringify(next.body ?? {});
         res.writeHead(next.status, { 'content-type': 'application/json', ...(next.headers ?? {}) }).end(text);
-      };
-      if (next.delay) setTimeout(send, next.delay);
-      else send();
+      }
+      answered.splice(0).forEach((resolve) => resolve());
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -48,6 +50,7 @@ after(async () => {
 function reset(answers: Scripted[]): void {
   script = answers;
   seen = [];
+  answered = [];
 }
 
 const client = (extra: Partial<ConstructorParameters<typeof Mnemos>[0]> = {}) =>
@@ -106,21 +109,28 @@ test('sends the API key, targets /v1/me, encodes bank ids and passes query param
 });
 
 test('timeouts give code "timeout" and are not retried', async () => {
-  reset([{ status: 200, body: ok, delay: 1000 }]);
-  await assert.rejects(client({ timeoutMs: 50 }).retain('b', 'x'), (e: unknown) => e instanceof MnemosError && e.code === 'timeout' && e.status === 0);
+  // The server never answers, so the timeout is the only outcome whatever the load; its length only has to cover
+  // the request reaching a local server. A retry would be a second request before the call gives up.
+  reset([{ status: 200, body: ok, hang: true }, { status: 200, body: ok, hang: true }]);
+  await assert.rejects(client({ timeoutMs: 2000 }).retain('b', 'x'),
+    (e: unknown) => e instanceof MnemosError && e.code === 'timeout' && e.status === 0);
   assert.equal(seen.length, 1);
 });
 
 test('an AbortSignal cancels the call, including a retry wait', async () => {
-  reset([{ status: 200, body: ok, delay: 1000 }]);
+  // Each abort comes once the server has the request (and, in the second case, has answered it): no clock involved.
+  reset([{ status: 200, body: ok, hang: true }]);
   const controller = new AbortController();
-  setTimeout(() => controller.abort(), 30);
-  await assert.rejects(client().retain('b', 'x', { signal: controller.signal }), (e: unknown) => e instanceof MnemosError && e.code === 'aborted');
+  const stalled = client().retain('b', 'x', { signal: controller.signal });
+  await nextHandled();
+  controller.abort();
+  await assert.rejects(stalled, (e: unknown) => e instanceof MnemosError && e.code === 'aborted');
 
   reset([{ status: 503, headers: { 'retry-after': '30' }, body: problem(503, 'busy', 'Busy.') }]);
   const second = new AbortController();
   const pending = client().recall('b', 'q', { signal: second.signal });
-  setTimeout(() => second.abort(), 50);
+  await nextHandled();
+  second.abort();
   await assert.rejects(pending, (e: unknown) => e instanceof MnemosError && e.code === 'aborted');
   assert.equal(seen.length, 1);
   await assert.rejects(client().recall('b', 'q', { signal: AbortSignal.abort() }), (e: unknown) => e instanceof MnemosError && e.code === 'aborted');

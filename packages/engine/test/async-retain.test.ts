@@ -16,7 +16,7 @@ after(async () => {
 });
 
 async function settle(engine: TestEngine, operationId: string): Promise<{ status: string; memory_ids?: string[] }> {
-  for (let i = 0; i < 200; i++) {
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
     const op = await call<{ status: string; memory_ids?: string[] }>(engine.url, 'GET', `/v1/default/operations/${operationId}`);
     if (op.body.status === 'completed' || op.body.status === 'failed') return op.body;
     await new Promise((r) => setTimeout(r, 100));

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { testLocomoDir } from '../src/bench/test-assets.js';
 import { evidenceRecall, loadConversation, parseSessionDate, percentile } from '../src/bench/locomo.js';
 
-const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-const dataDir = path.resolve(repoRoot, '../shared/data/locomo');
+const dataDir = testLocomoDir();
 
 test('session dates parse to UTC ISO times', () => {
   assert.equal(parseSessionDate('1:56 pm on 8 May, 2023'), '2023-05-08T13:56:00.000Z');

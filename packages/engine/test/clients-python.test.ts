@@ -10,10 +10,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { testModelDir } from '../src/bench/test-assets.js';
 import { startEngine, type RunningEngine } from '../src/index.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const modelDir = path.resolve(repoRoot, '../shared/models/all-MiniLM-L6-v2');
+const modelDir = testModelDir();
 const python = process.env['PYTHON'] ?? 'python3';
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;

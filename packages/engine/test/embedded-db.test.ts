@@ -81,7 +81,8 @@ describe('embedded database', () => {
   });
 
   it('keeps planner statistics fresh (no autovacuum here): the duplicate check uses its index as a bank grows', async () => {
-    const db = await openEmbeddedDatabase(join(dir, 'stats'));
+    // The background check would analyze on its own schedule, racing the checks made here on a slow machine.
+    const db = await openEmbeddedDatabase(join(dir, 'stats'), { statisticsCheckMs: 3_600_000 });
     const plan = async () => (await db.query<{ 'QUERY PLAN': string }>(
       `EXPLAIN SELECT id FROM memories WHERE tenant = 't' AND bank_id = 'b' AND space = 's' AND source_id IS NULL AND content_hash = ANY(ARRAY['h5'])`,
     )).map((r) => r['QUERY PLAN']).join('\n');

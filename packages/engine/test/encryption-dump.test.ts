@@ -3,10 +3,10 @@ import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import pg from 'pg';
 import { startEngine, type RunningEngine } from '../src/index.js';
 import { call, tempHome, testEnv } from './helpers/engine.js';
+import { serveOverTheWire, type WirePostgres } from './helpers/wire-postgres.js';
 
 /**
  * The external-database path with encryption: the engine writes through node-postgres to a server (PGlite served over
@@ -19,17 +19,15 @@ const KEY = Buffer.alloc(32, 5).toString('base64');
 const MARKERS = ['Plumbrastiquel', 'Voxendarrowmere'];
 
 let db: PGlite;
-let server: PGLiteSocketServer;
+let server: WirePostgres;
 let url: string;
 let engine: RunningEngine | undefined;
 const home = tempHome();
 
 before(async () => {
   db = await PGlite.create({ extensions: { vector } });
-  server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 20 });
-  await server.start();
-  const port = (server as unknown as { server: { address(): { port: number } } }).server.address().port;
-  url = `postgres://postgres:postgres@127.0.0.1:${port}/postgres`;
+  server = await serveOverTheWire(db);
+  url = server.url;
   engine = await startEngine({ env: testEnv(home.path, { MNEMOS_API_DATABASE_URL: url, MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY }) });
 });
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { call, tempHome, testEnv } from './helpers/engine.js';
+import { serveOverTheWire, type WirePostgres } from './helpers/wire-postgres.js';
 import { spawnEngine, type EngineProcess } from './helpers/process.js';
 
 /**
@@ -12,17 +12,15 @@ import { spawnEngine, type EngineProcess } from './helpers/process.js';
  */
 
 let pg: PGlite;
-let server: PGLiteSocketServer;
+let server: WirePostgres;
 let a: EngineProcess;
 let b: EngineProcess;
 const homes = [tempHome(), tempHome()];
 
 before(async () => {
   pg = await PGlite.create({ extensions: { vector } });
-  server = new PGLiteSocketServer({ db: pg, port: 0, host: '127.0.0.1', maxConnections: 40 });
-  await server.start();
-  const port = (server as unknown as { server: { address(): { port: number } } }).server.address().port;
-  const url = `postgres://postgres:postgres@127.0.0.1:${port}/postgres`;
+  server = await serveOverTheWire(pg, 40);
+  const url = server.url;
   // Both engines migrate the same empty database at the same moment.
   const engines = await Promise.all(homes.map((h) => spawnEngine(testEnv(h.path, { MNEMOS_API_DATABASE_URL: url }))));
   a = engines[0]!;

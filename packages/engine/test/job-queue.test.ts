@@ -50,7 +50,7 @@ async function statuses(operationId: string) {
   return (await db.query<{ id: string; status: string; attempts: number }>('SELECT id, status, attempts FROM jobs WHERE operation_id = $1', [operationId]));
 }
 
-test('a job enqueued while the workers idle starts at once, whether the nudge comes after or before the commit', { timeout: 120_000 }, async () => {
+test('a job enqueued while the workers idle starts at once, whether the nudge comes after or before the commit', { timeout: 300_000 }, async () => {
   const d = await database();
   const seen: number[] = [];
   let arrived: (() => void) | undefined;
@@ -72,7 +72,7 @@ test('a job enqueued while the workers idle starts at once, whether the nudge co
   assert.equal(seen.length, 2);
 });
 
-test('one claim fills every free slot; two queues on one database run each job exactly once', { timeout: 120_000 }, async () => {
+test('one claim fills every free slot; two queues on one database run each job exactly once', { timeout: 300_000 }, async () => {
   const d = await database();
   const runs = new Map<string, number>();
   let maxBusy = 0;
@@ -110,7 +110,7 @@ test('one claim fills every free slot; two queues on one database run each job e
   await b.stop();
 });
 
-test('a worker whose lease was taken over cannot complete the job; the new owner does, once', { timeout: 120_000 }, async () => {
+test('a worker whose lease was taken over cannot complete the job; the new owner does, once', { timeout: 300_000 }, async () => {
   const d = await database();
   let release: (() => void) | undefined;
   const gate = new Promise<void>((r) => (release = r));

@@ -48,7 +48,7 @@ test('async retain works without an LLM: the operation completes with the stored
   assert.equal(r.status, 200);
   assert.equal(r.body.async, true);
   let op: { status: string; memory_ids: string[]; kind: string } | undefined;
-  for (let i = 0; i < 200; i++) {
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
     op = (await call<{ status: string; memory_ids: string[]; kind: string }>(engine.url, 'GET', `/v1/default/operations/${r.body.operation_id}`)).body;
     if (op.status === 'completed' || op.status === 'failed') break;
     await new Promise((res) => setTimeout(res, 50));

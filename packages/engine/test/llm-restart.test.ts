@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { call, REPO_ROOT, tempHome, testEnv } from './helpers/engine.js';
 import { startFakeLlm, type FakeLlm } from './helpers/fake-llm.js';
+import { PROCESS_LIMIT_MS } from './helpers/process.js';
 
 const home = tempHome('mnemos-restart-');
 let fake: FakeLlm | undefined;
@@ -25,7 +26,7 @@ function startChild(env: Record<string, string>): Promise<{ proc: ChildProcess; 
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`engine did not start: ${out}`)), 120_000);
+    const timer = setTimeout(() => reject(new Error(`engine did not start: ${out}`)), PROCESS_LIMIT_MS);
     const onData = (d: Buffer) => {
       out += d.toString();
       const m = /listening on (http:\/\/\S+)/.exec(out);

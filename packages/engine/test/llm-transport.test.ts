@@ -70,7 +70,7 @@ test('a queued request leaves as soon as a slot frees, while this thread is stil
   // Wait until the first one is out, then hold this thread (as a long database or embedding step would) well past the
   // first answer.
   while (sent.length === 0) await new Promise((r) => setTimeout(r, 5));
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3000);
   const unblocked = performance.timeOrigin + performance.now();
   await Promise.all([first, second]);
   const calls = await serverCalls();
@@ -95,8 +95,10 @@ test('a queued request can be cancelled and never reaches the server; an in-flig
 
 test("an attempt's timeout counts from the moment it leaves, not while it waits its turn", async () => {
   const t = transport(1);
-  // Six requests of 100 ms each, one at a time: the last waits about 500 ms, longer than the 400 ms timeout.
-  const all = await Promise.all(Array.from({ length: 6 }, async (_, i) => t.fetch(await url(`t${i}`, 100), { method: 'POST', body: String(i) }, { timeoutMs: 400 })));
+  // Six requests of 400 ms each, one at a time: the last waits about 2 s, longer than the 1.5 s timeout, while each
+  // answer comes well within it (1.1 s to spare for a loaded machine).
+  const all = await Promise.all(Array.from({ length: 6 }, async (_, i) =>
+    t.fetch(await url(`t${i}`, 400), { method: 'POST', body: String(i) }, { timeoutMs: 1500 })));
   assert.deepEqual(await Promise.all(all.map((r) => r.text())), ['0', '1', '2', '3', '4', '5']);
   // One that does take longer than its timeout fails as a timeout.
   await assert.rejects(t.fetch(await url('late', 2000), { method: 'POST', body: 'z' }, { timeoutMs: 100 }), (e: unknown) => (e as Error).name === 'TimeoutError');

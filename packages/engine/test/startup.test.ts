@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { PGlite } from '@electric-sql/pglite';
 import { ConfigError, loadEngineConfig } from '../src/index.js';
 import { call, tempHome, testEnv } from './helpers/engine.js';
 import { startFakeEmbeddingServer, type FakeEmbeddingServer } from './helpers/fake-embeddings.js';
-import { runCliToEnd, spawnEngine } from './helpers/process.js';
+import { PROCESS_LIMIT_MS, runCliToEnd, spawnEngine } from './helpers/process.js';
+import { serveOverTheWire } from './helpers/wire-postgres.js';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
 
@@ -96,16 +98,24 @@ describe('start-up checks', () => {
     }
   });
 
-  it('says how to install pgvector when the external database lacks it', async () => {
-    const url = process.env.MNEMOS_TEST_PG_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
+  const pgvectorLimit = { timeout: PROCESS_LIMIT_MS + 60_000 };
+  it('says how to install pgvector when the external database lacks it', pgvectorLimit, async () => {
+    // Its own server whose Postgres has no pgvector to offer (PGlite without the extension, over the wire), so the
+    // answer does not depend on what the test machine's server has installed, and nothing is created there.
+    const db = await PGlite.create();
+    const server = await serveOverTheWire(db);
     const home = tempHome();
     try {
-      const r = await runCliToEnd(['serve'], testEnv(home.path, { MNEMOS_API_DATABASE_URL: url }));
+      const r = await runCliToEnd(['serve'], testEnv(home.path, { MNEMOS_API_DATABASE_URL: server.url }));
       assert.equal(r.code, 1, r.stderr);
       assert.match(r.stderr, /no pgvector extension/);
       assert.match(r.stderr, /postgresql-15-pgvector/);
+      const tables = await db.query("SELECT 1 FROM pg_tables WHERE schemaname = 'public'");
+      assert.equal(tables.rows.length, 0, 'nothing is created in a database without pgvector');
     } finally {
       home.remove();
+      await server.stop();
+      await db.close();
     }
   });
 });

@@ -1,7 +1,9 @@
 // Control plane without forwarding: admin API, keys, malformed credentials, scopes, engine down, CORS, OpenAPI.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ADMIN_TOKEN, call, isProblem, obj, setupProject, startHarness, type Harness } from './helpers.js';
+import {
+  ADMIN_TOKEN, KEY_LIFETIME_MS, call, isProblem, obj, setupProject, startHarness, type Harness,
+} from './helpers.js';
 
 // Nothing listens on this port: the engine is "down".
 const DEAD_ENGINE = 'http://127.0.0.1:9';
@@ -65,12 +67,15 @@ describe('gateway control plane', () => {
     assert.ok(isProblem(after, 401, 'unauthorized'));
     assert.match(String(obj(after.body)['detail']), /revoked/);
 
-    const soon = new Date(Date.now() + 1500).toISOString();
-    const exp = await call(h.url, 'POST', `/admin/projects/${projectId}/keys`, { token: ADMIN_TOKEN, body: { expires_at: soon, scopes: ['project:read'] } });
+    // The key must still be valid for the first call (create and use it, even on a loaded machine), then expire.
+    const soon = new Date(Date.now() + KEY_LIFETIME_MS).toISOString();
+    const exp = await call(h.url, 'POST', `/admin/projects/${projectId}/keys`, {
+      token: ADMIN_TOKEN, body: { expires_at: soon, scopes: ['project:read'] },
+    });
     assert.equal(exp.status, 201);
     const expKey = String(obj(exp.body)['key']);
     assert.equal((await call(h.url, 'GET', '/v1/me/usage', { token: expKey })).status, 200);
-    await new Promise((r) => setTimeout(r, 1600));
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(soon) - Date.now()) + 100));
     const expired = await call(h.url, 'GET', '/v1/me/usage', { token: expKey });
     assert.ok(isProblem(expired, 401));
     assert.match(String(obj(expired.body)['detail']), /expired/);

@@ -3,25 +3,40 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { SCOPES, startGateway, type RunningGateway } from '@mnemos/gateway';
+import { testModelDir } from '../../engine/src/bench/test-assets.js';
 
 export const PG_URL = process.env['MNEMOS_TEST_PG_URL'] ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const ENGINE_TOKEN = 'engine-token-for-tests';
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-export const MODEL_DIR = path.resolve(repoRoot, '../shared/models/all-MiniLM-L6-v2');
+/** How long a key made to test expiry lives: long enough to create and use it on a loaded machine. */
+export const KEY_LIFETIME_MS = 5_000;
+export const MODEL_DIR = testModelDir();
 
 export interface TestDatabase {
   url: string;
   drop(): Promise<void>;
 }
 
+/**
+ * A connection to the test server's maintenance database, with time limits so that an unreachable or stalled server
+ * fails the file with a message instead of hanging the run.
+ */
+async function connectAdmin(): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 15_000, query_timeout: 60_000 });
+  try {
+    await client.connect();
+  } catch (error) {
+    const reason = (error as Error).message;
+    throw new Error(`cannot reach the test PostgreSQL at ${PG_URL} (${reason}); set MNEMOS_TEST_PG_URL`);
+  }
+  return client;
+}
+
 export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `gw_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
+  const admin = await connectAdmin();
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
   const u = new URL(PG_URL);
@@ -29,8 +44,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     url: u.toString(),
     async drop() {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
+      const c = await connectAdmin();
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await c.end();
     },

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { startEngine, type RunningEngine } from '../index.js';
 import { retain, type RetainItem } from '../memory/retain.js';
 import { recall } from '../recall/pipeline.js';
-import { SHARED_MODEL_DIR } from './local-model.js';
+import { testModelDir } from './test-assets.js';
 import { rng } from './synthetic.js';
 import { percentile } from './stats.js';
 
@@ -40,7 +40,7 @@ const queryText = (r: () => number) => `What does ${pick(r, PEOPLE)} think about
 async function main(): Promise<void> {
   const memories = arg('--memories', 2000);
   const queries = arg('--queries', 200);
-  const model = SHARED_MODEL_DIR;
+  const model = testModelDir();
   const homes = [mkdtempSync(join(tmpdir(), 'mnemos-bench-plain-')), mkdtempSync(join(tmpdir(), 'mnemos-bench-enc-'))];
   const env = (home: string, extra: Record<string, string> = {}) => ({
     MNEMOS_HOME: home, MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: model, MNEMOS_API_PORT: '0', MNEMOS_API_HOST: '127.0.0.1',

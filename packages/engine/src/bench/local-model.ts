@@ -1,12 +1,8 @@
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { engineEnvSchema } from '../config/schema.js';
-
-/** The local model the benchmarks run: `../shared/models/all-MiniLM-L6-v2` next to the repository. */
-export const SHARED_MODEL_DIR = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../..', '../shared/models/all-MiniLM-L6-v2');
+import { testModelDir } from './test-assets.js';
 
 /** The model folder for benchmarks that honour MNEMOS_API_EMBEDDINGS_LOCAL_MODEL, as the engine does. */
-export const benchModelDir = (): string => process.env.MNEMOS_API_EMBEDDINGS_LOCAL_MODEL ?? SHARED_MODEL_DIR;
+export const benchModelDir = (): string => process.env.MNEMOS_API_EMBEDDINGS_LOCAL_MODEL ?? testModelDir();
 
 /**
  * The precision the engine will run (MNEMOS_API_EMBEDDINGS_LOCAL_DTYPE), read through the engine's own setting schema,

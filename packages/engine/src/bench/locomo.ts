@@ -1,11 +1,11 @@
 /**
- * LoCoMo retrieval benchmark: runs the protocol of `../shared/data/locomo/README.md` against a real engine, over its
- * public HTTP API only.
+ * LoCoMo retrieval benchmark: runs the protocol of the data set's README.md (folder MNEMOS_TEST_LOCOMO) against a
+ * real engine, over its public HTTP API only.
  *
  *   npm run bench:locomo                       # starts its own engine (fresh MNEMOS_HOME, local model)
  *   npm run bench:locomo -- --url http://...   # or MNEMOS_URL: a running engine
  *
- * Options: --data <dir> (default ../shared/data/locomo), --conversations conv-26,conv-30, --budget low|mid|high|<n>,
+ * Options: --data <dir> (default MNEMOS_TEST_LOCOMO), --conversations conv-26,conv-30, --budget low|mid|high|<n>,
  * --max-tokens <n> (default 8192: large enough never to cut the top 20), --json <file> (write the results as JSON),
  * --keep (do not delete the benchmark banks afterwards).
  *
@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { SHARED_MODEL_DIR } from './local-model.js';
+import { testLocomoDir, testModelDir } from './test-assets.js';
 
 const KS = [5, 10, 20] as const;
 const CATEGORY_NAMES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
@@ -198,10 +198,10 @@ async function recallOnce(client: HttpClient, bank: string, conv: Conversation, 
   return parseRecallReply(await client.post(`/v1/default/banks/${encodeURIComponent(bank)}/memories/recall`, body));
 }
 
-function parseArgs(argv: string[], repoRoot: string): Options {
+function parseArgs(argv: string[]): Options {
   const opts: Options = {
     url: process.env.MNEMOS_URL,
-    dataDir: path.resolve(repoRoot, '../shared/data/locomo'),
+    dataDir: testLocomoDir(),
     conversations: undefined,
     budget: undefined,
     maxTokens: 8192,
@@ -278,8 +278,7 @@ export function report(results: readonly QuestionResult[], retainMs: number, mem
 }
 
 async function main(): Promise<void> {
-  const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
-  const opts = parseArgs(process.argv.slice(2), repoRoot);
+  const opts = parseArgs(process.argv.slice(2));
   const files = readdirSync(opts.dataDir)
     .filter((f) => /^conv-.*\.json$/.test(f))
     .filter((f) => !opts.conversations || opts.conversations.includes(path.basename(f, '.json')))
@@ -297,7 +296,7 @@ async function main(): Promise<void> {
       env: {
         ...process.env,
         MNEMOS_HOME: home,
-        MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: SHARED_MODEL_DIR,
+        MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: testModelDir(),
         MNEMOS_API_PORT: '0',
         MNEMOS_API_HOST: '127.0.0.1',
         MNEMOS_API_LOG_LEVEL: process.env.MNEMOS_API_LOG_LEVEL ?? 'warn',

@@ -49,7 +49,10 @@ export type DbThreadReply =
  * Embedded Postgres (WebAssembly) with pgvector, its data folder under MNEMOS_HOME, running on its own thread (see
  * EmbeddedDatabase).
  */
-export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
+export async function openEmbeddedDatabase(
+  dataDir: string,
+  options: { statisticsCheckMs?: number } = {},
+): Promise<Database> {
   mkdirSync(dataDir, { recursive: true });
   // One process per data folder (db/lock.ts): `<home>/db.lock` beside `<home>/db`, released on close.
   const lock = acquireDatabaseLock(`${dataDir}.lock`, dataDir);
@@ -61,7 +64,7 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
     const thread = new DatabaseThread(startModuleThread(import.meta.url, 'pglite-thread', start));
     await thread.ready;
     const db = new EmbeddedDatabase(thread, lock);
-    db.startMaintenance();
+    db.startMaintenance(options.statisticsCheckMs ?? STATISTICS_CHECK_MS);
     return db;
   } catch (error) {
     lock.release();
@@ -156,11 +159,11 @@ class EmbeddedDatabase implements Database {
    * Planner statistics (embedded-statistics.ts): checked a few seconds after opening, then while writes happen. Maintenance
    * statements go straight to PGlite, so they do not count as memory writes (which would make readers resynchronise).
    */
-  startMaintenance(): void {
+  startMaintenance(intervalMs: number): void {
     const raw: RawSql = { query: async <T extends object>(sql: string) => (await this.thread.call({ type: 'query', sql, params: [] })) as T[] };
     // The first check waits for the first interval (whether or not anything was written), so the migrations that run
     // right after opening, among them 004 (no statistics on content columns), always come before any ANALYZE.
-    this.stopMaintenance = keepStatisticsFresh(raw, () => this.writeVersion, STATISTICS_CHECK_MS);
+    this.stopMaintenance = keepStatisticsFresh(raw, () => this.writeVersion, intervalMs);
   }
 
   async query<T extends object>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {

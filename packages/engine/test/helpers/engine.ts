@@ -2,13 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { testModelDir } from '../../src/bench/test-assets.js';
 import { startEngine, type RunningEngine, type StartEngineOptions } from '../../src/index.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 /** The repository root (three levels above this helpers folder). */
 export const REPO_ROOT = resolve(here, '../../../..');
-/** The real embedding model, read from ../shared (never copied into the repository). */
-export const MODEL_DIR = resolve(REPO_ROOT, '../shared/models/all-MiniLM-L6-v2');
+/** The real embedding model (MNEMOS_TEST_MODEL; never copied into the repository). */
+export const MODEL_DIR = testModelDir();
 
 export function tempHome(prefix = 'mnemos-test-'): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));

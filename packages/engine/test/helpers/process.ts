@@ -23,6 +23,12 @@ export interface CliUser {
   setpriv?: number;
 }
 
+/**
+ * How long a test waits for an engine process to start or a CLI run to end: loading the model and opening the
+ * database are CPU-bound, and on a loaded 2-core machine running several test files at once a start can take minutes.
+ */
+export const PROCESS_LIMIT_MS = 300_000;
+
 /** Runs `mnemos <args>` from source in a child process and collects its output. */
 export function runCli(args: string[], env: Record<string, string>, options: CliUser = {}) {
   const { setpriv, ...user } = options;
@@ -43,7 +49,7 @@ export function runCli(args: string[], env: Record<string, string>, options: Cli
  */
 export function spawnEngine(
   env: Record<string, string>,
-  timeoutMs = 90_000,
+  timeoutMs = PROCESS_LIMIT_MS,
   options: { ready?: boolean; user?: CliUser } = {},
 ): Promise<EngineProcess> {
   const child = runCli(['serve'], { ...env, MNEMOS_API_LOG_LEVEL: env.MNEMOS_API_LOG_LEVEL ?? 'warn' }, options.user);
@@ -94,18 +100,31 @@ export function spawnEngine(
   });
 }
 
-/** Runs the CLI to completion and answers its exit code and output. */
+/**
+ * Runs the CLI to completion and answers its exit code and output. A process still running after `timeoutMs` (a
+ * start-up that waits on something forever) is killed and the call fails with its output, rather than hanging the run.
+ */
 export function runCliToEnd(
   args: string[],
   env: Record<string, string>,
-  options: CliUser = {},
+  options: CliUser & { timeoutMs?: number } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = runCli(args, env, options);
+  const { timeoutMs = PROCESS_LIMIT_MS, ...user } = options;
+  const child = runCli(args, env, user);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((done) => child.once('exit', (code) => done({ code, stdout, stderr })));
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`mnemos ${args.join(' ')} did not exit within ${timeoutMs} ms:\n${stdout}${stderr}`));
+    }, timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+  });
 }
 
 /** The pid of a process that has exited (for stale lock files). */

@@ -12,6 +12,9 @@ import { startGateway } from '../app.js';
 interface EngineModule {
   spawnEngineProcess(env: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }>;
 }
+interface TestAssetsModule {
+  testModelDir(): string;
+}
 
 const PG_URL = process.env['MNEMOS_TEST_PG_URL'] ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 300);
@@ -47,9 +50,11 @@ async function main(): Promise<void> {
   // so the gateway's figure is its own work, not queueing behind the engine's embedding on a shared event loop.
   const specifier = pathToFileURL(path.resolve(repoRoot, 'packages/engine/dist/process.js')).href;
   const { spawnEngineProcess } = (await import(specifier)) as EngineModule;
+  const assets = pathToFileURL(path.resolve(repoRoot, 'packages/engine/dist/bench/test-assets.js')).href;
+  const { testModelDir } = (await import(assets)) as TestAssetsModule;
   const engine = await spawnEngineProcess({
     MNEMOS_HOME: home, MNEMOS_API_AUTH_TOKEN: engineToken, MNEMOS_API_PORT: '0', MNEMOS_API_HOST: '127.0.0.1',
-    MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: path.resolve(repoRoot, '../shared/models/all-MiniLM-L6-v2'),
+    MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: testModelDir(),
   });
   const gw = await startGateway({
     env: {
