@@ -1,3 +1,4 @@
+// test-runner: alone (it times how fast the server answers; other test files' CPU would blur that)
 // No caller input holds the event loop: while a real engine (embedded database, real model) stores and edits 1 MiB
 // single-word texts, /health/live keeps answering within 100 ms (above the idle floor of a loaded machine, see
 // helpers/liveness.ts). Holding the loop for seconds, as counting tokens of a long word did, fails either way.

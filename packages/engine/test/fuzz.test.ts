@@ -1,3 +1,4 @@
+// test-runner: alone (it times how fast the server answers; other test files' CPU would blur that)
 import { after, before, it } from 'node:test';
 import { FUZZ_REQUESTS, FUZZ_SEED, fuzzAndCheck, MCP_ACCEPT, routesFromOpenApi, withoutAsync } from './helpers/fuzz.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';

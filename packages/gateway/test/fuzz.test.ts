@@ -1,3 +1,4 @@
+// test-runner: alone (it times how fast the server answers; other test files' CPU would blur that)
 // Seeded fuzzing of the gateway's whole HTTP surface (from its OpenAPI document, plus /mcp), with a real engine and
 // the real PostgreSQL control plane behind it. Properties: no 5xx (503 llm_not_configured passed through from the
 // engine aside: it has no LLM), every error is problem+json with a code and a detail, a rejected request changes
