@@ -74,6 +74,7 @@ for (const [i, phase] of phases.entries()) {
 rmSync(tapDir, { recursive: true, force: true });
 const failed = totals.fail + totals.cancelled;
 const minutes = ((Date.now() - started) / 60000).toFixed(1);
-console.log(`\nrun-tests: ${files.length} files in ${minutes} min (${phases.map((p) => p.files.length).join(' at once, then ')} alone)`);
+const shape = phases.map((p) => (p.concurrency === 1 ? `${p.files.length} alone` : `${p.files.length} up to ${p.concurrency} at once`));
+console.log(`\nrun-tests: ${files.length} files in ${minutes} min (${shape.join(', then ')})`);
 console.log(`tests: ${totals.pass} passed, ${failed} failed, ${totals.skipped} skipped`);
 process.exit(status !== 0 || failed > 0 ? (status || 1) : 0);

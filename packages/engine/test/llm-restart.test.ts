@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { call, REPO_ROOT, tempHome, testEnv } from './helpers/engine.js';
 import { startFakeLlm, type FakeLlm } from './helpers/fake-llm.js';
 import { PROCESS_LIMIT_MS } from './helpers/process.js';
+import { waitUntilReady } from '../src/index.js';
 
 const home = tempHome('mnemos-restart-');
 let fake: FakeLlm | undefined;
@@ -26,13 +27,18 @@ function startChild(env: Record<string, string>): Promise<{ proc: ChildProcess; 
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
+    let listening = false;
     const timer = setTimeout(() => reject(new Error(`engine did not start: ${out}`)), PROCESS_LIMIT_MS);
     const onData = (d: Buffer) => {
       out += d.toString();
       const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ proc, url: m[1]! });
+      if (m && !listening) {
+        // The engine listens before it is ready; the test's calls need it ready.
+        listening = true;
+        waitUntilReady(m[1]!, PROCESS_LIMIT_MS).then(() => {
+          clearTimeout(timer);
+          resolve({ proc, url: m[1]! });
+        }, reject);
       }
     };
     proc.stdout!.on('data', onData);
