@@ -8,7 +8,8 @@ import { acquireModel } from '../src/embeddings/acquire.js';
 import { ModelUnavailableError } from '../src/embeddings/model-error.js';
 import { call, MODEL_DIR, tempHome, testEnv } from './helpers/engine.js';
 import { startFakeHub } from './helpers/fake-hub.js';
-import { runCliToEnd, spawnEngine } from './helpers/process.js';
+import { PROCESS_LIMIT_MS, runCliToEnd, spawnEngine } from './helpers/process.js';
+import { waitUntilReady } from '../src/index.js';
 
 const MODEL_ID = 'Xenova/all-MiniLM-L6-v2';
 // The quantized weights (about a quarter of the full ones) keep the transfers short.
@@ -32,6 +33,20 @@ async function closedAddress(): Promise<string> {
   const { port } = server.address() as AddressInfo;
   await new Promise((resolve) => server.close(resolve));
   return `http://127.0.0.1:${port}`;
+}
+
+/** Polls /health until its answer satisfies `seen` (within the process limit) and returns that answer. */
+async function healthWhile(
+  url: string,
+  seen: (body: Record<string, unknown>) => boolean,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const deadline = Date.now() + PROCESS_LIMIT_MS;
+  for (;;) {
+    const answer = await call<Record<string, unknown>>(url, 'GET', '/health');
+    if (seen(answer.body)) return answer;
+    if (Date.now() > deadline) assert.fail(`/health never matched; last answer ${JSON.stringify(answer.body)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 const FIXES = new RegExp(
@@ -82,10 +97,22 @@ describe('first start downloads the model from the hub', () => {
       await cutting.close();
     }
 
-    const hub = await startFakeHub(MODEL_DIR);
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const hub = await startFakeHub(MODEL_DIR, { hold: { file: WEIGHTS, until: released } });
     try {
-      const second = await spawnEngine(hubEnv(home.path, hub.url));
+      const second = await spawnEngine(hubEnv(home.path, hub.url), undefined, { ready: false });
       try {
+        // While the weights arrive the engine is live, and /health says it is downloading and how far it is.
+        const warming = await healthWhile(second.url, (body) => body['stage'] === 'downloading model');
+        assert.equal(warming.status, 503);
+        assert.equal(warming.body['status'], 'warming');
+        const progress = Number(warming.body['progress']);
+        assert.ok(progress > 0 && progress < 1, `progress ${String(warming.body['progress'])}`);
+        assert.equal((await call(second.url, 'GET', '/health/live')).status, 200);
+        release();
+        await waitUntilReady(second.url, PROCESS_LIMIT_MS);
+        assert.equal((await call(second.url, 'GET', '/health')).status, 200);
         // Only the weights were missing; they continue from the partial file's end.
         assert.deepEqual(hub.requests, [{ file: WEIGHTS, range: `bytes=${partial}-` }]);
         assert.equal(statSync(weightsPath).size, WEIGHTS_SIZE);

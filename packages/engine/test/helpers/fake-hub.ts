@@ -8,6 +8,8 @@ export interface FakeHubOptions {
   cut?: { file: string; times: number };
   /** Serve this file with every byte after the first kilobyte flipped (same length: only loading it can tell). */
   corrupt?: string;
+  /** Send half of what is left of this file, then wait for `until` before sending the rest. */
+  hold?: { file: string; until: Promise<void> };
 }
 
 export interface FakeHub {
@@ -60,6 +62,15 @@ export async function startFakeHub(modelDir: string, options: FakeHubOptions = {
       const stream = createReadStream(join(modelDir, file), { start, end: half - 1 });
       stream.on('end', () => res.socket?.destroy());
       stream.pipe(res, { end: false });
+      return;
+    }
+    if (file === options.hold?.file) {
+      const half = start + Math.floor((size - start) / 2);
+      const first = createReadStream(join(modelDir, file), { start, end: half - 1 });
+      first.on('end', () => {
+        void options.hold!.until.then(() => createReadStream(join(modelDir, file), { start: half }).pipe(res));
+      });
+      first.pipe(res, { end: false });
       return;
     }
     createReadStream(join(modelDir, file), { start }).pipe(res);
