@@ -8,7 +8,7 @@ import { installLlmLayer } from './llm/index.js';
 import { vectorCacheFor } from './vectors/registry.js';
 import { unknownVariableWarnings } from './config/unknown-variables.js';
 import { createLogger, type EngineLogger } from './log.js';
-import { serverLimits } from './http/body-budget.js';
+import { serverLimits } from '@mnemos/http-input';
 import { HttpGate } from './startup/http-gate.js';
 import { Readiness } from './startup/readiness.js';
 

@@ -5,7 +5,7 @@ import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import { frameworkProblem, installInputLayer, type InputProblem } from '@mnemos/http-input';
 import { Authenticator } from './auth.js';
-import { BodyBudget, budgetOf, serverLimits } from './body-budget.js';
+import { BodyBudget, budgetOf, serverLimits } from '@mnemos/http-input';
 import { loadConfig, type GatewayConfig } from './config.js';
 import type { GatewayContext } from './context.js';
 import { createPool, migrate } from './db.js';

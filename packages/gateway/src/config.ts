@@ -44,7 +44,7 @@ export interface GatewayConfig {
   corsOrigins: string[];
   trustProxy: boolean;
   maxBodyBytes: number;
-  /** Time limits and in-flight body budgets of the HTTP server (body-budget.ts). */
+  /** Time limits and in-flight body budgets of the HTTP server (`@mnemos/http-input`, body-budget.ts). */
   http: HttpLimits;
   engineTimeoutMs: number;
   engineConnectTimeoutMs: number;

@@ -10,3 +10,7 @@ export {
  * accepted value an exact integer that PostgreSQL's bigint holds (1e20 or 2^63 are a 400, not a database error).
  */
 export const MAX_LIST_OFFSET = 1_000_000_000;
+export {
+  BodyBudget, budgetOf, clientErrorAnswer, serverLimits, type BodyBudgetLimits, type BodyBudgetRefusal,
+  type ServerHttpLimits,
+} from './body-budget.js';

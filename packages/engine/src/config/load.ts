@@ -38,7 +38,7 @@ export interface EngineConfig {
   encryptionMasterKey: Buffer | undefined;
   authToken: string | undefined;
   maxBodyBytes: number;
-  /** Time limits and in-flight body budgets of the HTTP server (body-budget.ts). */
+  /** Time limits and in-flight body budgets of the HTTP server (`@mnemos/http-input`, body-budget.ts). */
   http: HttpLimits;
   logLevel: EngineEnv['MNEMOS_API_LOG_LEVEL'];
   /** Undefined: pretty on a terminal, JSON otherwise. */

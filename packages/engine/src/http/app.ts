@@ -13,7 +13,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import { frameworkProblem, installInputLayer, type InputProblem } from '@mnemos/http-input';
 import type { Engine } from '../engine.js';
-import { BodyBudget, budgetOf, serverLimits } from './body-budget.js';
+import { BodyBudget, budgetOf, serverLimits } from '@mnemos/http-input';
 import { Problem, sendProblem, toProblem } from './problem.js';
 import { registerBankRoutes } from './routes/banks.js';
 import { registerDescriptionRoutes } from './routes/description.js';
