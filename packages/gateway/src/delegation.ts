@@ -104,3 +104,36 @@ export function delegate(
     expires_at: expiry(requested.expires_at, creator?.expiresAt ?? null, now),
   };
 }
+
+/** The limits an existing key or OAuth client grants, compared with the credential that manages it. */
+export interface GrantedLimits {
+  scopes: readonly string[];
+  banks: readonly string[] | null;
+  spaces: readonly string[] | null;
+  expires_at: Date | string | null;
+}
+
+/** A list limit lies within another when the other is unlimited, or it is limited to a subset of it. */
+function listWithin(granted: readonly string[] | null, held: ReadonlySet<string> | null): boolean {
+  return held === null || (granted !== null && granted.every((v) => held.has(v)));
+}
+
+/**
+ * Whether `manager` (null: the admin token) holds at least everything `granted` gives: a credential may list and remove
+ * only the keys and clients it could have created itself, so a limited key cannot see or revoke a wider one.
+ */
+export function withinReach(manager: Delegator | null, granted: GrantedLimits): boolean {
+  if (manager === null) return true;
+  const expires = granted.expires_at === null ? null : new Date(granted.expires_at).getTime();
+  return granted.scopes.every((s) => manager.scopes.has(s))
+    && listWithin(granted.banks, manager.banks)
+    && listWithin(granted.spaces, manager.spaces)
+    && (manager.expiresAt === null || (expires !== null && expires <= manager.expiresAt.getTime()));
+}
+
+/** The 403 for a credential managing a key or client wider than itself. */
+export function beyondReach(what: 'API key' | 'OAuth client', id: string): HttpProblem {
+  return new HttpProblem(403, 'forbidden',
+    `The ${what} "${id}" grants more than this credential holds (scopes, banks, spaces or a later expiry); `
+      + 'manage it with a credential that holds at least as much.');
+}

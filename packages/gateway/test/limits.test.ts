@@ -224,6 +224,44 @@ describe('credential limits', () => {
     assert.ok(isProblem(await post(at, '/v1/me/keys', { banks: ['b2'] }), 403, 'forbidden'));
   });
 
+  it('a limited key lists and revokes only keys and clients within its own limits', async () => {
+    const limited = await adminKey({ scopes: ['project:write', 'memory:recall'], banks: ['b1'] });
+    const wide = await adminKey({ scopes: ['project:write', 'memory:recall'] });
+    const ids = async (token: string, path: string, field: string): Promise<string[]> => {
+      const res = await get(token, path);
+      assert.equal(res.status, 200, res.text);
+      return (obj(res.body)['items'] as Json[]).map((item) => String(item[field]));
+    };
+    const keyIds = (token: string): Promise<string[]> => ids(token, '/v1/me/keys', 'id');
+    const allKeys = await call(h.url, 'GET', `/admin/projects/${owner.projectId}/keys`, { token: ADMIN_TOKEN });
+    const wideRow = (obj(allKeys.body)['items'] as Json[]).find((k) => wide.startsWith(String(k['prefix'])));
+    assert.ok(wideRow !== undefined, allKeys.text);
+    const wideKeyId = String(wideRow['id']);
+
+    const child = await post(limited, '/v1/me/keys', {});
+    assert.equal(child.status, 201, child.text);
+    const childId = String(obj(child.body)['id']);
+    const seen = await keyIds(limited);
+    assert.ok(seen.includes(childId), 'its own narrower key is listed');
+    assert.ok(!seen.includes(wideKeyId), 'a key with no bank limit is not listed');
+    assert.ok((await keyIds(wide)).includes(wideKeyId));
+
+    const refused = await call(h.url, 'DELETE', `/v1/me/keys/${wideKeyId}`, { token: limited });
+    assert.ok(isProblem(refused, 403, 'forbidden'), refused.text);
+    assert.match(String(obj(refused.body)['detail']), /grants more than this credential holds/);
+    assert.equal((await recall(wide, 'b2', { query: 'x' })).status, 200, 'the wider key still works');
+    assert.equal((await call(h.url, 'DELETE', `/v1/me/keys/${childId}`, { token: limited })).status, 200);
+
+    const clients = '/v1/me/oauth/clients';
+    const wideClient = await post(wide, clients, { name: 'wide', scopes: ['memory:recall'] });
+    assert.equal(wideClient.status, 201, wideClient.text);
+    const wideClientId = String(obj(wideClient.body)['client_id']);
+    assert.ok(!(await ids(limited, clients, 'client_id')).includes(wideClientId));
+    const keep = await call(h.url, 'DELETE', `${clients}/${wideClientId}`, { token: limited });
+    assert.ok(isProblem(keep, 403, 'forbidden'), keep.text);
+    assert.equal((await call(h.url, 'DELETE', `${clients}/${wideClientId}`, { token: wide })).status, 200);
+  });
+
   it('MCP list_banks shows a limited key only its banks and spaces', async () => {
     const listBanks = async (key: string): Promise<string[]> => {
       const res = await tool(key, 1, 'list_banks', {});

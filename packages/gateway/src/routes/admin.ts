@@ -127,17 +127,17 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
     admin.post('/admin/projects/:id/keys', { schema: { operationId: 'adminCreateKey', tags, security: sec, params: ProjectId, body: KeyCreateBody, response: { 201: Open, ...problems } } },
       guarded(async (request, reply: FastifyReply) => reply.code(201).send(await h.createKey(await project(request), request.body as KeyInput, null))));
     admin.get('/admin/projects/:id/keys', { schema: { operationId: 'adminListKeys', tags, security: sec, params: ProjectId, response: { 200: Open, ...problems } } },
-      guarded(async (request, reply: FastifyReply) => reply.send(await h.listKeys(await project(request)))));
+      guarded(async (request, reply: FastifyReply) => reply.send(await h.listKeys(await project(request), null))));
     admin.delete('/admin/projects/:id/keys/:sub', { schema: { operationId: 'adminRevokeKey', tags, security: sec, params: ProjectSub, response: { 200: Open, ...problems } } },
-      guarded(async (request, reply: FastifyReply) => reply.send(await h.revokeKey(await project(request), sub(request)))));
+      guarded(async (request, reply: FastifyReply) => reply.send(await h.revokeKey(await project(request), sub(request), null))));
 
     admin.post('/admin/projects/:id/oauth/clients', { schema: { operationId: 'adminCreateOAuthClient', tags, security: sec, params: ProjectId, body: ClientBody, response: { 201: Open, ...problems } } },
       guarded(async (request, reply: FastifyReply) => reply.code(201).send(
         await h.createClient(await project(request), request.body as ClientRequest, null))));
     admin.get('/admin/projects/:id/oauth/clients', { schema: { operationId: 'adminListOAuthClients', tags, security: sec, params: ProjectId, response: { 200: Open, ...problems } } },
-      guarded(async (request, reply: FastifyReply) => reply.send(await h.listClients(await project(request)))));
+      guarded(async (request, reply: FastifyReply) => reply.send(await h.listClients(await project(request), null))));
     admin.delete('/admin/projects/:id/oauth/clients/:sub', { schema: { operationId: 'adminDeleteOAuthClient', tags, security: sec, params: ProjectSub, response: { 200: Open, ...problems } } },
-      guarded(async (request, reply: FastifyReply) => reply.send(await h.deleteClient(await project(request), sub(request)))));
+      guarded(async (request, reply: FastifyReply) => reply.send(await h.deleteClient(await project(request), sub(request), null))));
   });
 }
 

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Principal } from '../auth.js';
 import type { GatewayContext } from '../context.js';
-import { delegate, type Delegator, type RequestedLimits } from '../delegation.js';
+import { beyondReach, delegate, withinReach, type Delegator, type RequestedLimits } from '../delegation.js';
 import type { ProjectClients } from '../oauth/clients.js';
 import { authenticateFirst } from '../early-auth.js';
 import { authenticate, guarded } from '../proxy.js';
@@ -32,11 +32,12 @@ export interface ProjectHandlers {
   usage(project: Project): Promise<unknown>;
   /** `creator` is the credential asking (null: the admin token); the new key never gets more than it holds. */
   createKey(project: Project, input: KeyInput, creator: Delegator | null): Promise<unknown>;
-  listKeys(project: Project): Promise<unknown>;
-  revokeKey(project: Project, id: string): Promise<unknown>;
+  /** `manager` is the credential asking (null: the admin token); it sees and revokes only keys within its reach. */
+  listKeys(project: Project, manager: Delegator | null): Promise<unknown>;
+  revokeKey(project: Project, id: string, manager: Delegator | null): Promise<unknown>;
   createClient(project: Project, input: ClientRequest, creator: Delegator | null): Promise<unknown>;
-  listClients(project: Project): Promise<unknown>;
-  deleteClient(project: Project, id: string): Promise<unknown>;
+  listClients(project: Project, manager: Delegator | null): Promise<unknown>;
+  deleteClient(project: Project, id: string, manager: Delegator | null): Promise<unknown>;
 }
 
 export function projectHandlers(ctx: GatewayContext, clients: ProjectClients): ProjectHandlers {
@@ -54,10 +55,13 @@ export function projectHandlers(ctx: GatewayContext, clients: ProjectClients): P
       const pub = publicKey(row);
       return { id: pub.id, key, prefix: pub.prefix, scopes: pub.scopes, banks: pub.banks, spaces: pub.spaces, expires_at: pub.expires_at, created_at: pub.created_at };
     },
-    async listKeys(project) {
-      return { items: (await ctx.store.listKeys(project.id)).map(publicKey) };
+    async listKeys(project, manager) {
+      const rows = await ctx.store.listKeys(project.id);
+      return { items: rows.filter((row) => withinReach(manager, row)).map(publicKey) };
     },
-    async revokeKey(project, id) {
+    async revokeKey(project, id, manager) {
+      const target = (await ctx.store.listKeys(project.id)).find((row) => row.id === id);
+      if (target !== undefined && !withinReach(manager, target)) throw beyondReach('API key', id);
       const row = await ctx.store.revokeKey(project.id, id);
       if (row === undefined) throw notFound(`No API key "${id}" in this project.`);
       ctx.auth.evict(`key:${row.prefix}`);
@@ -67,10 +71,12 @@ export function projectHandlers(ctx: GatewayContext, clients: ProjectClients): P
       const limits = delegate(creator, input, input.scopes);
       return clients.create(project.id, { ...limits, name: input.name, redirect_uris: input.redirect_uris });
     },
-    async listClients(project) {
-      return { items: await clients.list(project.id) };
+    async listClients(project, manager) {
+      return { items: (await clients.list(project.id)).filter((client) => withinReach(manager, client)) };
     },
-    async deleteClient(project, id) {
+    async deleteClient(project, id, manager) {
+      const target = (await clients.list(project.id)).find((client) => client.client_id === id);
+      if (target !== undefined && !withinReach(manager, target)) throw beyondReach('OAuth client', id);
       if (!(await clients.remove(project.id, id))) throw notFound(`No OAuth client "${id}" in this project.`);
       return { client_id: id, deleted: true };
     },
@@ -108,14 +114,14 @@ export function meProjectRoutes(app: FastifyInstance, ctx: GatewayContext, h: Pr
     { body: KeyCreateBody, response: { 201: KeyCreated, ...problems } },
     (project, req, creator) => h.createKey(project, req.body as KeyInput, creator), 201);
   route('GET', '/v1/me/keys', 'project:write', 'listKeys', 'List API keys', { response: { 200: Open, ...problems } },
-    (project) => h.listKeys(project));
+    (project, _req, manager) => h.listKeys(project, manager));
   route('DELETE', '/v1/me/keys/:id', 'project:write', 'revokeKey', 'Revoke an API key (at once)', { params: IdParam, response: { 200: Open, ...problems } },
-    (project, req) => h.revokeKey(project, id(req)));
+    (project, req, manager) => h.revokeKey(project, id(req), manager));
   route('POST', '/v1/me/oauth/clients', 'project:write', 'createOAuthClient', 'Create an OAuth client (the secret is shown only here)',
     { body: ClientBody, response: { 201: Open, ...problems } },
     (project, req, creator) => h.createClient(project, req.body as ClientRequest, creator), 201);
   route('GET', '/v1/me/oauth/clients', 'project:write', 'listOAuthClients', 'List OAuth clients', { response: { 200: Open, ...problems } },
-    (project) => h.listClients(project));
+    (project, _req, manager) => h.listClients(project, manager));
   route('DELETE', '/v1/me/oauth/clients/:id', 'project:write', 'deleteOAuthClient', 'Delete an OAuth client and its tokens',
-    { params: IdParam, response: { 200: Open, ...problems } }, (project, req) => h.deleteClient(project, id(req)));
+    { params: IdParam, response: { 200: Open, ...problems } }, (project, req, manager) => h.deleteClient(project, id(req), manager));
 }
