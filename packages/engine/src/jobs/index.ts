@@ -5,6 +5,7 @@ import { codecFor } from '../crypto/codec.js';
 import type { Engine } from '../engine.js';
 import { retain, type RetainItem } from '../memory/retain.js';
 import type { Partition } from '../memory/types.js';
+import type { Queryable } from '../db/database.js';
 import { operationStatus } from './operations.js';
 import { JobFailure, JobQueue, type ClaimedJob, type JobContext } from './queue.js';
 
@@ -92,6 +93,11 @@ async function queuedItems(engine: Engine, job: ClaimedJob): Promise<StoredItem[
  * Installs the durable job queue (async retain; the LLM layer adds fact extraction to it), its status lookup
  * (GET /v1/{tenant}/operations/{id}) and its shutdown. Idempotent.
  */
+/** The content now lives in memories; a copy kept in the job would survive a later hard delete. */
+async function clearQueuedCopy(tx: Queryable, jobId: string): Promise<void> {
+  await tx.query(`UPDATE jobs SET payload = '{}'::jsonb WHERE id = $1`, [jobId]);
+}
+
 export async function installJobQueue(engine: Engine): Promise<JobQueue> {
   const existing = queues.get(engine);
   if (existing) return existing;
@@ -104,10 +110,13 @@ export async function installJobQueue(engine: Engine): Promise<JobQueue> {
   });
   queues.set(engine, queue);
 
-  // An async retain's job completes in the same transaction that stores its memories.
+  // An async retain's job completes in the same transaction that stores its memories, and its copy of the content
+  // goes in that transaction too: no reader ever sees a completed retain whose content is still queued.
   engine.afterRetainHooks.unshift(async (tx, _partition, ids) => {
     const s = scope.getStore();
-    if (s?.job && !s.job.ctx.completed) await s.job.ctx.completeWithin(tx, { memory_ids: ids });
+    if (!s?.job || s.job.ctx.completed) return;
+    await s.job.ctx.completeWithin(tx, { memory_ids: ids });
+    await clearQueuedCopy(tx, s.job.job.id);
   });
 
   queue.register('retain', async (job, ctx) => {
@@ -125,10 +134,9 @@ export async function installJobQueue(engine: Engine): Promise<JobQueue> {
     const s: RetainScope = { operationId: job.operationId, job: { job, ctx } };
     const outcome = await scope.run(s, () => retain(engine.db, engine.embedder, partition, items, engine.afterRetain));
     engine.metrics.memoriesRetained.inc(outcome.createdIds.length);
-    if (!ctx.completed) await ctx.complete(async () => undefined, { memory_ids: outcome.memoryIds });
+    // Nothing new stored (every item already present): the job completes here, its copy cleared in the same step.
+    if (!ctx.completed) await ctx.complete((tx) => clearQueuedCopy(tx, job.id), { memory_ids: outcome.memoryIds });
     await engine.db.query('UPDATE operations SET memory_ids = $2::uuid[], updated_at = now() WHERE id = $1', [job.operationId, outcome.memoryIds]);
-    // The content now lives in memories; keeping a copy in the job would survive a later hard delete.
-    await engine.db.query(`UPDATE jobs SET payload = '{}'::jsonb WHERE id = $1`, [job.id]);
   });
 
   engine.operations = (tenant, id) => operationStatus(engine.db, tenant, id);
