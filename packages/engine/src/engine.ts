@@ -5,7 +5,6 @@ import { openDatabase } from './db/open.js';
 import { plaintextCodec, withCodec, type BodyCodec } from './crypto/codec.js';
 import { openBodyCodec } from './crypto/setup.js';
 import { createEmbedder, MicroBatcher } from './embeddings/index.js';
-import { ensureWritableHome } from './home.js';
 import type { AfterRetainHook } from './memory/retain.js';
 import { EngineMetrics } from './metrics.js';
 import type { ProgressReporter } from './startup/readiness.js';
@@ -54,9 +53,6 @@ export class Engine {
     log: Logger,
     onProgress: ProgressReporter = () => undefined,
   ): Promise<Engine> {
-    // With an external database the home folder holds only the model cache; check it before connecting anyway, so a
-    // folder the engine cannot write fails at once rather than after the database answers.
-    if (config.databaseUrl !== undefined) ensureWritableHome(config.home);
     onProgress('opening database');
     const opened = await openDatabase(config);
     let db: Database = opened.db;
