@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
+import { uploadOversized } from './helpers/oversized-upload.js';
 
 /**
  * The shared input layer: bounded query integers, NUL and lone surrogates refused everywhere, a JSON depth cap,
@@ -189,6 +190,15 @@ describe('framework errors are problem+json', () => {
   });
   it('an unknown path stays 404', async () => {
     await expectProblem(await call<ProblemBody>(engine.url, 'PUT', '/v1/default/nothing-here'), 404, 'not_found');
+  });
+  it('a client that sends a too-large body whole before reading still gets its 413, not a reset', async () => {
+    const before = await counts();
+    const r = await uploadOversized(engine.url, '/v1/default/banks/known/memories', 2 * engine.engine.config.maxBodyBytes);
+    assert.equal(r.error, undefined, `the connection failed with ${r.error}; received: ${r.received.slice(0, 200)}`);
+    assert.match(r.received, /^HTTP\/1\.1 413 /);
+    assert.match(r.received, /"code":"payload_too_large"/);
+    assert.match(r.received, /MNEMOS_API_MAX_BODY_BYTES/);
+    assert.equal(await counts(), before);
   });
   it('a text/plain body is 415', async () => {
     const before = await counts();

@@ -17,7 +17,7 @@ import { interactionRoutes } from './oauth/interactions.js';
 import { createOAuthServer, type OAuthServer } from './oauth/provider.js';
 import { SignInThrottle } from './oauth/signin-throttle.js';
 import { openApiOptions, openApiDocument } from './openapi.js';
-import { errorHandler, HttpProblem, sendProblem } from './problem.js';
+import { errorHandler, HttpProblem, sendProblem, TOO_LARGE_DETAIL } from './problem.js';
 import { startTimes } from './proxy.js';
 import { QUOTA_CHANNEL, QuotaLedger } from './quota.js';
 import { RateLimiter } from './ratelimit.js';
@@ -92,9 +92,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     },
   });
   const bodyBudget = new BodyBudget({ maxBodyBytes: config.maxBodyBytes, ...budgetOf(config.http) });
-  bodyBudget.register(app, (reply, detail, retryAfter) =>
-    sendProblem(reply, new HttpProblem(503, 'server_busy', detail, { headers: { 'retry-after': String(retryAfter) } })),
-  );
+  bodyBudget.register(app, (reply, problem) => sendProblem(reply, problemFrom(problem)), TOO_LARGE_DETAIL);
   const input = installInputLayer(app, {
     toError: problemFrom, pointerPrefix: (part) => `/${part}`, maxParamLength: 2048,
   });

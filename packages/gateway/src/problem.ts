@@ -3,6 +3,10 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { describeIssue } from '@mnemos/http-input';
 
+/** Why a body over GATEWAY_MAX_BODY_BYTES is refused, and what to do. */
+export const TOO_LARGE_DETAIL =
+  'The request body is larger than the gateway accepts (GATEWAY_MAX_BODY_BYTES); send fewer or smaller items per call.';
+
 export interface FieldError {
   pointer: string;
   detail: string;
@@ -117,7 +121,7 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   }
   const status = error.statusCode ?? 500;
   if (status === 413 || error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return sendProblem(reply, new HttpProblem(413, 'payload_too_large', 'The request body is larger than the gateway accepts; send fewer or smaller items per call.'));
+    return sendProblem(reply, new HttpProblem(413, 'payload_too_large', TOO_LARGE_DETAIL));
   }
   if (status === 415 || error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     return sendProblem(reply, new HttpProblem(415, 'unsupported_media_type', 'Send the body as application/json.'));

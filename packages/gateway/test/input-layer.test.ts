@@ -9,6 +9,7 @@ import {
   ADMIN_TOKEN, call, isProblem, obj, setupProject, startHarness, startTestEngine,
   type EngineHandle, type Harness, type Res,
 } from './helpers.js';
+import { uploadOversized } from '../../engine/test/helpers/oversized-upload.js';
 
 const ALL_SCOPES = [
   'memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete', 'project:read', 'project:write', 'mcp',
@@ -182,6 +183,17 @@ describe('gateway input layer', () => {
     const post = await raw('POST', '/v1/me/banks/known/memories', '',
       { 'content-type': 'application/json', 'content-length': '0' });
     expectProblem(post, 400, 'validation_failed');
+  });
+
+  it('a client that sends a too-large body whole before reading still gets its 413, not a reset', async () => {
+    const before = await counts();
+    const r = await uploadOversized(h.url, '/v1/me/banks/known/memories', 2 * 1024 * 1024 + 1,
+      `Authorization: Bearer ${key}\r\n`);
+    assert.equal(r.error, undefined, `the connection failed with ${r.error}; received: ${r.received.slice(0, 200)}`);
+    assert.match(r.received, /^HTTP\/1\.1 413 /);
+    assert.match(r.received, /"code":"payload_too_large"/);
+    assert.match(r.received, /GATEWAY_MAX_BODY_BYTES/);
+    assert.equal(await counts(), before);
   });
 
   it('engine client errors reach the caller unchanged (not as 502)', async () => {

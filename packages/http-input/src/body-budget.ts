@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { InputProblem } from './problems.js';
 
 /**
  * Bounds the request bodies a server holds in memory at once. A request that declares a body takes its declared size
@@ -49,7 +50,8 @@ export function serverLimits(limits: ServerHttpLimits) {
   };
 }
 
-export type BodyBudgetRefusal = (reply: FastifyReply, detail: string, retryAfterSeconds: number) => FastifyReply;
+/** Sends a refusal the budget decided on as the server's own problem+json answer. */
+export type BodyBudgetRefusal = (reply: FastifyReply, problem: InputProblem) => FastifyReply;
 
 const RETRY_AFTER_S = 2;
 const CONNECTION_FULL = 'This connection already has as many request bodies in flight as the server accepts; '
@@ -107,22 +109,23 @@ export class BodyBudget {
     };
   }
 
-  /** Adds the onRequest hook that claims each body's bytes, answering `refuse` when there is no room. */
-  register(app: FastifyInstance, refuse: BodyBudgetRefusal): void {
+  /**
+   * Adds the onRequest hook that claims each body's bytes. A body declared larger than the limit gets a 413 carrying
+   * `tooLargeDetail`; a body that finds no room gets a 503 with Retry-After. Either way the answer goes out before the
+   * body is read.
+   */
+  register(app: FastifyInstance, refuse: BodyBudgetRefusal, tooLargeDetail: string): void {
     app.addHook('onRequest', (request, reply, done) => {
+      if (this.declaresTooMuch(request.headers)) {
+        refuseAndLinger(request, reply, refuse, { status: 413, code: 'payload_too_large', detail: tooLargeDetail });
+        return;
+      }
       const bytes = this.claimFor(request.headers);
       if (bytes === 0) return done();
       const claim = this.take(request.raw.socket, bytes);
       if (!claim.ok) {
-        // The body is not wanted. Node discards what still comes (never buffering it); once the answer is out the
-        // server stops sending, and closes the connection a moment later. Closing at once while the client still
-        // sends would reset the connection, and the client would lose the answer.
-        const socket = request.raw.socket;
-        reply.raw.once('finish', () => {
-          socket.end();
-          setTimeout(() => socket.destroy(), LINGER_MS).unref();
-        });
-        refuse(reply, claim.detail, RETRY_AFTER_S);
+        const retryAfter = { 'retry-after': String(RETRY_AFTER_S) };
+        refuseAndLinger(request, reply, refuse, { status: 503, code: 'server_busy', detail: claim.detail, headers: retryAfter });
         return;
       }
       const socket = request.raw.socket;
@@ -135,6 +138,26 @@ export class BodyBudget {
       done();
     });
   }
+
+  private declaresTooMuch(headers: FastifyRequest['headers']): boolean {
+    const declared = headers['content-length'];
+    return declared !== undefined && Number(declared) > this.limits.maxBodyBytes;
+  }
+}
+
+/**
+ * Answers a request whose body is not wanted, then closes its connection without a reset. Node discards what still
+ * comes (never buffering it); once the answer is out the server stops sending, and closes the connection a moment
+ * later. Closing at once while the client still sends would reset the connection, and a client that sends its whole
+ * body before reading (most HTTP libraries) would lose the answer.
+ */
+function refuseAndLinger(request: FastifyRequest, reply: FastifyReply, refuse: BodyBudgetRefusal, problem: InputProblem): void {
+  const socket = request.raw.socket;
+  reply.raw.once('finish', () => {
+    socket.end();
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  });
+  refuse(reply, problem);
 }
 
 /**

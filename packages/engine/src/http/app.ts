@@ -14,7 +14,7 @@ import { Ajv } from 'ajv';
 import { frameworkProblem, installInputLayer, type InputProblem } from '@mnemos/http-input';
 import type { Engine } from '../engine.js';
 import { BodyBudget, budgetOf, serverLimits } from '@mnemos/http-input';
-import { Problem, sendProblem, toProblem } from './problem.js';
+import { Problem, sendProblem, TOO_LARGE_DETAIL, toProblem } from './problem.js';
 import { registerBankRoutes } from './routes/banks.js';
 import { registerDescriptionRoutes } from './routes/description.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -84,8 +84,7 @@ export async function buildApp(
     maxParamLength: 1024,
   });
   const bodyBudget = new BodyBudget({ maxBodyBytes: engine.config.maxBodyBytes, ...budgetOf(engine.config.http) });
-  bodyBudget.register(app, (reply, detail, retryAfter) =>
-    sendProblem(reply, new Problem(503, 'server_busy', detail, undefined, { 'retry-after': String(retryAfter) })));
+  bodyBudget.register(app, (reply, problem) => sendProblem(reply, problemFrom(problem)), TOO_LARGE_DETAIL);
   const ajv = validators();
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === 'body' ? ajv.body : ajv.text).compile(schema as object),

@@ -2,6 +2,10 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { describeIssue } from '@mnemos/http-input';
 
 /** An error a user sees: RFC 9457 problem details with a stable machine `code`. */
+/** Why a body over MNEMOS_API_MAX_BODY_BYTES is refused, and what to do. */
+export const TOO_LARGE_DETAIL =
+  'The request body is larger than this engine accepts (MNEMOS_API_MAX_BODY_BYTES); split it into smaller requests.';
+
 export class Problem extends Error {
   constructor(
     readonly status: number,
@@ -81,7 +85,7 @@ export function toProblem(error: FastifyError | Problem | Error, request: Fastif
       return new Problem(
         413,
         'payload_too_large',
-        'The request body is larger than this engine accepts (MNEMOS_API_MAX_BODY_BYTES); split it into smaller requests.',
+        TOO_LARGE_DETAIL,
       );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new Problem(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
