@@ -318,6 +318,19 @@ class Bodies(ClientTestCase):
         client.recall("alice", "q", include={"entities": {"max_tokens": 50}})
         self.assertEqual(self.server.last.body, {"query": "q", "include": {"entities": {"max_tokens": 50}}})
 
+    def test_with_options_changes_a_copy(self) -> None:
+        client = self.client(space="acme")
+        narrowed = client.with_options(space="other", max_retries=0, timeout=5)
+        self.assertEqual((client.space, client.max_retries, client.timeout), ("acme", 3, 30.0))
+        self.assertEqual((narrowed.space, narrowed.max_retries, narrowed.timeout), ("other", 0, 5))
+        self.server.answer(503, problem(503, "unavailable", "Busy."), headers={"Retry-After": "0"})
+        with self.assertRaises(MnemosError):
+            narrowed.recall("alice", "q")
+        self.assertEqual(self.server.last.body, {"query": "q", "space": "other"})
+        self.assertEqual((len(self.server.requests), self.sleeps), (1, []))
+        with self.assertRaises(ValueError):
+            client.with_options(max_retries=-1)
+
     def test_empty_2xx_body_is_accepted(self) -> None:
         self.server.answer(200, None)
         self.assertTrue(self.client().delete_memory("alice", "m1").success)

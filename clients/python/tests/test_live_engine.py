@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 import unittest
 import uuid
 
@@ -18,6 +20,8 @@ import mnemos_client
 from mnemos_client import AsyncMnemos, Mnemos, MnemosError, RetainItem
 
 URL = os.environ.get("MNEMOS_URL", "")
+PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(PROJECT)), "examples")
 FAKE_LLM = os.environ.get("MNEMOS_FAKE_LLM", "") not in ("", "0", "false")
 
 
@@ -262,6 +266,30 @@ class LiveEngineAsync(unittest.IsolatedAsyncioTestCase):
             await self.client.recall(unique_bank("errors"), "")
         self.assertEqual(caught.exception.code, "validation_failed")
         self.assertIsInstance((await self.client.version()).get("version"), str)
+
+class Examples(unittest.TestCase):
+    """The Python examples in examples/ run against the engine with the package under test."""
+
+    def run_example(self, name: str) -> str:
+        require_engine()
+        env = dict(os.environ)
+        if not helpers.INSTALLED:
+            env["PYTHONPATH"] = os.path.join(PROJECT, "src")
+        done = subprocess.run([sys.executable, os.path.join(EXAMPLES, name), URL], capture_output=True, text=True,
+                              timeout=180, env=env)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        return done.stdout
+
+    def test_quickstart(self) -> None:
+        output = self.run_example("python_quickstart.py")
+        self.assertIn("retained 1 memory", output)
+        self.assertIn("green tea", output)
+
+    def test_async_quickstart(self) -> None:
+        output = self.run_example("python_async_quickstart.py")
+        self.assertIn("retained 3 memories", output)
+        self.assertIn("Bob is allergic to peanuts.", output)
+        self.assertRegex(output, r"reflect(: | skipped: )")
 
 if __name__ == "__main__":
     unittest.main()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import functools
 import inspect
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional, TypeVar
 
 from ._wire import Settings
+
+_Client = TypeVar("_Client", bound="ClientBase")
 
 
 def describe_method(method: Callable[..., Any], build: Callable[..., Any], returns: str) -> None:
@@ -64,6 +68,25 @@ class ClientBase:
     @property
     def max_retries(self) -> int:
         return self._settings.max_retries
+
+    def with_options(
+        self: _Client,
+        *,
+        space: Optional[str] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        max_retry_delay: Optional[float] = None,
+    ) -> _Client:
+        """A copy of this client with some settings changed (the arguments given), for one call or a group of calls:
+        ``client.with_options(timeout=5, max_retries=0).recall(...)``. This client is left as it is."""
+        changes: Dict[str, Any] = {"space": space, "timeout": timeout, "max_retries": max_retries,
+                                   "max_retry_delay": max_retry_delay}
+        changes = {key: value for key, value in changes.items() if value is not None}
+        if changes.get("max_retries", 0) < 0:
+            raise ValueError("max_retries must be 0 or more")
+        clone = copy.copy(self)
+        clone._settings = dataclasses.replace(self._settings, **changes)
+        return clone
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.base_url!r}, prefix={self.prefix!r}, space={self.space!r})"
