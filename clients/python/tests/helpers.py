@@ -1,5 +1,6 @@
 """Test helpers: a scripted local HTTP server (real HTTP on 127.0.0.1, port 0) that records every request and answers
-from a queue, and a way to make the package importable from the source tree."""
+from a queue, and a way to make the package importable from the source tree (unless ``MNEMOS_CLIENT_INSTALLED=1``
+says the suite tests an installed copy)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Deque, Dict, List, Optional
+from typing import Any, Callable, Deque, Dict, List, Optional
 from urllib.parse import parse_qs, urlsplit
 
 _SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
-if _SRC not in sys.path:
+#: Set when the suite tests an installed copy of the package (a wheel in a fresh venv) rather than the source tree.
+INSTALLED = os.environ.get("MNEMOS_CLIENT_INSTALLED", "") not in ("", "0")
+if not INSTALLED and _SRC not in sys.path:
     sys.path.insert(0, _SRC)
 
 
@@ -36,6 +39,7 @@ class Answer:
     headers: Dict[str, str] = field(default_factory=dict)
     raw: Optional[bytes] = None  # sent as is instead of JSON
     delay: float = 0.0
+    gate: Optional[Callable[[], object]] = None  # called before answering; blocks as long as it likes, raises to fail
 
 
 class ScriptedServer:
@@ -67,6 +71,11 @@ class ScriptedServer:
                     answer = server._answers.popleft() if server._answers else Answer(200, {})
                 if answer.delay:
                     time.sleep(answer.delay)
+                if answer.gate is not None:
+                    try:
+                        answer.gate()
+                    except Exception as error:  # the test's condition did not come true: answer so it fails
+                        answer = Answer(500, {"code": "gate_failed", "detail": repr(error)})
                 if answer.raw is not None:
                     payload = answer.raw
                     content_type = answer.headers.get("Content-Type", "text/plain")
@@ -94,9 +103,10 @@ class ScriptedServer:
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def answer(self, status: int = 200, body: Any = None, headers: Optional[Dict[str, str]] = None,
-               raw: Optional[bytes] = None, delay: float = 0.0) -> "ScriptedServer":
+               raw: Optional[bytes] = None, delay: float = 0.0,
+               gate: Optional[Callable[[], object]] = None) -> "ScriptedServer":
         with self._lock:
-            self._answers.append(Answer(status, body, dict(headers or {}), raw, delay))
+            self._answers.append(Answer(status, body, dict(headers or {}), raw, delay, gate))
         return self
 
     @property
@@ -112,6 +122,26 @@ class ScriptedServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+
+class ScriptedServerCase:
+    """Mixed into a TestCase: one scripted server for the class, reset before each test, and a list for the retry
+    waits the test's clients record instead of sleeping."""
+
+    server: ScriptedServer
+    sleeps: List[float]
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.server = ScriptedServer()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.server.close()
+
+    def setUp(self) -> None:
+        self.server.reset()
+        self.sleeps = []
 
 
 def closed_port_url() -> str:

@@ -8,7 +8,7 @@ import time
 import unittest
 from typing import Any, Dict, List
 
-from helpers import ScriptedServer, closed_port_url, problem
+from helpers import ScriptedServerCase, closed_port_url, problem
 
 from mnemos_client import (
     Bank,
@@ -35,21 +35,7 @@ MEMORY: Dict[str, Any] = {
 }
 
 
-class ClientTestCase(unittest.TestCase):
-    server: ScriptedServer
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.server = ScriptedServer()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.server.close()
-
-    def setUp(self) -> None:
-        self.server.reset()
-        self.sleeps: List[float] = []
-
+class ClientTestCase(ScriptedServerCase, unittest.TestCase):
     def client(self, **kwargs: Any) -> Mnemos:
         client = Mnemos(self.server.url, **kwargs)
         client._sleep = self.sleeps.append
@@ -270,6 +256,80 @@ class Bodies(ClientTestCase):
         self.assertEqual(usage.period, "2025-01")
         self.assertEqual((usage.memories.used, usage.memories.limit), (3, 1000))
         self.assertEqual(usage.reflects.limit, 100)
+
+    def test_update_memory(self) -> None:
+        self.server.answer(200, dict(MEMORY, tags=["health"], state="invalidated"))
+        memory = self.client().update_memory("alice@example.com", MEMORY["id"], tags=["health"], state="invalidated",
+                                              occurred_at=dt.date(2024, 3, 1), metadata={"k": "v"})
+        req = self.server.last
+        self.assertEqual((req.method, req.path),
+                         ("PATCH", f"/v1/default/banks/alice%40example.com/memories/{MEMORY['id']}"))
+        self.assertEqual(req.body, {"tags": ["health"], "state": "invalidated", "occurred_at": "2024-03-01",
+                                    "metadata": {"k": "v"}})
+        self.assertIsInstance(memory, Memory)
+        self.assertEqual((memory.tags, memory.state), (["health"], "invalidated"))
+        self.client().update_memory("alice", "m1", text="new text")
+        self.assertEqual(self.server.last.body, {"text": "new text"})
+
+    def test_org_memory_calls_target_the_space(self) -> None:
+        client = self.client(space="ignored-default")
+        self.server.answer(200, {"success": True, "bank_id": "", "items_count": 1, "memory_ids": ["o1"]})
+        retained = client.retain_org("acme corp", "All launches need a rollback plan.", tags=["policy"])
+        self.assertEqual((self.server.last.method, self.server.last.path),
+                         ("POST", "/v1/default/spaces/acme%20corp/memories"))
+        # The space is in the path: the client's default space is not sent in the body.
+        self.assertEqual(self.server.last.body, {"content": "All launches need a rollback plan.", "tags": ["policy"]})
+        self.assertEqual(retained.memory_ids, ["o1"])
+        self.server.answer(200, {"results": [{"id": "o1", "text": "All launches need a rollback plan.", "org": True}]})
+        recalled = client.recall_org("acme corp", "rollback?", max_tokens=100)
+        self.assertEqual(self.server.last.path, "/v1/default/spaces/acme%20corp/memories/recall")
+        self.assertEqual(self.server.last.body, {"query": "rollback?", "max_tokens": 100})
+        self.assertTrue(recalled.results[0].org)
+        with self.assertRaises(ValueError):
+            client.recall_org("", "q")
+
+    def test_version_and_raw_request(self) -> None:
+        client = self.client(api_key="k")
+        self.server.answer(200, {"version": "0.1.0", "features": {"llm": False}})
+        self.assertEqual(client.version(), {"version": "0.1.0", "features": {"llm": False}})
+        self.assertEqual((self.server.last.method, self.server.last.path), ("GET", "/version"))
+        self.server.answer(200, {"stats": 1})
+        answer = client.request("get", client.prefix + "/banks/a/stats", query={"x": True})
+        self.assertEqual(answer, {"stats": 1})
+        self.assertEqual((self.server.last.method, self.server.last.path, self.server.last.query),
+                         ("GET", "/v1/me/banks/a/stats", {"x": ["true"]}))
+        self.assertEqual(self.server.last.headers["Authorization"], "Bearer k")
+        with self.assertRaises(ValueError):
+            client.request("GET", "banks")
+
+    def test_reflect_and_list_filters_cover_the_wire_fields(self) -> None:
+        client = self.client()
+        client.reflect("alice", "q", context="support chat", max_tokens=300, types=["world"], fact_types=["world"],
+                       tags=["a"], tags_match="all", query_timestamp=dt.date(2024, 5, 1), include={"entities": {}},
+                       include_facts=True)
+        self.assertEqual(self.server.last.body, {
+            "query": "q", "context": "support chat", "max_tokens": 300, "types": ["world"], "fact_types": ["world"],
+            "tags": ["a"], "tags_match": "all", "query_timestamp": "2024-05-01",
+            "include": {"entities": {}, "facts": {}}})
+        client.list_memories("alice", document_id="doc-1", state="invalidated")
+        self.assertEqual(self.server.last.query, {"document_id": ["doc-1"], "state": ["invalidated"]})
+        client.retain("alice", "x", async_=True)
+        self.assertEqual(self.server.last.body, {"content": "x", "async": True})
+        client.recall("alice", "q", include={"entities": {"max_tokens": 50}})
+        self.assertEqual(self.server.last.body, {"query": "q", "include": {"entities": {"max_tokens": 50}}})
+
+    def test_with_options_changes_a_copy(self) -> None:
+        client = self.client(space="acme")
+        narrowed = client.with_options(space="other", max_retries=0, timeout=5)
+        self.assertEqual((client.space, client.max_retries, client.timeout), ("acme", 3, 30.0))
+        self.assertEqual((narrowed.space, narrowed.max_retries, narrowed.timeout), ("other", 0, 5))
+        self.server.answer(503, problem(503, "unavailable", "Busy."), headers={"Retry-After": "0"})
+        with self.assertRaises(MnemosError):
+            narrowed.recall("alice", "q")
+        self.assertEqual(self.server.last.body, {"query": "q", "space": "other"})
+        self.assertEqual((len(self.server.requests), self.sleeps), (1, []))
+        with self.assertRaises(ValueError):
+            client.with_options(max_retries=-1)
 
     def test_empty_2xx_body_is_accepted(self) -> None:
         self.server.answer(200, None)

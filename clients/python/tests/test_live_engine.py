@@ -7,15 +7,21 @@ Without ``MNEMOS_URL`` these tests fail on purpose: they are never skipped.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import subprocess
+import sys
 import unittest
 import uuid
 
-import helpers  # noqa: F401  (puts the package source on sys.path)
+import helpers
 
-from mnemos_client import Mnemos, MnemosError, RetainItem
+import mnemos_client
+from mnemos_client import AsyncMnemos, Mnemos, MnemosError, RetainItem
 
 URL = os.environ.get("MNEMOS_URL", "")
+PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(PROJECT)), "examples")
 FAKE_LLM = os.environ.get("MNEMOS_FAKE_LLM", "") not in ("", "0", "false")
 
 
@@ -24,17 +30,32 @@ def unique_bank(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:10]}@example.com"
 
 
+def require_engine() -> None:
+    if not URL:
+        raise AssertionError(
+            "MNEMOS_URL is not set: these tests need a running engine. Run them through "
+            "`node scripts/run-tests.mjs packages/engine/test/clients-python.test.ts`, which starts one, or set "
+            "MNEMOS_URL=http://127.0.0.1:8888 for an engine you started yourself.")
+
+
 class LiveEngine(unittest.TestCase):
     client: Mnemos
 
     @classmethod
     def setUpClass(cls) -> None:
-        if not URL:
-            raise AssertionError(
-                "MNEMOS_URL is not set: these tests need a running engine. Run them through "
-                "`node scripts/run-tests.mjs packages/engine/test/clients-python.test.ts`, which starts one, or set "
-                "MNEMOS_URL=http://127.0.0.1:8888 for an engine you started yourself.")
+        require_engine()
         cls.client = Mnemos(URL, timeout=60)
+
+    def test_the_package_under_test_is_the_one_asked_for(self) -> None:
+        package_dir = os.path.dirname(os.path.abspath(mnemos_client.__file__))
+        source_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src",
+                                  "mnemos_client")
+        if helpers.INSTALLED:
+            self.assertNotEqual(package_dir, source_dir, "MNEMOS_CLIENT_INSTALLED=1 but the source tree was imported")
+            self.assertIn("site-packages", package_dir)
+        else:
+            self.assertEqual(package_dir, source_dir)
+        self.assertTrue(os.path.isfile(os.path.join(package_dir, "py.typed")), "PEP 561 marker is shipped")
 
     def test_retain_then_recall(self) -> None:
         bank = unique_bank("alice")
@@ -170,6 +191,38 @@ class LiveEngine(unittest.TestCase):
             self.client.retain(bank, "x" * (2 * 1024 * 1024))
         self.assertEqual((caught.exception.status, caught.exception.code), (413, "payload_too_large"))
 
+    def test_update_memory(self) -> None:
+        bank = unique_bank("edit")
+        memory_id = self.client.retain(bank, "Frank drives a blue bicycle to work.").memory_ids[0]
+        edited = self.client.update_memory(bank, memory_id, tags=["commute"], metadata={"checked": "yes"})
+        self.assertEqual((edited.id, edited.tags, edited.metadata), (memory_id, ["commute"], {"checked": "yes"}))
+        self.assertEqual(self.client.get_memory(bank, memory_id).tags, ["commute"])
+        invalidated = self.client.update_memory(bank, memory_id, state="invalidated")
+        self.assertEqual(invalidated.state, "invalidated")
+        self.assertEqual([m.id for m in self.client.list_memories(bank, state="invalidated").items], [memory_id])
+        self.assertNotIn(memory_id, [m.id for m in self.client.recall(bank, "How does Frank get to work?").results])
+        with self.assertRaises(MnemosError) as caught:
+            self.client.update_memory(bank, str(uuid.uuid4()), tags=["x"])
+        self.assertEqual(caught.exception.status, 404)
+
+    def test_org_memory(self) -> None:
+        space = f"org-{uuid.uuid4().hex[:8]}"
+        bank = unique_bank("member")
+        policy = "Every launch needs a written rollback plan."
+        org_id = self.client.retain_org(space, policy).memory_ids[0]
+        self.client.retain(bank, "The mobile app launches next Tuesday.", space)
+        org_only = self.client.recall_org(space, "What do launches need?")
+        self.assertEqual([(m.id, m.text) for m in org_only.results][:1], [(org_id, policy)])
+        blended = self.client.recall(bank, "What do launches need?", space=space, include_org=True)
+        self.assertIn((org_id, True), [(m.id, m.org) for m in blended.results])
+        without = self.client.recall(bank, "What do launches need?", space=space)
+        self.assertNotIn(org_id, [m.id for m in without.results])
+
+    def test_version(self) -> None:
+        version = self.client.version()
+        self.assertIsInstance(version.get("version"), str)
+        self.assertRegex(str(version["version"]), r"^\d+\.\d+\.\d+")
+
     def test_reflect(self) -> None:
         bank = unique_bank("reflect")
         memory_id = self.client.retain(bank, "Erin's favourite city is Porto.").memory_ids[0]
@@ -182,6 +235,61 @@ class LiveEngine(unittest.TestCase):
                 self.client.reflect(bank, "What is Erin's favourite city?")
             self.assertEqual((caught.exception.status, caught.exception.code), (503, "llm_not_configured"))
 
+
+class LiveEngineAsync(unittest.IsolatedAsyncioTestCase):
+    async def asyncSetUp(self) -> None:
+        require_engine()
+        self.client = AsyncMnemos(URL, timeout=60)
+
+    async def test_retain_concurrently_then_recall_and_reflect(self) -> None:
+        bank = unique_bank("async")
+        facts = ["Grace keeps bees on her roof.", "Grace's favourite tea is jasmine.", "Grace runs on Saturdays."]
+        retained = await asyncio.gather(*(self.client.retain(bank, fact) for fact in facts))
+        ids = [r.memory_ids[0] for r in retained]
+        self.assertEqual(len(set(ids)), 3)
+        self.assertEqual((await self.client.list_memories(bank, type="raw")).total, 3)
+        hits = await self.client.recall(bank, "Which tea does Grace like?", types=["raw"])
+        self.assertEqual(hits.results[0].id, ids[1])
+        if FAKE_LLM:
+            answer = await self.client.reflect(bank, "Which tea does Grace like?")
+            self.assertTrue(answer.text)
+            self.assertTrue(set(answer.citations) & set(ids))
+        edited = await self.client.update_memory(bank, ids[0], tags=["hobby"])
+        self.assertEqual(edited.tags, ["hobby"])
+        self.assertTrue((await self.client.delete_bank(bank)).success)
+
+    async def test_errors_are_mapped(self) -> None:
+        with self.assertRaises(MnemosError) as caught:
+            await self.client.get_bank(unique_bank("missing"))
+        self.assertEqual((caught.exception.status, caught.exception.code), (404, "bank_not_found"))
+        with self.assertRaises(MnemosError) as caught:
+            await self.client.recall(unique_bank("errors"), "")
+        self.assertEqual(caught.exception.code, "validation_failed")
+        self.assertIsInstance((await self.client.version()).get("version"), str)
+
+class Examples(unittest.TestCase):
+    """The Python examples in examples/ run against the engine with the package under test."""
+
+    def run_example(self, name: str) -> str:
+        require_engine()
+        env = dict(os.environ)
+        if not helpers.INSTALLED:
+            env["PYTHONPATH"] = os.path.join(PROJECT, "src")
+        done = subprocess.run([sys.executable, os.path.join(EXAMPLES, name), URL], capture_output=True, text=True,
+                              timeout=180, env=env)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        return done.stdout
+
+    def test_quickstart(self) -> None:
+        output = self.run_example("python_quickstart.py")
+        self.assertIn("retained 1 memory", output)
+        self.assertIn("green tea", output)
+
+    def test_async_quickstart(self) -> None:
+        output = self.run_example("python_async_quickstart.py")
+        self.assertIn("retained 3 memories", output)
+        self.assertIn("Bob is allergic to peanuts.", output)
+        self.assertRegex(output, r"reflect(: | skipped: )")
 
 if __name__ == "__main__":
     unittest.main()

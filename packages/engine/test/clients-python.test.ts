@@ -1,12 +1,14 @@
-// Runs the Python client's unittest suite (clients/python/tests) against a real engine started here: embedded
-// database in a fresh MNEMOS_HOME, the real local embedding model, and a fake OpenAI-compatible LLM server so reflect
-// works. The Python process gets MNEMOS_URL and MNEMOS_FAKE_LLM=1; its unit-level tests (scripted local HTTP server)
-// run in the same process.
+// Builds the Python client (clients/python) into a wheel with no network (its standard-library build backend), installs
+// that wheel into a fresh venv, and runs the client's unittest suite with the venv's Python against a real engine
+// started here: embedded database in a fresh MNEMOS_HOME, the real local embedding model, and a fake
+// OpenAI-compatible LLM server so reflect works. The Python process gets MNEMOS_URL, MNEMOS_FAKE_LLM=1 and
+// MNEMOS_CLIENT_INSTALLED=1 (the suite checks it imported the installed copy, not the source tree); its unit-level
+// tests (scripted local HTTP server) run in the same process.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,14 +70,29 @@ Promise<{ code: number | null; output: string }> {
 }
 
 let home = '';
+let work = '';
+let venvPython = '';
 let llm: { server: Server; baseUrl: string } | undefined;
 let engine: RunningEngine | undefined;
 /** True when the engine's LLM layer is wired (reflect answers through the fake LLM); else reflect must answer
  * 503 llm_not_configured, and the Python suite checks that instead. */
 let llmWired = false;
 
+function pythonEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1', ...extra };
+  delete env['PYTHONPATH'];
+  return env;
+}
+
+async function mustRun(cmd: string, args: string[], timeoutMs: number): Promise<string> {
+  const { code, output } = await run(cmd, args, pythonEnv({ PIP_DISABLE_PIP_VERSION_CHECK: '1' }), timeoutMs);
+  assert.equal(code, 0, `${cmd} ${args.join(' ')} failed (exit ${String(code)}):\n${output}`);
+  return output;
+}
+
 before(async () => {
   home = mkdtempSync(path.join(tmpdir(), 'mnemos-pyclient-'));
+  work = mkdtempSync(path.join(tmpdir(), 'mnemos-pywheel-'));
   llm = await startFakeLlm();
   engine = await startEngine({
     env: {
@@ -97,19 +114,47 @@ after(async () => {
   await engine?.close();
   await new Promise<void>((resolve) => { if (llm) llm.server.close(() => resolve()); else resolve(); });
   if (home) rmSync(home, { recursive: true, force: true });
+  if (work) rmSync(work, { recursive: true, force: true });
 });
 
-test('Python client (clients/python) passes its unittest suite against a live engine', async (t) => {
+test('the Python client builds into a wheel offline and installs from it into a fresh venv', async () => {
+  const dist = path.join(work, 'dist');
+  const venv = path.join(work, 'venv');
+  await mustRun(python, ['-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', '--no-index', '-q',
+    path.join(repoRoot, 'clients/python'), '-w', dist], 120_000);
+  const pyproject = readFileSync(path.join(repoRoot, 'clients/python/pyproject.toml'), 'utf8');
+  const version = /^version = "([^"]+)"$/m.exec(pyproject);
+  assert.ok(version, 'pyproject.toml names a version');
+  const wheel = `mnemos_client-${version[1]!}-py3-none-any.whl`;
+  assert.deepEqual(readdirSync(dist), [wheel]);
+
+  // A venv without pip of its own (seconds faster); the outer pip installs into it, from the wheel only.
+  await mustRun(python, ['-m', 'venv', '--without-pip', venv], 60_000);
+  venvPython = path.join(venv, 'bin', 'python');
+  await mustRun(python, ['-m', 'pip', '--python', venvPython, 'install', '--no-index', '--no-deps', '-q',
+    path.join(dist, wheel)], 120_000);
+  const shown = await mustRun(venvPython, ['-c', [
+    'import importlib.metadata as m, mnemos_client, os',
+    'print(m.version("mnemos-client"), mnemos_client.__version__)',
+    'print(os.path.isfile(os.path.join(os.path.dirname(mnemos_client.__file__), "py.typed")))',
+    'print(mnemos_client.__file__)',
+  ].join('; ')], 60_000);
+  const [versions, typed, file] = shown.trim().split('\n');
+  assert.equal(versions, `${version[1]!} ${version[1]!}`, 'installed metadata and __version__ agree with pyproject');
+  assert.equal(typed, 'True', 'py.typed is installed (PEP 561)');
+  assert.ok(file?.startsWith(venv), `imported from the venv, not the source tree: ${String(file)}`);
+});
+
+test('the installed Python client passes its unittest suite against a live engine', async (t) => {
   assert.ok(engine, 'engine did not start');
+  assert.ok(venvPython, 'the wheel was not installed (see the test before)');
   const started = Date.now();
-  const { code, output } = await run(python, ['-m', 'unittest', 'discover', '-s', 'clients/python/tests', '-v'], {
-    ...process.env,
+  const args = ['-m', 'unittest', 'discover', '-s', 'clients/python/tests', '-v'];
+  const { code, output } = await run(venvPython, args, pythonEnv({
     MNEMOS_URL: engine.url,
     MNEMOS_FAKE_LLM: llmWired ? '1' : '',
-    PYTHONPATH: path.join(repoRoot, 'clients/python/src'),
-    PYTHONDONTWRITEBYTECODE: '1',
-    PYTHONUNBUFFERED: '1',
-  }, 240_000);
+    MNEMOS_CLIENT_INSTALLED: '1',
+  }), 240_000);
   const summary = output.split('\n').filter((line) => /^(Ran \d+ tests|OK|FAILED)/.test(line));
   t.diagnostic(`python process ${Date.now() - started} ms`);
   t.diagnostic(`python: ${summary.join(' ')}${llmWired ? '' : ' (engine without LLM layer: reflect checked as 503)'}`);

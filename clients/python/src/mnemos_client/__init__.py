@@ -4,10 +4,14 @@
 >>> m = Mnemos(base_url="http://localhost:8888")
 >>> m.retain("alice", "Alice prefers tea over coffee")          # doctest: +SKIP
 >>> m.recall("alice", "What does Alice drink?").results[0].text  # doctest: +SKIP
+
+:class:`AsyncMnemos` has the same methods as coroutines, for ``asyncio``.
 """
 
 from ._version import __version__
-from .client import Mnemos, parse_retry_after
+from ._wire import parse_retry_after
+from .aio import AsyncMnemos
+from .client import Mnemos
 from .errors import MnemosError
 from .models import (
     Bank,
@@ -27,6 +31,7 @@ from .models import (
 __all__ = [
     "__version__",
     "Mnemos",
+    "AsyncMnemos",
     "MnemosError",
     "Bank",
     "BankList",

@@ -1,0 +1,437 @@
+"""Every API call of the clients, written once: each function turns its arguments into a :class:`Call` (method, path,
+query, body, answer parser). :class:`~mnemos_client.Mnemos` sends them and blocks; :class:`~mnemos_client.AsyncMnemos`
+sends them and awaits. The docstrings here are the methods' docstrings."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Union
+
+from ._wire import Call, Settings, encode_segment
+from .models import (
+    Bank,
+    BankList,
+    DeleteResult,
+    JsonDict,
+    Memory,
+    MemoryList,
+    Operation,
+    RecallResult,
+    ReflectResult,
+    RetainItem,
+    RetainResult,
+    Timestamp,
+    Usage,
+    format_timestamp,
+)
+
+Budget = Union[str, int]
+RetainInput = Union[str, RetainItem, Mapping[str, Any]]
+
+
+def _drop_none(values: Mapping[str, Any]) -> JsonDict:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _optional_list(values: Optional[Sequence[str]]) -> Optional[List[str]]:
+    return None if values is None else list(values)
+
+
+def _optional_dict(values: Optional[Mapping[str, Any]]) -> Optional[JsonDict]:
+    return None if values is None else dict(values)
+
+
+def _time(value: Optional[Timestamp]) -> Optional[str]:
+    return None if value is None else format_timestamp(value)
+
+
+def _retain_item(item: RetainInput) -> JsonDict:
+    if isinstance(item, str):
+        return {"content": item}
+    if isinstance(item, RetainItem):
+        return item.to_json()
+    if isinstance(item, Mapping):
+        out = dict(item)
+        ts = out.get("timestamp")
+        if isinstance(ts, (_dt.datetime, _dt.date)):
+            out["timestamp"] = format_timestamp(ts)
+        return out
+    raise TypeError(f"retain_batch items must be str, dict or RetainItem, not {type(item).__name__}")
+
+
+def _as_dict(answer: Any) -> JsonDict:
+    return dict(answer) if isinstance(answer, dict) else {"status": answer}
+
+
+def _space_path(settings: Settings, /, space: str, rest: str) -> str:
+    if not isinstance(space, str) or not space:
+        raise ValueError("space must be a non-empty string")
+    return f"{settings.prefix}/spaces/{encode_segment(space)}{rest}"
+
+
+def _memory_path(settings: Settings, /, bank_id: str, memory_id: str) -> str:
+    return settings.bank_path(bank_id, f"/memories/{encode_segment(memory_id)}")
+
+
+def _one_memory_fields(
+    content: str,
+    timestamp: Optional[Timestamp],
+    context: Optional[str],
+    metadata: Optional[Mapping[str, str]],
+    tags: Optional[Sequence[str]],
+    document_id: Optional[str],
+    async_: Optional[bool],
+) -> JsonDict:
+    return _drop_none({
+        "content": content,
+        "timestamp": _time(timestamp),
+        "context": context,
+        "metadata": _optional_dict(metadata),
+        "tags": _optional_list(tags),
+        "document_id": document_id,
+        "async": async_,
+    })
+
+
+def _search_fields(
+    query: str,
+    max_tokens: Optional[int],
+    budget: Optional[Budget],
+    types: Optional[Sequence[str]],
+    tags: Optional[Sequence[str]],
+    tags_match: Optional[str],
+    query_timestamp: Optional[Timestamp],
+    trace: Optional[bool],
+    include: Optional[Mapping[str, Any]],
+) -> JsonDict:
+    return _drop_none({
+        "query": query,
+        "max_tokens": max_tokens,
+        "budget": budget,
+        "types": _optional_list(types),
+        "tags": _optional_list(tags),
+        "tags_match": tags_match,
+        "query_timestamp": _time(query_timestamp),
+        "trace": trace,
+        "include": _optional_dict(include),
+    })
+
+
+def _bank_fields(name: Optional[str], mission: Optional[str], disposition: Optional[Mapping[str, Any]],
+                 space: Optional[str], fields: Mapping[str, Any]) -> JsonDict:
+    return _drop_none({"name": name, "mission": mission, "disposition": _optional_dict(disposition), "space": space,
+                       **fields})
+
+
+# ---------------------------------------------------------------------- retain / recall / reflect
+
+
+def retain(
+    settings: Settings,
+    /,
+    bank_id: str,
+    content: str,
+    space: Optional[str] = None,
+    *,
+    timestamp: Optional[Timestamp] = None,
+    context: Optional[str] = None,
+    metadata: Optional[Mapping[str, str]] = None,
+    tags: Optional[Sequence[str]] = None,
+    document_id: Optional[str] = None,
+    async_: Optional[bool] = None,
+) -> Call[RetainResult]:
+    """Store one memory. What was retained is recallable as soon as this returns (with ``async_=True`` the call
+    returns at once with an ``operation_id``)."""
+    body = _one_memory_fields(content, timestamp, context, metadata, tags, document_id, async_)
+    body = _drop_none({**body, "space": settings.space_or_default(space)})
+    return Call("POST", settings.bank_path(bank_id, "/memories"), RetainResult.from_json, body=body)
+
+
+def retain_batch(
+    settings: Settings,
+    /,
+    bank_id: str,
+    items: Iterable[RetainInput],
+    space: Optional[str] = None,
+    async_: bool = False,
+) -> Call[RetainResult]:
+    """Store several memories in one transaction. Items are strings, dicts (``{"content": ..., "tags": ...}``)
+    or :class:`RetainItem`. With ``async_=True`` the call returns at once with an ``operation_id``."""
+    body = _drop_none({
+        "items": [_retain_item(item) for item in items],
+        "space": settings.space_or_default(space),
+        "async": async_,
+    })
+    return Call("POST", settings.bank_path(bank_id, "/memories"), RetainResult.from_json, body=body)
+
+
+def recall(
+    settings: Settings,
+    /,
+    bank_id: str,
+    query: str,
+    *,
+    space: Optional[str] = None,
+    max_tokens: Optional[int] = None,
+    budget: Optional[Budget] = None,
+    include_org: Optional[bool] = None,
+    types: Optional[Sequence[str]] = None,
+    tags: Optional[Sequence[str]] = None,
+    tags_match: Optional[str] = None,
+    query_timestamp: Optional[Timestamp] = None,
+    trace: Optional[bool] = None,
+    include: Optional[Mapping[str, Any]] = None,
+) -> Call[RecallResult]:
+    """Find the memories relevant to ``query``, best first, cut to ``max_tokens``. ``include_org=True`` blends in
+    the org memory of the space."""
+    body = _search_fields(query, max_tokens, budget, types, tags, tags_match, query_timestamp, trace, include)
+    body = _drop_none({**body, "space": settings.space_or_default(space), "include_org": include_org})
+    return Call("POST", settings.bank_path(bank_id, "/memories/recall"), RecallResult.from_json, body=body)
+
+
+def reflect(
+    settings: Settings,
+    /,
+    bank_id: str,
+    query: str,
+    *,
+    space: Optional[str] = None,
+    budget: Optional[Budget] = None,
+    response_schema: Optional[Mapping[str, Any]] = None,
+    include_facts: bool = False,
+    context: Optional[str] = None,
+    max_tokens: Optional[int] = None,
+    types: Optional[Sequence[str]] = None,
+    fact_types: Optional[Sequence[str]] = None,
+    tags: Optional[Sequence[str]] = None,
+    tags_match: Optional[str] = None,
+    query_timestamp: Optional[Timestamp] = None,
+    include: Optional[Mapping[str, Any]] = None,
+) -> Call[ReflectResult]:
+    """Ask for an answer synthesised from memory, with the ids of the memories it cites. Raises
+    ``MnemosError`` with code ``llm_not_configured`` (503) when the engine has no LLM."""
+    wanted = dict(include or {})
+    if include_facts:
+        wanted.setdefault("facts", {})
+    body = _search_fields(query, max_tokens, budget, types, tags, tags_match, query_timestamp, None,
+                          wanted or None)
+    body = _drop_none({
+        **body,
+        "space": settings.space_or_default(space),
+        "response_schema": _optional_dict(response_schema),
+        "context": context,
+        "fact_types": _optional_list(fact_types),
+    })
+    return Call("POST", settings.bank_path(bank_id, "/reflect"), ReflectResult.from_json, body=body)
+
+
+def retain_org(
+    settings: Settings,
+    /,
+    space: str,
+    content: str,
+    *,
+    timestamp: Optional[Timestamp] = None,
+    context: Optional[str] = None,
+    metadata: Optional[Mapping[str, str]] = None,
+    tags: Optional[Sequence[str]] = None,
+    document_id: Optional[str] = None,
+    async_: Optional[bool] = None,
+) -> Call[RetainResult]:
+    """Store org memory of a space: shared by every bank of the space (``recall(..., include_org=True)`` blends it
+    in; :meth:`recall_org` searches it alone)."""
+    body = _one_memory_fields(content, timestamp, context, metadata, tags, document_id, async_)
+    return Call("POST", _space_path(settings, space, "/memories"), RetainResult.from_json, body=body)
+
+
+def recall_org(
+    settings: Settings,
+    /,
+    space: str,
+    query: str,
+    *,
+    max_tokens: Optional[int] = None,
+    budget: Optional[Budget] = None,
+    types: Optional[Sequence[str]] = None,
+    tags: Optional[Sequence[str]] = None,
+    tags_match: Optional[str] = None,
+    query_timestamp: Optional[Timestamp] = None,
+    trace: Optional[bool] = None,
+    include: Optional[Mapping[str, Any]] = None,
+) -> Call[RecallResult]:
+    """Search a space's org memory alone, best first."""
+    body = _search_fields(query, max_tokens, budget, types, tags, tags_match, query_timestamp, trace, include)
+    return Call("POST", _space_path(settings, space, "/memories/recall"), RecallResult.from_json, body=body)
+
+
+# ---------------------------------------------------------------------- banks
+
+
+def list_banks(settings: Settings, /, *, limit: Optional[int] = None, offset: Optional[int] = None,
+               q: Optional[str] = None) -> Call[BankList]:
+    """One page of the tenant's banks (``q`` filters by id or name)."""
+    return Call("GET", f"{settings.prefix}/banks", BankList.from_json,
+                query={"limit": limit, "offset": offset, "q": q})
+
+
+def get_bank(settings: Settings, /, bank_id: str) -> Call[Bank]:
+    """A bank's profile (``bank_not_found`` if it does not exist)."""
+    return Call("GET", settings.bank_path(bank_id), Bank.from_json)
+
+
+def put_bank(
+    settings: Settings,
+    /,
+    bank_id: str,
+    *,
+    name: Optional[str] = None,
+    mission: Optional[str] = None,
+    disposition: Optional[Mapping[str, Any]] = None,
+    space: Optional[str] = None,
+    **fields: Any,
+) -> Call[Bank]:
+    """Create the bank or replace its profile. Extra keyword fields are sent as they are."""
+    body = _bank_fields(name, mission, disposition, space, fields)
+    return Call("PUT", settings.bank_path(bank_id), Bank.from_json, body=body)
+
+
+def update_bank(
+    settings: Settings,
+    /,
+    bank_id: str,
+    *,
+    name: Optional[str] = None,
+    mission: Optional[str] = None,
+    disposition: Optional[Mapping[str, Any]] = None,
+    space: Optional[str] = None,
+    **fields: Any,
+) -> Call[Bank]:
+    """Change some fields of an existing bank's profile (``bank_not_found`` if it does not exist)."""
+    body = _bank_fields(name, mission, disposition, space, fields)
+    return Call("PATCH", settings.bank_path(bank_id), Bank.from_json, body=body)
+
+
+def delete_bank(settings: Settings, /, bank_id: str) -> Call[DeleteResult]:
+    """Erase the bank and everything derived from it."""
+    return Call("DELETE", settings.bank_path(bank_id), DeleteResult.from_json)
+
+
+# ---------------------------------------------------------------------- memories
+
+
+def list_memories(
+    settings: Settings,
+    /,
+    bank_id: str,
+    *,
+    space: Optional[str] = None,
+    type: Optional[str] = None,
+    q: Optional[str] = None,
+    tags: Optional[Sequence[str]] = None,
+    limit: Optional[int] = None,
+    offset: Optional[int] = None,
+    since: Optional[Timestamp] = None,
+    until: Optional[Timestamp] = None,
+    document_id: Optional[str] = None,
+    state: Optional[str] = None,
+) -> Call[MemoryList]:
+    """One page of the bank's memories, newest first, filtered by space, type, text, tags, time, document or state
+    (``valid`` or ``invalidated``)."""
+    query = {
+        "space": settings.space_or_default(space),
+        "type": type,
+        "q": q,
+        "tags": _optional_list(tags),
+        "limit": limit,
+        "offset": offset,
+        "since": _time(since),
+        "until": _time(until),
+        "document_id": document_id,
+        "state": state,
+    }
+    return Call("GET", settings.bank_path(bank_id, "/memories"), MemoryList.from_json, query=query)
+
+
+def get_memory(settings: Settings, /, bank_id: str, memory_id: str) -> Call[Memory]:
+    """One memory by id (``memory_not_found`` if the bank has none with it)."""
+    return Call("GET", _memory_path(settings, bank_id, memory_id), Memory.from_json)
+
+
+def update_memory(
+    settings: Settings,
+    /,
+    bank_id: str,
+    memory_id: str,
+    *,
+    text: Optional[str] = None,
+    tags: Optional[Sequence[str]] = None,
+    metadata: Optional[Mapping[str, str]] = None,
+    context: Optional[str] = None,
+    occurred_at: Optional[Timestamp] = None,
+    state: Optional[str] = None,
+    **fields: Any,
+) -> Call[Memory]:
+    """Edit a memory's text, tags, metadata, context or time, or invalidate it with ``state="invalidated"`` (it then
+    stays listed but is no longer recalled). Answers the memory as it now is."""
+    body = _drop_none({
+        "text": text,
+        "tags": _optional_list(tags),
+        "metadata": _optional_dict(metadata),
+        "context": context,
+        "occurred_at": _time(occurred_at),
+        "state": state,
+        **fields,
+    })
+    return Call("PATCH", _memory_path(settings, bank_id, memory_id), Memory.from_json, body=body)
+
+
+def delete_memory(settings: Settings, /, bank_id: str, memory_id: str) -> Call[DeleteResult]:
+    """Hard-delete one memory (and the facts derived from it)."""
+    return Call("DELETE", _memory_path(settings, bank_id, memory_id), DeleteResult.from_json)
+
+
+def clear_memories(settings: Settings, /, bank_id: str, *, space: Optional[str] = None,
+                   type: Optional[str] = None) -> Call[DeleteResult]:
+    """Erase the bank's memories in ``space`` (default: the client's space; all spaces when neither is set),
+    optionally of one ``type``."""
+    return Call("DELETE", settings.bank_path(bank_id, "/memories"), DeleteResult.from_json,
+                query={"space": settings.space_or_default(space), "type": type})
+
+
+# ---------------------------------------------------------------------- the rest
+
+
+def operation(settings: Settings, /, operation_id: str) -> Call[Operation]:
+    """Status of an asynchronous retain or extraction."""
+    return Call("GET", f"{settings.prefix}/operations/{encode_segment(operation_id)}", Operation.from_json)
+
+
+def usage(settings: Settings, /) -> Call[Usage]:
+    """Usage of the key's project against its quotas (gateway only: ``GET /v1/me/usage``)."""
+    return Call("GET", "/v1/me/usage", Usage.from_json)
+
+
+def health(settings: Settings, /) -> Call[JsonDict]:
+    """``GET /health``: raises ``MnemosError`` (503) while the server warms up."""
+    return Call("GET", "/health", _as_dict)
+
+
+def version(settings: Settings, /) -> Call[JsonDict]:
+    """``GET /version``: the server's version and enabled features."""
+    return Call("GET", "/version", _as_dict)
+
+
+def request(
+    settings: Settings,
+    /,
+    method: str,
+    path: str,
+    *,
+    query: Optional[Mapping[str, Any]] = None,
+    body: Optional[Mapping[str, Any]] = None,
+) -> Call[Any]:
+    """Any other endpoint, with the client's headers, error mapping and retries: ``path`` starts with ``/`` (for
+    example ``client.prefix + "/banks"``); answers the decoded JSON."""
+    if not path.startswith("/"):
+        raise ValueError(f"path must start with '/', e.g. {settings.prefix}/banks")
+    return Call(method.upper(), path, query=query, body=body)

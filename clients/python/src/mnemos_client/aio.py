@@ -1,0 +1,96 @@
+"""The asyncio Mnemos client: the same calls, request building, error mapping and retries as :class:`Mnemos`, awaited.
+
+Each attempt's HTTP exchange runs the standard library's blocking urllib in the event loop's default executor (a
+worker thread), so the loop never blocks and no third-party HTTP stack is needed; waits between retries are
+``asyncio.sleep``. Cancelling the awaiting task ends the call at once; an exchange already under way finishes in its
+thread (bounded by ``timeout``) and its answer is dropped."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, TypeVar
+
+from . import _calls as calls
+from ._base import ClientBase, describe_method
+from ._wire import Attempts, Call, Done, build_request, exchange
+
+if TYPE_CHECKING:
+    from typing_extensions import Concatenate, ParamSpec
+
+    from ._wire import Settings
+
+    P = ParamSpec("P")
+
+T = TypeVar("T")
+
+__all__ = ["AsyncMnemos"]
+
+
+def _awaitable(
+    build: "Callable[Concatenate[Settings, P], Call[T]]",
+) -> "Callable[Concatenate[AsyncMnemos, P], Coroutine[Any, Any, T]]":
+    """Makes a call builder a coroutine method that sends the call and returns its result."""
+
+    async def method(self: AsyncMnemos, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await self._run(build(self._settings, *args, **kwargs))
+
+    describe_method(method, build, "Coroutine[Any, Any, {}]")
+    return method
+
+
+class AsyncMnemos(ClientBase):
+    """The Mnemos client for ``asyncio``: every method of :class:`Mnemos`, as a coroutine.
+
+    >>> async with AsyncMnemos("http://localhost:8888") as mnemos:           # doctest: +SKIP
+    ...     await mnemos.retain("alice", "Alice prefers green tea.")
+    ...     hits = await mnemos.recall("alice", "What does Alice drink?")
+
+    The constructor takes the same arguments as :class:`Mnemos`; so do the methods.
+    """
+
+    async def __aenter__(self) -> "AsyncMnemos":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Nothing to release (each call opens its own connection); present for ``async with`` blocks."""
+
+    async def _sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+    async def _run(self, call: "Call[T]") -> T:
+        request = build_request(self._settings, call)
+        attempts = Attempts(self._settings, call)
+        loop = asyncio.get_running_loop()
+        while True:
+            outcome = await loop.run_in_executor(
+                None, exchange, request, self._settings.timeout, self._settings.base_url)
+            step = attempts.settle(outcome)
+            if isinstance(step, Done):
+                return step.value
+            await self._sleep(step)
+
+    retain = _awaitable(calls.retain)
+    retain_batch = _awaitable(calls.retain_batch)
+    recall = _awaitable(calls.recall)
+    reflect = _awaitable(calls.reflect)
+    retain_org = _awaitable(calls.retain_org)
+    recall_org = _awaitable(calls.recall_org)
+    list_banks = _awaitable(calls.list_banks)
+    get_bank = _awaitable(calls.get_bank)
+    put_bank = _awaitable(calls.put_bank)
+    create_bank = put_bank
+    update_bank = _awaitable(calls.update_bank)
+    delete_bank = _awaitable(calls.delete_bank)
+    list_memories = _awaitable(calls.list_memories)
+    get_memory = _awaitable(calls.get_memory)
+    update_memory = _awaitable(calls.update_memory)
+    delete_memory = _awaitable(calls.delete_memory)
+    clear_memories = _awaitable(calls.clear_memories)
+    operation = _awaitable(calls.operation)
+    usage = _awaitable(calls.usage)
+    health = _awaitable(calls.health)
+    version = _awaitable(calls.version)
+    request = _awaitable(calls.request)
