@@ -10,6 +10,7 @@ import { consentRoutes } from './account/oauth-consent.js';
 import { accountRoutes } from './account/routes.js';
 import { Sessions } from './account/sessions.js';
 import { Authenticator } from './auth.js';
+import { consoleRoutes } from './console/static.js';
 import { BodyBudget, budgetOf, serverLimits } from '@mnemos/http-input';
 import { loadConfig, type GatewayConfig } from './config.js';
 import type { GatewayContext } from './context.js';
@@ -165,6 +166,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   }
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => openApiDocument(app, ctx));
+  await consoleRoutes(app, config.consoleDir);
 
   // A deep accept queue: bursts of new connections (1,000 clients at once) must queue, not be reset.
   await app.listen({ port: config.port, host: config.host, backlog: 4096 });
