@@ -73,6 +73,14 @@ describe('console account endpoints', () => {
     const again = await new Browser(h.url).json('POST', '/v1/account/session', { email: email.toUpperCase(), password: PASSWORD });
     assert.equal(again.status, 200, again.text);
     assert.notEqual(obj(again.body)['csrf_token'], body['csrf_token'], 'each session has its own CSRF token');
+    // Signing in again in the same browser replaces its session: the previous token stops working.
+    const before = browser.cookie(SESSION) ?? '';
+    assert.equal((await browser.json('POST', '/v1/account/session', { email, password: PASSWORD })).status, 200);
+    assert.notEqual(browser.cookie(SESSION), before);
+    const stale = new Browser(h.url);
+    stale.setCookie(SESSION, before);
+    assert.ok(isProblem(await stale.json('GET', '/v1/account/session'), 401));
+    assert.equal((await browser.json('GET', '/v1/account/session')).status, 200);
   });
 
   it('refuses a taken email (409), a weak password naming the rule (400) and a malformed email (400)', async () => {

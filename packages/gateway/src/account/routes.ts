@@ -57,7 +57,12 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
   const tags = ['account'];
   const { onRequest: requireSession, sessionOf } = sessionGate(ctx.console);
 
-  const startSession = async (reply: FastifyReply, accountId: string, status: number): Promise<FastifyReply> => {
+  /** A sign-in replaces the browser's previous session: the old token stops working, so none is left behind. */
+  const startSession = async (
+    request: FastifyRequest, reply: FastifyReply, accountId: string, status: number,
+  ): Promise<FastifyReply> => {
+    const previous = await ctx.console.current(request);
+    if (previous !== undefined) await ctx.sessions.revoke(previous.token);
     const { token, session } = await ctx.sessions.create(accountId);
     ctx.console.setCookie(reply, token);
     return reply.code(status).header('cache-control', 'no-store').send(sessionAnswer(session));
@@ -83,7 +88,7 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
     if (account === null) {
       throw new HttpProblem(409, 'account_exists', 'An account with this email already exists; sign in instead.');
     }
-    return startSession(reply, account.id, 201);
+    return startSession(request, reply, account.id, 201);
   }));
 
   app.post('/v1/account/session', {
@@ -103,7 +108,7 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
       throw new HttpProblem(401, 'invalid_credentials', 'Wrong email or password.');
     }
     throttle.recordSuccess(email);
-    return startSession(reply, creds.id, 200);
+    return startSession(request, reply, creds.id, 200);
   }));
 
   app.get('/v1/account/session', {
