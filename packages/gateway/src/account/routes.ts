@@ -19,7 +19,9 @@ export const ACCOUNT_SECURITY = [{ consoleSession: [] }];
 const Account = Type.Object({ id: Type.String(), email: Type.String() });
 const SessionAnswer = Type.Object({
   account: Account,
-  csrf_token: Type.String({ description: 'Send it as X-CSRF-Token on every state-changing call signed in by the cookie' }),
+  csrf_token: Type.String({
+    description: 'Send it as X-CSRF-Token on every state-changing call signed in by the cookie',
+  }),
 });
 const ProjectSchema = Type.Object({
   id: Type.String(), name: Type.String(), plan: Type.String(), tenant: Type.String(), created_at: Type.String(),
@@ -32,7 +34,9 @@ const SignUpBody = Type.Object({
   email: Type.String({ format: 'email', maxLength: 320 }),
   password: Type.String({ maxLength: 1024 }),
 }, { additionalProperties: false });
-const ProjectBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+const ProjectBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false },
+);
 const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
 const problem = { $ref: 'Problem#' };
 
@@ -137,7 +141,8 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
 
   app.get('/v1/account/projects', {
     schema: {
-      operationId: 'listAccountProjects', summary: 'Projects of the signed-in account', tags, security: ACCOUNT_SECURITY,
+      operationId: 'listAccountProjects', summary: 'Projects of the signed-in account', tags,
+      security: ACCOUNT_SECURITY,
       response: { 200: Type.Object({ projects: Type.Array(ProjectSchema) }), 401: problem },
     },
     onRequest: requireSession,
