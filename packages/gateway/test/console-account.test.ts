@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Sessions } from '../src/account/sessions.js';
+import { dayOfWrite } from '../src/usage-daily.js';
 import { createPool, migrate } from '../src/db.js';
 import { Store } from '../src/store.js';
 import {
@@ -229,6 +230,14 @@ describe('console account endpoints', () => {
     assert.equal(usage.status, 200, usage.text);
     assert.equal(obj(obj(usage.body)['recalls'])['used'], 2);
     assert.equal(obj(obj(usage.body)['memories'])['used'], 1);
+    // The daily series: every day of the month so far, adding up to the month's counts.
+    const daily = obj(usage.body)['daily'] as Json[];
+    const period = String(obj(usage.body)['period']);
+    assert.deepEqual(daily.map((d) => d['date']), daily.map((_d, i) => `${period}-${String(i + 1).padStart(2, '0')}`));
+    for (const metric of ['memories', 'recalls', 'reflects']) {
+      const total = daily.reduce((sum, d) => sum + Number(d[metric]), 0);
+      assert.equal(total, obj(obj(usage.body)[metric])['used'], metric);
+    }
     const listed = await browser.json('GET', '/v1/me/keys', undefined, as);
     assert.deepEqual((obj(listed.body)['items'] as Json[]).map((k) => k['name']), ['reader']);
     const revoked = await browser.json('DELETE', `/v1/me/keys/${String(obj(key.body)['id'])}`, undefined, as);
@@ -332,5 +341,14 @@ describe('console sessions', () => {
       await pool.end();
       await db.drop();
     }
+  });
+});
+
+describe('daily usage', () => {
+  it('counts units for the day they are written on, or the last day of their month once it has ended', () => {
+    assert.equal(dayOfWrite('2030-01', new Date('2030-01-17T23:59:59Z')), '2030-01-17');
+    assert.equal(dayOfWrite('2030-01', new Date('2030-02-01T00:00:01Z')), '2030-01-31');
+    assert.equal(dayOfWrite('2028-02', new Date('2028-03-01T00:00:00Z')), '2028-02-29');
+    assert.equal(dayOfWrite('2030-12', new Date('2031-01-01T00:00:00Z')), '2030-12-31');
   });
 });
