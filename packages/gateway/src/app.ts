@@ -1,10 +1,16 @@
 // Assembles the gateway: Fastify app, control plane, authenticator, engines, OAuth server, routes, OpenAPI.
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import { frameworkProblem, installInputLayer, type InputProblem } from '@mnemos/http-input';
+import { ConsoleAuth, CSRF_HEADER, PROJECT_HEADER } from './account/console-auth.js';
+import { consentRoutes } from './account/oauth-consent.js';
+import { accountRoutes } from './account/routes.js';
+import { Sessions } from './account/sessions.js';
 import { Authenticator } from './auth.js';
+import { consoleRoutes } from './console/static.js';
 import { BodyBudget, budgetOf, serverLimits } from '@mnemos/http-input';
 import { loadConfig, type GatewayConfig } from './config.js';
 import type { GatewayContext } from './context.js';
@@ -13,7 +19,6 @@ import { Engines } from './engine.js';
 import { mcpRoutes } from './mcp.js';
 import { pruneOAuthStore } from './oauth/adapter.js';
 import { ProjectClients } from './oauth/clients.js';
-import { interactionRoutes } from './oauth/interactions.js';
 import { createOAuthServer, type OAuthServer } from './oauth/provider.js';
 import { SignInThrottle } from './oauth/signin-throttle.js';
 import { openApiOptions, openApiDocument } from './openapi.js';
@@ -72,8 +77,10 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
 
   let publicUrl = config.publicUrl ?? '';
   let oauth: OAuthServer | undefined;
+  const sessions = new Sessions(pool, config.sessionTtlMs);
   const ctx: GatewayContext = {
-    config, pool, store, auth, engines, limiter: new RateLimiter(), quotas,
+    config, pool, store, auth, engines, limiter: new RateLimiter(), quotas, sessions,
+    console: new ConsoleAuth(sessions, store, () => publicUrl),
     publicUrl: () => publicUrl,
     consoleUrl: () => config.consoleUrl ?? publicUrl,
   };
@@ -107,10 +114,14 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   });
   app.addSchema(ProblemSchema);
 
+  await app.register(cookie);
   await app.register(cors, {
     origin: (origin, cb) => { cb(null, origin !== undefined && config.corsOrigins.includes(origin)); },
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: ['authorization', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'],
+    allowedHeaders: [
+      'authorization', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id',
+      CSRF_HEADER, PROJECT_HEADER,
+    ],
     exposedHeaders: ['retry-after', 'www-authenticate', 'mcp-session-id', 'x-quota-metric', 'x-quota-limit', 'x-quota-used', 'x-quota-remaining', 'x-quota-reset'],
     maxAge: 600,
   });
@@ -136,7 +147,9 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     if (oauth === undefined) throw new Error('OAuth server not ready');
     return oauth.provider;
   };
-  interactionRoutes(app, getProvider, store, secrets.formKey, new SignInThrottle(config.signIn));
+  const signInThrottle = new SignInThrottle(config.signIn);
+  accountRoutes(app, ctx, signInThrottle);
+  consentRoutes(app, ctx, getProvider);
 
   // oidc-provider serves the OAuth endpoints itself (raw Node handler; Fastify does not parse these bodies).
   const delegate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
@@ -153,6 +166,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   }
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => openApiDocument(app, ctx));
+  await consoleRoutes(app, config.consoleDir);
 
   // A deep accept queue: bursts of new connections (1,000 clients at once) must queue, not be reset.
   await app.listen({ port: config.port, host: config.host, backlog: 4096 });
@@ -165,7 +179,10 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   });
   auth.tokenResolver = oauth.resolveToken;
 
-  const prune = setInterval(() => { pruneOAuthStore(pool).catch(() => undefined); }, 10 * 60_000);
+  const prune = setInterval(() => {
+    pruneOAuthStore(pool).catch(() => undefined);
+    sessions.prune().catch(() => undefined);
+  }, 10 * 60_000);
   prune.unref();
 
   return {

@@ -101,6 +101,27 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE oauth_clients ADD COLUMN banks text[], ADD COLUMN spaces text[], ADD COLUMN expires_at timestamptz;
   `,
+  // 4: console sessions (the session cookie holds a random token; only its hash is stored).
+  `
+  CREATE TABLE account_sessions (
+    token_hash bytea PRIMARY KEY,
+    account_id text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    csrf_token text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    expires_at timestamptz NOT NULL
+  );
+  CREATE INDEX account_sessions_expires_idx ON account_sessions (expires_at);
+  `,
+  // 5: counted units per project, UTC day and metric (the console's daily usage chart; usage-daily.ts).
+  `
+  CREATE TABLE usage_daily (
+    project_id text NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    day date NOT NULL,
+    metric text NOT NULL,
+    used bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (project_id, day, metric)
+  );
+  `,
 ];
 
 export type Pool = pg.Pool;
