@@ -108,6 +108,12 @@ describe('external database: lost connections', { timeout: 120_000 }, () => {
 
   it('a statement over the statement timeout fails as unavailable (retry later), and the connection stays usable', async () => {
     const db = await open(1, 200);
+    assert.deepEqual(await db.query('SHOW statement_timeout'), [{ statement_timeout: '200ms' }]);
+    // The pool size is a ceiling: three statements at once on a pool of one take turns.
+    const together = Promise.all([1, 2, 3].map(() => db.query('SELECT pg_sleep(0.05)')));
+    await waitFor('the three to queue for the one connection', () => db.stats().waiting >= 2);
+    assert.equal(db.stats().total, 1);
+    await together;
     await assert.rejects(db.query('SELECT pg_sleep(5)'), (error: unknown) => {
       assert.ok(error instanceof DatabaseUnavailableError, String(error));
       assert.equal(error.reason, 'timeout');
