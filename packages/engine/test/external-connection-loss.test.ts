@@ -86,6 +86,7 @@ describe('external database: lost connections', { timeout: 120_000 }, () => {
       const unavailable = findDatabaseUnavailable(error);
       assert.ok(unavailable, `expected an unavailable error, got ${String(error)}`);
       assert.equal(unavailable.reason, 'unreachable');
+      assert.equal(unavailable.code, 'database_unavailable');
       assert.match(unavailable.message, /out of reach .*retry shortly/);
       return true;
     });
@@ -123,6 +124,19 @@ describe('external database: lost connections', { timeout: 120_000 }, () => {
     // A wrong query is not "unavailable": it keeps its own error (and becomes a 500 or a 4xx, as before).
     await assert.rejects(db.query('SELECT * FROM no_such_table'), (error: unknown) => !(error instanceof DatabaseUnavailableError));
     assert.deepEqual(await db.query('SELECT 1 AS one'), [{ one: 1 }]);
+  });
+});
+
+describe('external database: start', { timeout: 120_000 }, () => {
+  it('a database the engine cannot connect to at start fails it with one line naming the setting', async () => {
+    const url = new URL(scratch.url);
+    url.password = 'not-the-password';
+    await assert.rejects(openExternalDatabase(url.toString(), { poolSize: 1, statementTimeoutMs: 0 }), (error: unknown) => {
+      assert.ok(error instanceof Error);
+      assert.match(error.message, /^Cannot connect to the database in MNEMOS_API_DATABASE_URL \(.+\); check that/);
+      assert.doesNotMatch(error.message, /\n/);
+      return true;
+    });
   });
 });
 

@@ -11,6 +11,12 @@ export type UnavailableReason = 'unreachable' | 'timeout';
 /** A query failed because the database could not be reached or did not answer in time; retrying later can work. */
 export class DatabaseUnavailableError extends Error {
   override readonly name = 'DatabaseUnavailableError';
+  /** As a problem (HTTP status, code, detail), for the faces that report errors in that shape (HTTP, MCP). */
+  readonly status = 503;
+  readonly code = 'database_unavailable';
+  get detail(): string {
+    return this.message;
+  }
   constructor(
     readonly reason: UnavailableReason,
     cause: unknown,

@@ -35,7 +35,11 @@ export async function openExternalDatabase(url: string, options: ExternalDatabas
     client.release();
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw error;
+    throw new Error(
+      `Cannot connect to the database in MNEMOS_API_DATABASE_URL (${(error as Error).message}); check that the ` +
+        'server is running and reachable and that the URL, user and password are right.',
+      { cause: error },
+    );
   }
   return db;
 }
