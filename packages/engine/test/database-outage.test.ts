@@ -1,4 +1,4 @@
-// An engine process on an external database (PGlite served over the wire) under a steady write and recall load while
+// An engine process on an external database (PGlite served over the wire) under a steady write, recall and list load while
 // the database server drops every connection and comes back, twice: the engine never exits, every request during the
 // outage answers 200 or 503 database_unavailable (problem+json, Retry-After), never a 500; it recovers by itself; the
 // TypeScript client's retain sent during the outage succeeds by retrying; and every id acknowledged with a 200 is in
@@ -43,14 +43,20 @@ after(async () => {
 });
 
 /** What the load saw: acknowledged ids, 503s per operation, and anything else (which must stay empty). */
-const seen = { acked: new Set<string>(), unavailable: { retain: 0, recall: 0 }, recalled: 0, wrong: [] as string[] };
+const seen = {
+  acked: new Set<string>(),
+  unavailable: { retain: 0, recall: 0, list: 0 },
+  answered: { recall: 0, list: 0 },
+  wrong: [] as string[],
+};
+type Operation = keyof typeof seen.unavailable;
 let loadRunning = true;
 
 /** Records an answer; a 503 must be the database_unavailable problem with Retry-After. */
-function note(operation: 'retain' | 'recall', answer: JsonAnswer<Record<string, unknown>>): void {
+function note(operation: Operation, answer: JsonAnswer<Record<string, unknown>>): void {
   if (answer.status === 200) {
-    if (operation === 'recall') seen.recalled++;
-    else for (const id of answer.body['memory_ids'] as string[]) seen.acked.add(id);
+    if (operation === 'retain') for (const id of answer.body['memory_ids'] as string[]) seen.acked.add(id);
+    else seen.answered[operation]++;
     return;
   }
   const body = answer.body;
@@ -76,14 +82,18 @@ async function writer(id: number): Promise<void> {
   }
 }
 
+/** Recalls and lists in turn: the semantic path and a plain data route. */
 async function reader(): Promise<void> {
-  while (loadRunning) {
-    const answer = await call(engine.url, 'POST', `/v1/default/banks/${BANK}/memories/recall`, { query: 'wind force at dawn' })
-      .catch((e: unknown) => {
-        seen.wrong.push(`recall: request failed (${String(e)})`);
-        return undefined;
-      });
-    if (answer) note('recall', answer);
+  for (let n = 0; loadRunning; n++) {
+    const operation: Operation = n % 2 === 0 ? 'recall' : 'list';
+    const request = operation === 'recall'
+      ? call(engine.url, 'POST', `/v1/default/banks/${BANK}/memories/recall`, { query: 'wind force at dawn' })
+      : call(engine.url, 'GET', `/v1/default/banks/${BANK}/memories?limit=5`);
+    const answer = await request.catch((e: unknown) => {
+      seen.wrong.push(`${operation}: request failed (${String(e)})`);
+      return undefined;
+    });
+    if (answer) note(operation, answer);
     if (answer?.status !== 200) await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -97,8 +107,9 @@ async function outage(whileDown: () => void = () => undefined, downUntil: () => 
   const stopping = server.stop();
   whileDown();
   await stopping;
-  await waitFor('retains and recalls to meet the outage', () =>
-    seen.unavailable.retain >= before.retain + 3 && seen.unavailable.recall >= before.recall + 2 && downUntil(), LIMIT_MS);
+  await waitFor('retains, recalls and lists to meet the outage', () =>
+    seen.unavailable.retain >= before.retain + 3 && seen.unavailable.recall >= before.recall + 1 &&
+      seen.unavailable.list >= before.list + 1 && downUntil(), LIMIT_MS);
   await server.resume();
 }
 
@@ -140,7 +151,7 @@ describe('an engine outlives its database', { timeout: 600_000 }, () => {
     await load;
 
     assert.deepEqual(seen.wrong, [], 'every answer was a 200 or a well-formed 503 database_unavailable');
-    assert.ok(seen.recalled > 0);
+    assert.ok(seen.answered.recall > 0 && seen.answered.list > 0);
     assert.equal(engine.child.exitCode, null, `the engine exited:\n${engine.output()}`);
     assert.equal(engine.child.signalCode, null);
     assert.doesNotMatch(engine.output(), /Unhandled|uncaught/i);
