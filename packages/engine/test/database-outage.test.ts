@@ -1,8 +1,8 @@
-// An engine process on an external database (PGlite served over the wire) under a steady write, recall and list load while
-// the database server drops every connection and comes back, twice: the engine never exits, every request during the
-// outage answers 200 or 503 database_unavailable (problem+json, Retry-After), never a 500; it recovers by itself; the
-// TypeScript client's retain sent during the outage succeeds by retrying; and every id acknowledged with a 200 is in
-// the database afterwards.
+// An engine process on an external database (PGlite served over the wire) under a steady write, recall and list load
+// while the database server drops every connection and comes back, twice: the engine never exits, every request during
+// the outage answers 200 or 503 database_unavailable (problem+json, Retry-After), never a 500; it recovers by itself;
+// the TypeScript client's retain sent during the outage succeeds by retrying; and every id acknowledged with a 200 is
+// in the database afterwards.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PGlite } from '@electric-sql/pglite';
@@ -66,16 +66,20 @@ function note(operation: Operation, answer: JsonAnswer<Record<string, unknown>>)
     answer.headers.get('content-type')?.startsWith('application/problem+json') === true &&
     Number(answer.headers.get('retry-after')) > 0;
   if (wellFormed) seen.unavailable[operation]++;
-  else seen.wrong.push(`${operation}: ${answer.status} ${JSON.stringify(body)} retry-after=${answer.headers.get('retry-after')}`);
+  else {
+    const retryAfter = answer.headers.get('retry-after');
+    seen.wrong.push(`${operation}: ${answer.status} ${JSON.stringify(body)} retry-after=${retryAfter}`);
+  }
 }
 
 async function writer(id: number): Promise<void> {
   for (let n = 0; loadRunning; n++) {
     const content = `Outage log ${id}-${n}: the keeper of lighthouse ${id} noted wind force ${n % 12} at dawn.`;
-    const answer = await call(engine.url, 'POST', `/v1/default/banks/${BANK}/memories`, { content }).catch((e: unknown) => {
-      seen.wrong.push(`retain: request failed (${String(e)})`);
-      return undefined;
-    });
+    const answer = await call(engine.url, 'POST', `/v1/default/banks/${BANK}/memories`, { content })
+      .catch((e: unknown) => {
+        seen.wrong.push(`retain: request failed (${String(e)})`);
+        return undefined;
+      });
     if (answer) note('retain', answer);
     // Paces the loop while answers come back at once (during the outage); not a timing assumption.
     if (answer?.status !== 200) await new Promise((r) => setTimeout(r, 20));
@@ -119,7 +123,7 @@ async function moreAcknowledged(count: number): Promise<void> {
 }
 
 describe('an engine outlives its database', { timeout: 600_000 }, () => {
-  it('answers 503 database_unavailable during outages, recovers by itself, and loses no acknowledged write', async () => {
+  it('answers 503 database_unavailable in outages, recovers by itself, and loses no acknowledged write', async () => {
     const load = Promise.all([writer(1), writer(2), writer(3), reader()]);
     await moreAcknowledged(10);
 
@@ -158,7 +162,8 @@ describe('an engine outlives its database', { timeout: 600_000 }, () => {
     assert.match(engine.output(), /out of reach/, 'the outage is logged');
 
     const ids = [...seen.acked];
-    const stored = await pg.query<{ n: number }>('SELECT count(*)::int AS n FROM memories WHERE id = ANY($1::uuid[])', [ids]);
+    const stored = await pg.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM memories WHERE id = ANY($1::uuid[])', [ids]);
     assert.equal(stored.rows[0]?.n, ids.length, 'every acknowledged write is in the database');
 
     const health = await call(engine.url, 'GET', '/health');

@@ -107,7 +107,7 @@ describe('external database: lost connections', { timeout: 120_000 }, () => {
     }
   });
 
-  it('a statement over the statement timeout fails as unavailable (retry later), and the connection stays usable', async () => {
+  it('a statement over the statement timeout fails as unavailable, and the connection stays usable', async () => {
     const db = await open(1, 200);
     assert.deepEqual(await db.query('SHOW statement_timeout'), [{ statement_timeout: '200ms' }]);
     // The pool size is a ceiling: three statements at once on a pool of one take turns.
@@ -122,7 +122,8 @@ describe('external database: lost connections', { timeout: 120_000 }, () => {
       return true;
     });
     // A wrong query is not "unavailable": it keeps its own error (and becomes a 500 or a 4xx, as before).
-    await assert.rejects(db.query('SELECT * FROM no_such_table'), (error: unknown) => !(error instanceof DatabaseUnavailableError));
+    await assert.rejects(db.query('SELECT * FROM no_such_table'),
+      (error: unknown) => !(error instanceof DatabaseUnavailableError));
     assert.deepEqual(await db.query('SELECT 1 AS one'), [{ one: 1 }]);
   });
 });
@@ -131,7 +132,8 @@ describe('external database: start', { timeout: 120_000 }, () => {
   it('a database the engine cannot connect to at start fails it with one line naming the setting', async () => {
     const url = new URL(scratch.url);
     url.password = 'not-the-password';
-    await assert.rejects(openExternalDatabase(url.toString(), { poolSize: 1, statementTimeoutMs: 0 }), (error: unknown) => {
+    const opening = openExternalDatabase(url.toString(), { poolSize: 1, statementTimeoutMs: 0 });
+    await assert.rejects(opening, (error: unknown) => {
       assert.ok(error instanceof Error);
       assert.match(error.message, /^Cannot connect to the database in MNEMOS_API_DATABASE_URL \(.+\); check that/);
       assert.doesNotMatch(error.message, /\n/);
@@ -141,7 +143,7 @@ describe('external database: start', { timeout: 120_000 }, () => {
 });
 
 describe('job workers woken by NOTIFY', { timeout: 120_000 }, () => {
-  it("one engine's enqueue wakes another engine's idle workers, also after their listening connection was killed", async () => {
+  it("an enqueue wakes another engine's idle workers, also after their listening connection was killed", async () => {
     const producerDb = await open(2);
     const workerDb = await open(2);
     // Neither queue polls within the test's lifetime: only a notification can start the job.

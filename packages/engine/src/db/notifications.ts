@@ -20,7 +20,9 @@ export class NotificationListener {
     private readonly channel: string,
     private readonly onNotify: () => void,
   ) {
-    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid notification channel name ${JSON.stringify(channel)}`);
+    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) {
+      throw new Error(`invalid notification channel name ${JSON.stringify(channel)}`);
+    }
     this.running = this.run();
   }
 

@@ -49,7 +49,12 @@ export async function createScratchDatabase(prefix: string): Promise<ScratchData
 }
 
 /** Resolves once `check` answers true, checking every `everyMs`; fails after `limitMs` naming what it waited for. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, limitMs = 60_000, everyMs = 25): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  limitMs = 60_000,
+  everyMs = 25,
+): Promise<void> {
   const deadline = Date.now() + limitMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`gave up after ${limitMs} ms waiting for ${what}`);
