@@ -54,7 +54,11 @@ export class Engine {
     onProgress: ProgressReporter = () => undefined,
   ): Promise<Engine> {
     onProgress('opening database');
-    const opened = await openDatabase(config);
+    const opened = await openDatabase(config, (available, reason) =>
+      available
+        ? log.info(`database: ${reason}; requests are served again`)
+        : log.warn(`database: out of reach (${reason}); requests answer 503 database_unavailable until it is back`),
+    );
     let db: Database = opened.db;
     const applied = opened.applied;
     try {

@@ -1,6 +1,7 @@
 // The job queue on its own (real embedded database): an enqueue wakes idle workers at once (the poll interval here is
 // an hour, so a test that depended on polling would hang), one claim takes a job for every free slot, two queues on one
-// database run every job exactly once, and a worker that lost its lease cannot complete the job.
+// database run every job exactly once, a worker that lost its lease cannot complete the job, and a failed job is
+// retried when its backoff ends (its own timer wakes the queue).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -139,4 +140,25 @@ test('a worker whose lease was taken over cannot complete the job; the new owner
   assert.ok(outcome instanceof LeaseLostError);
   const [row] = await d.query<{ status: string; lease: string; result: unknown }>('SELECT status, lease, result FROM jobs WHERE operation_id = $1', [op]);
   assert.deepEqual([row?.status, row?.lease, row?.result], ['running', other, null]);
+});
+
+test('a failed job is retried when its backoff ends, without waiting for a poll', { timeout: 300_000 }, async () => {
+  const d = await database();
+  const attempts: number[] = [];
+  // The poll interval is an hour: only the retry's own wake can run the second attempt within the test.
+  const q = queue(d, 1, 'flaky', async (job) => {
+    attempts.push(job.attempts);
+    if (job.attempts === 1) throw new Error('the first attempt fails');
+  });
+  await q.start();
+  const op = await enqueue(d, q, 'flaky', 1);
+  const deadline = Date.now() + 120_000;
+  let rows = await statuses(op);
+  while (rows[0]?.status !== 'succeeded' && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    rows = await statuses(op);
+  }
+  assert.deepEqual(rows.map((j) => [j.status, j.attempts]), [['succeeded', 2]]);
+  assert.deepEqual(attempts, [1, 2]);
+  await q.stop();
 });

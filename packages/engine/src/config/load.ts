@@ -33,6 +33,10 @@ export interface EngineConfig {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /** Connection settings of an external database (unused by the embedded one). */
+  database: DatabaseSettings;
+  /** How often idle job workers look for work they were not woken for (retries, jobs of a stopped engine). */
+  jobsPollIntervalMs: number;
   embeddings: EmbeddingsConfig;
   llm: LlmConfig | undefined;
   encryptionMasterKey: Buffer | undefined;
@@ -43,6 +47,13 @@ export interface EngineConfig {
   logLevel: EngineEnv['MNEMOS_API_LOG_LEVEL'];
   /** Undefined: pretty on a terminal, JSON otherwise. */
   logFormat: EngineEnv['MNEMOS_API_LOG_FORMAT'];
+}
+
+export interface DatabaseSettings {
+  /** Most connections held open at once. */
+  poolSize: number;
+  /** Longest one statement may run before the server cancels it; 0 for no limit. */
+  statementTimeoutMs: number;
 }
 
 export interface HttpLimits {
@@ -74,6 +85,11 @@ export function loadEngineConfig(env: Env = process.env): EngineConfig {
     port: e.MNEMOS_API_PORT,
     host: e.MNEMOS_API_HOST,
     databaseUrl: e.MNEMOS_API_DATABASE_URL,
+    database: {
+      poolSize: e.MNEMOS_API_DATABASE_POOL_SIZE,
+      statementTimeoutMs: e.MNEMOS_API_DATABASE_STATEMENT_TIMEOUT_MS,
+    },
+    jobsPollIntervalMs: e.MNEMOS_API_JOBS_POLL_INTERVAL_MS,
     embeddings: resolveEmbeddings(e),
     llm: resolveLlm(e, env),
     encryptionMasterKey: e.MNEMOS_API_ENCRYPTION_MASTER_KEY

@@ -46,11 +46,33 @@ const masterKey = z
     'must decode to exactly 32 bytes (generate one with: openssl rand -base64 32)',
   );
 
+/** An external database's connection settings when none are given. */
+export const DEFAULT_DATABASE_SETTINGS = { poolSize: 10, statementTimeoutMs: 30_000 } as const;
+
 export const engineEnvSchema = z.object({
   MNEMOS_HOME: optionalText,
   MNEMOS_API_PORT: port.default(8888),
   MNEMOS_API_HOST: z.string().trim().min(1, 'must not be empty').default('0.0.0.0'),
   MNEMOS_API_DATABASE_URL: postgresUrl.optional(),
+  MNEMOS_API_DATABASE_POOL_SIZE: z.coerce
+    .number({ error: 'must be a number of connections' })
+    .int('must be a whole number of connections')
+    .min(1, 'must be between 1 and 1000')
+    .max(1000, 'must be between 1 and 1000')
+    .default(DEFAULT_DATABASE_SETTINGS.poolSize),
+  MNEMOS_API_DATABASE_STATEMENT_TIMEOUT_MS: z.coerce
+    .number({ error: 'must be a number of milliseconds (0 for no limit)' })
+    .int('must be a whole number of milliseconds')
+    .min(0, 'must be 0 (no limit) or between 100 and 3600000 ms')
+    .max(3_600_000, 'must be 0 (no limit) or between 100 and 3600000 ms')
+    .refine((v) => v === 0 || v >= 100, 'must be 0 (no limit) or between 100 and 3600000 ms')
+    .default(DEFAULT_DATABASE_SETTINGS.statementTimeoutMs),
+  MNEMOS_API_JOBS_POLL_INTERVAL_MS: z.coerce
+    .number({ error: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(100, 'must be between 100 and 3600000 ms')
+    .max(3_600_000, 'must be between 100 and 3600000 ms')
+    .default(5_000),
   MNEMOS_API_EMBEDDINGS_LITELLM_MODEL: optionalText,
   MNEMOS_API_EMBEDDINGS_LITELLM_API_KEY: optionalText,
   MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE: httpUrl.optional(),

@@ -126,6 +126,7 @@ export function withCodec(db: Database, codec: BodyCodec): Database {
         return fn(tx);
       }),
     exec: (sql) => db.exec(sql),
+    ...(db.listen ? { listen: db.listen.bind(db) } : {}),
     stats: () => db.stats(),
     close: () => db.close(),
   };

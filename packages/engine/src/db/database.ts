@@ -30,6 +30,12 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   /** Runs a script of several statements (no parameters). */
   exec(sql: string): Promise<void>;
+  /**
+   * Calls `onNotify` for each NOTIFY on `channel`, and once whenever listening (re)starts (notifications sent while
+   * nobody listened are lost); answers the function that stops listening. Absent on the embedded database: one process
+   * owns it, so whatever it notifies about happened in this process, which can be told directly.
+   */
+  listen?(channel: string, onNotify: () => void): () => Promise<void>;
   /** Pool statistics for /health and /metrics. */
   stats(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;

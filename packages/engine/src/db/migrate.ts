@@ -15,6 +15,8 @@ export class PgvectorMissingError extends Error {
 export async function migrate(db: Database): Promise<number[]> {
   await ensurePgvector(db);
   return db.transaction(async (tx) => {
+    // Building tables and indexes may take longer than MNEMOS_API_DATABASE_STATEMENT_TIMEOUT_MS allows a request.
+    await tx.query('SET LOCAL statement_timeout = 0');
     await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);

@@ -1,32 +1,85 @@
 import pg from 'pg';
+import { classifyDatabaseError, unavailableReason } from './availability.js';
 import type { Database, SqlParam, Transaction } from './database.js';
+import { NotificationListener } from './notifications.js';
+
+export interface ExternalDatabaseOptions {
+  /** Most connections the engine holds open (MNEMOS_API_DATABASE_POOL_SIZE). */
+  poolSize: number;
+  /** Longest one statement may run before the server cancels it, 0 for no limit (..._STATEMENT_TIMEOUT_MS). */
+  statementTimeoutMs: number;
+  /** Hears when the database becomes unreachable and when it answers again. */
+  onAvailability?: (available: boolean, reason: string) => void;
+}
+
+/**
+ * How long a request waits to connect or for a free pooled connection before it fails with 503 database_unavailable:
+ * long enough for a busy pool, short enough that a request to an unreachable server does not hang.
+ */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 /** node-postgres against an external Postgres 15+ with pgvector (MNEMOS_API_DATABASE_URL). */
-export async function openExternalDatabase(url: string): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: 10, idleTimeoutMillis: 30_000 });
-  // Surface a broken server at start, not at the first request.
-  const client = await pool.connect();
-  client.release();
-  return new ExternalDatabase(pool);
+export async function openExternalDatabase(url: string, options: ExternalDatabaseOptions): Promise<Database> {
+  const config: pg.ClientConfig = {
+    connectionString: url,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // Finds a peer that vanished without closing the connection (a network partition, a killed host).
+    keepAlive: true,
+    ...(options.statementTimeoutMs > 0 ? { statement_timeout: options.statementTimeoutMs } : {}),
+  };
+  const pool = new pg.Pool({ ...config, max: options.poolSize, idleTimeoutMillis: 30_000 });
+  const db = new ExternalDatabase(pool, config, options.onAvailability);
+  try {
+    // Surface a broken server at start, not at the first request.
+    const client = await pool.connect();
+    client.release();
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw new Error(
+      `Cannot connect to the database in MNEMOS_API_DATABASE_URL (${(error as Error).message}); check that the ` +
+        'server is running and reachable and that the URL, user and password are right.',
+      { cause: error },
+    );
+  }
+  return db;
 }
 
 class ExternalDatabase implements Database {
   readonly kind = 'external' as const;
   /** Other engines may write to the same database: caches must always ask it. */
   readonly writeVersion = undefined;
+  private unreachable = false;
 
-  constructor(private readonly pool: pg.Pool) {
-    // An idle client losing its connection must not crash the process; the pool replaces it.
-    pool.on('error', () => undefined);
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly config: pg.ClientConfig,
+    private readonly onAvailability: ExternalDatabaseOptions['onAvailability'],
+  ) {
+    // A connection can drop while its client sits idle in the pool or while a request holds it between two queries;
+    // node-postgres then emits 'error' on the client, which without a listener would end the process. The request on
+    // that connection fails at its next query; the pool replaces the connection.
+    pool.on('connect', (client) => client.on('error', (error) => this.failed(error)));
+    pool.on('error', (error) => this.failed(error));
   }
 
   async query<T extends object>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
-    const result = await this.pool.query<T>(sql, [...params]);
-    return result.rows;
+    try {
+      const result = await this.pool.query<T>(sql, [...params]);
+      this.answered();
+      return result.rows;
+    } catch (error) {
+      throw this.failed(error);
+    }
   }
 
   async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw this.failed(error);
+    }
+    let broken: Error | undefined;
     try {
       await client.query('BEGIN');
       const value = await fn({
@@ -37,17 +90,31 @@ class ExternalDatabase implements Database {
         },
       });
       await client.query('COMMIT');
+      this.answered();
       return value;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
+      // A connection that cannot roll back is dead: it leaves the pool instead of going back to it.
+      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      });
+      throw this.failed(error);
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 
   async exec(sql: string): Promise<void> {
-    await this.pool.query(sql);
+    try {
+      await this.pool.query(sql);
+      this.answered();
+    } catch (error) {
+      throw this.failed(error);
+    }
+  }
+
+  listen(channel: string, onNotify: () => void): () => Promise<void> {
+    const listener = new NotificationListener(this.config, channel, onNotify);
+    return () => listener.close();
   }
 
   stats() {
@@ -56,5 +123,21 @@ class ExternalDatabase implements Database {
 
   async close(): Promise<void> {
     await this.pool.end();
+  }
+
+  /** Classifies a failure (see availability.ts) and notes when the server stopped answering. */
+  private failed(error: unknown): unknown {
+    const classified = classifyDatabaseError(error);
+    if (unavailableReason(classified) === 'unreachable' && !this.unreachable) {
+      this.unreachable = true;
+      this.onAvailability?.(false, error instanceof Error ? error.message : String(error));
+    }
+    return classified;
+  }
+
+  private answered(): void {
+    if (!this.unreachable) return;
+    this.unreachable = false;
+    this.onAvailability?.(true, 'the database answers again');
   }
 }

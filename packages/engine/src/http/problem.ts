@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { describeIssue } from '@mnemos/http-input';
+import { DATABASE_RETRY_AFTER_SECONDS, findDatabaseUnavailable } from '../db/availability.js';
 
 /** An error a user sees: RFC 9457 problem details with a stable machine `code`. */
 /** Why a body over MNEMOS_API_MAX_BODY_BYTES is refused, and what to do. */
@@ -102,6 +103,13 @@ export function toProblem(error: FastifyError | Problem | Error, request: Fastif
   }
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new Problem(fe.statusCode, 'bad_request', fe.message);
+  }
+  // The database out of reach or too slow: temporary, so 503 with Retry-After (clients retry it), never a 500.
+  const unavailable = findDatabaseUnavailable(error);
+  if (unavailable) {
+    return new Problem(503, 'database_unavailable', unavailable.message, undefined, {
+      'retry-after': String(DATABASE_RETRY_AFTER_SECONDS),
+    });
   }
   request.log.error({ err: error }, 'unhandled error');
   return new Problem(500, 'internal_error', 'The engine failed to handle this request; it has been logged. Try again.');

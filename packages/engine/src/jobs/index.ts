@@ -106,6 +106,7 @@ export async function installJobQueue(engine: Engine): Promise<JobQueue> {
     // (the LLM client's own semaphore holds calls in flight to MNEMOS_API_LLM_CONCURRENCY).
     concurrency: engine.config.llm ? engine.config.llm.concurrency * 2 : 2,
     exclusive: engine.db.kind === 'embedded',
+    pollMs: engine.config.jobsPollIntervalMs,
     onDepth: (n) => engine.metrics.queueDepth.set({ queue: 'jobs' }, n),
   });
   queues.set(engine, queue);

@@ -67,7 +67,10 @@ export interface NewJob {
 export interface QueueOptions {
   /** Jobs run at once by this engine. */
   concurrency: number;
-  /** Idle poll interval (new jobs enqueued by this process wake the queue at once). */
+  /**
+   * Idle poll interval: the fallback for work nobody woke the queue for. New jobs enqueued by this process wake it at
+   * once, jobs enqueued by other engines through NOTIFY (where the database delivers it), retries by a timer.
+   */
   pollMs?: number;
   /** How long a claimed job is reserved; renewed while it runs. */
   leaseMs?: number;
@@ -89,6 +92,12 @@ interface JobRow {
   max_attempts: number;
 }
 
+/** The channel an enqueue NOTIFYs (in its transaction, so listeners hear it once the jobs are committed). */
+export const JOBS_CHANNEL = 'mnemos_jobs';
+
+/** A retry's wake comes this much after its run_after, so the claim that follows finds it due. */
+const RETRY_WAKE_MARGIN_MS = 50;
+
 export class JobQueue {
   private readonly handlers = new Map<string, JobHandler>();
   private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
@@ -97,6 +106,10 @@ export class JobQueue {
   private loopDone: Promise<void> = Promise.resolve();
   private readonly pollMs: number;
   private readonly leaseMs: number;
+  private stopListening: (() => Promise<void>) | undefined;
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  /** The last claim failed (the database out of reach): the next failure is not logged again. */
+  private claimFailing = false;
 
   constructor(
     private readonly db: Database,
@@ -130,6 +143,8 @@ export class JobQueue {
           JSON.stringify(j.payload ?? {}), j.maxAttempts ?? 3],
       );
     }
+    // Delivered at commit to every engine listening on this database (external Postgres), which claims at once.
+    if (jobs.length > 0) await tx.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, kind]);
   }
 
   /** Nudges the dispatcher (call after committing new jobs). */
@@ -158,12 +173,16 @@ export class JobQueue {
       );
     }
     this.stopped = false;
+    this.stopListening = this.db.listen?.(JOBS_CHANNEL, () => this.signal());
     this.loopDone = this.loop();
   }
 
   /** Stops claiming, cancels running jobs (they go back to the queue untouched) and waits for them to settle. */
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const timer of this.retryTimers) clearTimeout(timer);
+    this.retryTimers.clear();
+    await this.stopListening?.();
     this.signal();
     await this.loopDone;
     for (const { controller } of this.running.values()) controller.abort();
@@ -186,8 +205,12 @@ export class JobQueue {
           for (const job of jobs) this.launch(job);
         }
         if (this.options.onDepth) await this.reportDepth();
+        this.claimFailing = false;
       } catch (error) {
-        if (!this.stopped) this.log.warn(`job queue: claiming failed (${(error as Error).message}); retrying`);
+        if (!this.stopped && !this.claimFailing) {
+          this.log.warn(`job queue: claiming failed (${(error as Error).message}); retrying every ${this.pollMs} ms`);
+        }
+        this.claimFailing = true;
       }
       if (this.stopped) break;
       const delay = this.nextDelay(nudged, claimed);
@@ -309,6 +332,17 @@ export class JobQueue {
     }
   }
 
+  /** Wakes the loop once `ms` from now (a retry falls due), without holding the process open. */
+  private wakeAfter(ms: number): void {
+    if (this.stopped) return;
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(timer);
+      this.signal();
+    }, ms);
+    timer.unref();
+    this.retryTimers.add(timer);
+  }
+
   private async failed(job: ClaimedJob, error: unknown, aborted: boolean): Promise<void> {
     const tokens = error instanceof JobFailure ? error.tokens : { input: 0, output: 0 };
     if (aborted) {
@@ -334,6 +368,7 @@ export class JobQueue {
        WHERE id = $1 AND lease = $2`,
       [job.id, job.lease, retry ? 'queued' : 'failed', message.slice(0, 2000), delayMs, tokens.input, tokens.output],
     );
+    if (retry) this.wakeAfter(delayMs + RETRY_WAKE_MARGIN_MS);
     this.log.warn(`job ${job.kind} ${job.id} ${retry ? `failed (attempt ${job.attempts}), will retry` : 'failed'}: ${message}`);
   }
 }
