@@ -1,0 +1,115 @@
+import type { LanguageModelMiddleware } from 'ai';
+import type { RetainItem } from '@mnemos/client';
+import { memoryBlock } from '../shared/memory-text.js';
+import { checkScope, type MemoryScope, type RecallSettings } from '../shared/scope.js';
+import { turnContent } from '../shared/turns.js';
+
+type CallOptions = Parameters<NonNullable<LanguageModelMiddleware['transformParams']>>[0]['params'];
+type Prompt = CallOptions['prompt'];
+type GenerateResult = Awaited<ReturnType<NonNullable<LanguageModelMiddleware['wrapGenerate']>>>;
+type StreamPart = Awaited<ReturnType<NonNullable<LanguageModelMiddleware['wrapStream']>>>['stream'] extends
+  ReadableStream<infer P> ? P : never;
+
+export interface MemoryMiddlewareOptions extends MemoryScope {
+  /** Settings of the recall before each call (for example `max_tokens: 1000`). */
+  recall?: RecallSettings | undefined;
+  /** What is stored after each call: the user's message and the answer (default), only the user's, or nothing. */
+  retain?: 'exchange' | 'user' | 'none' | undefined;
+  /** Tags added to every stored turn. */
+  tags?: string[] | undefined;
+  /** The line above the recalled memories in the system prompt. */
+  heading?: string | undefined;
+  /**
+   * Called when recall or retain fails; the model call then goes on without memory. Without it the failure fails the
+   * call, so a misconfigured memory service is noticed.
+   */
+  onError?: ((error: unknown, phase: 'recall' | 'retain') => void) | undefined;
+}
+
+/** The text of the prompt's last message when the user wrote it (the step where a person asked something). */
+export function lastUserText(prompt: Prompt): string | undefined {
+  const last = prompt[prompt.length - 1];
+  if (last?.role !== 'user') return undefined;
+  const text = last.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n').trim();
+  return text === '' ? undefined : text;
+}
+
+/** The prompt with the memory block as a system message after the leading system messages. */
+function withMemories(prompt: Prompt, block: string): Prompt {
+  const at = prompt.findIndex((message) => message.role !== 'system');
+  const index = at < 0 ? prompt.length : at;
+  return [...prompt.slice(0, index), { role: 'system', content: block }, ...prompt.slice(index)];
+}
+
+function answerText(result: GenerateResult): string {
+  return result.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('').trim();
+}
+
+/**
+ * A language-model middleware that gives any AI SDK model long-term memory: before each call it recalls what the
+ * bank holds about the user's latest message and adds it to the system prompt; after the call it stores the user's
+ * message and the answer. Steps that continue a tool loop (the last message is a tool result) recall nothing.
+ *
+ * ```ts
+ * const model = wrapLanguageModel({ model: openai('gpt-4o'), middleware: mnemosMemory({ client, bankId: 'alice' }) });
+ * ```
+ */
+export function mnemosMemory(options: MemoryMiddlewareOptions): LanguageModelMiddleware {
+  checkScope(options, 'mnemosMemory');
+  const { client, bankId, space } = options;
+  const retainMode = options.retain ?? 'exchange';
+
+  async function guarded<T>(phase: 'recall' | 'retain', work: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await work();
+    } catch (error) {
+      if (options.onError === undefined) throw error;
+      options.onError(error, phase);
+      return undefined;
+    }
+  }
+
+  function retainTurns(question: string | undefined, answer: string, signal: AbortSignal | undefined): Promise<unknown> {
+    if (retainMode === 'none') return Promise.resolve();
+    const items: RetainItem[] = [];
+    const tags = options.tags && options.tags.length > 0 ? options.tags : undefined;
+    if (question !== undefined) items.push({ content: turnContent('user', question), tags, metadata: { role: 'user' } });
+    if (retainMode === 'exchange' && answer !== '') {
+      items.push({ content: turnContent('assistant', answer), tags, metadata: { role: 'assistant' } });
+    }
+    if (items.length === 0) return Promise.resolve();
+    return guarded('retain', () => client.retainBatch(bankId, items, { space, signal }));
+  }
+
+  return {
+    specificationVersion: 'v3',
+    async transformParams({ params }) {
+      const question = lastUserText(params.prompt);
+      if (question === undefined) return params;
+      const recalled = await guarded('recall', () =>
+        client.recall(bankId, question, { ...options.recall, space, signal: params.abortSignal }));
+      const block = memoryBlock(recalled?.results ?? [], options.heading);
+      return block === undefined ? params : { ...params, prompt: withMemories(params.prompt, block) };
+    },
+    async wrapGenerate({ doGenerate, params }) {
+      const result = await doGenerate();
+      await retainTurns(lastUserText(params.prompt), answerText(result), params.abortSignal);
+      return result;
+    },
+    async wrapStream({ doStream, params }) {
+      const { stream, ...rest } = await doStream();
+      const question = lastUserText(params.prompt);
+      let answer = '';
+      const remembering = new TransformStream<StreamPart, StreamPart>({
+        transform(part, controller) {
+          if (part.type === 'text-delta') answer += part.delta;
+          controller.enqueue(part);
+        },
+        async flush() {
+          await retainTurns(question, answer.trim(), params.abortSignal);
+        },
+      });
+      return { stream: stream.pipeThrough(remembering), ...rest };
+    },
+  };
+}

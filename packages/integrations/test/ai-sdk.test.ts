@@ -1,0 +1,149 @@
+// The Vercel AI SDK adapter driven by the AI SDK itself (generateText, streamText, wrapLanguageModel) against a real
+// engine; the agent's model is the stand-in LLM behind the AI SDK's OpenAI-compatible provider.
+import { after, before, beforeEach, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { generateText, simulateStreamingMiddleware, stepCountIs, streamText, wrapLanguageModel } from 'ai';
+import { MnemosError } from '@mnemos/client';
+import { mnemosMemory, mnemosTools } from '@mnemos/integrations/ai-sdk';
+import { agentRequests, startMemoryEngine, unreachableClient, type MemoryEngine } from './helpers/memory-engine.js';
+
+let mem: MemoryEngine;
+let model: ReturnType<ReturnType<typeof createOpenAICompatible>>;
+
+before(async () => {
+  mem = await startMemoryEngine();
+  model = createOpenAICompatible({ name: 'stand-in', baseURL: mem.llm.openaiBaseUrl, apiKey: 'x' })('fake');
+});
+after(async () => {
+  await mem?.stop();
+});
+beforeEach(() => {
+  mem.llm.calls.length = 0;
+});
+
+const say = (text: string) => mem.llm.next({ kind: 'content', content: text }, 'other');
+const callTool = (name: string, args: Record<string, unknown>) =>
+  mem.llm.next({ kind: 'tool-calls', calls: [{ name, arguments: args }] }, 'other');
+
+test('the retain tool stores what the model asks it to, and the recall tool finds it', async () => {
+  const bank = 'ai-tools';
+  const tools = mnemosTools({ client: mem.client, bankId: bank, tags: ['agent'] });
+
+  callTool('retain', { content: 'Alice prefers green tea over coffee.', tags: ['drinks'] });
+  say('Noted.');
+  const stored = await generateText({ model, tools, stopWhen: stepCountIs(3), prompt: 'I prefer green tea.' });
+  assert.equal(stored.text, 'Noted.');
+  const retained = stored.steps[0]!.toolResults[0]!;
+  assert.equal(retained.toolName, 'retain');
+  const memory = await mem.client.getMemory(bank, (retained.output as { memory_ids: string[] }).memory_ids[0]!);
+  assert.equal(memory.text, 'Alice prefers green tea over coffee.');
+  assert.deepEqual([...memory.tags].sort(), ['agent', 'drinks']);
+
+  mem.llm.calls.length = 0;
+  callTool('recall', { query: 'What does Alice drink?' });
+  say('Green tea.');
+  const answered = await generateText({ model, tools, stopWhen: stepCountIs(3), prompt: 'What does Alice drink?' });
+  const recalled = answered.steps[0]!.toolResults[0]!.output as { memories: Array<{ id: string; text: string }> };
+  assert.equal(recalled.memories[0]!.text, 'Alice prefers green tea over coffee.');
+  assert.equal(recalled.memories[0]!.id, memory.id);
+  // The AI SDK sent the tool's answer back to the model in the second request.
+  const second = agentRequests(mem.llm)[1]!;
+  const toolMessage = second.find((m) => m.role === 'tool');
+  assert.match(String(toolMessage?.content), /green tea over coffee/);
+});
+
+test('the reflect tool answers from memory with citations (the engine asks its LLM)', async () => {
+  const bank = 'ai-reflect';
+  const { memory_ids } = await mem.client.retain(bank, 'Bruno is allergic to peanuts.');
+  const tools = mnemosTools({ client: mem.client, bankId: bank });
+  callTool('reflect', { question: 'Is Bruno allergic to anything?' });
+  say('He is allergic to peanuts.');
+  const result = await generateText({ model, tools, stopWhen: stepCountIs(3), prompt: 'Any allergies for Bruno?' });
+  const output = result.steps[0]!.toolResults[0]!.output as { answer: string; citations: string[] };
+  assert.match(output.answer, /allergic to peanuts/);
+  assert.deepEqual(output.citations, memory_ids);
+  assert.equal(mem.llm.count('reflect'), 1);
+});
+
+test('a failing tool call comes back to the model as a tool error, not a crash', async () => {
+  const tools = mnemosTools({ client: unreachableClient(), bankId: 'nowhere' });
+  callTool('recall', { query: 'anything' });
+  say('Memory is unavailable.');
+  const result = await generateText({ model, tools, stopWhen: stepCountIs(3), prompt: 'What do you know?' });
+  assert.equal(result.text, 'Memory is unavailable.');
+  const error = result.steps[0]!.content.find((part) => part.type === 'tool-error');
+  assert.ok(error, 'the step holds a tool error');
+  assert.ok(error.error instanceof MnemosError && error.error.code === 'connection_error');
+});
+
+test('the middleware adds recalled memories to the prompt and stores the exchange after the call', async () => {
+  const bank = 'ai-middleware';
+  await mem.client.retain(bank, 'Carol loves hiking in the Alps.', { timestamp: '2024-05-01T09:00:00Z' });
+  const memoryModel = wrapLanguageModel({ model, middleware: mnemosMemory({ client: mem.client, bankId: bank }) });
+  say('She likes hiking in the Alps.');
+  const result = await generateText({
+    model: memoryModel, system: 'You are a helpful assistant.', prompt: 'What does Carol like to do on weekends?',
+  });
+  assert.equal(result.text, 'She likes hiking in the Alps.');
+
+  const messages = agentRequests(mem.llm)[0]!;
+  assert.deepEqual(messages.map((m) => m.role), ['system', 'system', 'user']);
+  assert.equal(messages[0]!.content, 'You are a helpful assistant.');
+  assert.match(String(messages[1]!.content), /^Relevant memories.*\n- \[2024-05-01\] Carol loves hiking in the Alps\.$/);
+
+  const stored = await mem.client.listMemories(bank);
+  const texts = stored.items.map((m) => m.text);
+  assert.ok(texts.includes('User: What does Carol like to do on weekends?'), texts.join(' | '));
+  assert.ok(texts.includes('Assistant: She likes hiking in the Alps.'), texts.join(' | '));
+  const answer = stored.items.find((m) => m.text.startsWith('Assistant:'))!;
+  assert.deepEqual(answer.metadata, { role: 'assistant' });
+});
+
+test('the middleware leaves the prompt alone when memory holds nothing, and retain "user" stores only the question', async () => {
+  const bank = 'ai-empty';
+  const memoryModel = wrapLanguageModel({
+    model, middleware: mnemosMemory({ client: mem.client, bankId: bank, retain: 'user' }),
+  });
+  say('I do not know yet.');
+  await generateText({ model: memoryModel, prompt: 'Where does Dana live?' });
+  assert.deepEqual(agentRequests(mem.llm)[0]!.map((m) => m.role), ['user']);
+  const stored = await mem.client.listMemories(bank);
+  assert.deepEqual(stored.items.map((m) => m.text), ['User: Where does Dana live?']);
+});
+
+test('the middleware stores a streamed answer once the stream ends', async () => {
+  const bank = 'ai-stream';
+  const memoryModel = wrapLanguageModel({
+    model, middleware: [mnemosMemory({ client: mem.client, bankId: bank }), simulateStreamingMiddleware()],
+  });
+  say('Streaming answers are remembered too.');
+  const result = streamText({ model: memoryModel, prompt: 'Do you remember streamed answers?' });
+  let text = '';
+  for await (const delta of result.textStream) text += delta;
+  assert.equal(text, 'Streaming answers are remembered too.');
+  const stored = await mem.client.listMemories(bank);
+  assert.ok(stored.items.some((m) => m.text === 'Assistant: Streaming answers are remembered too.'));
+});
+
+test('an unreachable memory fails the call, unless onError takes the failure and the call goes on', async () => {
+  const failing = wrapLanguageModel({ model, middleware: mnemosMemory({ client: unreachableClient(), bankId: 'x' }) });
+  await assert.rejects(generateText({ model: failing, prompt: 'Hello?', maxRetries: 0 }), (error: unknown) =>
+    error instanceof MnemosError && error.code === 'connection_error');
+  assert.equal(agentRequests(mem.llm).length, 0, 'the model is not called when recall fails');
+
+  const phases: string[] = [];
+  const tolerant = wrapLanguageModel({
+    model,
+    middleware: mnemosMemory({ client: unreachableClient(), bankId: 'x', onError: (_e, phase) => phases.push(phase) }),
+  });
+  say('Hello!');
+  const result = await generateText({ model: tolerant, prompt: 'Hello?' });
+  assert.equal(result.text, 'Hello!');
+  assert.deepEqual(phases, ['recall', 'retain']);
+});
+
+test('the adapters refuse a missing client or bank with a message that says what to pass', () => {
+  assert.throws(() => mnemosTools({ client: mem.client, bankId: '' }), /"bankId" must name the memory bank/);
+  assert.throws(() => mnemosMemory({ client: undefined as never, bankId: 'a' }), /pass a Mnemos client as "client"/);
+});
