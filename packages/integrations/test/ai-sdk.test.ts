@@ -22,16 +22,12 @@ beforeEach(() => {
   mem.llm.calls.length = 0;
 });
 
-const say = (text: string) => mem.llm.next({ kind: 'content', content: text }, 'other');
-const callTool = (name: string, args: Record<string, unknown>) =>
-  mem.llm.next({ kind: 'tool-calls', calls: [{ name, arguments: args }] }, 'other');
-
 test('the retain tool stores what the model asks it to, and the recall tool finds it', async () => {
   const bank = 'ai-tools';
   const tools = mnemosTools({ client: mem.client, bankId: bank, tags: ['agent'] });
 
-  callTool('retain', { content: 'Alice prefers green tea over coffee.', tags: ['drinks'] });
-  say('Noted.');
+  mem.callTool('retain', { content: 'Alice prefers green tea over coffee.', tags: ['drinks'] });
+  mem.say('Noted.');
   const stored = await generateText({ model, tools, stopWhen: stepCountIs(3), prompt: 'I prefer green tea.' });
   assert.equal(stored.text, 'Noted.');
   const retained = stored.steps[0]!.toolResults[0]!;
@@ -41,8 +37,8 @@ test('the retain tool stores what the model asks it to, and the recall tool find
   assert.deepEqual([...memory.tags].sort(), ['agent', 'drinks']);
 
   mem.llm.calls.length = 0;
-  callTool('recall', { query: 'What does Alice drink?' });
-  say('Green tea.');
+  mem.callTool('recall', { query: 'What does Alice drink?' });
+  mem.say('Green tea.');
   const answered = await generateText({ model, tools, stopWhen: stepCountIs(3), prompt: 'What does Alice drink?' });
   const recalled = answered.steps[0]!.toolResults[0]!.output as { memories: Array<{ id: string; text: string }> };
   assert.equal(recalled.memories[0]!.text, 'Alice prefers green tea over coffee.');
@@ -57,8 +53,8 @@ test('the reflect tool answers from memory with citations (the engine asks its L
   const bank = 'ai-reflect';
   const { memory_ids } = await mem.client.retain(bank, 'Bruno is allergic to peanuts.');
   const tools = mnemosTools({ client: mem.client, bankId: bank });
-  callTool('reflect', { question: 'Is Bruno allergic to anything?' });
-  say('He is allergic to peanuts.');
+  mem.callTool('reflect', { question: 'Is Bruno allergic to anything?' });
+  mem.say('He is allergic to peanuts.');
   const result = await generateText({ model, tools, stopWhen: stepCountIs(3), prompt: 'Any allergies for Bruno?' });
   const output = result.steps[0]!.toolResults[0]!.output as { answer: string; citations: string[] };
   assert.match(output.answer, /allergic to peanuts/);
@@ -68,8 +64,8 @@ test('the reflect tool answers from memory with citations (the engine asks its L
 
 test('a failing tool call comes back to the model as a tool error, not a crash', async () => {
   const tools = mnemosTools({ client: unreachableClient(), bankId: 'nowhere' });
-  callTool('recall', { query: 'anything' });
-  say('Memory is unavailable.');
+  mem.callTool('recall', { query: 'anything' });
+  mem.say('Memory is unavailable.');
   const result = await generateText({ model, tools, stopWhen: stepCountIs(3), prompt: 'What do you know?' });
   assert.equal(result.text, 'Memory is unavailable.');
   const error = result.steps[0]!.content.find((part) => part.type === 'tool-error');
@@ -81,7 +77,7 @@ test('the middleware adds recalled memories to the prompt and stores the exchang
   const bank = 'ai-middleware';
   await mem.client.retain(bank, 'Carol loves hiking in the Alps.', { timestamp: '2024-05-01T09:00:00Z' });
   const memoryModel = wrapLanguageModel({ model, middleware: mnemosMemory({ client: mem.client, bankId: bank }) });
-  say('She likes hiking in the Alps.');
+  mem.say('She likes hiking in the Alps.');
   const result = await generateText({
     model: memoryModel, system: 'You are a helpful assistant.', prompt: 'What does Carol like to do on weekends?',
   });
@@ -105,7 +101,7 @@ test('the middleware leaves the prompt alone when memory holds nothing, and reta
   const memoryModel = wrapLanguageModel({
     model, middleware: mnemosMemory({ client: mem.client, bankId: bank, retain: 'user' }),
   });
-  say('I do not know yet.');
+  mem.say('I do not know yet.');
   await generateText({ model: memoryModel, prompt: 'Where does Dana live?' });
   assert.deepEqual(agentRequests(mem.llm)[0]!.map((m) => m.role), ['user']);
   const stored = await mem.client.listMemories(bank);
@@ -117,7 +113,7 @@ test('the middleware stores a streamed answer once the stream ends', async () =>
   const memoryModel = wrapLanguageModel({
     model, middleware: [mnemosMemory({ client: mem.client, bankId: bank }), simulateStreamingMiddleware()],
   });
-  say('Streaming answers are remembered too.');
+  mem.say('Streaming answers are remembered too.');
   const result = streamText({ model: memoryModel, prompt: 'Do you remember streamed answers?' });
   let text = '';
   for await (const delta of result.textStream) text += delta;
@@ -137,7 +133,7 @@ test('an unreachable memory fails the call, unless onError takes the failure and
     model,
     middleware: mnemosMemory({ client: unreachableClient(), bankId: 'x', onError: (_e, phase) => phases.push(phase) }),
   });
-  say('Hello!');
+  mem.say('Hello!');
   const result = await generateText({ model: tolerant, prompt: 'Hello?' });
   assert.equal(result.text, 'Hello!');
   assert.deepEqual(phases, ['recall', 'retain']);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RecallHit } from '@mnemos/client';
+import { MnemosError, type RecallHit } from '@mnemos/client';
 import type { MemoryScope, RecallSettings } from './scope.js';
 
 /**
@@ -91,4 +91,13 @@ export function memoryToolCalls(options: MemoryToolOptions) {
       return { answer: answer.text, citations: answer.citations };
     },
   };
+}
+
+/**
+ * A failed memory call as text a model can act on: the service's own code and explanation for a Mnemos error, and a
+ * generic line for anything else (whose message may hold internals).
+ */
+export function memoryErrorText(error: unknown): string {
+  if (error instanceof MnemosError) return `Memory error ${error.code}: ${error.detail}`;
+  return 'Memory error: the memory service failed unexpectedly; go on without it.';
 }

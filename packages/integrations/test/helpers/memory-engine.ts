@@ -7,6 +7,10 @@ export interface MemoryEngine {
   engine: TestEngine;
   llm: FakeLlm;
   client: Mnemos;
+  /** The agent model's next answer is this text. */
+  say(text: string): void;
+  /** The agent model's next answer calls this tool. */
+  callTool(name: string, args: Record<string, unknown>): void;
   stop(): Promise<void>;
 }
 
@@ -24,6 +28,8 @@ export async function startMemoryEngine(): Promise<MemoryEngine> {
     engine,
     llm,
     client: new Mnemos({ baseUrl: engine.url }),
+    say: (text) => llm.next({ kind: 'content', content: text }, 'other'),
+    callTool: (name, args) => llm.next({ kind: 'tool-calls', calls: [{ name, arguments: args }] }, 'other'),
     async stop() {
       await engine.dispose();
       await llm.stop();
