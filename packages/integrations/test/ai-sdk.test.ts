@@ -86,7 +86,8 @@ test('the middleware adds recalled memories to the prompt and stores the exchang
   const messages = agentRequests(mem.llm)[0]!;
   assert.deepEqual(messages.map((m) => m.role), ['system', 'system', 'user']);
   assert.equal(messages[0]!.content, 'You are a helpful assistant.');
-  assert.match(String(messages[1]!.content), /^Relevant memories.*\n- \[2024-05-01\] Carol loves hiking in the Alps\.$/);
+  const memoryPrompt = String(messages[1]!.content);
+  assert.match(memoryPrompt, /^Relevant memories.*\n- \[2024-05-01\] Carol loves hiking in the Alps\.$/);
 
   const stored = await mem.client.listMemories(bank);
   const texts = stored.items.map((m) => m.text);
@@ -96,7 +97,7 @@ test('the middleware adds recalled memories to the prompt and stores the exchang
   assert.deepEqual(answer.metadata, { role: 'assistant' });
 });
 
-test('the middleware leaves the prompt alone when memory holds nothing, and retain "user" stores only the question', async () => {
+test('the middleware leaves an empty recall out of the prompt; retain "user" stores only the question', async () => {
   const bank = 'ai-empty';
   const memoryModel = wrapLanguageModel({
     model, middleware: mnemosMemory({ client: mem.client, bankId: bank, retain: 'user' }),

@@ -22,10 +22,12 @@ beforeEach(() => {
 
 /** Runs an example from source (tsx) with the engine and the stand-in model, and answers what it printed. */
 async function runExample(file: string): Promise<string> {
-  const { stdout } = await run(process.execPath, ['--conditions=source', '--import', 'tsx', path.join(REPO_ROOT, 'examples', file)], {
+  const script = path.join(REPO_ROOT, 'examples', file);
+  const { stdout } = await run(process.execPath, ['--conditions=source', '--import', 'tsx', script], {
     cwd: REPO_ROOT,
     env: {
-      ...process.env, MNEMOS_URL: mem.engine.url, OPENAI_BASE_URL: mem.llm.openaiBaseUrl, OPENAI_API_KEY: 'x', MODEL: 'fake',
+      ...process.env,
+      MNEMOS_URL: mem.engine.url, OPENAI_BASE_URL: mem.llm.openaiBaseUrl, OPENAI_API_KEY: 'x', MODEL: 'fake',
     },
   });
   return stdout;
@@ -40,7 +42,8 @@ test('examples/ai-sdk-memory.ts: the second conversation is given the first one 
   assert.match(output, /second conversation: Green tea, of course\./);
   assert.match(output, /with tools \(2 steps\): Your birthday is on the 4th of March/);
   const memoryPrompt = agentRequests(mem.llm)[1]!.find((m) => m.role === 'system');
-  assert.match(String(memoryPrompt?.content), /- \[\d{4}-\d\d-\d\d\] User: Hi! I am Alice, and I prefer green tea over coffee\./);
+  const firstTurn = /- \[[\d-]{10}\] User: Hi! I am Alice, and I prefer green tea over coffee\./;
+  assert.match(String(memoryPrompt?.content), firstTurn);
   const texts = (await mem.client.listMemories('alice-ai-sdk')).items.map((m) => m.text);
   assert.ok(texts.includes("Alice's birthday is on the 4th of March."), texts.join(' | '));
   assert.ok(texts.includes('Assistant: Green tea, of course.'), texts.join(' | '));

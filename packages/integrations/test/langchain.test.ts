@@ -36,7 +36,8 @@ test('the retriever passes its recall settings on, and works inside a LangChain 
   const retriever = new MnemosRetriever({
     client: mem.client, bankId: 'lc-retriever', recall: { tags: ['work'], tags_match: 'any_strict' },
   });
-  const chain = retriever.pipe(RunnableLambda.from((docs: Array<{ pageContent: string }>) => docs.map((d) => d.pageContent)));
+  const texts = RunnableLambda.from((docs: Array<{ pageContent: string }>) => docs.map((d) => d.pageContent));
+  const chain = retriever.pipe(texts);
   const [work, pets] = await chain.batch(['What does Gina do at work?', 'Does Gina have pets?']);
   assert.deepEqual(work, ['Gina leads the payments team at work.']);
   assert.deepEqual(pets, ['Gina leads the payments team at work.'], 'only memories tagged "work" are searched');

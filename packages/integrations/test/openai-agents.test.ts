@@ -40,7 +40,8 @@ test('the tools reach the model with their schemas, and retain then recall round
   mem.say('I will remember that.');
   const stored = await runner.run(agent, 'I am moving to Lisbon in March.');
   assert.equal(stored.finalOutput, 'I will remember that.');
-  const offered = (mem.llm.calls[0]!.body['tools'] ?? []) as Array<{ function: { name: string; parameters: { required?: string[] } } }>;
+  type OfferedTool = { function: { name: string; parameters: { required?: string[] } } };
+  const offered = (mem.llm.calls[0]!.body['tools'] ?? []) as OfferedTool[];
   assert.deepEqual(offered.map((t) => t.function.name), ['retain', 'recall', 'reflect']);
   assert.ok(offered[1]!.function.parameters.required?.includes('query'));
   const { memory_ids } = JSON.parse(toolAnswer(1)) as { memory_ids: string[] };
@@ -60,7 +61,8 @@ test('the reflect tool gives the agent the engine\'s answer and its citations', 
   const { memory_ids } = await mem.client.retain(bank, 'Farid drives an electric bicycle to work.');
   mem.callTool('reflect', { question: 'How does Farid get to work?' });
   mem.say('By electric bicycle.');
-  const result = await runner.run(agentWith(mnemosAgentTools({ client: mem.client, bankId: bank })), 'How do I commute?');
+  const agent = agentWith(mnemosAgentTools({ client: mem.client, bankId: bank }));
+  const result = await runner.run(agent, 'How do I commute?');
   assert.equal(result.finalOutput, 'By electric bicycle.');
   const reflected = JSON.parse(toolAnswer(1)) as { answer: string; citations: string[] };
   assert.match(reflected.answer, /electric bicycle/);

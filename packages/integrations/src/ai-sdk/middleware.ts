@@ -69,11 +69,13 @@ export function mnemosMemory(options: MemoryMiddlewareOptions): LanguageModelMid
     }
   }
 
-  function retainTurns(question: string | undefined, answer: string, signal: AbortSignal | undefined): Promise<unknown> {
+  function retainTurns(question: string | undefined, answer: string, signal?: AbortSignal): Promise<unknown> {
     if (retainMode === 'none') return Promise.resolve();
     const items: RetainItem[] = [];
     const tags = options.tags && options.tags.length > 0 ? options.tags : undefined;
-    if (question !== undefined) items.push({ content: turnContent('user', question), tags, metadata: { role: 'user' } });
+    if (question !== undefined) {
+      items.push({ content: turnContent('user', question), tags, metadata: { role: 'user' } });
+    }
     if (retainMode === 'exchange' && answer !== '') {
       items.push({ content: turnContent('assistant', answer), tags, metadata: { role: 'assistant' } });
     }

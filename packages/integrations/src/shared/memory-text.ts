@@ -9,7 +9,9 @@ export function memoryLine(hit: Pick<RecallHit, 'text' | 'occurred_at'>): string
 export const DEFAULT_MEMORY_HEADING = 'Relevant memories from earlier conversations (use them when they help):';
 
 /** The recalled memories as one block of text for a prompt, or undefined when there are none. */
-export function memoryBlock(hits: ReadonlyArray<Pick<RecallHit, 'text' | 'occurred_at'>>, heading = DEFAULT_MEMORY_HEADING): string | undefined {
+export function memoryBlock(
+  hits: ReadonlyArray<Pick<RecallHit, 'text' | 'occurred_at'>>, heading = DEFAULT_MEMORY_HEADING,
+): string | undefined {
   if (hits.length === 0) return undefined;
   return [heading, ...hits.map(memoryLine)].join('\n');
 }

@@ -15,7 +15,8 @@ export type RecallSettings = Omit<RecallOptions, 'space' | 'signal' | 'timeoutMs
 
 export function checkScope(scope: MemoryScope, adapter: string): void {
   if (scope?.client === undefined || typeof scope.client.recall !== 'function') {
-    throw new TypeError(`${adapter}: pass a Mnemos client as "client", e.g. new Mnemos({ baseUrl: "http://localhost:8888" })`);
+    const example = 'new Mnemos({ baseUrl: "http://localhost:8888" })';
+    throw new TypeError(`${adapter}: pass a Mnemos client as "client", e.g. ${example}`);
   }
   if (typeof scope.bankId !== 'string' || scope.bankId === '') {
     throw new TypeError(`${adapter}: "bankId" must name the memory bank, e.g. the user's id`);

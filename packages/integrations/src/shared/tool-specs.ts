@@ -9,9 +9,11 @@ import type { MemoryScope, RecallSettings } from './scope.js';
  */
 
 export const retainInput = z.object({
-  content: z.string().min(1).max(100_000)
-    .describe('One durable fact, preference, decision or event as a self-contained sentence, e.g. "Alice prefers green tea."'),
-  occurred_at: z.string().optional().describe('Optional ISO 8601 date or date-time when it happened (defaults to now).'),
+  content: z.string().min(1).max(100_000).describe(
+    'One durable fact, preference, decision or event as a self-contained sentence, e.g. "Alice prefers green tea."',
+  ),
+  occurred_at: z.string().optional()
+    .describe('Optional ISO 8601 date or date-time when it happened (defaults to now).'),
   tags: z.array(z.string().max(256)).max(100).optional().describe('Optional tags to filter recall by later.'),
 });
 
