@@ -17,7 +17,7 @@ export type Behaviour =
   | { kind: 'refuse' }
   | { kind: 'hang'; ms: number }
   | { kind: 'content'; content: unknown }
-  /** Answers function calls (OpenAI `tool_calls`, Gemini `functionCall` parts) instead of text. */
+  /** Answers function calls (OpenAI `tool_calls`) instead of text; the OpenAI format only. */
   | { kind: 'tool-calls'; calls: Array<{ name: string; arguments: Record<string, unknown> }> };
 
 export interface FakeCall {
@@ -118,17 +118,16 @@ export function answerQuestion(input: Record<string, unknown>, outputSchema: Rec
   };
 }
 
-function toolCallAnswer(calls: Array<{ name: string; arguments: Record<string, unknown> }>, openai: boolean): unknown {
-  if (!openai) {
-    const parts = calls.map((c) => ({ functionCall: { name: c.name, args: c.arguments } }));
-    return { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], modelVersion: 'fake' };
-  }
+function toolCallAnswer(calls: Array<{ name: string; arguments: Record<string, unknown> }>): unknown {
   const toolCalls = calls.map((c, i) => ({
     id: `call_${i}_${c.name}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) },
   }));
   return {
     id: 'chatcmpl-fake', object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: 'fake',
-    choices: [{ index: 0, finish_reason: 'tool_calls', logprobs: null, message: { role: 'assistant', content: null, tool_calls: toolCalls } }],
+    choices: [{
+      index: 0, finish_reason: 'tool_calls', logprobs: null,
+      message: { role: 'assistant', content: null, tool_calls: toolCalls },
+    }],
     usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
   };
 }
@@ -259,8 +258,9 @@ export class FakeLlm {
       const refused = behaviour?.kind === 'refuse';
       const promptTokens = Math.ceil(prompt.length / 4);
       const outputTokens = Math.ceil(content.length / 4);
-      if (behaviour?.kind === 'tool-calls') {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(toolCallAnswer(behaviour.calls, openai)));
+      if (behaviour?.kind === 'tool-calls' && openai) {
+        const toolCalls = JSON.stringify(toolCallAnswer(behaviour.calls));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(toolCalls);
         return;
       }
       const answer = openai
