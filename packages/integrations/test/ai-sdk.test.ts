@@ -109,6 +109,28 @@ test('the middleware leaves an empty recall out of the prompt; retain "user" sto
   assert.deepEqual(stored.items.map((m) => m.text), ['User: Where does Dana live?']);
 });
 
+test('the middleware puts at most 1024 tokens of memories into a prompt unless recall says otherwise', async () => {
+  const bank = 'ai-budget';
+  const words = 'tomatoes basil compost watering seedlings mulch trellis harvest pruning soil'.split(' ');
+  // Eight memories of about 1,100 characters (one chunk each) and 150-200 tokens: 1,200 tokens or more in all.
+  const notes = Array.from({ length: 8 }, (_, n) =>
+    `Kai's garden note ${n + 1}: ${Array.from({ length: 140 }, (_, i) => words[(i + n) % words.length]).join(' ')}.`);
+  await mem.client.retainBatch(bank, notes);
+  const memoryLines = async (recall?: { max_tokens: number }) => {
+    mem.llm.calls.length = 0;
+    const memoryModel = wrapLanguageModel({
+      model, middleware: mnemosMemory({ client: mem.client, bankId: bank, retain: 'none', recall }),
+    });
+    mem.say('Noted.');
+    await generateText({ model: memoryModel, prompt: "What are Kai's garden notes about?" });
+    const block = agentRequests(mem.llm)[0]!.find((m) => m.role === 'system');
+    return String(block?.content ?? '').split('\n').filter((line) => line.startsWith("- [")).length;
+  };
+  const byDefault = await memoryLines();
+  assert.ok(byDefault >= 1 && byDefault <= 6, `${byDefault} memories in the prompt`);
+  assert.equal(await memoryLines({ max_tokens: 4096 }), 8);
+});
+
 test('the middleware stores a streamed answer once the stream ends', async () => {
   const bank = 'ai-stream';
   const memoryModel = wrapLanguageModel({

@@ -11,7 +11,7 @@ type StreamPart = Awaited<ReturnType<NonNullable<LanguageModelMiddleware['wrapSt
   ReadableStream<infer P> ? P : never;
 
 export interface MemoryMiddlewareOptions extends MemoryScope {
-  /** Settings of the recall before each call (for example `max_tokens: 1000`). */
+  /** Settings of the recall before each call; `max_tokens` defaults to DEFAULT_PROMPT_MEMORY_TOKENS. */
   recall?: RecallSettings | undefined;
   /** What is stored after each call: the user's message and the answer (default), only the user's, or nothing. */
   retain?: 'exchange' | 'user' | 'none' | undefined;
@@ -26,8 +26,14 @@ export interface MemoryMiddlewareOptions extends MemoryScope {
   onError?: ((error: unknown, phase: 'recall' | 'retain') => void) | undefined;
 }
 
+/**
+ * How many tokens of memories go into each prompt unless `recall.max_tokens` says otherwise: enough for a dozen
+ * typical memories, while the engine's own default (4096) would add that much to every single call.
+ */
+export const DEFAULT_PROMPT_MEMORY_TOKENS = 1024;
+
 /** The text of the prompt's last message when the user wrote it (the step where a person asked something). */
-export function lastUserText(prompt: Prompt): string | undefined {
+function lastUserText(prompt: Prompt): string | undefined {
   const last = prompt[prompt.length - 1];
   if (last?.role !== 'user') return undefined;
   const text = last.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n').trim();
@@ -58,6 +64,7 @@ export function mnemosMemory(options: MemoryMiddlewareOptions): LanguageModelMid
   checkScope(options, 'mnemosMemory');
   const { client, bankId, space } = options;
   const retainMode = options.retain ?? 'exchange';
+  const recallSettings: RecallSettings = { max_tokens: DEFAULT_PROMPT_MEMORY_TOKENS, ...options.recall };
 
   async function guarded<T>(phase: 'recall' | 'retain', work: () => Promise<T>): Promise<T | undefined> {
     try {
@@ -89,7 +96,7 @@ export function mnemosMemory(options: MemoryMiddlewareOptions): LanguageModelMid
       const question = lastUserText(params.prompt);
       if (question === undefined) return params;
       const recalled = await guarded('recall', () =>
-        client.recall(bankId, question, { ...options.recall, space, signal: params.abortSignal }));
+        client.recall(bankId, question, { ...recallSettings, space, signal: params.abortSignal }));
       const block = memoryBlock(recalled?.results ?? [], options.heading);
       return block === undefined ? params : { ...params, prompt: withMemories(params.prompt, block) };
     },
