@@ -109,6 +109,28 @@ test('the middleware leaves an empty recall out of the prompt; retain "user" sto
   assert.deepEqual(stored.items.map((m) => m.text), ['User: Where does Dana live?']);
 });
 
+test('in a tool loop every step sees the memories, and the question and final answer are stored once', async () => {
+  const bank = 'ai-loop';
+  await mem.client.retain(bank, 'Lena is training for a half marathon.');
+  const memoryModel = wrapLanguageModel({ model, middleware: mnemosMemory({ client: mem.client, bankId: bank }) });
+  mem.callTool('retain', { content: 'Lena runs every Tuesday.' });
+  mem.say('Good luck with the half marathon.');
+  const question = 'I run every Tuesday; any advice for my training?';
+  const tools = mnemosTools({ client: mem.client, bankId: bank });
+  const result = await generateText({ model: memoryModel, tools, stopWhen: stepCountIs(3), prompt: question });
+  assert.equal(result.steps.length, 2);
+  for (const messages of agentRequests(mem.llm)) {
+    const block = String(messages.find((m) => m.role === 'system')?.content);
+    assert.match(block, /- \[[\d-]{10}\] Lena is training for a half marathon\./);
+    assert.doesNotMatch(block, /User: I run every Tuesday/, 'the question is not shown to the model as a memory');
+  }
+  const texts = (await mem.client.listMemories(bank)).items.map((m) => m.text).sort();
+  assert.deepEqual(texts, [
+    'Assistant: Good luck with the half marathon.', 'Lena is training for a half marathon.', 'Lena runs every Tuesday.',
+    `User: ${question}`,
+  ]);
+});
+
 test('the middleware puts at most 1024 tokens of memories into a prompt unless recall says otherwise', async () => {
   const bank = 'ai-budget';
   const words = 'tomatoes basil compost watering seedlings mulch trellis harvest pruning soil'.split(' ');

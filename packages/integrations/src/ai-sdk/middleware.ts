@@ -32,12 +32,20 @@ export interface MemoryMiddlewareOptions extends MemoryScope {
  */
 export const DEFAULT_PROMPT_MEMORY_TOKENS = 1024;
 
-/** The text of the prompt's last message when the user wrote it (the step where a person asked something). */
-function lastUserText(prompt: Prompt): string | undefined {
-  const last = prompt[prompt.length - 1];
-  if (last?.role !== 'user') return undefined;
-  const text = last.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n').trim();
+/** The text of the user's latest message in the prompt: what the memories are recalled for. */
+function latestUserText(prompt: Prompt): string | undefined {
+  const message = prompt.findLast((m) => m.role === 'user');
+  if (message?.role !== 'user') return undefined;
+  const text = message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n').trim();
   return text === '' ? undefined : text;
+}
+
+/**
+ * The user's message when this call answers it directly (it is the prompt's last message). Later steps of a tool loop
+ * end with tool results; the message was stored at the first step.
+ */
+function newUserText(prompt: Prompt): string | undefined {
+  return prompt[prompt.length - 1]?.role === 'user' ? latestUserText(prompt) : undefined;
 }
 
 /** The prompt with the memory block as a system message after the leading system messages. */
@@ -54,7 +62,7 @@ function answerText(result: GenerateResult): string {
 /**
  * A language-model middleware that gives any AI SDK model long-term memory: before each call it recalls what the
  * bank holds about the user's latest message and adds it to the system prompt; after the call it stores the user's
- * message and the answer. Steps that continue a tool loop (the last message is a tool result) recall nothing.
+ * message and the answer. Every step of a tool loop sees the memories; the user's message is stored once.
  *
  * ```ts
  * const model = wrapLanguageModel({ model: openai('gpt-4o'), middleware: mnemosMemory({ client, bankId: 'alice' }) });
@@ -93,21 +101,23 @@ export function mnemosMemory(options: MemoryMiddlewareOptions): LanguageModelMid
   return {
     specificationVersion: 'v3',
     async transformParams({ params }) {
-      const question = lastUserText(params.prompt);
+      const question = latestUserText(params.prompt);
       if (question === undefined) return params;
       const recalled = await guarded('recall', () =>
         client.recall(bankId, question, { ...recallSettings, space, signal: params.abortSignal }));
-      const block = memoryBlock(recalled?.results ?? [], options.heading);
+      // The question itself, stored by an earlier step or conversation, tells the model nothing.
+      const echo = turnContent('user', question);
+      const block = memoryBlock((recalled?.results ?? []).filter((hit) => hit.text !== echo), options.heading);
       return block === undefined ? params : { ...params, prompt: withMemories(params.prompt, block) };
     },
     async wrapGenerate({ doGenerate, params }) {
       const result = await doGenerate();
-      await retainTurns(lastUserText(params.prompt), answerText(result), params.abortSignal);
+      await retainTurns(newUserText(params.prompt), answerText(result), params.abortSignal);
       return result;
     },
     async wrapStream({ doStream, params }) {
       const { stream, ...rest } = await doStream();
-      const question = lastUserText(params.prompt);
+      const question = newUserText(params.prompt);
       let answer = '';
       const remembering = new TransformStream<StreamPart, StreamPart>({
         transform(part, controller) {
