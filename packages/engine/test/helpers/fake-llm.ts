@@ -16,13 +16,17 @@ export type Behaviour =
   | { kind: 'wrong-shape' }
   | { kind: 'refuse' }
   | { kind: 'hang'; ms: number }
-  | { kind: 'content'; content: unknown };
+  | { kind: 'content'; content: unknown }
+  /** Answers function calls (OpenAI `tool_calls`) instead of text; the OpenAI format only. */
+  | { kind: 'tool-calls'; calls: Array<{ name: string; arguments: Record<string, unknown> }> };
 
 export interface FakeCall {
   format: 'openai' | 'gemini';
   purpose: Purpose;
   path: string;
   input: Record<string, unknown> | undefined;
+  /** The request body as sent (messages, tools, ...). */
+  body: Record<string, unknown>;
   at: number;
 }
 
@@ -111,6 +115,20 @@ export function answerQuestion(input: Record<string, unknown>, outputSchema: Rec
     answer,
     citations: used.map((m) => m.id),
     ...(props['structured_output'] !== undefined ? { structured_output: fill(props['structured_output'], answer, used.length) } : {}),
+  };
+}
+
+function toolCallAnswer(calls: Array<{ name: string; arguments: Record<string, unknown> }>): unknown {
+  const toolCalls = calls.map((c, i) => ({
+    id: `call_${i}_${c.name}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+  }));
+  return {
+    id: 'chatcmpl-fake', object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: 'fake',
+    choices: [{
+      index: 0, finish_reason: 'tool_calls', logprobs: null,
+      message: { role: 'assistant', content: null, tool_calls: toolCalls },
+    }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
   };
 }
 
@@ -211,7 +229,7 @@ export class FakeLlm {
     } catch {
       input = undefined;
     }
-    this.calls.push({ format: openai ? 'openai' : 'gemini', purpose, path, input, at: Date.now() });
+    this.calls.push({ format: openai ? 'openai' : 'gemini', purpose, path, input, body, at: Date.now() });
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     try {
@@ -240,6 +258,11 @@ export class FakeLlm {
       const refused = behaviour?.kind === 'refuse';
       const promptTokens = Math.ceil(prompt.length / 4);
       const outputTokens = Math.ceil(content.length / 4);
+      if (behaviour?.kind === 'tool-calls' && openai) {
+        const toolCalls = JSON.stringify(toolCallAnswer(behaviour.calls));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(toolCalls);
+        return;
+      }
       const answer = openai
         ? {
             id: 'chatcmpl-fake', object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: String(body['model'] ?? 'fake'),
