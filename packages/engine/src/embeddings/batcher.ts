@@ -1,7 +1,9 @@
 import type { Embedder } from './embedder.js';
+import { estimateModelTokens, groupByLength } from './length-groups.js';
 
 interface Pending {
   text: string;
+  tokens: number;
   resolve: (v: Float32Array) => void;
   reject: (e: unknown) => void;
 }
@@ -11,13 +13,31 @@ export interface BatchObserver {
 }
 
 /**
+ * Padded tokens per batch (texts times the longest text's tokens) the engine's batcher sends at most: large enough
+ * that a batch of short texts fills the model's per-call overhead, small enough that one batch of long texts does not
+ * hold a query back for long.
+ */
+export const BATCH_TOKENS = 2048;
+
+/**
+ * How many of the oldest waiting texts are grouped at once: bounds the sorting done per batch on the main thread when
+ * a bulk retain queues thousands of texts.
+ */
+const GROUPING_WINDOW = 512;
+
+/**
  * Lets concurrent requests share inference batches. While `maxInFlight` batches run, new texts queue; when one
- * finishes, the queue goes out as the next batch (up to `maxBatch`). An idle engine embeds a lone query at once, with
- * no added delay; a busy one approaches the model's batch throughput.
+ * finishes, the next batch goes out. An idle engine embeds a lone query at once, with no added delay; a busy one
+ * approaches the model's batch throughput.
+ *
+ * A batch is capped by padded tokens, not by count, because padding is most of a model's cost on texts of mixed
+ * length: the waiting texts are grouped by token length (length-groups.ts), and the group that holds the oldest
+ * waiting text leaves next, so no text waits behind later ones for ever. Each caller gets its own vectors in the
+ * order of its texts, whatever batches they travelled in.
  *
  * With the model on its own thread, two batches in flight keep that thread working while the main thread is busy: with
  * one, the next batch could leave only after the main thread had taken the previous answer, so a busy main thread left
- * the model idle and queries waited (about 107 ms on average under the 32-client mixed load, measured).
+ * the model idle and queries waited.
  */
 export class MicroBatcher implements Embedder {
   private readonly queues: Record<'query' | 'document', Pending[]> = { query: [], document: [] };
@@ -25,9 +45,10 @@ export class MicroBatcher implements Embedder {
 
   constructor(
     private readonly inner: Embedder,
-    private readonly maxBatch = 32,
+    private readonly maxTokens = BATCH_TOKENS,
     private readonly observe: BatchObserver = () => undefined,
     private readonly maxInFlight = 1,
+    private readonly tokenLength: (text: string) => number = estimateModelTokens,
   ) {}
 
   get id(): string {
@@ -44,7 +65,10 @@ export class MicroBatcher implements Embedder {
 
   embed(texts: readonly string[], kind: 'query' | 'document'): Promise<Float32Array[]> {
     const promises = texts.map(
-      (text) => new Promise<Float32Array>((resolve, reject) => this.queues[kind].push({ text, resolve, reject })),
+      (text) =>
+        new Promise<Float32Array>((resolve, reject) =>
+          this.queues[kind].push({ text, tokens: this.tokenLength(text), resolve, reject }),
+        ),
     );
     this.pump();
     return Promise.all(promises);
@@ -56,7 +80,7 @@ export class MicroBatcher implements Embedder {
       const kind = this.queues.query.length > 0 ? 'query' : 'document';
       const queue = this.queues[kind];
       if (queue.length === 0) return;
-      this.send(queue.splice(0, this.maxBatch), kind);
+      this.send(takeNextBatch(queue, this.maxTokens), kind);
     }
   }
 
@@ -84,4 +108,22 @@ export class MicroBatcher implements Embedder {
   close(): Promise<void> {
     return this.inner.close();
   }
+}
+
+/**
+ * Removes from `queue` (oldest first) and returns the next batch: the length group of the oldest waiting text among
+ * the first GROUPING_WINDOW, shortest text first.
+ */
+export function takeNextBatch<T extends { tokens: number }>(queue: T[], maxTokens: number): T[] {
+  const window = queue.slice(0, GROUPING_WINDOW);
+  const groups = groupByLength(
+    window.map((p) => p.tokens),
+    maxTokens,
+  );
+  const chosen = groups.find((group) => group.includes(0))!;
+  const taken = new Set(chosen);
+  const batch = chosen.map((i) => window[i]!);
+  const rest = window.filter((_, i) => !taken.has(i));
+  queue.splice(0, window.length, ...rest);
+  return batch;
 }
