@@ -5,7 +5,7 @@ import { AutoTokenizer, env } from '@huggingface/transformers';
 import { loadConversation } from '../src/bench/locomo.js';
 import { rng } from '../src/bench/synthetic.js';
 import { testLocomoDir } from '../src/bench/test-assets.js';
-import { MicroBatcher } from '../src/embeddings/batcher.js';
+import { BATCH_TOKENS, MicroBatcher } from '../src/embeddings/batcher.js';
 import type { Embedder } from '../src/embeddings/embedder.js';
 import { estimateModelTokens, groupByLength, paddedTokens } from '../src/embeddings/length-groups.js';
 import { createLocalEmbedder } from '../src/embeddings/local.js';
@@ -50,7 +50,9 @@ describe('grouping texts by token length', () => {
     const lengths = locomoTurns().map(estimateModelTokens);
     let arrival = 0;
     for (let i = 0; i < lengths.length; i += 32) arrival += paddedTokens(lengths.slice(i, i + 32));
-    const grouped = groupByLength(lengths, 2048).reduce((sum, g) => sum + paddedTokens(g.map((i) => lengths[i]!)), 0);
+    const grouped = groupByLength(lengths, BATCH_TOKENS)
+      .map((group) => paddedTokens(group.map((i) => lengths[i]!)))
+      .reduce((a, b) => a + b, 0);
     const real = lengths.reduce((a, b) => a + b, 0);
     // Arrival order pads LoCoMo turns to about twice their tokens; length groups stay close to the real count.
     assert.ok(arrival > 1.6 * real, `arrival-order batches ${arrival} against ${real} real tokens`);
@@ -79,7 +81,8 @@ function heldEmbedder() {
     dimension: 1,
     embed(texts) {
       batches.push([...texts]);
-      return new Promise((resolve) => waiting.push(() => resolve(texts.map((t) => Float32Array.of(Number(t.split(':')[0]))))));
+      const vectors = texts.map((t) => Float32Array.of(Number(t.split(':')[0])));
+      return new Promise((resolve) => waiting.push(() => resolve(vectors)));
     },
     async close() {},
   };
@@ -92,7 +95,7 @@ function heldEmbedder() {
 }
 
 describe('micro-batcher grouping by token length', () => {
-  it('sends the length group of the oldest waiting text, and each caller gets its own vectors in its order', async () => {
+  it('sends the length group of the oldest waiting text; each caller gets its own vectors in its order', async () => {
     const { inner, batches, answerNext } = heldEmbedder();
     // A text "n:xxx" is n (its vector) and as many tokens as it has x.
     const tokens = (text: string) => text.split(':')[1]!.length;
@@ -120,9 +123,10 @@ describe('micro-batcher grouping by token length', () => {
     assert.equal(batcher.queueDepth, 0);
   });
 
-  it('with the real model, gives each caller the vectors of its own texts, in order, whatever batches carried them', async () => {
+  it('with the real model, gives each caller the vectors of its own texts in order, whatever the batches', async () => {
     const home = tempHome();
-    const model = await createLocalEmbedder({ model: MODEL_DIR, cacheDir: home.path, dtype: 'fp32', log: () => undefined });
+    const options = { model: MODEL_DIR, cacheDir: home.path, dtype: 'fp32' as const, log: () => undefined };
+    const model = await createLocalEmbedder(options);
     try {
       const turns = locomoTurns().slice(0, 48);
       const batcher = new MicroBatcher(model, 512, undefined, 2);
