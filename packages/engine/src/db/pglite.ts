@@ -49,7 +49,8 @@ export async function openEmbeddedDatabase(
       data: start,
       stopped: (code) =>
         new Error(
-          `the embedded database's thread stopped (exit code ${code}); restart Mnemos, and see the log above for why it stopped`,
+          `the embedded database's thread stopped (exit code ${code}); ` +
+            'restart Mnemos, and see the log above for why it stopped',
         ),
     });
     const db = new EmbeddedDatabase(thread, lock);
@@ -99,7 +100,9 @@ class EmbeddedDatabase implements Database {
    * statements go straight to PGlite, so they do not count as memory writes (which would make readers resynchronise).
    */
   startMaintenance(intervalMs: number): void {
-    const raw: RawSql = { query: async <T extends object>(sql: string) => (await this.thread.call('query', [sql, []])) as T[] };
+    const raw: RawSql = {
+      query: async <T extends object>(sql: string) => (await this.thread.call('query', [sql, []])) as T[],
+    };
     // The first check waits for the first interval (whether or not anything was written), so the migrations that run
     // right after opening, among them 004 (no statistics on content columns), always come before any ANALYZE.
     this.stopMaintenance = keepStatisticsFresh(raw, () => this.writeVersion, intervalMs);

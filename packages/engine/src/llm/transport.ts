@@ -62,7 +62,8 @@ export class LlmTransport {
     signal?.addEventListener('abort', onAbort, { once: true });
     if (options.onSent) this.onSent.set(id, options.onSent);
     try {
-      const prepared = { url: request.url, method: request.method, headers: [...request.headers], body, timeoutMs: options.timeoutMs ?? 0 };
+      const headers = [...request.headers];
+      const prepared = { url: request.url, method: request.method, headers, body, timeoutMs: options.timeoutMs ?? 0 };
       const answer = await this.thread.call('fetch', [id, prepared], body ? [body] : []);
       return wholeResponse(answer.status, answer.statusText, answer.headers, answer.body);
     } finally {

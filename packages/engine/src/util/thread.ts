@@ -169,7 +169,7 @@ export class ThreadClient<Api extends ThreadApi, Event = never> {
     return this.pending.size;
   }
 
-  /** Calls `method` on the thread; `transfer` lists argument buffers that move to the thread instead of being copied. */
+  /** Calls `method` on the thread; `transfer` lists argument buffers that move to the thread rather than copies. */
   call<M extends keyof Api & string>(
     method: M,
     args: Parameters<Api[M]>,
@@ -216,6 +216,8 @@ function startModuleThread(callerUrl: string, name: string, workerData: unknown)
   if (!callerUrl.endsWith('.ts')) return new Worker(new URL(`./${name}.js`, callerUrl), { workerData });
   const entry = new URL(`./${name}.ts`, callerUrl).href;
   const tsx = import.meta.resolve('tsx/esm/api');
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); })`;
+  const bootstrap =
+    `import(${JSON.stringify(tsx)})` +
+    `.then((api) => { api.register(); return import(${JSON.stringify(entry)}); })`;
   return new Worker(bootstrap, { eval: true, workerData });
 }
