@@ -30,6 +30,7 @@ export class LlmTransport {
   /** What to call when each waiting request leaves the worker's queue, by request number. */
   private readonly onSent = new Map<number, () => void>();
   private nextId = 1;
+  private waiting = 0;
   private closed = false;
 
   /** `limit`: HTTP requests in flight at once; further ones wait in the worker, ready to leave. */
@@ -43,7 +44,7 @@ export class LlmTransport {
 
   /** Requests waiting for their answer (queued or in flight). */
   get outstanding(): number {
-    return this.thread.waiting;
+    return this.waiting;
   }
 
   /** A fetch that runs in the worker. */
@@ -61,12 +62,14 @@ export class LlmTransport {
     const onAbort = () => void this.thread.call('abort', [id]).catch(() => undefined);
     signal?.addEventListener('abort', onAbort, { once: true });
     if (options.onSent) this.onSent.set(id, options.onSent);
+    this.waiting++;
     try {
       const headers = [...request.headers];
       const prepared = { url: request.url, method: request.method, headers, body, timeoutMs: options.timeoutMs ?? 0 };
       const answer = await this.thread.call('fetch', [id, prepared], body ? [body] : []);
       return wholeResponse(answer.status, answer.statusText, answer.headers, answer.body);
     } finally {
+      this.waiting--;
       signal?.removeEventListener('abort', onAbort);
       this.onSent.delete(id);
     }

@@ -164,11 +164,6 @@ export class ThreadClient<Api extends ThreadApi, Event = never> {
     return this.failure;
   }
 
-  /** Calls waiting for their answer. */
-  get waiting(): number {
-    return this.pending.size;
-  }
-
   /** Calls `method` on the thread; `transfer` lists argument buffers that move to the thread rather than copies. */
   call<M extends keyof Api & string>(
     method: M,
