@@ -42,7 +42,7 @@ type Reply =
   | { call: number; error: ErrorFields }
   | { event: unknown };
 
-export function describeError(error: unknown): ErrorFields {
+function describeError(error: unknown): ErrorFields {
   if (!(error instanceof Error)) return { message: String(error) };
   const out: ErrorFields = { message: error.message, name: error.name };
   for (const [key, value] of Object.entries(error)) {
@@ -51,7 +51,8 @@ export function describeError(error: unknown): ErrorFields {
   return out;
 }
 
-export function rebuildError(fields: ErrorFields): Error {
+/** An Error with the thread's error's message, name and fields. */
+function rebuildError(fields: ErrorFields): Error {
   const { message, name, ...rest } = fields;
   return Object.assign(new Error(message), rest, name === undefined ? {} : { name });
 }
