@@ -123,6 +123,30 @@ describe('micro-batcher grouping by token length', () => {
     assert.equal(batcher.queueDepth, 0);
   });
 
+  it('counts a bulk retain\'s texts a window at a time, not all at once', async () => {
+    const { inner, batches, answerNext } = heldEmbedder();
+    let counted = 0;
+    const tokens = (text: string) => {
+      counted++;
+      return text.split(':')[1]!.length;
+    };
+    const batcher = new MicroBatcher(inner, 64, undefined, 1, tokens);
+    const all = batcher.embed(
+      Array.from({ length: 5_000 }, (_, i) => `${i}:xxxx`),
+      'document',
+    );
+    // The first batch was chosen among the oldest waiting texts only.
+    assert.ok(counted <= 128, `${counted} texts counted for the first batch`);
+    assert.equal(batches[0]!.length, 16, '16 texts of 4 tokens fill 64 padded tokens');
+    while (batcher.queueDepth > 0 || batches.length === 0) await answerNext();
+    await answerNext();
+    assert.equal(counted, 5_000, 'each text counted once');
+    assert.deepEqual(
+      (await all).map((v) => v[0]),
+      Array.from({ length: 5_000 }, (_, i) => i),
+    );
+  });
+
   it('with the real model, gives each caller the vectors of its own texts in order, whatever the batches', async () => {
     const home = tempHome();
     const options = { model: MODEL_DIR, cacheDir: home.path, dtype: 'fp32' as const, log: () => undefined };

@@ -3,7 +3,8 @@ import { estimateModelTokens, groupByLength } from './length-groups.js';
 
 interface Pending {
   text: string;
-  tokens: number;
+  /** Counted when the text first enters the grouping window. */
+  tokens?: number;
   resolve: (v: Float32Array) => void;
   reject: (e: unknown) => void;
 }
@@ -21,10 +22,11 @@ export interface BatchObserver {
 export const BATCH_TOKENS = 512;
 
 /**
- * How many of the oldest waiting texts are grouped at once: bounds the sorting done per batch on the main thread when
- * a bulk retain queues thousands of texts.
+ * How many of the oldest waiting texts are grouped at once. Texts are counted only when they enter this window, so a
+ * bulk retain that queues thousands of chunks costs the main thread a bounded amount of counting and sorting per batch
+ * (well under the few milliseconds a health probe would notice), never all of it at once.
  */
-const GROUPING_WINDOW = 512;
+const GROUPING_WINDOW = 128;
 
 /**
  * Lets concurrent requests share inference batches. While `maxInFlight` batches run, new texts queue; when one
@@ -68,7 +70,7 @@ export class MicroBatcher implements Embedder {
     const promises = texts.map(
       (text) =>
         new Promise<Float32Array>((resolve, reject) =>
-          this.queues[kind].push({ text, tokens: this.tokenLength(text), resolve, reject }),
+          this.queues[kind].push({ text, resolve, reject }),
         ),
     );
     this.pump();
@@ -81,7 +83,7 @@ export class MicroBatcher implements Embedder {
       const kind = this.queues.query.length > 0 ? 'query' : 'document';
       const queue = this.queues[kind];
       if (queue.length === 0) return;
-      this.send(takeNextBatch(queue, this.maxTokens), kind);
+      this.send(takeNextBatch(queue, this.maxTokens, this.tokenLength), kind);
     }
   }
 
@@ -113,12 +115,12 @@ export class MicroBatcher implements Embedder {
 
 /**
  * Removes from `queue` (oldest first) and returns the next batch: the length group of the oldest waiting text among
- * the first GROUPING_WINDOW, shortest text first.
+ * the first GROUPING_WINDOW, shortest text first. Texts in the window are counted with `tokenLength` once.
  */
-export function takeNextBatch<T extends { tokens: number }>(queue: T[], maxTokens: number): T[] {
+function takeNextBatch(queue: Pending[], maxTokens: number, tokenLength: (text: string) => number): Pending[] {
   const window = queue.slice(0, GROUPING_WINDOW);
   const groups = groupByLength(
-    window.map((p) => p.tokens),
+    window.map((p) => (p.tokens ??= tokenLength(p.text))),
     maxTokens,
   );
   const chosen = groups.find((group) => group.includes(0))!;

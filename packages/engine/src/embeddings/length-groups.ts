@@ -36,16 +36,17 @@ export function groupByLength(lengths: readonly number[], maxTokens: number): nu
 const MODEL_MAX_TOKENS = 512;
 
 /**
- * Characters counted: enough for MODEL_MAX_TOKENS tokens of prose (an English token averages about four characters), so
- * a text the model truncates counts as the cap, and a very long text costs no more to count than one the model reads.
+ * Texts this long (about MODEL_MAX_TOKENS tokens of prose, at about four characters per English token) count as the
+ * cap without counting: the model reads no further, and a very long text costs nothing to measure.
  */
-const COUNTED_CHARS = 8 * MODEL_MAX_TOKENS;
+const COUNTED_CHARS = 4 * MODEL_MAX_TOKENS;
 
 /**
  * A text's length in model tokens, for grouping. The cl100k BPE count (util/tokens.ts, microseconds per text on the
  * main thread) stands in for the model's WordPiece count, which only the model's thread has: on conversational English
- * the two correlate at 0.997, and the model adds its two marker tokens. Only the part the model reads is counted.
+ * the two correlate at 0.997, and the model adds its two marker tokens.
  */
 export function estimateModelTokens(text: string): number {
-  return Math.min(MODEL_MAX_TOKENS, countTokens(text.slice(0, COUNTED_CHARS)) + 2);
+  if (text.length >= COUNTED_CHARS) return MODEL_MAX_TOKENS;
+  return Math.min(MODEL_MAX_TOKENS, countTokens(text) + 2);
 }
