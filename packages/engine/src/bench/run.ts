@@ -114,6 +114,7 @@ async function main() {
     for (let i = 0; i < 100; i++) {
       const t = performance.now();
       const a = await post(`${base}/single/memories`, { content: locomo.turns[i % locomo.turns.length]! });
+      counter++;
       single.push(performance.now() - t);
       if (a.status !== 200) throw new Error(`retain failed: ${JSON.stringify(a.json)}`);
     }
@@ -141,6 +142,7 @@ async function main() {
     const sessions: Array<Promise<unknown>> = [];
     for (let i = 0; i < turns.length; i += 32) {
       const items = turns.slice(i, i + 32).map((content) => ({ content }));
+      counter += items.length;
       sessions.push(
         post(`${base}/locomo/memories`, { items }).then((a) => {
           if (a.status !== 200) throw new Error(`retain failed: ${JSON.stringify(a.json)}`);
@@ -162,6 +164,7 @@ async function main() {
     for (let n = 0; n < BANK_SIZE; n += 100) {
       const size = Math.min(100, BANK_SIZE - n);
       const items = Array.from({ length: size }, (_, i) => ({ content: derivedMemory(locomo.turns, n + i) }));
+      counter += size;
       const a = await post(`${base}/big/memories`, { items });
       if (a.status !== 200) throw new Error(`fill failed: ${JSON.stringify(a.json)}`);
     }
