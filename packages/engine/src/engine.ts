@@ -4,7 +4,7 @@ import { ensureEmbeddingSchema } from './db/embedding-schema.js';
 import { openDatabase } from './db/open.js';
 import { plaintextCodec, withCodec, type BodyCodec } from './crypto/codec.js';
 import { openBodyCodec } from './crypto/setup.js';
-import { createEmbedder, MicroBatcher } from './embeddings/index.js';
+import { BATCH_TOKENS, createEmbedder, MicroBatcher } from './embeddings/index.js';
 import type { AfterRetainHook } from './memory/retain.js';
 import { EngineMetrics } from './metrics.js';
 import type { ProgressReporter } from './startup/readiness.js';
@@ -78,7 +78,7 @@ export class Engine {
       attachVectorCache(db, model.dimension);
       const metrics = new EngineMetrics();
       // Two batches in flight: the model's thread starts the next one without waiting for the main thread (batcher.ts).
-      const batcher = new MicroBatcher(model, 32, (size, seconds) => {
+      const batcher = new MicroBatcher(model, BATCH_TOKENS, (size, seconds) => {
         metrics.embeddingBatch.observe(size);
         metrics.embeddingSeconds.observe(seconds);
       }, 2);

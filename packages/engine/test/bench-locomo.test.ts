@@ -3,6 +3,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { testLocomoDir } from '../src/bench/test-assets.js';
 import { evidenceRecall, loadConversation, parseSessionDate, percentile } from '../src/bench/locomo.js';
+import { derivedMemory, loadLocomoText } from '../src/bench/locomo-text.js';
 
 const dataDir = testLocomoDir();
 
@@ -33,4 +34,15 @@ test('a conversation loads as ordered sessions with speaker-prefixed turns and s
   assert.ok(conv.questions.every((q) => q.category >= 1 && q.category <= 4 && q.evidence.length > 0));
   const withImage = conv.sessions.flatMap((s) => s.turns).find((t) => t.content.includes(' [shares '));
   assert.ok(withImage, 'image captions are part of the turn');
+});
+
+test('the benchmarks read LoCoMo as turns and questions, and derive as many distinct memories as a bank needs', () => {
+  const { turns, questions } = loadLocomoText(dataDir);
+  assert.ok(turns.length > 2_000 && questions.length > 700, `${turns.length} turns, ${questions.length} questions`);
+  const memories = Array.from({ length: 10_000 }, (_, k) => derivedMemory(turns, k));
+  assert.deepEqual(memories.slice(0, turns.length), turns, 'the first round is the turns as they are');
+  const later = memories[turns.length + 5]!;
+  assert.ok(later.startsWith(`${turns[5]!} `) && later.length > turns[5]!.length + 1, later);
+  // Repeats come only from turns that are themselves repeated in the data set (short replies).
+  assert.ok(new Set(memories).size > 0.99 * memories.length, `${new Set(memories).size} distinct of 10,000`);
 });

@@ -77,7 +77,7 @@ describe('embedded database', () => {
     } finally {
       await db.close();
     }
-    await assert.rejects(db.query('SELECT 1'), /thread stopped/);
+    await assert.rejects(db.query('SELECT 1'), /the embedded database is closed/);
   });
 
   it('keeps planner statistics fresh (no autovacuum here): the duplicate check uses its index as a bank grows', async () => {

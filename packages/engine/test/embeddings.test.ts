@@ -80,6 +80,10 @@ describe('local model on its own thread (what the engine runs)', () => {
 });
 
 describe('micro-batcher', () => {
+  // Every text one token long, so a cap of n tokens is a cap of n texts; grouping by length is tested in
+  // embedding-batches.test.ts.
+  const oneToken = () => 1;
+
   it('lets concurrent requests share inference batches and keeps answers in order', async () => {
     const batches: string[][] = [];
     const inner: Embedder = {
@@ -91,7 +95,7 @@ describe('micro-batcher', () => {
       },
       async close() {},
     };
-    const batcher = new MicroBatcher(inner, 8);
+    const batcher = new MicroBatcher(inner, 8, undefined, 1, oneToken);
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => batcher.embed(['x'.repeat(i + 1)], 'document')));
     assert.deepEqual(answers.map((a) => a[0]![0]), Array.from({ length: 20 }, (_, i) => i + 1));
     // The first text goes alone (the model was idle); the other 19 queue behind it and share batches of <= 8.
@@ -116,7 +120,7 @@ describe('micro-batcher', () => {
       },
       async close() {},
     };
-    const batcher = new MicroBatcher(inner, 8, undefined, 2);
+    const batcher = new MicroBatcher(inner, 8, undefined, 2, oneToken);
     const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => batcher.embed(['x'.repeat(i + 1)], 'query')));
     assert.deepEqual(answers.map((a) => a[0]![0]), Array.from({ length: 12 }, (_, i) => i + 1));
     assert.equal(most, 2, 'two batches overlap, never three');
@@ -138,7 +142,7 @@ describe('micro-batcher', () => {
       },
       async close() {},
     };
-    const batcher = new MicroBatcher(inner, 4);
+    const batcher = new MicroBatcher(inner, 4, undefined, 1, oneToken);
     await Promise.all([batcher.embed(['d1'], 'document'), batcher.embed(['d2', 'd3'], 'document'), batcher.embed(['q'], 'query')]);
     assert.deepEqual(order, ['document', 'query', 'document']);
     fail = true;

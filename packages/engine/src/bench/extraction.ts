@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Worker } from 'node:worker_threads';
 import { startEngine, type RunningEngine } from '../index.js';
+import { ThreadClient } from '../util/thread.js';
+import type { FakeLlmThread } from './fake-llm-thread.js';
 import { benchModelDir } from './local-model.js';
 import { ms, percentile } from './stats.js';
 
@@ -28,56 +29,25 @@ const MEMORIES = arg('--memories', 200);
 const DELAY_MS = arg('--delay-ms', 200);
 const CONCURRENCY = arg('--concurrency', 4);
 
-/**
- * The fake server's code. It runs in a worker thread with its own event loop, like a real LLM server runs elsewhere:
- * in the engine's thread its timers and socket reads would wait behind the engine's own work, and the bench would
- * measure itself. Times are absolute (timeOrigin + now) so the main thread can compare them with its own.
- */
-const FAKE_SERVER = `
-const { createServer } = require('node:http');
-const { parentPort, workerData } = require('node:worker_threads');
-const now = () => performance.timeOrigin + performance.now();
-const calls = [];
-const server = createServer((req, res) => {
-  req.on('data', () => undefined);
-  req.on('end', () => {
-    const call = { start: now(), end: NaN };
-    calls.push(call);
-    setTimeout(() => {
-      call.end = now();
-      const content = JSON.stringify({ facts: [{ text: 'Fact ' + Math.random(), type: 'world', occurred_at: null, entities: [], supersedes: [] }] });
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-        id: 'x', object: 'chat.completion', created: 0, model: 'fake',
-        choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content, refusal: null } }],
-        usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
-      }));
-    }, workerData.delayMs);
-  });
-});
-server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
-parentPort.on('message', (m) => {
-  if (m === 'calls') parentPort.postMessage({ calls });
-  if (m === 'close') server.close(() => process.exit(0));
-});
-`;
-
 /** A fixed-delay LLM (one fact per memory) in its own thread; records when every call started and ended (server side). */
 async function fakeLlm() {
-  const worker = new Worker(FAKE_SERVER, { eval: true, workerData: { delayMs: DELAY_MS } });
-  const next = <T>() => new Promise<T>((r) => worker.once('message', r));
-  const { port } = await next<{ port: number }>();
+  const thread = await ThreadClient.start<FakeLlmThread>(import.meta.url, 'fake-llm-thread', {
+    data: { delayMs: DELAY_MS },
+    stopped: (code) => new Error(`the fake LLM's thread stopped (exit code ${code})`),
+  });
+  const port = await thread.call('port', []);
   return {
     url: `http://127.0.0.1:${port}/v1`,
     /** The calls that started at or after `since` (performance.now() of this thread). */
     callsSince: async (since: number) => {
-      worker.postMessage('calls');
-      const { calls } = await next<{ calls: Array<{ start: number; end: number }> }>();
-      return calls.map((c) => ({ start: c.start - performance.timeOrigin, end: c.end - performance.timeOrigin })).filter((c) => c.start >= since);
+      const calls = await thread.call('calls', []);
+      return calls
+        .map((c) => ({ start: c.start - performance.timeOrigin, end: c.end - performance.timeOrigin }))
+        .filter((c) => c.start >= since);
     },
     close: async () => {
-      const exited = new Promise((r) => worker.once('exit', r));
-      worker.postMessage('close');
-      await exited;
+      await thread.call('close', []);
+      await thread.terminate();
     },
   };
 }

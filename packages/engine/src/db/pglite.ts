@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
-import { startModuleThread, ThreadRequests } from '../util/thread.js';
+import { ThreadClient } from '../util/thread.js';
+import type { DatabaseThread } from './pglite-thread.js';
 import { acquireDatabaseLock, type DatabaseLock } from './lock.js';
 import { keepStatisticsFresh, type RawSql } from './embedded-statistics.js';
 import { mayWriteMemories, type Database, type SqlParam, type Transaction as TxApi } from './database.js';
@@ -29,22 +29,6 @@ export interface DbThreadStart {
   startParams: string[];
 }
 
-export type DbThreadRequest =
-  | { type: 'query'; seq: number; sql: string; params: SqlParam[]; tx?: number; blob?: Uint8Array }
-  | { type: 'exec'; seq: number; sql: string; tx?: number }
-  | { type: 'begin'; seq: number }
-  | { type: 'end'; seq: number; tx: number; commit: boolean }
-  | { type: 'close'; seq: number };
-
-/** A Postgres error's fields (message, SQLSTATE `code`, detail, constraint...) as plain values. */
-export type ThreadError = { message: string } & Record<string, string | number>;
-
-export type DbThreadReply =
-  | { type: 'ready' }
-  | { type: 'rows'; seq: number; rows: object[] }
-  | { type: 'done'; seq: number }
-  | { type: 'failed'; seq: number; error: ThreadError };
-
 /**
  * Embedded Postgres (WebAssembly) with pgvector, its data folder under MNEMOS_HOME, running on its own thread (see
  * EmbeddedDatabase).
@@ -61,8 +45,14 @@ export async function openEmbeddedDatabase(
     const settings = Object.entries(EMBEDDED_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
     const startParams = [...PGlite.defaultStartParams, ...settings];
     const start: DbThreadStart = { dataDir, startParams };
-    const thread = new DatabaseThread(startModuleThread(import.meta.url, 'pglite-thread', start));
-    await thread.ready;
+    const thread = await ThreadClient.start<DatabaseThread>(import.meta.url, 'pglite-thread', {
+      data: start,
+      stopped: (code) =>
+        new Error(
+          `the embedded database's thread stopped (exit code ${code}); ` +
+            'restart Mnemos, and see the log above for why it stopped',
+        ),
+    });
     const db = new EmbeddedDatabase(thread, lock);
     db.startMaintenance(options.statisticsCheckMs ?? STATISTICS_CHECK_MS);
     return db;
@@ -71,56 +61,6 @@ export async function openEmbeddedDatabase(
     throw error;
   }
 }
-
-/** An Error carrying the Postgres error's fields (callers test `code`, e.g. 23505 for a unique violation). */
-function rebuild(error: ThreadError): Error {
-  const { message, name, ...fields } = error;
-  return Object.assign(new Error(message), fields, name === undefined ? {} : { name });
-}
-
-/** The main thread's end of the database thread: numbered requests (util/thread.ts ThreadRequests). */
-class DatabaseThread {
-  readonly ready: Promise<void>;
-  private readonly requests: ThreadRequests<object[]>;
-
-  constructor(worker: Worker) {
-    const requests = (this.requests = new ThreadRequests<object[]>(worker));
-    this.ready = new Promise<void>((resolve, reject) => {
-      worker.on('message', (message: DbThreadReply) => {
-        if (message.type === 'ready') return resolve();
-        if (message.type === 'failed' && message.seq === -1) return reject(rebuild(message.error));
-        if (message.type === 'failed') requests.reject(message.seq, rebuild(message.error));
-        else requests.resolve(message.seq, message.type === 'rows' ? message.rows : []);
-      });
-      const stop = (error: Error) => {
-        reject(error);
-        requests.failAll(error);
-      };
-      worker.on('error', stop);
-      worker.on('exit', (code) =>
-        stop(new Error(`the embedded database's thread stopped (exit code ${code}); restart Mnemos, and see the log above for why it stopped`)),
-      );
-    });
-    this.ready.then(
-      () => worker.unref(),
-      () => void worker.terminate(),
-    );
-  }
-
-  /** Sends a request (its `seq` filled in here) and resolves with its rows (none for exec, begin, end, close). */
-  call(request: DistributiveOmit<DbThreadRequest, 'seq'>): Promise<object[]> {
-    return this.requests.send((seq) => ({ ...request, seq }) as DbThreadRequest);
-  }
-
-  /** Opens a transaction on the thread; it is named by its `begin` request's number. */
-  async begin(): Promise<number> {
-    const id = this.requests.nextSeq;
-    await this.call({ type: 'begin' });
-    return id;
-  }
-}
-
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /**
  * Creates a new data folder (initdb) in a short-lived child process. Done in this process, initdb's scratch memory
@@ -151,7 +91,7 @@ class EmbeddedDatabase implements Database {
   private stopMaintenance: (() => Promise<void>) | undefined;
 
   constructor(
-    private readonly thread: DatabaseThread,
+    private readonly thread: ThreadClient<DatabaseThread>,
     private readonly lock: DatabaseLock,
   ) {}
 
@@ -160,7 +100,9 @@ class EmbeddedDatabase implements Database {
    * statements go straight to PGlite, so they do not count as memory writes (which would make readers resynchronise).
    */
   startMaintenance(intervalMs: number): void {
-    const raw: RawSql = { query: async <T extends object>(sql: string) => (await this.thread.call({ type: 'query', sql, params: [] })) as T[] };
+    const raw: RawSql = {
+      query: async <T extends object>(sql: string) => (await this.thread.call('query', [sql, []])) as T[],
+    };
     // The first check waits for the first interval (whether or not anything was written), so the migrations that run
     // right after opening, among them 004 (no statistics on content columns), always come before any ANALYZE.
     this.stopMaintenance = keepStatisticsFresh(raw, () => this.writeVersion, intervalMs);
@@ -169,7 +111,7 @@ class EmbeddedDatabase implements Database {
   async query<T extends object>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
     this.pending++;
     try {
-      return (await this.thread.call({ type: 'query', sql, params: [...params] })) as T[];
+      return (await this.thread.call('query', [sql, [...params]])) as T[];
     } finally {
       this.pending--;
       if (mayWriteMemories(sql)) this.writeVersion++;
@@ -178,28 +120,28 @@ class EmbeddedDatabase implements Database {
 
   async transaction<T>(fn: (tx: TxApi) => Promise<T>): Promise<T> {
     let wrote = false;
-    const id = await this.thread.begin();
+    const id = await this.thread.call('begin', []);
     try {
       let result: T;
       try {
         result = await fn({
           query: async <R extends object>(sql: string, params: readonly SqlParam[] = []) => {
             wrote ||= mayWriteMemories(sql);
-            return (await this.thread.call({ type: 'query', sql, params: [...params], tx: id })) as R[];
+            return (await this.thread.call('query', [sql, [...params], id])) as R[];
           },
           exec: async (sql: string) => {
             wrote = true;
-            await this.thread.call({ type: 'exec', sql, tx: id });
+            await this.thread.call('exec', [sql, id]);
           },
           copyFrom: async (sql: string, data: Uint8Array) => {
-            await this.thread.call({ type: 'query', sql, params: [], tx: id, blob: data });
+            await this.thread.call('query', [sql, [], id, data]);
           },
         });
       } catch (error) {
-        await this.thread.call({ type: 'end', tx: id, commit: false }).catch(() => undefined);
+        await this.thread.call('end', [id, false]).catch(() => undefined);
         throw error;
       }
-      await this.thread.call({ type: 'end', tx: id, commit: true });
+      await this.thread.call('end', [id, true]);
       return result;
     } finally {
       // Counted when the transaction ends (committed or not), so no reader caches a state it could not see yet.
@@ -209,7 +151,7 @@ class EmbeddedDatabase implements Database {
 
   async exec(sql: string): Promise<void> {
     try {
-      await this.thread.call({ type: 'exec', sql });
+      await this.thread.call('exec', [sql]);
     } finally {
       this.writeVersion++;
     }
@@ -223,7 +165,8 @@ class EmbeddedDatabase implements Database {
   async close(): Promise<void> {
     try {
       await this.stopMaintenance?.();
-      await this.thread.call({ type: 'close' });
+      await this.thread.call('close', []);
+      await this.thread.terminate(new Error('the embedded database is closed'));
     } finally {
       this.lock.release();
     }

@@ -1,7 +1,10 @@
 import type { Embedder } from './embedder.js';
+import { estimateModelTokens, groupByLength } from './length-groups.js';
 
 interface Pending {
   text: string;
+  /** Counted when the text first enters the grouping window. */
+  tokens?: number;
   resolve: (v: Float32Array) => void;
   reject: (e: unknown) => void;
 }
@@ -11,13 +14,33 @@ export interface BatchObserver {
 }
 
 /**
+ * Padded tokens per batch (texts times the longest text's tokens) the engine's batcher sends at most. The local model's
+ * cost is about proportional to padded tokens once a batch holds a few texts, so a small cap costs nothing in
+ * throughput, and it cuts the few texts waiting at a time (a retain request or two) into tighter length groups than a
+ * large one would.
+ */
+export const BATCH_TOKENS = 512;
+
+/**
+ * How many of the oldest waiting texts are grouped at once. Texts are counted only when they enter this window, so a
+ * bulk retain that queues thousands of chunks costs the main thread a bounded amount of counting and sorting per batch
+ * (well under the few milliseconds a health probe would notice), never all of it at once.
+ */
+const GROUPING_WINDOW = 128;
+
+/**
  * Lets concurrent requests share inference batches. While `maxInFlight` batches run, new texts queue; when one
- * finishes, the queue goes out as the next batch (up to `maxBatch`). An idle engine embeds a lone query at once, with
- * no added delay; a busy one approaches the model's batch throughput.
+ * finishes, the next batch goes out. An idle engine embeds a lone query at once, with no added delay; a busy one
+ * approaches the model's batch throughput.
+ *
+ * A batch is capped by padded tokens, not by count, because padding is most of a model's cost on texts of mixed
+ * length: the waiting texts are grouped by token length (length-groups.ts), and the group that holds the oldest
+ * waiting text leaves next, so no text waits behind later ones for ever. Each caller gets its own vectors in the
+ * order of its texts, whatever batches they travelled in.
  *
  * With the model on its own thread, two batches in flight keep that thread working while the main thread is busy: with
  * one, the next batch could leave only after the main thread had taken the previous answer, so a busy main thread left
- * the model idle and queries waited (about 107 ms on average under the 32-client mixed load, measured).
+ * the model idle and queries waited.
  */
 export class MicroBatcher implements Embedder {
   private readonly queues: Record<'query' | 'document', Pending[]> = { query: [], document: [] };
@@ -25,9 +48,10 @@ export class MicroBatcher implements Embedder {
 
   constructor(
     private readonly inner: Embedder,
-    private readonly maxBatch = 32,
+    private readonly maxTokens = BATCH_TOKENS,
     private readonly observe: BatchObserver = () => undefined,
     private readonly maxInFlight = 1,
+    private readonly tokenLength: (text: string) => number = estimateModelTokens,
   ) {}
 
   get id(): string {
@@ -44,7 +68,10 @@ export class MicroBatcher implements Embedder {
 
   embed(texts: readonly string[], kind: 'query' | 'document'): Promise<Float32Array[]> {
     const promises = texts.map(
-      (text) => new Promise<Float32Array>((resolve, reject) => this.queues[kind].push({ text, resolve, reject })),
+      (text) =>
+        new Promise<Float32Array>((resolve, reject) =>
+          this.queues[kind].push({ text, resolve, reject }),
+        ),
     );
     this.pump();
     return Promise.all(promises);
@@ -56,7 +83,7 @@ export class MicroBatcher implements Embedder {
       const kind = this.queues.query.length > 0 ? 'query' : 'document';
       const queue = this.queues[kind];
       if (queue.length === 0) return;
-      this.send(queue.splice(0, this.maxBatch), kind);
+      this.send(takeNextBatch(queue, this.maxTokens, this.tokenLength), kind);
     }
   }
 
@@ -84,4 +111,22 @@ export class MicroBatcher implements Embedder {
   close(): Promise<void> {
     return this.inner.close();
   }
+}
+
+/**
+ * Removes from `queue` (oldest first) and returns the next batch: the length group of the oldest waiting text among
+ * the first GROUPING_WINDOW, shortest text first. Texts in the window are counted with `tokenLength` once.
+ */
+function takeNextBatch(queue: Pending[], maxTokens: number, tokenLength: (text: string) => number): Pending[] {
+  const window = queue.slice(0, GROUPING_WINDOW);
+  const groups = groupByLength(
+    window.map((p) => (p.tokens ??= tokenLength(p.text))),
+    maxTokens,
+  );
+  const chosen = groups.find((group) => group.includes(0))!;
+  const taken = new Set(chosen);
+  const batch = chosen.map((i) => window[i]!);
+  const rest = window.filter((_, i) => !taken.has(i));
+  queue.splice(0, window.length, ...rest);
+  return batch;
 }

@@ -6,7 +6,7 @@ import { cohereCall, createHostedEmbedder, geminiCall, openAiCompatibleCall } fr
 import { createThreadedLocalEmbedder } from './threaded.js';
 
 export type { Embedder } from './embedder.js';
-export { MicroBatcher } from './batcher.js';
+export { BATCH_TOKENS, MicroBatcher } from './batcher.js';
 export { ModelUnavailableError } from './model-error.js';
 export type { StartupProgress } from './acquire.js';
 

@@ -1,0 +1,82 @@
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Embedder } from '../embeddings/embedder.js';
+import { estimateModelTokens, groupByLength } from '../embeddings/length-groups.js';
+import { loadConversation, type Conversation } from './locomo.js';
+import { testLocomoDir } from './test-assets.js';
+
+/**
+ * Real text for the benchmarks: LoCoMo's conversation turns as memories and its questions as queries, read from the
+ * data set folder the tests use (MNEMOS_TEST_LOCOMO).
+ */
+export interface LocomoText {
+  /** Every turn ("Speaker: text [shares <caption>]"), conversation by conversation, in order. */
+  turns: string[];
+  /** Every scored question. */
+  questions: string[];
+}
+
+export function loadLocomoText(dir: string = testLocomoDir()): LocomoText {
+  const files = readdirSync(dir)
+    .filter((f) => /^conv-.*\.json$/.test(f))
+    .sort();
+  if (files.length === 0) throw new Error(`no LoCoMo conversations (conv-*.json) in ${dir}; set MNEMOS_TEST_LOCOMO`);
+  const conversations: Conversation[] = files.map((f) => loadConversation(path.join(dir, f)));
+  return {
+    turns: conversations.flatMap((c) => c.sessions.flatMap((s) => s.turns.map((t) => t.content))),
+    questions: conversations.flatMap((c) => c.questions.map((q) => q.question)),
+  };
+}
+
+/** A stride that walks the turns in a different order each round (any number sharing no factor with the count). */
+const ROUND_STRIDE = 389;
+
+/**
+ * The k-th of as many distinct memories as a bank needs, all real LoCoMo language: the turns as they are, then, round
+ * after round, each turn followed by the first sentence of another turn (a different one each round). Later rounds are
+ * a sentence longer than the turns, as a memory that joins two remarks would be.
+ */
+export function derivedMemory(turns: readonly string[], k: number): string {
+  const round = Math.floor(k / turns.length);
+  const turn = turns[k % turns.length]!;
+  if (round === 0) return turn;
+  const other = turns[(k * ROUND_STRIDE + round) % turns.length]!;
+  const sentence = /^[^:]*:\s*(.*?[.!?])(\s|$)/.exec(other)?.[1] ?? other.slice(other.indexOf(':') + 1).trim();
+  return `${turn} ${sentence}`;
+}
+
+/** Texts per second the model embeds `texts` at, in the given batches (one pass; lists of indices into `texts`). */
+export async function embedRate(model: Embedder, texts: readonly string[], batches: readonly number[][]): Promise<number> {
+  const started = performance.now();
+  for (const batch of batches) await model.embed(batch.map((i) => texts[i]!), 'document');
+  return texts.length / ((performance.now() - started) / 1000);
+}
+
+/** Batches of `size` texts in the given order. */
+export function batchesInOrder(count: number, size: number): number[][] {
+  const out: number[][] = [];
+  for (let i = 0; i < count; i += size) out.push(Array.from({ length: Math.min(size, count - i) }, (_, j) => i + j));
+  return out;
+}
+
+/** Batches of similar length, capped by padded tokens (what the engine's batcher sends when it has all the texts). */
+export function batchesByLength(texts: readonly string[], maxTokens: number): number[][] {
+  return groupByLength(texts.map(estimateModelTokens), maxTokens);
+}
+
+/** Padded-token caps the model's best batching is searched over. */
+export const TOKEN_CAPS = [128, 256, 512, 1024, 2048] as const;
+
+/**
+ * The model alone in its best batching on `texts`: sorted by length and cut at each cap of TOKEN_CAPS (after one
+ * warm-up pass, since ONNX Runtime sizes its buffers for each new shape); the fastest cap and its rate.
+ */
+export async function bestModelRate(model: Embedder, texts: readonly string[]): Promise<{ cap: number; rate: number }> {
+  await embedRate(model, texts.slice(0, 256), batchesByLength(texts.slice(0, 256), 512));
+  let best = { cap: 0, rate: 0 };
+  for (const cap of TOKEN_CAPS) {
+    const rate = await embedRate(model, texts, batchesByLength(texts, cap));
+    if (rate > best.rate) best = { cap, rate };
+  }
+  return best;
+}
