@@ -1,9 +1,13 @@
 // Assembles the gateway: Fastify app, control plane, authenticator, engines, OAuth server, routes, OpenAPI.
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import { frameworkProblem, installInputLayer, type InputProblem } from '@mnemos/http-input';
+import { ConsoleAuth, CSRF_HEADER, PROJECT_HEADER } from './account/console-auth.js';
+import { accountRoutes } from './account/routes.js';
+import { Sessions } from './account/sessions.js';
 import { Authenticator } from './auth.js';
 import { BodyBudget, budgetOf, serverLimits } from '@mnemos/http-input';
 import { loadConfig, type GatewayConfig } from './config.js';
@@ -72,8 +76,10 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
 
   let publicUrl = config.publicUrl ?? '';
   let oauth: OAuthServer | undefined;
+  const sessions = new Sessions(pool, config.sessionTtlMs);
   const ctx: GatewayContext = {
-    config, pool, store, auth, engines, limiter: new RateLimiter(), quotas,
+    config, pool, store, auth, engines, limiter: new RateLimiter(), quotas, sessions,
+    console: new ConsoleAuth(sessions, store, () => publicUrl),
     publicUrl: () => publicUrl,
     consoleUrl: () => config.consoleUrl ?? publicUrl,
   };
@@ -107,10 +113,14 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   });
   app.addSchema(ProblemSchema);
 
+  await app.register(cookie);
   await app.register(cors, {
     origin: (origin, cb) => { cb(null, origin !== undefined && config.corsOrigins.includes(origin)); },
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: ['authorization', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'],
+    allowedHeaders: [
+      'authorization', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id',
+      CSRF_HEADER, PROJECT_HEADER,
+    ],
     exposedHeaders: ['retry-after', 'www-authenticate', 'mcp-session-id', 'x-quota-metric', 'x-quota-limit', 'x-quota-used', 'x-quota-remaining', 'x-quota-reset'],
     maxAge: 600,
   });
@@ -136,7 +146,9 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     if (oauth === undefined) throw new Error('OAuth server not ready');
     return oauth.provider;
   };
-  interactionRoutes(app, getProvider, store, secrets.formKey, new SignInThrottle(config.signIn));
+  const signInThrottle = new SignInThrottle(config.signIn);
+  accountRoutes(app, ctx, signInThrottle);
+  interactionRoutes(app, getProvider, store, secrets.formKey, signInThrottle);
 
   // oidc-provider serves the OAuth endpoints itself (raw Node handler; Fastify does not parse these bodies).
   const delegate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
@@ -165,7 +177,10 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   });
   auth.tokenResolver = oauth.resolveToken;
 
-  const prune = setInterval(() => { pruneOAuthStore(pool).catch(() => undefined); }, 10 * 60_000);
+  const prune = setInterval(() => {
+    pruneOAuthStore(pool).catch(() => undefined);
+    sessions.prune().catch(() => undefined);
+  }, 10 * 60_000);
   prune.unref();
 
   return {

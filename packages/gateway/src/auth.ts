@@ -10,8 +10,8 @@ import type { ApiKeyRow, ClientLimits, Project, Store } from './store.js';
 import type { Scope } from './scopes.js';
 
 export interface Principal {
-  kind: 'key' | 'oauth';
-  /** Key id, or the OAuth client id. */
+  kind: 'key' | 'oauth' | 'session';
+  /** Key id, the OAuth client id, or the signed-in account's id (console session). */
   id: string;
   project: Project;
   scopes: ReadonlySet<string>;

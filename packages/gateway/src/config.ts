@@ -28,6 +28,9 @@ const schema = z.object({
   GATEWAY_SIGNIN_MAX_FAILURES_PER_ACCOUNT: z.coerce.number().int().positive().max(10_000).default(5),
   GATEWAY_SIGNIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().positive().max(100_000).default(20),
   GATEWAY_SIGNIN_WINDOW_SECONDS: z.coerce.number().int().positive().max(86_400).default(900),
+  GATEWAY_SIGNUP: z.enum(['open', 'closed']).default('open'),
+  GATEWAY_SESSION_TTL_SECONDS: z.coerce.number().int().min(60).max(90 * 86_400).default(7 * 86_400),
+  GATEWAY_CONSOLE_DIR: z.string().min(1).optional(),
   GATEWAY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -55,6 +58,12 @@ export interface GatewayConfig {
   quotaFlushMs: number;
   /** Failed sign-ins on the authorization pages allowed per account and per address within one window. */
   signIn: { perAccount: number; perAddress: number; windowMs: number };
+  /** Whether anyone may create an account through the console (`closed`: only the admin API creates accounts). */
+  signup: 'open' | 'closed';
+  /** How long a console session lasts after sign-in. */
+  sessionTtlMs: number;
+  /** The built console app (index.html and its assets); undefined: the console package's own build folder. */
+  consoleDir: string | undefined;
   logLevel: string;
 }
 
@@ -126,6 +135,9 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
       perAddress: e.GATEWAY_SIGNIN_MAX_FAILURES_PER_ADDRESS,
       windowMs: e.GATEWAY_SIGNIN_WINDOW_SECONDS * 1000,
     },
+    signup: e.GATEWAY_SIGNUP,
+    sessionTtlMs: e.GATEWAY_SESSION_TTL_SECONDS * 1000,
+    consoleDir: e.GATEWAY_CONSOLE_DIR,
     logLevel: e.GATEWAY_LOG_LEVEL,
   };
 }

@@ -1,4 +1,6 @@
 // What every route of the gateway shares.
+import type { ConsoleAuth } from './account/console-auth.js';
+import type { Sessions } from './account/sessions.js';
 import type { Authenticator } from './auth.js';
 import type { GatewayConfig } from './config.js';
 import type { Pool } from './db.js';
@@ -12,6 +14,9 @@ export interface GatewayContext {
   pool: Pool;
   store: Store;
   auth: Authenticator;
+  /** The console's session cookie (account routes, and /v1/me routes with X-Mnemos-Project). */
+  console: ConsoleAuth;
+  sessions: Sessions;
   engines: Engines;
   limiter: RateLimiter;
   quotas: QuotaLedger;

@@ -101,6 +101,17 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE oauth_clients ADD COLUMN banks text[], ADD COLUMN spaces text[], ADD COLUMN expires_at timestamptz;
   `,
+  // 4: console sessions (the session cookie holds a random token; only its hash is stored).
+  `
+  CREATE TABLE account_sessions (
+    token_hash bytea PRIMARY KEY,
+    account_id text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    csrf_token text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    expires_at timestamptz NOT NULL
+  );
+  CREATE INDEX account_sessions_expires_idx ON account_sessions (expires_at);
+  `,
 ];
 
 export type Pool = pg.Pool;

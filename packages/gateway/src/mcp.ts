@@ -124,7 +124,7 @@ export function mcpRoutes(app: FastifyInstance, ctx: GatewayContext): void {
   // Before the body is read: an unauthenticated caller cannot make the gateway receive a body.
   const onRequest = authenticateFirst(async (request: FastifyRequest, reply: FastifyReply) => {
     try {
-      principals.set(request, await authenticate(ctx, request, 'mcp'));
+      principals.set(request, await authenticate(ctx, request, 'mcp', { session: false }));
     } catch (err) {
       if (err instanceof HttpProblem && err.status === 401) {
         const meta = `${ctx.publicUrl()}/.well-known/oauth-protected-resource/mcp`;

@@ -3,6 +3,7 @@
 // scopes, and each operation lists its own scope with the API key as the alternative.
 import type { FastifyInstance } from 'fastify';
 import type { SwaggerOptions } from '@fastify/swagger';
+import { SESSION_COOKIE } from './account/console-auth.js';
 import type { GatewayContext } from './context.js';
 import { SCOPE_DESCRIPTIONS, SCOPES } from './scopes.js';
 import { VERSION } from './version.js';
@@ -41,6 +42,17 @@ export function openApiOptions(): SwaggerOptions {
             description: 'A project API key, "Authorization: Bearer mnm_live_...". Keys carry their own scopes.',
           },
           adminToken: { type: 'http', scheme: 'bearer', description: 'GATEWAY_ADMIN_TOKEN (admin API only)' },
+          consoleSession: {
+            type: 'apiKey', in: 'cookie', name: SESSION_COOKIE,
+            description: 'The console session, set by POST /v1/account/signup or /v1/account/session. Every '
+              + 'state-changing call signed in by it (POST, PUT, PATCH, DELETE) must also send the header '
+              + 'X-CSRF-Token with the csrf_token of the session, or it is refused (403 csrf_failed).',
+          },
+          consoleProject: {
+            type: 'apiKey', in: 'header', name: 'X-Mnemos-Project',
+            description: 'With consoleSession: the id of a project the signed-in account owns. The /v1/me routes then '
+              + 'act on that project with every scope.',
+          },
         },
       },
       security: [{ oauth2: [...SCOPES] }],
@@ -48,6 +60,7 @@ export function openApiOptions(): SwaggerOptions {
         { name: 'memory', description: 'Retain, recall, reflect' },
         { name: 'banks' }, { name: 'memories' }, { name: 'spaces' },
         { name: 'project', description: 'Usage, API keys, OAuth clients' },
+        { name: 'account', description: 'Console accounts: sign-up, session, projects, OAuth consent' },
         { name: 'admin', description: 'Operator API' },
       ],
     },

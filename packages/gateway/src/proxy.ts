@@ -35,8 +35,18 @@ export interface Plan {
   transform?: ((res: EngineResponse) => Promise<EngineResponse>) | undefined;
 }
 
-export async function authenticate(ctx: GatewayContext, request: FastifyRequest, scope: Scope | Scope[]): Promise<Principal> {
-  const principal = await ctx.auth.authenticate(request.headers.authorization);
+/**
+ * The caller of a request: its Bearer credential, or (when `session` allows and no Authorization header is sent) the
+ * console session cookie with X-Mnemos-Project.
+ */
+export async function authenticate(
+  ctx: GatewayContext, request: FastifyRequest, scope: Scope | Scope[], options: { session?: boolean } = {},
+): Promise<Principal> {
+  const bySession = (options.session ?? true) && request.headers.authorization === undefined
+    && ctx.console.hasCookie(request);
+  const principal = bySession
+    ? await ctx.console.principal(request)
+    : await ctx.auth.authenticate(request.headers.authorization);
   for (const s of Array.isArray(scope) ? scope : [scope]) requireScope(principal, s);
   const limits = limitsFor(principal.project.plan, principal.project.quotas);
   const perMinute = Math.min(principal.rateLimitPerMinute ?? Infinity, limits.requests_per_minute);

@@ -188,9 +188,11 @@ describe('gateway control plane', () => {
     assert.equal(op('/v1/retain', 'post')['operationId'], 'retain');
     assert.equal(op('/v1/recall', 'post')['operationId'], 'recall');
     assert.equal(op('/v1/reflect', 'post')['operationId'], 'reflect');
-    assert.deepEqual(op('/v1/recall', 'post')['security'], [{ oauth2: ['memory:recall'] }, { apiKey: [] }]);
-    assert.deepEqual(op('/v1/me/banks/{bank}', 'delete')['security'], [{ oauth2: ['memory:delete'] }, { apiKey: [] }]);
-    assert.deepEqual(op('/v1/me/usage', 'get')['security'], [{ oauth2: ['project:read'] }, { apiKey: [] }]);
+    // The console's session cookie with X-Mnemos-Project is the third way in.
+    const console = { consoleSession: [], consoleProject: [] };
+    assert.deepEqual(op('/v1/recall', 'post')['security'], [{ oauth2: ['memory:recall'] }, { apiKey: [] }, console]);
+    assert.deepEqual(op('/v1/me/banks/{bank}', 'delete')['security'], [{ oauth2: ['memory:delete'] }, { apiKey: [] }, console]);
+    assert.deepEqual(op('/v1/me/usage', 'get')['security'], [{ oauth2: ['project:read'] }, { apiKey: [] }, console]);
   });
 });
 

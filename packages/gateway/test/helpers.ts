@@ -127,7 +127,11 @@ export async function call(base: string, method: string, p: string, opts: { toke
     body = JSON.stringify(opts.body);
     headers['content-type'] = 'application/json';
   }
-  const res = await fetch(`${base}${p}`, { method, headers, body, redirect: 'manual' });
+  return toRes(await fetch(`${base}${p}`, { method, headers, body, redirect: 'manual' }));
+}
+
+/** Reads an answer whole: its body parsed as JSON when it is JSON, else kept as text. */
+export async function toRes(res: Response): Promise<Res> {
   const text = await res.text();
   let parsed: unknown = text;
   try { parsed = JSON.parse(text); } catch { /* not JSON */ }

@@ -2,23 +2,46 @@
 // over HTTP through the sign-in and consent pages.
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { obj, type Json } from './helpers.js';
+import { obj, toRes, type Json, type Res } from './helpers.js';
 
 export const REDIRECT = 'http://127.0.0.1:9999/callback';
 export const PASSWORD = 'correct horse battery';
 
+/** A cookie-keeping HTTP client, as a browser is to the gateway: its cookies go with every call. */
 export class Browser {
   private readonly jar = new Map<string, string>();
+  /** The CSRF token of the console session, sent as X-CSRF-Token on state-changing JSON calls when set. */
+  csrf: string | undefined;
   constructor(private readonly base: string) {}
+
+  cookie(name: string): string | undefined {
+    return this.jar.get(name);
+  }
+
+  setCookie(name: string, value: string): void {
+    this.jar.set(name, value);
+  }
 
   async go(method: string, url: string, form?: Record<string, string>): Promise<Response> {
     const headers: Record<string, string> = {};
-    if (this.jar.size > 0) headers['cookie'] = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
     let body: string | undefined;
     if (form !== undefined) {
       body = new URLSearchParams(form).toString();
       headers['content-type'] = 'application/x-www-form-urlencoded';
     }
+    return this.send(method, url, headers, body);
+  }
+
+  /** A JSON call as the console makes it (X-CSRF-Token on state-changing calls once `csrf` is known). */
+  async json(method: string, url: string, body?: unknown, extra: Record<string, string> = {}): Promise<Res> {
+    const headers: Record<string, string> = {};
+    if (this.csrf !== undefined && !['GET', 'HEAD'].includes(method)) headers['x-csrf-token'] = this.csrf;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    return toRes(await this.send(method, url, { ...headers, ...extra }, body === undefined ? undefined : JSON.stringify(body)));
+  }
+
+  private async send(method: string, url: string, headers: Record<string, string>, body: string | undefined): Promise<Response> {
+    if (this.jar.size > 0) headers['cookie'] = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
     const target = url.startsWith('http') ? url : `${this.base}${url}`;
     const res = await fetch(target, { method, headers, body, redirect: 'manual' });
     for (const c of res.headers.getSetCookie()) {

@@ -36,7 +36,7 @@ const problemResponses = {
 };
 
 export function security(scope: Scope): Array<Record<string, string[]>> {
-  return [{ oauth2: [scope] }, { apiKey: [] }];
+  return [{ oauth2: [scope] }, { apiKey: [] }, { consoleSession: [], consoleProject: [] }];
 }
 
 const spaceOf = (v: unknown): string => (typeof v === 'string' && v.length > 0 ? v : 'default');
