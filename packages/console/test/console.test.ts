@@ -113,7 +113,7 @@ test('a key with only memory:recall: the secret is shown once, it recalls, canno
 
   await page.reload();
   await heading(page, 'API keys').waitFor();
-  await page.getByRole('cell', { name: 'recall only' }).waitFor();
+  await page.getByRole('cell', { name: 'recall only', exact: true }).waitFor();
   assert.ok(!(await page.content()).includes(secret), 'after a reload the secret is gone');
 
   const recall = await call(h.url, 'POST', `/v1/me/banks/${BANK}/memories/recall`, { token: secret, body: { query: 'tea' } });
@@ -123,7 +123,7 @@ test('a key with only memory:recall: the secret is shown once, it recalls, canno
 
   await page.getByRole('button', { name: 'Revoke key recall only' }).click();
   await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
-  await page.getByRole('cell', { name: 'revoked' }).waitFor();
+  await page.getByRole('cell', { name: 'revoked', exact: true }).waitFor();
   const after = await call(h.url, 'POST', `/v1/me/banks/${BANK}/memories/recall`, { token: secret, body: { query: 'tea' } });
   assert.ok(isProblem(after, 401), after.text);
   await checkPage(page, 'keys');
@@ -161,7 +161,7 @@ test('retain three memories in the playground, find them in the browser, delete 
   watch.expect(503, `/v1/me/banks/${BANK}/reflect`);
   await page.getByLabel('Question').fill('What should I offer Alice?');
   await page.getByRole('button', { name: 'Reflect', exact: true }).click();
-  await page.getByText('This engine has no language model configured').waitFor();
+  await page.getByText('Reflect is not available: this engine has no language model configured').waitFor();
   await checkPage(page, 'playground');
 
   await nav('Memory');
@@ -235,7 +235,7 @@ test('a state-changing call without the CSRF token is refused', async () => {
   assert.equal(obj(refused.body)['code'], 'csrf_failed');
   await page.goto(`${h.url}/console/projects`);
   await heading(page, 'Projects').waitFor();
-  assert.equal(await page.getByRole('cell', { name: 'forged' }).count(), 0, 'the refused call created nothing');
+  assert.equal(await page.getByRole('cell', { name: 'forged', exact: true }).count(), 0, 'the refused call created nothing');
   await page.getByRole('button', { name: 'Rename Support bot' }).click();
   await page.getByLabel('New name').fill('Support bot (prod)');
   await page.getByRole('button', { name: 'Save' }).click();

@@ -136,8 +136,7 @@ function RecallForm({ project, bank }: Props) {
   );
 }
 
-const NO_LLM = 'This engine has no language model configured, so reflect cannot answer. Retain and recall work '
-  + 'without one; ask the operator to configure an LLM for reflect.';
+const NO_LLM = 'Reflect is not available: this engine has no language model configured (retain and recall still work).';
 
 function ReflectForm({ project, bank }: Props) {
   const [query, setQuery] = useState('');
@@ -157,7 +156,7 @@ function ReflectForm({ project, bank }: Props) {
       setAnswer(await api<ReflectAnswer>('POST', `/v1/me/banks/${encodeURIComponent(bank)}/reflect`, { project, body: { query } }));
     } catch (e) {
       setAnswer(null);
-      setError(e instanceof ApiError && e.code === 'llm_not_configured' ? new Error(`${NO_LLM} (${e.detail})`) : e);
+      setError(e instanceof ApiError && e.code === 'llm_not_configured' ? new Error(`${NO_LLM} ${e.detail}`) : e);
     }
   };
   return (

@@ -1,11 +1,14 @@
 // Usage this month against the plan's quotas: a gauge per quota, the daily series, and when the counters reset.
 import { useQuery } from '@tanstack/preact-query';
+import { lazy } from 'preact-iso';
 import { api } from '../api';
-import { DailyChart } from '../components/DailyChart';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { Page } from '../components/Page';
 import { formatDate, formatNumber } from '../format';
 import type { Usage as UsageAnswer } from '../types';
+
+// The chart library loads only when there is a series to draw.
+const DailyChart = lazy(() => import('../components/DailyChart').then((m) => m.DailyChart));
 
 const QUOTAS: Array<{ key: 'memories' | 'recalls' | 'reflects'; label: string }> = [
   { key: 'memories', label: 'Memories retained' },
