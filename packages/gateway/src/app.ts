@@ -6,9 +6,11 @@ import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import { frameworkProblem, installInputLayer, type InputProblem } from '@mnemos/http-input';
 import { ConsoleAuth, CSRF_HEADER, PROJECT_HEADER } from './account/console-auth.js';
+import { consentRoutes } from './account/oauth-consent.js';
 import { accountRoutes } from './account/routes.js';
 import { Sessions } from './account/sessions.js';
 import { Authenticator } from './auth.js';
+import { consoleRoutes } from './console/static.js';
 import { BodyBudget, budgetOf, serverLimits } from '@mnemos/http-input';
 import { loadConfig, type GatewayConfig } from './config.js';
 import type { GatewayContext } from './context.js';
@@ -17,7 +19,6 @@ import { Engines } from './engine.js';
 import { mcpRoutes } from './mcp.js';
 import { pruneOAuthStore } from './oauth/adapter.js';
 import { ProjectClients } from './oauth/clients.js';
-import { interactionRoutes } from './oauth/interactions.js';
 import { createOAuthServer, type OAuthServer } from './oauth/provider.js';
 import { SignInThrottle } from './oauth/signin-throttle.js';
 import { openApiOptions, openApiDocument } from './openapi.js';
@@ -148,7 +149,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   };
   const signInThrottle = new SignInThrottle(config.signIn);
   accountRoutes(app, ctx, signInThrottle);
-  interactionRoutes(app, getProvider, store, secrets.formKey, signInThrottle);
+  consentRoutes(app, ctx, getProvider);
 
   // oidc-provider serves the OAuth endpoints itself (raw Node handler; Fastify does not parse these bodies).
   const delegate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
@@ -165,6 +166,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   }
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => openApiDocument(app, ctx));
+  await consoleRoutes(app, config.consoleDir);
 
   // A deep accept queue: bursts of new connections (1,000 clients at once) must queue, not be reset.
   await app.listen({ port: config.port, host: config.host, backlog: 4096 });

@@ -8,7 +8,6 @@ export interface GatewaySecrets {
   jwks: { keys: JWK[] };
   cookieKeys: string[];
   clientSecretKey: Buffer;
-  formKey: Buffer;
 }
 
 async function getOrCreate<T>(pool: Pool, name: string, make: () => T): Promise<T> {
@@ -27,6 +26,5 @@ export async function loadSecrets(pool: Pool): Promise<GatewaySecrets> {
   });
   const cookieKeys = await getOrCreate(pool, 'cookie_keys', () => [randomBytes(32).toString('base64url')]);
   const clientKey = await getOrCreate(pool, 'client_secret_key', () => randomBytes(32).toString('base64'));
-  const formKey = await getOrCreate(pool, 'form_key', () => randomBytes(32).toString('base64'));
-  return { jwks: jwks as { keys: JWK[] }, cookieKeys, clientSecretKey: Buffer.from(clientKey, 'base64'), formKey: Buffer.from(formKey, 'base64') };
+  return { jwks: jwks as { keys: JWK[] }, cookieKeys, clientSecretKey: Buffer.from(clientKey, 'base64') };
 }

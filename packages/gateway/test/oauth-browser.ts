@@ -76,33 +76,55 @@ export async function token(
   return { status: res.status, body: obj(await res.json()) };
 }
 
-/** Follows an authorization URL to the sign-in page; returns the browser and the interaction uid. */
+/** The console's view of an interaction: what it shows on its sign-in and consent page. */
+export async function interactionOf(browser: Browser, uid: string): Promise<Json> {
+  const res = await browser.json('GET', `/v1/account/oauth/interactions/${uid}`);
+  assert.equal(res.status, 200, res.text);
+  return obj(res.body);
+}
+
+/** Follows an authorization URL to the console's sign-in page; returns the browser and the interaction uid. */
 export async function openSignIn(base: string, authorizationUrl: string): Promise<{ browser: Browser; uid: string }> {
   const browser = new Browser(base);
   const start = await browser.go('GET', authorizationUrl);
   assert.equal(start.status, 303, await start.text());
   const interaction = start.headers.get('location') ?? '';
-  assert.match(interaction, /\/oauth\/interaction\//);
-  const loginPage = await browser.go('GET', interaction);
-  assert.equal(loginPage.status, 200);
-  assert.match(await loginPage.text(), /Sign in/);
-  return { browser, uid: interaction.split('/').pop() ?? '' };
+  assert.match(interaction, /^\/console\/oauth\/[A-Za-z0-9_-]+$/);
+  const uid = interaction.split('/').pop() ?? '';
+  const page = await interactionOf(browser, uid);
+  assert.equal(page['prompt'], 'login');
+  assert.equal(typeof obj(page['client'])['name'], 'string');
+  return { browser, uid };
 }
 
-/** Signs in, allows the consent page for a project and returns the redirect back to the client. */
+/** Signs in through the session endpoint as the console does; returns the answer. */
+export async function signIn(browser: Browser, email: string, password: string): Promise<Res> {
+  const res = await browser.json('POST', '/v1/account/session', { email, password });
+  if (res.status === 200) browser.csrf = String(obj(res.body)['csrf_token']);
+  return res;
+}
+
+/** Answers the consent (allow for a project, or deny) and follows the redirect back to the client. */
+export async function decide(browser: Browser, uid: string, decision: { allow: boolean; project_id?: string }): Promise<URL> {
+  const answered = await browser.json('POST', `/v1/account/oauth/interactions/${uid}`, decision);
+  assert.equal(answered.status, 200, answered.text);
+  const resumed = await browser.go('GET', String(obj(answered.body)['redirect_to']));
+  assert.equal(resumed.status, 303, await resumed.text());
+  return new URL(resumed.headers.get('location') ?? '');
+}
+
+/** Signs in, allows the consent for a project (checking the scopes it lists) and returns the redirect back. */
 export async function signInAndConsent(
   browser: Browser, uid: string, email: string, projectId: string, scopes: string[],
 ): Promise<URL> {
-  const consent = await browser.go('POST', `/oauth/interaction/${uid}/login`, { email, password: PASSWORD });
-  const consentHtml = await consent.text();
-  assert.equal(consent.status, 200, consentHtml);
-  for (const s of scopes) assert.ok(consentHtml.includes(s), `consent lists ${s}`);
-  const proof = /name="proof" value="([^"]+)"/.exec(consentHtml)?.[1] ?? '';
-  const confirmed = await browser.go('POST', `/oauth/interaction/${uid}/confirm`, { proof, project: projectId });
-  assert.equal(confirmed.status, 303, await confirmed.text());
-  const resumed = await browser.go('GET', confirmed.headers.get('location') ?? '');
-  assert.equal(resumed.status, 303, await resumed.text());
-  return new URL(resumed.headers.get('location') ?? '');
+  const signedIn = await signIn(browser, email, PASSWORD);
+  assert.equal(signedIn.status, 200, signedIn.text);
+  const consent = await interactionOf(browser, uid);
+  assert.equal(consent['prompt'], 'consent');
+  const listed = (consent['scopes'] as Json[]).map((s) => String(s['name']));
+  for (const s of scopes) assert.ok(listed.includes(s), `consent lists ${s}`);
+  for (const s of consent['scopes'] as Json[]) assert.ok(String(s['description']).length > 0, `${String(s['name'])} is described`);
+  return decide(browser, uid, { allow: true, project_id: projectId });
 }
 
 /** Drives the authorization-code flow like a browser (one wrong password first); returns the redirect back. */
@@ -110,13 +132,18 @@ export async function authorize(
   base: string, clientId: string, scope: string, email: string, projectId: string, challenge: string,
   extra: Record<string, string> = {},
 ): Promise<URL> {
+  const { browser, uid } = await openSignIn(base, authorizeUrlOf(clientId, scope, challenge, extra));
+  const bad = await signIn(browser, email, 'wrong password');
+  assert.equal(bad.status, 401);
+  const listed = scope.split(' ').filter((s) => s.includes(':') || s === 'mcp');
+  return signInAndConsent(browser, uid, email, projectId, listed);
+}
+
+/** An authorization request with PKCE to the test redirect. */
+export function authorizeUrlOf(clientId: string, scope: string, challenge: string, extra: Record<string, string> = {}): string {
   const q = new URLSearchParams({
     client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope, state: 'st4te',
     code_challenge: challenge, code_challenge_method: 'S256', ...extra,
   });
-  const { browser, uid } = await openSignIn(base, `/oauth/authorize?${q}`);
-  const bad = await browser.go('POST', `/oauth/interaction/${uid}/login`, { email, password: 'wrong password' });
-  assert.equal(bad.status, 401);
-  const listed = scope.split(' ').filter((s) => s.includes(':') || s === 'mcp');
-  return signInAndConsent(browser, uid, email, projectId, listed);
+  return `/oauth/authorize?${q}`;
 }

@@ -1,13 +1,13 @@
 // OAuth that MCP clients can use and that cannot be abused: registration with `scope` and malformed metadata,
 // discovery that names only GATEWAY_PUBLIC_URL, invalid_scope for client credentials, introspection limited to the
-// token's own client, and sign-in throttling on the authorization pages.
+// token's own client, and sign-in throttling on the console's sign-in endpoint during an authorization.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { call, obj, setupProject, startHarness, type Harness, type Json, type Res } from './helpers.js';
 import { SignInThrottle } from '../src/oauth/signin-throttle.js';
-import { basic, openSignIn, PASSWORD, pkce, REDIRECT, token } from './oauth-browser.js';
+import { basic, interactionOf, openSignIn, PASSWORD, pkce, REDIRECT, signIn, token } from './oauth-browser.js';
 
 const DEAD_ENGINE = 'http://127.0.0.1:9';
 const PUBLIC_URL = 'https://mnemos.example.com';
@@ -129,9 +129,11 @@ describe('OAuth interoperability and abuse resistance', () => {
 
     const plain = await registerId(PUBLIC_CLIENT);
     const { browser, uid } = await openSignIn(h.url, authorizeUrl(plain, 'mcp memory:recall project:write'));
-    const consent = await browser.go('POST', `/oauth/interaction/${uid}/login`, { email, password: PASSWORD });
-    const page = await consent.text();
-    assert.equal(consent.status, 200, page);
+    const signedIn = await signIn(browser, email, PASSWORD);
+    assert.equal(signedIn.status, 200, signedIn.text);
+    const consent = await interactionOf(browser, uid);
+    assert.equal(consent['prompt'], 'consent');
+    const page = JSON.stringify(consent);
     assert.ok(page.includes('memory:recall'), page);
     assert.ok(!page.includes('project:write'), 'project:write is not offered to a client that registered no scope');
   });
@@ -214,33 +216,33 @@ describe('OAuth interoperability and abuse resistance', () => {
     const clientId = await registerId({ ...PUBLIC_CLIENT, client_name: 'app' });
     const resource = `${PUBLIC_URL}/mcp`;
     const { browser, uid } = await openSignIn(h.url, authorizeUrl(clientId, 'mcp memory:recall', { resource }));
-    const signIn = (who: string, password: string): Promise<Response> =>
-      browser.go('POST', `/oauth/interaction/${uid}/login`, { email: who, password });
+    const attempt = (who: string, password: string): Promise<Res> =>
+      browser.json('POST', '/v1/account/session', { email: who, password });
 
     // A correct password clears the account's count.
-    assert.equal((await signIn(email, 'wrong 1')).status, 401);
+    assert.equal((await attempt(email, 'wrong 1')).status, 401);
     // A NUL is refused by the input layer before any sign-in logic: 400, and it counts as no guess.
-    assert.equal((await signIn(`${email}\u0000`, PASSWORD)).status, 400, 'an email with NUL is refused');
-    assert.equal((await signIn(email, PASSWORD)).status, 200);
+    assert.equal((await attempt(`${email}\u0000`, PASSWORD)).status, 400, 'an email with NUL is refused');
+    assert.equal((await attempt(email, PASSWORD)).status, 200);
     // Two failures for the account (allowance 2): the next attempt is refused, even with the right password.
-    assert.equal((await signIn(email, 'wrong 2')).status, 401);
-    assert.equal((await signIn(email.toUpperCase(), 'wrong 3')).status, 401);
-    const paused = await signIn(email, PASSWORD);
+    assert.equal((await attempt(email, 'wrong 2')).status, 401);
+    assert.equal((await attempt(email.toUpperCase(), 'wrong 3')).status, 401);
+    const paused = await attempt(email, PASSWORD);
     assert.equal(paused.status, 429);
     const retryAfter = Number(paused.headers.get('retry-after'));
     assert.ok(retryAfter > 0 && retryAfter <= 900, String(retryAfter));
     const when = /Too many failed sign-ins[\s\S]*Try again in\s+\d+ minutes? \(at \d\d:\d\d UTC\)/;
-    assert.match(await paused.text(), when);
+    assert.match(paused.text, when);
 
     // Guessing across accounts from one address: five failures in all (wrong 1-3 and two more), then 429 for any
     // account.
-    assert.equal((await signIn('nobody1@example.com', 'x')).status, 401);
-    assert.equal((await signIn('nobody2@example.com', 'x')).status, 401);
-    const addressPaused = await signIn('nobody3@example.com', 'x');
+    assert.equal((await attempt('nobody1@example.com', 'x')).status, 401);
+    assert.equal((await attempt('nobody2@example.com', 'x')).status, 401);
+    const addressPaused = await attempt('nobody3@example.com', 'x');
     assert.equal(addressPaused.status, 429);
     assert.ok(Number(addressPaused.headers.get('retry-after')) > 0);
-    // The pause is not a lockout of the flow itself: the page still renders, it only refuses passwords.
-    assert.equal((await browser.go('GET', `/oauth/interaction/${uid}`)).status, 200);
+    // The pause is not a lockout of the flow itself: the console page still loads, it only refuses passwords.
+    assert.equal((await browser.json('GET', `/v1/account/oauth/interactions/${uid}`)).status, 200);
   });
 });
 

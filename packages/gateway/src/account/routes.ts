@@ -11,6 +11,7 @@ import { HttpProblem } from '../problem.js';
 import { guarded } from '../proxy.js';
 import type { Project } from '../store.js';
 import { checkPassword } from './password-rule.js';
+import { sessionGate } from './session-gate.js';
 import type { Session } from './sessions.js';
 
 export const ACCOUNT_SECURITY = [{ consoleSession: [] }];
@@ -54,16 +55,7 @@ function throttled(waitMs: number, now: number): HttpProblem {
 
 export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttle: SignInThrottle): void {
   const tags = ['account'];
-  const signedIn = new WeakMap<FastifyRequest, { token: string; session: Session }>();
-  // Before the body is read: the session (and, for a state-changing call, its CSRF token) is checked first.
-  const requireSession = authenticateFirst(async (request: FastifyRequest) => {
-    signedIn.set(request, await ctx.console.require(request));
-  });
-  const sessionOf = (request: FastifyRequest): { token: string; session: Session } => {
-    const found = signedIn.get(request);
-    if (found === undefined) throw new HttpProblem(401, 'unauthorized', 'Not signed in.');
-    return found;
-  };
+  const { onRequest: requireSession, sessionOf } = sessionGate(ctx.console);
 
   const startSession = async (reply: FastifyReply, accountId: string, status: number): Promise<FastifyReply> => {
     const { token, session } = await ctx.sessions.create(accountId);

@@ -2,12 +2,10 @@
 // with PKCE (S256 only), client credentials, refresh tokens, revocation, introspection, RFC 8414 / OIDC discovery,
 // dynamic client registration (for MCP clients) and resource indicators (the gateway is the one resource server).
 // Access tokens are opaque, stored in the control plane, and carry the project (extra claim `project_id`) and scopes.
-import { createHmac } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Provider, { errors as oidcErrors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { ResolvedToken } from '../auth.js';
 import type { Pool } from '../db.js';
-import { constantTimeEqual } from '../ids.js';
 import type { GatewaySecrets } from '../secrets.js';
 import { SCOPES } from '../scopes.js';
 import { PgAdapter } from './adapter.js';
@@ -36,6 +34,11 @@ export function subjectOf(accountId: string, projectId: string): string {
 function projectOfSubject(sub: string | undefined): string | undefined {
   const i = sub?.indexOf(':') ?? -1;
   return sub === undefined || i < 0 ? undefined : sub.slice(i + 1);
+}
+
+/** The console page of an interaction: a path when the gateway serves the console itself, else an absolute URL. */
+export function consoleInteractionUrl(consoleUrl: string, issuer: string, uid: string): string {
+  return `${consoleUrl === issuer ? '' : consoleUrl}/console/oauth/${uid}`;
 }
 
 export interface OAuthServer {
@@ -139,7 +142,8 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
       return project === undefined ? undefined : { project_id: project };
     },
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
-    interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
+    // Sign-in and consent are console pages (they read and answer the interaction through /v1/account/oauth/...).
+    interactions: { url: (_ctx, interaction) => consoleInteractionUrl(opts.consoleUrl, issuer, interaction.uid) },
     clientBasedCORS: (_ctx, origin, client) => {
       if (opts.corsOrigins.includes(origin)) return true;
       return (client.redirectUris ?? []).some((u) => { try { return new URL(u).origin === origin; } catch { return false; } });
@@ -192,20 +196,4 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
   }
 
   return { provider, handle: (req, res) => { callback(req, res); }, resolveToken };
-}
-
-/** Short-lived proof that an interaction's browser signed in as an account (kept in a hidden form field). */
-export function signSignIn(key: Buffer, uid: string, accountId: string, now: number = Date.now()): string {
-  const exp = Math.floor(now / 1000) + 600;
-  const mac = createHmac('sha256', key).update(`${uid}|${accountId}|${exp}`).digest('base64url');
-  return `${accountId}.${exp}.${mac}`;
-}
-
-export function verifySignIn(key: Buffer, uid: string, proof: string, now: number = Date.now()): string | undefined {
-  const [accountId, expText, mac] = proof.split('.');
-  if (accountId === undefined || expText === undefined || mac === undefined) return undefined;
-  const exp = Number(expText);
-  if (!Number.isFinite(exp) || exp * 1000 < now) return undefined;
-  const expected = createHmac('sha256', key).update(`${uid}|${accountId}|${exp}`).digest('base64url');
-  return constantTimeEqual(Buffer.from(mac), Buffer.from(expected)) ? accountId : undefined;
 }

@@ -1,0 +1,29 @@
+// The onRequest hook of routes signed in by the console session: the session (and, for a state-changing call, its
+// CSRF token) is checked before the body is read, and the handler reads the session it found.
+import type { FastifyRequest } from 'fastify';
+import { authenticateFirst } from '../early-auth.js';
+import { unauthorized } from '../problem.js';
+import type { ConsoleAuth } from './console-auth.js';
+import type { Session } from './sessions.js';
+
+export interface SignedIn {
+  token: string;
+  session: Session;
+}
+
+export function sessionGate(auth: ConsoleAuth): {
+  onRequest: ReturnType<typeof authenticateFirst>;
+  sessionOf: (request: FastifyRequest) => SignedIn;
+} {
+  const signedIn = new WeakMap<FastifyRequest, SignedIn>();
+  return {
+    onRequest: authenticateFirst(async (request: FastifyRequest) => {
+      signedIn.set(request, await auth.require(request));
+    }),
+    sessionOf: (request) => {
+      const found = signedIn.get(request);
+      if (found === undefined) throw unauthorized('Not signed in.');
+      return found;
+    },
+  };
+}

@@ -1,0 +1,62 @@
+// Serves the built console app (packages/console/dist) under /console/, with a fallback to index.html for the app's
+// own routes, a Content-Security-Policy that allows only this origin, and no framing. Without a build, /console/
+// answers 503 saying how to build it.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { HttpProblem, notFound, sendProblem } from '../problem.js';
+
+/** The console package's build folder, from this module in packages/gateway/{src,dist}/console/. */
+export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../../console/dist', import.meta.url));
+
+/** Scripts, styles, images, fonts and API calls from this origin only; never inside a frame. */
+export const CONSOLE_CSP = [
+  "default-src 'self'", "img-src 'self' data:", "object-src 'none'", "base-uri 'self'", "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const CONSOLE_HEADERS: Record<string, string> = {
+  'content-security-policy': CONSOLE_CSP,
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+};
+
+const hidden = { schema: { hide: true } };
+
+/** Vite names built assets by their content, so they never change under their name. */
+const cacheControlOf = (filePath: string): string =>
+  filePath.split(path.sep).includes('assets') ? 'public, max-age=31536000, immutable' : 'no-cache';
+
+export async function consoleRoutes(app: FastifyInstance, dir: string = DEFAULT_CONSOLE_DIR): Promise<void> {
+  const root = path.resolve(dir);
+  const built = existsSync(path.join(root, 'index.html'));
+  await app.register(async (scope) => {
+    scope.addHook('onSend', async (_request, reply, payload) => {
+      reply.headers(CONSOLE_HEADERS);
+      return payload;
+    });
+    const toApp = async (_request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => reply.redirect('/console/', 302);
+    scope.get('/', hidden, toApp);
+    scope.get('/console', hidden, toApp);
+
+    if (!built) {
+      scope.get('/console/*', hidden, async (_request, reply) => sendProblem(reply, new HttpProblem(503, 'console_not_built',
+        `The console app is not built (no ${path.join(root, 'index.html')}); run \`npm run build\` and restart the gateway.`)));
+      return;
+    }
+    // The files are listed once at start (wildcard: false), so every other path under /console/ reaches the fallback.
+    await scope.register(fastifyStatic, {
+      root, prefix: '/console/', wildcard: false, index: false, cacheControl: false, serveDotFiles: false,
+      setHeaders: (reply, filePath) => { reply.header('cache-control', cacheControlOf(filePath)); },
+    });
+    scope.get('/console/*', hidden, async (request, reply) => {
+      const last = (request.url.split('?')[0] ?? '').split('/').pop() ?? '';
+      // A missing file (a name with an extension) is a 404; any other path is a route of the app.
+      if (last.includes('.')) return sendProblem(reply, notFound(`No console file ${request.url.split('?')[0] ?? ''}.`));
+      return reply.header('cache-control', 'no-cache').sendFile('index.html');
+    });
+  });
+}
