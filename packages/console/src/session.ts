@@ -28,8 +28,11 @@ export function useSession(): { account: Account | null | undefined; error: unkn
 /** Records a session the gateway just opened (sign-in or sign-up). */
 export function sessionOpened(client: QueryClient, answer: SessionAnswer): void {
   setCsrfToken(answer.csrf_token);
-  client.clear();
+  // Answers cached for an earlier session must not show; the pages on screen (which stay subscribed) fetch theirs
+  // again, so a page that signs in in place, like OAuth consent, moves on by itself.
+  client.removeQueries({ predicate: (query) => query.getObserversCount() === 0 });
   client.setQueryData(SESSION_KEY, answer.account);
+  void client.invalidateQueries({ predicate: (query) => query.queryKey[0] !== SESSION_KEY[0] });
 }
 
 export async function signOut(client: QueryClient): Promise<void> {

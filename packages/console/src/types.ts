@@ -148,4 +148,6 @@ export interface Interaction {
   client: { id: string; name: string };
   scopes: ScopeInfo[];
   prompt: 'login' | 'consent';
+  /** The one project a project's own OAuth client may be authorized for; null lets the person choose. */
+  project_id?: string | null;
 }

@@ -3,12 +3,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
   call, isProblem, obj, startHarness, startTestEngine, type EngineHandle, type Harness,
 } from '../../gateway/test/helpers.js';
-import { basic, pkce, REDIRECT, token } from '../../gateway/test/oauth-browser.js';
+import { basic, pkce, token } from '../../gateway/test/oauth-browser.js';
 import { buildConsole, checkPage, launchChromium, PageWatch } from './helpers/browser.js';
 
 const EMAIL = `owner-${randomBytes(4).toString('hex')}@example.com`;
@@ -20,6 +22,7 @@ const MEMORIES = [
   'The quarterly review happens on the first Monday of March.',
 ];
 const HOSTILE = '<img src=x onerror=alert(1)>';
+const UI_TIMEOUT_MS = 20_000;
 
 let engine: EngineHandle;
 let h: Harness;
@@ -29,18 +32,27 @@ let context: BrowserContext;
 let page: Page;
 let watch: PageWatch;
 let projectId = '';
+/** The OAuth client's own page, where the authorization server sends the browser back. */
+let callbackServer: Server;
+let redirectUri = '';
 
 before(async () => {
   [built, engine] = await Promise.all([buildConsole(), startTestEngine()]);
   h = await startHarness(engine.url, { GATEWAY_CONSOLE_DIR: built });
+  callbackServer = createServer((_req, res) => { res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'); });
+  await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
+  redirectUri = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}/callback`;
   browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  // Generous for a loaded machine, short enough that one broken step does not hold every later test.
+  context.setDefaultTimeout(UI_TIMEOUT_MS);
   page = await context.newPage();
   watch = new PageWatch(page);
 });
 
 after(async () => {
   await browser?.close();
+  callbackServer?.close();
   await h?.close();
   await engine?.close();
   if (built !== undefined) await rm(built, { recursive: true, force: true });
@@ -76,7 +88,7 @@ test('sign up, create the first project, and land on Connect with the base URL',
   await page.getByLabel('Email').fill(EMAIL);
   await page.getByLabel('Password').fill('short');
   await page.getByRole('button', { name: 'Create account' }).click();
-  await page.getByText('Use at least 8 characters.').waitFor();
+  await page.getByText('Use at least 10 characters.').waitFor();
   assert.deepEqual(signupCalls, [], 'an invalid form sends nothing');
   await checkPage(page, 'signup');
 
@@ -184,7 +196,7 @@ test('retain three memories in the playground, find them in the browser, delete 
   await page.getByRole('dialog').getByRole('button', { name: 'Delete memory' }).click();
   await heading(page, `Bank ${BANK}`).waitFor();
   await list.getByRole('link', { name: MEMORIES[0] ?? '' }).waitFor();
-  assert.equal(await list.getByRole('link', { name: MEMORIES[1] ?? '' }).count(), 0);
+  await list.getByRole('link', { name: MEMORIES[1] ?? '' }).waitFor({ state: 'detached' });
 
   await nav('Playground');
   const again = await recallInPlayground('Who is allergic to peanuts?');
@@ -248,7 +260,7 @@ test('OAuth: a registered client gets a token through the console sign-in and co
   await page.goto(`${h.url}/console/p/${projectId}/oauth-clients`);
   await heading(page, 'OAuth clients').waitFor();
   await page.getByLabel('Name').fill('Notes app');
-  await page.getByLabel('Redirect URIs').fill(REDIRECT);
+  await page.getByLabel('Redirect URIs').fill(redirectUri);
   await page.getByRole('checkbox', { name: 'mcp' }).uncheck();
   await page.getByRole('button', { name: 'Create client' }).click();
   const secret = (await page.getByTestId('secret').innerText()).trim();
@@ -256,19 +268,19 @@ test('OAuth: a registered client gets a token through the console sign-in and co
   assert.ok(clientId !== '' && secret !== '', `client ${clientId}`);
   await checkPage(page, 'oauth-clients');
 
-  // A visitor who is not signed in: a second browser context, with the client's redirect answered in place.
+  // A visitor who is not signed in: a second browser context.
   const visitor = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-  await visitor.route(`${REDIRECT}**`, (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'ok' }));
+  visitor.setDefaultTimeout(UI_TIMEOUT_MS);
   const p2 = await visitor.newPage();
   const watch2 = new PageWatch(p2);
   watch2.expect(401, '/v1/account/session');
   const { verifier, challenge } = pkce();
   const authorizeUrl = (state: string): string => `${h.url}/oauth/authorize?${new URLSearchParams({
-    client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'memory:recall', state,
+    client_id: clientId, redirect_uri: redirectUri, response_type: 'code', scope: 'memory:recall', state,
     code_challenge: challenge, code_challenge_method: 'S256',
   })}`;
 
-  await p2.goto(authorizeUrl('allow-1'));
+  await p2.goto(authorizeUrl('deny-1'));
   await heading(p2, 'Sign in').waitFor();
   assert.match(p2.url(), /\/console\/oauth\//);
   await p2.getByText('Sign in to let Notes app use your memory.').waitFor();
@@ -281,14 +293,23 @@ test('OAuth: a registered client gets a token through the console sign-in and co
   await p2.getByRole('button', { name: 'Sign in' }).click();
 
   await heading(p2, 'Allow Notes app?').waitFor();
+  await Promise.all([p2.waitForURL(`${redirectUri}**`), p2.getByRole('button', { name: 'Deny' }).click()]);
+  const denied = new URL(p2.url());
+  assert.equal(denied.searchParams.get('error'), 'access_denied');
+  assert.equal(denied.searchParams.get('state'), 'deny-1');
+
+  // Already signed in, the next request goes straight to consent.
+  await p2.goto(authorizeUrl('allow-1'));
+  await heading(p2, 'Allow Notes app?').waitFor();
   await p2.getByText('Search and list memories and banks').waitFor();
+  await p2.getByRole('option', { name: 'Support bot (prod)' }).waitFor({ state: 'attached' });
   assert.equal(await p2.getByLabel('Project').inputValue(), projectId);
   await checkPage(p2, 'oauth-consent');
-  await Promise.all([p2.waitForURL(`${REDIRECT}**`), p2.getByRole('button', { name: 'Allow' }).click()]);
+  await Promise.all([p2.waitForURL(`${redirectUri}**`), p2.getByRole('button', { name: 'Allow' }).click()]);
   const back = new URL(p2.url());
   assert.equal(back.searchParams.get('state'), 'allow-1');
   const code = back.searchParams.get('code') ?? '';
-  const t = await token(h.url, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier },
+  const t = await token(h.url, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier },
     basic(clientId, secret));
   assert.equal(t.status, 200, JSON.stringify(t.body));
   const access = String(t.body['access_token']);
@@ -298,13 +319,6 @@ test('OAuth: a registered client gets a token through the console sign-in and co
   assert.ok(isProblem(retain, 403, 'insufficient_scope'), retain.text);
   const keys = await call(h.url, 'GET', '/v1/me/keys', { token: access });
   assert.ok(isProblem(keys, 403, 'insufficient_scope'), keys.text);
-
-  await p2.goto(authorizeUrl('deny-1'));
-  await heading(p2, 'Allow Notes app?').waitFor();
-  await Promise.all([p2.waitForURL(`${REDIRECT}**`), p2.getByRole('button', { name: 'Deny' }).click()]);
-  const denied = new URL(p2.url());
-  assert.equal(denied.searchParams.get('error'), 'access_denied');
-  assert.equal(denied.searchParams.get('state'), 'deny-1');
   watch2.assertClean();
   await visitor.close();
 });

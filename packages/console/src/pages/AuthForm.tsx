@@ -11,14 +11,19 @@ import { sessionOpened } from '../session';
 import type { SessionAnswer } from '../types';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-export const MIN_PASSWORD = 8;
+// The gateway's sign-up rule, checked here first so a person learns it before sending.
+export const MIN_PASSWORD = 10;
+
+function passwordRule(email: string, password: string): string | undefined {
+  if (password.length < MIN_PASSWORD) return `Use at least ${MIN_PASSWORD} characters.`;
+  if (password.trim().toLowerCase() === email.trim().toLowerCase()) return 'Use a password other than your email address.';
+  return undefined;
+}
 
 function validate(email: string, password: string, signingUp: boolean): FieldErrors {
   return {
     email: EMAIL.test(email.trim()) ? undefined : 'Enter an email address such as you@example.com.',
-    password: password === ''
-      ? 'Enter your password.'
-      : signingUp && password.length < MIN_PASSWORD ? `Use at least ${MIN_PASSWORD} characters.` : undefined,
+    password: password === '' ? 'Enter your password.' : signingUp ? passwordRule(email, password) : undefined,
   };
 }
 
@@ -68,7 +73,7 @@ export function AuthForm({ mode, next }: { mode: 'signin' | 'signup'; next?: str
             onInput={setEmail} error={errors['email']} />
           <Field id="password" label="Password" type="password" required value={password} onInput={setPassword}
             autoComplete={signingUp ? 'new-password' : 'current-password'} error={errors['password']}
-            hint={signingUp ? `At least ${MIN_PASSWORD} characters.` : undefined} />
+            hint={signingUp ? `At least ${MIN_PASSWORD} characters, not your email address.` : undefined} />
           <button type="submit" class="primary" disabled={busy}>{signingUp ? 'Create account' : 'Sign in'}</button>
         </form>
         {signingUp

@@ -22,7 +22,9 @@ export function MemoryRecord({ project, bank, id }: { project: string; bank: str
   const remove = async (): Promise<void> => {
     try {
       await api('DELETE', path, { project });
-      await client.invalidateQueries({ queryKey: ['memories', project, bank] });
+      // Removed, not just marked stale: the bank page must not show the deleted memory while it refetches.
+      client.removeQueries({ queryKey: ['memories', project, bank] });
+      client.removeQueries({ queryKey: ['memory', project, bank, id] });
       location.route(paths.bank(project, bank));
     } catch (e) {
       setError(e);

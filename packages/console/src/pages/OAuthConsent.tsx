@@ -16,7 +16,9 @@ function Consent({ uid, interaction }: { uid: string; interaction: Interaction }
   const [project, setProject] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const chosen = project !== '' ? project : projects.data?.[0]?.id ?? '';
+  const fixed = interaction.project_id ?? null;
+  const offered = (projects.data ?? []).filter((p) => fixed === null || p.id === fixed);
+  const chosen = project !== '' ? project : offered[0]?.id ?? '';
   const decide = async (allow: boolean): Promise<void> => {
     if (allow && chosen === '') {
       setError(new Error('Choose the project this application may use.'));
@@ -40,14 +42,16 @@ function Consent({ uid, interaction }: { uid: string; interaction: Interaction }
         {interaction.scopes.map((s) => <li key={s.name}><code>{s.name}</code>: {s.description}</li>)}
       </ul>
       <ErrorNotice error={error ?? projects.error} />
-      {projects.data !== undefined && projects.data.length === 0
-        ? <p>You have no project yet: <a href={paths.welcome}>create one</a>, then come back to this page.</p>
+      {projects.data === undefined ? <p>Loading your projects…</p> : offered.length === 0
+        ? (fixed === null
+          ? <p>You have no project yet: <a href={paths.welcome}>create one</a>, then come back to this page.</p>
+          : <p>This application belongs to a project of another account: sign out and sign in with that account.</p>)
         : (
           <div class="field">
             <label for="consent-project">Project</label>
             <select id="consent-project" value={chosen}
               onChange={(e) => setProject((e.currentTarget as HTMLSelectElement).value)}>
-              {(projects.data ?? []).map((p) => <option key={p.id} value={p.id}>{p.name}</option>)}
+              {offered.map((p) => <option key={p.id} value={p.id}>{p.name}</option>)}
             </select>
           </div>
         )}
