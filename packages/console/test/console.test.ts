@@ -2,16 +2,19 @@
 // control plane) in front of a real engine. Each page is checked with axe-core, at 375 px, and photographed.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
   call, isProblem, obj, startHarness, startTestEngine, type EngineHandle, type Harness,
 } from '../../gateway/test/helpers.js';
 import { basic, pkce, token } from '../../gateway/test/oauth-browser.js';
-import { buildConsole, checkPage, launchChromium, PageWatch } from './helpers/browser.js';
+import { buildConsole, checkPage, launchChromium, OUTPUT_DIR, PageWatch } from './helpers/browser.js';
 
 const EMAIL = `owner-${randomBytes(4).toString('hex')}@example.com`;
 const PASSWORD = 'correct horse battery staple';
@@ -118,6 +121,7 @@ test('a key with only memory:recall: the secret is shown once, it recalls, canno
   await page.getByRole('checkbox', { name: 'memory:reflect' }).uncheck();
   assert.ok(await page.getByRole('checkbox', { name: 'memory:recall' }).isChecked());
   await page.getByRole('button', { name: 'Create key' }).click();
+  await page.getByRole('heading', { name: 'Your new key “recall only”' }).waitFor();
   const secret = (await page.getByTestId('secret').innerText()).trim();
   assert.match(secret, /^mnm_live_\w+$/);
   await page.getByText('This secret is shown only once').waitFor();
@@ -139,6 +143,26 @@ test('a key with only memory:recall: the secret is shown once, it recalls, canno
   const after = await call(h.url, 'POST', `/v1/me/banks/${BANK}/memories/recall`, { token: secret, body: { query: 'tea' } });
   assert.ok(isProblem(after, 401), after.text);
   await checkPage(page, 'keys');
+});
+
+test('the TypeScript snippet from Connect, run with a new key, retains and recalls', async () => {
+  await nav('API keys');
+  await page.getByLabel('Name').fill('quickstart');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const secret = (await page.getByTestId('secret').innerText()).trim();
+  await page.getByRole('button', { name: 'I have copied it' }).click();
+  await nav('Connect');
+  await page.getByRole('tab', { name: 'TypeScript' }).click();
+  const snippet = await page.getByTestId('snippet-typescript').innerText();
+
+  // Pasted into a file of the workspace, where `@mnemos/client` resolves, and run as a person would run it.
+  await mkdir(OUTPUT_DIR, { recursive: true });
+  const file = path.join(OUTPUT_DIR, 'quickstart.ts');
+  await writeFile(file, snippet);
+  const run = await promisify(execFile)(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
+    env: { ...process.env, MNEMOS_API_KEY: secret }, timeout: 120_000,
+  });
+  assert.ok(run.stdout.includes('Alice prefers green tea over coffee.'), run.stdout + run.stderr);
 });
 
 async function retainInPlayground(text: string): Promise<void> {

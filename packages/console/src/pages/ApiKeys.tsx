@@ -41,12 +41,14 @@ function KeyForm({ project, onCreated }: { project: string; onCreated: (key: Cre
       const body = { ...(name.trim() === '' ? {} : { name: name.trim() }), scopes, ...limitsBody(banks, spaces, expiry) };
       const created = await api<CreatedKey>('POST', '/v1/me/keys', { project, body });
       await client.invalidateQueries({ queryKey: ['keys', project] });
+      // The creation answer does not repeat the name; the secret's box names the key it belongs to.
+      const named = { ...created, name: name.trim() === '' ? null : name.trim() };
       setName('');
       setScopes(DEFAULT_SCOPES);
       setBanks('');
       setSpaces('');
       setExpiry('');
-      onCreated(created);
+      onCreated(named);
     });
   };
   return (

@@ -13,6 +13,9 @@ export const CONSOLE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.
 export const OUTPUT_DIR = path.join(CONSOLE_ROOT, 'test-output');
 export const CHROMIUM = process.env['MNEMOS_TEST_CHROMIUM'] ?? '/usr/bin/chromium';
 export const WIDTHS = [1440, 375] as const;
+/** Set to a folder (docs/console) to also write the small screenshots of the walk that docs/console.md shows. */
+const DOCS_DIR = process.env['MNEMOS_CONSOLE_DOCS'];
+const WALK = new Set(['signup', 'welcome', 'connect', 'keys-secret', 'playground', 'memory-bank', 'usage', 'oauth-consent']);
 
 const CHROMIUM_FLAGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -131,9 +134,19 @@ export async function assertFitsNarrow(page: Page, name: string): Promise<void> 
   assert.deepEqual(overflowing, [], `${name}: the page fits 375 px without sideways scrolling`);
 }
 
+/** The first screen of a page of the walk, small enough to keep in the repository. */
+async function docScreenshot(page: Page, name: string): Promise<void> {
+  if (DOCS_DIR === undefined || !WALK.has(name)) return;
+  await mkdir(DOCS_DIR, { recursive: true });
+  await page.setViewportSize({ width: 1024, height: 640 });
+  await page.screenshot({ path: path.join(DOCS_DIR, `${name}.png`) });
+  await page.setViewportSize({ width: WIDTHS[0], height: 900 });
+}
+
 /** Every check a page gets: accessibility, narrow layout, screenshots. */
 export async function checkPage(page: Page, name: string): Promise<void> {
   await screenshots(page, name);
+  await docScreenshot(page, name);
   await assertAccessible(page, name);
   await assertFitsNarrow(page, name);
 }
