@@ -259,6 +259,48 @@ test('memory text is shown as text: markup in a memory runs nothing', async () =
   watch.assertClean();
 });
 
+test('banks search and paginate, the memories of a bank paginate, erasing a bank needs its id typed', async () => {
+  // Twenty-five memories in one retain, through the same endpoint and credentials the console uses.
+  const stored = await page.evaluate(async ([project, items]) => {
+    const session = await (await fetch('/v1/account/session')).json() as { csrf_token: string };
+    const res = await fetch('/v1/me/banks/paged-notes/memories', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-mnemos-project': project, 'x-csrf-token': session.csrf_token },
+      body: JSON.stringify({ items: items.map((content) => ({ content })) }),
+    });
+    return res.status;
+  }, [projectId, Array.from({ length: 25 }, (_, i) => `Paged note number ${i + 1} about topic ${i * 7}.`)] as const);
+  assert.equal(stored, 200);
+
+  await nav('Memory');
+  await page.getByRole('link', { name: 'paged-notes', exact: true }).waitFor();
+  await page.getByLabel('Search banks').fill('paged');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByRole('link', { name: BANK, exact: true }).waitFor({ state: 'detached' });
+  await page.getByRole('link', { name: 'paged-notes', exact: true }).click();
+  await heading(page, 'Bank paged-notes').waitFor();
+  const pager = page.getByRole('navigation', { name: 'Memories pages' });
+  await pager.getByText('1–20 of 25').waitFor();
+  await pager.getByRole('button', { name: 'Next' }).click();
+  await pager.getByText('21–25 of 25').waitFor();
+  assert.equal(await page.getByRole('list', { name: 'Memories' }).getByRole('listitem').count(), 5);
+
+  await page.getByRole('button', { name: 'Erase this bank' }).click();
+  const dialog = page.getByRole('dialog');
+  const erase = dialog.getByRole('button', { name: 'Erase bank' });
+  assert.ok(await erase.isDisabled(), 'erasing waits for the typed bank id');
+  await dialog.getByLabel('Type the bank id to confirm').fill('paged');
+  assert.ok(await erase.isDisabled());
+  await dialog.getByLabel('Type the bank id to confirm').fill('paged-notes');
+  await erase.click();
+  await heading(page, 'Memory').waitFor();
+  await page.getByRole('link', { name: BANK, exact: true }).waitFor();
+  assert.equal(await page.getByRole('link', { name: 'paged-notes', exact: true }).count(), 0);
+  const gone = await pageGet('/v1/me/banks/paged-notes/memories');
+  assert.equal(obj(gone.body)['total'] ?? 0, 0, JSON.stringify(gone.body));
+  watch.assertClean();
+});
+
 test('a state-changing call without the CSRF token is refused', async () => {
   watch.expect(403, '/v1/account/projects');
   const refused = await page.evaluate(async () => {
@@ -354,6 +396,25 @@ test('sign out ends the session: project pages send the visitor to sign in', asy
   await page.goto(`${h.url}/console/p/${projectId}/keys`);
   await heading(page, 'Sign in').waitFor();
   assert.match(page.url(), /next=/);
+
+  // Signing in again with the keyboard alone returns to the page that asked for it.
+  await page.keyboard.press('Tab');
+  await page.keyboard.type(EMAIL);
+  await page.keyboard.press('Tab');
+  await page.keyboard.type(PASSWORD);
+  await page.keyboard.press('Enter');
+  await heading(page, 'API keys').waitFor();
+  // A confirmation opened from the keyboard closes with Escape and changes nothing.
+  const revoke = page.getByRole('button', { name: 'Revoke key quickstart' });
+  await revoke.focus();
+  await page.keyboard.press('Enter');
+  await page.getByRole('dialog').waitFor();
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog').waitFor({ state: 'hidden' });
+  assert.equal(await page.getByRole('cell', { name: 'active', exact: true }).count(), 1);
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await heading(page, 'Sign in').waitFor();
+
   watch.expect(404, '/console/no-such-page');
   await page.goto(`${h.url}/console/no-such-page`);
   await heading(page, 'Page not found').waitFor();

@@ -47,7 +47,9 @@ export function Bank({ project, bank }: { project: string; bank: string }) {
   const erase = async (): Promise<void> => {
     try {
       await api('DELETE', bankPath, { project });
-      await client.invalidateQueries({ queryKey: ['banks', project] });
+      // Removed, not just marked stale: the bank list must not show the erased bank while it refetches.
+      client.removeQueries({ queryKey: ['banks', project] });
+      client.removeQueries({ queryKey: ['memories', project, bank] });
       location.route(paths.project(project, 'memory'));
     } catch (e) {
       setError(e);
@@ -75,7 +77,7 @@ export function Bank({ project, bank }: { project: string; bank: string }) {
       </form>
       <ErrorNotice error={error ?? memories.error} />
       {memories.data === undefined ? <p>Loading…</p> : memories.data.items.length === 0 ? <p>No memory matches.</p> : (
-        <ul class="memories" aria-label="Memories">
+        <ul class="memories" aria-label="Memories" aria-busy={memories.isPlaceholderData}>
           {memories.data.items.map((m) => (
             <li key={m.id}>
               <a href={paths.memory(project, bank, m.id)} class="memory-text">{m.text}</a>
@@ -86,7 +88,9 @@ export function Bank({ project, bank }: { project: string; bank: string }) {
         </ul>
       )}
       {memories.data === undefined ? null
-        : <Pager offset={offset} limit={PAGE_SIZE} total={memories.data.total} onOffset={setOffset} label="Memories" />}
+        // The page shown, not the page asked for: while the next page loads the previous one stays, and says so.
+        : <Pager offset={memories.data.offset} limit={PAGE_SIZE} total={memories.data.total} onOffset={setOffset}
+          label="Memories" />}
       <h2>Danger zone</h2>
       <button type="button" class="danger" onClick={() => { setTyped(''); setErasing(true); }}>Erase this bank</button>
       <ConfirmDialog open={erasing} title="Erase this bank?" confirmLabel="Erase bank" canConfirm={typed === bank}

@@ -52,7 +52,7 @@ export function Banks({ project }: { project: string }) {
           </div>
         )}
       {banks.data === undefined ? null
-        : <Pager offset={offset} limit={PAGE_SIZE} total={banks.data.total} onOffset={setOffset} label="Banks" />}
+        : <Pager offset={banks.data.offset} limit={PAGE_SIZE} total={banks.data.total} onOffset={setOffset} label="Banks" />}
     </Page>
   );
 }
