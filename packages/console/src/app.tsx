@@ -41,7 +41,12 @@ function Redirect({ to }: { to: string }) {
 function SignedIn({ children }: { children: ComponentChildren }) {
   const { account, error } = useSession();
   const location = useLocation();
-  if (error !== null) return <main id="main"><ErrorNotice error={error} /></main>;
+  if (error !== null)
+    return (
+      <main id="main">
+        <ErrorNotice error={error} />
+      </main>
+    );
   if (account === undefined) return <p>Loading…</p>;
   if (account === null) return <Redirect to={`${paths.signIn}?next=${encodeURIComponent(location.url)}`} />;
   return <>{children}</>;
@@ -49,7 +54,12 @@ function SignedIn({ children }: { children: ComponentChildren }) {
 
 function Home() {
   const projects = useProjects();
-  if (projects.error !== null) return <Layout><ErrorNotice error={projects.error} /></Layout>;
+  if (projects.error !== null)
+    return (
+      <Layout>
+        <ErrorNotice error={projects.error} />
+      </Layout>
+    );
   if (projects.data === undefined) return <p>Loading…</p>;
   const first = projects.data[0];
   return <Redirect to={first === undefined ? paths.welcome : paths.project(first.id, 'connect')} />;
@@ -58,7 +68,13 @@ function Home() {
 const projectPage = (Page: ComponentType<{ project: string }>) => () => {
   const { params } = useRoute();
   const project = param(params['project']);
-  return <SignedIn><Layout project={project}><Page project={project} /></Layout></SignedIn>;
+  return (
+    <SignedIn>
+      <Layout project={project}>
+        <Page project={project} />
+      </Layout>
+    </SignedIn>
+  );
 };
 
 const ConnectRoute = projectPage(Connect);
@@ -71,33 +87,73 @@ const PlaygroundRoute = projectPage(Playground);
 function BankRoute() {
   const { params } = useRoute();
   const project = param(params['project']);
-  return <SignedIn><Layout project={project}><Bank project={project} bank={param(params['bank'])} /></Layout></SignedIn>;
+  return (
+    <SignedIn>
+      <Layout project={project}>
+        <Bank project={project} bank={param(params['bank'])} />
+      </Layout>
+    </SignedIn>
+  );
 }
 
 function MemoryRoute() {
   const { params } = useRoute();
   const project = param(params['project']);
   return (
-    <SignedIn><Layout project={project}>
-      <MemoryRecord project={project} bank={param(params['bank'])} id={param(params['memory'])} />
-    </Layout></SignedIn>
+    <SignedIn>
+      <Layout project={project}>
+        <MemoryRecord project={project} bank={param(params['bank'])} id={param(params['memory'])} />
+      </Layout>
+    </SignedIn>
   );
 }
 
 function SignInRoute() {
   const { query } = useRoute();
-  return <main id="main"><AuthForm mode="signin" next={query['next']} /></main>;
+  return (
+    <main id="main">
+      <AuthForm mode="signin" next={query['next']} />
+    </main>
+  );
 }
 
-const SignUpRoute = () => <main id="main"><AuthForm mode="signup" /></main>;
-const HomeRoute = () => <SignedIn><Home /></SignedIn>;
-const WelcomeRoute = () => <SignedIn><Layout><Welcome /></Layout></SignedIn>;
-const ProjectsRoute = () => <SignedIn><Layout><Projects /></Layout></SignedIn>;
+const SignUpRoute = () => (
+  <main id="main">
+    <AuthForm mode="signup" />
+  </main>
+);
+const HomeRoute = () => (
+  <SignedIn>
+    <Home />
+  </SignedIn>
+);
+const WelcomeRoute = () => (
+  <SignedIn>
+    <Layout>
+      <Welcome />
+    </Layout>
+  </SignedIn>
+);
+const ProjectsRoute = () => (
+  <SignedIn>
+    <Layout>
+      <Projects />
+    </Layout>
+  </SignedIn>
+);
 const OAuthRoute = () => {
   const { params } = useRoute();
-  return <main id="main" class="narrow"><OAuthConsent uid={param(params['uid'])} /></main>;
+  return (
+    <main id="main" class="narrow">
+      <OAuthConsent uid={param(params['uid'])} />
+    </main>
+  );
 };
-const NotFoundRoute = () => <main id="main"><NotFound /></main>;
+const NotFoundRoute = () => (
+  <main id="main">
+    <NotFound />
+  </main>
+);
 
 export function App() {
   return (

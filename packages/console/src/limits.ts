@@ -3,12 +3,20 @@ const ID = /^[A-Za-z0-9._:@+-]{1,256}$/;
 
 /** Ids typed one per line or separated by commas. */
 export function parseIds(text: string): string[] {
-  return [...new Set(text.split(/[\s,]+/).map((s) => s.trim()).filter((s) => s !== ''))];
+  return [
+    ...new Set(
+      text
+        .split(/[\s,]+/)
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    ),
+  ];
 }
 
 export function idsError(text: string, what: string): string | undefined {
   const bad = parseIds(text).find((id) => !ID.test(id));
-  return bad === undefined ? undefined
+  return bad === undefined
+    ? undefined
     : `"${bad}" is not a valid ${what} id: use letters, digits and . _ : @ + - (at most 256).`;
 }
 

@@ -55,11 +55,15 @@ export function snippets(baseUrl: string): Snippet[] {
     {
       id: 'mcp',
       label: 'MCP client',
-      text: JSON.stringify({
-        mcpServers: {
-          mnemos: { type: 'http', url: `${baseUrl}/mcp`, headers: { Authorization: 'Bearer mnm_live_...' } },
+      text: JSON.stringify(
+        {
+          mcpServers: {
+            mnemos: { type: 'http', url: `${baseUrl}/mcp`, headers: { Authorization: 'Bearer mnm_live_...' } },
+          },
         },
-      }, null, 2),
+        null,
+        2,
+      ),
     },
   ];
 }

@@ -11,7 +11,13 @@ import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
-  call, isProblem, obj, startHarness, startTestEngine, type EngineHandle, type Harness,
+  call,
+  isProblem,
+  obj,
+  startHarness,
+  startTestEngine,
+  type EngineHandle,
+  type Harness,
 } from '../../gateway/test/helpers.js';
 import { basic, pkce, token } from '../../gateway/test/oauth-browser.js';
 import { buildConsole, checkPage, launchChromium, OUTPUT_DIR, PageWatch } from './helpers/browser.js';
@@ -42,7 +48,9 @@ let redirectUri = '';
 before(async () => {
   [built, engine] = await Promise.all([buildConsole(), startTestEngine()]);
   h = await startHarness(engine.url, { GATEWAY_CONSOLE_DIR: built });
-  callbackServer = createServer((_req, res) => { res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'); });
+  callbackServer = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+  });
   await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
   redirectUri = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}/callback`;
   browser = await launchChromium();
@@ -63,21 +71,29 @@ after(async () => {
 
 const heading = (p: Page, name: string) => p.getByRole('heading', { level: 1, name });
 const nav = async (name: string): Promise<void> => {
-  await page.getByRole('navigation', { name: /^Project/ }).getByRole('link', { name, exact: true }).click();
+  await page
+    .getByRole('navigation', { name: /^Project/ })
+    .getByRole('link', { name, exact: true })
+    .click();
 };
 
 /** The signed-in page's own fetch: session cookie and project header, as the console sends them. */
 async function pageGet(path: string): Promise<{ status: number; body: unknown }> {
-  return page.evaluate(async ([url, project]) => {
-    const res = await fetch(url, { headers: { 'x-mnemos-project': project } });
-    return { status: res.status, body: await res.json() as unknown };
-  }, [path, projectId] as const);
+  return page.evaluate(
+    async ([url, project]) => {
+      const res = await fetch(url, { headers: { 'x-mnemos-project': project } });
+      return { status: res.status, body: (await res.json()) as unknown };
+    },
+    [path, projectId] as const,
+  );
 }
 
 test('sign up, create the first project, and land on Connect with the base URL', async () => {
   watch.expect(401, '/v1/account/session');
   const signupCalls: string[] = [];
-  page.on('request', (r) => { if (r.url().endsWith('/v1/account/signup')) signupCalls.push(r.method()); });
+  page.on('request', (r) => {
+    if (r.url().endsWith('/v1/account/signup')) signupCalls.push(r.method());
+  });
 
   await page.goto(`${h.url}/`);
   await heading(page, 'Sign in').waitFor();
@@ -113,7 +129,7 @@ test('sign up, create the first project, and land on Connect with the base URL',
   await checkPage(page, 'connect');
 });
 
-test('a key with only memory:recall: the secret is shown once, it recalls, cannot retain, and revoking it is immediate', async () => {
+test('a recall-only key: its secret is shown once, it recalls, cannot retain, and is revoked at once', async () => {
   await nav('API keys');
   await heading(page, 'API keys').waitFor();
   await page.getByLabel('Name').fill('recall only');
@@ -132,7 +148,10 @@ test('a key with only memory:recall: the secret is shown once, it recalls, canno
   await page.getByRole('cell', { name: 'recall only', exact: true }).waitFor();
   assert.ok(!(await page.content()).includes(secret), 'after a reload the secret is gone');
 
-  const recall = await call(h.url, 'POST', `/v1/me/banks/${BANK}/memories/recall`, { token: secret, body: { query: 'tea' } });
+  const recall = await call(h.url, 'POST', `/v1/me/banks/${BANK}/memories/recall`, {
+    token: secret,
+    body: { query: 'tea' },
+  });
   assert.equal(recall.status, 200, recall.text);
   const retain = await call(h.url, 'POST', `/v1/me/banks/${BANK}/memories`, { token: secret, body: { content: 'x' } });
   assert.ok(isProblem(retain, 403, 'insufficient_scope'), retain.text);
@@ -140,7 +159,10 @@ test('a key with only memory:recall: the secret is shown once, it recalls, canno
   await page.getByRole('button', { name: 'Revoke key recall only' }).click();
   await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
   await page.getByRole('cell', { name: 'revoked', exact: true }).waitFor();
-  const after = await call(h.url, 'POST', `/v1/me/banks/${BANK}/memories/recall`, { token: secret, body: { query: 'tea' } });
+  const after = await call(h.url, 'POST', `/v1/me/banks/${BANK}/memories/recall`, {
+    token: secret,
+    body: { query: 'tea' },
+  });
   assert.ok(isProblem(after, 401), after.text);
   await checkPage(page, 'keys');
 });
@@ -160,7 +182,8 @@ test('the TypeScript snippet from Connect, run with a new key, retains and recal
   const file = path.join(OUTPUT_DIR, 'quickstart.ts');
   await writeFile(file, snippet);
   const run = await promisify(execFile)(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
-    env: { ...process.env, MNEMOS_API_KEY: secret }, timeout: 120_000,
+    env: { ...process.env, MNEMOS_API_KEY: secret },
+    timeout: 120_000,
   });
   assert.ok(run.stdout.includes('Alice prefers green tea over coffee.'), run.stdout + run.stderr);
 });
@@ -186,7 +209,7 @@ async function recallInPlayground(query: string): Promise<string> {
   return results.innerText();
 }
 
-test('retain three memories in the playground, find them in the browser, delete one; recall no longer returns it', async () => {
+test('three memories retained in the playground, found in the browser, one deleted: recall drops it', async () => {
   await nav('Playground');
   await heading(page, 'Playground').waitFor();
   for (const text of MEMORIES) await retainInPlayground(text);
@@ -238,7 +261,8 @@ test('the usage page shows the numbers of GET /v1/me/usage', async () => {
   assert.ok(Number(obj(body['memories'])['used']) >= MEMORIES.length, JSON.stringify(body));
   for (const metric of ['memories', 'recalls', 'reflects']) {
     const counter = obj(body[metric]);
-    const shown = async (id: string): Promise<number> => Number((await page.getByTestId(id).innerText()).replace(/[^\d]/g, ''));
+    const shown = async (id: string): Promise<number> =>
+      Number((await page.getByTestId(id).innerText()).replace(/[^\d]/g, ''));
     assert.equal(await shown(`used-${metric}`), counter['used'], `${metric} used`);
     assert.equal(await shown(`limit-${metric}`), counter['limit'], `${metric} limit`);
   }
@@ -261,15 +285,22 @@ test('memory text is shown as text: markup in a memory runs nothing', async () =
 
 test('banks search and paginate, the memories of a bank paginate, erasing a bank needs its id typed', async () => {
   // Twenty-five memories in one retain, through the same endpoint and credentials the console uses.
-  const stored = await page.evaluate(async ([project, items]) => {
-    const session = await (await fetch('/v1/account/session')).json() as { csrf_token: string };
-    const res = await fetch('/v1/me/banks/paged-notes/memories', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-mnemos-project': project, 'x-csrf-token': session.csrf_token },
-      body: JSON.stringify({ items: items.map((content) => ({ content })) }),
-    });
-    return res.status;
-  }, [projectId, Array.from({ length: 25 }, (_, i) => `Paged note number ${i + 1} about topic ${i * 7}.`)] as const);
+  const stored = await page.evaluate(
+    async ([project, items]) => {
+      const session = (await (await fetch('/v1/account/session')).json()) as { csrf_token: string };
+      const res = await fetch('/v1/me/banks/paged-notes/memories', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-mnemos-project': project,
+          'x-csrf-token': session.csrf_token,
+        },
+        body: JSON.stringify({ items: items.map((content) => ({ content })) }),
+      });
+      return res.status;
+    },
+    [projectId, Array.from({ length: 25 }, (_, i) => `Paged note number ${i + 1} about topic ${i * 7}.`)] as const,
+  );
   assert.equal(stored, 200);
 
   await nav('Memory');
@@ -305,15 +336,21 @@ test('a state-changing call without the CSRF token is refused', async () => {
   watch.expect(403, '/v1/account/projects');
   const refused = await page.evaluate(async () => {
     const res = await fetch('/v1/account/projects', {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'forged' }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'forged' }),
     });
-    return { status: res.status, body: await res.json() as unknown };
+    return { status: res.status, body: (await res.json()) as unknown };
   });
   assert.equal(refused.status, 403);
   assert.equal(obj(refused.body)['code'], 'csrf_failed');
   await page.goto(`${h.url}/console/projects`);
   await heading(page, 'Projects').waitFor();
-  assert.equal(await page.getByRole('cell', { name: 'forged', exact: true }).count(), 0, 'the refused call created nothing');
+  assert.equal(
+    await page.getByRole('cell', { name: 'forged', exact: true }).count(),
+    0,
+    'the refused call created nothing',
+  );
   await page.getByRole('button', { name: 'Rename Support bot' }).click();
   await page.getByLabel('New name').fill('Support bot (prod)');
   await page.getByRole('button', { name: 'Save' }).click();
@@ -322,7 +359,7 @@ test('a state-changing call without the CSRF token is refused', async () => {
   watch.assertClean();
 });
 
-test('OAuth: a registered client gets a token through the console sign-in and consent pages; deny ends in access_denied', async () => {
+test('OAuth code + PKCE through the console sign-in and consent pages; deny ends in access_denied', async () => {
   await page.goto(`${h.url}/console/p/${projectId}/oauth-clients`);
   await heading(page, 'OAuth clients').waitFor();
   await page.getByLabel('Name').fill('Notes app');
@@ -330,7 +367,8 @@ test('OAuth: a registered client gets a token through the console sign-in and co
   await page.getByRole('checkbox', { name: 'mcp' }).uncheck();
   await page.getByRole('button', { name: 'Create client' }).click();
   const secret = (await page.getByTestId('secret').innerText()).trim();
-  const clientId = /cli_[A-Za-z0-9_-]+/.exec(await page.getByRole('region').first().getAttribute('aria-label') ?? '')?.[0] ?? '';
+  const clientId =
+    /cli_[A-Za-z0-9_-]+/.exec((await page.getByRole('region').first().getAttribute('aria-label')) ?? '')?.[0] ?? '';
   assert.ok(clientId !== '' && secret !== '', `client ${clientId}`);
   await checkPage(page, 'oauth-clients');
 
@@ -341,10 +379,16 @@ test('OAuth: a registered client gets a token through the console sign-in and co
   const watch2 = new PageWatch(p2);
   watch2.expect(401, '/v1/account/session');
   const { verifier, challenge } = pkce();
-  const authorizeUrl = (state: string): string => `${h.url}/oauth/authorize?${new URLSearchParams({
-    client_id: clientId, redirect_uri: redirectUri, response_type: 'code', scope: 'memory:recall', state,
-    code_challenge: challenge, code_challenge_method: 'S256',
-  })}`;
+  const authorizeUrl = (state: string): string =>
+    `${h.url}/oauth/authorize?${new URLSearchParams({
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      response_type: 'code',
+      scope: 'memory:recall',
+      state,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    })}`;
 
   await p2.goto(authorizeUrl('deny-1'));
   await heading(p2, 'Sign in').waitFor();
@@ -375,11 +419,17 @@ test('OAuth: a registered client gets a token through the console sign-in and co
   const back = new URL(p2.url());
   assert.equal(back.searchParams.get('state'), 'allow-1');
   const code = back.searchParams.get('code') ?? '';
-  const t = await token(h.url, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier },
-    basic(clientId, secret));
+  const t = await token(
+    h.url,
+    { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier },
+    basic(clientId, secret),
+  );
   assert.equal(t.status, 200, JSON.stringify(t.body));
   const access = String(t.body['access_token']);
-  const recall = await call(h.url, 'POST', `/v1/me/banks/${BANK}/memories/recall`, { token: access, body: { query: 'tea' } });
+  const recall = await call(h.url, 'POST', `/v1/me/banks/${BANK}/memories/recall`, {
+    token: access,
+    body: { query: 'tea' },
+  });
   assert.equal(recall.status, 200, recall.text);
   const retain = await call(h.url, 'POST', `/v1/me/banks/${BANK}/memories`, { token: access, body: { content: 'x' } });
   assert.ok(isProblem(retain, 403, 'insufficient_scope'), retain.text);

@@ -23,13 +23,28 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
     if (!props.open && dialog.open) dialog.close();
   }, [props.open]);
   return (
-    <dialog ref={ref} aria-labelledby="confirm-title" onCancel={(e) => { e.preventDefault(); props.onCancel(); }}>
+    <dialog
+      ref={ref}
+      aria-labelledby="confirm-title"
+      onCancel={(e) => {
+        e.preventDefault();
+        props.onCancel();
+      }}
+    >
       <h2 id="confirm-title">{props.title}</h2>
       <div>{props.children}</div>
       <div class="actions">
-        <button type="button" onClick={props.onCancel}>Cancel</button>
-        <button type="button" class="danger" disabled={props.canConfirm === false || props.busy === true}
-          onClick={props.onConfirm}>{props.confirmLabel}</button>
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+        <button
+          type="button"
+          class="danger"
+          disabled={props.canConfirm === false || props.busy === true}
+          onClick={props.onConfirm}
+        >
+          {props.confirmLabel}
+        </button>
       </div>
     </dialog>
   );

@@ -13,8 +13,12 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
   };
   return (
     <span class="copy">
-      <button type="button" onClick={() => void copy()} aria-label={label}>Copy</button>
-      <span role="status" class="hint">{status}</span>
+      <button type="button" onClick={() => void copy()} aria-label={label}>
+        Copy
+      </button>
+      <span role="status" class="hint">
+        {status}
+      </span>
     </span>
   );
 }
@@ -23,7 +27,9 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
 export function CopyBlock({ text, label, testId }: { text: string; label: string; testId?: string }) {
   return (
     <div class="copy-block">
-      <pre tabIndex={0} aria-label={label} data-testid={testId}><code>{text}</code></pre>
+      <pre tabIndex={0} aria-label={label} data-testid={testId}>
+        <code>{text}</code>
+      </pre>
       <CopyButton text={text} label={`Copy ${label}`} />
     </div>
   );

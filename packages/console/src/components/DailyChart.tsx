@@ -19,12 +19,17 @@ export function DailyChart({ days }: { days: DailyUsage[] }) {
     const x = days.map((d) => Date.parse(d.date) / 1000);
     const data: uPlot.AlignedData = [x, ...SERIES.map((s) => days.map((d) => d[s.key]))];
     const width = (): number => Math.max(280, Math.min(el.clientWidth, 960));
-    const plot = new uPlot({
-      width: width(), height: 240,
-      scales: { x: { time: true } },
-      series: [{}, ...SERIES.map((s) => ({ label: s.label, stroke: s.color, width: 2, points: { show: true } }))],
-      axes: [{}, { label: 'per day' }],
-    }, data, el);
+    const plot = new uPlot(
+      {
+        width: width(),
+        height: 240,
+        scales: { x: { time: true } },
+        series: [{}, ...SERIES.map((s) => ({ label: s.label, stroke: s.color, width: 2, points: { show: true } }))],
+        axes: [{}, { label: 'per day' }],
+      },
+      data,
+      el,
+    );
     const onResize = (): void => plot.setSize({ width: width(), height: 240 });
     window.addEventListener('resize', onResize);
     return () => {
@@ -39,10 +44,24 @@ export function DailyChart({ days }: { days: DailyUsage[] }) {
         <details>
           <summary>Daily counts as a table</summary>
           <table>
-            <thead><tr><th scope="col">Day</th>{SERIES.map((s) => <th scope="col" key={s.key}>{s.label}</th>)}</tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Day</th>
+                {SERIES.map((s) => (
+                  <th scope="col" key={s.key}>
+                    {s.label}
+                  </th>
+                ))}
+              </tr>
+            </thead>
             <tbody>
               {days.map((d) => (
-                <tr key={d.date}><td>{formatDay(d.date)}</td>{SERIES.map((s) => <td key={s.key}>{d[s.key]}</td>)}</tr>
+                <tr key={d.date}>
+                  <td>{formatDay(d.date)}</td>
+                  {SERIES.map((s) => (
+                    <td key={s.key}>{d[s.key]}</td>
+                  ))}
+                </tr>
               ))}
             </tbody>
           </table>

@@ -3,5 +3,9 @@ import { messageOf } from '../api';
 
 export function ErrorNotice({ error }: { error: unknown }) {
   if (error === null || error === undefined) return null;
-  return <p class="notice error" role="alert">{messageOf(error)}</p>;
+  return (
+    <p class="notice error" role="alert">
+      {messageOf(error)}
+    </p>
+  );
 }

@@ -31,12 +31,25 @@ export function Field(props: FieldProps) {
   };
   return (
     <div class="field">
-      <label for={props.id}>{props.label}{props.required === true ? <span aria-hidden="true"> *</span> : null}</label>
-      {props.multiline === true
-        ? <textarea rows={4} {...common} />
-        : <input type={props.type ?? 'text'} autoComplete={props.autoComplete} {...common} />}
-      {props.hint === undefined ? null : <p class="hint" id={hintId}>{props.hint}</p>}
-      {props.error === undefined ? null : <p class="field-error" id={errorId}>{props.error}</p>}
+      <label for={props.id}>
+        {props.label}
+        {props.required === true ? <span aria-hidden="true"> *</span> : null}
+      </label>
+      {props.multiline === true ? (
+        <textarea rows={4} {...common} />
+      ) : (
+        <input type={props.type ?? 'text'} autoComplete={props.autoComplete} {...common} />
+      )}
+      {props.hint === undefined ? null : (
+        <p class="hint" id={hintId}>
+          {props.hint}
+        </p>
+      )}
+      {props.error === undefined ? null : (
+        <p class="field-error" id={errorId}>
+          {props.error}
+        </p>
+      )}
     </div>
   );
 }

@@ -34,24 +34,37 @@ export function Layout({ project, children }: { project?: string; children: Comp
   const current = projects.data?.find((p) => p.id === project);
   return (
     <div class="shell">
-      <a class="skip" href="#main">Skip to content</a>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
       <header class="topbar">
-        <a class="brand" href={paths.home}>Mnemos</a>
+        <a class="brand" href={paths.home}>
+          Mnemos
+        </a>
         {projects.data !== undefined && projects.data.length > 0 ? (
           <label class="switcher">
             <span class="visually-hidden">Project</span>
-            <select value={project ?? ''} onChange={(e) => {
-              const id = (e.currentTarget as HTMLSelectElement).value;
-              location.route(id === '' ? paths.projects : paths.project(id, 'connect'));
-            }}>
+            <select
+              value={project ?? ''}
+              onChange={(e) => {
+                const id = (e.currentTarget as HTMLSelectElement).value;
+                location.route(id === '' ? paths.projects : paths.project(id, 'connect'));
+              }}
+            >
               {project === undefined ? <option value="">Choose a project</option> : null}
-              {projects.data.map((p) => <option key={p.id} value={p.id}>{p.name}</option>)}
+              {projects.data.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
+              ))}
             </select>
           </label>
         ) : null}
         <a href={paths.projects}>Projects</a>
         <span class="who">{account?.email}</span>
-        <button type="button" onClick={() => void onSignOut()}>Sign out</button>
+        <button type="button" onClick={() => void onSignOut()}>
+          Sign out
+        </button>
       </header>
       {project !== undefined ? (
         <nav class="sections" aria-label={`Project ${current?.name ?? ''}`}>
@@ -61,7 +74,9 @@ export function Layout({ project, children }: { project?: string; children: Comp
               const active = location.path === href || location.path.startsWith(`${href}/`);
               return (
                 <li key={s.page}>
-                  <a href={href} aria-current={active ? 'page' : undefined}>{s.label}</a>
+                  <a href={href} aria-current={active ? 'page' : undefined}>
+                    {s.label}
+                  </a>
                 </li>
               );
             })}

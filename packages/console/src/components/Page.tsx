@@ -11,7 +11,9 @@ export function Page({ title, children }: { title: string; children: ComponentCh
   }, [title]);
   return (
     <section class="page">
-      <h1 ref={heading} tabIndex={-1}>{title}</h1>
+      <h1 ref={heading} tabIndex={-1}>
+        {title}
+      </h1>
       {children}
     </section>
   );

@@ -15,8 +15,12 @@ export function Pager({ offset, limit, total, onOffset, label }: PagerProps) {
       <button type="button" disabled={offset === 0} onClick={() => onOffset(Math.max(0, offset - limit))}>
         Previous
       </button>
-      <span>{offset + 1}–{last} of {total}</span>
-      <button type="button" disabled={last >= total} onClick={() => onOffset(offset + limit)}>Next</button>
+      <span>
+        {offset + 1}–{last} of {total}
+      </span>
+      <button type="button" disabled={last >= total} onClick={() => onOffset(offset + limit)}>
+        Next
+      </button>
     </nav>
   );
 }

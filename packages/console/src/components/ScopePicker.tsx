@@ -18,18 +18,32 @@ export function ScopePicker({ idPrefix, scopes, chosen, onChange, error }: Scope
         const id = `${idPrefix}-scope-${scope.name.replace(/[^a-z]/g, '-')}`;
         return (
           <div class="check" key={scope.name}>
-            <input type="checkbox" id={id} name="scopes" value={scope.name} checked={chosen.includes(scope.name)}
+            <input
+              type="checkbox"
+              id={id}
+              name="scopes"
+              value={scope.name}
+              checked={chosen.includes(scope.name)}
               aria-describedby={`${id}-desc`}
               onChange={(e) => {
                 const on = (e.currentTarget as HTMLInputElement).checked;
                 onChange(on ? [...chosen, scope.name] : chosen.filter((s) => s !== scope.name));
-              }} />
-            <label for={id}><code>{scope.name}</code></label>
-            <span class="hint" id={`${id}-desc`}>{scope.description}</span>
+              }}
+            />
+            <label for={id}>
+              <code>{scope.name}</code>
+            </label>
+            <span class="hint" id={`${id}-desc`}>
+              {scope.description}
+            </span>
           </div>
         );
       })}
-      {error === undefined ? null : <p class="field-error" id={errorId}>{error}</p>}
+      {error === undefined ? null : (
+        <p class="field-error" id={errorId}>
+          {error}
+        </p>
+      )}
     </fieldset>
   );
 }

@@ -8,11 +8,17 @@ export function SecretOnce({ title, secret, onDone }: { title: string; secret: s
   useEffect(() => heading.current?.focus(), [secret]);
   return (
     <div class="secret" role="region" aria-label={title}>
-      <h2 ref={heading} tabIndex={-1}>{title}</h2>
-      <p class="notice warning"><strong>Copy it now.</strong> This secret is shown only once: it is not stored in a
-        form anyone can read back, and it will not be shown again when you leave or reload this page.</p>
+      <h2 ref={heading} tabIndex={-1}>
+        {title}
+      </h2>
+      <p class="notice warning">
+        <strong>Copy it now.</strong> This secret is shown only once: it is not stored in a form anyone can read back,
+        and it will not be shown again when you leave or reload this page.
+      </p>
       <CopyBlock text={secret} label="secret" testId="secret" />
-      <button type="button" onClick={onDone}>I have copied it</button>
+      <button type="button" onClick={onDone}>
+        I have copied it
+      </button>
     </div>
   );
 }

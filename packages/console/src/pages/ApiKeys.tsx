@@ -38,7 +38,11 @@ function KeyForm({ project, onCreated }: { project: string; onCreated: (key: Cre
     setErrors(found);
     if (hasErrors(found)) return;
     await run(async () => {
-      const body = { ...(name.trim() === '' ? {} : { name: name.trim() }), scopes, ...limitsBody(banks, spaces, expiry) };
+      const body = {
+        ...(name.trim() === '' ? {} : { name: name.trim() }),
+        scopes,
+        ...limitsBody(banks, spaces, expiry),
+      };
       const created = await api<CreatedKey>('POST', '/v1/me/keys', { project, body });
       await client.invalidateQueries({ queryKey: ['keys', project] });
       // The creation answer does not repeat the name; the secret's box names the key it belongs to.
@@ -54,17 +58,49 @@ function KeyForm({ project, onCreated }: { project: string; onCreated: (key: Cre
   return (
     <form onSubmit={(e) => void submit(e)} noValidate>
       <ErrorNotice error={error ?? info.error} />
-      <Field id="key-name" label="Name" value={name} onInput={setName} error={errors['key-name']}
-        hint="Where the key is used, for example “support bot (production)”." />
-      <ScopePicker idPrefix="key" scopes={info.data?.scopes ?? []} chosen={scopes} onChange={setScopes}
-        error={errors['scopes']} />
-      <Field id="key-banks" label="Only these banks (optional)" value={banks} onInput={setBanks}
-        error={errors['key-banks']} hint="Bank ids separated by commas or new lines; empty means every bank." />
-      <Field id="key-spaces" label="Only these spaces (optional)" value={spaces} onInput={setSpaces}
-        error={errors['key-spaces']} hint="Space names separated by commas; empty means every space." />
-      <Field id="key-expiry" label="Expires on (optional)" type="date" value={expiry} onInput={setExpiry}
-        error={errors['key-expiry']} hint="The key stops working at the end of this day (UTC)." />
-      <button type="submit" class="primary" disabled={busy}>Create key</button>
+      <Field
+        id="key-name"
+        label="Name"
+        value={name}
+        onInput={setName}
+        error={errors['key-name']}
+        hint="Where the key is used, for example “support bot (production)”."
+      />
+      <ScopePicker
+        idPrefix="key"
+        scopes={info.data?.scopes ?? []}
+        chosen={scopes}
+        onChange={setScopes}
+        error={errors['scopes']}
+      />
+      <Field
+        id="key-banks"
+        label="Only these banks (optional)"
+        value={banks}
+        onInput={setBanks}
+        error={errors['key-banks']}
+        hint="Bank ids separated by commas or new lines; empty means every bank."
+      />
+      <Field
+        id="key-spaces"
+        label="Only these spaces (optional)"
+        value={spaces}
+        onInput={setSpaces}
+        error={errors['key-spaces']}
+        hint="Space names separated by commas; empty means every space."
+      />
+      <Field
+        id="key-expiry"
+        label="Expires on (optional)"
+        type="date"
+        value={expiry}
+        onInput={setExpiry}
+        error={errors['key-expiry']}
+        hint="The key stops working at the end of this day (UTC)."
+      />
+      <button type="submit" class="primary" disabled={busy}>
+        Create key
+      </button>
     </form>
   );
 }
@@ -93,48 +129,88 @@ export function ApiKeys({ project }: { project: string }) {
   };
   return (
     <Page title="API keys">
-      <p>A key lets a program use this project's memory with the scopes you give it. Send it as
-        <code> Authorization: Bearer mnm_live_…</code>.</p>
-      {created === null ? null
-        : <SecretOnce title={`Your new key${created.name === null ? '' : ` “${created.name}”`}`} secret={created.key}
-          onDone={() => setCreated(null)} />}
+      <p>
+        A key lets a program use this project's memory with the scopes you give it. Send it as
+        <code> Authorization: Bearer mnm_live_…</code>.
+      </p>
+      {created === null ? null : (
+        <SecretOnce
+          title={`Your new key${created.name === null ? '' : ` “${created.name}”`}`}
+          secret={created.key}
+          onDone={() => setCreated(null)}
+        />
+      )}
       <h2>Create a key</h2>
       <KeyForm project={project} onCreated={setCreated} />
       <h2>Keys</h2>
       <ErrorNotice error={revocation.error ?? keys.error} />
-      {keys.data === undefined ? <p>Loading…</p> : keys.data.length === 0 ? <p>No keys yet.</p> : (
+      {keys.data === undefined ? (
+        <p>Loading…</p>
+      ) : keys.data.length === 0 ? (
+        <p>No keys yet.</p>
+      ) : (
         <div class="table-wrap">
           <table>
             <caption class="visually-hidden">API keys of this project</caption>
-            <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scopes</th>
-              <th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th>
-              <th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Prefix</th>
+                <th scope="col">Scopes</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Expires</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
             <tbody>
               {keys.data.map((k) => (
                 <tr key={k.id} data-key-prefix={k.prefix}>
                   <td>{k.name ?? '—'}</td>
-                  <td><code>{k.prefix}</code></td>
-                  <td>{k.scopes.join(', ')}
+                  <td>
+                    <code>{k.prefix}</code>
+                  </td>
+                  <td>
+                    {k.scopes.join(', ')}
                     {k.banks === null ? null : <div class="hint">banks: {k.banks.join(', ')}</div>}
-                    {k.spaces === null ? null : <div class="hint">spaces: {k.spaces.join(', ')}</div>}</td>
+                    {k.spaces === null ? null : <div class="hint">spaces: {k.spaces.join(', ')}</div>}
+                  </td>
                   <td>{formatDate(k.created_at)}</td>
                   <td>{formatDate(k.last_used_at)}</td>
                   <td>{formatDate(k.expires_at)}</td>
                   <td>{status(k)}</td>
-                  <td>{status(k) === 'revoked' ? null : (
-                    <button type="button" class="danger" onClick={() => setRevoking(k)}
-                      aria-label={`Revoke key ${k.name ?? k.prefix}`}>Revoke</button>
-                  )}</td>
+                  <td>
+                    {status(k) === 'revoked' ? null : (
+                      <button
+                        type="button"
+                        class="danger"
+                        onClick={() => setRevoking(k)}
+                        aria-label={`Revoke key ${k.name ?? k.prefix}`}
+                      >
+                        Revoke
+                      </button>
+                    )}
+                  </td>
                 </tr>
               ))}
             </tbody>
           </table>
         </div>
       )}
-      <ConfirmDialog open={revoking !== null} title="Revoke this key?" confirmLabel="Revoke key" busy={revocation.busy}
-        onConfirm={() => void revoke()} onCancel={() => setRevoking(null)}>
-        <p>Key <code>{revoking?.prefix}</code> stops working at once; programs using it get 401. This cannot be
-          undone.</p>
+      <ConfirmDialog
+        open={revoking !== null}
+        title="Revoke this key?"
+        confirmLabel="Revoke key"
+        busy={revocation.busy}
+        onConfirm={() => void revoke()}
+        onCancel={() => setRevoking(null)}
+      >
+        <p>
+          Key <code>{revoking?.prefix}</code> stops working at once; programs using it get 401. This cannot be undone.
+        </p>
       </ConfirmDialog>
     </Page>
   );

@@ -16,7 +16,8 @@ export const MIN_PASSWORD = 10;
 
 function passwordRule(email: string, password: string): string | undefined {
   if (password.length < MIN_PASSWORD) return `Use at least ${MIN_PASSWORD} characters.`;
-  if (password.trim().toLowerCase() === email.trim().toLowerCase()) return 'Use a password other than your email address.';
+  if (password.trim().toLowerCase() === email.trim().toLowerCase())
+    return 'Use a password other than your email address.';
   return undefined;
 }
 
@@ -69,16 +70,40 @@ export function AuthForm({ mode, next }: { mode: 'signin' | 'signup'; next?: str
       <Page title={signingUp ? 'Create your account' : 'Sign in'}>
         <form onSubmit={(e) => void submit(e)} noValidate>
           <ErrorNotice error={error} />
-          <Field id="email" label="Email" type="email" autoComplete="email" required value={email}
-            onInput={setEmail} error={errors['email']} />
-          <Field id="password" label="Password" type="password" required value={password} onInput={setPassword}
-            autoComplete={signingUp ? 'new-password' : 'current-password'} error={errors['password']}
-            hint={signingUp ? `At least ${MIN_PASSWORD} characters, not your email address.` : undefined} />
-          <button type="submit" class="primary" disabled={busy}>{signingUp ? 'Create account' : 'Sign in'}</button>
+          <Field
+            id="email"
+            label="Email"
+            type="email"
+            autoComplete="email"
+            required
+            value={email}
+            onInput={setEmail}
+            error={errors['email']}
+          />
+          <Field
+            id="password"
+            label="Password"
+            type="password"
+            required
+            value={password}
+            onInput={setPassword}
+            autoComplete={signingUp ? 'new-password' : 'current-password'}
+            error={errors['password']}
+            hint={signingUp ? `At least ${MIN_PASSWORD} characters, not your email address.` : undefined}
+          />
+          <button type="submit" class="primary" disabled={busy}>
+            {signingUp ? 'Create account' : 'Sign in'}
+          </button>
         </form>
-        {signingUp
-          ? <p>Already have an account? <a href={paths.signIn}>Sign in</a></p>
-          : <p>New to Mnemos? <a href={paths.signUp}>Create an account</a></p>}
+        {signingUp ? (
+          <p>
+            Already have an account? <a href={paths.signIn}>Sign in</a>
+          </p>
+        ) : (
+          <p>
+            New to Mnemos? <a href={paths.signUp}>Create an account</a>
+          </p>
+        )}
       </Page>
     </div>
   );

@@ -22,37 +22,70 @@ export function Banks({ project }: { project: string }) {
   });
   return (
     <Page title="Memory">
-      <form role="search" class="inline" onSubmit={(e) => { e.preventDefault(); setOffset(0); setQ(search.trim()); }}>
+      <form
+        role="search"
+        class="inline"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setOffset(0);
+          setQ(search.trim());
+        }}
+      >
         <label for="bank-search">Search banks</label>
-        <input id="bank-search" type="search" value={search}
-          onInput={(e) => setSearch((e.currentTarget as HTMLInputElement).value)} />
+        <input
+          id="bank-search"
+          type="search"
+          value={search}
+          onInput={(e) => setSearch((e.currentTarget as HTMLInputElement).value)}
+        />
         <button type="submit">Search</button>
       </form>
       <ErrorNotice error={banks.error} />
-      {banks.data === undefined ? <p>Loading…</p> : banks.data.banks.length === 0
-        ? <p>{q === '' ? 'No banks yet: retain a memory (Playground or API) and its bank appears here.' : 'No bank matches.'}</p>
-        : (
-          <div class="table-wrap">
-            <table>
-              <caption class="visually-hidden">Banks</caption>
-              <thead><tr><th scope="col">Bank</th><th scope="col">Memories</th><th scope="col">Last write</th>
-                <th scope="col">Created</th></tr></thead>
-              <tbody>
-                {banks.data.banks.map((b) => (
-                  <tr key={b.bank_id}>
-                    <td><a href={paths.bank(project, b.bank_id)}>{b.bank_id}</a>
-                      {b.name !== '' && b.name !== b.bank_id ? <div class="hint">{b.name}</div> : null}</td>
-                    <td>{formatNumber(b.memory_count)}</td>
-                    <td>{formatDate(b.last_write_at)}</td>
-                    <td>{formatDate(b.created_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      {banks.data === undefined ? null
-        : <Pager offset={banks.data.offset} limit={PAGE_SIZE} total={banks.data.total} onOffset={setOffset} label="Banks" />}
+      {banks.data === undefined ? (
+        <p>Loading…</p>
+      ) : banks.data.banks.length === 0 ? (
+        <p>
+          {q === ''
+            ? 'No banks yet: retain a memory (Playground or API) and its bank appears here.'
+            : 'No bank matches.'}
+        </p>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <caption class="visually-hidden">Banks</caption>
+            <thead>
+              <tr>
+                <th scope="col">Bank</th>
+                <th scope="col">Memories</th>
+                <th scope="col">Last write</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {banks.data.banks.map((b) => (
+                <tr key={b.bank_id}>
+                  <td>
+                    <a href={paths.bank(project, b.bank_id)}>{b.bank_id}</a>
+                    {b.name !== '' && b.name !== b.bank_id ? <div class="hint">{b.name}</div> : null}
+                  </td>
+                  <td>{formatNumber(b.memory_count)}</td>
+                  <td>{formatDate(b.last_write_at)}</td>
+                  <td>{formatDate(b.created_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {banks.data === undefined ? null : (
+        <Pager
+          offset={banks.data.offset}
+          limit={PAGE_SIZE}
+          total={banks.data.total}
+          onOffset={setOffset}
+          label="Banks"
+        />
+      )}
     </Page>
   );
 }

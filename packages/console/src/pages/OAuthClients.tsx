@@ -13,7 +13,11 @@ import { formatDate } from '../format';
 import { useGatewayInfo } from '../gateway-info';
 import type { CreatedClient, OAuthClient } from '../types';
 
-const lines = (text: string): string[] => text.split(/\s+/).map((s) => s.trim()).filter((s) => s !== '');
+const lines = (text: string): string[] =>
+  text
+    .split(/\s+/)
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 
 function redirectError(text: string): string | undefined {
   for (const uri of lines(text)) {
@@ -39,15 +43,23 @@ function ClientForm({ project, onCreated }: { project: string; onCreated: (c: Cr
   const submit = async (event: Event): Promise<void> => {
     event.preventDefault();
     const found: FieldErrors = {
-      'client-name': name.trim() === '' ? 'Enter a name people will see on the consent page.'
-        : name.length > 200 ? 'Use at most 200 characters.' : undefined,
+      'client-name':
+        name.trim() === ''
+          ? 'Enter a name people will see on the consent page.'
+          : name.length > 200
+            ? 'Use at most 200 characters.'
+            : undefined,
       'client-redirects': redirectError(redirects),
       scopes: scopes.length === 0 ? 'Choose at least one scope.' : undefined,
     };
     setErrors(found);
     if (hasErrors(found)) return;
     await run(async () => {
-      const body = { name: name.trim(), scopes, ...(lines(redirects).length > 0 ? { redirect_uris: lines(redirects) } : {}) };
+      const body = {
+        name: name.trim(),
+        scopes,
+        ...(lines(redirects).length > 0 ? { redirect_uris: lines(redirects) } : {}),
+      };
       const created = await api<CreatedClient>('POST', '/v1/me/oauth/clients', { project, body });
       await client.invalidateQueries({ queryKey: ['oauth-clients', project] });
       setName('');
@@ -59,12 +71,25 @@ function ClientForm({ project, onCreated }: { project: string; onCreated: (c: Cr
     <form onSubmit={(e) => void submit(e)} noValidate>
       <ErrorNotice error={error ?? info.error} />
       <Field id="client-name" label="Name" required value={name} onInput={setName} error={errors['client-name']} />
-      <Field id="client-redirects" label="Redirect URIs" multiline value={redirects} onInput={setRedirects}
+      <Field
+        id="client-redirects"
+        label="Redirect URIs"
+        multiline
+        value={redirects}
+        onInput={setRedirects}
         error={errors['client-redirects']}
-        hint="One per line, for the authorization-code flow. Leave empty for a client-credentials client." />
-      <ScopePicker idPrefix="client" scopes={info.data?.scopes ?? []} chosen={scopes} onChange={setScopes}
-        error={errors['scopes']} />
-      <button type="submit" class="primary" disabled={busy}>Create client</button>
+        hint="One per line, for the authorization-code flow. Leave empty for a client-credentials client."
+      />
+      <ScopePicker
+        idPrefix="client"
+        scopes={info.data?.scopes ?? []}
+        chosen={scopes}
+        onChange={setScopes}
+        error={errors['scopes']}
+      />
+      <button type="submit" class="primary" disabled={busy}>
+        Create client
+      </button>
     </form>
   );
 }
@@ -87,42 +112,78 @@ export function OAuthClients({ project }: { project: string }) {
   };
   return (
     <Page title="OAuth clients">
-      <p>An OAuth client lets an application (an MCP client, for example) ask a person for access to this project
-        instead of holding an API key.</p>
+      <p>
+        An OAuth client lets an application (an MCP client, for example) ask a person for access to this project instead
+        of holding an API key.
+      </p>
       {created === null || created.client_secret === undefined ? null : (
-        <SecretOnce title={`Client secret of ${created.client_id}`} secret={created.client_secret}
-          onDone={() => setCreated(null)} />
+        <SecretOnce
+          title={`Client secret of ${created.client_id}`}
+          secret={created.client_secret}
+          onDone={() => setCreated(null)}
+        />
       )}
       <h2>Create a client</h2>
       <ClientForm project={project} onCreated={setCreated} />
       <h2>Clients</h2>
       <ErrorNotice error={removal.error ?? list.error} />
-      {list.data === undefined ? <p>Loading…</p> : list.data.length === 0 ? <p>No OAuth clients yet.</p> : (
+      {list.data === undefined ? (
+        <p>Loading…</p>
+      ) : list.data.length === 0 ? (
+        <p>No OAuth clients yet.</p>
+      ) : (
         <div class="table-wrap">
           <table>
             <caption class="visually-hidden">OAuth clients of this project</caption>
-            <thead><tr><th scope="col">Name</th><th scope="col">Client id</th><th scope="col">Scopes</th>
-              <th scope="col">Redirect URIs</th><th scope="col">Created</th>
-              <th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Client id</th>
+                <th scope="col">Scopes</th>
+                <th scope="col">Redirect URIs</th>
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
             <tbody>
               {list.data.map((c) => (
                 <tr key={c.client_id}>
                   <td>{c.name ?? '—'}</td>
-                  <td><code>{c.client_id}</code></td>
+                  <td>
+                    <code>{c.client_id}</code>
+                  </td>
                   <td>{c.scopes.join(', ')}</td>
                   <td>{c.redirect_uris.length === 0 ? '—' : c.redirect_uris.map((u) => <div key={u}>{u}</div>)}</td>
                   <td>{formatDate(c.created_at)}</td>
-                  <td><button type="button" class="danger" onClick={() => setDeleting(c)}
-                    aria-label={`Delete client ${c.name ?? c.client_id}`}>Delete</button></td>
+                  <td>
+                    <button
+                      type="button"
+                      class="danger"
+                      onClick={() => setDeleting(c)}
+                      aria-label={`Delete client ${c.name ?? c.client_id}`}
+                    >
+                      Delete
+                    </button>
+                  </td>
                 </tr>
               ))}
             </tbody>
           </table>
         </div>
       )}
-      <ConfirmDialog open={deleting !== null} title="Delete this client?" confirmLabel="Delete client" busy={removal.busy}
-        onConfirm={() => void remove()} onCancel={() => setDeleting(null)}>
-        <p>Client <code>{deleting?.client_id}</code> and every token it holds stop working at once.</p>
+      <ConfirmDialog
+        open={deleting !== null}
+        title="Delete this client?"
+        confirmLabel="Delete client"
+        busy={removal.busy}
+        onConfirm={() => void remove()}
+        onCancel={() => setDeleting(null)}
+      >
+        <p>
+          Client <code>{deleting?.client_id}</code> and every token it holds stop working at once.
+        </p>
       </ConfirmDialog>
     </Page>
   );

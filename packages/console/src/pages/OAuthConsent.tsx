@@ -18,7 +18,7 @@ function Consent({ uid, interaction }: { uid: string; interaction: Interaction }
   const [busy, setBusy] = useState(false);
   const fixed = interaction.project_id ?? null;
   const offered = (projects.data ?? []).filter((p) => fixed === null || p.id === fixed);
-  const chosen = project !== '' ? project : offered[0]?.id ?? '';
+  const chosen = project !== '' ? project : (offered[0]?.id ?? '');
   const decide = async (allow: boolean): Promise<void> => {
     if (allow && chosen === '') {
       setError(new Error('Choose the project this application may use.'));
@@ -27,8 +27,11 @@ function Consent({ uid, interaction }: { uid: string; interaction: Interaction }
     setBusy(true);
     setError(null);
     try {
-      const answer = await api<{ redirect_to: string }>('POST', `/v1/account/oauth/interactions/${encodeURIComponent(uid)}`,
-        { body: { project_id: chosen, allow } });
+      const answer = await api<{ redirect_to: string }>(
+        'POST',
+        `/v1/account/oauth/interactions/${encodeURIComponent(uid)}`,
+        { body: { project_id: chosen, allow } },
+      );
       window.location.assign(answer.redirect_to);
     } catch (e) {
       setError(e);
@@ -37,27 +40,50 @@ function Consent({ uid, interaction }: { uid: string; interaction: Interaction }
   };
   return (
     <Page title={`Allow ${interaction.client.name}?`}>
-      <p><strong>{interaction.client.name}</strong> asks to use your Mnemos memory with these permissions:</p>
+      <p>
+        <strong>{interaction.client.name}</strong> asks to use your Mnemos memory with these permissions:
+      </p>
       <ul class="scope-list">
-        {interaction.scopes.map((s) => <li key={s.name}><code>{s.name}</code>: {s.description}</li>)}
+        {interaction.scopes.map((s) => (
+          <li key={s.name}>
+            <code>{s.name}</code>: {s.description}
+          </li>
+        ))}
       </ul>
       <ErrorNotice error={error ?? projects.error} />
-      {projects.data === undefined ? <p>Loading your projects…</p> : offered.length === 0
-        ? (fixed === null
-          ? <p>You have no project yet: <a href={paths.welcome}>create one</a>, then come back to this page.</p>
-          : <p>This application belongs to a project of another account: sign out and sign in with that account.</p>)
-        : (
-          <div class="field">
-            <label for="consent-project">Project</label>
-            <select id="consent-project" value={chosen}
-              onChange={(e) => setProject((e.currentTarget as HTMLSelectElement).value)}>
-              {offered.map((p) => <option key={p.id} value={p.id}>{p.name}</option>)}
-            </select>
-          </div>
-        )}
+      {projects.data === undefined ? (
+        <p>Loading your projects…</p>
+      ) : offered.length === 0 ? (
+        fixed === null ? (
+          <p>
+            You have no project yet: <a href={paths.welcome}>create one</a>, then come back to this page.
+          </p>
+        ) : (
+          <p>This application belongs to a project of another account: sign out and sign in with that account.</p>
+        )
+      ) : (
+        <div class="field">
+          <label for="consent-project">Project</label>
+          <select
+            id="consent-project"
+            value={chosen}
+            onChange={(e) => setProject((e.currentTarget as HTMLSelectElement).value)}
+          >
+            {offered.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
       <div class="actions">
-        <button type="button" class="primary" disabled={busy} onClick={() => void decide(true)}>Allow</button>
-        <button type="button" disabled={busy} onClick={() => void decide(false)}>Deny</button>
+        <button type="button" class="primary" disabled={busy} onClick={() => void decide(true)}>
+          Allow
+        </button>
+        <button type="button" disabled={busy} onClick={() => void decide(false)}>
+          Deny
+        </button>
       </div>
     </Page>
   );
@@ -71,13 +97,19 @@ export function OAuthConsent({ uid }: { uid: string }) {
     retry: false,
   });
   if (interaction.error !== null) {
-    return <Page title="Authorization request"><ErrorNotice error={interaction.error} /></Page>;
+    return (
+      <Page title="Authorization request">
+        <ErrorNotice error={interaction.error} />
+      </Page>
+    );
   }
   if (interaction.data === undefined || account === undefined) return <p>Loading…</p>;
   if (account === null) {
     return (
       <div>
-        <p class="notice">Sign in to let <strong>{interaction.data.client.name}</strong> use your memory.</p>
+        <p class="notice">
+          Sign in to let <strong>{interaction.data.client.name}</strong> use your memory.
+        </p>
         <AuthForm mode="signin" next={paths.oauth(uid)} />
       </div>
     );

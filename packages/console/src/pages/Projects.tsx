@@ -11,11 +11,17 @@ import { NewProjectForm, ProjectNameForm } from './Welcome';
 
 function RenameForm({ project, onDone }: { project: Project; onDone: () => void }) {
   return (
-    <ProjectNameForm id={`rename-${project.id}`} label="New name" initial={project.name} submitLabel="Save"
-      onCancel={onDone} send={async (name) => {
+    <ProjectNameForm
+      id={`rename-${project.id}`}
+      label="New name"
+      initial={project.name}
+      submitLabel="Save"
+      onCancel={onDone}
+      send={async (name) => {
         await api<Project>('PATCH', `/v1/account/projects/${encodeURIComponent(project.id)}`, { body: { name } });
         onDone();
-      }} />
+      }}
+    />
   );
 }
 
@@ -25,23 +31,44 @@ export function Projects() {
   return (
     <Page title="Projects">
       <ErrorNotice error={projects.error} />
-      {projects.data === undefined ? <p>Loading…</p> : (
+      {projects.data === undefined ? (
+        <p>Loading…</p>
+      ) : (
         <div class="table-wrap">
           <table>
             <caption class="visually-hidden">Your projects</caption>
-            <thead><tr><th scope="col">Name</th><th scope="col">Plan</th><th scope="col">Engine tenant</th>
-              <th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Plan</th>
+                <th scope="col">Engine tenant</th>
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
             <tbody>
               {projects.data.map((p) => (
                 <tr key={p.id}>
-                  <td>{renaming === p.id
-                    ? <RenameForm project={p} onDone={() => setRenaming(null)} />
-                    : <a href={paths.project(p.id, 'connect')}>{p.name}</a>}</td>
+                  <td>
+                    {renaming === p.id ? (
+                      <RenameForm project={p} onDone={() => setRenaming(null)} />
+                    ) : (
+                      <a href={paths.project(p.id, 'connect')}>{p.name}</a>
+                    )}
+                  </td>
                   <td>{p.plan}</td>
-                  <td><code>{p.tenant}</code></td>
+                  <td>
+                    <code>{p.tenant}</code>
+                  </td>
                   <td>{formatDate(p.created_at)}</td>
-                  <td>{renaming === p.id ? null
-                    : <button type="button" onClick={() => setRenaming(p.id)} aria-label={`Rename ${p.name}`}>Rename</button>}
+                  <td>
+                    {renaming === p.id ? null : (
+                      <button type="button" onClick={() => setRenaming(p.id)} aria-label={`Rename ${p.name}`}>
+                        Rename
+                      </button>
+                    )}
                   </td>
                 </tr>
               ))}

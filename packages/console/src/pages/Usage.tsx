@@ -25,10 +25,14 @@ export function Usage({ project }: { project: string }) {
   return (
     <Page title="Usage">
       <ErrorNotice error={usage.error} />
-      {data === undefined ? <p>Loading…</p> : (
+      {data === undefined ? (
+        <p>Loading…</p>
+      ) : (
         <>
-          <p>Plan <strong>{data.plan}</strong>, period <strong>{data.period}</strong>. Counters reset
-            on <strong data-testid="resets-at">{formatDate(data.resets_at)}</strong>.</p>
+          <p>
+            Plan <strong>{data.plan}</strong>, period <strong>{data.period}</strong>. Counters reset on{' '}
+            <strong data-testid="resets-at">{formatDate(data.resets_at)}</strong>.
+          </p>
           <div class="gauges">
             {QUOTAS.map((q) => {
               const { used, limit } = data[q.key];
@@ -36,18 +40,29 @@ export function Usage({ project }: { project: string }) {
               return (
                 <div class="gauge" key={q.key} data-metric={q.key}>
                   <h2 id={`gauge-${q.key}`}>{q.label}</h2>
-                  <meter aria-labelledby={`gauge-${q.key}`} min={0} max={Math.max(limit, 1)} value={used}
-                    low={limit * 0.8} high={limit * 0.95} optimum={0} />
-                  <p><span data-testid={`used-${q.key}`}>{formatNumber(used)}</span> of
-                    <span data-testid={`limit-${q.key}`}> {formatNumber(limit)}</span> ({percent.toFixed(1)}%)</p>
+                  <meter
+                    aria-labelledby={`gauge-${q.key}`}
+                    min={0}
+                    max={Math.max(limit, 1)}
+                    value={used}
+                    low={limit * 0.8}
+                    high={limit * 0.95}
+                    optimum={0}
+                  />
+                  <p>
+                    <span data-testid={`used-${q.key}`}>{formatNumber(used)}</span> of
+                    <span data-testid={`limit-${q.key}`}> {formatNumber(limit)}</span> ({percent.toFixed(1)}%)
+                  </p>
                 </div>
               );
             })}
           </div>
           <h2>Day by day</h2>
-          {data.daily === undefined || data.daily.length === 0
-            ? <p>No daily counts yet this month.</p>
-            : <DailyChart days={data.daily} />}
+          {data.daily === undefined || data.daily.length === 0 ? (
+            <p>No daily counts yet this month.</p>
+          ) : (
+            <DailyChart days={data.daily} />
+          )}
         </>
       )}
     </Page>

@@ -40,10 +40,23 @@ export function ProjectNameForm(props: ProjectNameFormProps) {
   return (
     <form class={props.onCancel === undefined ? undefined : 'inline'} onSubmit={(e) => void submit(e)} noValidate>
       <ErrorNotice error={error} />
-      <Field id={props.id} label={props.label} required value={name} onInput={setName} error={nameError}
-        hint={props.onCancel === undefined ? 'For example the agent or app that will use this memory.' : undefined} />
-      <button type="submit" class="primary" disabled={busy}>{props.submitLabel}</button>
-      {props.onCancel === undefined ? null : <button type="button" onClick={props.onCancel}>Cancel</button>}
+      <Field
+        id={props.id}
+        label={props.label}
+        required
+        value={name}
+        onInput={setName}
+        error={nameError}
+        hint={props.onCancel === undefined ? 'For example the agent or app that will use this memory.' : undefined}
+      />
+      <button type="submit" class="primary" disabled={busy}>
+        {props.submitLabel}
+      </button>
+      {props.onCancel === undefined ? null : (
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+      )}
     </form>
   );
 }
@@ -52,10 +65,15 @@ export function ProjectNameForm(props: ProjectNameFormProps) {
 export function NewProjectForm() {
   const location = useLocation();
   return (
-    <ProjectNameForm id="project-name" label="Project name" submitLabel="Create project" send={async (name) => {
-      const project = await api<Project>('POST', '/v1/account/projects', { body: { name } });
-      location.route(paths.project(project.id, 'connect'));
-    }} />
+    <ProjectNameForm
+      id="project-name"
+      label="Project name"
+      submitLabel="Create project"
+      send={async (name) => {
+        const project = await api<Project>('POST', '/v1/account/projects', { body: { name } });
+        location.route(paths.project(project.id, 'connect'));
+      }}
+    />
   );
 }
 

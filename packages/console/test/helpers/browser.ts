@@ -15,11 +15,26 @@ export const CHROMIUM = process.env['MNEMOS_TEST_CHROMIUM'] ?? '/usr/bin/chromiu
 export const WIDTHS = [1440, 375] as const;
 /** Set to a folder (docs/console) to also write the small screenshots of the walk that docs/console.md shows. */
 const DOCS_DIR = process.env['MNEMOS_CONSOLE_DOCS'];
-const WALK = new Set(['signup', 'welcome', 'connect', 'keys-secret', 'playground', 'memory-bank', 'usage', 'oauth-consent']);
+const WALK = new Set([
+  'signup',
+  'welcome',
+  'connect',
+  'keys-secret',
+  'playground',
+  'memory-bank',
+  'usage',
+  'oauth-consent',
+]);
 
 const CHROMIUM_FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 
 /** Builds the console from its sources into a fresh folder (what the gateway serves in the test). */
@@ -35,8 +50,10 @@ export async function launchChromium(): Promise<Browser> {
     return await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
   } catch (error) {
     const reason = (error as Error).message.split('\n')[0] ?? '';
-    throw new Error(`cannot start Chromium at ${CHROMIUM} (${reason}); install it (apt-get install chromium) `
-      + 'or set MNEMOS_TEST_CHROMIUM');
+    throw new Error(
+      `cannot start Chromium at ${CHROMIUM} (${reason}); install it (apt-get install chromium) ` +
+        'or set MNEMOS_TEST_CHROMIUM',
+    );
   }
 }
 
@@ -58,8 +75,9 @@ export class PageWatch {
       const text = message.text();
       const where = message.location().url;
       const status = /status of (\d{3})/.exec(text)?.[1];
-      const allowed = status !== undefined
-        && this.expected.some((e) => String(e.status) === status && new URL(where).pathname === e.path);
+      const allowed =
+        status !== undefined &&
+        this.expected.some((e) => String(e.status) === status && new URL(where).pathname === e.path);
       if (!allowed) this.errors.push(`${text} (${where})`);
     });
     page.on('pageerror', (error) => this.errors.push(`uncaught: ${error.message}`));
@@ -94,9 +112,9 @@ export async function assertAccessible(page: Page, name: string): Promise<void> 
   axeSource ??= await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
   // Evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern.
   await page.evaluate(axeSource);
-  const violations = await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
+  const violations = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
     r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
-      targets: v.nodes.slice(0, 3).map((n) => String(n.target)) })))`) as AxeViolation[];
+      targets: v.nodes.slice(0, 3).map((n) => String(n.target)) })))`)) as AxeViolation[];
   const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   assert.deepEqual(serious, [], `${name}: no serious or critical accessibility violation`);
 }
@@ -117,7 +135,7 @@ export async function assertFitsNarrow(page: Page, name: string): Promise<void> 
   await page.setViewportSize({ width: 375, height: 900 });
   // When the page scrolls sideways, the innermost elements past the right edge (outside boxes that scroll on their
   // own, like wide tables), named so that a failure says what to fix.
-  const overflowing = await page.evaluate(`(() => {
+  const overflowing = (await page.evaluate(`(() => {
     const root = document.documentElement;
     if (root.scrollWidth <= root.clientWidth) return [];
     const scrolls = (el) => ['auto', 'scroll', 'hidden'].includes(getComputedStyle(el).overflowX);
@@ -129,7 +147,7 @@ export async function assertFitsNarrow(page: Page, name: string): Promise<void> 
       .slice(0, 5).map((el) => el.tagName.toLowerCase() + (el.className ? '.' + String(el.className) : '')
         + ' ' + Math.round(el.getBoundingClientRect().right) + 'px');
     return named.length > 0 ? named : ['the page is ' + (root.scrollWidth - root.clientWidth) + ' px too wide'];
-  })()`) as string[];
+  })()`)) as string[];
   await page.setViewportSize({ width: WIDTHS[0], height: 900 });
   assert.deepEqual(overflowing, [], `${name}: the page fits 375 px without sideways scrolling`);
 }
