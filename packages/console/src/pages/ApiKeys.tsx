@@ -7,6 +7,7 @@ import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { Field, hasErrors, type FieldErrors } from '../components/Field';
 import { Page } from '../components/Page';
+import { Table } from '../components/Table';
 import { ScopePicker } from '../components/ScopePicker';
 import { SecretOnce } from '../components/SecretOnce';
 import { formatDate } from '../format';
@@ -149,56 +150,40 @@ export function ApiKeys({ project }: { project: string }) {
       ) : keys.data.length === 0 ? (
         <p>No keys yet.</p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">API keys of this project</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Prefix</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.map((k) => (
-                <tr key={k.id} data-key-prefix={k.prefix}>
-                  <td>{k.name ?? '—'}</td>
-                  <td>
-                    <code>{k.prefix}</code>
-                  </td>
-                  <td>
-                    {k.scopes.join(', ')}
-                    {k.banks === null ? null : <div class="hint">banks: {k.banks.join(', ')}</div>}
-                    {k.spaces === null ? null : <div class="hint">spaces: {k.spaces.join(', ')}</div>}
-                  </td>
-                  <td>{formatDate(k.created_at)}</td>
-                  <td>{formatDate(k.last_used_at)}</td>
-                  <td>{formatDate(k.expires_at)}</td>
-                  <td>{status(k)}</td>
-                  <td>
-                    {status(k) === 'revoked' ? null : (
-                      <button
-                        type="button"
-                        class="danger"
-                        onClick={() => setRevoking(k)}
-                        aria-label={`Revoke key ${k.name ?? k.prefix}`}
-                      >
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          caption="API keys of this project"
+          headers={['Name', 'Prefix', 'Scopes', 'Created', 'Last used', 'Expires', 'Status', '']}
+        >
+          {keys.data.map((k) => (
+            <tr key={k.id} data-key-prefix={k.prefix}>
+              <td>{k.name ?? '—'}</td>
+              <td>
+                <code>{k.prefix}</code>
+              </td>
+              <td>
+                {k.scopes.join(', ')}
+                {k.banks === null ? null : <div class="hint">banks: {k.banks.join(', ')}</div>}
+                {k.spaces === null ? null : <div class="hint">spaces: {k.spaces.join(', ')}</div>}
+              </td>
+              <td>{formatDate(k.created_at)}</td>
+              <td>{formatDate(k.last_used_at)}</td>
+              <td>{formatDate(k.expires_at)}</td>
+              <td>{status(k)}</td>
+              <td>
+                {status(k) === 'revoked' ? null : (
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={() => setRevoking(k)}
+                    aria-label={`Revoke key ${k.name ?? k.prefix}`}
+                  >
+                    Revoke
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       <ConfirmDialog
         open={revoking !== null}

@@ -4,6 +4,7 @@ import { keepPreviousData, useQuery } from '@tanstack/preact-query';
 import { api } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { Page } from '../components/Page';
+import { Table } from '../components/Table';
 import { Pager } from '../components/Pager';
 import { formatDate, formatNumber } from '../format';
 import { paths } from '../paths';
@@ -50,32 +51,19 @@ export function Banks({ project }: { project: string }) {
             : 'No bank matches.'}
         </p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Banks</caption>
-            <thead>
-              <tr>
-                <th scope="col">Bank</th>
-                <th scope="col">Memories</th>
-                <th scope="col">Last write</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {banks.data.banks.map((b) => (
-                <tr key={b.bank_id}>
-                  <td>
-                    <a href={paths.bank(project, b.bank_id)}>{b.bank_id}</a>
-                    {b.name !== '' && b.name !== b.bank_id ? <div class="hint">{b.name}</div> : null}
-                  </td>
-                  <td>{formatNumber(b.memory_count)}</td>
-                  <td>{formatDate(b.last_write_at)}</td>
-                  <td>{formatDate(b.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table caption="Banks" headers={['Bank', 'Memories', 'Last write', 'Created']}>
+          {banks.data.banks.map((b) => (
+            <tr key={b.bank_id}>
+              <td>
+                <a href={paths.bank(project, b.bank_id)}>{b.bank_id}</a>
+                {b.name !== '' && b.name !== b.bank_id ? <div class="hint">{b.name}</div> : null}
+              </td>
+              <td>{formatNumber(b.memory_count)}</td>
+              <td>{formatDate(b.last_write_at)}</td>
+              <td>{formatDate(b.created_at)}</td>
+            </tr>
+          ))}
+        </Table>
       )}
       {banks.data === undefined ? null : (
         <Pager

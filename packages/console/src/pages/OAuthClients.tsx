@@ -7,6 +7,7 @@ import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { Field, hasErrors, type FieldErrors } from '../components/Field';
 import { Page } from '../components/Page';
+import { Table } from '../components/Table';
 import { ScopePicker } from '../components/ScopePicker';
 import { SecretOnce } from '../components/SecretOnce';
 import { formatDate } from '../format';
@@ -132,46 +133,32 @@ export function OAuthClients({ project }: { project: string }) {
       ) : list.data.length === 0 ? (
         <p>No OAuth clients yet.</p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">OAuth clients of this project</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Client id</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Redirect URIs</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((c) => (
-                <tr key={c.client_id}>
-                  <td>{c.name ?? '—'}</td>
-                  <td>
-                    <code>{c.client_id}</code>
-                  </td>
-                  <td>{c.scopes.join(', ')}</td>
-                  <td>{c.redirect_uris.length === 0 ? '—' : c.redirect_uris.map((u) => <div key={u}>{u}</div>)}</td>
-                  <td>{formatDate(c.created_at)}</td>
-                  <td>
-                    <button
-                      type="button"
-                      class="danger"
-                      onClick={() => setDeleting(c)}
-                      aria-label={`Delete client ${c.name ?? c.client_id}`}
-                    >
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          caption="OAuth clients of this project"
+          headers={['Name', 'Client id', 'Scopes', 'Redirect URIs', 'Created', '']}
+        >
+          {list.data.map((c) => (
+            <tr key={c.client_id}>
+              <td>{c.name ?? '—'}</td>
+              <td>
+                <code>{c.client_id}</code>
+              </td>
+              <td>{c.scopes.join(', ')}</td>
+              <td>{c.redirect_uris.length === 0 ? '—' : c.redirect_uris.map((u) => <div key={u}>{u}</div>)}</td>
+              <td>{formatDate(c.created_at)}</td>
+              <td>
+                <button
+                  type="button"
+                  class="danger"
+                  onClick={() => setDeleting(c)}
+                  aria-label={`Delete client ${c.name ?? c.client_id}`}
+                >
+                  Delete
+                </button>
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       <ConfirmDialog
         open={deleting !== null}

@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { Page } from '../components/Page';
+import { Table } from '../components/Table';
 import { formatDate } from '../format';
 import { paths } from '../paths';
 import { useProjects } from '../projects';
@@ -34,47 +35,31 @@ export function Projects() {
       {projects.data === undefined ? (
         <p>Loading…</p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Your projects</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Plan</th>
-                <th scope="col">Engine tenant</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {projects.data.map((p) => (
-                <tr key={p.id}>
-                  <td>
-                    {renaming === p.id ? (
-                      <RenameForm project={p} onDone={() => setRenaming(null)} />
-                    ) : (
-                      <a href={paths.project(p.id, 'connect')}>{p.name}</a>
-                    )}
-                  </td>
-                  <td>{p.plan}</td>
-                  <td>
-                    <code>{p.tenant}</code>
-                  </td>
-                  <td>{formatDate(p.created_at)}</td>
-                  <td>
-                    {renaming === p.id ? null : (
-                      <button type="button" onClick={() => setRenaming(p.id)} aria-label={`Rename ${p.name}`}>
-                        Rename
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table caption="Your projects" headers={['Name', 'Plan', 'Engine tenant', 'Created', '']}>
+          {projects.data.map((p) => (
+            <tr key={p.id}>
+              <td>
+                {renaming === p.id ? (
+                  <RenameForm project={p} onDone={() => setRenaming(null)} />
+                ) : (
+                  <a href={paths.project(p.id, 'connect')}>{p.name}</a>
+                )}
+              </td>
+              <td>{p.plan}</td>
+              <td>
+                <code>{p.tenant}</code>
+              </td>
+              <td>{formatDate(p.created_at)}</td>
+              <td>
+                {renaming === p.id ? null : (
+                  <button type="button" onClick={() => setRenaming(p.id)} aria-label={`Rename ${p.name}`}>
+                    Rename
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       <h2>New project</h2>
       <NewProjectForm />
