@@ -112,6 +112,16 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX account_sessions_expires_idx ON account_sessions (expires_at);
   `,
+  // 5: counted units per project, UTC day and metric (the console's daily usage chart; usage-daily.ts).
+  `
+  CREATE TABLE usage_daily (
+    project_id text NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    day date NOT NULL,
+    metric text NOT NULL,
+    used bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (project_id, day, metric)
+  );
+  `,
 ];
 
 export type Pool = pg.Pool;

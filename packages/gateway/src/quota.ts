@@ -16,6 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool } from './db.js';
 import { METRICS, periodOf, type Metric } from './scopes.js';
+import { dayOfWrite } from './usage-daily.js';
 
 export const QUOTA_CHANNEL = 'mnemos_quota';
 const DEAD_AFTER_S = 60;
@@ -270,13 +271,18 @@ export class QuotaLedger {
     c.available -= idle;
     c.flushing += consumed;
     try {
+      // The same units also count for the day they are written on (the console's daily chart).
       const res = await this.pool.query<{ used: string }>(
         `WITH l AS (
            UPDATE quota_leases SET units = units - $5 - $6${ack ? ', acked_at = clock_timestamp()' : ''}
-           WHERE instance_id = $1 AND project_id = $2 AND period = $3 AND metric = $4)
+           WHERE instance_id = $1 AND project_id = $2 AND period = $3 AND metric = $4),
+         d AS (
+           INSERT INTO usage_daily AS d (project_id, day, metric, used) SELECT $2, $7::date, $4, $8::bigint
+           WHERE $8::bigint > 0
+           ON CONFLICT (project_id, day, metric) DO UPDATE SET used = d.used + EXCLUDED.used)
          UPDATE usage_counters SET used = used + $5, leased = leased - $5 - $6
          WHERE project_id = $2 AND period = $3 AND metric = $4 RETURNING used`,
-        [this.instance, c.projectId, c.period, c.metric, consumed, idle],
+        [this.instance, c.projectId, c.period, c.metric, consumed, idle, dayOfWrite(c.period, new Date()), consumed],
       );
       c.base = Math.max(c.base, Number(res.rows[0]?.used ?? 0));
     } catch (err) {

@@ -140,6 +140,10 @@ export const UsageSchema = Type.Object({
   memories: Type.Object({ used: Type.Integer(), limit: Type.Integer() }),
   recalls: Type.Object({ used: Type.Integer(), limit: Type.Integer() }),
   reflects: Type.Object({ used: Type.Integer(), limit: Type.Integer() }),
+  daily: Type.Array(Type.Object({
+    date: Type.String({ description: 'UTC day, YYYY-MM-DD' }),
+    memories: Type.Integer(), recalls: Type.Integer(), reflects: Type.Integer(),
+  }), { description: 'Each day of the month so far, with the units counted on it' }),
 });
 
 export const ProblemSchema = Type.Object({

@@ -3,6 +3,7 @@
 import type { Pool } from './db.js';
 import { hashPassword, newApiKey, newId } from './ids.js';
 import { limitsFor, METRICS, periodOf, type Limits, type Metric, type Scope } from './scopes.js';
+import { dailyUsage, type DailyUsage } from './usage-daily.js';
 
 export interface Account {
   id: string;
@@ -109,6 +110,7 @@ export interface UsageReport {
   memories: { used: number; limit: number };
   recalls: { used: number; limit: number };
   reflects: { used: number; limit: number };
+  daily: DailyUsage[];
 }
 
 export class Store {
@@ -243,6 +245,7 @@ export class Store {
       memories: { used: 0, limit: 0 },
       recalls: { used: 0, limit: 0 },
       reflects: { used: 0, limit: 0 },
+      daily: await dailyUsage(this.pool, project.id, now),
     };
     for (const m of METRICS) report[m] = { used: used(m), limit: limits[m] };
     return report;

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Sessions } from '../src/account/sessions.js';
+import { dayOfWrite } from '../src/usage-daily.js';
 import { createPool, migrate } from '../src/db.js';
 import { Store } from '../src/store.js';
 import {
@@ -17,7 +18,9 @@ const SESSION = 'mnemos_session';
 const newEmail = (): string => `c${randomBytes(4).toString('hex')}@example.com`;
 
 /** Signs a new account up through the console endpoint; the browser keeps the cookie and the CSRF token. */
-async function signUp(base: string, email = newEmail()): Promise<{ browser: Browser; accountId: string; email: string }> {
+async function signUp(
+  base: string, email = newEmail(),
+): Promise<{ browser: Browser; accountId: string; email: string }> {
   const browser = new Browser(base);
   const res = await browser.json('POST', '/v1/account/signup', { email, password: PASSWORD });
   assert.equal(res.status, 201, res.text);
@@ -70,9 +73,18 @@ describe('console account endpoints', () => {
     assert.equal(me.status, 200, me.text);
     assert.deepEqual(obj(me.body), body);
     // The account signs in again with the password it chose.
-    const again = await new Browser(h.url).json('POST', '/v1/account/session', { email: email.toUpperCase(), password: PASSWORD });
+    const again = await new Browser(h.url).json('POST', '/v1/account/session',
+      { email: email.toUpperCase(), password: PASSWORD });
     assert.equal(again.status, 200, again.text);
     assert.notEqual(obj(again.body)['csrf_token'], body['csrf_token'], 'each session has its own CSRF token');
+    // Signing in again in the same browser replaces its session: the previous token stops working.
+    const before = browser.cookie(SESSION) ?? '';
+    assert.equal((await browser.json('POST', '/v1/account/session', { email, password: PASSWORD })).status, 200);
+    assert.notEqual(browser.cookie(SESSION), before);
+    const stale = new Browser(h.url);
+    stale.setCookie(SESSION, before);
+    assert.ok(isProblem(await stale.json('GET', '/v1/account/session'), 401));
+    assert.equal((await browser.json('GET', '/v1/account/session')).status, 200);
   });
 
   it('refuses a taken email (409), a weak password naming the rule (400) and a malformed email (400)', async () => {
@@ -91,13 +103,17 @@ describe('console account endpoints', () => {
     // The refused sign-ups created no account: the email signs up afterwards.
     await signUp(h.url, same);
 
-    for (const body of [{ email: 'not-an-email', password: PASSWORD }, { email: newEmail() }, { email: newEmail(), password: PASSWORD, admin: true }]) {
+    const malformed = [
+      { email: 'not-an-email', password: PASSWORD }, { email: newEmail() },
+      { email: newEmail(), password: PASSWORD, admin: true },
+    ];
+    for (const body of malformed) {
       const res = await new Browser(h.url).json('POST', '/v1/account/signup', body);
       assert.ok(isProblem(res, 400, 'validation_failed'), res.text);
     }
   });
 
-  it('refuses a wrong password (401 invalid_credentials), then throttles the account with 429 and Retry-After', async () => {
+  it('refuses a wrong password (401 invalid_credentials), then throttles the account (429, Retry-After)', async () => {
     const { email } = await signUp(h.url);
     const browser = new Browser(h.url);
     const signIn = (password: string): Promise<{ status: number; headers: Headers; text: string; body: unknown }> =>
@@ -137,7 +153,7 @@ describe('console account endpoints', () => {
     assert.ok(isProblem(await copy.json('GET', '/v1/account/projects'), 401));
   });
 
-  it('refuses a state-changing cookie call without the right X-CSRF-Token (403 csrf_failed), changing nothing', async () => {
+  it('refuses a state-changing cookie call without the right X-CSRF-Token (403 csrf_failed)', async () => {
     const { browser } = await signUp(h.url);
     const projectId = await firstProject(browser);
     for (const headers of [{ 'x-csrf-token': '' }, { 'x-csrf-token': 'wrong-token' }]) {
@@ -145,7 +161,8 @@ describe('console account endpoints', () => {
       assert.ok(isProblem(created, 403, 'csrf_failed'), created.text);
       const renamed = await browser.json('PATCH', `/v1/account/projects/${projectId}`, { name: 'Sneaky' }, headers);
       assert.ok(isProblem(renamed, 403, 'csrf_failed'), renamed.text);
-      const key = await browser.json('POST', '/v1/me/keys', { name: 'sneaky' }, { ...headers, 'x-mnemos-project': projectId });
+      const key = await browser.json('POST', '/v1/me/keys', { name: 'sneaky' },
+        { ...headers, 'x-mnemos-project': projectId });
       assert.ok(isProblem(key, 403, 'csrf_failed'), key.text);
     }
     const projects = await browser.json('GET', '/v1/account/projects');
@@ -154,7 +171,8 @@ describe('console account endpoints', () => {
     assert.deepEqual(obj(keys.body)['items'], []);
     // A Bearer credential is not affected by the cookie or the header.
     const { key } = await setupProject(h.url);
-    const bearer = await browser.json('POST', '/v1/me/keys', { name: 'api' }, { authorization: `Bearer ${key}`, 'x-csrf-token': '' });
+    const bearer = await browser.json('POST', '/v1/me/keys', { name: 'api' },
+      { authorization: `Bearer ${key}`, 'x-csrf-token': '' });
     assert.equal(bearer.status, 201, bearer.text);
   });
 
@@ -172,7 +190,8 @@ describe('console account endpoints', () => {
     const renamed = await a.browser.json('PATCH', `/v1/account/projects/${id}`, { name: 'Alpha 2' });
     assert.equal(renamed.status, 200, renamed.text);
     assert.equal(obj(renamed.body)['name'], 'Alpha 2');
-    assert.deepEqual((obj((await a.browser.json('GET', '/v1/account/projects')).body)['projects'] as Json[]).map((p) => p['name']), ['Alpha 2']);
+    const names = obj((await a.browser.json('GET', '/v1/account/projects')).body)['projects'] as Json[];
+    assert.deepEqual(names.map((p) => p['name']), ['Alpha 2']);
     // Another account neither sees nor renames it.
     assert.deepEqual(obj((await b.browser.json('GET', '/v1/account/projects')).body), { projects: [] });
     const foreign = await b.browser.json('PATCH', `/v1/account/projects/${id}`, { name: 'Mine now' });
@@ -180,7 +199,8 @@ describe('console account endpoints', () => {
     const admin = await call(h.url, 'GET', `/admin/projects/${id}`, { token: ADMIN_TOKEN });
     assert.equal(obj(admin.body)['name'], 'Alpha 2');
     for (const body of [{}, { name: '' }, { name: 'x'.repeat(201) }, { name: 'ok', plan: 'scale' }]) {
-      assert.ok(isProblem(await a.browser.json('POST', '/v1/account/projects', body), 400, 'validation_failed'), JSON.stringify(body));
+      const refused = await a.browser.json('POST', '/v1/account/projects', body);
+      assert.ok(isProblem(refused, 400, 'validation_failed'), JSON.stringify(body));
     }
     assert.ok(isProblem(await new Browser(h.url).json('GET', '/v1/account/projects'), 401, 'unauthorized'));
   });
@@ -193,24 +213,36 @@ describe('console account endpoints', () => {
     assert.equal(key.status, 201, key.text);
     const secret = String(obj(key.body)['key']);
 
-    const retained = await browser.json('POST', '/v1/me/banks/notes/memories', { content: 'The console user grows tomatoes on the balcony.' }, as);
+    const content = 'The console user grows tomatoes on the balcony.';
+    const retained = await browser.json('POST', '/v1/me/banks/notes/memories', { content }, as);
     assert.equal(retained.status, 200, retained.text);
     const recalled = await browser.json('POST', '/v1/me/banks/notes/memories/recall', { query: 'tomatoes' }, as);
     assert.equal(recalled.status, 200, recalled.text);
     assert.match(recalled.text, /tomatoes/);
     // The key made in the console works as an API key, with only its scope.
-    assert.equal((await call(h.url, 'POST', '/v1/me/banks/notes/memories/recall', { token: secret, body: { query: 'tomatoes' } })).status, 200);
-    assert.ok(isProblem(await call(h.url, 'POST', '/v1/me/banks/notes/memories', { token: secret, body: { content: 'x' } }), 403, 'insufficient_scope'));
+    const recallAt = '/v1/me/banks/notes/memories/recall';
+    assert.equal((await call(h.url, 'POST', recallAt, { token: secret, body: { query: 'tomatoes' } })).status, 200);
+    const retainByKey = await call(h.url, 'POST', '/v1/me/banks/notes/memories',
+      { token: secret, body: { content: 'x' } });
+    assert.ok(isProblem(retainByKey, 403, 'insufficient_scope'));
 
     const usage = await browser.json('GET', '/v1/me/usage', undefined, as);
     assert.equal(usage.status, 200, usage.text);
     assert.equal(obj(obj(usage.body)['recalls'])['used'], 2);
     assert.equal(obj(obj(usage.body)['memories'])['used'], 1);
+    // The daily series: every day of the month so far, adding up to the month's counts.
+    const daily = obj(usage.body)['daily'] as Json[];
+    const period = String(obj(usage.body)['period']);
+    assert.deepEqual(daily.map((d) => d['date']), daily.map((_d, i) => `${period}-${String(i + 1).padStart(2, '0')}`));
+    for (const metric of ['memories', 'recalls', 'reflects']) {
+      const total = daily.reduce((sum, d) => sum + Number(d[metric]), 0);
+      assert.equal(total, obj(obj(usage.body)[metric])['used'], metric);
+    }
     const listed = await browser.json('GET', '/v1/me/keys', undefined, as);
     assert.deepEqual((obj(listed.body)['items'] as Json[]).map((k) => k['name']), ['reader']);
     const revoked = await browser.json('DELETE', `/v1/me/keys/${String(obj(key.body)['id'])}`, undefined, as);
     assert.equal(revoked.status, 200, revoked.text);
-    assert.ok(isProblem(await call(h.url, 'POST', '/v1/me/banks/notes/memories/recall', { token: secret, body: { query: 'q' } }), 401));
+    assert.ok(isProblem(await call(h.url, 'POST', recallAt, { token: secret, body: { query: 'q' } }), 401));
   });
 
   it("refuses another account's project (404), a missing project header (400) and no session (401)", async () => {
@@ -219,7 +251,8 @@ describe('console account endpoints', () => {
     const other = await setupProject(h.url);
     const foreign = await browser.json('GET', '/v1/me/usage', undefined, { 'x-mnemos-project': other.projectId });
     assert.ok(isProblem(foreign, 404, 'not_found'), foreign.text);
-    const retain = await browser.json('POST', '/v1/me/banks/b/memories', { content: 'into a foreign project' }, { 'x-mnemos-project': other.projectId });
+    const retain = await browser.json('POST', '/v1/me/banks/b/memories', { content: 'into a foreign project' },
+      { 'x-mnemos-project': other.projectId });
     assert.ok(isProblem(retain, 404, 'not_found'), retain.text);
     const otherMemories = await call(h.url, 'GET', '/v1/me/banks/b/memories', { token: other.key });
     assert.doesNotMatch(otherMemories.text, /foreign project/);
@@ -230,20 +263,24 @@ describe('console account endpoints', () => {
     assert.ok(isProblem(await browser.json('GET', '/v1/me/usage'), 400, 'project_required'));
     const anonymous = new Browser(h.url);
     anonymous.setCookie(SESSION, 'A'.repeat(43));
-    assert.ok(isProblem(await anonymous.json('GET', '/v1/me/usage', undefined, { 'x-mnemos-project': other.projectId }), 401));
+    const unknownSession = await anonymous.json('GET', '/v1/me/usage', undefined,
+      { 'x-mnemos-project': other.projectId });
+    assert.ok(isProblem(unknownSession, 401));
   });
 
   it('documents the account paths and the console security scheme in the OpenAPI document', async () => {
     const doc = obj((await call(h.url, 'GET', '/openapi.json')).body);
     const paths = obj(doc['paths']);
-    for (const p of ['/v1/account/signup', '/v1/account/session', '/v1/account/projects', '/v1/account/projects/{id}']) {
+    const account = ['/v1/account/signup', '/v1/account/session', '/v1/account/projects', '/v1/account/projects/{id}'];
+    for (const p of account) {
       assert.ok(p in paths, p);
     }
     const schemes = obj(obj(doc['components'])['securitySchemes']);
     assert.deepEqual(obj(schemes['consoleSession'])['in'], 'cookie');
     assert.deepEqual(obj(schemes['consoleProject'])['name'], 'X-Mnemos-Project');
     const usage = obj(obj(paths['/v1/me/usage'])['get']);
-    assert.deepEqual(usage['security'], [{ oauth2: ['project:read'] }, { apiKey: [] }, { consoleSession: [], consoleProject: [] }]);
+    const console = { consoleSession: [], consoleProject: [] };
+    assert.deepEqual(usage['security'], [{ oauth2: ['project:read'] }, { apiKey: [] }, console]);
   });
 });
 
@@ -254,13 +291,13 @@ describe('console sign-up closed, HTTPS public URL', () => {
   });
   after(async () => { await h.close(); });
 
-  it('refuses sign-up (403 signup_closed) while accounts made by the admin API sign in with a Secure cookie', async () => {
+  it('refuses sign-up (403 signup_closed); accounts from the admin API sign in with a Secure cookie', async () => {
     const email = newEmail();
     const refused = await new Browser(h.url).json('POST', '/v1/account/signup', { email, password: PASSWORD });
     assert.ok(isProblem(refused, 403, 'signup_closed'), refused.text);
     assert.equal(sessionCookie(refused), '');
-    assert.ok(isProblem(await new Browser(h.url).json('POST', '/v1/account/session', { email, password: PASSWORD }), 401),
-      'the refused sign-up created no account');
+    const noAccount = await new Browser(h.url).json('POST', '/v1/account/session', { email, password: PASSWORD });
+    assert.ok(isProblem(noAccount, 401), 'the refused sign-up created no account');
 
     await setupProject(h.url, { email, password: PASSWORD });
     const browser = new Browser(h.url);
@@ -304,5 +341,14 @@ describe('console sessions', () => {
       await pool.end();
       await db.drop();
     }
+  });
+});
+
+describe('daily usage', () => {
+  it('counts units for the day they are written on, or the last day of their month once it has ended', () => {
+    assert.equal(dayOfWrite('2030-01', new Date('2030-01-17T23:59:59Z')), '2030-01-17');
+    assert.equal(dayOfWrite('2030-01', new Date('2030-02-01T00:00:01Z')), '2030-01-31');
+    assert.equal(dayOfWrite('2028-02', new Date('2028-03-01T00:00:00Z')), '2028-02-29');
+    assert.equal(dayOfWrite('2030-12', new Date('2031-01-01T00:00:00Z')), '2030-12-31');
   });
 });

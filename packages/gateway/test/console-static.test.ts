@@ -69,13 +69,15 @@ describe('console app served by the gateway', () => {
     assert.ok(isProblem(missing, 404, 'not_found'), missing.text);
     for (const p of ['/console/.env', '/console/%2e%2e/%2e%2e/package.json', '/console/..%2f..%2fpackage.json']) {
       const res = await call(h.url, 'GET', p);
-      assert.ok(!res.text.includes('SECRET') && !res.text.includes('"name"'), `${p}: ${res.status} ${res.text.slice(0, 80)}`);
-      assert.ok(res.status === 404 || res.status === 400 || (res.status === 200 && res.text === INDEX), `${p}: ${res.status}`);
+      const what = `${p}: ${res.status} ${res.text.slice(0, 80)}`;
+      assert.ok(!res.text.includes('SECRET') && !res.text.includes('"name"'), what);
+      assert.ok(res.status === 404 || res.status === 400 || (res.status === 200 && res.text === INDEX), what);
     }
   });
 
   it('sends the browser of an authorization request to the console page, which loads the app', async () => {
-    const reg = await call(h.url, 'POST', '/oauth/register', { body: { client_name: 'App', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' } });
+    const client = { client_name: 'App', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
+    const reg = await call(h.url, 'POST', '/oauth/register', { body: client });
     assert.equal(reg.status, 201, reg.text);
     const browser = new Browser(h.url);
     const start = await browser.go('GET', authorizeUrlOf(String(obj(reg.body)['client_id']), 'mcp', pkce().challenge));

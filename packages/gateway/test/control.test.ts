@@ -191,7 +191,8 @@ describe('gateway control plane', () => {
     // The console's session cookie with X-Mnemos-Project is the third way in.
     const console = { consoleSession: [], consoleProject: [] };
     assert.deepEqual(op('/v1/recall', 'post')['security'], [{ oauth2: ['memory:recall'] }, { apiKey: [] }, console]);
-    assert.deepEqual(op('/v1/me/banks/{bank}', 'delete')['security'], [{ oauth2: ['memory:delete'] }, { apiKey: [] }, console]);
+    const erase = op('/v1/me/banks/{bank}', 'delete');
+    assert.deepEqual(erase['security'], [{ oauth2: ['memory:delete'] }, { apiKey: [] }, console]);
     assert.deepEqual(op('/v1/me/usage', 'get')['security'], [{ oauth2: ['project:read'] }, { apiKey: [] }, console]);
   });
 });

@@ -37,10 +37,13 @@ export class Browser {
     const headers: Record<string, string> = {};
     if (this.csrf !== undefined && !['GET', 'HEAD'].includes(method)) headers['x-csrf-token'] = this.csrf;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    return toRes(await this.send(method, url, { ...headers, ...extra }, body === undefined ? undefined : JSON.stringify(body)));
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    return toRes(await this.send(method, url, { ...headers, ...extra }, text));
   }
 
-  private async send(method: string, url: string, headers: Record<string, string>, body: string | undefined): Promise<Response> {
+  private async send(
+    method: string, url: string, headers: Record<string, string>, body: string | undefined,
+  ): Promise<Response> {
     if (this.jar.size > 0) headers['cookie'] = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
     const target = url.startsWith('http') ? url : `${this.base}${url}`;
     const res = await fetch(target, { method, headers, body, redirect: 'manual' });
@@ -105,7 +108,9 @@ export async function signIn(browser: Browser, email: string, password: string):
 }
 
 /** Answers the consent (allow for a project, or deny) and follows the redirect back to the client. */
-export async function decide(browser: Browser, uid: string, decision: { allow: boolean; project_id?: string }): Promise<URL> {
+export async function decide(
+  browser: Browser, uid: string, decision: { allow: boolean; project_id?: string },
+): Promise<URL> {
   const answered = await browser.json('POST', `/v1/account/oauth/interactions/${uid}`, decision);
   assert.equal(answered.status, 200, answered.text);
   const resumed = await browser.go('GET', String(obj(answered.body)['redirect_to']));
@@ -123,7 +128,9 @@ export async function signInAndConsent(
   assert.equal(consent['prompt'], 'consent');
   const listed = (consent['scopes'] as Json[]).map((s) => String(s['name']));
   for (const s of scopes) assert.ok(listed.includes(s), `consent lists ${s}`);
-  for (const s of consent['scopes'] as Json[]) assert.ok(String(s['description']).length > 0, `${String(s['name'])} is described`);
+  for (const s of consent['scopes'] as Json[]) {
+    assert.ok(String(s['description']).length > 0, `${String(s['name'])} is described`);
+  }
   return decide(browser, uid, { allow: true, project_id: projectId });
 }
 
@@ -140,7 +147,9 @@ export async function authorize(
 }
 
 /** An authorization request with PKCE to the test redirect. */
-export function authorizeUrlOf(clientId: string, scope: string, challenge: string, extra: Record<string, string> = {}): string {
+export function authorizeUrlOf(
+  clientId: string, scope: string, challenge: string, extra: Record<string, string> = {},
+): string {
   const q = new URLSearchParams({
     client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope, state: 'st4te',
     code_challenge: challenge, code_challenge_method: 'S256', ...extra,

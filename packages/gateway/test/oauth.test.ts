@@ -1,5 +1,5 @@
-// OAuth 2.0 over HTTP: authorization code with PKCE (the console's sign-in and consent calls), client credentials, refresh,
-// revocation, client deletion, dynamic registration, discovery metadata, MCP discovery and scope checks.
+// OAuth 2.0 over HTTP: authorization code with PKCE (the console's sign-in and consent calls), client credentials,
+// refresh, revocation, client deletion, dynamic registration, discovery metadata, MCP discovery and scope checks.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -153,8 +153,9 @@ describe('OAuth 2.0', () => {
     assert.notEqual(other.projectId, project.projectId);
   });
 
-  it('consent in the console: deny gives the client access_denied; a foreign project, no CSRF or no session are refused', async () => {
-    const created = await call(h.url, 'POST', '/v1/me/oauth/clients', { token: project.key, body: { name: 'Notes App', scopes: ['memory:recall'], redirect_uris: [REDIRECT] } });
+  it('console consent: deny gives access_denied; a foreign project, no CSRF or no session are refused', async () => {
+    const client = { name: 'Notes App', scopes: ['memory:recall'], redirect_uris: [REDIRECT] };
+    const created = await call(h.url, 'POST', '/v1/me/oauth/clients', { token: project.key, body: client });
     assert.equal(created.status, 201, created.text);
     const clientId = String(obj(created.body)['client_id']);
 
@@ -167,21 +168,24 @@ describe('OAuth 2.0', () => {
       project_id: project.projectId,
     });
     // Not signed in: the decision is refused.
-    const anonymous = await browser.json('POST', `/v1/account/oauth/interactions/${uid}`, { allow: true, project_id: project.projectId });
+    const at = `/v1/account/oauth/interactions/${uid}`;
+    const anonymous = await browser.json('POST', at, { allow: true, project_id: project.projectId });
     assert.ok(isProblem(anonymous, 401), anonymous.text);
     assert.equal((await signIn(browser, email, PASSWORD)).status, 200);
-    const noCsrf = await browser.json('POST', `/v1/account/oauth/interactions/${uid}`, { allow: true, project_id: project.projectId }, { 'x-csrf-token': '' });
+    const decision = { allow: true, project_id: project.projectId };
+    const noCsrf = await browser.json('POST', at, decision, { 'x-csrf-token': '' });
     assert.ok(isProblem(noCsrf, 403, 'csrf_failed'), noCsrf.text);
     // Another project of the same account is not this client's; another account's project is not found.
     const second = await browser.json('POST', '/v1/account/projects', { name: 'Second' });
     assert.equal(second.status, 201, second.text);
-    const wrongProject = await browser.json('POST', `/v1/account/oauth/interactions/${uid}`, { allow: true, project_id: String(obj(second.body)['id']) });
+    const wrongProject = await browser.json('POST', at, { allow: true, project_id: String(obj(second.body)['id']) });
     assert.ok(isProblem(wrongProject, 403, 'forbidden'), wrongProject.text);
     const stranger = await setupProject(h.url);
-    const foreign = await browser.json('POST', `/v1/account/oauth/interactions/${uid}`, { allow: true, project_id: stranger.projectId });
+    const foreign = await browser.json('POST', at, { allow: true, project_id: stranger.projectId });
     assert.ok(isProblem(foreign, 404, 'not_found'), foreign.text);
-    assert.ok(isProblem(await browser.json('POST', `/v1/account/oauth/interactions/${uid}`, { allow: true }), 400, 'validation_failed'));
-    assert.ok(isProblem(await browser.json('GET', '/v1/account/oauth/interactions/unknown-uid'), 404, 'interaction_not_found'));
+    assert.ok(isProblem(await browser.json('POST', at, { allow: true }), 400, 'validation_failed'));
+    const unknown = await browser.json('GET', '/v1/account/oauth/interactions/unknown-uid');
+    assert.ok(isProblem(unknown, 404, 'interaction_not_found'));
 
     const denied = await decide(browser, uid, { allow: false });
     assert.equal(denied.origin + denied.pathname, REDIRECT);
@@ -189,7 +193,7 @@ describe('OAuth 2.0', () => {
     assert.equal(denied.searchParams.get('state'), 'st4te');
     assert.equal(denied.searchParams.get('code'), null);
     // The answered request is over: it can be neither read nor answered again.
-    assert.ok(isProblem(await browser.json('GET', `/v1/account/oauth/interactions/${uid}`), 404, 'interaction_not_found'));
+    assert.ok(isProblem(await browser.json('GET', at), 404, 'interaction_not_found'));
   });
 
   it('rejects malformed token requests and tokens', async () => {

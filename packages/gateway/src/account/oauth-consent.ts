@@ -66,14 +66,17 @@ async function details(provider: Provider, uid: string): Promise<Details> {
 }
 
 /** Records the grant of the chosen project and scopes; returns the interaction's result. */
-async function allow(provider: Provider, d: Details, accountId: string, projectId: string): Promise<InteractionResults> {
+async function allow(
+  provider: Provider, d: Details, accountId: string, projectId: string,
+): Promise<InteractionResults> {
   const accountSub = subjectOf(accountId, projectId);
   const grant = new provider.Grant({ accountId: accountSub, clientId: d.clientId });
   const resource = String(d.interaction.params['resource'] ?? provider.issuer);
   grant.addResourceScope(resource, d.scopes.join(' '));
   // The seven scopes are also provider-level scopes (so registration accepts them); recording them on the grant
   // answers the consent prompt, while tokens carry only the resource scopes added above.
-  const granted = d.requested.filter((s) => s === 'openid' || s === 'offline_access' || (d.scopes as string[]).includes(s));
+  const allowed: readonly string[] = d.scopes;
+  const granted = d.requested.filter((s) => s === 'openid' || s === 'offline_access' || allowed.includes(s));
   const refused = d.requested.filter((s) => !granted.includes(s));
   if (granted.length > 0) grant.addOIDCScope(granted.join(' '));
   if (refused.length > 0) grant.rejectOIDCScope(refused.join(' '));
@@ -104,8 +107,9 @@ export function consentRoutes(app: FastifyInstance, ctx: GatewayContext, getProv
 
   app.post('/v1/account/oauth/interactions/:uid', {
     schema: {
-      operationId: 'decideOAuthInteraction', summary: 'Allow (for one of your projects) or deny an authorization request',
-      tags, security: ACCOUNT_SECURITY, params: UidParam, body: DecisionBody,
+      operationId: 'decideOAuthInteraction', tags,
+      summary: 'Allow (for one of your projects) or deny an authorization request',
+      security: ACCOUNT_SECURITY, params: UidParam, body: DecisionBody,
       response: {
         200: Type.Object({ redirect_to: Type.String({ description: 'Send the browser here' }) }),
         400: problem, 401: problem, 403: problem, 404: problem,
@@ -128,7 +132,9 @@ export function consentRoutes(app: FastifyInstance, ctx: GatewayContext, getProv
       }
       const project = await ctx.console.ownProject(session, body.project_id);
       if (d.fixedProject !== undefined && d.fixedProject !== project.id) {
-        throw forbidden(`This client belongs to project "${d.fixedProject}" and can be authorized for that project only.`);
+        throw forbidden(
+          `This client belongs to project "${d.fixedProject}" and can be authorized for that project only.`,
+        );
       }
       result = await allow(provider, d, session.accountId, project.id);
     }

@@ -19,7 +19,9 @@ export const ACCOUNT_SECURITY = [{ consoleSession: [] }];
 const Account = Type.Object({ id: Type.String(), email: Type.String() });
 const SessionAnswer = Type.Object({
   account: Account,
-  csrf_token: Type.String({ description: 'Send it as X-CSRF-Token on every state-changing call signed in by the cookie' }),
+  csrf_token: Type.String({
+    description: 'Send it as X-CSRF-Token on every state-changing call signed in by the cookie',
+  }),
 });
 const ProjectSchema = Type.Object({
   id: Type.String(), name: Type.String(), plan: Type.String(), tenant: Type.String(), created_at: Type.String(),
@@ -32,7 +34,9 @@ const SignUpBody = Type.Object({
   email: Type.String({ format: 'email', maxLength: 320 }),
   password: Type.String({ maxLength: 1024 }),
 }, { additionalProperties: false });
-const ProjectBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+const ProjectBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false },
+);
 const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
 const problem = { $ref: 'Problem#' };
 
@@ -57,7 +61,12 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
   const tags = ['account'];
   const { onRequest: requireSession, sessionOf } = sessionGate(ctx.console);
 
-  const startSession = async (reply: FastifyReply, accountId: string, status: number): Promise<FastifyReply> => {
+  /** A sign-in replaces the browser's previous session: the old token stops working, so none is left behind. */
+  const startSession = async (
+    request: FastifyRequest, reply: FastifyReply, accountId: string, status: number,
+  ): Promise<FastifyReply> => {
+    const previous = await ctx.console.current(request);
+    if (previous !== undefined) await ctx.sessions.revoke(previous.token);
     const { token, session } = await ctx.sessions.create(accountId);
     ctx.console.setCookie(reply, token);
     return reply.code(status).header('cache-control', 'no-store').send(sessionAnswer(session));
@@ -83,7 +92,7 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
     if (account === null) {
       throw new HttpProblem(409, 'account_exists', 'An account with this email already exists; sign in instead.');
     }
-    return startSession(reply, account.id, 201);
+    return startSession(request, reply, account.id, 201);
   }));
 
   app.post('/v1/account/session', {
@@ -103,7 +112,7 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
       throw new HttpProblem(401, 'invalid_credentials', 'Wrong email or password.');
     }
     throttle.recordSuccess(email);
-    return startSession(reply, creds.id, 200);
+    return startSession(request, reply, creds.id, 200);
   }));
 
   app.get('/v1/account/session', {
@@ -132,7 +141,8 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
 
   app.get('/v1/account/projects', {
     schema: {
-      operationId: 'listAccountProjects', summary: 'Projects of the signed-in account', tags, security: ACCOUNT_SECURITY,
+      operationId: 'listAccountProjects', summary: 'Projects of the signed-in account', tags,
+      security: ACCOUNT_SECURITY,
       response: { 200: Type.Object({ projects: Type.Array(ProjectSchema) }), 401: problem },
     },
     onRequest: requireSession,

@@ -38,13 +38,15 @@ export async function consoleRoutes(app: FastifyInstance, dir: string = DEFAULT_
       reply.headers(CONSOLE_HEADERS);
       return payload;
     });
-    const toApp = async (_request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => reply.redirect('/console/', 302);
+    const toApp = async (_request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> =>
+      reply.redirect('/console/', 302);
     scope.get('/', hidden, toApp);
     scope.get('/console', hidden, toApp);
 
     if (!built) {
-      scope.get('/console/*', hidden, async (_request, reply) => sendProblem(reply, new HttpProblem(503, 'console_not_built',
-        `The console app is not built (no ${path.join(root, 'index.html')}); run \`npm run build\` and restart the gateway.`)));
+      const notBuilt = new HttpProblem(503, 'console_not_built', `The console app is not built `
+        + `(no ${path.join(root, 'index.html')}); run \`npm run build\` and restart the gateway.`);
+      scope.get('/console/*', hidden, async (_request, reply) => sendProblem(reply, notBuilt));
       return;
     }
     // The files are listed once at start (wildcard: false), so every other path under /console/ reaches the fallback.
@@ -53,9 +55,11 @@ export async function consoleRoutes(app: FastifyInstance, dir: string = DEFAULT_
       setHeaders: (reply, filePath) => { reply.header('cache-control', cacheControlOf(filePath)); },
     });
     scope.get('/console/*', hidden, async (request, reply) => {
-      const last = (request.url.split('?')[0] ?? '').split('/').pop() ?? '';
+      const urlPath = request.url.split('?')[0] ?? '';
       // A missing file (a name with an extension) is a 404; any other path is a route of the app.
-      if (last.includes('.')) return sendProblem(reply, notFound(`No console file ${request.url.split('?')[0] ?? ''}.`));
+      if ((urlPath.split('/').pop() ?? '').includes('.')) {
+        return sendProblem(reply, notFound(`No console file ${urlPath}.`));
+      }
       return reply.header('cache-control', 'no-cache').sendFile('index.html');
     });
   });
