@@ -266,6 +266,16 @@ test('the usage page shows the numbers of GET /v1/me/usage', async () => {
     assert.equal(await shown(`used-${metric}`), counter['used'], `${metric} used`);
     assert.equal(await shown(`limit-${metric}`), counter['limit'], `${metric} limit`);
   }
+  // The daily series: drawn as a chart, and the same numbers in its table, day by day.
+  await page.locator('figure.chart canvas').first().waitFor();
+  await page.getByText('Daily counts as a table').click();
+  const days = Array.isArray(body['daily']) ? (body['daily'] as unknown[]).map(obj) : [];
+  assert.ok(days.length > 0, JSON.stringify(body));
+  for (const day of days) {
+    const row = page.getByRole('row', { name: new RegExp(`^${String(day['date'])}`) });
+    const cells = (await row.innerText()).split(/\s+/).filter((c) => c !== '');
+    assert.deepEqual(cells, [day['date'], day['memories'], day['recalls'], day['reflects']].map(String));
+  }
   await checkPage(page, 'usage');
 });
 
