@@ -6,7 +6,6 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     readonly detail: string,
-    readonly retryAfter: string | null = null,
   ) {
     super(detail);
     this.name = 'ApiError';
@@ -52,7 +51,7 @@ async function problemOf(res: Response): Promise<ApiError> {
   } catch {
     // Not a problem document (a proxy's error page): keep the status line.
   }
-  return new ApiError(res.status, code, detail, res.headers.get('retry-after'));
+  return new ApiError(res.status, code, detail);
 }
 
 export async function api<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {

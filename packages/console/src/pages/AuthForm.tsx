@@ -2,7 +2,8 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { useQueryClient } from '@tanstack/preact-query';
-import { api, ApiError } from '../api';
+import { useAction } from '../action';
+import { api } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { Field, hasErrors, type FieldErrors } from '../components/Field';
 import { Page } from '../components/Page';
@@ -28,20 +29,12 @@ function validate(email: string, password: string, signingUp: boolean): FieldErr
   };
 }
 
-function refusal(error: unknown): unknown {
-  if (error instanceof ApiError && error.status === 429 && error.retryAfter !== null) {
-    return new Error(`${error.detail} Try again in ${error.retryAfter} seconds.`);
-  }
-  return error;
-}
-
 export function AuthForm({ mode, next }: { mode: 'signin' | 'signup'; next?: string | undefined }) {
   const signingUp = mode === 'signup';
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [errors, setErrors] = useState<FieldErrors>({});
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const client = useQueryClient();
   const location = useLocation();
 
@@ -50,18 +43,12 @@ export function AuthForm({ mode, next }: { mode: 'signin' | 'signup'; next?: str
     const found = validate(email, password, signingUp);
     setErrors(found);
     if (hasErrors(found)) return;
-    setBusy(true);
-    setError(null);
-    try {
+    await run(async () => {
       const path = signingUp ? '/v1/account/signup' : '/v1/account/session';
       const answer = await api<SessionAnswer>('POST', path, { body: { email: email.trim(), password } });
       sessionOpened(client, answer);
       location.route(signingUp ? paths.welcome : safeNext(next));
-    } catch (e) {
-      setError(refusal(e));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
