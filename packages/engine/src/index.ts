@@ -15,7 +15,7 @@ import { Readiness } from './startup/readiness.js';
 export { loadEngineConfig, ConfigError, type EngineConfig } from './config/load.js';
 export { Engine, type Logger } from './engine.js';
 export { buildApp, ENGINE_VERSION, type RouteExtender, type TypedApp } from './http/app.js';
-export { Problem } from './http/problem.js';
+export { Problem, problem } from '@mnemos/problems';
 export { spawnEngineProcess, waitUntilReady, type EngineProcess } from './process.js';
 export type { ProgressReporter } from './startup/readiness.js';
 

@@ -11,10 +11,11 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
-import { frameworkProblem, installInputLayer, type InputProblem } from '@mnemos/http-input';
+import { frameworkProblem, installInputLayer } from '@mnemos/http-input';
+import { messageOf, problem } from '@mnemos/problems';
 import type { Engine } from '../engine.js';
 import { BodyBudget, budgetOf, serverLimits } from '@mnemos/http-input';
-import { Problem, sendProblem, TOO_LARGE_DETAIL, toProblem } from './problem.js';
+import { sendProblem, toProblem } from './problem.js';
 import { registerBankRoutes } from './routes/banks.js';
 import { registerDescriptionRoutes } from './routes/description.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -44,8 +45,6 @@ function validators() {
   return { body, text };
 }
 
-const problemFrom = (p: InputProblem) => new Problem(p.status, p.code, p.detail, p.errors, p.headers);
-
 export type RouteExtender = (app: TypedApp, engine: Engine) => void | Promise<void>;
 
 export interface AppOptions {
@@ -74,17 +73,17 @@ export async function buildApp(
     forceCloseConnections: true,
     ...serverLimits(engine.config.http),
     frameworkErrors: (error, _request, reply) => {
-      void sendProblem(reply, problemFrom(frameworkProblem(error)));
+      void sendProblem(reply, frameworkProblem(error));
     },
   });
   const input = installInputLayer(app, {
-    toError: problemFrom,
+    toError: (p) => p,
     pointerPrefix: (part) => (part === 'body' ? '' : `/${part}`),
     ignoreTrailingSlash: true,
     maxParamLength: 1024,
   });
   const bodyBudget = new BodyBudget({ maxBodyBytes: engine.config.maxBodyBytes, ...budgetOf(engine.config.http) });
-  bodyBudget.register(app, (reply, problem) => sendProblem(reply, problemFrom(problem)), TOO_LARGE_DETAIL);
+  bodyBudget.register(app, sendProblem, messageOf('payload_too_large', 'engineBody'));
   const ajv = validators();
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === 'body' ? ajv.body : ajv.text).compile(schema as object),
@@ -116,9 +115,9 @@ export async function buildApp(
   });
   app.setNotFoundHandler((request, reply) => {
     const wrongMethod = input.wrongMethod(request);
-    if (wrongMethod !== undefined) return sendProblem(reply, problemFrom(wrongMethod));
+    if (wrongMethod !== undefined) return sendProblem(reply, wrongMethod);
     const route = `${request.method} ${request.url.split('?')[0]}`;
-    return sendProblem(reply, new Problem(404, 'not_found', `No route ${route}; see /docs for the API.`));
+    return sendProblem(reply, problem('not_found', 'noRoute', { route }));
   });
 
   app.addHook('onRequest', async (request) => {
@@ -157,15 +156,8 @@ function authenticate(engine: Engine, request: FastifyRequest): void {
   const a = Buffer.from(presented);
   const b = Buffer.from(token);
   if (presented === '' || a.length !== b.length || !timingSafeEqual(a, b)) {
-    throw new Problem(
-      401,
-      'unauthorized',
-      presented === ''
-        ? 'This engine requires a token: send Authorization: Bearer <MNEMOS_API_AUTH_TOKEN>.'
-        : 'The token is not valid for this engine; send the value of its MNEMOS_API_AUTH_TOKEN.',
-      undefined,
-      { 'www-authenticate': 'Bearer' },
-    );
+    const message = presented === '' ? 'missingToken' : 'wrongToken';
+    throw problem('unauthorized', message, { headers: { 'www-authenticate': 'Bearer' } });
   }
 }
 
@@ -187,9 +179,5 @@ function checkTenant(engine: Engine, request: FastifyRequest): void {
   if (!match || engine.config.authToken !== undefined) return;
   const tenant = decodeSegment(match[1]!);
   if (tenant === 'default') return;
-  throw new Problem(
-    404,
-    'tenant_not_found',
-    `This engine serves only the tenant "default" (got "${tenant}"); use /v1/default/..., or set MNEMOS_API_AUTH_TOKEN to serve several tenants.`,
-  );
+  throw problem('tenant_not_found', 'singleTenant', { tenant });
 }

@@ -1,12 +1,8 @@
 import type { RetainItem } from '../memory/retain.js';
 import type { RetainBodyT } from './schemas.js';
-import { Problem } from './problem.js';
+import { invalidField as invalid, problem } from '@mnemos/problems';
 
 /** Turns wire values into engine values, with the leniency Hindsight clients rely on; errors are 400 problems. */
-
-function invalid(pointer: string, detail: string): Problem {
-  return new Problem(400, 'validation_failed', `The request body is invalid: ${pointer} ${detail}.`, [{ pointer, detail }]);
-}
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/i;
@@ -72,9 +68,9 @@ function nonBlank(content: string, pointer: string): string {
 /** Both retain body forms: `{content, ...}` and `{items: [...]}` (top-level fields are defaults for items). */
 export function retainItems(body: RetainBodyT): RetainItem[] {
   if (body.items === undefined && body.content === undefined) {
-    throw new Problem(400, 'validation_failed', 'The request body needs `content` (one memory) or `items` (a list of {content}).', [
-      { pointer: '/content', detail: 'is required when items is absent' },
-    ]);
+    throw problem('validation_failed', 'retainWithoutContent', {
+      errors: [{ pointer: '/content', detail: 'is required when items is absent' }],
+    });
   }
   if (body.items !== undefined && body.content !== undefined) {
     throw invalid('/content', 'cannot be sent together with items; send one form or the other');

@@ -6,7 +6,7 @@ import { ZERO_USAGE } from '../llm/types.js';
 import { DEFAULT_SPACE, MEMORY_TYPES, type Memory, type Partition } from '../memory/types.js';
 import type { Engine } from '../engine.js';
 import { parseTags, parseTimestamp, retainItems, checkText } from './normalize.js';
-import { Problem } from './problem.js';
+import { problem } from '@mnemos/problems';
 import type { RecallBodyT, RetainBodyT } from './schemas.js';
 
 /** The operations behind the HTTP paths, shared by the bank, space and description-level routes. */
@@ -22,17 +22,15 @@ export function maxNewMemories(headers: Record<string, string | string[] | undef
   const value = headers[MAX_NEW_MEMORIES_HEADER];
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || !/^\d{1,9}$/.test(value)) {
-    throw new Problem(400, 'validation_failed',
-      `${MAX_NEW_MEMORIES_HEADER} must be a whole number of memories (0 to 999999999).`);
+    throw problem('validation_failed', 'maxNewMemoriesHeader', { header: MAX_NEW_MEMORIES_HEADER });
   }
   return Number(value);
 }
 
 const retainLimitProblem = (wouldStore: number, allowed: number) =>
-  new Problem(413, 'too_many_memories',
-    `This retain would store ${wouldStore} new memories after chunking, more than the ${allowed} allowed; ` +
-      'send less content or raise the quota.',
-    undefined, { 'x-mnemos-would-store': String(wouldStore) });
+  problem('too_many_memories', 'overBound', { wouldStore, allowed }, {
+    headers: { 'x-mnemos-would-store': String(wouldStore) },
+  });
 
 export async function retainOperation(engine: Engine, partition: Partition, body: RetainBodyT, maxNew?: number) {
   const items = retainItems(body);
@@ -93,16 +91,16 @@ export const plainJsonAnswers = { serializerCompiler: () => (data: unknown) => J
 export async function recallOperation(engine: Engine, tenant: string, bankId: string, body: RecallBodyT) {
   checkText(body.query, '/query');
   if (!/[\p{L}\p{N}]/u.test(body.query)) {
-    throw new Problem(400, 'validation_failed', 'The query has no letters or digits; ask a question in words.', [
-      { pointer: '/query', detail: 'must contain at least one letter or digit' },
-    ]);
+    throw problem('validation_failed', 'queryWithoutWords', {
+      errors: [{ pointer: '/query', detail: 'must contain at least one letter or digit' }],
+    });
   }
   const types = body.types ?? undefined;
   const unknownType = types?.find((t) => !(MEMORY_TYPES as readonly string[]).includes(t));
   if (unknownType !== undefined) {
-    throw new Problem(400, 'validation_failed', `Unknown memory type ${JSON.stringify(unknownType)}; use one of ${MEMORY_TYPES.join(', ')}.`, [
-      { pointer: '/types', detail: `must be among ${MEMORY_TYPES.join(', ')}` },
-    ]);
+    throw problem('validation_failed', 'unknownMemoryType', { type: unknownType, allowed: MEMORY_TYPES }, {
+      errors: [{ pointer: '/types', detail: `must be among ${MEMORY_TYPES.join(', ')}` }],
+    });
   }
   const budget = body.budget ?? 'mid';
   const outcome = await recall(engine.db, engine.embedder, {

@@ -1,7 +1,7 @@
 import { listBanks } from '../banks/store.js';
 import type { Engine } from '../engine.js';
 import { checkText } from '../http/normalize.js';
-import { Problem } from '../http/problem.js';
+import { problem } from '@mnemos/problems';
 import type { ReflectBodyT } from '../http/routes/reflect.js';
 import type { RecallBodyT, RetainBodyT } from '../http/schemas.js';
 import { memoryAnswer, recallOperation, retainOperation } from '../http/service.js';
@@ -74,11 +74,7 @@ export function engineBackend(engine: Engine, tenant: string): MemoryBackend {
     },
     async reflect(bankId, args) {
       if (!engine.reflector) {
-        throw new Problem(
-          503,
-          'llm_not_configured',
-          'Reflect needs an LLM and this engine has none (set MNEMOS_API_LLM_PROVIDER and MNEMOS_API_LLM_MODEL); use the recall tool instead.',
-        );
+        throw problem('llm_not_configured', 'noLlm');
       }
       const body: ReflectBodyT = { ...args };
       return engine.reflector(tenant, bankId, body);
@@ -105,7 +101,7 @@ export function engineBackend(engine: Engine, tenant: string): MemoryBackend {
     async deleteMemory(bankId, memoryId) {
       const count = await deleteMemory(engine.db, tenant, bankId, memoryId);
       if (count === 0) {
-        throw new Problem(404, 'memory_not_found', `Memory ${memoryId} does not exist in bank "${bankId}" (it may have been deleted).`);
+        throw problem('memory_not_found', 'inNamedBank', { id: memoryId, bankId });
       }
       return { success: true, deleted_count: count };
     },

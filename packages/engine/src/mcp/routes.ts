@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../engine.js';
 import type { RouteExtender } from '../http/app.js';
-import { Problem } from '../http/problem.js';
+import { problem } from '@mnemos/problems';
 import { BANK_ID_PATTERN, TENANT_PATTERN } from '../http/schemas.js';
 import { engineBackend } from './backend.js';
 import { createMcpServer } from './server.js';
@@ -36,22 +36,16 @@ function isJsonRpcMessage(value: unknown): boolean {
 
 async function serveMcp(engine: Engine, req: FastifyRequest, reply: FastifyReply, tenant: string, bank: string | undefined) {
   if (req.method !== 'POST') {
-    throw new Problem(
-      405,
-      'method_not_allowed',
-      'This MCP endpoint is stateless streamable HTTP: send JSON-RPC messages with POST (no GET event stream, no sessions to DELETE).',
-      undefined,
-      { allow: 'POST' },
-    );
+    throw problem('method_not_allowed', 'mcpPostOnly', { headers: { allow: 'POST' } });
   }
   const accept = req.headers.accept ?? '';
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-    throw new Problem(406, 'not_acceptable', 'MCP clients must send Accept: application/json, text/event-stream (streamable HTTP transport).');
+    throw problem('not_acceptable', 'mcpAccept');
   }
   const body: unknown = req.body;
   const messages = Array.isArray(body) ? body : [body];
   if (messages.length === 0 || !messages.every(isJsonRpcMessage)) {
-    throw new Problem(400, 'validation_failed', 'The body must be a JSON-RPC 2.0 message (or a batch of them): {"jsonrpc": "2.0", "method": ..., "id": ...}.');
+    throw problem('validation_failed', 'notJsonRpc');
   }
   const server = createMcpServer(engineBackend(engine, tenant), {
     bank,

@@ -1,7 +1,7 @@
 import { addBankUsage } from '../banks/store.js';
 import type { Engine } from '../engine.js';
 import type { ReflectBodyT } from '../http/routes/reflect.js';
-import { Problem } from '../http/problem.js';
+import { invalidField as invalid, problem, type Problem } from '@mnemos/problems';
 import { checkText } from '../http/normalize.js';
 import { recallOperation } from '../http/service.js';
 import type { LlmClient } from '../llm/client.js';
@@ -28,21 +28,17 @@ interface Packed {
   superseded: boolean;
 }
 
-function invalid(pointer: string, detail: string): Problem {
-  return new Problem(400, 'validation_failed', `The request body is invalid: ${pointer} ${detail}.`, [{ pointer, detail }]);
-}
-
 export function llmProblem(error: LlmError): Problem {
   switch (error.kind) {
     case 'timeout':
-      return new Problem(504, 'llm_timeout', `The LLM did not answer in time: ${error.message} Try again, or raise MNEMOS_API_LLM_TIMEOUT_MS.`);
+      return problem('llm_timeout', 'tooSlow', { reason: error.message });
     case 'malformed':
     case 'refused':
-      return new Problem(502, 'llm_bad_answer', `The LLM's answer could not be used: ${error.message}`);
+      return problem('llm_bad_answer', 'unusable', { reason: error.message });
     case 'rejected':
-      return new Problem(502, 'llm_rejected', `The LLM provider rejected the call: ${error.message} Check MNEMOS_API_LLM_* settings.`);
+      return problem('llm_rejected', 'rejected', { reason: error.message });
     default:
-      return new Problem(503, 'llm_unavailable', `The LLM is unavailable: ${error.message} Try again shortly.`, undefined, { 'retry-after': '5' });
+      return problem('llm_unavailable', 'unavailable', { reason: error.message }, { headers: { 'retry-after': '5' } });
   }
 }
 

@@ -3,13 +3,13 @@ import { deleteBank, getBank, listBanks, patchBank, putBank, type BankChanges } 
 import type { Engine } from '../../engine.js';
 import type { TypedApp } from '../app.js';
 import { checkText } from '../normalize.js';
-import { Problem } from '../problem.js';
+import { problem } from '@mnemos/problems';
 import {
   BankAnswer, BankBody, BankListAnswer, BankListQuery, BankParams, DeleteAnswer, TenantParams, type BankBodyT,
 } from '../schemas.js';
 
-const problem = { $ref: 'Problem#' };
-const errors = { 400: problem, 401: problem, 404: problem };
+const problemRef = { $ref: 'Problem#' };
+const errors = { 400: problemRef, 401: problemRef, 404: problemRef };
 
 function changes(body: BankBodyT): BankChanges {
   const mission = body.mission ?? body.reflect_mission ?? body.background ?? undefined;
@@ -47,7 +47,7 @@ export function registerBankRoutes(app: TypedApp, engine: Engine): void {
 
   const getProfile = async (req: { params: { tenant: string; bank: string } }) => {
     const bank = await getBank(engine.db, req.params.tenant, req.params.bank);
-    if (!bank) throw new Problem(404, 'bank_not_found', `Bank "${req.params.bank}" does not exist; retain into it or PUT it first.`);
+    if (!bank) throw problem('bank_not_found', 'notYetWritten', { bankId: req.params.bank });
     return bank;
   };
   app.get('/v1/:tenant/banks/:bank', {
@@ -61,7 +61,7 @@ export function registerBankRoutes(app: TypedApp, engine: Engine): void {
     schema: { tags: ['banks'], operationId: 'patchBank', summary: 'Update a bank profile', params: BankParams, body: BankBody, response: { 200: BankAnswer, ...errors } },
   }, async (req) => {
     const bank = await patchBank(engine.db, req.params.tenant, req.params.bank, changes(req.body ?? {}));
-    if (!bank) throw new Problem(404, 'bank_not_found', `Bank "${req.params.bank}" does not exist; create it with PUT first.`);
+    if (!bank) throw problem('bank_not_found', 'notCreated', { bankId: req.params.bank });
     return bank;
   });
 

@@ -5,8 +5,8 @@ import type { TypedApp } from '../app.js';
 import { BANK_ID_PATTERN, RecallAnswer, RecallBody, RetainAnswer, RetainBody } from '../schemas.js';
 import { maxNewMemories, plainJsonAnswers, recallOperation, retainOperation } from '../service.js';
 
-const problem = { $ref: 'Problem#' };
-const errors = { 400: problem, 401: problem, 413: problem };
+const problemRef = { $ref: 'Problem#' };
+const errors = { 400: problemRef, 401: problemRef, 413: problemRef };
 const BankId = { bank_id: Type.String({ pattern: BANK_ID_PATTERN, description: 'Bank id' }) };
 
 /** Description-level operations: the bank travels in the body. These are the operationIds agents' tools map to. */

@@ -6,18 +6,17 @@ import { countTokensYielding } from '../../util/tokens.js';
 import { embeddingText } from '../../recall/document-text.js';
 import type { TypedApp } from '../app.js';
 import { checkText, parseTags, parseTimestamp } from '../normalize.js';
-import { Problem } from '../problem.js';
+import { problem } from '@mnemos/problems';
 import {
   BankParams, ClearQuery, DeleteAnswer, MemoryAnswer, MemoryListAnswer, MemoryListQuery, MemoryParams, MemoryPatchBody,
   RecallAnswer, RecallBody, RetainAnswer, RetainBody,
 } from '../schemas.js';
 import { maxNewMemories, memoryAnswer, plainJsonAnswers, recallOperation, retainOperation } from '../service.js';
 
-const problem = { $ref: 'Problem#' };
-const errors = { 400: problem, 401: problem, 404: problem, 413: problem };
+const problemRef = { $ref: 'Problem#' };
+const errors = { 400: problemRef, 401: problemRef, 404: problemRef, 413: problemRef };
 
-const memoryNotFound = (id: string) =>
-  new Problem(404, 'memory_not_found', `Memory ${id} does not exist in this bank (it may have been deleted).`);
+const memoryNotFound = (id: string) => problem('memory_not_found', 'inThisBank', { id });
 
 function date(value: string | undefined, pointer: string): Date | undefined {
   return parseTimestamp(value, pointer) ?? undefined;
@@ -86,7 +85,9 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
     const patch: MemoryPatch = {};
     if (b.text !== undefined) {
       const text = checkText(b.text, '/text');
-      if (text.trim() === '') throw new Problem(400, 'validation_failed', 'text must not be empty.', [{ pointer: '/text', detail: 'must not be empty' }]);
+      if (text.trim() === '') {
+        throw problem('validation_failed', 'emptyText', { errors: [{ pointer: '/text', detail: 'must not be empty' }] });
+      }
       const [[vector], [tokenCount]] = await Promise.all([
         engine.embedder.embed([embeddingText({ text })], 'document'),
         countTokensYielding([text]),
@@ -103,14 +104,14 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
     if (b.state !== undefined) patch.state = b.state;
     if (b.occurred_at !== undefined) patch.occurredAt = parseTimestamp(b.occurred_at, '/occurred_at') ?? null;
     if (Object.keys(patch).length === 0) {
-      throw new Problem(400, 'validation_failed', 'Nothing to change: send at least one of text, context, tags, metadata, state, occurred_at.');
+      throw problem('validation_failed', 'nothingToChange');
     }
     let memory;
     try {
       memory = await updateMemory(engine.db, req.params.tenant, req.params.bank, req.params.id, patch);
     } catch (error) {
       if ((error as { code?: string }).code === '23505') {
-        throw new Problem(409, 'duplicate_memory', 'Another memory in this bank and space already has exactly this text.');
+        throw problem('duplicate_memory', 'sameText');
       }
       throw error;
     }

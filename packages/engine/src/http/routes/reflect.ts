@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { Engine } from '../../engine.js';
 import type { TypedApp } from '../app.js';
-import { Problem } from '../problem.js';
+import { problem } from '@mnemos/problems';
 import { BANK_ID_PATTERN, BankParams, OperationParams } from '../schemas.js';
 
-const problem = { $ref: 'Problem#' };
+const problemRef = { $ref: 'Problem#' };
 const open = { additionalProperties: true } as const;
 
 export const ReflectBody = Type.Object(
@@ -27,34 +27,29 @@ export const ReflectBody = Type.Object(
 
 export type ReflectBodyT = typeof ReflectBody.static;
 
-const notConfigured = () =>
-  new Problem(
-    503,
-    'llm_not_configured',
-    'Reflect needs an LLM and this engine has none; set MNEMOS_API_LLM_PROVIDER and MNEMOS_API_LLM_MODEL (and the key) and restart. Retain and recall work without one.',
-  );
+const notConfigured = () => problem('llm_not_configured', 'noLlm');
 
 /** Reflect and operation status. Without an LLM, reflect answers 503 llm_not_configured; the LLM layer fills these in. */
 export function registerReflectRoutes(app: TypedApp, engine: Engine): void {
   app.post('/v1/:tenant/banks/:bank/reflect', {
-    schema: { tags: ['reflect'], operationId: 'reflectBank', summary: 'Answer a question from memory, with citations', params: BankParams, body: ReflectBody, response: { 400: problem, 401: problem, 503: problem } },
+    schema: { tags: ['reflect'], operationId: 'reflectBank', summary: 'Answer a question from memory, with citations', params: BankParams, body: ReflectBody, response: { 400: problemRef, 401: problemRef, 503: problemRef } },
   }, async (req) => {
     if (!engine.reflector) throw notConfigured();
     return engine.reflector(req.params.tenant, req.params.bank, req.body);
   });
 
   app.post('/v1/reflect', {
-    schema: { tags: ['operations'], operationId: 'reflect', summary: 'Answer a question from a bank, with citations', body: Type.Composite([ReflectBody, Type.Object({ bank_id: Type.String({ pattern: BANK_ID_PATTERN }) })], open), response: { 400: problem, 401: problem, 503: problem } },
+    schema: { tags: ['operations'], operationId: 'reflect', summary: 'Answer a question from a bank, with citations', body: Type.Composite([ReflectBody, Type.Object({ bank_id: Type.String({ pattern: BANK_ID_PATTERN }) })], open), response: { 400: problemRef, 401: problemRef, 503: problemRef } },
   }, async (req) => {
     if (!engine.reflector) throw notConfigured();
     return engine.reflector('default', req.body.bank_id, req.body);
   });
 
   app.get('/v1/:tenant/operations/:id', {
-    schema: { tags: ['operations'], operationId: 'getOperation', summary: 'Status of an async retain or extraction', params: OperationParams, response: { 404: problem } },
+    schema: { tags: ['operations'], operationId: 'getOperation', summary: 'Status of an async retain or extraction', params: OperationParams, response: { 404: problemRef } },
   }, async (req) => {
     const op = engine.operations ? await engine.operations(req.params.tenant, req.params.id) : undefined;
-    if (!op) throw new Problem(404, 'operation_not_found', `Operation ${req.params.id} does not exist.`);
+    if (!op) throw problem('operation_not_found', 'unknown', { id: req.params.id });
     return op;
   });
 }

@@ -4,8 +4,8 @@ import type { TypedApp } from '../app.js';
 import { RecallAnswer, RecallBody, RetainAnswer, RetainBody, SpaceParams } from '../schemas.js';
 import { maxNewMemories, plainJsonAnswers, recallOperation, retainOperation } from '../service.js';
 
-const problem = { $ref: 'Problem#' };
-const errors = { 400: problem, 401: problem, 404: problem, 413: problem };
+const problemRef = { $ref: 'Problem#' };
+const errors = { 400: problemRef, 401: problemRef, 404: problemRef, 413: problemRef };
 
 /** Each space has one org bank: shared organisation memory, blended into bank recalls with include_org. */
 export function registerSpaceRoutes(app: TypedApp, engine: Engine): void {
