@@ -9,12 +9,13 @@ import Fastify, {
 } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { typed, type RouteExtender } from './typed-app.js';
 import { Ajv } from 'ajv';
 import { frameworkProblem, installInputLayer } from '@mnemos/http-input';
 import { messageOf, problem } from '@mnemos/problems';
 import type { Engine } from '../engine.js';
 import { BodyBudget, budgetOf, serverLimits } from '@mnemos/http-input';
+import { ENGINE_VERSION } from '../version.js';
 import { sendProblem, toProblem } from './problem.js';
 import { registerBankRoutes } from './routes/banks.js';
 import { registerDescriptionRoutes } from './routes/description.js';
@@ -22,16 +23,14 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerMemoryRoutes } from './routes/memories.js';
 import { registerReflectRoutes } from './routes/reflect.js';
 import { registerSpaceRoutes } from './routes/spaces.js';
-import { Problem as ProblemSchema } from './schemas.js';
+import { Problem as ProblemSchema } from '../wire/schemas.js';
 
 const require = createRequire(import.meta.url);
 const addFormats = require('ajv-formats') as (ajv: Ajv) => Ajv;
-const { version } = require('../../package.json') as { version: string };
-export const ENGINE_VERSION = version;
+export { ENGINE_VERSION } from '../version.js';
 
 export type App = FastifyInstance;
-export type TypedApp = ReturnType<typeof typed>;
-const typed = (app: FastifyInstance) => app.withTypeProvider<TypeBoxTypeProvider>();
+export type { RouteExtender, TypedApp } from './typed-app.js';
 
 /**
  * Bodies are validated strictly (a number where a string belongs is an error, never coerced); query strings and
@@ -44,8 +43,6 @@ function validators() {
   const text = addFormats(new Ajv({ ...base, coerceTypes: 'array' }));
   return { body, text };
 }
-
-export type RouteExtender = (app: TypedApp, engine: Engine) => void | Promise<void>;
 
 export interface AppOptions {
   /** The engine's logger (log.ts); without it Fastify makes its own at MNEMOS_API_LOG_LEVEL. */
@@ -95,7 +92,7 @@ export async function buildApp(
       openapi: '3.1.0',
       info: {
         title: 'Mnemos engine API',
-        version,
+        version: ENGINE_VERSION,
         description: 'Persistent memory for AI agents: retain, recall, reflect. Errors are application/problem+json.',
       },
       servers: [{ url: '/' }],

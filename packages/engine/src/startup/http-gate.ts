@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerOptions, ty
 import type { FastifyServerFactory, FastifyServerOptions } from 'fastify';
 import { ConfigError } from '../config/load.js';
 import { problem } from '@mnemos/problems';
-import { livenessBody, warmingBody } from '../http/routes/health.js';
+import { livenessBody, warmingBody } from './health-bodies.js';
 import type { Readiness } from './readiness.js';
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;

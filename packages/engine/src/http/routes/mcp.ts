@@ -1,12 +1,12 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Engine } from '../engine.js';
-import type { RouteExtender } from '../http/app.js';
 import { problem } from '@mnemos/problems';
-import { BANK_ID_PATTERN, TENANT_PATTERN } from '../http/schemas.js';
-import { engineBackend } from './backend.js';
-import { createMcpServer } from './server.js';
+import type { Engine } from '../../engine.js';
+import { engineBackend } from '../../mcp/backend.js';
+import { createMcpServer } from '../../mcp/server.js';
+import { BANK_ID_PATTERN, TENANT_PATTERN } from '../../wire/schemas.js';
+import type { RouteExtender } from '../typed-app.js';
 
 /**
  * The MCP server over streamable HTTP (stateless: each POST carries JSON-RPC messages and gets the answers as JSON).
@@ -14,7 +14,6 @@ import { createMcpServer } from './server.js';
  * there with the engine token). Authentication and tenant checks are the engine's own (onRequest hooks).
  */
 export const mcpRoutes: RouteExtender = (app, engine) => {
-  engine.features.mcp = true;
   const bank = Type.String({ pattern: BANK_ID_PATTERN });
   const tenant = Type.String({ pattern: TENANT_PATTERN });
   const methods: Array<'GET' | 'POST' | 'DELETE'> = ['GET', 'POST', 'DELETE'];
@@ -47,7 +46,7 @@ async function serveMcp(engine: Engine, req: FastifyRequest, reply: FastifyReply
   if (messages.length === 0 || !messages.every(isJsonRpcMessage)) {
     throw problem('validation_failed', 'notJsonRpc');
   }
-  const server = createMcpServer(engineBackend(engine, tenant), {
+  const server = createMcpServer(engineBackend(engine.service, tenant), {
     bank,
     onInternalError: (error) => engine.log.error(`mcp tool failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`),
   });
