@@ -225,6 +225,7 @@ export const CATALOGUE = {
   starting: { status: 503, messages: { stated } },
   database_unavailable: { status: 503, messages: { stated } },
   engine_unavailable: { status: 503, messages: { stated } },
+  engine_timeout: { status: 504, messages: { stated } },
   llm_timeout: {
     status: 504,
     messages: {

@@ -30,7 +30,7 @@ describe('the catalogue', () => {
     const gateway: Array<[ProblemCode, number]> = [
       ['forbidden', 403], ['insufficient_scope', 403], ['rate_limited', 429], ['quota_exceeded', 429],
       ['account_exists', 409], ['engine_unavailable', 503], ['engine_error', 502], ['database_unavailable', 503],
-      ['starting', 503],
+      ['starting', 503], ['engine_timeout', 504],
     ];
     for (const [code, status] of gateway) assert.equal(CATALOGUE[code].status, status, code);
   });
