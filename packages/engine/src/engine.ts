@@ -174,7 +174,8 @@ export class Engine {
     const started = performance.now();
     this.preloading = this.vectors.preload(this.db).then(
       (n) => {
-        if (n > 0) this.log.info(`bank indexes of ${n} bank(s) loaded in ${Math.round(performance.now() - started)} ms`);
+        const ms = Math.round(performance.now() - started);
+        if (n > 0) this.log.info(`bank indexes of ${n} bank(s) loaded in ${ms} ms`);
       },
       (error: unknown) => {
         if (!this.vectors.stopped) {

@@ -278,6 +278,15 @@ describe('service endpoints', () => {
     assert.equal(r.body.code, 'tenant_not_found');
   });
 
+  it('answers a malformed reflect body with its 400 even without an LLM', async () => {
+    const r = await call<{ code: string; errors?: Array<{ pointer: string }> }>(
+      base(), 'POST', '/v1/default/banks/alice/reflect', { query: 'What pets?', fact_types: [] },
+    );
+    assert.equal(r.status, 400);
+    assert.equal(r.body.code, 'validation_failed');
+    assert.equal(r.body.errors?.[0]?.pointer, '/fact_types');
+  });
+
   it('answers reflect with 503 llm_not_configured when no LLM is set', async () => {
     const r = await call<{ code: string }>(base(), 'POST', '/v1/default/banks/alice/reflect', { query: 'What pets?' });
     assert.equal(r.status, 503);

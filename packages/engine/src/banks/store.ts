@@ -104,7 +104,12 @@ export async function putBank(db: Queryable, tenant: string, bankId: string, c: 
 }
 
 /** PATCH: update an existing bank; undefined when it does not exist. */
-export async function patchBank(db: Queryable, tenant: string, bankId: string, c: BankChanges): Promise<Bank | undefined> {
+export async function patchBank(
+  db: Queryable,
+  tenant: string,
+  bankId: string,
+  c: BankChanges,
+): Promise<Bank | undefined> {
   const rows = await db.query(
     `UPDATE banks SET name = COALESCE($3, name), mission = COALESCE($4, mission),
        disposition = disposition || $7::jsonb, space = COALESCE($6, space), updated_at = now()
