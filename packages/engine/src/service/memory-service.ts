@@ -4,9 +4,12 @@ import {
 } from '../banks/store.js';
 import type { Database } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
+import type { Operation } from '../jobs/operations.js';
 import type { EngineMetrics } from '../metrics.js';
 import { pieceCount, retain, RetainLimitExceeded, type AfterRetainHook, type RetainItem } from '../memory/retain.js';
-import { clearMemories, deleteMemory, getMemory, listMemories, updateMemory, type MemoryPatch } from '../memory/store.js';
+import {
+  clearMemories, deleteMemory, getMemory, listMemories, updateMemory, type MemoryPatch,
+} from '../memory/store.js';
 import { MEMORY_TYPES, type Partition } from '../memory/types.js';
 import { embeddingText } from '../recall/document-text.js';
 import { recall } from '../recall/pipeline.js';
@@ -33,7 +36,7 @@ export interface ServiceFeatures {
   /** Answers a question from memory through the LLM. */
   reflect?: ((request: ReflectRequest) => Promise<ReflectResult>) | undefined;
   /** An operation's status, or undefined when unknown. */
-  operationStatus?: ((tenant: string, id: string) => Promise<object | undefined>) | undefined;
+  operationStatus?: ((tenant: string, id: string) => Promise<Operation | undefined>) | undefined;
 }
 
 export interface ServiceParts {
@@ -149,7 +152,8 @@ export class MemoryService {
     if (edit.text !== undefined) {
       const text = edit.text;
       if (text.trim() === '') {
-        throw problem('validation_failed', 'emptyText', { errors: [{ pointer: '/text', detail: 'must not be empty' }] });
+        const errors = [{ pointer: '/text', detail: 'must not be empty' }];
+        throw problem('validation_failed', 'emptyText', { errors });
       }
       const [[vector], [tokenCount]] = await Promise.all([
         this.parts.embedder.embed([embeddingText({ text })], 'document'),
@@ -211,7 +215,7 @@ export class MemoryService {
     return bankStats(this.parts.db, tenant, bankId);
   }
 
-  async operation(tenant: string, id: string): Promise<object> {
+  async operation(tenant: string, id: string): Promise<Operation> {
     const status = await this.features.operationStatus?.(tenant, id);
     if (!status) throw problem('operation_not_found', 'unknown', { id });
     return status;

@@ -3,13 +3,14 @@ import type { MemoryType, Partition } from '../memory/types.js';
 import type { RecallRequest, TagsMatch } from '../recall/types.js';
 import type { Usage } from '../llm/types.js';
 import type { Bank, BankChanges, BankStats, Disposition } from '../banks/store.js';
+import type { Operation } from '../jobs/operations.js';
 
 /**
  * The memory service's own vocabulary: camelCase names and `Date`s, independent of any transport. The faces (HTTP,
  * MCP, the CLI) translate their wire shapes to and from these.
  */
 
-export type { Bank, BankChanges, BankStats, Disposition, Partition, RetainItem, TagsMatch };
+export type { Bank, BankChanges, BankStats, Disposition, Operation, Partition, RetainItem, TagsMatch };
 
 export interface Memory {
   id: string;

@@ -1,5 +1,7 @@
 import { ZERO_USAGE } from '../llm/types.js';
-import type { Bank, BankStats, Memory, Page, RecalledMemory, RecallResult, ReflectResult, RetainResult } from '../service/types.js';
+import type {
+  Bank, BankStats, Memory, Operation, Page, RecalledMemory, RecallResult, ReflectResult, RetainResult,
+} from '../service/types.js';
 
 /**
  * The service's answers in the public JSON shapes: snake_case, ISO 8601 dates, and the names Hindsight clients read
@@ -75,7 +77,7 @@ export function retainAnswer(bankId: string, r: RetainResult) {
   };
 }
 
-const usageAnswer = (u: Bank['usage']) => ({
+const usageAnswer = (u: { inputTokens: number; outputTokens: number }) => ({
   input_tokens: u.inputTokens, output_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens,
 });
 
@@ -135,3 +137,29 @@ export function reflectAnswer(r: ReflectResult) {
 export const deleteAnswer = (count: number, message?: string) => ({
   success: true, deleted_count: count, ...(message !== undefined ? { message } : {}),
 });
+
+/** An operation's status; `operation_id` repeats `id` for Hindsight clients, which poll until completed or failed. */
+export function operationAnswer(o: Operation) {
+  const errors = o.errors.map((e) => ({
+    job_id: e.jobId, kind: e.kind, memory_id: e.memoryId, status: e.status, attempts: e.attempts, error: e.error,
+  }));
+  return {
+    id: o.id,
+    operation_id: o.id,
+    kind: o.kind,
+    status: o.status,
+    bank_id: o.bankId,
+    space: o.space,
+    items_count: o.itemsCount,
+    memory_ids: o.memoryIds,
+    fact_ids: o.factIds,
+    facts_count: o.factIds.length,
+    jobs: o.jobs,
+    errors,
+    ...(o.status === 'failed' ? { error_message: errors.map((e) => e.error).join('; ').slice(0, 2000) } : {}),
+    usage: usageAnswer(o.usage),
+    created_at: o.createdAt.toISOString(),
+    updated_at: o.updatedAt.toISOString(),
+    finished_at: iso(o.finishedAt),
+  };
+}

@@ -44,7 +44,10 @@ export function registerBankRoutes(app: TypedApp, engine: Engine): void {
       tags, operationId: 'patchBank', summary: 'Update a bank profile', params: BankParams, body: BankBody,
       ...answers({ 200: BankAnswer }, ['bank_not_found']),
     },
-  }, async (req) => bankAnswer(await service.patchBank(req.params.tenant, req.params.bank, bankChanges(req.body ?? {}))));
+  }, async (req) => {
+    const { tenant, bank } = req.params;
+    return bankAnswer(await service.patchBank(tenant, bank, bankChanges(req.body ?? {})));
+  });
 
   app.delete('/v1/:tenant/banks/:bank', {
     schema: {

@@ -15,7 +15,8 @@ const tags = ['operations'];
 export function registerDescriptionRoutes(app: TypedApp, engine: Engine): void {
   app.post('/v1/retain', {
     schema: {
-      tags, operationId: 'retain', summary: 'Retain memories into a bank', body: Type.Composite([RetainBody, BankId], open),
+      tags, operationId: 'retain', summary: 'Retain memories into a bank',
+      body: Type.Composite([RetainBody, BankId], open),
       ...answers({ 200: RetainAnswer }, ['too_many_memories']),
     },
   }, async (req) => {
@@ -27,7 +28,8 @@ export function registerDescriptionRoutes(app: TypedApp, engine: Engine): void {
   app.post('/v1/recall', {
     ...plainJsonAnswers,
     schema: {
-      tags, operationId: 'recall', summary: 'Recall memories from a bank', body: Type.Composite([RecallBody, BankId], open),
+      tags, operationId: 'recall', summary: 'Recall memories from a bank',
+      body: Type.Composite([RecallBody, BankId], open),
       ...answers({ 200: RecallAnswer }),
     },
   }, async (req) => recallAnswer(await engine.service.recall(recallQuery('default', req.body.bank_id, req.body))));

@@ -1,13 +1,15 @@
 import { Type } from '@sinclair/typebox';
 import type { Engine } from '../../engine.js';
-import { reflectAnswer } from '../../wire/answers.js';
+import { operationAnswer, reflectAnswer } from '../../wire/answers.js';
 import { reflectRequest } from '../../wire/input.js';
 import { BANK_ID_PATTERN, BankParams, OperationParams, ReflectBody } from '../../wire/schemas.js';
 import type { TypedApp } from '../typed-app.js';
 import { answers } from '../responses.js';
 
 const open = { additionalProperties: true } as const;
-const REFLECT_PROBLEMS = ['llm_not_configured', 'llm_timeout', 'llm_bad_answer', 'llm_rejected', 'llm_unavailable'] as const;
+const REFLECT_PROBLEMS = [
+  'llm_not_configured', 'llm_timeout', 'llm_bad_answer', 'llm_rejected', 'llm_unavailable',
+] as const;
 
 /** Reflect (needs an LLM: without one it answers 503 llm_not_configured) and operation status. */
 export function registerReflectRoutes(app: TypedApp, engine: Engine): void {
@@ -34,5 +36,5 @@ export function registerReflectRoutes(app: TypedApp, engine: Engine): void {
       tags: ['operations'], operationId: 'getOperation', summary: 'Status of an async retain or extraction',
       params: OperationParams, ...answers({}, ['operation_not_found']),
     },
-  }, async (req) => engine.service.operation(req.params.tenant, req.params.id));
+  }, async (req) => operationAnswer(await engine.service.operation(req.params.tenant, req.params.id)));
 }
