@@ -42,9 +42,8 @@ const query = (text: string): RecallQuery => ({
 describe('MemoryService', () => {
   it('retains and recalls in engine terms, with Dates', async () => {
     const when = new Date('2024-03-01T10:00:00Z');
-    const retained = await engine.service.retain({
-      partition, items: [item('Alice keeps two cats named Miso and Tofu.', when)], async: false, maxNewMemories: undefined,
-    });
+    const items = [item('Alice keeps two cats named Miso and Tofu.', when)];
+    const retained = await engine.service.retain({ partition, items, async: false, maxNewMemories: undefined });
     assert.equal(retained.async, false);
     assert.ok(!retained.async && retained.storedCount === 1 && retained.memoryIds.length === 1);
     const recalled = await engine.service.recall(query('What pets does Alice have?'));
