@@ -12,6 +12,7 @@ COPY packages/gateway/package.json packages/gateway/
 COPY packages/client/package.json packages/client/
 COPY packages/http-input/package.json packages/http-input/
 COPY packages/integrations/package.json packages/integrations/
+COPY packages/problems/package.json packages/problems/
 # onnxruntime's native CPU library (bin/napi-v6/linux/<arch>/libonnxruntime.so.1 and onnxruntime_binding.node) ships
 # inside the onnxruntime-node npm package itself. Its install script only downloads the optional CUDA and TensorRT
 # providers (linux/x64, from NuGet), which `onnxruntime-node-install=skip` in .npmrc skips; this CPU image needs none
@@ -27,6 +28,8 @@ COPY packages/http-input/src packages/http-input/src
 COPY packages/http-input/tsconfig.json packages/http-input/
 COPY packages/integrations/src packages/integrations/src
 COPY packages/integrations/tsconfig.json packages/integrations/
+COPY packages/problems/src packages/problems/src
+COPY packages/problems/tsconfig.json packages/problems/
 # After the build only production dependencies stay; onnxruntime's prebuilt runtimes for other systems are dead weight
 # here (the Linux ones, x64 and arm64, stay), and the build fails if this architecture's library is missing.
 RUN npx tsc -b \
@@ -58,6 +61,8 @@ COPY --from=build /app/packages/http-input/package.json ./packages/http-input/
 COPY --from=build /app/packages/http-input/dist ./packages/http-input/dist
 COPY --from=build /app/packages/integrations/package.json ./packages/integrations/
 COPY --from=build /app/packages/integrations/dist ./packages/integrations/dist
+COPY --from=build /app/packages/problems/package.json ./packages/problems/
+COPY --from=build /app/packages/problems/dist ./packages/problems/dist
 # /data belongs to uid 1000, so a new named volume mounted there does too (Docker copies the owner on first use).
 RUN mkdir -p /data && chown 1000:1000 /data
 # The node image's `node` user is uid 1000.

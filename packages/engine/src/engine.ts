@@ -2,47 +2,106 @@ import type { EngineConfig } from './config/load.js';
 import type { Database } from './db/database.js';
 import { ensureEmbeddingSchema } from './db/embedding-schema.js';
 import { openDatabase } from './db/open.js';
-import { plaintextCodec, withCodec, type BodyCodec } from './crypto/codec.js';
+import { withCodec, type BodyCodec } from './crypto/codec.js';
 import { openBodyCodec } from './crypto/setup.js';
 import { BATCH_TOKENS, createEmbedder, MicroBatcher } from './embeddings/index.js';
+import { createJobQueue, trackRetain } from './jobs/index.js';
+import type { JobQueue } from './jobs/queue.js';
+import { openLlm, type OpenedLlm } from './llm/index.js';
+import type { Logger } from './log.js';
 import type { AfterRetainHook } from './memory/retain.js';
 import { EngineMetrics } from './metrics.js';
+import { ENGINE_PLUGINS, type EnginePlugin, type InstalledPlugin, type PluginParts } from './plugins/index.js';
+import { MemoryService } from './service/memory-service.js';
 import type { ProgressReporter } from './startup/readiness.js';
+import type { VectorCache } from './vectors/vector-cache.js';
 import { attachVectorCache } from './vectors/registry.js';
-import type { ReflectBodyT } from './http/routes/reflect.js';
 
-export interface Logger {
-  info(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
+export type { Logger } from './log.js';
+
+/** The parts the engine opens before its plugins install, in the order they open. */
+interface OpenedParts {
+  db: Database;
+  codec: BodyCodec;
+  vectors: VectorCache;
+  embedder: MicroBatcher;
+  metrics: EngineMetrics;
+  queue: JobQueue;
+  llm: OpenedLlm | undefined;
+}
+
+/** Runs each hook in order, in the retain's transaction. */
+function chainAfterRetain(hooks: ReadonlyArray<AfterRetainHook | undefined>): AfterRetainHook {
+  const present = hooks.filter((hook): hook is AfterRetainHook => hook !== undefined);
+  return async (tx, partition, ids) => {
+    for (const hook of present) await hook(tx, partition, ids);
+  };
 }
 
 /**
- * The engine's parts, opened in order at start (home, database + migrations, embedding model + schema check) and
- * shared by the HTTP layer, the MCP server and the CLI.
+ * The composition root: opens the database (with its body codec and bank vector index), the embedding model, the job
+ * queue and the LLM, installs the optional features as plugins in their declared order, and builds the memory
+ * service on them. The HTTP API, the MCP server and the CLI use the service; nothing else reaches into the parts.
  */
 export class Engine {
   readonly startedAt = Date.now();
-  /** Extension points for features layered on retain (LLM fact extraction enqueues here, in the same transaction). */
-  readonly afterRetainHooks: AfterRetainHook[] = [];
-  readonly closers: Array<() => Promise<void>> = [];
-  /** Features switched on by optional layers (shown by /version). */
-  readonly features = { mcp: false };
-  /** Set by the LLM layer; without it reflect answers 503 llm_not_configured. */
-  reflector: ((tenant: string, bankId: string, body: ReflectBodyT) => Promise<object>) | undefined;
-  /** Set by the job queue; answers an operation's status, or undefined when unknown. */
-  operations: ((tenant: string, id: string) => Promise<object | undefined>) | undefined;
-
-  /** Encryption at rest (crypto/codec.ts): the no-op, or envelope encryption under MNEMOS_API_ENCRYPTION_MASTER_KEY. */
-  codec: BodyCodec = plaintextCodec;
+  readonly db: Database;
+  /** Encryption at rest: the no-op, or envelope encryption under MNEMOS_API_ENCRYPTION_MASTER_KEY. */
+  readonly codec: BodyCodec;
+  readonly embedder: MicroBatcher;
+  readonly metrics: EngineMetrics;
+  readonly service: MemoryService;
+  private readonly queue: JobQueue;
+  private readonly llm: OpenedLlm | undefined;
+  private readonly vectors: VectorCache;
+  private readonly plugins: ReadonlyArray<InstalledPlugin & { name: string }>;
+  private preloading: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly config: EngineConfig,
-    readonly db: Database,
-    readonly embedder: MicroBatcher,
     readonly log: Logger,
-    readonly metrics: EngineMetrics,
-  ) {}
+    parts: OpenedParts,
+    plugins: readonly EnginePlugin[],
+  ) {
+    this.db = parts.db;
+    this.codec = parts.codec;
+    this.embedder = parts.embedder;
+    this.metrics = parts.metrics;
+    this.queue = parts.queue;
+    this.llm = parts.llm;
+    this.vectors = parts.vectors;
+    const pluginParts: PluginParts = {
+      config,
+      db: this.db,
+      embedder: this.embedder,
+      log,
+      metrics: this.metrics,
+      queue: this.queue,
+      llm: this.llm?.client,
+      // Bound lazily: the chain is complete once every plugin has installed, before any retain runs.
+      afterRetain: (tx, partition, ids) => afterRetain(tx, partition, ids),
+      recall: (query) => this.service.recall(query),
+    };
+    this.plugins = plugins.flatMap((plugin) => {
+      const installed = plugin.install(pluginParts);
+      return installed ? [{ name: plugin.name, ...installed }] : [];
+    });
+    const hooks = this.plugins.map((p) => p.hooks);
+    const afterRetain = chainAfterRetain(hooks.map((h) => h.afterRetain));
+    this.service = new MemoryService(
+      { db: this.db, embedder: this.embedder, metrics: this.metrics, afterRetain, trackRetain },
+      {
+        retainLater: hooks.find((h) => h.retainLater)?.retainLater,
+        reflect: hooks.find((h) => h.reflect)?.reflect,
+        operationStatus: hooks.find((h) => h.operationStatus)?.operationStatus,
+      },
+    );
+  }
+
+  /** Names of the installed plugins, in install order. */
+  get features(): string[] {
+    return this.plugins.map((p) => p.name);
+  }
 
   /**
    * `onProgress` hears each start stage ("opening database", "loading model") as it begins; the model loader may
@@ -52,6 +111,7 @@ export class Engine {
     config: EngineConfig,
     log: Logger,
     onProgress: ProgressReporter = () => undefined,
+    plugins: readonly EnginePlugin[] = ENGINE_PLUGINS,
   ): Promise<Engine> {
     onProgress('opening database');
     const opened = await openDatabase(config, (available, reason) =>
@@ -60,11 +120,11 @@ export class Engine {
         : log.warn(`database: out of reach (${reason}); requests answer 503 database_unavailable until it is back`),
     );
     let db: Database = opened.db;
-    const applied = opened.applied;
     try {
-      if (applied.length > 0) log.info(`database migrations applied: ${applied.join(', ')}`);
+      if (opened.applied.length > 0) log.info(`database migrations applied: ${opened.applied.join(', ')}`);
       const codec = await openBodyCodec(db, config.encryptionMasterKey, (f) =>
-        log.error(`memory ${f.memoryId} (bank ${JSON.stringify(f.bankId)}, tenant ${f.tenant}) failed to decrypt: ${f.reason}; it is left out of every answer`),
+        log.error(`memory ${f.memoryId} (bank ${JSON.stringify(f.bankId)}, tenant ${f.tenant}) failed to decrypt: ` +
+          `${f.reason}; it is left out of every answer`),
       );
       db = withCodec(db, codec);
       onProgress('loading model');
@@ -75,16 +135,22 @@ export class Engine {
         throw error;
       });
       // Semantic search scans in-memory copies of each bank's vectors, kept in step with the database.
-      attachVectorCache(db, model.dimension);
+      const vectors = attachVectorCache(db, model.dimension);
       const metrics = new EngineMetrics();
-      // Two batches in flight: the model's thread starts the next one without waiting for the main thread (batcher.ts).
-      const batcher = new MicroBatcher(model, BATCH_TOKENS, (size, seconds) => {
+      // Two batches in flight: the model's thread starts the next one without waiting for the main thread.
+      const embedder = new MicroBatcher(model, BATCH_TOKENS, (size, seconds) => {
         metrics.embeddingBatch.observe(size);
         metrics.embeddingSeconds.observe(seconds);
       }, 2);
       log.info(`embedding model ${model.id} ready (${model.dimension} dimensions)`);
-      const engine = new Engine(config, db, batcher, log, metrics);
-      engine.codec = codec;
+      const queue = createJobQueue({ config, db, log, metrics });
+      const llm = openLlm(config, log, metrics);
+      const engine = new Engine(config, log, { db, codec, vectors, embedder, metrics, queue, llm }, plugins);
+      // A queue that fails to start must not leave the model's or the LLM's thread running.
+      await queue.start().catch(async (error: unknown) => {
+        await engine.close().catch(() => undefined);
+        throw error;
+      });
       return engine;
     } catch (error) {
       await db.close().catch(() => undefined);
@@ -92,13 +158,47 @@ export class Engine {
     }
   }
 
-  /** The retain hook chain as one hook. */
-  afterRetain: AfterRetainHook = async (tx, partition, ids) => {
-    for (const hook of this.afterRetainHooks) await hook(tx, partition, ids);
-  };
+  /** How long a trivial query takes, in milliseconds; throws when the database is unreachable. */
+  async pingDatabase(): Promise<number> {
+    const started = performance.now();
+    await this.db.query('SELECT 1');
+    return performance.now() - started;
+  }
 
+  get databaseKind(): Database['kind'] {
+    return this.db.kind;
+  }
+
+  poolStats(): ReturnType<Database['stats']> {
+    return this.db.stats();
+  }
+
+  /** Loads recently written banks' indexes in the background; `close` waits for it (between banks). */
+  preloadIndexes(): void {
+    const started = performance.now();
+    this.preloading = this.vectors.preload(this.db).then(
+      (n) => {
+        const ms = Math.round(performance.now() - started);
+        if (n > 0) this.log.info(`bank indexes of ${n} bank(s) loaded in ${ms} ms`);
+      },
+      (error: unknown) => {
+        if (!this.vectors.stopped) {
+          this.log.warn(`loading bank indexes failed (${(error as Error).message}); they load on first recall instead`);
+        }
+      },
+    );
+  }
+
+  /**
+   * Stops in the reverse of opening: the index preload, the job queue (running jobs go back to the queue), the
+   * plugins, the LLM transport, the model, and last the database (releasing its lock).
+   */
   async close(): Promise<void> {
-    for (const close of this.closers.reverse()) await close().catch(() => undefined);
+    this.vectors.stop();
+    await this.preloading;
+    await this.queue.stop().catch(() => undefined);
+    for (const plugin of this.plugins) await plugin.close().catch(() => undefined);
+    await this.llm?.close().catch(() => undefined);
     await this.embedder.close().catch(() => undefined);
     await this.db.close();
   }

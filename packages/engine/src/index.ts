@@ -3,9 +3,7 @@ import { ensureWritableHome } from './home.js';
 import { loadEngineConfig } from './config/load.js';
 import { Engine, type Logger } from './engine.js';
 import { buildApp, type RouteExtender } from './http/app.js';
-import { mcpRoutes } from './mcp/routes.js';
-import { installLlmLayer } from './llm/index.js';
-import { vectorCacheFor } from './vectors/registry.js';
+import { mcpRoutes } from './http/routes/mcp.js';
 import { unknownVariableWarnings } from './config/unknown-variables.js';
 import { createLogger, type EngineLogger } from './log.js';
 import { serverLimits } from '@mnemos/http-input';
@@ -15,9 +13,12 @@ import { Readiness } from './startup/readiness.js';
 export { loadEngineConfig, ConfigError, type EngineConfig } from './config/load.js';
 export { Engine, type Logger } from './engine.js';
 export { buildApp, ENGINE_VERSION, type RouteExtender, type TypedApp } from './http/app.js';
-export { Problem } from './http/problem.js';
+export { Problem, problem } from '@mnemos/problems';
 export { spawnEngineProcess, waitUntilReady, type EngineProcess } from './process.js';
 export type { ProgressReporter } from './startup/readiness.js';
+export { MemoryService } from './service/memory-service.js';
+export type * from './service/types.js';
+export { ENGINE_PLUGINS, type EnginePlugin } from './plugins/index.js';
 
 export interface StartEngineOptions {
   /** Settings as environment variables (MNEMOS_*); defaults to process.env. */
@@ -26,8 +27,6 @@ export interface StartEngineOptions {
   log?: Logger;
   /** Optional layers that add routes (MCP, LLM, ...). */
   extensions?: RouteExtender[];
-  /** Runs after the engine's parts are open, before it serves (optional layers hook in here). */
-  setup?: (engine: Engine) => Promise<void> | void;
   /** Called once the port is bound, before the engine warms (from then on /health answers "warming"). */
   onListening?: (url: string, log: EngineLogger) => void;
 }
@@ -45,23 +44,6 @@ export interface RunningEngine {
 
 /** How long a stop waits for requests in flight before cutting their connections. */
 const STOP_GRACE_MS = 5_000;
-
-/** Loads recently written banks' indexes in the background; the engine waits for it (between banks) on close. */
-function preloadIndexes(engine: Engine): void {
-  const cache = vectorCacheFor(engine.db);
-  if (!cache) return;
-  const started = performance.now();
-  const done = cache.preload(engine.db).then(
-    (n) => { if (n > 0) engine.log.info(`bank indexes of ${n} bank(s) loaded in ${Math.round(performance.now() - started)} ms`); },
-    (error: unknown) => {
-      if (!cache.stopped) engine.log.warn(`loading bank indexes failed (${(error as Error).message}); they load on first recall instead`);
-    },
-  );
-  engine.closers.push(async () => {
-    cache.stop();
-    await done;
-  });
-}
 
 /**
  * Starts the engine: binds the port first (so a taken port fails before any slow work, and health probes get
@@ -83,11 +65,9 @@ export async function startEngine(options: StartEngineOptions = {}): Promise<Run
   options.onListening?.(url, logger);
   let engine: Engine | undefined;
   try {
+    // Async retain always; fact extraction and reflect when an LLM is configured (plugins/index.ts).
     engine = await Engine.open(config, log, readiness.report);
     readiness.report('starting services');
-    // Job queue (async retain) always; fact extraction and reflect when an LLM is configured.
-    await installLlmLayer(engine);
-    if (options.setup) await options.setup(engine);
     // The MCP server (POST /mcp) is part of every engine; callers' extensions come after it.
     const app = await buildApp(engine, [mcpRoutes, ...(options.extensions ?? [])], {
       logger,
@@ -96,7 +76,7 @@ export async function startEngine(options: StartEngineOptions = {}): Promise<Run
     await app.ready();
     gate.open();
     readiness.markReady();
-    preloadIndexes(engine);
+    engine.preloadIndexes();
     const opened = engine;
     return {
       url,

@@ -6,6 +6,13 @@ export type LogFormat = 'pretty' | 'json';
 
 export type EngineLogger = PinoLogger;
 
+/** Where the engine's own lines go: the pino logger, or any object with these three methods. */
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
 /**
  * The engine's one logger, shared with Fastify so request logs and start-up lines look alike: readable lines for a
  * person (pretty) or one JSON object per line for a log collector (json). Without a chosen format, a terminal gets

@@ -107,7 +107,7 @@ before(async () => {
       MNEMOS_API_LLM_BASE_URL: llm.baseUrl,
     },
   });
-  llmWired = engine.engine.reflector !== undefined;
+  llmWired = engine.engine.features.includes('reflect');
 });
 
 after(async () => {

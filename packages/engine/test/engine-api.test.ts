@@ -258,10 +258,33 @@ describe('service endpoints', () => {
     assert.match(await docs.text(), /swagger/i);
   });
 
+  it('lists in /openapi.json the problem codes each operation can answer, by status', async () => {
+    type Operation = { 'x-problem-codes'?: string[]; responses: Record<string, { description: string }> };
+    const doc = await call<{ paths: Record<string, Record<string, Operation>> }>(base(), 'GET', '/openapi.json');
+    const getMemory = doc.body.paths['/v1/{tenant}/banks/{bank}/memories/{id}']!['get']!;
+    assert.ok(getMemory['x-problem-codes']?.includes('memory_not_found'));
+    assert.ok(getMemory['x-problem-codes']?.includes('validation_failed'));
+    assert.match(getMemory.responses['404']!.description, /memory_not_found/);
+    const reflectBank = doc.body.paths['/v1/{tenant}/banks/{bank}/reflect']!['post']!;
+    assert.ok(reflectBank['x-problem-codes']?.includes('llm_not_configured'));
+    assert.match(reflectBank.responses['503']!.description, /llm_not_configured/);
+    const retain = doc.body.paths['/v1/retain']!['post']!;
+    assert.match(retain.responses['413']!.description, /too_many_memories/);
+  });
+
   it('serves only the default tenant without an auth token', async () => {
     const r = await call<{ code: string }>(base(), 'POST', '/v1/acme/banks/x/memories/recall', { query: 'hi' });
     assert.equal(r.status, 404);
     assert.equal(r.body.code, 'tenant_not_found');
+  });
+
+  it('answers a malformed reflect body with its 400 even without an LLM', async () => {
+    const r = await call<{ code: string; errors?: Array<{ pointer: string }> }>(
+      base(), 'POST', '/v1/default/banks/alice/reflect', { query: 'What pets?', fact_types: [] },
+    );
+    assert.equal(r.status, 400);
+    assert.equal(r.body.code, 'validation_failed');
+    assert.equal(r.body.errors?.[0]?.pointer, '/fact_types');
   });
 
   it('answers reflect with 503 llm_not_configured when no LLM is set', async () => {

@@ -3,6 +3,7 @@
 // 504, engine 5xx 502 (except 503, whose problem is passed through).
 import { Readable } from 'node:stream';
 import { Pool, errors as undiciErrors } from 'undici';
+import type { ProblemCode } from '@mnemos/problems';
 import { HttpProblem } from './problem.js';
 
 /** Header of an engine's refusal of a retain over its bound: how many new memories the retain would store. */
@@ -45,7 +46,7 @@ const NOT_CONNECTED = new Set([
  */
 export class EngineProblem extends HttpProblem {
   constructor(
-    readonly mayHaveRun: boolean, status: number, code: string, detail: string, headers: Record<string, string> = {},
+    readonly mayHaveRun: boolean, status: number, code: ProblemCode, detail: string, headers: Record<string, string> = {},
   ) {
     super(status, code, detail, { headers });
   }

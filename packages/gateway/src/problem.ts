@@ -2,85 +2,33 @@
 // through here, so no malformed input ever turns into a 500.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { describeIssue } from '@mnemos/http-input';
+import { Problem, type FieldError, type ProblemCode } from '@mnemos/problems';
 
 /** Why a body over GATEWAY_MAX_BODY_BYTES is refused, and what to do. */
 export const TOO_LARGE_DETAIL =
   'The request body is larger than the gateway accepts (GATEWAY_MAX_BODY_BYTES); send fewer or smaller items per call.';
 
-export interface FieldError {
-  pointer: string;
-  detail: string;
-}
-
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: string;
-  errors?: FieldError[];
-  [extra: string]: unknown;
-}
-
-const TITLES: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  405: 'Method Not Allowed',
-  409: 'Conflict',
-  413: 'Payload Too Large',
-  415: 'Unsupported Media Type',
-  422: 'Unprocessable Content',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  502: 'Bad Gateway',
-  503: 'Service Unavailable',
-  504: 'Gateway Timeout',
-};
-
-export class HttpProblem extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly extra: Record<string, unknown>;
-  readonly headers: Record<string, string>;
-  readonly errors: FieldError[] | undefined;
-
+/**
+ * A gateway error: a catalogue problem with the gateway's own sentence. The status names what the gateway answers;
+ * the catalogue's is the same for every code the gateway uses, and framework errors keep their own 4xx.
+ */
+export class HttpProblem extends Problem {
   constructor(
     status: number,
-    code: string,
+    code: ProblemCode,
     detail: string,
     options: { extra?: Record<string, unknown>; headers?: Record<string, string>; errors?: FieldError[] } = {},
   ) {
-    super(detail);
-    this.status = status;
-    this.code = code;
-    this.extra = options.extra ?? {};
-    this.headers = options.headers ?? {};
-    this.errors = options.errors;
-  }
-
-  toProblem(): Problem {
-    const body: Problem = {
-      // The same scheme as the engine's: the machine code as the last path segment.
-      type: `https://mnemos.dev/problems/${this.code}`,
-      title: TITLES[this.status] ?? 'Error',
-      status: this.status,
-      detail: this.message,
-      code: this.code,
-      ...this.extra,
-    };
-    if (this.errors !== undefined) body.errors = this.errors;
-    return body;
+    super(code, detail, { ...options, status });
   }
 }
 
 export function sendProblem(reply: FastifyReply, problem: HttpProblem): FastifyReply {
-  for (const [k, v] of Object.entries(problem.headers)) reply.header(k, v);
+  for (const [k, v] of Object.entries(problem.headers ?? {})) reply.header(k, v);
   if (problem.status === 401 && !reply.hasHeader('www-authenticate')) {
     reply.header('www-authenticate', 'Bearer realm="mnemos"');
   }
-  return reply.code(problem.status).type('application/problem+json').send(problem.toProblem());
+  return reply.code(problem.status).type('application/problem+json').send(problem.document());
 }
 
 export const unauthorized = (detail: string): HttpProblem => new HttpProblem(401, 'unauthorized', detail);

@@ -1,6 +1,6 @@
-import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { problem } from '@mnemos/problems';
 import type { InputProblem } from './problems.js';
 
 /**
@@ -54,12 +54,6 @@ export function serverLimits(limits: ServerHttpLimits) {
 export type BodyBudgetRefusal = (reply: FastifyReply, problem: InputProblem) => FastifyReply;
 
 const RETRY_AFTER_S = 2;
-const CONNECTION_FULL = 'This connection already has as many request bodies in flight as the server accepts; '
-  + 'wait for their answers, then retry.';
-const SERVER_FULL = 'The server is receiving as many request bodies as it accepts at once; '
-  + 'retry after the delay given.';
-const HEADERS_TOO_LARGE = 'The request headers are larger than the server accepts; send fewer or shorter headers.';
-const NOT_HTTP = 'The request is not valid HTTP/1.1; check what the client sends.';
 const LINGER_MS = 1_000;
 
 export class BodyBudget {
@@ -85,13 +79,13 @@ export class BodyBudget {
   }
 
   /** Takes `bytes` for a request on `socket`; answers why not when a budget is spent. */
-  take(socket: Socket, bytes: number): { ok: true; release(): void } | { ok: false; detail: string } {
+  take(socket: Socket, bytes: number): { ok: true; release(): void } | { ok: false; busy: 'connectionFull' | 'serverFull' } {
     const onSocket = this.perSocket.get(socket) ?? 0;
     if (onSocket + bytes > this.limits.perConnectionBytes) {
-      return { ok: false, detail: CONNECTION_FULL };
+      return { ok: false, busy: 'connectionFull' };
     }
     if (this.inFlightBytes + bytes > this.limits.globalBytes) {
-      return { ok: false, detail: SERVER_FULL };
+      return { ok: false, busy: 'serverFull' };
     }
     this.inFlightBytes += bytes;
     this.perSocket.set(socket, onSocket + bytes);
@@ -117,7 +111,7 @@ export class BodyBudget {
   register(app: FastifyInstance, refuse: BodyBudgetRefusal, tooLargeDetail: string): void {
     app.addHook('onRequest', (request, reply, done) => {
       if (this.declaresTooMuch(request.headers)) {
-        refuseAndLinger(request, reply, refuse, { status: 413, code: 'payload_too_large', detail: tooLargeDetail });
+        refuseAndLinger(request, reply, refuse, problem('payload_too_large', 'stated', { detail: tooLargeDetail }));
         return;
       }
       const bytes = this.claimFor(request.headers);
@@ -125,7 +119,7 @@ export class BodyBudget {
       const claim = this.take(request.raw.socket, bytes);
       if (!claim.ok) {
         const retryAfter = { 'retry-after': String(RETRY_AFTER_S) };
-        refuseAndLinger(request, reply, refuse, { status: 503, code: 'server_busy', detail: claim.detail, headers: retryAfter });
+        refuseAndLinger(request, reply, refuse, problem('server_busy', claim.busy, { headers: retryAfter }));
         return;
       }
       const socket = request.raw.socket;
@@ -167,16 +161,15 @@ function refuseAndLinger(request: FastifyRequest, reply: FastifyReply, refuse: B
 export function clientErrorAnswer(timeoutDetail: string): (err: NodeJS.ErrnoException, socket: Socket) => void {
   return (err, socket) => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
-    const [status, code, detail] = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'request_timeout', timeoutDetail]
+    const answer = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? problem('request_timeout', 'stated', { detail: timeoutDetail })
       : err.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'headers_too_large', HEADERS_TOO_LARGE]
-        : [400, 'bad_request', NOT_HTTP];
-    const title = STATUS_CODES[status] ?? 'Error';
-    const type = `https://mnemos.dev/problems/${code}`;
-    const body = JSON.stringify({ type, title, status, detail, code });
+        ? problem('headers_too_large', 'tooLarge')
+        : problem('bad_request', 'notHttp');
+    const body = JSON.stringify(answer.document());
     if (socket.writable) {
-      socket.write(`HTTP/1.1 ${status} ${title}\r\nConnection: close\r\nContent-Type: application/problem+json\r\n` +
+      socket.write(`HTTP/1.1 ${answer.status} ${answer.title}\r\nConnection: close\r\n` +
+        'Content-Type: application/problem+json\r\n' +
         `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
     }
     socket.destroy();

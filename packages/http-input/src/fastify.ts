@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import FindMyWay from 'find-my-way';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
+import { invalidField } from '@mnemos/problems';
 import { methodNotAllowed, tooDeep, unsupportedMediaType, type InputProblem } from './problems.js';
 import { findUnstorableText } from './text.js';
 
@@ -61,12 +62,7 @@ function installTextCheck(app: FastifyInstance, options: InputLayerOptions): voi
       const bad = findUnstorableText(value);
       if (bad === undefined) continue;
       const pointer = `${options.pointerPrefix(part)}${bad.pointer === '/' ? '' : bad.pointer}` || '/';
-      throw options.toError({
-        status: 400,
-        code: 'validation_failed',
-        detail: `The request ${part} is invalid: ${pointer} ${bad.detail}.`,
-        errors: [{ pointer, detail: bad.detail }],
-      });
+      throw options.toError(invalidField(pointer, bad.detail, part));
     }
   });
 }

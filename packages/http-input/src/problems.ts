@@ -1,43 +1,21 @@
-/** A 4xx answer the input layer produces; each server turns it into its own problem+json error. */
-export interface InputProblem {
-  status: number;
-  code: string;
-  detail: string;
-  errors?: Array<{ pointer: string; detail: string }>;
-  headers?: Record<string, string>;
-}
+import { problem, type Problem } from '@mnemos/problems';
 
-export const tooDeep = (max: number): InputProblem => ({
-  status: 400,
-  code: 'json_too_deep',
-  detail: `The request body nests objects or arrays more than ${max} levels deep; flatten it and send it again.`,
-});
+/** A 4xx answer the input layer produces: a catalogue problem, which each server sends as problem+json. */
+export type InputProblem = Problem;
 
-export const unsupportedMediaType = (): InputProblem => ({
-  status: 415,
-  code: 'unsupported_media_type',
-  detail: 'Send the body as JSON with Content-Type: application/json.',
-});
+export const tooDeep = (max: number): InputProblem => problem('json_too_deep', 'nested', { max });
 
-export const methodNotAllowed = (method: string, path: string, allow: string[]): InputProblem => ({
-  status: 405,
-  code: 'method_not_allowed',
-  detail: `${path} does not answer ${method}; use ${allow.join(', ')}.`,
-  headers: { allow: allow.join(', ') },
-});
+export const unsupportedMediaType = (): InputProblem => problem('unsupported_media_type', 'json');
+
+export const methodNotAllowed = (method: string, path: string, allow: string[]): InputProblem =>
+  problem('method_not_allowed', 'route', { method, path, allow }, { headers: { allow: allow.join(', ') } });
 
 /** Router failures (bad percent-encoding, over-long parameters) reach `frameworkErrors`, not the error handler. */
 export function frameworkProblem(error: { code?: string; message: string; statusCode?: number }): InputProblem {
-  if (error.code === 'FST_ERR_BAD_URL') {
-    return {
-      status: 400,
-      code: 'bad_request',
-      detail: 'The request URL has a malformed percent-encoding (% must be followed by two hex digits); fix it.',
-    };
-  }
+  if (error.code === 'FST_ERR_BAD_URL') return problem('bad_request', 'badPercentEncoding');
   const clientError = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500;
   const status = clientError ? error.statusCode! : 400;
-  return { status, code: 'bad_request', detail: `The request URL is invalid: ${error.message}` };
+  return problem('bad_request', 'invalidUrl', { reason: error.message }, { status });
 }
 
 interface AjvIssue {

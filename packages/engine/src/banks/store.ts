@@ -6,19 +6,31 @@ export interface Disposition {
   empathy: number;
 }
 
-export interface BankProfile {
-  bank_id: string;
+/** A bank's profile: who it is about and how reflect should answer for it. */
+export interface Bank {
+  bankId: string;
   name: string;
   mission: string;
-  /** Hindsight clients read `background`; it mirrors `mission`. */
-  background: string;
   disposition: Disposition;
   space: string;
-  created_at: string;
-  updated_at: string;
-  last_write_at: string | null;
-  memory_count: number;
-  usage: { input_tokens: number; output_tokens: number; total_tokens: number };
+  createdAt: Date;
+  updatedAt: Date;
+  lastWriteAt: Date | null;
+  memoryCount: number;
+  usage: BankUsage;
+}
+
+/** LLM tokens spent on a bank's behalf (fact extraction, reflect). */
+export interface BankUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface BankStats {
+  bankId: string;
+  memoriesByType: Record<string, number>;
+  lastWriteAt: Date | null;
+  usage: BankUsage;
 }
 
 export interface BankChanges {
@@ -49,21 +61,18 @@ const SELECT_BANK = `SELECT b.bank_id, b.name, b.mission, b.disposition, b.space
   (SELECT count(*) FROM memories m WHERE m.tenant = b.tenant AND m.bank_id = b.bank_id) AS memory_count
   FROM banks b`;
 
-function toProfile(r: BankRow): BankProfile {
-  const input = Number(r.tokens_input);
-  const output = Number(r.tokens_output);
+function toBank(r: BankRow): Bank {
   return {
-    bank_id: r.bank_id,
+    bankId: r.bank_id,
     name: r.name,
     mission: r.mission,
-    background: r.mission,
     disposition: { ...DEFAULT_DISPOSITION, ...r.disposition },
     space: r.space,
-    created_at: new Date(r.created_at).toISOString(),
-    updated_at: new Date(r.updated_at).toISOString(),
-    last_write_at: r.last_write_at === null ? null : new Date(r.last_write_at).toISOString(),
-    memory_count: Number(r.memory_count),
-    usage: { input_tokens: input, output_tokens: output, total_tokens: input + output },
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+    lastWriteAt: r.last_write_at === null ? null : new Date(r.last_write_at),
+    memoryCount: Number(r.memory_count),
+    usage: { inputTokens: Number(r.tokens_input), outputTokens: Number(r.tokens_output) },
   };
 }
 
@@ -76,13 +85,13 @@ export async function touchBank(db: Queryable, tenant: string, bankId: string): 
   );
 }
 
-export async function getBank(db: Queryable, tenant: string, bankId: string): Promise<BankProfile | undefined> {
+export async function getBank(db: Queryable, tenant: string, bankId: string): Promise<Bank | undefined> {
   const rows = await db.query<BankRow>(`${SELECT_BANK} WHERE b.tenant = $1 AND b.bank_id = $2`, [tenant, bankId]);
-  return rows[0] ? toProfile(rows[0]) : undefined;
+  return rows[0] ? toBank(rows[0]) : undefined;
 }
 
 /** PUT: create or update (upsert), keeping fields the body does not name. */
-export async function putBank(db: Queryable, tenant: string, bankId: string, c: BankChanges): Promise<BankProfile> {
+export async function putBank(db: Queryable, tenant: string, bankId: string, c: BankChanges): Promise<Bank> {
   await db.query(
     `INSERT INTO banks (tenant, bank_id, name, mission, disposition, space)
      VALUES ($1, $2, COALESCE($3, $2), COALESCE($4, ''), $5::jsonb, COALESCE($6, 'default'))
@@ -95,7 +104,12 @@ export async function putBank(db: Queryable, tenant: string, bankId: string, c: 
 }
 
 /** PATCH: update an existing bank; undefined when it does not exist. */
-export async function patchBank(db: Queryable, tenant: string, bankId: string, c: BankChanges): Promise<BankProfile | undefined> {
+export async function patchBank(
+  db: Queryable,
+  tenant: string,
+  bankId: string,
+  c: BankChanges,
+): Promise<Bank | undefined> {
   const rows = await db.query(
     `UPDATE banks SET name = COALESCE($3, name), mission = COALESCE($4, mission),
        disposition = disposition || $7::jsonb, space = COALESCE($6, space), updated_at = now()
@@ -129,7 +143,7 @@ export async function listBanks(
   q: string | undefined,
   limit: number,
   offset: number,
-): Promise<{ banks: BankProfile[]; total: number }> {
+): Promise<{ banks: Bank[]; total: number }> {
   const params: SqlParam[] = [tenant];
   let where = "b.tenant = $1 AND b.bank_id <> ''";
   if (q !== undefined && q !== '') {
@@ -142,7 +156,7 @@ export async function listBanks(
      LIMIT $${params.length + 1}::int OFFSET $${params.length + 2}::bigint`,
     [...params, limit, offset],
   );
-  return { banks: rows.map(toProfile), total: Number(count?.n ?? 0) };
+  return { banks: rows.map(toBank), total: Number(count?.n ?? 0) };
 }
 
 export async function addBankUsage(db: Queryable, tenant: string, bankId: string, input: number, output: number): Promise<void> {
@@ -150,4 +164,19 @@ export async function addBankUsage(db: Queryable, tenant: string, bankId: string
     'UPDATE banks SET tokens_input = tokens_input + $3, tokens_output = tokens_output + $4 WHERE tenant = $1 AND bank_id = $2',
     [tenant, bankId, input, output],
   );
+}
+
+/** Memories of a bank by type, with its last write and LLM usage. */
+export async function bankStats(db: Queryable, tenant: string, bankId: string): Promise<BankStats> {
+  const rows = await db.query<{ type: string; n: string | number }>(
+    'SELECT type, count(*) AS n FROM memories WHERE tenant = $1 AND bank_id = $2 GROUP BY type',
+    [tenant, bankId],
+  );
+  const bank = await getBank(db, tenant, bankId);
+  return {
+    bankId,
+    memoriesByType: Object.fromEntries(rows.map((r) => [r.type, Number(r.n)])),
+    lastWriteAt: bank?.lastWriteAt ?? null,
+    usage: bank?.usage ?? { inputTokens: 0, outputTokens: 0 },
+  };
 }

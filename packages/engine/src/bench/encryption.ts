@@ -2,9 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEngine, type RunningEngine } from '../index.js';
-import { retain, type RetainItem } from '../memory/retain.js';
-import { recall } from '../recall/pipeline.js';
+import { startEngine, type RecallQuery, type RetainItem, type RunningEngine } from '../index.js';
 import { testModelDir } from './test-assets.js';
 import { rng } from './synthetic.js';
 import { percentile } from './stats.js';
@@ -63,22 +61,23 @@ async function main(): Promise<void> {
       for (const e of order) {
         const engine = engines[e]!.engine;
         const t0 = performance.now();
-        await retain(engine.db, engine.embedder, { tenant: 'default', bankId: 'bench', space: 'default' }, items);
+        const partition = { tenant: 'default', bankId: 'bench', space: 'default' };
+        await engine.service.retain({ partition, items, async: false, maxNewMemories: undefined });
         retainSeconds[e]! += (performance.now() - t0) / 1000;
       }
     }
     const qs = Array.from({ length: queries }, () => queryText(r));
     const latencies: number[][] = [[], []];
-    const request = (query: string) => ({
-      tenant: 'default', bankId: 'bench', space: 'default', query, maxTokens: 4096, candidates: 100, includeOrg: false,
-      types: undefined, tags: undefined, tagsMatch: 'any' as const, queryTimestamp: new Date(), trace: false,
+    const request = (query: string): RecallQuery => ({
+      tenant: 'default', bankId: 'bench', space: 'default', query, maxTokens: 4096, budget: 'mid', includeOrg: false,
+      types: undefined, tags: undefined, tagsMatch: 'any', queryTimestamp: new Date(), trace: false,
     });
     for (const [i, q] of [...qs.slice(0, 20), ...qs].entries()) {
       const order = i % 2 === 0 ? [0, 1] : [1, 0];
       for (const e of order) {
         const engine = engines[e]!.engine;
         const t0 = performance.now();
-        await recall(engine.db, engine.embedder, request(q));
+        await engine.service.recall(request(q));
         if (i >= 20) latencies[e]!.push(performance.now() - t0); // the first 20 are warm-up
       }
     }

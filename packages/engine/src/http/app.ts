@@ -9,28 +9,28 @@ import Fastify, {
 } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { typed, type RouteExtender } from './typed-app.js';
 import { Ajv } from 'ajv';
-import { frameworkProblem, installInputLayer, type InputProblem } from '@mnemos/http-input';
+import { frameworkProblem, installInputLayer } from '@mnemos/http-input';
+import { messageOf, problem } from '@mnemos/problems';
 import type { Engine } from '../engine.js';
 import { BodyBudget, budgetOf, serverLimits } from '@mnemos/http-input';
-import { Problem, sendProblem, TOO_LARGE_DETAIL, toProblem } from './problem.js';
+import { ENGINE_VERSION } from '../version.js';
+import { sendProblem, toProblem } from './problem.js';
 import { registerBankRoutes } from './routes/banks.js';
 import { registerDescriptionRoutes } from './routes/description.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMemoryRoutes } from './routes/memories.js';
 import { registerReflectRoutes } from './routes/reflect.js';
 import { registerSpaceRoutes } from './routes/spaces.js';
-import { Problem as ProblemSchema } from './schemas.js';
+import { Problem as ProblemSchema } from '../wire/schemas.js';
 
 const require = createRequire(import.meta.url);
 const addFormats = require('ajv-formats') as (ajv: Ajv) => Ajv;
-const { version } = require('../../package.json') as { version: string };
-export const ENGINE_VERSION = version;
+export { ENGINE_VERSION } from '../version.js';
 
 export type App = FastifyInstance;
-export type TypedApp = ReturnType<typeof typed>;
-const typed = (app: FastifyInstance) => app.withTypeProvider<TypeBoxTypeProvider>();
+export type { RouteExtender, TypedApp } from './typed-app.js';
 
 /**
  * Bodies are validated strictly (a number where a string belongs is an error, never coerced); query strings and
@@ -43,10 +43,6 @@ function validators() {
   const text = addFormats(new Ajv({ ...base, coerceTypes: 'array' }));
   return { body, text };
 }
-
-const problemFrom = (p: InputProblem) => new Problem(p.status, p.code, p.detail, p.errors, p.headers);
-
-export type RouteExtender = (app: TypedApp, engine: Engine) => void | Promise<void>;
 
 export interface AppOptions {
   /** The engine's logger (log.ts); without it Fastify makes its own at MNEMOS_API_LOG_LEVEL. */
@@ -74,17 +70,17 @@ export async function buildApp(
     forceCloseConnections: true,
     ...serverLimits(engine.config.http),
     frameworkErrors: (error, _request, reply) => {
-      void sendProblem(reply, problemFrom(frameworkProblem(error)));
+      void sendProblem(reply, frameworkProblem(error));
     },
   });
   const input = installInputLayer(app, {
-    toError: problemFrom,
+    toError: (p) => p,
     pointerPrefix: (part) => (part === 'body' ? '' : `/${part}`),
     ignoreTrailingSlash: true,
     maxParamLength: 1024,
   });
   const bodyBudget = new BodyBudget({ maxBodyBytes: engine.config.maxBodyBytes, ...budgetOf(engine.config.http) });
-  bodyBudget.register(app, (reply, problem) => sendProblem(reply, problemFrom(problem)), TOO_LARGE_DETAIL);
+  bodyBudget.register(app, sendProblem, messageOf('payload_too_large', 'engineBody'));
   const ajv = validators();
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === 'body' ? ajv.body : ajv.text).compile(schema as object),
@@ -96,7 +92,7 @@ export async function buildApp(
       openapi: '3.1.0',
       info: {
         title: 'Mnemos engine API',
-        version,
+        version: ENGINE_VERSION,
         description: 'Persistent memory for AI agents: retain, recall, reflect. Errors are application/problem+json.',
       },
       servers: [{ url: '/' }],
@@ -116,9 +112,9 @@ export async function buildApp(
   });
   app.setNotFoundHandler((request, reply) => {
     const wrongMethod = input.wrongMethod(request);
-    if (wrongMethod !== undefined) return sendProblem(reply, problemFrom(wrongMethod));
+    if (wrongMethod !== undefined) return sendProblem(reply, wrongMethod);
     const route = `${request.method} ${request.url.split('?')[0]}`;
-    return sendProblem(reply, new Problem(404, 'not_found', `No route ${route}; see /docs for the API.`));
+    return sendProblem(reply, problem('not_found', 'noRoute', { route }));
   });
 
   app.addHook('onRequest', async (request) => {
@@ -157,15 +153,8 @@ function authenticate(engine: Engine, request: FastifyRequest): void {
   const a = Buffer.from(presented);
   const b = Buffer.from(token);
   if (presented === '' || a.length !== b.length || !timingSafeEqual(a, b)) {
-    throw new Problem(
-      401,
-      'unauthorized',
-      presented === ''
-        ? 'This engine requires a token: send Authorization: Bearer <MNEMOS_API_AUTH_TOKEN>.'
-        : 'The token is not valid for this engine; send the value of its MNEMOS_API_AUTH_TOKEN.',
-      undefined,
-      { 'www-authenticate': 'Bearer' },
-    );
+    const message = presented === '' ? 'missingToken' : 'wrongToken';
+    throw problem('unauthorized', message, { headers: { 'www-authenticate': 'Bearer' } });
   }
 }
 
@@ -187,9 +176,5 @@ function checkTenant(engine: Engine, request: FastifyRequest): void {
   if (!match || engine.config.authToken !== undefined) return;
   const tenant = decodeSegment(match[1]!);
   if (tenant === 'default') return;
-  throw new Problem(
-    404,
-    'tenant_not_found',
-    `This engine serves only the tenant "default" (got "${tenant}"); use /v1/default/..., or set MNEMOS_API_AUTH_TOKEN to serve several tenants.`,
-  );
+  throw problem('tenant_not_found', 'singleTenant', { tenant });
 }

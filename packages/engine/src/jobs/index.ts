@@ -2,11 +2,13 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { touchBank } from '../banks/store.js';
 import { codecFor } from '../crypto/codec.js';
-import type { Engine } from '../engine.js';
-import { retain, type RetainItem } from '../memory/retain.js';
+import type { EngineConfig } from '../config/load.js';
+import type { Database, Queryable } from '../db/database.js';
+import type { Embedder } from '../embeddings/embedder.js';
+import type { Logger } from '../log.js';
+import type { EngineMetrics } from '../metrics.js';
+import { retain, type AfterRetainHook, type RetainItem } from '../memory/retain.js';
 import type { Partition } from '../memory/types.js';
-import type { Queryable } from '../db/database.js';
-import { operationStatus } from './operations.js';
 import { JobFailure, JobQueue, type ClaimedJob, type JobContext } from './queue.js';
 
 export { JobQueue, JobFailure, LeaseLostError, type ClaimedJob, type JobContext, type JobHandler } from './queue.js';
@@ -17,7 +19,17 @@ interface RetainScope {
   job?: { job: ClaimedJob; ctx: JobContext };
 }
 const scope = new AsyncLocalStorage<RetainScope>();
-const queues = new WeakMap<Engine, JobQueue>();
+
+/** What the job queue and async retain work with. */
+export interface JobParts {
+  config: EngineConfig;
+  db: Database;
+  embedder: Embedder;
+  log: Logger;
+  metrics: EngineMetrics;
+  /** The retain hook chain every retain runs, async ones included. */
+  afterRetain: AfterRetainHook;
+}
 
 /** The operation id of the retain running now (created on first use), for layers that enqueue work from a retain hook. */
 export function currentRetainOperation(): string {
@@ -34,10 +46,6 @@ export async function trackRetain<T>(fn: () => Promise<T>): Promise<{ value: T; 
   return { value, operationId: s.operationId };
 }
 
-export function jobQueue(engine: Engine): JobQueue | undefined {
-  return queues.get(engine);
-}
-
 interface StoredItem {
   content: string;
   timestamp: string | null;
@@ -49,9 +57,12 @@ interface StoredItem {
 }
 
 /** async: true: validate now, store the items in a job, answer at once with the operation id. */
-export async function retainAsync(engine: Engine, partition: Partition, items: readonly RetainItem[]) {
-  const queue = queues.get(engine);
-  if (!queue) throw new Error('the job queue is not installed');
+export async function retainAsync(
+  engine: Pick<JobParts, 'db'>,
+  queue: JobQueue,
+  partition: Partition,
+  items: readonly RetainItem[],
+): Promise<string> {
   const now = new Date().toISOString();
   const stored: StoredItem[] = items.map((i) => ({
     content: i.content,
@@ -74,12 +85,11 @@ export async function retainAsync(engine: Engine, partition: Partition, items: r
     await queue.enqueue(tx, operationId, partition, 'retain', [{ kind: 'retain', payload }], items.length);
   });
   queue.wake();
-  engine.metrics.operations.inc({ operation: 'retain' });
-  return { success: true, bank_id: partition.bankId, items_count: items.length, memory_ids: [] as string[], async: true, operation_id: operationId };
+  return operationId;
 }
 
 /** The items of an async retain job, opening them first when they were sealed under encryption at rest. */
-async function queuedItems(engine: Engine, job: ClaimedJob): Promise<StoredItem[]> {
+async function queuedItems(engine: Pick<JobParts, 'db'>, job: ClaimedJob): Promise<StoredItem[]> {
   const sealed = job.payload['sealed'];
   if (typeof sealed !== 'string') return (job.payload['items'] ?? []) as StoredItem[];
   const [body] = await codecFor(engine.db).openRows(engine.db, job.tenant, [
@@ -89,19 +99,14 @@ async function queuedItems(engine: Engine, job: ClaimedJob): Promise<StoredItem[
   return JSON.parse(body.text) as StoredItem[];
 }
 
-/**
- * Installs the durable job queue (async retain; the LLM layer adds fact extraction to it), its status lookup
- * (GET /v1/{tenant}/operations/{id}) and its shutdown. Idempotent.
- */
 /** The content now lives in memories; a copy kept in the job would survive a later hard delete. */
 async function clearQueuedCopy(tx: Queryable, jobId: string): Promise<void> {
   await tx.query(`UPDATE jobs SET payload = '{}'::jsonb WHERE id = $1`, [jobId]);
 }
 
-export async function installJobQueue(engine: Engine): Promise<JobQueue> {
-  const existing = queues.get(engine);
-  if (existing) return existing;
-  const queue = new JobQueue(engine.db, engine.log, {
+/** The durable job queue (async retain; fact extraction when an LLM is configured); started once handlers are in. */
+export function createJobQueue(engine: Omit<JobParts, 'embedder' | 'afterRetain'>): JobQueue {
+  return new JobQueue(engine.db, engine.log, {
     // Twice the LLM cap: while some jobs wait on the model, others read, embed and write, so the model stays busy
     // (the LLM client's own semaphore holds calls in flight to MNEMOS_API_LLM_CONCURRENCY).
     concurrency: engine.config.llm ? engine.config.llm.concurrency * 2 : 2,
@@ -109,17 +114,21 @@ export async function installJobQueue(engine: Engine): Promise<JobQueue> {
     pollMs: engine.config.jobsPollIntervalMs,
     onDepth: (n) => engine.metrics.queueDepth.set({ queue: 'jobs' }, n),
   });
-  queues.set(engine, queue);
+}
 
-  // An async retain's job completes in the same transaction that stores its memories, and its copy of the content
-  // goes in that transaction too: no reader ever sees a completed retain whose content is still queued.
-  engine.afterRetainHooks.unshift(async (tx, _partition, ids) => {
-    const s = scope.getStore();
-    if (!s?.job || s.job.ctx.completed) return;
-    await s.job.ctx.completeWithin(tx, { memory_ids: ids });
-    await clearQueuedCopy(tx, s.job.job.id);
-  });
+/**
+ * An async retain's job completes in the same transaction that stores its memories, and its copy of the content goes
+ * in that transaction too: no reader ever sees a completed retain whose content is still queued.
+ */
+export const completeAsyncRetain: AfterRetainHook = async (tx, _partition, ids) => {
+  const s = scope.getStore();
+  if (!s?.job || s.job.ctx.completed) return;
+  await s.job.ctx.completeWithin(tx, { memory_ids: ids });
+  await clearQueuedCopy(tx, s.job.job.id);
+};
 
+/** Registers the job that stores an async retain's items. */
+export function registerAsyncRetain(engine: JobParts, queue: JobQueue): void {
   queue.register('retain', async (job, ctx) => {
     const raw = await queuedItems(engine, job);
     const items: RetainItem[] = raw.map((i) => ({
@@ -139,9 +148,4 @@ export async function installJobQueue(engine: Engine): Promise<JobQueue> {
     if (!ctx.completed) await ctx.complete((tx) => clearQueuedCopy(tx, job.id), { memory_ids: outcome.memoryIds });
     await engine.db.query('UPDATE operations SET memory_ids = $2::uuid[], updated_at = now() WHERE id = $1', [job.operationId, outcome.memoryIds]);
   });
-
-  engine.operations = (tenant, id) => operationStatus(engine.db, tenant, id);
-  await queue.start();
-  engine.closers.push(() => queue.stop());
-  return queue;
 }

@@ -25,15 +25,45 @@ interface JobStatusRow {
   finished_at: Date | string | null;
 }
 
-const iso = (v: Date | string) => new Date(v).toISOString();
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export type OperationState = 'pending' | 'running' | 'completed' | 'failed';
+
+export interface OperationJobError {
+  jobId: string;
+  kind: string;
+  memoryId: string | null;
+  status: string;
+  attempts: number;
+  error: string | null;
+}
+
+/** An async retain or an extraction, summed over its jobs. */
+export interface Operation {
+  id: string;
+  kind: string;
+  status: OperationState;
+  bankId: string;
+  space: string;
+  itemsCount: number;
+  memoryIds: string[];
+  factIds: string[];
+  jobs: { total: number; queued: number; running: number; succeeded: number; failed: number };
+  errors: OperationJobError[];
+  usage: { inputTokens: number; outputTokens: number };
+  createdAt: Date;
+  updatedAt: Date;
+  finishedAt: Date | null;
+}
+
+const latest = (dates: Date[]): Date => new Date(Math.max(...dates.map((d) => d.getTime())));
 
 /**
  * An operation's status, summed over its jobs: `pending` (nothing started), `running`, `completed` (every job done)
  * or `failed` (every job settled and at least one failed, with its error). Hindsight clients poll until
  * completed/failed.
  */
-export async function operationStatus(db: Queryable, tenant: string, id: string): Promise<object | undefined> {
+export async function operationStatus(db: Queryable, tenant: string, id: string): Promise<Operation | undefined> {
   if (!UUID.test(id)) return undefined;
   const [op] = await db.query<OperationRow>(
     'SELECT id, bank_id, space, kind, items_count, memory_ids, created_at, updated_at FROM operations WHERE tenant = $1 AND id = $2',
@@ -46,13 +76,14 @@ export async function operationStatus(db: Queryable, tenant: string, id: string)
     [id],
   );
   const count = (s: string) => jobs.filter((j) => j.status === s).length;
-  const counts = { total: jobs.length, queued: count('queued'), running: count('running'), succeeded: count('succeeded'), failed: count('failed') };
+  const counts = {
+    total: jobs.length, queued: count('queued'), running: count('running'), succeeded: count('succeeded'),
+    failed: count('failed'),
+  };
   const open = counts.queued + counts.running;
   const status = open > 0
     ? (counts.running > 0 || counts.succeeded + counts.failed > 0 ? 'running' : 'pending')
     : counts.failed > 0 ? 'failed' : 'completed';
-  const input = jobs.reduce((a, j) => a + Number(j.tokens_input), 0);
-  const output = jobs.reduce((a, j) => a + Number(j.tokens_output), 0);
   const factIds = jobs.flatMap((j) => (Array.isArray(j.result?.['fact_ids']) ? (j.result['fact_ids'] as string[]) : []));
   const memoryIds = new Set<string>(op.memory_ids);
   for (const j of jobs) {
@@ -60,27 +91,28 @@ export async function operationStatus(db: Queryable, tenant: string, id: string)
   }
   const errors = jobs
     .filter((j) => j.last_error !== null && j.status !== 'succeeded')
-    .map((j) => ({ job_id: j.id, kind: j.kind, memory_id: j.memory_id, status: j.status, attempts: j.attempts, error: j.last_error }));
-  const finished = open === 0 && jobs.length > 0
-    ? jobs.reduce((a, j) => (j.finished_at && iso(j.finished_at) > a ? iso(j.finished_at) : a), iso(op.created_at))
-    : null;
+    .map((j) => ({
+      jobId: j.id, kind: j.kind, memoryId: j.memory_id, status: j.status, attempts: j.attempts, error: j.last_error,
+    }));
+  const createdAt = new Date(op.created_at);
+  const finishedAts = jobs.flatMap((j) => (j.finished_at ? [new Date(j.finished_at)] : []));
   return {
     id: op.id,
-    operation_id: op.id,
     kind: op.kind,
     status,
-    bank_id: op.bank_id,
+    bankId: op.bank_id,
     space: op.space,
-    items_count: op.items_count,
-    memory_ids: [...memoryIds],
-    fact_ids: factIds,
-    facts_count: factIds.length,
+    itemsCount: op.items_count,
+    memoryIds: [...memoryIds],
+    factIds,
     jobs: counts,
     errors,
-    ...(status === 'failed' ? { error_message: errors.map((e) => e.error).join('; ').slice(0, 2000) } : {}),
-    usage: { input_tokens: input, output_tokens: output, total_tokens: input + output },
-    created_at: iso(op.created_at),
-    updated_at: jobs.reduce((a, j) => (iso(j.updated_at) > a ? iso(j.updated_at) : a), iso(op.updated_at)),
-    finished_at: finished,
+    usage: {
+      inputTokens: jobs.reduce((a, j) => a + Number(j.tokens_input), 0),
+      outputTokens: jobs.reduce((a, j) => a + Number(j.tokens_output), 0),
+    },
+    createdAt,
+    updatedAt: latest([new Date(op.updated_at), ...jobs.map((j) => new Date(j.updated_at))]),
+    finishedAt: open === 0 && jobs.length > 0 ? latest([createdAt, ...finishedAts]) : null,
   };
 }

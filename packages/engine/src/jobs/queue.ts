@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable, Transaction } from '../db/database.js';
-import type { Logger } from '../engine.js';
+import type { Logger } from '../log.js';
 import type { Partition } from '../memory/types.js';
 import { addBankUsage } from '../banks/store.js';
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { addBankUsage } from '../banks/store.js';
-import type { Engine } from '../engine.js';
+import type { Database } from '../db/database.js';
+import type { Embedder } from '../embeddings/embedder.js';
 import { JobFailure, type ClaimedJob, type JobContext } from '../jobs/index.js';
 import { insertMemories, getMemory } from '../memory/store.js';
 import type { MemoryType, NewMemory } from '../memory/types.js';
@@ -96,7 +97,7 @@ function checkFacts(value: unknown, known: Set<string>, fallback: Date | null): 
 }
 
 /** The job that turns one raw memory into facts: one LLM call, then facts + supersession + usage in one transaction. */
-export function extractionHandler(engine: Engine, llm: LlmClient) {
+export function extractionHandler(engine: { db: Database; embedder: Embedder }, llm: LlmClient) {
   return async (job: ClaimedJob, ctx: JobContext): Promise<void> => {
     const raw = job.memoryId ? await getMemory(engine.db, job.tenant, job.bankId, job.memoryId) : undefined;
     if (!raw) {

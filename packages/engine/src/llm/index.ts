@@ -1,39 +1,31 @@
-import type { Engine } from '../engine.js';
-import { currentRetainOperation, installJobQueue } from '../jobs/index.js';
-import { reflect } from '../reflect/reflect.js';
+import type { EngineConfig } from '../config/load.js';
+import type { Logger } from '../log.js';
+import type { EngineMetrics } from '../metrics.js';
 import { createProvider, LlmClient } from './client.js';
-import { extractionHandler } from './extract.js';
 import { LlmTransport } from './transport.js';
 
 export { LlmClient, createProvider } from './client.js';
 export { LlmError, type Usage, ZERO_USAGE } from './types.js';
 
-/**
- * Switches on the optional background and LLM layers. The job queue is always installed (async retain needs it);
- * with an LLM configured, every retain also enqueues fact extraction (in the retain's own transaction) and reflect
- * answers through the model.
- */
-export async function installLlmLayer(engine: Engine): Promise<void> {
-  const queue = await installJobQueue(engine);
-  const config = engine.config.llm;
-  if (!config) return;
+export interface OpenedLlm {
+  client: LlmClient;
+  /** Closes the transport thread; call it after the job queue has stopped. */
+  close(): Promise<void>;
+}
+
+/** The configured LLM (fact extraction and reflect), or undefined when none is configured. */
+export function openLlm(config: EngineConfig, log: Logger, metrics: EngineMetrics): OpenedLlm | undefined {
+  const llm = config.llm;
+  if (!llm) return undefined;
   let client: LlmClient | undefined;
   // The transport thread holds the cap of calls in flight; the client admits as many again, prepared and queued in the
-  // thread, so a freed slot is taken the moment it frees. Closed last (closers run in reverse), after the job queue.
-  const transport = new LlmTransport(config.concurrency);
-  engine.closers.unshift(() => transport.close());
-  const provider = createProvider(config, (reason, delayMs) => {
+  // thread, so a freed slot is taken the moment it frees.
+  const transport = new LlmTransport(llm.concurrency);
+  const provider = createProvider(llm, (reason, delayMs) => {
     client?.noteRetry();
-    engine.log.info(`LLM call retried in ${Math.round(delayMs)} ms (${reason})`);
+    log.info(`LLM call retried in ${Math.round(delayMs)} ms (${reason})`);
   }, transport);
-  client = new LlmClient(provider, config.concurrency * 2, engine.metrics.registry);
-  const llm = client;
-  queue.register('extract', extractionHandler(engine, llm));
-  engine.afterRetainHooks.push(async (tx, partition, ids) => {
-    await queue.enqueue(tx, currentRetainOperation(), partition, 'extract', ids.map((id) => ({ kind: 'extract', memoryId: id })), ids.length);
-    // The jobs become visible when the retain commits; the nudge saves the idle poll.
-    setImmediate(() => queue.wake());
-  });
-  engine.reflector = (tenant, bankId, body) => reflect(engine, llm, tenant, bankId, body);
-  engine.log.info(`LLM ${config.provider} ${config.model} ready (fact extraction and reflect, ${config.concurrency} at once)`);
+  client = new LlmClient(provider, llm.concurrency * 2, metrics.registry);
+  log.info(`LLM ${llm.provider} ${llm.model} ready (fact extraction and reflect, ${llm.concurrency} at once)`);
+  return { client, close: () => transport.close() };
 }

@@ -1,12 +1,10 @@
-import { listBanks } from '../banks/store.js';
-import type { Engine } from '../engine.js';
-import { checkText } from '../http/normalize.js';
-import { Problem } from '../http/problem.js';
-import type { ReflectBodyT } from '../http/routes/reflect.js';
-import type { RecallBodyT, RetainBodyT } from '../http/schemas.js';
-import { memoryAnswer, recallOperation, retainOperation } from '../http/service.js';
-import { deleteMemory, listMemories } from '../memory/store.js';
+import { Problem, problem } from '@mnemos/problems';
 import { DEFAULT_SPACE } from '../memory/types.js';
+import type { MemoryService } from '../service/memory-service.js';
+import {
+  bankPageAnswer, deleteAnswer, memoryPageAnswer, recallAnswer, reflectAnswer, retainAnswer,
+} from '../wire/answers.js';
+import { checkText, recallQuery, reflectRequest, retainRequest } from '../wire/input.js';
 
 export type RetainArgs = {
   content: string;
@@ -61,59 +59,48 @@ export interface MemoryBackend {
   listBanks(args: ListBanksArgs): Promise<object>;
 }
 
-/** The engine's own operations for one tenant, called in-process. */
-export function engineBackend(engine: Engine, tenant: string): MemoryBackend {
+/** The memory service's operations for one tenant, called in-process, answering the HTTP API's shapes. */
+export function engineBackend(service: MemoryService, tenant: string): MemoryBackend {
   return {
     async retain(bankId, args) {
-      const body: RetainBodyT = { ...args };
-      return retainOperation(engine, { tenant, bankId, space: args.space ?? DEFAULT_SPACE }, body);
+      const partition = { tenant, bankId, space: args.space ?? DEFAULT_SPACE };
+      return retainAnswer(bankId, await service.retain(retainRequest(partition, { ...args })));
     },
     async recall(bankId, args) {
-      const body: RecallBodyT = { ...args };
-      return recallOperation(engine, tenant, bankId, body);
+      return recallAnswer(await service.recall(recallQuery(tenant, bankId, { ...args })));
     },
     async reflect(bankId, args) {
-      if (!engine.reflector) {
-        throw new Problem(
-          503,
-          'llm_not_configured',
-          'Reflect needs an LLM and this engine has none (set MNEMOS_API_LLM_PROVIDER and MNEMOS_API_LLM_MODEL); use the recall tool instead.',
-        );
-      }
-      const body: ReflectBodyT = { ...args };
-      return engine.reflector(tenant, bankId, body);
+      return reflectAnswer(await service.reflect(reflectRequest(tenant, bankId, { ...args })));
     },
     async listMemories(bankId, args) {
-      const limit = args.limit ?? 20;
-      const offset = args.offset ?? 0;
-      const { items, total } = await listMemories(engine.db, {
+      return memoryPageAnswer(await service.listMemories({
         tenant,
         bankId,
         space: args.space,
         type: args.type,
-        q: args.q === undefined ? undefined : checkText(args.q, '/q'),
+        text: args.q === undefined ? undefined : checkText(args.q, '/q'),
         tags: undefined,
         since: undefined,
         until: undefined,
         documentId: undefined,
         state: undefined,
-        limit,
-        offset,
-      });
-      return { items: items.map(memoryAnswer), total, limit, offset };
+        limit: args.limit ?? 20,
+        offset: args.offset ?? 0,
+      }));
     },
     async deleteMemory(bankId, memoryId) {
-      const count = await deleteMemory(engine.db, tenant, bankId, memoryId);
-      if (count === 0) {
-        throw new Problem(404, 'memory_not_found', `Memory ${memoryId} does not exist in bank "${bankId}" (it may have been deleted).`);
+      try {
+        return deleteAnswer(await service.deleteMemory(tenant, bankId, memoryId));
+      } catch (error) {
+        // A model reads the answer without the URL, so the bank is named.
+        if (error instanceof Problem && error.code === 'memory_not_found') {
+          throw problem('memory_not_found', 'inNamedBank', { id: memoryId, bankId });
+        }
+        throw error;
       }
-      return { success: true, deleted_count: count };
     },
     async listBanks(args) {
-      const limit = args.limit ?? 50;
-      const offset = args.offset ?? 0;
-      const { banks, total } = await listBanks(engine.db, tenant, args.q, limit, offset);
-      return { banks, total, limit, offset };
+      return bankPageAnswer(await service.listBanks(tenant, args.q, args.limit ?? 50, args.offset ?? 0));
     },
   };
 }

@@ -1,8 +1,8 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { createRequire } from 'node:module';
-import { BANK_ID_PATTERN, SPACE_PATTERN } from '../http/schemas.js';
+import { ENGINE_VERSION } from '../version.js';
+import { BANK_ID_PATTERN, SPACE_PATTERN } from '../wire/schemas.js';
 import { MEMORY_TYPES } from '../memory/types.js';
 import type { MemoryBackend } from './backend.js';
 
@@ -13,8 +13,6 @@ export interface McpServerOptions {
   onInternalError?: ((error: unknown) => void) | undefined;
 }
 
-// Read here rather than from http/app.js, so `mnemos mcp` (stdio) does not load the HTTP server.
-const { version: ENGINE_VERSION } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
 const BankId = z.string().regex(new RegExp(BANK_ID_PATTERN)).describe(
   'The memory bank: one subject (a user, an agent, a project), e.g. "alice@example.com". Banks are created by the first retain.',

@@ -1,13 +1,19 @@
-import { addBankUsage } from '../banks/store.js';
-import type { Engine } from '../engine.js';
-import type { ReflectBodyT } from '../http/routes/reflect.js';
-import { Problem } from '../http/problem.js';
-import { checkText } from '../http/normalize.js';
-import { recallOperation } from '../http/service.js';
+import { problem, type Problem } from '@mnemos/problems';
 import type { LlmClient } from '../llm/client.js';
 import { LlmError, type Usage } from '../llm/types.js';
+import { DEFAULT_SPACE } from '../memory/types.js';
+import type { RecallQuery, RecallResult, ReflectRequest, ReflectResult } from '../service/types.js';
 import { countTokensYielding } from '../util/tokens.js';
 import { answerMismatch, compileResponseSchema, forgetResponseSchema } from './response-schema.js';
+
+/** What reflect works with: recall over the bank, the LLM, and where the tokens it spends are counted. */
+export interface ReflectParts {
+  recall(query: RecallQuery): Promise<RecallResult>;
+  llm: LlmClient;
+  recordUsage(tenant: string, bankId: string, usage: Usage): Promise<void>;
+  /** Counts a reflect that answered. */
+  answered(): void;
+}
 
 /** Context packed into the prompt, by budget. The candidate pool comes from recall's own budget mapping. */
 const CONTEXT_TOKENS = { low: 2048, mid: 4096, high: 8192 } as const;
@@ -28,21 +34,17 @@ interface Packed {
   superseded: boolean;
 }
 
-function invalid(pointer: string, detail: string): Problem {
-  return new Problem(400, 'validation_failed', `The request body is invalid: ${pointer} ${detail}.`, [{ pointer, detail }]);
-}
-
 export function llmProblem(error: LlmError): Problem {
   switch (error.kind) {
     case 'timeout':
-      return new Problem(504, 'llm_timeout', `The LLM did not answer in time: ${error.message} Try again, or raise MNEMOS_API_LLM_TIMEOUT_MS.`);
+      return problem('llm_timeout', 'tooSlow', { reason: error.message });
     case 'malformed':
     case 'refused':
-      return new Problem(502, 'llm_bad_answer', `The LLM's answer could not be used: ${error.message}`);
+      return problem('llm_bad_answer', 'unusable', { reason: error.message });
     case 'rejected':
-      return new Problem(502, 'llm_rejected', `The LLM provider rejected the call: ${error.message} Check MNEMOS_API_LLM_* settings.`);
+      return problem('llm_rejected', 'rejected', { reason: error.message });
     default:
-      return new Problem(503, 'llm_unavailable', `The LLM is unavailable: ${error.message} Try again shortly.`, undefined, { 'retry-after': '5' });
+      return problem('llm_unavailable', 'unavailable', { reason: error.message }, { headers: { 'retry-after': '5' } });
   }
 }
 
@@ -51,35 +53,35 @@ export function llmProblem(error: LlmError): Problem {
  * then one LLM call that answers only from them and cites the ids it used. Citations are checked against the
  * memories actually given; response_schema adds a validated structured_output.
  */
-export async function reflect(engine: Engine, llm: LlmClient, tenant: string, bankId: string, body: ReflectBodyT) {
-  const query = checkText(body.query, '/query');
-  if (query.trim() === '') throw invalid('/query', 'must not be empty or only whitespace');
-  const context = body.context ?? undefined;
-  if (context !== undefined) checkText(context, '/context');
-  const types = body.fact_types ?? body.types ?? undefined;
-  if (body.fact_types !== undefined && body.fact_types !== null && body.fact_types.length === 0) {
-    throw invalid('/fact_types', 'must name at least one type (or be omitted for all)');
-  }
-  const schema = body.response_schema ?? undefined;
+export async function reflect(parts: ReflectParts, request: ReflectRequest): Promise<ReflectResult> {
+  const { tenant, bankId, query, context } = request;
+  const schema = request.responseSchema;
   const validateOutput = schema !== undefined ? compileResponseSchema(schema) : undefined;
-  const budget = body.budget ?? 'low';
+  const budget = request.budget;
   const contextTokens = typeof budget === 'number' ? CONTEXT_TOKENS.mid : CONTEXT_TOKENS[budget];
 
-  const recalled = await recallOperation(engine, tenant, bankId, {
+  const recalled = await parts.recall({
+    tenant,
+    bankId,
+    space: request.space ?? DEFAULT_SPACE,
     query: context !== undefined ? `${query}\n${context}` : query,
+    maxTokens: contextTokens,
     budget,
-    max_tokens: contextTokens,
-    ...(body.space !== undefined ? { space: body.space } : {}),
-    ...(types !== undefined ? { types } : {}),
-    ...(body.tags !== undefined ? { tags: body.tags } : {}),
-    ...(body.tags_match !== undefined ? { tags_match: body.tags_match } : {}),
-    ...(body.query_timestamp !== undefined ? { query_timestamp: body.query_timestamp } : {}),
+    includeOrg: false,
+    types: request.types,
+    tags: request.tags,
+    tagsMatch: request.tagsMatch ?? 'any',
+    queryTimestamp: request.queryTimestamp ?? new Date(),
+    trace: false,
   });
 
   const packed: Packed[] = [];
   let used = 0;
-  for (const m of recalled.results) {
-    const item: Packed = { id: m.id, type: m.type, text: m.text, occurred_at: m.occurred_at, superseded: m.superseded_by !== null };
+  for (const m of recalled.memories) {
+    const item: Packed = {
+      id: m.id, type: m.type, text: m.text, occurred_at: m.occurredAt?.toISOString() ?? null,
+      superseded: m.supersededBy !== null,
+    };
     const [tokens] = await countTokensYielding([JSON.stringify(item)]);
     const cost = tokens! + 2;
     if (used + cost > contextTokens) break;
@@ -108,7 +110,7 @@ export async function reflect(engine: Engine, llm: LlmClient, tenant: string, ba
     outcome = await ask();
   } catch (error) {
     if (error instanceof LlmError) {
-      await recordUsage(engine, tenant, bankId, error.usage);
+      await parts.recordUsage(tenant, bankId, error.usage);
       throw llmProblem(error);
     }
     throw error;
@@ -116,7 +118,7 @@ export async function reflect(engine: Engine, llm: LlmClient, tenant: string, ba
     if (schema !== undefined) forgetResponseSchema(schema);
   }
   async function ask() {
-    return llm.structured<{ answer: string; citations: string[]; structured: unknown }>({
+    return parts.llm.structured<{ answer: string; citations: string[]; structured: unknown }>({
       purpose: 'reflect',
       system: REFLECT_SYSTEM + (schema !== undefined ? '\nAlso fill "structured_output" following the given JSON Schema.' : ''),
       user: `Answer the question from the memories.\nINPUT:\n${JSON.stringify(input)}`,
@@ -134,35 +136,18 @@ export async function reflect(engine: Engine, llm: LlmClient, tenant: string, ba
       },
     });
   }
-  await recordUsage(engine, tenant, bankId, outcome.usage);
-  engine.metrics.operations.inc({ operation: 'reflect' });
+  await parts.recordUsage(tenant, bankId, outcome.usage);
+  parts.answered();
 
   // Only ids that were recalled from this bank and shown to the model count as citations.
   const citations = [...new Set(outcome.value.citations.filter((id) => given.has(id)))];
-  const include = (body.include ?? {}) as Record<string, unknown>;
-  const wantFacts = include['facts'] !== undefined && include['facts'] !== null;
-  const byId = new Map(recalled.results.map((m) => [m.id, m]));
+  const byId = new Map(recalled.memories.map((m) => [m.id, m]));
   return {
     text: outcome.value.answer,
     citations,
-    ...(wantFacts
-      ? {
-          based_on: {
-            memories: citations.map((id) => byId.get(id)!).map((m) => ({
-              id: m.id, text: m.text, type: m.type, fact_type: m.type, occurred_at: m.occurred_at, source_id: m.source_id,
-              superseded_by: m.superseded_by, score: m.score,
-            })),
-            mental_models: [],
-            directives: [],
-          },
-        }
-      : {}),
-    ...(schema !== undefined ? { structured_output: outcome.value.structured } : {}),
+    basedOn: request.includeFacts ? citations.map((id) => byId.get(id)!) : undefined,
+    structuredOutput: outcome.value.structured,
+    hasStructuredOutput: schema !== undefined,
     usage: outcome.usage,
   };
-}
-
-async function recordUsage(engine: Engine, tenant: string, bankId: string, usage: Usage): Promise<void> {
-  if (usage.input_tokens + usage.output_tokens === 0) return;
-  await addBankUsage(engine.db, tenant, bankId, usage.input_tokens, usage.output_tokens).catch(() => undefined);
 }

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { RegExpEngine } from 'ajv/dist/types/index.js';
 import { RE2JS } from 're2js';
-import { Problem } from '../http/problem.js';
+import { invalidField as invalid } from '@mnemos/problems';
 
 /**
  * A caller's response_schema, compiled so that checking the LLM's answer against it has a bound: its `pattern` and
@@ -24,10 +24,6 @@ const ajv = addFormats(new Ajv({ strict: false, allErrors: false, code: { regExp
 
 /** Keywords whose values are data, not schemas: nothing under them is a pattern. */
 const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
-
-function invalid(pointer: string, detail: string): Problem {
-  return new Problem(400, 'validation_failed', `The request body is invalid: ${pointer} ${detail}.`, [{ pointer, detail }]);
-}
 
 function escapePointer(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');

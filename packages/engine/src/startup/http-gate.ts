@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { FastifyServerFactory, FastifyServerOptions } from 'fastify';
 import { ConfigError } from '../config/load.js';
-import { problemDocument, Problem } from '../http/problem.js';
-import { livenessBody, warmingBody } from '../http/routes/health.js';
+import { problem } from '@mnemos/problems';
+import { livenessBody, warmingBody } from './health-bodies.js';
 import type { Readiness } from './readiness.js';
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -95,14 +95,12 @@ export class HttpGate {
     response.setHeader('retry-after', String(RETRY_AFTER_SECONDS));
     if (this.state === 'stopping') {
       response.setHeader('connection', 'close');
-      const stopping = new Problem(503, 'stopping', 'The engine is shutting down; retry once it is back.');
-      return send(response, 503, 'application/problem+json', problemDocument(stopping));
+      return send(response, 503, 'application/problem+json', problem('stopping', 'shuttingDown').document());
     }
     const snapshot = this.readiness.snapshot();
     if (path === '/health') return send(response, 503, 'application/problem+json', warmingBody(snapshot));
-    const detail = `The engine is starting (${describeStage(snapshot)}); retry in a few seconds.`;
-    const warming = new Problem(503, 'warming', detail);
-    send(response, 503, 'application/problem+json', problemDocument(warming));
+    const warming = problem('warming', 'starting', { stage: describeStage(snapshot) });
+    send(response, 503, 'application/problem+json', warming.document());
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Logger } from '../engine.js';
+import type { Logger } from '../log.js';
 
 /**
  * What a slow start-up step reports: the stage it is in ("loading model", "downloading model") and, when it knows,

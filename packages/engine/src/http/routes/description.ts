@@ -1,26 +1,36 @@
 import { Type } from '@sinclair/typebox';
 import type { Engine } from '../../engine.js';
 import { DEFAULT_SPACE } from '../../memory/types.js';
-import type { TypedApp } from '../app.js';
-import { BANK_ID_PATTERN, RecallAnswer, RecallBody, RetainAnswer, RetainBody } from '../schemas.js';
-import { maxNewMemories, plainJsonAnswers, recallOperation, retainOperation } from '../service.js';
+import { recallAnswer, retainAnswer } from '../../wire/answers.js';
+import { maxNewMemories, recallQuery, retainRequest } from '../../wire/input.js';
+import { BANK_ID_PATTERN, RecallAnswer, RecallBody, RetainAnswer, RetainBody } from '../../wire/schemas.js';
+import type { TypedApp } from '../typed-app.js';
+import { answers, plainJsonAnswers } from '../responses.js';
 
-const problem = { $ref: 'Problem#' };
-const errors = { 400: problem, 401: problem, 413: problem };
-const BankId = { bank_id: Type.String({ pattern: BANK_ID_PATTERN, description: 'Bank id' }) };
+const BankId = Type.Object({ bank_id: Type.String({ pattern: BANK_ID_PATTERN, description: 'Bank id' }) });
+const open = { additionalProperties: true } as const;
+const tags = ['operations'];
 
 /** Description-level operations: the bank travels in the body. These are the operationIds agents' tools map to. */
 export function registerDescriptionRoutes(app: TypedApp, engine: Engine): void {
   app.post('/v1/retain', {
-    schema: { tags: ['operations'], operationId: 'retain', summary: 'Retain memories into a bank', body: Type.Composite([RetainBody, Type.Object(BankId)], { additionalProperties: true }), response: { 200: RetainAnswer, ...errors } },
+    schema: {
+      tags, operationId: 'retain', summary: 'Retain memories into a bank',
+      body: Type.Composite([RetainBody, BankId], open),
+      ...answers({ 200: RetainAnswer }, ['too_many_memories']),
+    },
   }, async (req) => {
     const partition = { tenant: 'default', bankId: req.body.bank_id, space: req.body.space ?? DEFAULT_SPACE };
-    return retainOperation(engine, partition, req.body, maxNewMemories(req.headers));
+    const result = await engine.service.retain(retainRequest(partition, req.body, maxNewMemories(req.headers)));
+    return retainAnswer(partition.bankId, result);
   });
 
   app.post('/v1/recall', {
     ...plainJsonAnswers,
-    schema: { tags: ['operations'], operationId: 'recall', summary: 'Recall memories from a bank', body: Type.Composite([RecallBody, Type.Object(BankId)], { additionalProperties: true }), response: { 200: RecallAnswer, ...errors } },
-  }, async (req) => recallOperation(engine, 'default', req.body.bank_id, req.body));
+    schema: {
+      tags, operationId: 'recall', summary: 'Recall memories from a bank',
+      body: Type.Composite([RecallBody, BankId], open),
+      ...answers({ 200: RecallAnswer }),
+    },
+  }, async (req) => recallAnswer(await engine.service.recall(recallQuery('default', req.body.bank_id, req.body))));
 }
-

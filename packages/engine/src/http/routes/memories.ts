@@ -1,142 +1,101 @@
-import { clearMemories, deleteMemory, getMemory, listMemories, updateMemory, type MemoryPatch } from '../../memory/store.js';
-import { DEFAULT_SPACE } from '../../memory/types.js';
 import type { Engine } from '../../engine.js';
-import { sha256Hex } from '../../util/hash.js';
-import { countTokensYielding } from '../../util/tokens.js';
-import { embeddingText } from '../../recall/document-text.js';
-import type { TypedApp } from '../app.js';
-import { checkText, parseTags, parseTimestamp } from '../normalize.js';
-import { Problem } from '../problem.js';
+import { DEFAULT_SPACE } from '../../memory/types.js';
+import { deleteAnswer, memoryAnswer, memoryPageAnswer, recallAnswer, retainAnswer } from '../../wire/answers.js';
+import {
+  checkText, maxNewMemories, memoryEdit, parseTags, parseTimestamp, recallQuery, retainRequest,
+} from '../../wire/input.js';
 import {
   BankParams, ClearQuery, DeleteAnswer, MemoryAnswer, MemoryListAnswer, MemoryListQuery, MemoryParams, MemoryPatchBody,
   RecallAnswer, RecallBody, RetainAnswer, RetainBody,
-} from '../schemas.js';
-import { maxNewMemories, memoryAnswer, plainJsonAnswers, recallOperation, retainOperation } from '../service.js';
+} from '../../wire/schemas.js';
+import type { TypedApp } from '../typed-app.js';
+import { answers, plainJsonAnswers } from '../responses.js';
 
-const problem = { $ref: 'Problem#' };
-const errors = { 400: problem, 401: problem, 404: problem, 413: problem };
-
-const memoryNotFound = (id: string) =>
-  new Problem(404, 'memory_not_found', `Memory ${id} does not exist in this bank (it may have been deleted).`);
+const tags = ['memories'];
 
 function date(value: string | undefined, pointer: string): Date | undefined {
   return parseTimestamp(value, pointer) ?? undefined;
 }
 
+type ListRequest = { params: { tenant: string; bank: string }; query: typeof MemoryListQuery.static };
+
 export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
+  const service = engine.service;
   app.post('/v1/:tenant/banks/:bank/memories', {
     schema: {
-      tags: ['memories'], operationId: 'retainMemories', summary: 'Retain memories (one or a batch)',
-      description: 'Stores content as memories, recallable as soon as the call returns. Identical content in the same bank and space is stored once (the existing id is returned).',
-      params: BankParams, body: RetainBody, response: { 200: RetainAnswer, ...errors },
+      tags, operationId: 'retainMemories', summary: 'Retain memories (one or a batch)',
+      description: 'Stores content as memories, recallable as soon as the call returns. Identical content in the same '
+        + 'bank and space is stored once (the existing id is returned).',
+      params: BankParams, body: RetainBody, ...answers({ 200: RetainAnswer }, ['too_many_memories']),
     },
   }, async (req) => {
-    const space = req.body.space ?? DEFAULT_SPACE;
-    const partition = { tenant: req.params.tenant, bankId: req.params.bank, space };
-    return retainOperation(engine, partition, req.body, maxNewMemories(req.headers));
+    const partition = { tenant: req.params.tenant, bankId: req.params.bank, space: req.body.space ?? DEFAULT_SPACE };
+    const result = await service.retain(retainRequest(partition, req.body, maxNewMemories(req.headers)));
+    return retainAnswer(partition.bankId, result);
   });
 
   app.post('/v1/:tenant/banks/:bank/memories/recall', {
     ...plainJsonAnswers,
     schema: {
-      tags: ['memories'], operationId: 'recallMemories', summary: 'Recall memories relevant to a query',
-      params: BankParams, body: RecallBody, response: { 200: RecallAnswer, ...errors },
+      tags, operationId: 'recallMemories', summary: 'Recall memories relevant to a query',
+      params: BankParams, body: RecallBody, ...answers({ 200: RecallAnswer }),
     },
-  }, async (req) => recallOperation(engine, req.params.tenant, req.params.bank, req.body));
+  }, async (req) => recallAnswer(await service.recall(recallQuery(req.params.tenant, req.params.bank, req.body))));
 
-  const list = async (req: { params: { tenant: string; bank: string }; query: typeof MemoryListQuery.static }) => {
-    const q = req.query;
-    const limit = q.limit ?? 100;
-    const offset = q.offset ?? 0;
-    const { items, total } = await listMemories(engine.db, {
-      tenant: req.params.tenant,
-      bankId: req.params.bank,
-      space: q.space,
-      type: q.type,
-      q: q.q === undefined ? undefined : checkText(q.q, '/query/q'),
-      tags: parseTags(q.tags, '/query/tags'),
-      since: date(q.since, '/query/since'),
-      until: date(q.until, '/query/until'),
-      documentId: q.document_id,
-      state: q.state,
-      limit,
-      offset,
-    });
-    return { items: items.map(memoryAnswer), total, limit, offset };
-  };
-  const listSchema = { tags: ['memories'], params: BankParams, querystring: MemoryListQuery, response: { 200: MemoryListAnswer, ...errors } };
-  app.get('/v1/:tenant/banks/:bank/memories', { schema: { ...listSchema, operationId: 'listMemories', summary: 'List memories with filters and pagination' } }, list);
-  app.get('/v1/:tenant/banks/:bank/memories/list', { schema: { ...listSchema, operationId: 'listMemoriesHindsight', summary: 'List memories (Hindsight path)' } }, list);
+  const list = async ({ params, query: q }: ListRequest) => memoryPageAnswer(await service.listMemories({
+    tenant: params.tenant,
+    bankId: params.bank,
+    space: q.space,
+    type: q.type,
+    text: q.q === undefined ? undefined : checkText(q.q, '/query/q'),
+    tags: parseTags(q.tags, '/query/tags'),
+    since: date(q.since, '/query/since'),
+    until: date(q.until, '/query/until'),
+    documentId: q.document_id,
+    state: q.state,
+    limit: q.limit ?? 100,
+    offset: q.offset ?? 0,
+  }));
+  const listSchema = { tags, params: BankParams, querystring: MemoryListQuery, ...answers({ 200: MemoryListAnswer }) };
+  app.get('/v1/:tenant/banks/:bank/memories', {
+    schema: { ...listSchema, operationId: 'listMemories', summary: 'List memories with filters and pagination' },
+  }, list);
+  app.get('/v1/:tenant/banks/:bank/memories/list', {
+    schema: { ...listSchema, operationId: 'listMemoriesHindsight', summary: 'List memories (Hindsight path)' },
+  }, list);
 
   app.get('/v1/:tenant/banks/:bank/memories/:id', {
-    schema: { tags: ['memories'], operationId: 'getMemory', summary: 'Get one memory', params: MemoryParams, response: { 200: MemoryAnswer, ...errors } },
-  }, async (req) => {
-    const memory = await getMemory(engine.db, req.params.tenant, req.params.bank, req.params.id);
-    if (!memory) throw memoryNotFound(req.params.id);
-    return memoryAnswer(memory);
-  });
+    schema: {
+      tags, operationId: 'getMemory', summary: 'Get one memory', params: MemoryParams,
+      ...answers({ 200: MemoryAnswer }, ['memory_not_found']),
+    },
+  }, async (req) => memoryAnswer(await service.getMemory(req.params.tenant, req.params.bank, req.params.id)));
 
   app.patch('/v1/:tenant/banks/:bank/memories/:id', {
     schema: {
-      tags: ['memories'], operationId: 'updateMemory', summary: 'Edit a memory, or invalidate it with {state: "invalidated"}',
-      params: MemoryParams, body: MemoryPatchBody, response: { 200: MemoryAnswer, ...errors },
+      tags, operationId: 'updateMemory', summary: 'Edit a memory, or invalidate it with {state: "invalidated"}',
+      params: MemoryParams, body: MemoryPatchBody,
+      ...answers({ 200: MemoryAnswer }, ['memory_not_found', 'duplicate_memory']),
     },
   }, async (req) => {
-    const b = req.body;
-    const patch: MemoryPatch = {};
-    if (b.text !== undefined) {
-      const text = checkText(b.text, '/text');
-      if (text.trim() === '') throw new Problem(400, 'validation_failed', 'text must not be empty.', [{ pointer: '/text', detail: 'must not be empty' }]);
-      const [[vector], [tokenCount]] = await Promise.all([
-        engine.embedder.embed([embeddingText({ text })], 'document'),
-        countTokensYielding([text]),
-      ]);
-      Object.assign(patch, { text, embedding: vector!, tokenCount: tokenCount!, contentHash: sha256Hex(text) });
-    }
-    if (b.context !== undefined) patch.context = b.context === null ? null : checkText(b.context, '/context');
-    const tags = parseTags(b.tags, '/tags');
-    if (tags !== undefined) patch.tags = tags;
-    if (b.metadata !== undefined && b.metadata !== null) {
-      for (const [k, v] of Object.entries(b.metadata)) checkText(k + v, `/metadata/${k}`);
-      patch.metadata = b.metadata;
-    }
-    if (b.state !== undefined) patch.state = b.state;
-    if (b.occurred_at !== undefined) patch.occurredAt = parseTimestamp(b.occurred_at, '/occurred_at') ?? null;
-    if (Object.keys(patch).length === 0) {
-      throw new Problem(400, 'validation_failed', 'Nothing to change: send at least one of text, context, tags, metadata, state, occurred_at.');
-    }
-    let memory;
-    try {
-      memory = await updateMemory(engine.db, req.params.tenant, req.params.bank, req.params.id, patch);
-    } catch (error) {
-      if ((error as { code?: string }).code === '23505') {
-        throw new Problem(409, 'duplicate_memory', 'Another memory in this bank and space already has exactly this text.');
-      }
-      throw error;
-    }
-    if (!memory) throw memoryNotFound(req.params.id);
-    return memoryAnswer(memory);
+    const { tenant, bank, id } = req.params;
+    return memoryAnswer(await service.editMemory(tenant, bank, id, memoryEdit(req.body)));
   });
 
   app.delete('/v1/:tenant/banks/:bank/memories/:id', {
     schema: {
-      tags: ['memories'], operationId: 'deleteMemory', summary: 'Hard-delete a memory and the facts derived from it',
-      params: MemoryParams, response: { 200: DeleteAnswer, ...errors },
+      tags, operationId: 'deleteMemory', summary: 'Hard-delete a memory and the facts derived from it',
+      params: MemoryParams, ...answers({ 200: DeleteAnswer }, ['memory_not_found']),
     },
-  }, async (req) => {
-    const count = await deleteMemory(engine.db, req.params.tenant, req.params.bank, req.params.id);
-    if (count === 0) throw memoryNotFound(req.params.id);
-    return { success: true, deleted_count: count };
-  });
+  }, async (req) => deleteAnswer(await service.deleteMemory(req.params.tenant, req.params.bank, req.params.id)));
 
   app.delete('/v1/:tenant/banks/:bank/memories', {
     schema: {
-      tags: ['memories'], operationId: 'clearMemories', summary: 'Erase the memories of a bank (optionally one space or type)',
-      params: BankParams, querystring: ClearQuery, response: { 200: DeleteAnswer, ...errors },
+      tags, operationId: 'clearMemories', summary: 'Erase the memories of a bank (optionally one space or type)',
+      params: BankParams, querystring: ClearQuery, ...answers({ 200: DeleteAnswer }),
     },
   }, async (req) => {
-    const count = await clearMemories(engine.db, req.params.tenant, req.params.bank, req.query.space, req.query.type);
-    return { success: true, deleted_count: count };
+    const { tenant, bank } = req.params;
+    return deleteAnswer(await service.clearMemories(tenant, bank, req.query.space, req.query.type));
   });
 }
-

@@ -1,25 +1,34 @@
 import type { Engine } from '../../engine.js';
 import { ORG_BANK_ID } from '../../memory/types.js';
-import type { TypedApp } from '../app.js';
-import { RecallAnswer, RecallBody, RetainAnswer, RetainBody, SpaceParams } from '../schemas.js';
-import { maxNewMemories, plainJsonAnswers, recallOperation, retainOperation } from '../service.js';
+import { recallAnswer, retainAnswer } from '../../wire/answers.js';
+import { maxNewMemories, recallQuery, retainRequest } from '../../wire/input.js';
+import { RecallAnswer, RecallBody, RetainAnswer, RetainBody, SpaceParams } from '../../wire/schemas.js';
+import type { TypedApp } from '../typed-app.js';
+import { answers, plainJsonAnswers } from '../responses.js';
 
-const problem = { $ref: 'Problem#' };
-const errors = { 400: problem, 401: problem, 404: problem, 413: problem };
+const tags = ['spaces'];
 
 /** Each space has one org bank: shared organisation memory, blended into bank recalls with include_org. */
 export function registerSpaceRoutes(app: TypedApp, engine: Engine): void {
   app.post('/v1/:tenant/spaces/:space/memories', {
-    schema: { tags: ['spaces'], operationId: 'retainOrgMemories', summary: "Retain into a space's org memory", params: SpaceParams, body: RetainBody, response: { 200: RetainAnswer, ...errors } },
+    schema: {
+      tags, operationId: 'retainOrgMemories', summary: "Retain into a space's org memory", params: SpaceParams,
+      body: RetainBody, ...answers({ 200: RetainAnswer }, ['too_many_memories']),
+    },
   }, async (req) => {
-    const partition = { tenant: req.params.tenant, bankId: ORG_BANK_ID, space: req.params.space };
-    const body = { ...req.body, space: req.params.space };
-    const answer = await retainOperation(engine, partition, body, maxNewMemories(req.headers));
-    return { ...answer, bank_id: `org:${req.params.space}` };
+    const { tenant, space } = req.params;
+    const request = retainRequest({ tenant, bankId: ORG_BANK_ID, space }, req.body, maxNewMemories(req.headers));
+    return retainAnswer(`org:${space}`, await engine.service.retain(request));
   });
 
   app.post('/v1/:tenant/spaces/:space/memories/recall', {
     ...plainJsonAnswers,
-    schema: { tags: ['spaces'], operationId: 'recallOrgMemories', summary: "Recall from a space's org memory", params: SpaceParams, body: RecallBody, response: { 200: RecallAnswer, ...errors } },
-  }, async (req) => recallOperation(engine, req.params.tenant, ORG_BANK_ID, { ...req.body, space: req.params.space, include_org: false }));
+    schema: {
+      tags, operationId: 'recallOrgMemories', summary: "Recall from a space's org memory", params: SpaceParams,
+      body: RecallBody, ...answers({ 200: RecallAnswer }),
+    },
+  }, async (req) => {
+    const body = { ...req.body, space: req.params.space, include_org: false };
+    return recallAnswer(await engine.service.recall(recallQuery(req.params.tenant, ORG_BANK_ID, body)));
+  });
 }

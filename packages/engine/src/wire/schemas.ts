@@ -2,7 +2,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { MAX_LIST_OFFSET } from '@mnemos/http-input';
 
 /**
- * Every request and response shape of the engine's HTTP API, in one place. Fastify validates requests with these and
+ * Every request and response shape of the engine's public API (HTTP, and the MCP tools' patterns), in one place. Fastify validates requests with these and
  * @fastify/swagger builds /openapi.json from them. Objects accept unknown fields (Hindsight clients send many we do
  * not use); unknown fields are ignored.
  */
@@ -275,5 +275,21 @@ export const BankListAnswer = Type.Object({
   offset: Type.Integer(),
 });
 
-/** Description-level bodies carry the bank in the body. */
-export const WithBankId = Type.Object({ bank_id: Type.String({ pattern: BANK_ID_PATTERN }) }, open);
+export const ReflectBody = Type.Object(
+  {
+    query: Type.String({ minLength: 1, maxLength: 200_000 }),
+    space: Type.Optional(Nullable(Type.String())),
+    budget: Type.Optional(Nullable(Budget)),
+    context: Type.Optional(Nullable(Type.String())),
+    include: Type.Optional(Nullable(Type.Object({}, open))),
+    response_schema: Type.Optional(Nullable(Type.Object({}, open))),
+    max_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 }))),
+    fact_types: Type.Optional(Nullable(Type.Array(Type.String(), { maxItems: 16 }))),
+    types: Type.Optional(Nullable(Type.Array(Type.String(), { maxItems: 16 }))),
+    tags: Type.Optional(Tags),
+    tags_match: Type.Optional(Nullable(TagsMatch)),
+    query_timestamp: Type.Optional(Nullable(Type.String())),
+  },
+  open,
+);
+export type ReflectBodyT = Static<typeof ReflectBody>;

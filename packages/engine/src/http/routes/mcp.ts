@@ -1,12 +1,12 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Engine } from '../engine.js';
-import type { RouteExtender } from '../http/app.js';
-import { Problem } from '../http/problem.js';
-import { BANK_ID_PATTERN, TENANT_PATTERN } from '../http/schemas.js';
-import { engineBackend } from './backend.js';
-import { createMcpServer } from './server.js';
+import { problem } from '@mnemos/problems';
+import type { Engine } from '../../engine.js';
+import { engineBackend } from '../../mcp/backend.js';
+import { createMcpServer } from '../../mcp/server.js';
+import { BANK_ID_PATTERN, TENANT_PATTERN } from '../../wire/schemas.js';
+import type { RouteExtender } from '../typed-app.js';
 
 /**
  * The MCP server over streamable HTTP (stateless: each POST carries JSON-RPC messages and gets the answers as JSON).
@@ -14,7 +14,6 @@ import { createMcpServer } from './server.js';
  * there with the engine token). Authentication and tenant checks are the engine's own (onRequest hooks).
  */
 export const mcpRoutes: RouteExtender = (app, engine) => {
-  engine.features.mcp = true;
   const bank = Type.String({ pattern: BANK_ID_PATTERN });
   const tenant = Type.String({ pattern: TENANT_PATTERN });
   const methods: Array<'GET' | 'POST' | 'DELETE'> = ['GET', 'POST', 'DELETE'];
@@ -36,24 +35,18 @@ function isJsonRpcMessage(value: unknown): boolean {
 
 async function serveMcp(engine: Engine, req: FastifyRequest, reply: FastifyReply, tenant: string, bank: string | undefined) {
   if (req.method !== 'POST') {
-    throw new Problem(
-      405,
-      'method_not_allowed',
-      'This MCP endpoint is stateless streamable HTTP: send JSON-RPC messages with POST (no GET event stream, no sessions to DELETE).',
-      undefined,
-      { allow: 'POST' },
-    );
+    throw problem('method_not_allowed', 'mcpPostOnly', { headers: { allow: 'POST' } });
   }
   const accept = req.headers.accept ?? '';
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-    throw new Problem(406, 'not_acceptable', 'MCP clients must send Accept: application/json, text/event-stream (streamable HTTP transport).');
+    throw problem('not_acceptable', 'mcpAccept');
   }
   const body: unknown = req.body;
   const messages = Array.isArray(body) ? body : [body];
   if (messages.length === 0 || !messages.every(isJsonRpcMessage)) {
-    throw new Problem(400, 'validation_failed', 'The body must be a JSON-RPC 2.0 message (or a batch of them): {"jsonrpc": "2.0", "method": ..., "id": ...}.');
+    throw problem('validation_failed', 'notJsonRpc');
   }
-  const server = createMcpServer(engineBackend(engine, tenant), {
+  const server = createMcpServer(engineBackend(engine.service, tenant), {
     bank,
     onInternalError: (error) => engine.log.error(`mcp tool failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`),
   });

@@ -1,0 +1,29 @@
+import { statusOf, type ProblemCode } from '@mnemos/problems';
+import type { TSchema } from '@sinclair/typebox';
+
+/** Problems any route may answer: a malformed or unauthorised request, or an unknown tenant. */
+const EVERY_ROUTE: readonly ProblemCode[] = [
+  'validation_failed', 'malformed_json', 'json_too_deep', 'unauthorized', 'tenant_not_found',
+];
+
+/**
+ * A route's response schemas and the problem codes it can answer: each status documents its codes, and the operation
+ * lists them all under `x-problem-codes`, so a client knows every code to expect.
+ */
+export function answers<A extends Record<number, TSchema>>(success: A, codes: readonly ProblemCode[] = []) {
+  const all = [...new Set([...EVERY_ROUTE, ...codes])];
+  const byStatus = new Map<number, ProblemCode[]>();
+  for (const code of all) byStatus.set(statusOf(code), [...(byStatus.get(statusOf(code)) ?? []), code]);
+  const problems: Record<number, { $ref: string; description: string }> = {};
+  for (const [status, list] of byStatus) {
+    problems[status] = { $ref: 'Problem#', description: `Problem: ${list.join(', ')}` };
+  }
+  return { response: { ...problems, ...success }, 'x-problem-codes': all };
+}
+
+/**
+ * Route option for the recall routes: answers are written with JSON.stringify instead of the schema-compiled
+ * serializer. A recall answers up to 100 results with exactly the schema's fields, so the compiled serializer's field
+ * filtering adds nothing and costs time on large answers. The response schema still documents the answer.
+ */
+export const plainJsonAnswers = { serializerCompiler: () => (data: unknown) => JSON.stringify(data) } as const;

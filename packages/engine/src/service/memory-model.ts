@@ -1,0 +1,32 @@
+import type { Memory as StoredMemory } from '../memory/types.js';
+import type { RecallHit } from '../recall/types.js';
+import type { Memory, RecalledMemory } from './types.js';
+
+const date = (iso: string | null): Date | null => (iso === null ? null : new Date(iso));
+
+/** A stored memory (as the store and recall read it) in the service's own terms. */
+export function toMemory(m: StoredMemory): Memory {
+  return {
+    id: m.id,
+    bankId: m.bank_id,
+    space: m.space,
+    type: m.type,
+    text: m.text,
+    context: m.context,
+    metadata: m.metadata,
+    tags: m.tags,
+    entities: m.entities,
+    documentId: m.document_id,
+    sourceId: m.source_id,
+    occurredAt: date(m.occurred_at),
+    createdAt: new Date(m.created_at),
+    updatedAt: new Date(m.updated_at),
+    state: m.state,
+    supersededBy: m.superseded_by,
+    validTo: date(m.valid_to),
+  };
+}
+
+export function toRecalledMemory(h: RecallHit): RecalledMemory {
+  return { ...toMemory(h), score: h.score, scores: h.scores, org: h.org === true };
+}

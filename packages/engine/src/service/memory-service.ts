@@ -1,0 +1,223 @@
+import { problem } from '@mnemos/problems';
+import {
+  bankStats, deleteBank, getBank, listBanks, patchBank, putBank, type Bank, type BankChanges, type BankStats,
+} from '../banks/store.js';
+import type { Database } from '../db/database.js';
+import type { Embedder } from '../embeddings/embedder.js';
+import type { Operation } from '../jobs/operations.js';
+import type { EngineMetrics } from '../metrics.js';
+import { pieceCount, retain, RetainLimitExceeded, type AfterRetainHook, type RetainItem } from '../memory/retain.js';
+import {
+  clearMemories, deleteMemory, getMemory, listMemories, updateMemory, type MemoryPatch,
+} from '../memory/store.js';
+import { MEMORY_TYPES, type Partition } from '../memory/types.js';
+import { embeddingText } from '../recall/document-text.js';
+import { recall } from '../recall/pipeline.js';
+import { sha256Hex } from '../util/hash.js';
+import { countTokensYielding } from '../util/tokens.js';
+import { toMemory, toRecalledMemory } from './memory-model.js';
+import type {
+  Budget, Memory, MemoryEdit, MemoryListQuery, Page, RecallQuery, RecallResult, ReflectRequest, ReflectResult,
+  RetainRequest, RetainResult,
+} from './types.js';
+
+/** Candidates per retrieval arm for each named budget. */
+export const BUDGETS = { low: 40, mid: 100, high: 300 } as const;
+
+export const candidatesFor = (budget: Budget): number => (typeof budget === 'number' ? budget : BUDGETS[budget]);
+
+/** Runs a synchronous retain and reports the operation its hooks started (fact extraction), if any. */
+export type RetainTracker = <T>(run: () => Promise<T>) => Promise<{ value: T; operationId: string | undefined }>;
+
+/** What the optional features add to the service; each is absent when its feature is not installed. */
+export interface ServiceFeatures {
+  /** Stores the items as a durable job; answers its operation id. */
+  retainLater?: ((partition: Partition, items: readonly RetainItem[]) => Promise<string>) | undefined;
+  /** Answers a question from memory through the LLM. */
+  reflect?: ((request: ReflectRequest) => Promise<ReflectResult>) | undefined;
+  /** An operation's status, or undefined when unknown. */
+  operationStatus?: ((tenant: string, id: string) => Promise<Operation | undefined>) | undefined;
+}
+
+export interface ServiceParts {
+  db: Database;
+  embedder: Embedder;
+  metrics: EngineMetrics;
+  /** Runs in each retain's transaction after its rows are written. */
+  afterRetain: AfterRetainHook;
+  trackRetain: RetainTracker;
+}
+
+const retainLimitProblem = (wouldStore: number, allowed: number) =>
+  problem('too_many_memories', 'overBound', { wouldStore, allowed }, {
+    headers: { 'x-mnemos-would-store': String(wouldStore) },
+  });
+
+const memoryNotFound = (id: string) => problem('memory_not_found', 'inThisBank', { id });
+
+/**
+ * Every operation on memory, free of any transport: HTTP routes, MCP tools and the CLI translate their requests to
+ * these calls and the answers back to their own shapes. Errors are catalogue problems.
+ */
+export class MemoryService {
+  constructor(private readonly parts: ServiceParts, private readonly features: ServiceFeatures) {}
+
+  async retain(request: RetainRequest): Promise<RetainResult> {
+    const { partition, items, maxNewMemories: maxNew } = request;
+    const retainLater = request.async ? this.features.retainLater : undefined;
+    if (retainLater) {
+      // The job stores at most the pieces counted here, so the bound holds for it too.
+      const pieces = maxNew === undefined ? 0 : await pieceCount(items);
+      if (maxNew !== undefined && pieces > maxNew) throw retainLimitProblem(pieces, maxNew);
+      const operationId = await retainLater(partition, items);
+      this.parts.metrics.operations.inc({ operation: 'retain' });
+      return { async: true, itemsCount: items.length, operationId };
+    }
+    const { db, embedder, afterRetain, trackRetain } = this.parts;
+    let tracked;
+    try {
+      tracked = await trackRetain(() => retain(db, embedder, partition, items, afterRetain, maxNew));
+    } catch (error) {
+      if (error instanceof RetainLimitExceeded) throw retainLimitProblem(error.wouldStore, error.allowed);
+      throw error;
+    }
+    const { value: outcome, operationId } = tracked;
+    this.parts.metrics.operations.inc({ operation: 'retain' });
+    this.parts.metrics.memoriesRetained.inc(outcome.createdIds.length);
+    return {
+      async: false,
+      itemsCount: items.length,
+      memoryIds: outcome.memoryIds,
+      storedCount: outcome.createdIds.length,
+      operationId,
+    };
+  }
+
+  async recall(q: RecallQuery): Promise<RecallResult> {
+    if (!/[\p{L}\p{N}]/u.test(q.query)) {
+      throw problem('validation_failed', 'queryWithoutWords', {
+        errors: [{ pointer: '/query', detail: 'must contain at least one letter or digit' }],
+      });
+    }
+    const unknownType = q.types?.find((t) => !(MEMORY_TYPES as readonly string[]).includes(t));
+    if (unknownType !== undefined) {
+      throw problem('validation_failed', 'unknownMemoryType', { type: unknownType, allowed: MEMORY_TYPES }, {
+        errors: [{ pointer: '/types', detail: `must be among ${MEMORY_TYPES.join(', ')}` }],
+      });
+    }
+    const { budget, ...request } = q;
+    const outcome = await recall(this.parts.db, this.parts.embedder, { ...request, candidates: candidatesFor(budget) });
+    this.parts.metrics.operations.inc({ operation: 'recall' });
+    const trace = outcome.trace;
+    return {
+      memories: outcome.results.map(toRecalledMemory),
+      tokens: outcome.tokens,
+      trace: trace ? { stages: trace.stages, totalMs: trace.total_ms } : undefined,
+    };
+  }
+
+  /** Needs the LLM feature; without it the answer is 503 llm_not_configured. */
+  async reflect(request: ReflectRequest): Promise<ReflectResult> {
+    if (!this.features.reflect) throw problem('llm_not_configured', 'noLlm');
+    return this.features.reflect(request);
+  }
+
+  async listMemories(q: MemoryListQuery): Promise<Page<Memory>> {
+    const { items, total } = await listMemories(this.parts.db, {
+      tenant: q.tenant,
+      bankId: q.bankId,
+      space: q.space,
+      type: q.type,
+      q: q.text,
+      tags: q.tags,
+      since: q.since,
+      until: q.until,
+      documentId: q.documentId,
+      state: q.state,
+      limit: q.limit,
+      offset: q.offset,
+    });
+    return { items: items.map(toMemory), total, limit: q.limit, offset: q.offset };
+  }
+
+  async getMemory(tenant: string, bankId: string, id: string): Promise<Memory> {
+    const memory = await getMemory(this.parts.db, tenant, bankId, id);
+    if (!memory) throw memoryNotFound(id);
+    return toMemory(memory);
+  }
+
+  /** Edits a memory; new text is embedded again. */
+  async editMemory(tenant: string, bankId: string, id: string, edit: MemoryEdit): Promise<Memory> {
+    const patch: MemoryPatch = { ...edit };
+    if (edit.text !== undefined) {
+      const text = edit.text;
+      if (text.trim() === '') {
+        const errors = [{ pointer: '/text', detail: 'must not be empty' }];
+        throw problem('validation_failed', 'emptyText', { errors });
+      }
+      const [[vector], [tokenCount]] = await Promise.all([
+        this.parts.embedder.embed([embeddingText({ text })], 'document'),
+        countTokensYielding([text]),
+      ]);
+      Object.assign(patch, { embedding: vector!, tokenCount: tokenCount!, contentHash: sha256Hex(text) });
+    }
+    if (Object.keys(edit).length === 0) throw problem('validation_failed', 'nothingToChange');
+    let memory;
+    try {
+      memory = await updateMemory(this.parts.db, tenant, bankId, id, patch);
+    } catch (error) {
+      if ((error as { code?: string }).code === '23505') throw problem('duplicate_memory', 'sameText');
+      throw error;
+    }
+    if (!memory) throw memoryNotFound(id);
+    return toMemory(memory);
+  }
+
+  /** Hard-deletes a memory and the facts derived from it; answers how many memories went. */
+  async deleteMemory(tenant: string, bankId: string, id: string): Promise<number> {
+    const count = await deleteMemory(this.parts.db, tenant, bankId, id);
+    if (count === 0) throw memoryNotFound(id);
+    return count;
+  }
+
+  clearMemories(tenant: string, bankId: string, space: string | undefined, type: string | undefined): Promise<number> {
+    return clearMemories(this.parts.db, tenant, bankId, space, type);
+  }
+
+  async listBanks(tenant: string, text: string | undefined, limit: number, offset: number): Promise<Page<Bank>> {
+    const { banks, total } = await listBanks(this.parts.db, tenant, text, limit, offset);
+    return { items: banks, total, limit, offset };
+  }
+
+  async getBank(tenant: string, bankId: string): Promise<Bank> {
+    const bank = await getBank(this.parts.db, tenant, bankId);
+    if (!bank) throw problem('bank_not_found', 'notYetWritten', { bankId });
+    return bank;
+  }
+
+  /** Creates the bank or updates it, keeping what `changes` does not name. */
+  putBank(tenant: string, bankId: string, changes: BankChanges): Promise<Bank> {
+    return putBank(this.parts.db, tenant, bankId, changes);
+  }
+
+  async patchBank(tenant: string, bankId: string, changes: BankChanges): Promise<Bank> {
+    const bank = await patchBank(this.parts.db, tenant, bankId, changes);
+    if (!bank) throw problem('bank_not_found', 'notCreated', { bankId });
+    return bank;
+  }
+
+  /** Erases the bank and everything derived from it; answers how many memories went. */
+  deleteBank(tenant: string, bankId: string): Promise<number> {
+    return this.parts.db.transaction((tx) => deleteBank(tx, tenant, bankId));
+  }
+
+  bankStats(tenant: string, bankId: string): Promise<BankStats> {
+    return bankStats(this.parts.db, tenant, bankId);
+  }
+
+  async operation(tenant: string, id: string): Promise<Operation> {
+    const status = await this.features.operationStatus?.(tenant, id);
+    if (!status) throw problem('operation_not_found', 'unknown', { id });
+    return status;
+  }
+}

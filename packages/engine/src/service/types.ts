@@ -1,0 +1,133 @@
+import type { RetainItem } from '../memory/retain.js';
+import type { MemoryType, Partition } from '../memory/types.js';
+import type { RecallRequest, TagsMatch } from '../recall/types.js';
+import type { Usage } from '../llm/types.js';
+import type { Bank, BankChanges, BankStats, Disposition } from '../banks/store.js';
+import type { Operation } from '../jobs/operations.js';
+
+/**
+ * The memory service's own vocabulary: camelCase names and `Date`s, independent of any transport. The faces (HTTP,
+ * MCP, the CLI) translate their wire shapes to and from these.
+ */
+
+export type { Bank, BankChanges, BankStats, Disposition, Operation, Partition, RetainItem, TagsMatch };
+
+export interface Memory {
+  id: string;
+  bankId: string;
+  space: string;
+  type: MemoryType;
+  text: string;
+  context: string | null;
+  metadata: Record<string, string>;
+  tags: string[];
+  entities: string[];
+  documentId: string | null;
+  sourceId: string | null;
+  occurredAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+  state: 'valid' | 'invalidated';
+  supersededBy: string | null;
+  validTo: Date | null;
+}
+
+export interface RecalledMemory extends Memory {
+  score: number;
+  /** Each ranking signal's contribution, by signal name. */
+  scores: Record<string, number>;
+  /** Recalled from the space's org bank (include_org). */
+  org: boolean;
+}
+
+export type Budget = 'low' | 'mid' | 'high' | number;
+
+export interface RetainRequest {
+  partition: Partition;
+  items: RetainItem[];
+  /** Store the items as a durable job and answer at once with its operation. */
+  async: boolean;
+  /** Most new memories the call may store (a quota-holding gateway sets it). */
+  maxNewMemories: number | undefined;
+}
+
+export type RetainResult =
+  | {
+      async: false;
+      itemsCount: number;
+      memoryIds: string[];
+      /** New memories this call stored; content already present is not stored again. */
+      storedCount: number;
+      /** The operation that reports fact extraction started by this retain, if any. */
+      operationId: string | undefined;
+    }
+  | { async: true; itemsCount: number; operationId: string };
+
+/** A recall as the service takes it: the pipeline's request, with a budget instead of a candidate count. */
+export type RecallQuery = Omit<RecallRequest, 'candidates'> & { budget: Budget };
+
+export interface RecallResult {
+  memories: RecalledMemory[];
+  tokens: number;
+  trace: { stages: Array<{ stage: string; ms: number; candidates?: number }>; totalMs: number } | undefined;
+}
+
+export interface ReflectRequest {
+  tenant: string;
+  bankId: string;
+  space: string | undefined;
+  query: string;
+  /** Extra context the caller gives with the question. */
+  context: string | undefined;
+  budget: Budget;
+  types: string[] | undefined;
+  tags: string[] | undefined;
+  tagsMatch: TagsMatch | undefined;
+  queryTimestamp: Date | undefined;
+  /** A JSON Schema the answer also fills in (`structuredOutput`). */
+  responseSchema: Record<string, unknown> | undefined;
+  /** Return the cited memories with the answer. */
+  includeFacts: boolean;
+}
+
+export interface ReflectResult {
+  text: string;
+  citations: string[];
+  /** The cited memories, when asked for. */
+  basedOn: RecalledMemory[] | undefined;
+  structuredOutput: unknown;
+  hasStructuredOutput: boolean;
+  usage: Usage;
+}
+
+export interface MemoryListQuery {
+  tenant: string;
+  bankId: string;
+  space: string | undefined;
+  type: string | undefined;
+  /** Words the text contains. */
+  text: string | undefined;
+  tags: string[] | undefined;
+  since: Date | undefined;
+  until: Date | undefined;
+  documentId: string | undefined;
+  state: 'valid' | 'invalidated' | undefined;
+  limit: number;
+  offset: number;
+}
+
+export interface MemoryEdit {
+  text?: string;
+  context?: string | null;
+  tags?: string[];
+  metadata?: Record<string, string>;
+  state?: 'valid' | 'invalidated';
+  occurredAt?: Date | null;
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+  limit: number;
+  offset: number;
+}

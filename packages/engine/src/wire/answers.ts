@@ -1,0 +1,165 @@
+import { ZERO_USAGE } from '../llm/types.js';
+import type {
+  Bank, BankStats, Memory, Operation, Page, RecalledMemory, RecallResult, ReflectResult, RetainResult,
+} from '../service/types.js';
+
+/**
+ * The service's answers in the public JSON shapes: snake_case, ISO 8601 dates, and the names Hindsight clients read
+ * (`fact_type`, `mentioned_at`, `background`, `total_nodes`, ...).
+ */
+
+const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
+
+export function memoryAnswer(m: Memory) {
+  return {
+    id: m.id,
+    bank_id: m.bankId,
+    space: m.space,
+    type: m.type,
+    text: m.text,
+    context: m.context,
+    metadata: m.metadata,
+    tags: m.tags,
+    entities: m.entities,
+    document_id: m.documentId,
+    source_id: m.sourceId,
+    occurred_at: iso(m.occurredAt),
+    created_at: m.createdAt.toISOString(),
+    updated_at: m.updatedAt.toISOString(),
+    state: m.state,
+    superseded_by: m.supersededBy,
+    valid_to: iso(m.validTo),
+    fact_type: m.type,
+  };
+}
+
+export type MemoryAnswerT = ReturnType<typeof memoryAnswer>;
+
+export const memoryPageAnswer = (page: Page<Memory>) => ({ ...page, items: page.items.map(memoryAnswer) });
+
+/** A recall result: the memory's fields with its score, and `mentioned_at` (Hindsight's name for the date). */
+export function recalledAnswer(m: RecalledMemory) {
+  const { fact_type: _type, ...memory } = memoryAnswer(m);
+  return {
+    ...memory,
+    score: m.score,
+    scores: m.scores,
+    ...(m.org ? { org: true as const } : {}),
+    ...(memory.occurred_at !== null ? { mentioned_at: memory.occurred_at } : {}),
+  };
+}
+
+export function recallAnswer(r: RecallResult) {
+  return {
+    results: r.memories.map(recalledAnswer),
+    usage: { tokens: r.tokens },
+    entities: {},
+    ...(r.trace ? { trace: { stages: r.trace.stages, total_ms: r.trace.totalMs } } : {}),
+  };
+}
+
+export function retainAnswer(bankId: string, r: RetainResult) {
+  if (r.async) {
+    return {
+      success: true, bank_id: bankId, items_count: r.itemsCount, memory_ids: [] as string[], async: true,
+      operation_id: r.operationId,
+    };
+  }
+  return {
+    success: true,
+    bank_id: bankId,
+    items_count: r.itemsCount,
+    memory_ids: r.memoryIds,
+    stored_count: r.storedCount,
+    async: false,
+    ...(r.operationId !== undefined ? { operation_id: r.operationId } : {}),
+    usage: { ...ZERO_USAGE },
+  };
+}
+
+const usageAnswer = (u: { inputTokens: number; outputTokens: number }) => ({
+  input_tokens: u.inputTokens, output_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens,
+});
+
+export function bankAnswer(b: Bank) {
+  return {
+    bank_id: b.bankId,
+    name: b.name,
+    mission: b.mission,
+    background: b.mission,
+    disposition: b.disposition,
+    space: b.space,
+    created_at: b.createdAt.toISOString(),
+    updated_at: b.updatedAt.toISOString(),
+    last_write_at: iso(b.lastWriteAt),
+    memory_count: b.memoryCount,
+    usage: usageAnswer(b.usage),
+  };
+}
+
+export const bankPageAnswer = (page: Page<Bank>) => ({
+  banks: page.items.map(bankAnswer), total: page.total, limit: page.limit, offset: page.offset,
+});
+
+export function bankStatsAnswer(s: BankStats) {
+  const total = Object.values(s.memoriesByType).reduce((a, b) => a + b, 0);
+  return {
+    bank_id: s.bankId,
+    total_nodes: total,
+    total_memories: total,
+    nodes_by_fact_type: s.memoriesByType,
+    last_memory_write_at: iso(s.lastWriteAt),
+    usage: usageAnswer(s.usage),
+  };
+}
+
+export function reflectAnswer(r: ReflectResult) {
+  return {
+    text: r.text,
+    citations: r.citations,
+    ...(r.basedOn
+      ? {
+          based_on: {
+            memories: r.basedOn.map((m) => ({
+              id: m.id, text: m.text, type: m.type, fact_type: m.type, occurred_at: iso(m.occurredAt),
+              source_id: m.sourceId, superseded_by: m.supersededBy, score: m.score,
+            })),
+            mental_models: [],
+            directives: [],
+          },
+        }
+      : {}),
+    ...(r.hasStructuredOutput ? { structured_output: r.structuredOutput } : {}),
+    usage: r.usage,
+  };
+}
+
+export const deleteAnswer = (count: number, message?: string) => ({
+  success: true, deleted_count: count, ...(message !== undefined ? { message } : {}),
+});
+
+/** An operation's status; `operation_id` repeats `id` for Hindsight clients, which poll until completed or failed. */
+export function operationAnswer(o: Operation) {
+  const errors = o.errors.map((e) => ({
+    job_id: e.jobId, kind: e.kind, memory_id: e.memoryId, status: e.status, attempts: e.attempts, error: e.error,
+  }));
+  return {
+    id: o.id,
+    operation_id: o.id,
+    kind: o.kind,
+    status: o.status,
+    bank_id: o.bankId,
+    space: o.space,
+    items_count: o.itemsCount,
+    memory_ids: o.memoryIds,
+    fact_ids: o.factIds,
+    facts_count: o.factIds.length,
+    jobs: o.jobs,
+    errors,
+    ...(o.status === 'failed' ? { error_message: errors.map((e) => e.error).join('; ').slice(0, 2000) } : {}),
+    usage: usageAnswer(o.usage),
+    created_at: o.createdAt.toISOString(),
+    updated_at: o.updatedAt.toISOString(),
+    finished_at: iso(o.finishedAt),
+  };
+}

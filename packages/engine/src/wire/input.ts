@@ -1,0 +1,207 @@
+import { invalidField as invalid, problem } from '@mnemos/problems';
+import { DEFAULT_SPACE } from '../memory/types.js';
+import type {
+  BankChanges, MemoryEdit, Partition, RecallQuery, ReflectRequest, RetainItem, RetainRequest, TagsMatch,
+} from '../service/types.js';
+import type { BankBodyT, MemoryPatchBody, RecallBodyT, ReflectBodyT, RetainBodyT } from './schemas.js';
+
+/** Turns wire values into engine values, with the leniency Hindsight clients rely on; errors are 400 problems. */
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/i;
+
+/** ISO 8601 date or date-time; naive times are UTC; "unset" means no date (null); absent means undefined. */
+export function parseTimestamp(value: string | null | undefined, pointer: string): Date | null | undefined {
+  if (value === undefined || value === null) return undefined;
+  const v = value.trim();
+  if (v === 'unset') return null;
+  if (!DATE_ONLY.test(v) && !DATE_TIME.test(v)) {
+    throw invalid(pointer, `must be an ISO 8601 date or date-time such as 2024-01-15T10:30:00Z (got ${JSON.stringify(value.slice(0, 40))})`);
+  }
+  let text = v.replace(' ', 'T');
+  if (DATE_ONLY.test(text)) text += 'T00:00:00Z';
+  else if (!/(Z|[+-]\d{2}(:?\d{2})?)$/i.test(text)) text += 'Z';
+  text = text.replace(/([+-]\d{2})(\d{2})$/, '$1:$2').replace(/([+-]\d{2})$/, '$1:00');
+  const date = new Date(text);
+  if (Number.isNaN(date.getTime())) throw invalid(pointer, 'is not a real date');
+  return date;
+}
+
+/** Tags as a list, a JSON-encoded list, or a single bare string. */
+export function parseTags(value: string[] | string | null | undefined, pointer: string): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  let list: unknown = value;
+  if (typeof value === 'string') {
+    const t = value.trim();
+    if (t.startsWith('[')) {
+      try {
+        list = JSON.parse(t);
+      } catch {
+        throw invalid(pointer, 'is a string that looks like a JSON list but is not valid JSON');
+      }
+    } else {
+      list = t === '' ? [] : [t];
+    }
+  }
+  if (!Array.isArray(list) || list.some((x) => typeof x !== 'string')) throw invalid(pointer, 'must be a list of strings');
+  return (list as string[]).map((tag, i) => checkText(tag, `${pointer}/${i}`));
+}
+
+/** Postgres text cannot hold NUL characters; say so instead of failing in the database. */
+export function checkText(value: string, pointer: string): string {
+  if (value.includes('\u0000')) throw invalid(pointer, 'contains a NUL character (\\u0000), which cannot be stored; remove it');
+  return value;
+}
+
+function checkMetadata(value: Record<string, string> | null | undefined, pointer: string): Record<string, string> | undefined {
+  if (value === undefined || value === null) return undefined;
+  for (const [k, v] of Object.entries(value)) {
+    checkText(k, `${pointer}/${k}`);
+    checkText(v, `${pointer}/${k}`);
+  }
+  return value;
+}
+
+function nonBlank(content: string, pointer: string): string {
+  checkText(content, pointer);
+  if (content.trim() === '') throw invalid(pointer, 'must not be empty or only whitespace');
+  return content;
+}
+
+/** Both retain body forms: `{content, ...}` and `{items: [...]}` (top-level fields are defaults for items). */
+export function retainItems(body: RetainBodyT): RetainItem[] {
+  if (body.items === undefined && body.content === undefined) {
+    throw problem('validation_failed', 'retainWithoutContent', {
+      errors: [{ pointer: '/content', detail: 'is required when items is absent' }],
+    });
+  }
+  if (body.items !== undefined && body.content !== undefined) {
+    throw invalid('/content', 'cannot be sent together with items; send one form or the other');
+  }
+  const defaults = {
+    timestamp: parseTimestamp(body.timestamp, '/timestamp'),
+    context: body.context ?? undefined,
+    metadata: checkMetadata(body.metadata, '/metadata'),
+    tags: parseTags(body.tags, '/tags'),
+    documentId: body.document_id ?? undefined,
+  };
+  if (defaults.context !== undefined) checkText(defaults.context, '/context');
+  if (body.content !== undefined) {
+    return [{ ...defaults, content: nonBlank(body.content, '/content'), entities: undefined }];
+  }
+  return body.items!.map((item, i) => {
+    const at = `/items/${i}`;
+    const context = item.context ?? defaults.context;
+    if (context !== undefined) checkText(context, `${at}/context`);
+    return {
+      content: nonBlank(item.content, `${at}/content`),
+      timestamp: item.timestamp === undefined ? defaults.timestamp : parseTimestamp(item.timestamp, `${at}/timestamp`),
+      context,
+      metadata: checkMetadata(item.metadata, `${at}/metadata`) ?? defaults.metadata,
+      tags: parseTags(item.tags, `${at}/tags`) ?? defaults.tags,
+      documentId: item.document_id ?? defaults.documentId,
+      entities: item.entities?.map((e) => checkText(e.text, `${at}/entities`)) ?? undefined,
+    };
+  });
+}
+
+/** How many tokens of memories a recall answers when the caller does not say. */
+export const DEFAULT_MAX_TOKENS = 4096;
+
+/** Header by which a caller (a gateway holding quota) bounds how many new memories one retain may store. */
+export const MAX_NEW_MEMORIES_HEADER = 'x-mnemos-max-new-memories';
+
+/** The bound a request sets with MAX_NEW_MEMORIES_HEADER, if any. */
+export function maxNewMemories(headers: Record<string, string | string[] | undefined>): number | undefined {
+  const value = headers[MAX_NEW_MEMORIES_HEADER];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^\d{1,9}$/.test(value)) {
+    throw problem('validation_failed', 'maxNewMemoriesHeader', { header: MAX_NEW_MEMORIES_HEADER });
+  }
+  return Number(value);
+}
+
+export function retainRequest(partition: Partition, body: RetainBodyT, maxNew?: number): RetainRequest {
+  return { partition, items: retainItems(body), async: body.async === true, maxNewMemories: maxNew };
+}
+
+export function recallQuery(tenant: string, bankId: string, body: RecallBodyT): RecallQuery {
+  checkText(body.query, '/query');
+  return {
+    tenant,
+    bankId,
+    space: body.space ?? DEFAULT_SPACE,
+    query: body.query,
+    maxTokens: body.max_tokens ?? DEFAULT_MAX_TOKENS,
+    budget: body.budget ?? 'mid',
+    includeOrg: body.include_org ?? false,
+    types: body.types ?? undefined,
+    tags: parseTags(body.tags, '/tags'),
+    tagsMatch: (body.tags_match ?? 'any') as TagsMatch,
+    queryTimestamp: parseTimestamp(body.query_timestamp, '/query_timestamp') ?? new Date(),
+    trace: body.trace ?? false,
+  };
+}
+
+/** Reflect's body; `fact_types` is the Hindsight name of `types`. */
+export function reflectRequest(tenant: string, bankId: string, body: ReflectBodyT): ReflectRequest {
+  const query = checkText(body.query, '/query');
+  if (query.trim() === '') throw invalid('/query', 'must not be empty or only whitespace');
+  const context = body.context ?? undefined;
+  if (context !== undefined) checkText(context, '/context');
+  if (body.fact_types !== undefined && body.fact_types !== null && body.fact_types.length === 0) {
+    throw invalid('/fact_types', 'must name at least one type (or be omitted for all)');
+  }
+  const include = (body.include ?? {}) as Record<string, unknown>;
+  return {
+    tenant,
+    bankId,
+    space: body.space ?? undefined,
+    query,
+    context,
+    budget: body.budget ?? 'low',
+    types: body.fact_types ?? body.types ?? undefined,
+    tags: parseTags(body.tags, '/tags'),
+    tagsMatch: (body.tags_match ?? undefined) as TagsMatch | undefined,
+    queryTimestamp: parseTimestamp(body.query_timestamp, '/query_timestamp') ?? undefined,
+    responseSchema: body.response_schema ?? undefined,
+    includeFacts: include['facts'] !== undefined && include['facts'] !== null,
+  };
+}
+
+/** A bank body's changes; `reflect_mission` and `background` are the Hindsight names of `mission`. */
+export function bankChanges(body: BankBodyT): BankChanges {
+  const mission = body.mission ?? body.reflect_mission ?? body.background ?? undefined;
+  for (const [field, value] of [['name', body.name], ['mission', mission]] as const) {
+    if (typeof value === 'string') checkText(value, `/${field}`);
+  }
+  const d = body.disposition ?? undefined;
+  return {
+    name: body.name ?? undefined,
+    mission,
+    disposition: d
+      ? {
+          ...(d.skepticism !== undefined ? { skepticism: d.skepticism } : {}),
+          ...(d.literalism !== undefined ? { literalism: d.literalism } : {}),
+          ...(d.empathy !== undefined ? { empathy: d.empathy } : {}),
+        }
+      : undefined,
+    space: body.space ?? undefined,
+  };
+}
+
+/** A memory PATCH body as an edit: only the fields it sends (a null metadata changes nothing). */
+export function memoryEdit(b: typeof MemoryPatchBody.static): MemoryEdit {
+  const edit: MemoryEdit = {};
+  if (b.text !== undefined) edit.text = checkText(b.text, '/text');
+  if (b.context !== undefined) edit.context = b.context === null ? null : checkText(b.context, '/context');
+  const tags = parseTags(b.tags, '/tags');
+  if (tags !== undefined) edit.tags = tags;
+  if (b.metadata !== undefined && b.metadata !== null) {
+    for (const [k, v] of Object.entries(b.metadata)) checkText(k + v, `/metadata/${k}`);
+    edit.metadata = b.metadata;
+  }
+  if (b.state !== undefined) edit.state = b.state;
+  if (b.occurred_at !== undefined) edit.occurredAt = parseTimestamp(b.occurred_at, '/occurred_at') ?? null;
+  return edit;
+}
