@@ -13,6 +13,7 @@ COPY packages/client/package.json packages/client/
 COPY packages/http-input/package.json packages/http-input/
 COPY packages/integrations/package.json packages/integrations/
 COPY packages/problems/package.json packages/problems/
+COPY packages/console/package.json packages/console/
 # onnxruntime's native CPU library (bin/napi-v6/linux/<arch>/libonnxruntime.so.1 and onnxruntime_binding.node) ships
 # inside the onnxruntime-node npm package itself. Its install script only downloads the optional CUDA and TensorRT
 # providers (linux/x64, from NuGet), which `onnxruntime-node-install=skip` in .npmrc skips; this CPU image needs none
@@ -30,9 +31,14 @@ COPY packages/integrations/src packages/integrations/src
 COPY packages/integrations/tsconfig.json packages/integrations/
 COPY packages/problems/src packages/problems/src
 COPY packages/problems/tsconfig.json packages/problems/
+# The console is static files the gateway serves; Vite builds them here.
+COPY packages/console/src packages/console/src
+COPY packages/console/public packages/console/public
+COPY packages/console/index.html packages/console/tsconfig.json packages/console/vite.config.ts packages/console/
 # After the build only production dependencies stay; onnxruntime's prebuilt runtimes for other systems are dead weight
 # here (the Linux ones, x64 and arm64, stay), and the build fails if this architecture's library is missing.
 RUN npx tsc -b \
+    && npm run build -w packages/console \
     && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
     && rm -rf node_modules/onnxruntime-node/bin/napi-v6/darwin node_modules/onnxruntime-node/bin/napi-v6/win32 \
     && test -f "node_modules/onnxruntime-node/bin/napi-v6/linux/$(node -p 'process.arch')/libonnxruntime.so.1"
@@ -63,6 +69,8 @@ COPY --from=build /app/packages/integrations/package.json ./packages/integration
 COPY --from=build /app/packages/integrations/dist ./packages/integrations/dist
 COPY --from=build /app/packages/problems/package.json ./packages/problems/
 COPY --from=build /app/packages/problems/dist ./packages/problems/dist
+COPY --from=build /app/packages/console/package.json ./packages/console/
+COPY --from=build /app/packages/console/dist ./packages/console/dist
 # /data belongs to uid 1000, so a new named volume mounted there does too (Docker copies the owner on first use).
 RUN mkdir -p /data && chown 1000:1000 /data
 # The node image's `node` user is uid 1000.
