@@ -91,7 +91,7 @@ export async function authorize(
     client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope, state: 'st4te',
     code_challenge: challenge, code_challenge_method: 'S256', ...extra,
   });
-  const { browser, uid } = await openSignIn(base, `/oauth/authorize?${q}`);
+  const { browser, uid } = await openSignIn(base, `/oauth/authorize?${q.toString()}`);
   const bad = await browser.go('POST', `/oauth/interaction/${uid}/login`, { email, password: 'wrong password' });
   assert.equal(bad.status, 401);
   const listed = scope.split(' ').filter((s) => s.includes(':') || s === 'mcp');

@@ -13,9 +13,9 @@ export type RequestPart = 'params' | 'querystring' | 'body';
 
 export interface InputLayerOptions {
   /** Turns a problem into the server's own error type; its error handler answers it as problem+json. */
-  toError(problem: InputProblem): Error;
+  toError: (problem: InputProblem) => Error;
   /** The prefix of a JSON pointer into one part of the request (each server keeps its existing pointer style). */
-  pointerPrefix(part: RequestPart): string;
+  pointerPrefix: (part: RequestPart) => string;
   /** The router options the server uses, so path matching for 405 agrees with it. */
   ignoreTrailingSlash?: boolean;
   maxParamLength?: number;
@@ -42,7 +42,7 @@ function installBodyParsers(app: FastifyInstance, toError: InputLayerOptions['to
     } else if (exceedsJsonDepth(text, MAX_JSON_DEPTH)) {
       done(toError(tooDeep(MAX_JSON_DEPTH)), undefined);
     } else {
-      parseJson(request, text, done);
+      void parseJson(request, text, done);
     }
   });
   app.addContentTypeParser('*', (request, _payload, done) => {
@@ -53,7 +53,7 @@ function installBodyParsers(app: FastifyInstance, toError: InputLayerOptions['to
 
 /** NUL characters and lone surrogates are refused in every string of the path, the query and the body. */
 function installTextCheck(app: FastifyInstance, options: InputLayerOptions): void {
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     const parts: Array<[RequestPart, unknown]> = [
       ['params', request.params], ['querystring', request.query], ['body', request.body],
     ];
@@ -61,13 +61,15 @@ function installTextCheck(app: FastifyInstance, options: InputLayerOptions): voi
       const bad = findUnstorableText(value);
       if (bad === undefined) continue;
       const pointer = `${options.pointerPrefix(part)}${bad.pointer === '/' ? '' : bad.pointer}` || '/';
-      throw options.toError({
+      done(options.toError({
         status: 400,
         code: 'validation_failed',
         detail: `The request ${part} is invalid: ${pointer} ${bad.detail}.`,
         errors: [{ pointer, detail: bad.detail }],
-      });
+      }));
+      return;
     }
+    done();
   });
 }
 

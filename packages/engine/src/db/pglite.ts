@@ -87,8 +87,8 @@ class DatabaseThread {
     const requests = (this.requests = new ThreadRequests<object[]>(worker));
     this.ready = new Promise<void>((resolve, reject) => {
       worker.on('message', (message: DbThreadReply) => {
-        if (message.type === 'ready') return resolve();
-        if (message.type === 'failed' && message.seq === -1) return reject(rebuild(message.error));
+        if (message.type === 'ready') { resolve(); return; }
+        if (message.type === 'failed' && message.seq === -1) { reject(rebuild(message.error)); return; }
         if (message.type === 'failed') requests.reject(message.seq, rebuild(message.error));
         else requests.resolve(message.seq, message.type === 'rows' ? message.rows : []);
       });
@@ -109,7 +109,7 @@ class DatabaseThread {
 
   /** Sends a request (its `seq` filled in here) and resolves with its rows (none for exec, begin, end, close). */
   call(request: DistributiveOmit<DbThreadRequest, 'seq'>): Promise<object[]> {
-    return this.requests.send((seq) => ({ ...request, seq }) as DbThreadRequest);
+    return this.requests.send((seq) => ({ ...request, seq }));
   }
 
   /** Opens a transaction on the thread; it is named by its `begin` request's number. */

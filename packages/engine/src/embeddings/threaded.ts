@@ -43,7 +43,7 @@ export async function createThreadedLocalEmbedder(options: LocalEmbedderOptions)
         }
         case 'failed': {
           const error = new Error(message.message);
-          if (message.seq === -1) return reject(error);
+          if (message.seq === -1) { reject(error); return; }
           requests.reject(message.seq, error);
           return;
         }

@@ -89,17 +89,17 @@ export class HttpGate {
   }
 
   private dispatch(request: IncomingMessage, response: ServerResponse): void {
-    if (this.state === 'open') return this.appHandler!(request, response);
+    if (this.state === 'open') { this.appHandler!(request, response); return; }
     const path = (request.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
-    if (path === '/health/live') return send(response, 200, 'application/json', livenessBody(this.startedAt));
+    if (path === '/health/live') { send(response, 200, 'application/json', livenessBody(this.startedAt)); return; }
     response.setHeader('retry-after', String(RETRY_AFTER_SECONDS));
     if (this.state === 'stopping') {
       response.setHeader('connection', 'close');
       const stopping = new Problem(503, 'stopping', 'The engine is shutting down; retry once it is back.');
-      return send(response, 503, 'application/problem+json', problemDocument(stopping));
+      send(response, 503, 'application/problem+json', problemDocument(stopping)); return;
     }
     const snapshot = this.readiness.snapshot();
-    if (path === '/health') return send(response, 503, 'application/problem+json', warmingBody(snapshot));
+    if (path === '/health') { send(response, 503, 'application/problem+json', warmingBody(snapshot)); return; }
     const detail = `The engine is starting (${describeStage(snapshot)}); retry in a few seconds.`;
     const warming = new Problem(503, 'warming', detail);
     send(response, 503, 'application/problem+json', problemDocument(warming));
