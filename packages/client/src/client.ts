@@ -56,8 +56,8 @@ interface Call extends RequestOptions {
 const seg = (value: string) => encodeURIComponent(value);
 
 /** Splits a call's options into the request options and the fields that go on the wire (undefined ones dropped). */
-function split<T extends RequestOptions>(options: T | undefined): [RequestOptions, Record<string, unknown>] {
-  const { signal, timeoutMs, ...rest } = options ?? ({} as T);
+function split(options: RequestOptions | undefined): [RequestOptions, Record<string, unknown>] {
+  const { signal, timeoutMs, ...rest } = options ?? {};
   const fields = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
   return [{ signal, timeoutMs }, fields];
 }
@@ -68,7 +68,7 @@ function abortError(signal: AbortSignal): MnemosError {
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortError(signal));
+    if (signal?.aborted) { reject(abortError(signal)); return; }
     const onAbort = () => {
       clearTimeout(timer);
       reject(abortError(signal!));
@@ -104,7 +104,8 @@ export class Mnemos {
   private readonly fetchImpl: FetchLike;
 
   constructor(options: MnemosOptions) {
-    if (typeof options?.baseUrl !== 'string' || options.baseUrl.trim() === '') {
+    // JavaScript callers may pass nothing at all; the check answers them with what to write.
+    if (typeof (options as MnemosOptions | undefined)?.baseUrl !== 'string' || options.baseUrl.trim() === '') {
       throw new TypeError('Mnemos: baseUrl is required, e.g. new Mnemos({ baseUrl: "http://localhost:8888" })');
     }
     this.baseUrl = options.baseUrl.trim().replace(/\/+$/, '');
@@ -181,9 +182,9 @@ export class Mnemos {
     signal: AbortSignal | undefined,
   ): Promise<{ ok: unknown } | { error: MnemosError }> {
     const controller = new AbortController();
-    let timedOut = false;
+    const timeout = { expired: false };
     const timer = setTimeout(() => {
-      timedOut = true;
+      timeout.expired = true;
       controller.abort();
     }, timeoutMs);
     const onAbort = () => controller.abort(signal?.reason);
@@ -201,7 +202,7 @@ export class Mnemos {
     } catch (cause) {
       if (cause instanceof MnemosError) throw cause;
       if (signal?.aborted) throw abortError(signal);
-      if (timedOut) {
+      if (timeout.expired) {
         throw new MnemosError({ status: 0, code: 'timeout', detail: `No answer from ${this.baseUrl} within ${timeoutMs} ms.`, cause });
       }
       const reason = cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause);

@@ -81,9 +81,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+const textOf = (value: unknown): string => (typeof value === 'string' ? value : '');
+
 function fieldErrors(value: unknown): FieldError[] | undefined {
   if (!Array.isArray(value)) return undefined;
-  return value.filter(isRecord).map((e) => ({ pointer: String(e['pointer'] ?? ''), detail: String(e['detail'] ?? '') }));
+  return value.filter(isRecord).map((e) => ({ pointer: textOf(e['pointer']), detail: textOf(e['detail']) }));
 }
 
 /** Builds the error for a non-2xx answer from its status, Retry-After header and body text. */

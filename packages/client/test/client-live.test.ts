@@ -149,7 +149,7 @@ test('banks and memories: list, get, put, update, delete', async () => {
 test('errors are mapped to MnemosError with status, code, detail and field errors', async () => {
   const invalid = await rejectsWith(mnemos.recall('alice', ''), { status: 400, code: 'validation_failed' });
   assert.ok(invalid.errors?.some((e) => e.pointer === '/query'));
-  await rejectsWith(mnemos.recall('alice', 'x', { budget: 'huge' as 'low' }), { status: 400, code: 'validation_failed' });
+  await rejectsWith(mnemos.recall('alice', 'x', { budget: 'huge' }), { status: 400, code: 'validation_failed' });
   await rejectsWith(mnemos.getMemory('alice', 'not-a-uuid'), { status: 400, code: 'validation_failed' });
   await rejectsWith(mnemos.retain('bad bank id!', 'x'), { status: 400, code: 'validation_failed' });
   await rejectsWith(new Mnemos({ baseUrl: engine.url, tenant: 'other' }).listBanks(), { status: 404, code: 'tenant_not_found' });
@@ -193,5 +193,5 @@ test('examples/typescript-quickstart.ts runs against the engine', async () => {
   assert.equal(code, 0, output);
   assert.match(output, /\[raw\] Alice prefers green tea/);
   assert.match(output, /in space acme: Alice is the tech lead/);
-  assert.match(output, /reflect: .+\n  citations: [0-9a-f]{8}-/);
+  assert.match(output, /reflect: .+\n {2}citations: [0-9a-f]{8}-/);
 });

@@ -23,7 +23,7 @@ export function createLogger(level: LogLevel, format: LogFormat | undefined): En
   const options = { level, base: { name: 'mnemos' } };
   if (chosen === 'json') return pino(options, pino.destination({ fd: 1, sync: true }));
   // Synchronous, in this thread: a line written just before the process exits is never lost.
-  return pino(options, pretty({ sync: true, colorize: process.stdout.isTTY === true, ignore: 'pid,hostname,name' }));
+  return pino(options, pretty({ sync: true, colorize: process.stdout.isTTY, ignore: 'pid,hostname,name' }));
 }
 
 /**

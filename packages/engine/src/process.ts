@@ -60,14 +60,14 @@ export function spawnEngineProcess(env: Record<string, string>): Promise<EngineP
         child,
         stop: () =>
           new Promise<void>((stopped) => {
-            if (child.exitCode !== null) return stopped();
+            if (child.exitCode !== null) { stopped(); return; }
             child.once('exit', () => stopped());
             child.kill('SIGTERM');
           }),
       }), fail);
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', (code) => fail(new Error(`engine exited with ${code}:\n${output}`)));
   });
 }

@@ -25,7 +25,7 @@ async function mnemos(command: RemoteCommand, args: string[], stdin = ''): Promi
     env: { MNEMOS_URL: engine.url },
     stdout: (t) => (out += t),
     stderr: (t) => (err += t),
-    readStdin: async () => stdin,
+    readStdin: () => Promise.resolve(stdin),
     columns: 100,
   };
   const code = await remote(command, args, io);

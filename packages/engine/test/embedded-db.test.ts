@@ -44,7 +44,7 @@ describe('embedded database', () => {
       // Values cross the thread intact: bytes, dates, numbers.
       const [row] = await db.query<{ n: number; blob: Uint8Array; at: Date }>('SELECT n, blob, at FROM items');
       assert.equal(row?.n, 1);
-      assert.deepEqual([...row!.blob], [0, 255, 7]);
+      assert.deepEqual([...row.blob], [0, 255, 7]);
       assert.equal(row?.at.toISOString(), at.toISOString());
       // A unique violation arrives with its SQLSTATE (the API turns 23505 into a 409) and Postgres's message.
       const violation = await db.query('INSERT INTO items (n) VALUES (1)').then(() => undefined, (e: unknown) => e as Error & { code?: string; constraint?: string });

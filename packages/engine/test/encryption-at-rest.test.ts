@@ -148,7 +148,7 @@ describe('encryption at rest', () => {
     const got = await call<Hit>(enc.url, 'GET', `/v1/default/banks/alice/memories/${encIds[2]}`);
     assert.equal(got.body.text, 'Bob switched to oolong tea in the morning.');
     assert.deepEqual(got.body.metadata, { note: 'edited' });
-    assert.equal(got.body.context, 'context 2 ' + MARKERS[2]);
+    assert.equal(got.body.context, `context 2 ${MARKERS[2]!}`);
     assert.deepEqual(await list(enc.url, 'alice', 'oolong'), ['Bob switched to oolong tea in the morning.']);
     const [row] = await enc.engine.db.query<{ text: string | null; content_hash: string }>('SELECT text, content_hash FROM memories WHERE id = $1', [encIds[2]!]);
     assert.equal(row?.text, null);

@@ -32,8 +32,8 @@ describe('retain and recall', () => {
     assert.equal(found.body.results[0]?.id, r.body.memory_ids[0]);
     assert.equal(found.body.results[0]?.text, 'Alice adopted a grey cat named Pixel.');
     assert.equal(found.body.results[0]?.type, 'raw');
-    assert.ok(found.body.results[0]!.score > 0);
-    assert.ok('semantic' in found.body.results[0]!.scores);
+    assert.ok(found.body.results[0].score > 0);
+    assert.ok('semantic' in found.body.results[0].scores);
   });
 
   it('round-trips the items body form with timestamps, metadata, tags and document ids', async () => {
@@ -157,7 +157,7 @@ describe('memories', () => {
     assert.deepEqual(since.body.items.map((m) => m.text), ['Entry number 5 about sailing', 'Entry number 4 about sailing']);
     const q = await call<ListAnswer>(base(), 'GET', '/v1/default/banks/pages/memories?q=number%203');
     assert.ok(q.body.items.some((m) => m.text === 'Entry number 3 about sailing'));
-    const one = await call<{ id: string; text: string; fact_type: string }>(base(), 'GET', `/v1/default/banks/pages/memories/${page1.body.items[0]!.id}`);
+    const one = await call<{ id: string; text: string; fact_type: string }>(base(), 'GET', `/v1/default/banks/pages/memories/${page1.body.items[0].id}`);
     assert.equal(one.body.text, 'Entry number 6 about sailing');
     assert.equal(one.body.fact_type, 'raw');
   });

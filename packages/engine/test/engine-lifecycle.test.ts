@@ -49,7 +49,6 @@ describe('one process per embedded database, and a clean stop', { timeout: 300_0
     acknowledged.push(...first200.body.memory_ids);
 
     let sent = 0;
-    let stopAt: number | undefined;
     const writer = async () => {
       for (;;) {
         const n = sent++;
@@ -68,7 +67,7 @@ describe('one process per embedded database, and a clean stop', { timeout: 300_0
     const writers = Array.from({ length: 4 }, writer);
     // SIGTERM once the burst is under way (a count of answers, not a clock).
     while (acknowledged.length < 12) await new Promise((resolve) => setTimeout(resolve, 20));
-    stopAt = Date.now();
+    const stopAt = Date.now();
     const exitCode = await first.stop('SIGTERM');
     const stoppedIn = Date.now() - stopAt;
     await Promise.all(writers);

@@ -25,7 +25,7 @@ after(async () => {
 });
 
 async function snapshot(): Promise<string> {
-  const [row] = await engine.engine.db.query<Record<string, unknown>>(
+  const [row] = await engine.engine.db.query(
     `SELECT (SELECT count(*)::int FROM memories) AS m, (SELECT count(*)::int FROM banks) AS b,
             (SELECT max(updated_at)::text FROM memories) AS mu, (SELECT max(updated_at)::text FROM banks) AS bu`,
   );

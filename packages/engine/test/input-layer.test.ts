@@ -60,12 +60,12 @@ function raw(method: string, path: string, body?: string, headers: Record<string
   );
 }
 
-async function expectProblem(
+function expectProblem(
   answer: { status: number; headers: Record<string, string | string[] | undefined> | Headers; body: ProblemBody },
   status: number,
   code: string,
   pointer?: string,
-): Promise<void> {
+): void {
   assert.equal(answer.status, status, JSON.stringify(answer.body));
   const type = answer.headers instanceof Headers ? answer.headers.get('content-type') : answer.headers['content-type'];
   assert.match(String(type), /^application\/problem\+json/);
@@ -82,14 +82,14 @@ describe('query integers are bounded', () => {
     for (const value of values) {
       it(`${path}?offset=${value} is a 400 naming offset and its range`, async () => {
         const r = await call<ProblemBody>(engine.url, 'GET', `${path}?offset=${encodeURIComponent(value)}`);
-        await expectProblem(r, 400, 'validation_failed', '/querystring/offset');
+        expectProblem(r, 400, 'validation_failed', '/querystring/offset');
         assert.match(r.body.detail, /offset must be an integer from 0 to 1000000000/);
       });
     }
   }
   it('a limit above its bound names the range too', async () => {
     const r = await call<ProblemBody>(engine.url, 'GET', '/v1/default/banks/known/memories?limit=1e20');
-    await expectProblem(r, 400, 'validation_failed', '/querystring/limit');
+    expectProblem(r, 400, 'validation_failed', '/querystring/limit');
     assert.match(r.body.detail, /from 0 to 1000/);
   });
   it('the largest offset is accepted and answers an empty page', async () => {
@@ -137,7 +137,7 @@ describe('NUL characters and lone surrogates are refused in every string', () =>
     it(`${c.name}: 400 validation_failed at ${JSON.stringify(c.pointer)}, nothing changes`, async () => {
       const before = await counts();
       const r = await call<ProblemBody>(engine.url, c.method, c.path, c.body);
-      await expectProblem(r, 400, 'validation_failed', c.pointer);
+      expectProblem(r, 400, 'validation_failed', c.pointer);
       assert.equal(await counts(), before);
     });
   }
@@ -162,7 +162,7 @@ describe('JSON depth is capped before validation', () => {
     it(`${name}: 400 json_too_deep, the engine stays up`, async () => {
       const before = await counts();
       const r = await raw('POST', path, body, { 'content-type': 'application/json' });
-      await expectProblem(r, 400, 'json_too_deep');
+      expectProblem(r, 400, 'json_too_deep');
       assert.match(r.body.detail, /more than 64 levels/);
       assert.equal(await counts(), before);
       assert.equal((await call(engine.url, 'GET', '/health/live')).status, 200);
@@ -178,18 +178,18 @@ describe('JSON depth is capped before validation', () => {
 describe('framework errors are problem+json', () => {
   it('a wrong method on an existing path is 405 with Allow', async () => {
     const r = await call<ProblemBody>(engine.url, 'PUT', '/v1/recall', { query: 'x' });
-    await expectProblem(r, 405, 'method_not_allowed');
+    expectProblem(r, 405, 'method_not_allowed');
     assert.equal(r.headers.get('allow'), 'POST');
     const recall = await call<ProblemBody>(engine.url, 'PUT', '/v1/default/banks/known/memories/recall',
       { query: 'x' });
-    await expectProblem(recall, 405, 'method_not_allowed');
+    expectProblem(recall, 405, 'method_not_allowed');
     assert.match(recall.headers.get('allow') ?? '', /POST/);
     const list = await call<ProblemBody>(engine.url, 'PATCH', '/v1/default/banks/known/memories');
-    await expectProblem(list, 405, 'method_not_allowed');
+    expectProblem(list, 405, 'method_not_allowed');
     assert.equal(list.headers.get('allow'), 'GET, HEAD, POST, DELETE');
   });
   it('an unknown path stays 404', async () => {
-    await expectProblem(await call<ProblemBody>(engine.url, 'PUT', '/v1/default/nothing-here'), 404, 'not_found');
+    expectProblem(await call<ProblemBody>(engine.url, 'PUT', '/v1/default/nothing-here'), 404, 'not_found');
   });
   it('a client that sends a too-large body whole before reading still gets its 413, not a reset', async () => {
     const before = await counts();
@@ -203,16 +203,16 @@ describe('framework errors are problem+json', () => {
   it('a text/plain body is 415', async () => {
     const before = await counts();
     const r = await raw('POST', '/v1/default/banks/known/memories', 'remember this', { 'content-type': 'text/plain' });
-    await expectProblem(r, 415, 'unsupported_media_type');
+    expectProblem(r, 415, 'unsupported_media_type');
     assert.equal(await counts(), before);
   });
   it('a body without a content type is 415', async () => {
     const r = await raw('POST', '/v1/default/banks/known/memories', '{"content":"x"}');
-    await expectProblem(r, 415, 'unsupported_media_type');
+    expectProblem(r, 415, 'unsupported_media_type');
   });
   for (const path of ['/v1/default/banks/%E0%A4%A/memories', '/v1/default/banks/%zz', '/v1/%E0%A4%A/banks']) {
     it(`bad percent-encoding (${path}) is a 400 problem`, async () => {
-      await expectProblem(await raw('GET', path), 400, 'bad_request');
+      expectProblem(await raw('GET', path), 400, 'bad_request');
     });
   }
 });
@@ -231,16 +231,16 @@ describe('body-less requests with a JSON content type', () => {
     const got = await raw('GET', `/v1/default/banks/known/memories/${memoryId}`, '', empty);
     assert.equal(got.status, 200);
     // OPTIONS is answered by the router (no route takes it), not refused for its empty body.
-    await expectProblem(await raw('OPTIONS', '/v1/default/banks/known', '', json), 405, 'method_not_allowed');
+    expectProblem(await raw('OPTIONS', '/v1/default/banks/known', '', json), 405, 'method_not_allowed');
     const missing = await raw('DELETE', '/v1/default/banks/known/memories/00000000-0000-4000-8000-000000000000', '',
       json);
-    await expectProblem(missing, 404, 'memory_not_found');
+    expectProblem(missing, 404, 'memory_not_found');
     const clear = await raw('DELETE', '/v1/default/banks/emptied/memories?type=world', '', json);
     assert.equal(clear.status, 200, JSON.stringify(clear.body));
   });
   it('a POST that needs a body and sends none still gets a clear 400', async () => {
     const r = await raw('POST', '/v1/default/banks/known/memories', '', { ...json, 'content-length': '0' });
-    await expectProblem(r, 400, 'validation_failed');
+    expectProblem(r, 400, 'validation_failed');
     assert.match(r.body.detail, /body is empty/);
   });
 });
@@ -250,8 +250,8 @@ describe('without a token only the default tenant is served', () => {
     it(`/v1/${tenant}/banks/... is 404 tenant_not_found`, async () => {
       const before = await counts();
       const r = await call<ProblemBody>(engine.url, 'POST', `/v1/${tenant}/banks/known/memories`, { content: 'x' });
-      await expectProblem(r, 404, 'tenant_not_found');
-      await expectProblem(await call<ProblemBody>(engine.url, 'GET', `/v1/${tenant}/banks`), 404, 'tenant_not_found');
+      expectProblem(r, 404, 'tenant_not_found');
+      expectProblem(await call<ProblemBody>(engine.url, 'GET', `/v1/${tenant}/banks`), 404, 'tenant_not_found');
       assert.equal(await counts(), before);
     });
   }

@@ -55,9 +55,10 @@ test('a job enqueued while the workers idle starts at once, whether the nudge co
   const d = await database();
   const seen: number[] = [];
   let arrived: (() => void) | undefined;
-  const q = queue(d, 2, 'wake', async (job) => {
+  const q = queue(d, 2, 'wake', (job) => {
     seen.push(job.payload['i'] as number);
     arrived?.();
+    return Promise.resolve();
   });
   await q.start();
   // Let the queue find nothing and settle into its (hour-long) idle wait.
@@ -84,7 +85,7 @@ test('one claim fills every free slot; two queues on one database run each job e
       await new Promise((r) => setTimeout(r, 10));
       await ctx.complete(async (tx) => {
         await tx.query('UPDATE jobs SET result = result WHERE id = $1', [job.id]);
-      }, { i: job.payload['i'] as number });
+      }, { i: job.payload['i'] });
     });
     return q;
   };
@@ -122,7 +123,7 @@ test('a worker whose lease was taken over cannot complete the job; the new owner
     started?.();
     await gate;
     try {
-      await ctx.complete(async () => undefined, { by: 'first' });
+      await ctx.complete(() => Promise.resolve(undefined), { by: 'first' });
       outcome = 'completed';
     } catch (error) {
       outcome = error;

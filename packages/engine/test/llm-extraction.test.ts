@@ -64,7 +64,7 @@ test('retain is recallable at once; extraction adds typed, dated facts with enti
   assert.deepEqual(out.usage && { i: out.usage['input_tokens'], o: out.usage['output_tokens'] }, { i: 0, o: 0 });
   const rawId = out.memory_ids[0]!;
 
-  const op = await settle(out.operation_id!);
+  const op = await settle(out.operation_id);
   assert.equal(op.status, 'completed', JSON.stringify(op));
   assert.equal(op.facts_count, 2);
   assert.ok(op.usage.input_tokens > 0 && op.usage.output_tokens > 0);
@@ -190,7 +190,7 @@ test('async: true returns at once with an operation id; the memories and their f
   assert.equal(out.async, true);
   assert.ok(out.operation_id);
   assert.deepEqual(out.memory_ids, []);
-  const op = await settle(out.operation_id!);
+  const op = await settle(out.operation_id);
   assert.equal(op.status, 'completed', JSON.stringify(op));
   assert.equal(op.memory_ids.length, 2);
   assert.equal(op.facts_count, 2);

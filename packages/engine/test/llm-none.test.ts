@@ -57,7 +57,7 @@ test('async retain works without an LLM: the operation completes with the stored
   assert.equal(op?.kind, 'retain');
   assert.equal(op?.memory_ids.length, 2);
   const list = await call<{ items: Array<{ id: string; text: string }> }>(engine.url, 'GET', '/v1/default/banks/plain/memories?q=Omar');
-  assert.deepEqual(list.body.items.map((m) => m.id), [op!.memory_ids[0]]);
+  assert.deepEqual(list.body.items.map((m) => m.id), [op.memory_ids[0]]);
   // Another tenant cannot see the operation (this engine serves only "default").
   const other = await call(engine.url, 'GET', `/v1/other/operations/${r.body.operation_id}`);
   assert.equal(other.status, 404);

@@ -41,8 +41,8 @@ function startChild(env: Record<string, string>): Promise<{ proc: ChildProcess; 
         }, reject);
       }
     };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', onData);
     proc.on('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`engine exited (${code}): ${out}`));

@@ -42,7 +42,7 @@ async function healthWhile(
 ): Promise<{ status: number; body: Record<string, unknown> }> {
   const deadline = Date.now() + PROCESS_LIMIT_MS;
   for (;;) {
-    const answer = await call<Record<string, unknown>>(url, 'GET', '/health');
+    const answer = await call(url, 'GET', '/health');
     if (seen(answer.body)) return answer;
     if (Date.now() > deadline) assert.fail(`/health never matched; last answer ${JSON.stringify(answer.body)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));

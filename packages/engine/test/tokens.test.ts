@@ -20,7 +20,7 @@ const SAMPLES = [
 
 test('ordinary text is counted exactly as cl100k counts it, in any mix and cut', () => {
   let mixed = '';
-  for (let i = 0; i < 400; i++) mixed += SAMPLES[(i * 7) % SAMPLES.length] + (i % 5 === 0 ? '' : ' ');
+  for (let i = 0; i < 400; i++) mixed += SAMPLES[(i * 7) % SAMPLES.length]! + (i % 5 === 0 ? '' : ' ');
   for (const sample of SAMPLES) assert.equal(countTokens(sample), exact(sample), JSON.stringify(sample));
   for (let start = 0; start < mixed.length - 300; start += 97) {
     const text = mixed.slice(start, start + 1 + (start % 293));

@@ -12,7 +12,7 @@ import { Sessions } from './account/sessions.js';
 import { Authenticator } from './auth.js';
 import { consoleRoutes } from './console/static.js';
 import { BodyBudget, budgetOf, serverLimits } from '@mnemos/http-input';
-import { loadConfig, type GatewayConfig } from './config.js';
+import { ConfigError, loadConfig, type GatewayConfig } from './config.js';
 import type { GatewayContext } from './context.js';
 import { createPool, migrate } from './db.js';
 import { Engines } from './engine.js';
@@ -55,6 +55,22 @@ const problemFrom = (p: InputProblem): HttpProblem =>
     ...(p.errors !== undefined ? { errors: p.errors } : {}),
     ...(p.headers !== undefined ? { headers: p.headers } : {}),
   });
+
+/** A failure to open the port, in one line that names the setting to change. */
+function listenError(error: unknown, config: GatewayConfig): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = `${config.host}:${config.port}`;
+  if (code === 'EADDRINUSE') {
+    return new ConfigError(`Port ${where} is already in use; stop what uses it or set GATEWAY_PORT to a free port.`);
+  }
+  if (code === 'EACCES') {
+    return new ConfigError(`Not allowed to listen on ${where}; set GATEWAY_PORT to a port above 1023.`);
+  }
+  if (code === 'EADDRNOTAVAIL') {
+    return new ConfigError(`GATEWAY_HOST ${config.host} is not an address of this machine; use 0.0.0.0 or 127.0.0.1.`);
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}
 
 export async function startGateway(options: StartOptions = {}): Promise<RunningGateway> {
   const config = loadConfig(options.env ?? process.env);
@@ -169,7 +185,17 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   await consoleRoutes(app, config.consoleDir);
 
   // A deep accept queue: bursts of new connections (1,000 clients at once) must queue, not be reset.
-  await app.listen({ port: config.port, host: config.host, backlog: 4096 });
+  try {
+    await app.listen({ port: config.port, host: config.host, backlog: 4096 });
+  } catch (error) {
+    // Nothing may keep the process alive after a failed start: the control-plane listener reconnects forever.
+    await app.close();
+    await quotas.close();
+    await auth.close();
+    await engines.close();
+    await pool.end();
+    throw listenError(error, config);
+  }
   const address = app.server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   if (publicUrl === '') publicUrl = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;

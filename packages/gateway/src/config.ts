@@ -2,7 +2,7 @@
 import { closest, distance } from 'fastest-levenshtein';
 import { z } from 'zod';
 
-const url = z.string().url();
+const url = z.url();
 
 const schema = z.object({
   GATEWAY_PORT: z.coerce.number().int().min(0).max(65535).default(8080),

@@ -42,6 +42,6 @@ export function rewriteToolResults(answer: unknown, ids: ReadonlySet<string>, re
     });
     return { ...m, result: { ...result, content } };
   };
-  if (Array.isArray(answer)) return answer.map((m) => (isObject(m) ? rewriteMessage(m) : m));
+  if (Array.isArray(answer)) return (answer as unknown[]).map((m) => (isObject(m) ? rewriteMessage(m) : m));
   return isObject(answer) ? rewriteMessage(answer) : answer;
 }

@@ -57,8 +57,8 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   if (validationItems !== undefined) {
     const where = (error as FastifyError & { validationContext?: string }).validationContext ?? 'body';
     const errors = validationItems.map((v) => {
-      const missing = v.params?.['missingProperty'];
-      const pointer = `${v.instancePath ?? ''}${typeof missing === 'string' ? `/${missing}` : ''}`;
+      const missing = v.params['missingProperty'];
+      const pointer = `${v.instancePath}${typeof missing === 'string' ? `/${missing}` : ''}`;
       return { pointer: `/${where}${pointer}`.replace(/\/$/, ''), detail: describeIssue(v) };
     });
     const first = errors[0];

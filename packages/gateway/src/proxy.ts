@@ -172,7 +172,7 @@ export async function execute(ctx: GatewayContext, request: FastifyRequest, repl
     reserved = await reserveAll(ctx, project.id, [{ metric: first.metric, amount: wouldStore }], limits, now);
     ({ res, uncounted } = await forwardReserved(ctx, reply, project.engine, plan, reserved));
   }
-  delete res.headers[WOULD_STORE_HEADER];
+  Reflect.deleteProperty(res.headers, WOULD_STORE_HEADER);
   const counted = reserved[0];
   if (counted !== undefined) {
     reply.headers(quotaHeaders(counted.metric, limits[counted.metric], counted.used - uncounted, resetsAt));

@@ -63,7 +63,7 @@ export const ReflectBody = Type.Object({
   response_schema: Type.Optional(Type.Object({}, { additionalProperties: true })),
 });
 
-const withBank = <T extends TSchema>(schema: T): TSchema =>
+const withBank = (schema: TSchema): TSchema =>
   Type.Intersect([Type.Object({ bank_id: Type.String({ pattern: BANK_ID_PATTERN }) }), schema]);
 export const RetainTopBody = withBank(RetainBody);
 export const RecallTopBody = withBank(RecallBody);

@@ -31,7 +31,7 @@ const STRICT: ValidatorSettings = {
 };
 
 function lint(text: string): string[] {
-  return validate(text, STRICT).map((d) => `line ${d.range.start.line + 1}: ${d.message}`);
+  return validate(text, STRICT).map((d) => `line ${d.range.start.line + 1}: ${typeof d.message === 'string' ? d.message : d.message.value}`);
 }
 
 /** The Dockerfile's instructions, split into stages at each FROM. */

@@ -21,7 +21,7 @@ const authorizeUrl = (clientId: string, scope: string, extra: Record<string, str
   `/oauth/authorize?${new URLSearchParams({
     client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope,
     code_challenge: pkce().challenge, code_challenge_method: 'S256', ...extra,
-  })}`;
+  }).toString()}`;
 
 describe('OAuth interoperability and abuse resistance', () => {
   let h: Harness;

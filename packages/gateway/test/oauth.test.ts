@@ -123,7 +123,7 @@ describe('OAuth 2.0', () => {
 
     // PKCE is required.
     const browser = new Browser(h.url);
-    const noPkce = await browser.go('GET', `/oauth/authorize?${new URLSearchParams({ client_id: id, redirect_uri: REDIRECT, response_type: 'code', scope: 'memory:recall', state: 's' })}`);
+    const noPkce = await browser.go('GET', `/oauth/authorize?${new URLSearchParams({ client_id: id, redirect_uri: REDIRECT, response_type: 'code', scope: 'memory:recall', state: 's' }).toString()}`);
     const loc = new URL(noPkce.headers.get('location') ?? 'http://x/');
     assert.equal(loc.searchParams.get('error'), 'invalid_request');
   });

@@ -46,7 +46,7 @@ function spawnGatewayProcess(env: Record<string, string>): Promise<ServerProcess
         url: match[1] ?? '',
         pid: child.pid,
         stop: () => new Promise<void>((stopped) => {
-          if (child.exitCode !== null) return stopped();
+          if (child.exitCode !== null) { stopped(); return; }
           child.once('exit', () => stopped());
           child.kill('SIGTERM');
         }),

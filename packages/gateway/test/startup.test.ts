@@ -3,7 +3,9 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import net from 'node:net';
 import { unknownGatewayVariables } from '../src/config.js';
+import { ADMIN_TOKEN, createTestDatabase } from './helpers.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const BIN = path.resolve(repoRoot, 'packages/gateway/src/bin.ts');
@@ -41,5 +43,25 @@ describe('gateway start-up failures', () => {
     const debug = await runGateway({ GATEWAY_PORT: '0', GATEWAY_LOG_LEVEL: 'debug' });
     assert.equal(debug.code, 78);
     assert.match(debug.stderr, /\n\s+at /, 'the stack at debug');
+  });
+
+  it('a port in use fails in one line that names GATEWAY_PORT, exit code 78, and the process exits', async () => {
+    const db = await createTestDatabase();
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = String((blocker.address() as net.AddressInfo).port);
+      const r = await runGateway({
+        GATEWAY_PORT: port, GATEWAY_HOST: '127.0.0.1', GATEWAY_DATABASE_URL: db.url, GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,
+        GATEWAY_ENGINE_URL: 'http://127.0.0.1:1', GATEWAY_ENGINE_TOKEN: 'engine-token',
+      });
+      assert.equal(r.code, 78, r.stderr);
+      const lines = r.stderr.trim().split('\n').filter((line) => !line.startsWith('oidc-provider WARNING'));
+      assert.equal(lines.length, 1, r.stderr);
+      assert.match(lines[0]!, new RegExp(`^mnemos gateway: Port 127\\.0\\.0\\.1:${port} is already in use; .*GATEWAY_PORT`));
+    } finally {
+      blocker.close();
+      await db.drop();
+    }
   });
 });

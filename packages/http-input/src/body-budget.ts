@@ -115,7 +115,7 @@ export class BodyBudget {
         return;
       }
       const bytes = this.claimFor(request.headers);
-      if (bytes === 0) return done();
+      if (bytes === 0) { done(); return; }
       const claim = this.take(request.raw.socket, bytes);
       if (!claim.ok) {
         const retryAfter = { 'retry-after': String(RETRY_AFTER_S) };

@@ -31,8 +31,8 @@ interface AjvIssue {
 export function describeIssue(issue: AjvIssue): string {
   const schema = issue.parentSchema as { type?: unknown; minimum?: unknown; maximum?: unknown } | undefined;
   const boundsKeyword = ['type', 'minimum', 'maximum', 'multipleOf'].includes(issue.keyword ?? '');
-  const bounded = typeof schema?.minimum === 'number' && typeof schema.maximum === 'number';
-  if (boundsKeyword && schema?.type === 'integer' && bounded) {
+  const integer = schema?.type === 'integer';
+  if (boundsKeyword && integer && typeof schema.minimum === 'number' && typeof schema.maximum === 'number') {
     return `must be an integer from ${schema.minimum} to ${schema.maximum}`;
   }
   return issue.message ?? 'is invalid';

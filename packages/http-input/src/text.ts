@@ -34,7 +34,7 @@ export function findUnstorableText(value: unknown): UnstorableText | undefined {
     } else if (Array.isArray(current)) {
       for (let i = current.length - 1; i >= 0; i--) pending.push({ value: current[i], pointer: `${pointer}/${i}` });
     } else if (current !== null && typeof current === 'object') {
-      const entries = Object.entries(current);
+      const entries = Object.entries(current as Record<string, unknown>);
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, child] = entries[i]!;
         const at = `${pointer}/${pointerSegment(key)}`;

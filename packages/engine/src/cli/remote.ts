@@ -88,7 +88,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
         const budget = values.budget;
         if (budget !== undefined && !['low', 'mid', 'high'].includes(budget)) throw new UsageError('--budget is low, mid or high');
         const options: RecallOptions = {
-          space: values.space, budget: budget as RecallOptions['budget'], max_tokens: int(values['max-tokens'], 'max-tokens'),
+          space: values.space, budget: budget, max_tokens: int(values['max-tokens'], 'max-tokens'),
           types: values.type, tags: values.tag, include_org: values['include-org'],
         };
         const out = await clientFrom(values, io.env).recall(need(bank, 'bank id: mnemos recall <bank> <query>'), need(words.join(' '), 'query'), options);

@@ -85,14 +85,14 @@ export class EncryptingCodec implements BodyCodec {
         return undefined;
       };
       const id = bodyKeyId(r.body_enc);
-      if (id === undefined) return fail('malformed ciphertext header');
+      if (id === undefined) { fail('malformed ciphertext header'); return; }
       const key = this.keys.get(cacheKey(tenant, r.bank_id, id));
-      if (key === undefined) return fail(loadErrors.get(r.bank_id) ?? "the bank's data key does not match the ciphertext");
+      if (key === undefined) { fail(loadErrors.get(r.bank_id) ?? "the bank's data key does not match the ciphertext"); return; }
       try {
         const plain = key.open(Buffer.from(r.body_enc.buffer, r.body_enc.byteOffset, r.body_enc.byteLength), bodyAad(tenant, r.bank_id, r.id));
         return parseBody(plain);
       } catch (error) {
-        return fail(error instanceof IntegrityError ? 'ciphertext failed authentication (tampered or moved)' : 'malformed body');
+        fail(error instanceof IntegrityError ? 'ciphertext failed authentication (tampered or moved)' : 'malformed body'); return;
       }
     });
   }

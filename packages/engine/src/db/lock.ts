@@ -86,7 +86,7 @@ function readHolder(path: string): Holder | undefined {
   try {
     const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<Holder>;
     if (typeof parsed.pid !== 'number') return undefined;
-    return { pid: parsed.pid, processStart: parsed.processStart ?? null, since: String(parsed.since ?? 'unknown') };
+    return { pid: parsed.pid, processStart: parsed.processStart ?? null, since: parsed.since ?? 'unknown' };
   } catch {
     return undefined;
   }

@@ -4,7 +4,7 @@ import type { Database } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import { JobFailure, type ClaimedJob, type JobContext } from '../jobs/index.js';
 import { insertMemories, getMemory } from '../memory/store.js';
-import type { MemoryType, NewMemory } from '../memory/types.js';
+import type { NewMemory } from '../memory/types.js';
 import { embeddingText } from '../recall/document-text.js';
 import { sha256Hex } from '../util/hash.js';
 import { countTokens } from '../util/tokens.js';
@@ -86,10 +86,10 @@ function checkFacts(value: unknown, known: Set<string>, fallback: Date | null): 
     const entities = Array.isArray(o['entities']) ? o['entities'].filter((e): e is string => typeof e === 'string' && e.trim() !== '') : [];
     const supersedes = Array.isArray(o['supersedes']) ? o['supersedes'].filter((s): s is string => typeof s === 'string' && known.has(s)) : [];
     facts.push({
-      text: o['text'].replace(/\u0000/g, '').trim().slice(0, MAX_FACT_CHARS),
+      text: o['text'].replaceAll('\u0000', '').trim().slice(0, MAX_FACT_CHARS),
       type: o['type'] as FactType,
       occurredAt,
-      entities: [...new Set(entities.map((e) => e.replace(/\u0000/g, '').trim().slice(0, 200)))],
+      entities: [...new Set(entities.map((e) => e.replaceAll('\u0000', '').trim().slice(0, 200)))],
       supersedes: o['type'] === 'correction' ? [...new Set(supersedes)] : [],
     });
   }
@@ -128,7 +128,7 @@ export function extractionHandler(engine: { db: Database; embedder: Embedder }, 
         purpose: 'extract',
         system: EXTRACTION_SYSTEM,
         user: `Extract the facts of this memory.\nINPUT:\n${JSON.stringify(input)}`,
-        schema: EXTRACTION_SCHEMA as unknown as Record<string, unknown>,
+        schema: EXTRACTION_SCHEMA,
         schemaName: 'facts',
         signal: ctx.signal,
         validate: (v) => checkFacts(v, known, fallback),
@@ -143,7 +143,7 @@ export function extractionHandler(engine: { db: Database; embedder: Embedder }, 
     const batchId = randomUUID();
     const rows: Array<NewMemory & { embedding: Float32Array }> = facts.map((f, i) => ({
       id: randomUUID(),
-      type: f.type as MemoryType,
+      type: f.type,
       text: f.text,
       context: raw.context,
       metadata: raw.metadata,

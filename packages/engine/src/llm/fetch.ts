@@ -45,7 +45,7 @@ export function retryDelayMs(headers: Headers | undefined, attempt: number, poli
 
 function sleep(ms: number, signal: AbortSignal | null | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new LlmError('The LLM call was cancelled.', 'aborted'));
+    if (signal?.aborted) { reject(new LlmError('The LLM call was cancelled.', 'aborted')); return; }
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();

@@ -78,5 +78,5 @@ function toLlmError(error: unknown, provider: string): LlmError {
     return new LlmError(`${provider}: the LLM answered HTTP ${error.status} (${error.message.slice(0, 300)}).`, transient ? 'unavailable' : 'rejected');
   }
   if ((error as Error).name === 'AbortError') return new LlmError('The LLM call was cancelled.', 'aborted');
-  return new LlmError(`${provider}: ${(error as Error).message ?? String(error)}`, 'unavailable');
+  return new LlmError(`${provider}: ${error instanceof Error ? error.message : String(error)}`, 'unavailable');
 }

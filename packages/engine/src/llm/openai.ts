@@ -55,7 +55,8 @@ export class OpenAiProvider implements LlmProvider {
       cached_tokens: u?.prompt_tokens_details?.cached_tokens ?? 0,
       thoughts_tokens: u?.completion_tokens_details?.reasoning_tokens ?? 0,
     };
-    const choice = completion.choices?.[0];
+    // Servers that imitate the API may leave `choices` out.
+    const choice = (completion.choices as typeof completion.choices | undefined)?.[0];
     const message = choice?.message;
     const refusal = message?.refusal ?? (choice?.finish_reason === 'content_filter' ? 'content filter' : undefined);
     return { text: message?.content ?? '', refusal: refusal ?? undefined, usage };
@@ -74,12 +75,13 @@ export function toLlmError(error: unknown, provider: string, timeoutMs: number):
     return new LlmError(`${provider}: the LLM could not be reached (${error.message}).`, 'unavailable');
   }
   if (error instanceof OpenAI.APIError) {
-    const status = error.status ?? 0;
-    const transient = status === 429 || status >= 500 || status === 408;
+    const status: unknown = error.status;
+    const code = typeof status === 'number' ? status : 0;
+    const transient = code === 429 || code >= 500 || code === 408;
     return new LlmError(
-      `${provider}: the LLM answered HTTP ${status}${error.message ? ` (${error.message.slice(0, 300)})` : ''}.`,
+      `${provider}: the LLM answered HTTP ${code}${error.message ? ` (${error.message.slice(0, 300)})` : ''}.`,
       transient ? 'unavailable' : 'rejected',
     );
   }
-  return new LlmError(`${provider}: ${(error as Error).message ?? String(error)}`, 'unavailable');
+  return new LlmError(`${provider}: ${error instanceof Error ? error.message : String(error)}`, 'unavailable');
 }

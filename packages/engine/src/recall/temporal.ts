@@ -42,7 +42,7 @@ export function resolveTemporal(query: string, reference: Date): TimeInterval[] 
       const to = from + match[0].length;
       if (used.some(([a, b]) => from < b && to > a)) continue;
       used.push([from, to]);
-      fn(match as RegExpExecArray);
+      fn(match);
     }
   };
   const num = (v: string | undefined) => Number(v);

@@ -169,7 +169,7 @@ export class TermIndex {
     for (let row = 0; row < this.count.length; row++) {
       const c = this.count[row]!;
       if (c === 0) continue;
-      next.set(this.arena.subarray(this.start[row]!, this.start[row]! + c), used);
+      next.set(this.arena.subarray(this.start[row], this.start[row]! + c), used);
       this.start[row] = used;
       used += c;
     }

@@ -49,7 +49,7 @@ async function apply(db: Queryable, bank: BankVectors, tenant: string, rows: rea
     bank.upsert(meta, keywords.terms, JSON.parse(row.embedding!) as number[]);
   }
   for (const row of rows) {
-    if (row.kind === 'gone') bank.remove(row.id!);
+    if (row.kind === 'gone') bank.remove(row.id);
     if (row.kind === 'snap') bank.syncedFrom = row.xmin!;
   }
 }

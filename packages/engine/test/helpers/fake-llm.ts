@@ -46,9 +46,12 @@ function dayShift(iso: string, days: number): string {
   return d.toISOString().slice(0, 10);
 }
 
+const stringField = (record: Record<string, unknown>, key: string): string | undefined =>
+  typeof record[key] === 'string' ? record[key] : undefined;
+
 export function extractFacts(input: Record<string, unknown>): Fact[] {
-  const text = String(input['text'] ?? '');
-  const recorded = String(input['recorded_at'] ?? new Date().toISOString());
+  const text = stringField(input, 'text') ?? '';
+  const recorded = stringField(input, 'recorded_at') ?? new Date().toISOString();
   const existing = (input['existing_facts'] ?? []) as Array<{ id: string; text: string }>;
   const sentences = text.split(/(?<=[.!?])\s+/).map((s) => s.trim()).filter((s) => s.length > 0);
   return sentences.map((raw) => {
@@ -84,7 +87,7 @@ function words(s: string): Set<string> {
 
 function fill(schema: unknown, answer: string, count: number): unknown {
   const s = (schema ?? {}) as Record<string, unknown>;
-  const type = Array.isArray(s['type']) ? s['type'][0] : s['type'];
+  const type: unknown = Array.isArray(s['type']) ? s['type'][0] : s['type'];
   if (Array.isArray(s['enum'])) return s['enum'][0];
   switch (type) {
     case 'object': {
@@ -104,7 +107,7 @@ function fill(schema: unknown, answer: string, count: number): unknown {
 }
 
 export function answerQuestion(input: Record<string, unknown>, outputSchema: Record<string, unknown> | undefined) {
-  const question = words(String(input['question'] ?? ''));
+  const question = words(stringField(input, 'question') ?? '');
   const memories = (input['memories'] ?? []) as Array<{ id: string; text: string; superseded?: boolean }>;
   const used = memories.filter((m) => !m.superseded && [...words(m.text)].some((w) => question.has(w)));
   const answer = used.length > 0
@@ -265,7 +268,7 @@ export class FakeLlm {
       }
       const answer = openai
         ? {
-            id: 'chatcmpl-fake', object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: String(body['model'] ?? 'fake'),
+            id: 'chatcmpl-fake', object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: stringField(body, 'model') ?? 'fake',
             choices: [{ index: 0, finish_reason: 'stop', logprobs: null,
               message: { role: 'assistant', content: refused ? null : content, refusal: refused ? 'I cannot help with that.' : null } }],
             usage: { prompt_tokens: promptTokens, completion_tokens: outputTokens, total_tokens: promptTokens + outputTokens },

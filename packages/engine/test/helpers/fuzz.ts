@@ -106,7 +106,7 @@ function resolveRefs(schema: Schema, doc: OpenApiDocument, depth = 0): Schema {
   const out: Schema = {};
   for (const [k, v] of Object.entries(schema)) {
     if (Array.isArray(v)) {
-      out[k] = v.map((x) => (x !== null && typeof x === 'object' ? resolveRefs(x as Schema, doc, depth + 1) : x));
+      out[k] = v.map((x) => (x !== null && typeof x === 'object' ? resolveRefs(x as Schema, doc, depth + 1) : (x as unknown)));
     } else if (v !== null && typeof v === 'object') {
       out[k] = k === 'properties'
         ? Object.fromEntries(Object.entries(v as Schema).map(([p, s]) => [p, resolveRefs(s as Schema, doc, depth + 1)]))
@@ -125,7 +125,7 @@ const PLAIN_STRINGS = [
 const NASTY_VALUES: unknown[] = [
   '\u0000', 'a\u0000b', '\ud800', 'tail \udfff', '', ' ', 'x'.repeat(5000), '🧠🐙', "'; DROP TABLE memories; --",
   '%00',
-  '../..', 1e308, -1, 0, 1.5, 9223372036854775807, -9223372036854775808, Number.MAX_SAFE_INTEGER + 2, null, true, false,
+  '../..', 1e308, -1, 0, 1.5, 2 ** 63, -(2 ** 63), Number.MAX_SAFE_INTEGER + 2, null, true, false,
   [], {}, [null], { '': '' },
   { '\u0000': 'v' }, { __proto__: { polluted: true } }, ['\ud800'],
 ];
@@ -198,7 +198,7 @@ function mutateValue(rng: Rng, value: unknown): unknown {
   if (Array.isArray(value)) {
     if (value.length === 0) return [rng.pick(NASTY_VALUES)];
     const i = rng.int(value.length);
-    return value.map((v, j) => (j === i ? mutateValue(rng, v) : v));
+    return (value as unknown[]).map((v, j) => (j === i ? mutateValue(rng, v) : v));
   }
   const entries = Object.entries(value);
   if (entries.length === 0 || rng.chance(0.2)) {
@@ -208,7 +208,7 @@ function mutateValue(rng: Rng, value: unknown): unknown {
   const [key] = rng.pick(entries);
   if (rng.chance(0.15)) {
     const copy: Record<string, unknown> = { ...value };
-    delete copy[key];
+    Reflect.deleteProperty(copy, key);
     return copy;
   }
   return { ...value, [key]: mutateValue(rng, (value as Record<string, unknown>)[key]) };

@@ -72,7 +72,7 @@ export function spawnEngine(
         output: () => output,
         stop: (signal = 'SIGTERM') =>
           new Promise((done) => {
-            if (child.exitCode !== null || child.signalCode !== null) return done(child.exitCode);
+            if (child.exitCode !== null || child.signalCode !== null) { done(child.exitCode); return; }
             child.once('exit', (code) => done(code));
             child.kill(signal);
           }),
@@ -87,12 +87,12 @@ export function spawnEngine(
         (error: unknown) => {
           clearTimeout(timer);
           child.kill('SIGKILL');
-          reject(error instanceof Error ? new Error(`${error.message}:\n${output}`) : error);
+          reject(new Error(`${error instanceof Error ? error.message : String(error)}:\n${output}`));
         },
       );
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`engine exited with ${code} before it was ready:\n${output}`));
@@ -113,8 +113,8 @@ export function runCliToEnd(
   const child = runCli(args, env, user);
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   return new Promise((done, fail) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');

@@ -10,10 +10,10 @@ import pg from 'pg';
 import { startGateway } from '../app.js';
 
 interface EngineModule {
-  spawnEngineProcess(env: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }>;
+  spawnEngineProcess: (env: Record<string, string>) => Promise<{ url: string; stop(): Promise<void> }>;
 }
 interface TestAssetsModule {
-  testModelDir(): string;
+  testModelDir: () => string;
 }
 
 const PG_URL = process.env['MNEMOS_TEST_PG_URL'] ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';

@@ -87,7 +87,7 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
       // them, so they can neither name a project nor use the client-credentials grant.
       validator(ctx, key, _value, metadata) {
         if (ctx === undefined || key !== 'project_id') return;
-        const route = (ctx as KoaContextWithOIDC).oidc?.route;
+        const route = (ctx).oidc?.route;
         if (route === 'registration' || route === 'client_update') checkRegisteredMetadata(metadata);
       },
     },

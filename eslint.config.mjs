@@ -1,0 +1,41 @@
+// Lint rules for every TypeScript file: typescript-eslint's strict, type-aware set. The type checker (tsc) covers what
+// it can prove; these rules catch what it allows (floating promises, unsafe any flows, needless conditions).
+import eslint from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', 'packages/client/src/generated/**', 'clients/**', '**/*.mjs', '**/*.js'] },
+  eslint.configs.recommended,
+  tseslint.configs.strictTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      // Numbers and booleans read naturally in messages; objects and nullish values stay refused.
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
+      // node:test's describe/it return promises the runner itself awaits.
+      '@typescript-eslint/no-floating-promises': ['error', {
+        allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] }],
+      }],
+      // With noUncheckedIndexedAccess every indexed read is `T | undefined`; inside loops bounded by the array's length
+      // (the vector and matrix kernels) `!` states what the bound proves without a runtime check per element.
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      // Fastify hooks and handlers are async to use its promise form (no done callback); an async function without an
+      // await is the plain form of that.
+      '@typescript-eslint/require-await': 'off',
+      // `const { dropped: _dropped, ...kept } = value` is how a field is left out of a copy.
+      '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true, varsIgnorePattern: '^_' }],
+      // Arrow shorthand that returns a void call (`() => void x()`, `(r) => resolve(r)`) is idiomatic here.
+      '@typescript-eslint/no-confusing-void-expression': ['error', { ignoreArrowShorthand: true }],
+    },
+  },
+  {
+    files: ['packages/*/test/**/*.ts'],
+    rules: {
+      // Teardown hooks also run after a failed set-up, when a variable typed as set is still undefined, so tests guard
+      // with `?.` where the types say it cannot be needed.
+      '@typescript-eslint/no-unnecessary-condition': 'off',
+    },
+  },
+);
