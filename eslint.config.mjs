@@ -4,7 +4,7 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'packages/client/src/generated/**', 'clients/**', '**/*.mjs', '**/*.js'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/test-output/**', '**/*.d.mts', 'packages/client/src/generated/**', 'clients/**', '**/*.mjs', '**/*.js'] },
   eslint.configs.recommended,
   tseslint.configs.strictTypeChecked,
   {
@@ -21,6 +21,8 @@ export default tseslint.config(
       // With noUncheckedIndexedAccess every indexed read is `T | undefined`; inside loops bounded by the array's length
       // (the vector and matrix kernels) `!` states what the bound proves without a runtime check per element.
       '@typescript-eslint/no-non-null-assertion': 'off',
+      // A variable assigned once but read earlier by a closure (a callback wired before the value exists) stays `let`.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
       // Fastify hooks and handlers are async to use its promise form (no done callback); an async function without an
       // await is the plain form of that.
       '@typescript-eslint/require-await': 'off',

@@ -53,7 +53,7 @@ type Operation = keyof typeof seen.unavailable;
 let loadRunning = true;
 
 /** Records an answer; a 503 must be the database_unavailable problem with Retry-After. */
-function note(operation: Operation, answer: JsonAnswer<Record<string, unknown>>): void {
+function note(operation: Operation, answer: JsonAnswer): void {
   if (answer.status === 200) {
     if (operation === 'retain') for (const id of answer.body['memory_ids'] as string[]) seen.acked.add(id);
     else seen.answered[operation]++;
@@ -140,7 +140,9 @@ describe('an engine outlives its database', { timeout: 600_000 }, () => {
     });
     let retainedThroughOutage: ReturnType<typeof client.retain> | undefined;
     await outage(
-      () => (retainedThroughOutage = client.retain(BANK, 'A note the client sent while the database was down.')),
+      () => {
+        retainedThroughOutage = client.retain(BANK, 'A note the client sent while the database was down.');
+      },
       () => clientStatuses.includes(503),
     );
     await moreAcknowledged(10);

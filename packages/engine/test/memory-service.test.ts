@@ -31,7 +31,7 @@ after(async () => {
 });
 
 const partition = { tenant: 'default', bankId: 'svc', space: 'default' };
-const item = (content: string, timestamp: Date | undefined = undefined) => ({
+const item = (content: string, timestamp?: Date) => ({
   content, timestamp, context: undefined, metadata: undefined, tags: ['t'], documentId: undefined, entities: undefined,
 });
 const query = (text: string): RecallQuery => ({

@@ -26,5 +26,5 @@ export async function loadSecrets(pool: Pool): Promise<GatewaySecrets> {
   });
   const cookieKeys = await getOrCreate(pool, 'cookie_keys', () => [randomBytes(32).toString('base64url')]);
   const clientKey = await getOrCreate(pool, 'client_secret_key', () => randomBytes(32).toString('base64'));
-  return { jwks: jwks as { keys: JWK[] }, cookieKeys, clientSecretKey: Buffer.from(clientKey, 'base64') };
+  return { jwks: jwks, cookieKeys, clientSecretKey: Buffer.from(clientKey, 'base64') };
 }

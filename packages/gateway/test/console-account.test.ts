@@ -336,7 +336,7 @@ describe('console sessions', () => {
       assert.equal(await sessions.find(first.token), undefined, 'expired at its end');
       await sessions.prune();
       const left = await pool.query('SELECT count(*)::int AS n FROM account_sessions');
-      assert.equal(left.rows[0]?.n, 0);
+      assert.equal((left.rows[0] as { n?: unknown } | undefined)?.n, 0);
     } finally {
       await pool.end();
       await db.drop();

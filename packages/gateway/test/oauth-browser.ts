@@ -154,5 +154,5 @@ export function authorizeUrlOf(
     client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope, state: 'st4te',
     code_challenge: challenge, code_challenge_method: 'S256', ...extra,
   });
-  return `/oauth/authorize?${q}`;
+  return `/oauth/authorize?${q.toString()}`;
 }

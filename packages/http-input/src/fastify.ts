@@ -14,9 +14,9 @@ export type RequestPart = 'params' | 'querystring' | 'body';
 
 export interface InputLayerOptions {
   /** Turns a problem into the server's own error type; its error handler answers it as problem+json. */
-  toError(problem: InputProblem): Error;
+  toError: (problem: InputProblem) => Error;
   /** The prefix of a JSON pointer into one part of the request (each server keeps its existing pointer style). */
-  pointerPrefix(part: RequestPart): string;
+  pointerPrefix: (part: RequestPart) => string;
   /** The router options the server uses, so path matching for 405 agrees with it. */
   ignoreTrailingSlash?: boolean;
   maxParamLength?: number;
@@ -43,7 +43,7 @@ function installBodyParsers(app: FastifyInstance, toError: InputLayerOptions['to
     } else if (exceedsJsonDepth(text, MAX_JSON_DEPTH)) {
       done(toError(tooDeep(MAX_JSON_DEPTH)), undefined);
     } else {
-      parseJson(request, text, done);
+      void parseJson(request, text, done);
     }
   });
   app.addContentTypeParser('*', (request, _payload, done) => {

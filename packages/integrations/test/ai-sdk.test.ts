@@ -146,7 +146,8 @@ test('the middleware puts at most 1024 tokens of memories into a prompt unless r
     mem.say('Noted.');
     await generateText({ model: memoryModel, prompt: "What are Kai's garden notes about?" });
     const block = agentRequests(mem.llm)[0]!.find((m) => m.role === 'system');
-    return String(block?.content ?? '').split('\n').filter((line) => line.startsWith("- [")).length;
+    const content: unknown = block?.content;
+    return (typeof content === 'string' ? content : '').split('\n').filter((line) => line.startsWith("- [")).length;
   };
   const byDefault = await memoryLines();
   assert.ok(byDefault >= 1 && byDefault <= 6, `${byDefault} memories in the prompt`);

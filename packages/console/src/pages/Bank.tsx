@@ -170,7 +170,7 @@ export function Bank({ project, bank }: { project: string; bank: string }) {
           id="erase-confirm"
           value={typed}
           autoComplete="off"
-          onInput={(e) => setTyped((e.currentTarget as HTMLInputElement).value)}
+          onInput={(e) => setTyped((e.currentTarget).value)}
         />
       </ConfirmDialog>
     </Page>

@@ -37,7 +37,7 @@ export function Banks({ project }: { project: string }) {
           id="bank-search"
           type="search"
           value={search}
-          onInput={(e) => setSearch((e.currentTarget as HTMLInputElement).value)}
+          onInput={(e) => setSearch((e.currentTarget).value)}
         />
         <button type="submit">Search</button>
       </form>

@@ -67,7 +67,7 @@ function Consent({ uid, interaction }: { uid: string; interaction: Interaction }
           <select
             id="consent-project"
             value={chosen}
-            onChange={(e) => setProject((e.currentTarget as HTMLSelectElement).value)}
+            onChange={(e) => setProject((e.currentTarget).value)}
           >
             {offered.map((p) => (
               <option key={p.id} value={p.id}>

@@ -152,7 +152,7 @@ function RecallForm({ project, bank }: Props) {
         <select
           id="recall-budget"
           value={budget}
-          onChange={(e) => setBudget((e.currentTarget as HTMLSelectElement).value)}
+          onChange={(e) => setBudget((e.currentTarget).value)}
         >
           <option value="low">low</option>
           <option value="mid">mid</option>
@@ -173,7 +173,7 @@ function RecallForm({ project, bank }: Props) {
           type="checkbox"
           id="recall-org"
           checked={includeOrg}
-          onChange={(e) => setIncludeOrg((e.currentTarget as HTMLInputElement).checked)}
+          onChange={(e) => setIncludeOrg((e.currentTarget).checked)}
         />
         <label for="recall-org">Include the space's org memory</label>
       </div>

@@ -112,7 +112,7 @@ export async function assertAccessible(page: Page, name: string): Promise<void> 
   axeSource ??= await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
   // Evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern.
   await page.evaluate(axeSource);
-  const violations = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
+  const violations = (await page.evaluate<unknown>(`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
     r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
       targets: v.nodes.slice(0, 3).map((n) => String(n.target)) })))`)) as AxeViolation[];
   const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
@@ -135,7 +135,7 @@ export async function assertFitsNarrow(page: Page, name: string): Promise<void> 
   await page.setViewportSize({ width: 375, height: 900 });
   // When the page scrolls sideways, the innermost elements past the right edge (outside boxes that scroll on their
   // own, like wide tables), named so that a failure says what to fix.
-  const overflowing = (await page.evaluate(`(() => {
+  const overflowing = (await page.evaluate<unknown>(`(() => {
     const root = document.documentElement;
     if (root.scrollWidth <= root.clientWidth) return [];
     const scrolls = (el) => ['auto', 'scroll', 'hidden'].includes(getComputedStyle(el).overflowX);

@@ -50,11 +50,11 @@ async function details(provider: Provider, uid: string): Promise<Details> {
     throw new HttpProblem(404, 'interaction_not_found',
       'This authorization request has ended or expired; start again from the application.');
   }
-  const clientId = String(interaction.params['client_id'] ?? '');
+  const clientId = textParam(interaction.params['client_id']) ?? '';
   const client = await provider.Client.find(clientId);
   const meta: Record<string, unknown> = client?.metadata() ?? {};
   const allowed = new Set<string>(clientScopes(meta));
-  const requested = String(interaction.params['scope'] ?? '').split(' ').filter((s) => s.length > 0);
+  const requested = (textParam(interaction.params['scope']) ?? '').split(' ').filter((s) => s.length > 0);
   return {
     interaction,
     clientId,
@@ -71,7 +71,7 @@ async function allow(
 ): Promise<InteractionResults> {
   const accountSub = subjectOf(accountId, projectId);
   const grant = new provider.Grant({ accountId: accountSub, clientId: d.clientId });
-  const resource = String(d.interaction.params['resource'] ?? provider.issuer);
+  const resource = textParam(d.interaction.params['resource']) ?? provider.issuer;
   grant.addResourceScope(resource, d.scopes.join(' '));
   // The seven scopes are also provider-level scopes (so registration accepts them); recording them on the grant
   // answers the consent prompt, while tokens carry only the resource scopes added above.
@@ -83,6 +83,10 @@ async function allow(
   const grantId = await grant.save();
   return { login: { accountId: accountSub }, consent: { grantId } };
 }
+
+
+/** An authorization request parameter, which the provider has already checked is a string when present. */
+const textParam = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
 export function consentRoutes(app: FastifyInstance, ctx: GatewayContext, getProvider: () => Provider): void {
   const tags = ['account'];

@@ -8,6 +8,8 @@ export function checkPassword(password: string, email: string): void {
   const refuse = (detail: string): never => {
     throw new HttpProblem(400, 'weak_password', detail, { errors: [{ pointer: '/body/password', detail }] });
   };
+  // Characters as a person counts them: code points, so an emoji is one, not two UTF-16 units.
+  // eslint-disable-next-line @typescript-eslint/no-misused-spread -- code points are the intended unit here.
   if ([...password].length < MIN_PASSWORD_LENGTH) {
     refuse(`The password is too short: use at least ${MIN_PASSWORD_LENGTH} characters.`);
   }

@@ -87,7 +87,8 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
       // them, so they can neither name a project nor use the client-credentials grant.
       validator(ctx, key, _value, metadata) {
         if (ctx === undefined || key !== 'project_id') return;
-        const route = (ctx).oidc?.route;
+        // Clients loaded from storage are checked without a request, so the request context may lack `oidc`.
+        const route = (ctx as Partial<KoaContextWithOIDC>).oidc?.route;
         if (route === 'registration' || route === 'client_update') checkRegisteredMetadata(metadata);
       },
     },
@@ -164,7 +165,7 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
   provider.use(async (ctx, next) => {
     if (ctx.path === '/.well-known/oauth-authorization-server') ctx.path = '/.well-known/openid-configuration';
     await next();
-    const route = ctx.oidc?.route;
+    const route: unknown = (ctx as Partial<KoaContextWithOIDC>).oidc?.route;
     if (ctx.body === null || typeof ctx.body !== 'object' || Buffer.isBuffer(ctx.body)) return;
     const body = ctx.body as Record<string, unknown>;
     if (route === 'discovery' || route === 'registration' || route === 'client' || route === 'client_update') {
@@ -195,5 +196,5 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
     };
   }
 
-  return { provider, handle: (req, res) => { callback(req, res); }, resolveToken };
+  return { provider, handle: (req, res) => { void callback(req, res); }, resolveToken };
 }

@@ -13,7 +13,7 @@ export interface MnemosChatMessageHistoryInput extends MemoryScope {
 const PAGE = 1000;
 
 function speakerOf(message: BaseMessage): Speaker {
-  const type = message.getType();
+  const type = message.type;
   if (type === 'human') return 'user';
   if (type === 'ai') return 'assistant';
   throw new TypeError(`MnemosChatMessageHistory stores human and AI messages; a "${type}" message cannot be stored`);

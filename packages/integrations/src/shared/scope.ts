@@ -14,11 +14,13 @@ export interface MemoryScope {
 export type RecallSettings = Omit<RecallOptions, 'space' | 'signal' | 'timeoutMs'>;
 
 export function checkScope(scope: MemoryScope, adapter: string): void {
-  if (scope?.client === undefined || typeof scope.client.recall !== 'function') {
+  // JavaScript callers reach this without the types' guarantees; the checks answer them with what to pass.
+  const given = scope as Partial<MemoryScope> | undefined;
+  if (given?.client === undefined || typeof given.client.recall !== 'function') {
     const example = 'new Mnemos({ baseUrl: "http://localhost:8888" })';
     throw new TypeError(`${adapter}: pass a Mnemos client as "client", e.g. ${example}`);
   }
-  if (typeof scope.bankId !== 'string' || scope.bankId === '') {
+  if (typeof given.bankId !== 'string' || given.bankId === '') {
     throw new TypeError(`${adapter}: "bankId" must name the memory bank, e.g. the user's id`);
   }
 }
