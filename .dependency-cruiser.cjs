@@ -24,7 +24,10 @@ module.exports = {
       comment: 'A package reaches another only through its published entry point, never its internals.',
       severity: 'error',
       from: { path: '^packages/([^/]+)/src/' },
-      to: { path: '^packages/([^/]+)/src/', pathNot: '^packages/$1/src/' },
+      to: {
+        path: '^packages/([^/]+)/src/',
+        pathNot: ['^packages/$1/src/', '^packages/[^/]+/src/(index|[^/]+/index)\\.ts$'],
+      },
     },
   ],
   options: {

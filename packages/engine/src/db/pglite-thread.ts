@@ -2,7 +2,12 @@ import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { serveThread, threadData } from '../util/thread.js';
 import type { SqlParam } from './database.js';
-import type { DbThreadStart } from './pglite.js';
+
+/** What the database thread starts with. */
+export interface DbThreadStart {
+  dataDir: string;
+  startParams: string[];
+}
 
 /**
  * The worker-thread side of the embedded database (pglite.ts): PGlite runs here, so its WebAssembly Postgres (parsing,

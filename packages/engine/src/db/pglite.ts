@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import { ThreadClient } from '../util/thread.js';
-import type { DatabaseThread } from './pglite-thread.js';
+import type { DatabaseThread, DbThreadStart } from './pglite-thread.js';
 import { acquireDatabaseLock, type DatabaseLock } from './lock.js';
 import { keepStatisticsFresh, type RawSql } from './embedded-statistics.js';
 import { mayWriteMemories, type Database, type SqlParam, type Transaction as TxApi } from './database.js';
@@ -22,12 +22,6 @@ export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
   temp_buffers: '2MB',
   wal_buffers: '1MB',
 };
-
-/** What the database thread (pglite-thread.ts) starts with. */
-export interface DbThreadStart {
-  dataDir: string;
-  startParams: string[];
-}
 
 /**
  * Embedded Postgres (WebAssembly) with pgvector, its data folder under MNEMOS_HOME, running on its own thread (see
