@@ -40,4 +40,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unnecessary-condition': 'off',
     },
   },
+  {
+    files: ['**/*.d.ts'],
+    rules: {
+      // Declarations describe classes that exist at run time (WebAssembly objects), with constructors only.
+      '@typescript-eslint/no-extraneous-class': 'off',
+    },
+  },
 );

@@ -90,7 +90,7 @@ function machineTicks(): { idle: number; total: number } {
 
 async function count(base: string, bank: string): Promise<number> {
   const r = await fetch(`${base}/${bank}/memories?limit=0`);
-  return Number(((await r.json()) as { total: number }).total);
+  return ((await r.json()) as { total: number }).total;
 }
 
 async function main() {

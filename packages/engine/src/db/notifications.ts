@@ -11,6 +11,11 @@ const RETRY_MAX_MS = 30_000;
  */
 export class NotificationListener {
   private closed = false;
+
+  /** Read through a call: `close()` sets the flag while the loop awaits, which the type checker cannot see. */
+  private isClosed(): boolean {
+    return this.closed;
+  }
   private client: pg.Client | undefined;
   private cancelWait: (() => void) | undefined;
   private readonly running: Promise<void>;
@@ -41,14 +46,14 @@ export class NotificationListener {
         await client.query(`LISTEN ${this.channel}`);
         client.on('notification', () => this.onNotify());
         delay = RETRY_FIRST_MS;
-        if (!this.closed) this.onNotify();
+        if (!this.isClosed()) this.onNotify();
         await lost;
       } catch {
         // Unreachable for now: wait and try again.
       }
       this.client = undefined;
       await client.end().catch(() => undefined);
-      if (this.closed) break;
+      if (this.isClosed()) break;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);
         timer.unref();

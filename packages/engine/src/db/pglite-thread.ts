@@ -17,7 +17,8 @@ export interface DbThreadStart {
  */
 
 /** Thrown inside a transaction's callback to roll it back when the main thread's work failed. */
-const ROLLBACK = Symbol('rollback');
+/** The reason a transaction the caller rolls back ends with; matched by identity, never shown. */
+const ROLLBACK = new Error('rolled back by the caller');
 
 async function open() {
   const start = threadData<DbThreadStart>();
@@ -65,7 +66,7 @@ async function open() {
     async end(tx: number, commit: boolean): Promise<void> {
       const t = transactions.get(tx);
       if (!t) throw new Error(`transaction ${tx} is not open`);
-      await t.end(commit).catch((error: unknown) => (error === ROLLBACK ? undefined : Promise.reject(error)));
+      await t.end(commit).catch((error: unknown) => (error === ROLLBACK ? undefined : Promise.reject(error instanceof Error ? error : new Error(String(error)))));
     },
     close: () => pg.close(),
   };

@@ -113,18 +113,19 @@ class EmbeddedDatabase implements Database {
   }
 
   async transaction<T>(fn: (tx: TxApi) => Promise<T>): Promise<T> {
-    let wrote = false;
+    // Set inside the transaction's callbacks; an object, so the type checker does not take it as always false.
+    const written = { any: false };
     const id = await this.thread.call('begin', []);
     try {
       let result: T;
       try {
         result = await fn({
           query: async <R extends object>(sql: string, params: readonly SqlParam[] = []) => {
-            wrote ||= mayWriteMemories(sql);
+            written.any ||= mayWriteMemories(sql);
             return (await this.thread.call('query', [sql, [...params], id])) as R[];
           },
           exec: async (sql: string) => {
-            wrote = true;
+            written.any = true;
             await this.thread.call('exec', [sql, id]);
           },
           copyFrom: async (sql: string, data: Uint8Array) => {
@@ -139,7 +140,7 @@ class EmbeddedDatabase implements Database {
       return result;
     } finally {
       // Counted when the transaction ends (committed or not), so no reader caches a state it could not see yet.
-      if (wrote) this.writeVersion++;
+      if (written.any) this.writeVersion++;
     }
   }
 

@@ -67,7 +67,7 @@ export function openAiCompatibleCall(o: HostedOptions): Call {
     const json = await postJson(url, headers, body, o.timeoutMs ?? 30_000);
     const data = field(json, 'data');
     const sorted = Array.isArray(data)
-      ? [...data].sort((a, b) => Number(field(a, 'index') ?? 0) - Number(field(b, 'index') ?? 0))
+      ? [...(data as unknown[])].sort((a, b) => Number(field(a, 'index') ?? 0) - Number(field(b, 'index') ?? 0))
       : data;
     return arrayOfVectors(sorted, (item) => field(item, 'embedding'));
   };

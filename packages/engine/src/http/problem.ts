@@ -9,10 +9,10 @@ export function sendProblem(reply: FastifyReply, p: Problem): FastifyReply {
 }
 
 interface AjvIssue {
-  instancePath?: string;
+  instancePath: string;
   message?: string;
-  keyword?: string;
-  params?: Record<string, unknown>;
+  keyword: string;
+  params: Record<string, unknown>;
   parentSchema?: unknown;
 }
 
@@ -25,9 +25,9 @@ export function toProblem(error: FastifyError | Problem | Error, request: Fastif
   if (fe.validation) {
     const where = fe.validationContext ?? 'body';
     const errors = fe.validation.map((v) => {
-      let pointer = v.instancePath ?? '';
-      if (v.keyword === 'required' && typeof v.params?.missingProperty === 'string') {
-        pointer += `/${v.params.missingProperty}`;
+      let pointer = v.instancePath;
+      if (v.keyword === 'required' && typeof v.params['missingProperty'] === 'string') {
+        pointer += `/${v.params['missingProperty']}`;
       }
       return { pointer: `${where === 'body' ? '' : `/${where}`}${pointer}` || '/', detail: describeIssue(v) };
     });

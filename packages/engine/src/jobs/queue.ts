@@ -102,6 +102,11 @@ export class JobQueue {
   private readonly handlers = new Map<string, JobHandler>();
   private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private stopped = true;
+
+  /** Read through a call: `stop()` sets the flag while the loop awaits, which the type checker cannot see. */
+  private isStopped(): boolean {
+    return this.stopped;
+  }
   private wakeUp: (() => void) | undefined;
   private loopDone: Promise<void> = Promise.resolve();
   private readonly pollMs: number;
@@ -197,6 +202,7 @@ export class JobQueue {
       this.signalled = false;
       let claimed = 0;
       const free = this.options.concurrency - this.running.size;
+      const wasFailing = this.claimFailing;
       try {
         // One query claims a job for every free slot.
         if (free > 0) {
@@ -207,12 +213,12 @@ export class JobQueue {
         if (this.options.onDepth) await this.reportDepth();
         this.claimFailing = false;
       } catch (error) {
-        if (!this.stopped && !this.claimFailing) {
+        if (!this.isStopped() && !wasFailing) {
           this.log.warn(`job queue: claiming failed (${(error as Error).message}); retrying every ${this.pollMs} ms`);
         }
         this.claimFailing = true;
       }
-      if (this.stopped) break;
+      if (this.isStopped()) break;
       const delay = this.nextDelay(nudged, claimed);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);
@@ -285,7 +291,8 @@ export class JobQueue {
         [job.id, job.lease, this.leaseMs],
       ).catch(() => undefined);
     }, Math.max(1000, this.leaseMs / 3));
-    let completed = false;
+    // Set by the context's callbacks; an object, so the type checker does not take it as always false.
+    const state = { completed: false };
     const finish = async (tx: Queryable, result: Record<string, unknown>, tokens: JobTokens) => {
       const owned = await tx.query(
         `UPDATE jobs SET status = 'succeeded', result = $3::jsonb, tokens_input = tokens_input + $4,
@@ -303,15 +310,15 @@ export class JobQueue {
           await finish(tx, result, tokens);
           return write(tx);
         });
-        completed = true;
+        state.completed = true;
         return value;
       },
       completeWithin: async (tx, result, tokens = { input: 0, output: 0 }) => {
         await finish(tx, result, tokens);
-        completed = true;
+        state.completed = true;
       },
       get completed() {
-        return completed;
+        return state.completed;
       },
     };
     try {
@@ -321,7 +328,7 @@ export class JobQueue {
         throw new JobFailure(`the job was interrupted ${job.attempts - 1} times (its worker stopped mid-job)`, true);
       }
       await handler(job, ctx);
-      if (!completed) await ctx.complete(async () => undefined, {});
+      if (!state.completed) await ctx.complete(async () => undefined, {});
     } catch (error) {
       if (error instanceof LeaseLostError) return;
       await this.failed(job, error, signal.aborted).catch((e: unknown) =>

@@ -148,7 +148,7 @@ export function createMcpServer(backend: MemoryBackend, options: McpServerOption
     description:
       'Permanently delete one memory (and the facts derived from it) by its id. This cannot be undone: only do it when the user asks to forget something or a memory is wrong.',
     inputSchema: input({
-      memory_id: z.string().uuid().describe('The id of the memory (from recall or list_memories).'),
+      memory_id: z.uuid().describe('The id of the memory (from recall or list_memories).'),
     }),
     annotations: { title: 'Delete a memory', readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   }, (args) => run(() => backend.deleteMemory(bankOf(args), args.memory_id)));

@@ -10,7 +10,7 @@ export const reflectPlugin: EnginePlugin = {
     if (!llm) return undefined;
     const parts = {
       llm,
-      recall: engine.recall,
+      recall: engine.recall.bind(engine),
       answered: () => engine.metrics.operations.inc({ operation: 'reflect' }),
       async recordUsage(tenant: string, bankId: string, usage: { input_tokens: number; output_tokens: number }) {
         if (usage.input_tokens + usage.output_tokens === 0) return;

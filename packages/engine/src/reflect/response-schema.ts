@@ -50,7 +50,7 @@ function checkNode(node: unknown, pointer: string, depth: number): void {
     if (!Array.isArray(node) && DATA_KEYWORDS.has(key)) continue;
     if (key === 'pattern' && typeof value === 'string' && !Array.isArray(node)) checkPattern(value, at);
     if (key === 'patternProperties' && typeof value === 'object' && value !== null && !Array.isArray(value)) {
-      for (const pattern of Object.keys(value)) checkPattern(pattern, `${at}/${escapePointer(pattern)}`);
+      for (const pattern of Object.keys(value as object)) checkPattern(pattern, `${at}/${escapePointer(pattern)}`);
     }
     checkNode(value, at, depth + 1);
   }

@@ -89,16 +89,26 @@ export class HttpGate {
   }
 
   private dispatch(request: IncomingMessage, response: ServerResponse): void {
-    if (this.state === 'open') return this.appHandler!(request, response);
+    if (this.state === 'open') {
+      this.appHandler!(request, response);
+      return;
+    }
     const path = (request.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
-    if (path === '/health/live') return send(response, 200, 'application/json', livenessBody(this.startedAt));
+    if (path === '/health/live') {
+      send(response, 200, 'application/json', livenessBody(this.startedAt));
+      return;
+    }
     response.setHeader('retry-after', String(RETRY_AFTER_SECONDS));
     if (this.state === 'stopping') {
       response.setHeader('connection', 'close');
-      return send(response, 503, 'application/problem+json', problem('stopping', 'shuttingDown').document());
+      send(response, 503, 'application/problem+json', problem('stopping', 'shuttingDown').document());
+      return;
     }
     const snapshot = this.readiness.snapshot();
-    if (path === '/health') return send(response, 503, 'application/problem+json', warmingBody(snapshot));
+    if (path === '/health') {
+      send(response, 503, 'application/problem+json', warmingBody(snapshot));
+      return;
+    }
     const warming = problem('warming', 'starting', { stage: describeStage(snapshot) });
     send(response, 503, 'application/problem+json', warming.document());
   }

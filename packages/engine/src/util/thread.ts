@@ -1,4 +1,4 @@
-import { parentPort, Worker, workerData, type TransferListItem } from 'node:worker_threads';
+import { parentPort, Worker, workerData, type Transferable } from 'node:worker_threads';
 
 /**
  * The one way the engine talks to its worker threads (the embedding model, the embedded database, the LLM transport):
@@ -17,12 +17,12 @@ export type ThreadApi = Record<string, (...args: never[]) => unknown>;
 export class Transferred<T> {
   constructor(
     readonly value: T,
-    readonly transfer: readonly TransferListItem[],
+    readonly transfer: readonly Transferable[],
   ) {}
 }
 
 /** Wraps a method's answer so that `transfer` (its buffers) moves to the main thread instead of being copied. */
-export function transferred<T>(value: T, transfer: readonly TransferListItem[]): Transferred<T> {
+export function transferred<T>(value: T, transfer: readonly Transferable[]): Transferred<T> {
   return new Transferred(value, transfer);
 }
 
@@ -65,7 +65,7 @@ function rebuildError(fields: ErrorFields): Error {
 export function serveThread<Api extends ThreadApi>(open: (emit: (event: unknown) => void) => Promise<Api>): void {
   const port = parentPort;
   if (!port) throw new Error('serveThread runs only inside a worker thread');
-  const reply = (message: Reply, transfer: readonly TransferListItem[] = []) => port.postMessage(message, transfer);
+  const reply = (message: Reply, transfer: readonly Transferable[] = []) => port.postMessage(message, transfer);
   const opened = open((event) => reply({ event }));
   // Calls may arrive before the methods are built (a client that does not wait for the start); they wait for them.
   port.on('message', ({ call, method, args }: Request) => {
@@ -90,6 +90,8 @@ export function serveThread<Api extends ThreadApi>(open: (emit: (event: unknown)
 }
 
 /** The data the thread's module was started with (`ThreadClient.start`'s `data`). */
+// The caller names the shape its `ThreadClient.start` sent; nothing checks it at run time.
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters
 export function threadData<T>(): T {
   return workerData as T;
 }
@@ -169,7 +171,7 @@ export class ThreadClient<Api extends ThreadApi, Event = never> {
   call<M extends keyof Api & string>(
     method: M,
     args: Parameters<Api[M]>,
-    transfer: readonly TransferListItem[] = [],
+    transfer: readonly Transferable[] = [],
   ): Promise<Answer<Api, M>> {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {

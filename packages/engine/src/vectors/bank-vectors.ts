@@ -218,7 +218,7 @@ export class BankVectors {
     this.keywords.add(row, terms);
     if (meta.batchId !== null) {
       let batch = this.batches.get(meta.batchId);
-      if (!batch) this.batches.set(meta.batchId, (batch = new Map()));
+      if (!batch) this.batches.set(meta.batchId, (batch = new Map<number, string>()));
       batch.set(meta.seq, meta.id);
     }
   }

@@ -27,7 +27,7 @@ export function registerBankRoutes(app: TypedApp, engine: Engine): void {
       tags, operationId: 'putBank', summary: 'Create or update a bank profile', params: BankParams, body: BankBody,
       ...answers({ 200: BankAnswer }),
     },
-  }, async (req) => bankAnswer(await service.putBank(req.params.tenant, req.params.bank, bankChanges(req.body ?? {}))));
+  }, async (req) => bankAnswer(await service.putBank(req.params.tenant, req.params.bank, bankChanges((req.body as typeof req.body | undefined) ?? {}))));
 
   const getProfile = async (req: { params: { tenant: string; bank: string } }) =>
     bankAnswer(await service.getBank(req.params.tenant, req.params.bank));
@@ -46,7 +46,9 @@ export function registerBankRoutes(app: TypedApp, engine: Engine): void {
     },
   }, async (req) => {
     const { tenant, bank } = req.params;
-    return bankAnswer(await service.patchBank(tenant, bank, bankChanges(req.body ?? {})));
+    // A PATCH may come without a body; it then changes nothing.
+    const body = (req.body as typeof req.body | undefined) ?? {};
+    return bankAnswer(await service.patchBank(tenant, bank, bankChanges(body)));
   });
 
   app.delete('/v1/:tenant/banks/:bank', {
