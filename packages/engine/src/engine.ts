@@ -2,13 +2,15 @@ import type { EngineConfig } from './config/load.js';
 import type { Database } from './db/database.js';
 import { ensureEmbeddingSchema } from './db/embedding-schema.js';
 import { openDatabase } from './db/open.js';
-import { plaintextCodec, withCodec, type BodyCodec } from './crypto/codec.js';
+import type { BodyCodec } from './crypto/codec.js';
 import { openBodyCodec } from './crypto/setup.js';
 import { createEmbedder, MicroBatcher } from './embeddings/index.js';
-import type { AfterRetainHook } from './memory/retain.js';
+import type { AfterRetainHook, RetainDependencies } from './memory/retain.js';
+import { MemoryStore } from './memory/store.js';
+import type { RecallDependencies } from './recall/pipeline.js';
 import { EngineMetrics } from './metrics.js';
 import type { ProgressReporter } from './startup/readiness.js';
-import { attachVectorCache } from './vectors/registry.js';
+import { VectorCache } from './vectors/vector-cache.js';
 import type { ReflectBodyT } from './http/routes/reflect.js';
 
 export interface Logger {
@@ -33,8 +35,12 @@ export class Engine {
   /** Set by the job queue; answers an operation's status, or undefined when unknown. */
   operations: ((tenant: string, id: string) => Promise<object | undefined>) | undefined;
 
-  /** Encryption at rest (crypto/codec.ts): the no-op, or envelope encryption under MNEMOS_API_ENCRYPTION_MASTER_KEY. */
-  codec: BodyCodec = plaintextCodec;
+  /** The memories table, through the body codec. */
+  readonly store: MemoryStore;
+  /** The in-memory bank indexes recall searches, kept in step with the database. */
+  readonly index: VectorCache;
+  readonly retainDependencies: RetainDependencies;
+  readonly recallDependencies: RecallDependencies;
 
   private constructor(
     readonly config: EngineConfig,
@@ -42,7 +48,15 @@ export class Engine {
     readonly embedder: MicroBatcher,
     readonly log: Logger,
     readonly metrics: EngineMetrics,
-  ) {}
+    /** Encryption at rest (crypto/codec.ts): the no-op, or envelope encryption under MNEMOS_API_ENCRYPTION_MASTER_KEY. */
+    readonly codec: BodyCodec,
+    dimension: number,
+  ) {
+    this.store = new MemoryStore(db, codec);
+    this.index = new VectorCache(this.store, dimension);
+    this.retainDependencies = { db, store: this.store, embedder };
+    this.recallDependencies = { db, index: this.index, codec, embedder };
+  }
 
   /**
    * `onProgress` hears each start stage ("opening database", "loading model") as it begins; the model loader may
@@ -55,14 +69,13 @@ export class Engine {
   ): Promise<Engine> {
     onProgress('opening database');
     const opened = await openDatabase(config);
-    let db: Database = opened.db;
+    const db: Database = opened.db;
     const applied = opened.applied;
     try {
       if (applied.length > 0) log.info(`database migrations applied: ${applied.join(', ')}`);
       const codec = await openBodyCodec(db, config.encryptionMasterKey, (f) =>
         log.error(`memory ${f.memoryId} (bank ${JSON.stringify(f.bankId)}, tenant ${f.tenant}) failed to decrypt: ${f.reason}; it is left out of every answer`),
       );
-      db = withCodec(db, codec);
       onProgress('loading model');
       const model = await createEmbedder(config.embeddings, config.home, (m) => log.info(m), onProgress);
       // A refused model (another one built the database) must not leave its thread running.
@@ -70,8 +83,6 @@ export class Engine {
         await model.close().catch(() => undefined);
         throw error;
       });
-      // Semantic search scans in-memory copies of each bank's vectors, kept in step with the database.
-      attachVectorCache(db, model.dimension);
       const metrics = new EngineMetrics();
       // Two batches in flight: the model's thread starts the next one without waiting for the main thread (batcher.ts).
       const batcher = new MicroBatcher(model, 32, (size, seconds) => {
@@ -79,9 +90,7 @@ export class Engine {
         metrics.embeddingSeconds.observe(seconds);
       }, 2);
       log.info(`embedding model ${model.id} ready (${model.dimension} dimensions)`);
-      const engine = new Engine(config, db, batcher, log, metrics);
-      engine.codec = codec;
-      return engine;
+      return new Engine(config, db, batcher, log, metrics, codec, model.dimension);
     } catch (error) {
       await db.close().catch(() => undefined);
       throw error;
@@ -89,8 +98,8 @@ export class Engine {
   }
 
   /** The retain hook chain as one hook. */
-  afterRetain: AfterRetainHook = async (tx, partition, ids) => {
-    for (const hook of this.afterRetainHooks) await hook(tx, partition, ids);
+  afterRetain: AfterRetainHook = async (tx, partition, ids, run) => {
+    for (const hook of this.afterRetainHooks) await hook(tx, partition, ids, run);
   };
 
   async close(): Promise<void> {

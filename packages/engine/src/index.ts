@@ -5,7 +5,6 @@ import { Engine, type Logger } from './engine.js';
 import { buildApp, type RouteExtender } from './http/app.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { installLlmLayer } from './llm/index.js';
-import { vectorCacheFor } from './vectors/registry.js';
 import { unknownVariableWarnings } from './config/unknown-variables.js';
 import { createLogger, type EngineLogger } from './log.js';
 import { serverLimits } from '@mnemos/http-input';
@@ -48,8 +47,7 @@ const STOP_GRACE_MS = 5_000;
 
 /** Loads recently written banks' indexes in the background; the engine waits for it (between banks) on close. */
 function preloadIndexes(engine: Engine): void {
-  const cache = vectorCacheFor(engine.db);
-  if (!cache) return;
+  const cache = engine.index;
   const started = performance.now();
   const done = cache.preload(engine.db).then(
     (n) => { if (n > 0) engine.log.info(`bank indexes of ${n} bank(s) loaded in ${Math.round(performance.now() - started)} ms`); },

@@ -63,7 +63,7 @@ async function main(): Promise<void> {
       for (const e of order) {
         const engine = engines[e]!.engine;
         const t0 = performance.now();
-        await retain(engine.db, engine.embedder, { tenant: 'default', bankId: 'bench', space: 'default' }, items);
+        await retain(engine.retainDependencies, { tenant: 'default', bankId: 'bench', space: 'default' }, items);
         retainSeconds[e]! += (performance.now() - t0) / 1000;
       }
     }
@@ -78,7 +78,7 @@ async function main(): Promise<void> {
       for (const e of order) {
         const engine = engines[e]!.engine;
         const t0 = performance.now();
-        await recall(engine.db, engine.embedder, request(q));
+        await recall(engine.recallDependencies, request(q));
         if (i >= 20) latencies[e]!.push(performance.now() - t0); // the first 20 are warm-up
       }
     }

@@ -1,7 +1,7 @@
 import { recall } from '../recall/pipeline.js';
 import type { RecallHit, TagsMatch } from '../recall/types.js';
 import { pieceCount, retain, RetainLimitExceeded } from '../memory/retain.js';
-import { jobQueue, retainAsync, trackRetain } from '../jobs/index.js';
+import { jobQueue, retainAsync } from '../jobs/index.js';
 import { ZERO_USAGE } from '../llm/types.js';
 import { DEFAULT_SPACE, MEMORY_TYPES, type Memory, type Partition } from '../memory/types.js';
 import type { Engine } from '../engine.js';
@@ -43,14 +43,14 @@ export async function retainOperation(engine: Engine, partition: Partition, body
     if (maxNew !== undefined && pieces > maxNew) throw retainLimitProblem(pieces, maxNew);
     return retainAsync(engine, partition, items);
   }
-  let tracked;
+  let outcome;
   try {
-    tracked = await trackRetain(() => retain(engine.db, engine.embedder, partition, items, engine.afterRetain, maxNew));
+    outcome = await retain(engine.retainDependencies, partition, items, { afterRetain: engine.afterRetain, maxNew });
   } catch (error) {
     if (error instanceof RetainLimitExceeded) throw retainLimitProblem(error.wouldStore, error.allowed);
     throw error;
   }
-  const { value: outcome, operationId } = tracked;
+  const { operationId } = outcome;
   engine.metrics.operations.inc({ operation: 'retain' });
   engine.metrics.memoriesRetained.inc(outcome.createdIds.length);
   return {
@@ -105,7 +105,7 @@ export async function recallOperation(engine: Engine, tenant: string, bankId: st
     ]);
   }
   const budget = body.budget ?? 'mid';
-  const outcome = await recall(engine.db, engine.embedder, {
+  const outcome = await recall(engine.recallDependencies, {
     tenant,
     bankId,
     space: body.space ?? DEFAULT_SPACE,

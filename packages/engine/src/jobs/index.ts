@@ -1,7 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { touchBank } from '../banks/store.js';
-import { codecFor } from '../crypto/codec.js';
 import type { Engine } from '../engine.js';
 import { retain, type RetainItem } from '../memory/retain.js';
 import type { Partition } from '../memory/types.js';
@@ -11,28 +9,7 @@ import { JobFailure, JobQueue, type ClaimedJob, type JobContext } from './queue.
 
 export { JobQueue, JobFailure, LeaseLostError, type ClaimedJob, type JobContext, type JobHandler } from './queue.js';
 
-/** The retain in progress on this async path: its operation (created on first use) and, for async retain, its job. */
-interface RetainScope {
-  operationId: string | undefined;
-  job?: { job: ClaimedJob; ctx: JobContext };
-}
-const scope = new AsyncLocalStorage<RetainScope>();
 const queues = new WeakMap<Engine, JobQueue>();
-
-/** The operation id of the retain running now (created on first use), for layers that enqueue work from a retain hook. */
-export function currentRetainOperation(): string {
-  const s = scope.getStore();
-  if (!s) return randomUUID();
-  s.operationId ??= randomUUID();
-  return s.operationId;
-}
-
-/** Runs a synchronous retain and reports the operation its hooks started (fact extraction), if any. */
-export async function trackRetain<T>(fn: () => Promise<T>): Promise<{ value: T; operationId: string | undefined }> {
-  const s: RetainScope = { operationId: undefined };
-  const value = await scope.run(s, fn);
-  return { value, operationId: s.operationId };
-}
 
 export function jobQueue(engine: Engine): JobQueue | undefined {
   return queues.get(engine);
@@ -68,7 +45,7 @@ export async function retainAsync(engine: Engine, partition: Partition, items: r
     await touchBank(tx, partition.tenant, partition.bankId);
     // With encryption at rest the queued content is sealed like a memory body (bound to this operation's id), so it
     // is never on disk in plaintext, even while it waits.
-    const bank = await codecFor(tx).forWrite(tx, partition.tenant, partition.bankId);
+    const bank = await engine.codec.forWrite(tx, partition.tenant, partition.bankId);
     const sealed = bank.seal(operationId, { text: JSON.stringify(stored), context: null, metadata: {}, entities: [] });
     const payload = sealed.bodyEnc ? { sealed: sealed.bodyEnc.toString('base64') } : { items: stored };
     await queue.enqueue(tx, operationId, partition, 'retain', [{ kind: 'retain', payload }], items.length);
@@ -82,7 +59,7 @@ export async function retainAsync(engine: Engine, partition: Partition, items: r
 async function queuedItems(engine: Engine, job: ClaimedJob): Promise<StoredItem[]> {
   const sealed = job.payload['sealed'];
   if (typeof sealed !== 'string') return (job.payload['items'] ?? []) as StoredItem[];
-  const [body] = await codecFor(engine.db).openRows(engine.db, job.tenant, [
+  const [body] = await engine.codec.openRows(engine.db, job.tenant, [
     { id: job.operationId, bank_id: job.bankId, text: null, context: null, metadata: null, body_enc: Buffer.from(sealed, 'base64'), entities: [] },
   ]);
   if (!body) throw new JobFailure('the queued items failed to decrypt (wrong key or tampered job payload)', true);
@@ -110,15 +87,6 @@ export async function installJobQueue(engine: Engine): Promise<JobQueue> {
   });
   queues.set(engine, queue);
 
-  // An async retain's job completes in the same transaction that stores its memories, and its copy of the content
-  // goes in that transaction too: no reader ever sees a completed retain whose content is still queued.
-  engine.afterRetainHooks.unshift(async (tx, _partition, ids) => {
-    const s = scope.getStore();
-    if (!s?.job || s.job.ctx.completed) return;
-    await s.job.ctx.completeWithin(tx, { memory_ids: ids });
-    await clearQueuedCopy(tx, s.job.job.id);
-  });
-
   queue.register('retain', async (job, ctx) => {
     const raw = await queuedItems(engine, job);
     const items: RetainItem[] = raw.map((i) => ({
@@ -131,8 +99,18 @@ export async function installJobQueue(engine: Engine): Promise<JobQueue> {
       entities: i.entities ?? undefined,
     }));
     const partition = { tenant: job.tenant, bankId: job.bankId, space: job.space };
-    const s: RetainScope = { operationId: job.operationId, job: { job, ctx } };
-    const outcome = await scope.run(s, () => retain(engine.db, engine.embedder, partition, items, engine.afterRetain));
+    const outcome = await retain(engine.retainDependencies, partition, items, {
+      operationId: job.operationId,
+      // The job completes in the same transaction that stores its memories, and its copy of the content goes in that
+      // transaction too: no reader ever sees a completed retain whose content is still queued.
+      afterRetain: async (tx, p, ids, run) => {
+        if (!ctx.completed) {
+          await ctx.completeWithin(tx, { memory_ids: ids });
+          await clearQueuedCopy(tx, job.id);
+        }
+        await engine.afterRetain(tx, p, ids, run);
+      },
+    });
     engine.metrics.memoriesRetained.inc(outcome.createdIds.length);
     // Nothing new stored (every item already present): the job completes here, its copy cleared in the same step.
     if (!ctx.completed) await ctx.complete((tx) => clearQueuedCopy(tx, job.id), { memory_ids: outcome.memoryIds });

@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { addBankUsage } from '../banks/store.js';
 import type { Engine } from '../engine.js';
 import { JobFailure, type ClaimedJob, type JobContext } from '../jobs/index.js';
-import { insertMemories, getMemory } from '../memory/store.js';
 import type { MemoryType, NewMemory } from '../memory/types.js';
-import { embeddingText } from '../recall/document-text.js';
+import { embeddingText } from '../memory/embedding-text.js';
 import { sha256Hex } from '../util/hash.js';
 import { countTokens } from '../util/tokens.js';
 import type { LlmClient } from './client.js';
@@ -98,7 +97,7 @@ function checkFacts(value: unknown, known: Set<string>, fallback: Date | null): 
 /** The job that turns one raw memory into facts: one LLM call, then facts + supersession + usage in one transaction. */
 export function extractionHandler(engine: Engine, llm: LlmClient) {
   return async (job: ClaimedJob, ctx: JobContext): Promise<void> => {
-    const raw = job.memoryId ? await getMemory(engine.db, job.tenant, job.bankId, job.memoryId) : undefined;
+    const raw = job.memoryId ? await engine.store.get(job.tenant, job.bankId, job.memoryId) : undefined;
     if (!raw) {
       await ctx.complete(async () => undefined, { skipped: 'the memory was deleted before its facts were extracted', fact_ids: [] });
       return;
@@ -163,7 +162,7 @@ export function extractionHandler(engine: Engine, llm: LlmClient) {
       // The source may have been deleted while the model was thinking: then there is nothing to attach facts to.
       const still = await tx.query('SELECT 1 FROM memories WHERE id = $1', [raw.id]);
       if (still.length > 0 && rows.length > 0) {
-        await insertMemories(tx, partition, rows);
+        await engine.store.insert(tx, partition, rows);
         for (const [i, f] of facts.entries()) {
           if (f.supersedes.length === 0) continue;
           await tx.query(

@@ -1,5 +1,5 @@
 import type { Engine } from '../engine.js';
-import { currentRetainOperation, installJobQueue } from '../jobs/index.js';
+import { installJobQueue } from '../jobs/index.js';
 import { reflect } from '../reflect/reflect.js';
 import { createProvider, LlmClient } from './client.js';
 import { extractionHandler } from './extract.js';
@@ -29,8 +29,8 @@ export async function installLlmLayer(engine: Engine): Promise<void> {
   client = new LlmClient(provider, config.concurrency * 2, engine.metrics.registry);
   const llm = client;
   queue.register('extract', extractionHandler(engine, llm));
-  engine.afterRetainHooks.push(async (tx, partition, ids) => {
-    await queue.enqueue(tx, currentRetainOperation(), partition, 'extract', ids.map((id) => ({ kind: 'extract', memoryId: id })), ids.length);
+  engine.afterRetainHooks.push(async (tx, partition, ids, run) => {
+    await queue.enqueue(tx, run.operationId(), partition, 'extract', ids.map((id) => ({ kind: 'extract', memoryId: id })), ids.length);
     // The jobs become visible when the retain commits; the nudge saves the idle poll.
     setImmediate(() => queue.wake());
   });

@@ -5,7 +5,7 @@ import { Problem } from '../http/problem.js';
 import type { ReflectBodyT } from '../http/routes/reflect.js';
 import type { RecallBodyT, RetainBodyT } from '../http/schemas.js';
 import { memoryAnswer, recallOperation, retainOperation } from '../http/service.js';
-import { deleteMemory, listMemories } from '../memory/store.js';
+import { deleteMemory } from '../memory/store.js';
 import { DEFAULT_SPACE } from '../memory/types.js';
 
 export type RetainArgs = {
@@ -86,7 +86,7 @@ export function engineBackend(engine: Engine, tenant: string): MemoryBackend {
     async listMemories(bankId, args) {
       const limit = args.limit ?? 20;
       const offset = args.offset ?? 0;
-      const { items, total } = await listMemories(engine.db, {
+      const { items, total } = await engine.store.list({
         tenant,
         bankId,
         space: args.space,

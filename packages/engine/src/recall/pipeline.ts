@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
-import { codecFor } from '../crypto/codec.js';
+import type { BodyCodec } from '../crypto/codec.js';
 import type { Memory } from '../memory/types.js';
 import { ORG_BANK_ID } from '../memory/types.js';
 import { countTokens } from '../util/tokens.js';
@@ -9,10 +9,20 @@ import { NEAR_COPY_FACTOR, wordSignature } from './signals.js';
 import { NearCopyIndex } from './near-copy.js';
 import { resolveTemporal } from './temporal.js';
 import { fuse, type Entry, type PoolRow } from './fusion.js';
-import { vectorCacheFor } from '../vectors/registry.js';
+import type { VectorCache } from '../vectors/vector-cache.js';
 import { NO_KEYWORDS, type VectorRowMeta } from '../vectors/bank-vectors.js';
 import { IndexArms } from './in-memory.js';
 import type { RecallHit, RecallOutcome, RecallRequest, RecallTrace } from './types.js';
+
+/** What recall works with; the engine builds it once. */
+export interface RecallDependencies {
+  db: Database;
+  /** The in-memory bank indexes every arm searches. */
+  index: VectorCache;
+  /** Turns the query into the keyword index's terms (english lexemes, or blind tokens under encryption). */
+  codec: BodyCodec;
+  embedder: Embedder;
+}
 
 /** Neighbours are fetched for this many of each arm's best candidates (measured: no loss on LoCoMo against all). */
 const NEIGHBOUR_SEEDS = 30;
@@ -24,7 +34,8 @@ const NEIGHBOUR_SEEDS = 30;
  * semantic, keyword, neighbour keyword, speaker/entity named by the query, its document's best cosines, temporal
  * closeness. Near-copies are pushed down, superseded facts demoted, and the list cut to `max_tokens`.
  */
-export async function recall(db: Database, embedder: Embedder, r: RecallRequest): Promise<RecallOutcome> {
+export async function recall(deps: RecallDependencies, r: RecallRequest): Promise<RecallOutcome> {
+  const { db, index, codec, embedder } = deps;
   const started = performance.now();
   const stages: RecallTrace['stages'] = [];
   let mark = started;
@@ -43,10 +54,8 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
   const intervals = resolveTemporal(r.query, r.queryTimestamp);
   // The engine's in-memory bank indexes serve every arm and hold each memory's opened body; the database is asked
   // only for the changes since the last recall (and for query words never seen before).
-  const cache = vectorCacheFor(db);
-  if (!cache) throw new Error('recall needs the bank index cache: open the database through Engine.open');
-  const arms = new IndexArms(await cache.banks(db, r.tenant, banks), recallPredicate(r));
-  const terms = await codecFor(db).indexTerms(db, r.tenant, banks, r.query);
+  const arms = new IndexArms(await index.banks(db, r.tenant, banks), recallPredicate(r));
+  const terms = await codec.indexTerms(db, r.tenant, banks, r.query);
   stage('index', terms.length);
   const keyword = arms.keyword(terms, limit);
   stage('keyword', keyword.length);

@@ -1,9 +1,9 @@
-import { clearMemories, deleteMemory, getMemory, listMemories, updateMemory, type MemoryPatch } from '../../memory/store.js';
+import { clearMemories, deleteMemory, type MemoryPatch } from '../../memory/store.js';
 import { DEFAULT_SPACE } from '../../memory/types.js';
 import type { Engine } from '../../engine.js';
 import { sha256Hex } from '../../util/hash.js';
 import { countTokensYielding } from '../../util/tokens.js';
-import { embeddingText } from '../../recall/document-text.js';
+import { embeddingText } from '../../memory/embedding-text.js';
 import type { TypedApp } from '../app.js';
 import { checkText, parseTags, parseTimestamp } from '../normalize.js';
 import { Problem } from '../problem.js';
@@ -48,7 +48,7 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
     const q = req.query;
     const limit = q.limit ?? 100;
     const offset = q.offset ?? 0;
-    const { items, total } = await listMemories(engine.db, {
+    const { items, total } = await engine.store.list({
       tenant: req.params.tenant,
       bankId: req.params.bank,
       space: q.space,
@@ -71,7 +71,7 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
   app.get('/v1/:tenant/banks/:bank/memories/:id', {
     schema: { tags: ['memories'], operationId: 'getMemory', summary: 'Get one memory', params: MemoryParams, response: { 200: MemoryAnswer, ...errors } },
   }, async (req) => {
-    const memory = await getMemory(engine.db, req.params.tenant, req.params.bank, req.params.id);
+    const memory = await engine.store.get(req.params.tenant, req.params.bank, req.params.id);
     if (!memory) throw memoryNotFound(req.params.id);
     return memoryAnswer(memory);
   });
@@ -107,7 +107,7 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
     }
     let memory;
     try {
-      memory = await updateMemory(engine.db, req.params.tenant, req.params.bank, req.params.id, patch);
+      memory = await engine.store.update(req.params.tenant, req.params.bank, req.params.id, patch);
     } catch (error) {
       if ((error as { code?: string }).code === '23505') {
         throw new Problem(409, 'duplicate_memory', 'Another memory in this bank and space already has exactly this text.');
