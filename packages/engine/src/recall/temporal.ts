@@ -106,10 +106,13 @@ export function temporalScore(intervals: readonly TimeInterval[], time: number |
   return best;
 }
 
-/** The window the temporal arm searches: the intervals' span, widened by a week before and a month after. */
-export function temporalWindow(intervals: readonly TimeInterval[]): { from: Date; to: Date } | undefined {
+/**
+ * The window the temporal arm searches, [from, to) in epoch milliseconds: the intervals' span, widened by a week
+ * before and a month after.
+ */
+export function temporalWindow(intervals: readonly TimeInterval[]): { from: number; to: number } | undefined {
   if (intervals.length === 0) return undefined;
   const start = Math.min(...intervals.map((i) => i.start));
   const end = Math.max(...intervals.map((i) => i.end));
-  return { from: new Date(start - 7 * DAY), to: new Date(end + 30 * DAY) };
+  return { from: start - 7 * DAY, to: end + 30 * DAY };
 }
