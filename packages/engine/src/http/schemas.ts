@@ -274,6 +274,3 @@ export const BankListAnswer = Type.Object({
   limit: Type.Integer(),
   offset: Type.Integer(),
 });
-
-/** Description-level bodies carry the bank in the body. */
-export const WithBankId = Type.Object({ bank_id: Type.String({ pattern: BANK_ID_PATTERN }) }, open);
