@@ -92,8 +92,7 @@ export class VectorCache {
     private readonly maxVectors = 250_000,
     /**
      * Rows per page when a whole bank is loaded. Small pages keep each page's rows (vector text, parsed arrays) young
-     * enough to die in the young generation: with 2,000-row pages they were promoted, and a 100,000-memory bank left
-     * the process about 330 MB larger once loaded (1.05 GB against 0.71 GB, measured).
+     * enough to die in the young generation instead of being promoted (docs/benchmarks.md).
      */
     private readonly loadPage = 250,
   ) {}
@@ -177,9 +176,8 @@ export class VectorCache {
       if (!paged) await apply(this.reader, db, bank, tenant, rows);
     }
     if (paged) {
-      // Read through a cursor, a page at a time: one snapshot as before, but neither the database (whose WebAssembly
-      // heap never shrinks, when embedded) nor this process ever holds every row's vector text at once. Reading
-      // 30,000 changed rows in one query grew the heap by 137 MB, through the cursor by 45 MB (measured).
+      // Read through a cursor, a page at a time: one snapshot, but neither the database (whose WebAssembly heap never
+      // shrinks, when embedded) nor this process ever holds every row's vector text at once (docs/benchmarks.md).
       const target = bank;
       await db.transaction(async (tx) => {
         await tx.query(`DECLARE mnemos_bank_sync NO SCROLL CURSOR FOR ${syncSql()}`, params);
