@@ -48,7 +48,7 @@ export class Engine {
     readonly embedder: MicroBatcher,
     readonly log: Logger,
     readonly metrics: EngineMetrics,
-    /** Encryption at rest (crypto/codec.ts): the no-op, or envelope encryption under MNEMOS_API_ENCRYPTION_MASTER_KEY. */
+    /** Encryption at rest (crypto/codec.ts): the no-op, or envelope encryption under the master key setting. */
     readonly codec: BodyCodec,
     dimension: number,
   ) {

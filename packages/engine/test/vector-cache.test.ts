@@ -34,18 +34,16 @@ async function sqlTop(query: Float32Array, k: number, space = 'default'): Promis
   return rows.map((r) => r.id);
 }
 
-/** The `k` nearest memories the banks' indexes hold (brought up to date first), as recall's semantic arm finds them. */
+/** The `k` nearest memories the bank's index holds (brought up to date first), as recall's semantic arm finds them. */
 async function searchIndex(
   cache: VectorCache,
-  db: Database,
-  tenant: string,
-  bankIds: string[],
+  bankId: string,
   query: Float32Array,
   k: number,
   keep: (m: VectorRowMeta) => boolean,
 ): Promise<Array<{ id: string; score: number }>> {
   const top = new TopK();
-  for (const bank of await cache.banks(db, tenant, bankIds)) bank.search(query, k, keep, top);
+  for (const bank of await cache.banks(engine.engine.db, 'default', [bankId])) bank.search(query, k, keep, top);
   return top.results();
 }
 
@@ -56,9 +54,9 @@ describe('vector cache', () => {
     const cache = new VectorCache(engine.engine.store, 384);
     for (const q of ['boats on the sea', 'sourdough', 'a chess game', 'the night sky']) {
       const [v] = await engine.engine.embedder.embed([q], 'query');
-      const fromCache = (await searchIndex(cache, engine.engine.db, 'default', ['vc'], v!, 10, keepSpace('default'))).map((h) => h.id);
+      const fromCache = (await searchIndex(cache, 'vc', v!, 10, keepSpace('default'))).map((h) => h.id);
       assert.deepEqual(fromCache, await sqlTop(v!, 10));
-      const otherSpace = (await searchIndex(cache, engine.engine.db, 'default', ['vc'], v!, 5, keepSpace('other'))).map((h) => h.id);
+      const otherSpace = (await searchIndex(cache, 'vc', v!, 5, keepSpace('other'))).map((h) => h.id);
       assert.deepEqual(otherSpace, await sqlTop(v!, 5, 'other'));
     }
   });
@@ -68,8 +66,8 @@ describe('vector cache', () => {
     const paged = new VectorCache(engine.engine.store, 384, 250_000, 7);
     for (const q of ['boats on the sea', 'jazz piano chords']) {
       const [v] = await engine.engine.embedder.embed([q], 'query');
-      const a = await searchIndex(whole, engine.engine.db, 'default', ['vc'], v!, 50, () => true);
-      const b = await searchIndex(paged, engine.engine.db, 'default', ['vc'], v!, 50, () => true);
+      const a = await searchIndex(whole, 'vc', v!, 50, () => true);
+      const b = await searchIndex(paged, 'vc', v!, 50, () => true);
       assert.deepEqual(b, a);
     }
     const [bankWhole] = await whole.banks(engine.engine.db, 'default', ['vc']);
@@ -83,18 +81,18 @@ describe('vector cache', () => {
   it('reads more than a page of changes since the last recall through the cursor, missing none', async () => {
     const paged = new VectorCache(engine.engine.store, 384, 250_000, 7);
     const [v] = await engine.engine.embedder.embed(['glacier expedition'], 'query');
-    await searchIndex(paged, engine.engine.db, 'default', ['vc-delta'], v!, 5, () => true);
+    await searchIndex(paged, 'vc-delta', v!, 5, () => true);
     const few = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc-delta/memories', {
       items: Array.from({ length: 5 }, (_, i) => ({ content: `A few changes ${i}: ${topics[i]} notes.` })),
     });
-    let top = await searchIndex(paged, engine.engine.db, 'default', ['vc-delta'], v!, 50, () => true);
+    let top = await searchIndex(paged, 'vc-delta', v!, 50, () => true);
     assert.equal(top.length, 5, 'a delta within one page');
     const many = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc-delta/memories', {
       items: Array.from({ length: 30 }, (_, i) => ({ content: `Glacier expedition day ${i}: ${topics[i % topics.length]}.` })),
     });
     await call(engine.url, 'DELETE', `/v1/default/banks/vc-delta/memories/${few.body.memory_ids[0]}`);
-    top = await searchIndex(paged, engine.engine.db, 'default', ['vc-delta'], v!, 50, () => true);
-    const whole = await searchIndex(new VectorCache(engine.engine.store, 384), engine.engine.db, 'default', ['vc-delta'], v!, 50, () => true);
+    top = await searchIndex(paged, 'vc-delta', v!, 50, () => true);
+    const whole = await searchIndex(new VectorCache(engine.engine.store, 384), 'vc-delta', v!, 50, () => true);
     assert.equal(top.length, 34);
     assert.deepEqual(top, whole);
     assert.ok(many.body.memory_ids.every((id) => top.some((h) => h.id === id)));
@@ -186,30 +184,30 @@ describe('vector cache', () => {
   it('follows inserts, edits, invalidations and deletes made after it loaded', async () => {
     const cache = new VectorCache(engine.engine.store, 384);
     const [probe] = await engine.engine.embedder.embed(['volcano eruption lava'], 'query');
-    await searchIndex(cache, engine.engine.db, 'default', ['vc'], probe!, 5, keepSpace('default'));
+    await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
 
     const added = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc/memories', { content: 'The volcano eruption sent lava down the hill.' });
-    let top = await searchIndex(cache, engine.engine.db, 'default', ['vc'], probe!, 5, keepSpace('default'));
+    let top = await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
     assert.equal(top[0]?.id, added.body.memory_ids[0]);
 
     const victim = top[1]!.id;
     await call(engine.url, 'PATCH', `/v1/default/banks/vc/memories/${added.body.memory_ids[0]}`, { text: 'A quiet afternoon of knitting.' });
-    top = await searchIndex(cache, engine.engine.db, 'default', ['vc'], probe!, 5, keepSpace('default'));
+    top = await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
     assert.notEqual(top[0]?.id, added.body.memory_ids[0]);
     assert.deepEqual(top.map((h) => h.id), await sqlTop(probe!, 5));
 
     await call(engine.url, 'PATCH', `/v1/default/banks/vc/memories/${victim}`, { state: 'invalidated' });
-    top = await searchIndex(cache, engine.engine.db, 'default', ['vc'], probe!, 5, keepSpace('default'));
+    top = await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
     assert.ok(!top.some((h) => h.id === victim));
 
     const gone = top[0]!.id;
     await call(engine.url, 'DELETE', `/v1/default/banks/vc/memories/${gone}`);
-    top = await searchIndex(cache, engine.engine.db, 'default', ['vc'], probe!, 5, keepSpace('default'));
+    top = await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
     assert.ok(!top.some((h) => h.id === gone));
     assert.deepEqual(top.map((h) => h.id), await sqlTop(probe!, 5));
 
     await call(engine.url, 'DELETE', '/v1/default/banks/vc');
-    top = await searchIndex(cache, engine.engine.db, 'default', ['vc'], probe!, 5, keepSpace('default'));
+    top = await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
     assert.deepEqual(top, []);
   });
 });

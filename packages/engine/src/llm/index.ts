@@ -30,7 +30,8 @@ export async function installLlmLayer(engine: Engine): Promise<void> {
   const llm = client;
   queue.register('extract', extractionHandler(engine, llm));
   engine.afterRetainHooks.push(async (tx, partition, ids, run) => {
-    await queue.enqueue(tx, run.operationId(), partition, 'extract', ids.map((id) => ({ kind: 'extract', memoryId: id })), ids.length);
+    const jobs = ids.map((id) => ({ kind: 'extract', memoryId: id }) as const);
+    await queue.enqueue(tx, run.operationId(), partition, 'extract', jobs, ids.length);
     // The jobs become visible when the retain commits; the nudge saves the idle poll.
     setImmediate(() => queue.wake());
   });

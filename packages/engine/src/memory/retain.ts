@@ -55,7 +55,12 @@ export interface RetainRun {
 }
 
 /** Runs inside the retain transaction after the rows are written (e.g. to enqueue fact extraction atomically). */
-export type AfterRetainHook = (tx: Queryable, partition: Partition, createdIds: string[], run: RetainRun) => Promise<void>;
+export type AfterRetainHook = (
+  tx: Queryable,
+  partition: Partition,
+  createdIds: string[],
+  run: RetainRun,
+) => Promise<void>;
 
 export interface RetainOptions {
   afterRetain?: AfterRetainHook | undefined;
@@ -79,7 +84,9 @@ export async function retain(
   const unique = uniqueByContent(pieces);
   const existing = await deps.store.findByHashes(deps.db, partition, [...unique.keys()]);
   const fresh = [...unique.values()].filter((p) => !existing.has(p.contentHash));
-  if (options.maxNew !== undefined && fresh.length > options.maxNew) throw new RetainLimitExceeded(fresh.length, options.maxNew);
+  if (options.maxNew !== undefined && fresh.length > options.maxNew) {
+    throw new RetainLimitExceeded(fresh.length, options.maxNew);
+  }
   const vectors = await deps.embedder.embed(
     fresh.map((p) => embeddingText(p)),
     'document',

@@ -82,7 +82,11 @@ export class MemoryStore implements MemoryReader {
   }
 
   /** Inserts memories; a concurrent retain of the same content wins the race and its id is returned instead. */
-  async insert(tx: Queryable, p: Partition, items: ReadonlyArray<NewMemory & { embedding: Float32Array }>): Promise<string[]> {
+  async insert(
+    tx: Queryable,
+    p: Partition,
+    items: ReadonlyArray<NewMemory & { embedding: Float32Array }>,
+  ): Promise<string[]> {
     if (items.length === 0) return [];
     // With encryption: text/context/metadata go into body_enc, fts is the blind index, content_hash is keyed.
     const bank = await this.codec.forWrite(tx, p.tenant, p.bankId);
@@ -92,7 +96,10 @@ export class MemoryStore implements MemoryReader {
     // system, more than parsing one or two vectors (docs/benchmarks.md).
     const copyFrom = items.length >= BINARY_VECTORS_FROM ? (tx as Partial<Transaction>).copyFrom?.bind(tx) : undefined;
     if (copyFrom) {
-      await tx.query('CREATE TEMP TABLE IF NOT EXISTS mnemos_vectors_in (ord int PRIMARY KEY, embedding vector) ON COMMIT DELETE ROWS');
+      await tx.query(
+        'CREATE TEMP TABLE IF NOT EXISTS mnemos_vectors_in (ord int PRIMARY KEY, embedding vector) ' +
+          'ON COMMIT DELETE ROWS',
+      );
     }
     for (let start = 0; start < items.length; start += ROWS_PER_INSERT) {
       const chunk = items.slice(start, start + ROWS_PER_INSERT);
@@ -101,14 +108,15 @@ export class MemoryStore implements MemoryReader {
         await copyFrom("COPY mnemos_vectors_in (ord, embedding) FROM '/dev/blob' WITH (FORMAT binary)", data);
       }
       const rows = chunk.map((m, i) => {
-        const sealed = bank.seal(m.id, { text: m.text, context: m.context, metadata: m.metadata, entities: m.entities });
+        const { text, context, metadata, entities } = m;
+        const sealed = bank.seal(m.id, { text, context, metadata, entities });
         const vector = copyFrom
           ? sql`(SELECT embedding FROM mnemos_vectors_in WHERE ord = ${start + i}::int)`
           : sql`${vectorLiteral(m.embedding)}::vector`;
         return sql`(${m.id}::uuid, ${p.tenant}, ${p.bankId}, ${p.space}, ${m.type}, ${sealed.text}, ${sealed.context},
           ${JSON.stringify(sealed.metadata)}::jsonb, ${m.tags}::text[], ${sealed.entities}::text[], ${m.documentId},
-          ${m.sourceId}::uuid, ${m.batchId}::uuid, ${m.seq}::int, ${bank.dedupHash(m.contentHash)}, ${m.tokenCount}::int,
-          ${m.occurredAt}::timestamptz, ${vector}, ${sealed.bodyEnc}::bytea,
+          ${m.sourceId}::uuid, ${m.batchId}::uuid, ${m.seq}::int, ${bank.dedupHash(m.contentHash)},
+          ${m.tokenCount}::int, ${m.occurredAt}::timestamptz, ${vector}, ${sealed.bodyEnc}::bytea,
           COALESCE(${sealed.fts}::tsvector, ${documentTsvector(sql`${sealed.text}::text`)}))`;
       });
       const returned = await run<{ id: string }>(tx, sql`
@@ -150,7 +158,8 @@ export class MemoryStore implements MemoryReader {
     if (f.documentId !== undefined) where.push(sql`document_id = ${f.documentId}`);
     if (f.state !== undefined) where.push(sql`state = ${f.state}`);
     const condition = join(where, ' AND ');
-    const [count] = await run<{ n: number | string }>(this.db, sql`SELECT count(*) AS n FROM memories WHERE ${condition}`);
+    const counted = sql`SELECT count(*) AS n FROM memories WHERE ${condition}`;
+    const [count] = await run<{ n: number | string }>(this.db, counted);
     const rows = await run<MemoryRow>(this.db, sql`SELECT ${raw(MEMORY_COLUMNS)} FROM memories WHERE ${condition}
       ORDER BY COALESCE(occurred_at, created_at) DESC, created_at DESC, seq DESC, id
       LIMIT ${f.limit}::int OFFSET ${f.offset}::bigint`);
@@ -200,7 +209,9 @@ export class MemoryStore implements MemoryReader {
       sets.push(sql`body_enc = ${patch.sealed.bodyEnc}`);
       sets.push(sql`fts = ${patch.sealed.fts ?? ''}::tsvector`);
     } else {
-      if (patch.text !== undefined) sets.push(sql`text = ${patch.text}`, sql`fts = ${documentTsvector(sql`${patch.text}::text`)}`);
+      if (patch.text !== undefined) {
+        sets.push(sql`text = ${patch.text}`, sql`fts = ${documentTsvector(sql`${patch.text}::text`)}`);
+      }
       if (patch.metadata !== undefined) sets.push(sql`metadata = ${JSON.stringify(patch.metadata)}::jsonb`);
       if (patch.context !== undefined) sets.push(sql`context = ${patch.context}`);
     }

@@ -62,7 +62,7 @@ export function feedbackScores(ranked: ReadonlyArray<{ doc: FeedbackDoc; score: 
   return max > 0 ? scores.map((s) => s / max) : none;
 }
 
-/** The `n` best-scoring entries, best first, ties in input order: a stable sort then slice, without sorting them all. */
+/** The `n` best-scoring entries, best first, ties in input order: a stable sort then slice, without the sort. */
 function best<T extends { score: number }>(entries: readonly T[], n: number): T[] {
   const out: T[] = [];
   for (const e of entries) {

@@ -26,7 +26,9 @@ export function order(candidates: Candidate[], corpus: FeedbackCorpus, limit: nu
   }
   const ranked = candidates.map((c, index) => ({ c, index }));
   // Ties keep the order of the ranking before demotion, and of the first pass before that.
-  ranked.sort((a, b) => b.c.score - a.c.score || b.c.fused - a.c.fused || b.c.firstPass - a.c.firstPass || a.index - b.index);
+  ranked.sort(
+    (a, b) => b.c.score - a.c.score || b.c.fused - a.c.fused || b.c.firstPass - a.c.firstPass || a.index - b.index,
+  );
   return cut(ranked.map((r) => r.c), limit, maxTokens);
 }
 

@@ -14,7 +14,8 @@ export function candidates(
 ): Candidate[] {
   const bestKeyword = keyword.length > 0 ? Math.max(...keyword.map((k) => k.score)) : 0;
   const kw = new Map(keyword.map((k) => [k.id, k.score] as const));
-  const kwNorm = (id: string | undefined) => (id !== undefined && bestKeyword > 0 ? (kw.get(id) ?? 0) / bestKeyword : 0);
+  const kwNorm = (id: string | undefined) =>
+    id !== undefined && bestKeyword > 0 ? (kw.get(id) ?? 0) / bestKeyword : 0;
   const cosines = new Map(pool.map((p) => [p.meta.id, p.cosine] as const));
   const cosineOf = (id: string | undefined) => (id === undefined ? 0 : (cosines.get(id) ?? 0));
   const neighbours = neighbourExcess(pool);
@@ -30,7 +31,7 @@ export function candidates(
       neighbour: neighbours(p, 1, kwNorm, keywordScore),
       neighbourSemantic: neighbours(p, 1, cosineOf, p.cosine),
       neighbour2: neighbours(p, 2, kwNorm, keywordScore),
-      speaker: single !== undefined && (speakerOf(m.memory.text) === single || m.memory.entities.some((e) => e.toLowerCase() === single)) ? 1 : 0,
+      speaker: single !== undefined && isAbout(m.memory, single) ? 1 : 0,
       document: document.semantic,
       documentKeyword: document.keyword,
       temporal: intervals.length > 0 ? temporalScore(intervals, m.occurredAt) : 0,
@@ -67,8 +68,13 @@ function neighbourExcess(pool: readonly PoolMember[]) {
  * Document groups: document_id, else the retain call. A document scores by its two best candidates, for meaning and
  * for keywords. Answers each pool member's document's scores.
  */
-function documentScores(pool: readonly PoolMember[], kwNorm: (id: string) => number): Array<{ semantic: number; keyword: number }> {
-  const groups = pool.map(({ meta: m }) => (m.documentId !== null ? `d:${m.documentId}` : m.batchId !== null ? `b:${m.batchId}` : `m:${m.id}`));
+function documentScores(
+  pool: readonly PoolMember[],
+  kwNorm: (id: string) => number,
+): Array<{ semantic: number; keyword: number }> {
+  const groups = pool.map(({ meta: m }) =>
+    m.documentId !== null ? `d:${m.documentId}` : m.batchId !== null ? `b:${m.batchId}` : `m:${m.id}`,
+  );
   const members = new Map<string, PoolMember[]>();
   pool.forEach((p, i) => {
     const g = members.get(groups[i]!);
@@ -84,6 +90,11 @@ function documentScores(pool: readonly PoolMember[], kwNorm: (id: string) => num
     });
   }
   return groups.map((g) => scores.get(g)!);
+}
+
+/** Whether the memory is by `name` (its speaker prefix) or about it (an extracted entity). */
+function isAbout(memory: { text: string; entities: string[] }, name: string): boolean {
+  return speakerOf(memory.text) === name || memory.entities.some((e) => e.toLowerCase() === name);
 }
 
 /** Sum of the `n` largest values (all of them when there are fewer). */

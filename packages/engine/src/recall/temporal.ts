@@ -11,6 +11,9 @@ const COUNT_WORDS: Record<string, number> = {
   'a couple of': 2, 'a few': 3, several: 3,
 };
 const UNIT_DAYS: Record<string, number> = { day: 1, week: 7, month: 30.44, year: 365.25 };
+/** "N days|weeks|months|years ago", N in digits or words. */
+const COUNTS = '\\d+|one|two|three|four|five|six|seven|eight|nine|ten|an?|a couple of|a few|several';
+const UNITS_AGO = new RegExp(`\\b(${COUNTS})\\s+(day|week|month|year)s?\\s+ago\\b`, 'g');
 /** A month named alone stands for a time only after one of these words ("in June", not "June called"). */
 const BEFORE_LONE_MONTH = /\b(?:in|during|since|of|last)\s+$/;
 /**
@@ -48,7 +51,9 @@ export function resolveTemporal(query: string, reference: Date): TimeInterval[] 
   const push = (start: number, end: number, kind: IntervalKind) => {
     if (Number.isFinite(start) && Number.isFinite(end) && end > start) out.push({ start, end, kind });
   };
-  for (const found of calendarDates(s, reference)) if (claim(found.from, found.to)) push(found.start, found.end, found.kind);
+  for (const found of calendarDates(s, reference)) {
+    if (claim(found.from, found.to)) push(found.start, found.end, found.kind);
+  }
   for (const [pattern, resolve] of relativeExpressions(reference)) {
     for (const match of s.matchAll(pattern)) {
       if (!claim(match.index, match.index + match[0].length)) continue;
@@ -111,7 +116,7 @@ function relativeExpressions(reference: Date): Array<[RegExp, Resolver]> {
     [/\bthis\s+month\b/g, span(Date.UTC(y, m, 1), Date.UTC(y, m + 1, 1), 'month')],
     [/\blast\s+year\b/g, span(Date.UTC(y - 1, 0, 1), Date.UTC(y, 0, 1), 'year')],
     [/\bthis\s+year\b/g, span(Date.UTC(y, 0, 1), Date.UTC(y + 1, 0, 1), 'year')],
-    [/\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|an?|a couple of|a few|several)\s+(day|week|month|year)s?\s+ago\b/g, (x) => {
+    [UNITS_AGO, (x) => {
       const count = COUNT_WORDS[x[1] ?? ''] ?? Number(x[1]);
       const unit = (x[2] ?? 'day') as IntervalKind;
       const days = UNIT_DAYS[unit] ?? 1;

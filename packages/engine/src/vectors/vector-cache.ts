@@ -16,7 +16,13 @@ interface DeltaRow extends MemoryRow {
 }
 
 /** Applies synchronisation rows to the bank's copy: changed memories (opened here), tombstones, the snapshot. */
-async function apply(reader: MemoryReader, db: Queryable, bank: BankVectors, tenant: string, rows: readonly DeltaRow[]): Promise<void> {
+async function apply(
+  reader: MemoryReader,
+  db: Queryable,
+  bank: BankVectors,
+  tenant: string,
+  rows: readonly DeltaRow[],
+): Promise<void> {
   const changed = rows.filter((row) => row.kind === 'row');
   // Bodies are opened (decrypted under encryption at rest) once here, so recall never reads them again. A row that
   // fails to open (tampered, moved) is dropped: it must never be returned.
