@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { mayWriteMemories, type Database, type SqlParam } from '../src/db/database.js';
 import type { Memory } from '../src/memory/types.js';
 import { TopK, type VectorRowMeta } from '../src/vectors/bank-vectors.js';
-import { vectorLiteral } from '../src/vectors/literal.js';
+import { vectorLiteral } from '../src/memory/vector-literal.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 

@@ -2,7 +2,7 @@ import type { Database, Queryable, Transaction } from '../db/database.js';
 import { EMBEDDING_LOCK, readEmbeddingRecord, type EmbeddingRecord } from '../db/embedding-schema.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import { embeddingText } from './embedding-text.js';
-import { vectorLiteral } from '../vectors/literal.js';
+import { vectorLiteral } from './vector-literal.js';
 import { MEMORY_COLUMNS, type MemoryReader, type MemoryRow } from './rows.js';
 import type { MemoryStore } from './store.js';
 

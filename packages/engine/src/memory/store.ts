@@ -4,7 +4,7 @@ import { vectorCopyData } from '../db/vector-copy.js';
 import type { BodyCodec, KeywordQuery, SealedBody } from '../crypto/codec.js';
 import { IntegrityError } from '../crypto/envelope.js';
 import { documentTsvector } from '../keywords/text-search.js';
-import { vectorLiteral } from '../vectors/literal.js';
+import { vectorLiteral } from './vector-literal.js';
 import { MEMORY_COLUMNS, rowToMemory, type MemoryReader, type MemoryRow } from './rows.js';
 import { run } from './sql.js';
 import type { Memory, NewMemory, Partition } from './types.js';
