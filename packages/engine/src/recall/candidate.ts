@@ -68,6 +68,8 @@ export interface PoolMember {
 
 /** A pooled memory with its signals and the scores the ordering step gives it. */
 export interface Candidate extends PoolMember {
+  /** Position in the pool: the last tie-break. */
+  rank: number;
   signals: Signals;
   /** The query's BM25 for the memory before normalisation (shown as `scores.keyword`). */
   bm25: number;

@@ -24,12 +24,9 @@ export function order(candidates: Candidate[], corpus: FeedbackCorpus, limit: nu
       c.superseded = true;
     }
   }
-  const ranked = candidates.map((c, index) => ({ c, index }));
   // Ties keep the order of the ranking before demotion, and of the first pass before that.
-  ranked.sort(
-    (a, b) => b.c.score - a.c.score || b.c.fused - a.c.fused || b.c.firstPass - a.c.firstPass || a.index - b.index,
-  );
-  return cut(ranked.map((r) => r.c), limit, maxTokens);
+  candidates.sort((a, b) => b.score - a.score || b.fused - a.fused || b.firstPass - a.firstPass || a.rank - b.rank);
+  return cut(candidates, limit, maxTokens);
 }
 
 /** Adds the feedback signal (learned from the first pass) to every candidate's score. */

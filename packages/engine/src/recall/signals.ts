@@ -38,9 +38,11 @@ export function candidates(
       feedback: 0,
     };
     const firstPass = weightedSum(signals, FIRST_PASS_SIGNALS);
+    // Written out rather than spread from `p`: one object shape for every candidate, built without a runtime copy.
     return {
-      ...p, signals, bm25: kw.get(m.id) ?? 0, temporalAsked: intervals.length > 0,
-      firstPass, fused: firstPass, score: firstPass, superseded: false, nearCopy: false,
+      meta: m, cosine: p.cosine, keywords: p.keywords, rank: i, signals, bm25: kw.get(m.id) ?? 0,
+      temporalAsked: intervals.length > 0, firstPass, fused: firstPass, score: firstPass, superseded: false,
+      nearCopy: false,
     };
   });
 }
