@@ -504,7 +504,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -513,7 +513,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -522,7 +522,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -577,7 +577,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -586,7 +586,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -595,7 +595,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found, bank_not_found */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -669,7 +669,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -678,7 +678,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -687,7 +687,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -724,7 +724,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -733,7 +733,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -742,7 +742,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -816,7 +816,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -825,7 +825,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -834,7 +834,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found, bank_not_found */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -886,7 +886,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -895,7 +895,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -904,17 +904,8 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1001,7 +992,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1010,7 +1001,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1019,7 +1010,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1028,7 +1019,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: too_many_memories */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1069,7 +1060,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1078,7 +1069,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1087,17 +1078,8 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1152,7 +1134,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1161,7 +1143,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1170,17 +1152,8 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found, memory_not_found */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1217,7 +1190,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1226,7 +1199,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1235,17 +1208,8 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found, memory_not_found */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1316,7 +1280,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1325,7 +1289,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1334,7 +1298,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found, memory_not_found */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1343,8 +1307,8 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
-            413: {
+            /** @description Problem: duplicate_memory */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1395,7 +1359,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1404,7 +1368,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1413,17 +1377,8 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1516,7 +1471,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1525,7 +1480,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1534,17 +1489,8 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1598,7 +1544,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1607,7 +1553,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1616,7 +1562,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found, bank_not_found */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1641,7 +1587,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    budget?: "low" | "mid" | "high" | number | null;
+                    budget?: ("low" | "mid" | "high" | number) | null;
                     context?: string | null;
                     fact_types?: string[] | null;
                     include?: {
@@ -1654,8 +1600,9 @@ export interface operations {
                         [key: string]: unknown;
                     } | null;
                     space?: string | null;
+                    /** @description Tags; a JSON-encoded list or a single string is accepted too */
                     tags?: string[] | string | null;
-                    tags_match?: "any" | "all" | "any_strict" | "all_strict" | "exact" | null;
+                    tags_match?: ("any" | "all" | "any_strict" | "all_strict" | "exact") | null;
                     types?: string[] | null;
                 } & {
                     [key: string]: unknown;
@@ -1663,7 +1610,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1672,7 +1619,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1681,8 +1628,35 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: llm_bad_answer, llm_rejected */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: llm_not_configured, llm_unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: llm_timeout */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1716,7 +1690,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1725,7 +1699,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1734,7 +1708,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1757,7 +1731,25 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: tenant_not_found, operation_not_found */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1844,7 +1836,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1853,7 +1845,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1862,7 +1854,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1871,7 +1863,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: too_many_memories */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1964,7 +1956,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1973,7 +1965,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1982,17 +1974,8 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2083,7 +2066,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2092,7 +2075,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2101,8 +2084,8 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
-            413: {
+            /** @description Problem: tenant_not_found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2123,7 +2106,7 @@ export interface operations {
             content: {
                 "application/json": {
                     bank_id: string;
-                    budget?: "low" | "mid" | "high" | number | null;
+                    budget?: ("low" | "mid" | "high" | number) | null;
                     context?: string | null;
                     fact_types?: string[] | null;
                     include?: {
@@ -2136,8 +2119,9 @@ export interface operations {
                         [key: string]: unknown;
                     } | null;
                     space?: string | null;
+                    /** @description Tags; a JSON-encoded list or a single string is accepted too */
                     tags?: string[] | string | null;
-                    tags_match?: "any" | "all" | "any_strict" | "all_strict" | "exact" | null;
+                    tags_match?: ("any" | "all" | "any_strict" | "all_strict" | "exact") | null;
                     types?: string[] | null;
                 } & {
                     [key: string]: unknown;
@@ -2145,7 +2129,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2154,7 +2138,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2163,8 +2147,35 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: llm_bad_answer, llm_rejected */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: llm_not_configured, llm_unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: llm_timeout */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2248,7 +2259,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2257,7 +2268,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: unauthorized */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2266,7 +2277,16 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details */
+            /** @description Problem: tenant_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: too_many_memories */
             413: {
                 headers: {
                     [name: string]: unknown;
