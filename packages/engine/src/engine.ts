@@ -2,20 +2,20 @@ import type { EngineConfig } from './config/load.js';
 import type { Database } from './db/database.js';
 import { ensureEmbeddingSchema } from './db/embedding-schema.js';
 import { openDatabase } from './db/open.js';
-import { withCodec, type BodyCodec } from './crypto/codec.js';
+import type { BodyCodec } from './crypto/codec.js';
 import { openBodyCodec } from './crypto/setup.js';
 import { BATCH_TOKENS, createEmbedder, MicroBatcher } from './embeddings/index.js';
-import { createJobQueue, trackRetain } from './jobs/index.js';
+import { createJobQueue } from './jobs/index.js';
 import type { JobQueue } from './jobs/queue.js';
 import { openLlm, type OpenedLlm } from './llm/index.js';
 import type { Logger } from './log.js';
 import type { AfterRetainHook } from './memory/retain.js';
+import { MemoryStore } from './memory/store.js';
 import { EngineMetrics } from './metrics.js';
 import { ENGINE_PLUGINS, type EnginePlugin, type InstalledPlugin, type PluginParts } from './plugins/index.js';
 import { MemoryService } from './service/memory-service.js';
 import type { ProgressReporter } from './startup/readiness.js';
-import type { VectorCache } from './vectors/vector-cache.js';
-import { attachVectorCache } from './vectors/registry.js';
+import { VectorCache } from './vectors/vector-cache.js';
 
 export type { Logger } from './log.js';
 
@@ -23,6 +23,7 @@ export type { Logger } from './log.js';
 interface OpenedParts {
   db: Database;
   codec: BodyCodec;
+  store: MemoryStore;
   vectors: VectorCache;
   embedder: MicroBatcher;
   metrics: EngineMetrics;
@@ -33,8 +34,8 @@ interface OpenedParts {
 /** Runs each hook in order, in the retain's transaction. */
 function chainAfterRetain(hooks: ReadonlyArray<AfterRetainHook | undefined>): AfterRetainHook {
   const present = hooks.filter((hook): hook is AfterRetainHook => hook !== undefined);
-  return async (tx, partition, ids) => {
-    for (const hook of present) await hook(tx, partition, ids);
+  return async (tx, partition, ids, run) => {
+    for (const hook of present) await hook(tx, partition, ids, run);
   };
 }
 
@@ -48,6 +49,8 @@ export class Engine {
   readonly db: Database;
   /** Encryption at rest: the no-op, or envelope encryption under MNEMOS_API_ENCRYPTION_MASTER_KEY. */
   readonly codec: BodyCodec;
+  /** The memories table, read and written through the codec. */
+  readonly store: MemoryStore;
   readonly embedder: MicroBatcher;
   readonly metrics: EngineMetrics;
   readonly service: MemoryService;
@@ -65,6 +68,7 @@ export class Engine {
   ) {
     this.db = parts.db;
     this.codec = parts.codec;
+    this.store = parts.store;
     this.embedder = parts.embedder;
     this.metrics = parts.metrics;
     this.queue = parts.queue;
@@ -73,13 +77,15 @@ export class Engine {
     const pluginParts: PluginParts = {
       config,
       db: this.db,
+      codec: this.codec,
+      store: this.store,
       embedder: this.embedder,
       log,
       metrics: this.metrics,
       queue: this.queue,
       llm: this.llm?.client,
       // Bound lazily: the chain is complete once every plugin has installed, before any retain runs.
-      afterRetain: (tx, partition, ids) => afterRetain(tx, partition, ids),
+      afterRetain: (tx, partition, ids, run) => afterRetain(tx, partition, ids, run),
       recall: (query) => this.service.recall(query),
     };
     this.plugins = plugins.flatMap((plugin) => {
@@ -89,7 +95,15 @@ export class Engine {
     const hooks = this.plugins.map((p) => p.hooks);
     const afterRetain = chainAfterRetain(hooks.map((h) => h.afterRetain));
     this.service = new MemoryService(
-      { db: this.db, embedder: this.embedder, metrics: this.metrics, afterRetain, trackRetain },
+      {
+        db: this.db,
+        store: this.store,
+        index: this.vectors,
+        codec: this.codec,
+        embedder: this.embedder,
+        metrics: this.metrics,
+        afterRetain,
+      },
       {
         retainLater: hooks.find((h) => h.retainLater)?.retainLater,
         reflect: hooks.find((h) => h.reflect)?.reflect,
@@ -119,14 +133,13 @@ export class Engine {
         ? log.info(`database: ${reason}; requests are served again`)
         : log.warn(`database: out of reach (${reason}); requests answer 503 database_unavailable until it is back`),
     );
-    let db: Database = opened.db;
+    const db: Database = opened.db;
     try {
       if (opened.applied.length > 0) log.info(`database migrations applied: ${opened.applied.join(', ')}`);
       const codec = await openBodyCodec(db, config.encryptionMasterKey, (f) =>
         log.error(`memory ${f.memoryId} (bank ${JSON.stringify(f.bankId)}, tenant ${f.tenant}) failed to decrypt: ` +
           `${f.reason}; it is left out of every answer`),
       );
-      db = withCodec(db, codec);
       onProgress('loading model');
       const model = await createEmbedder(config.embeddings, config.home, (m) => log.info(m), onProgress);
       // A refused model (another one built the database) must not leave its thread running.
@@ -134,8 +147,10 @@ export class Engine {
         await model.close().catch(() => undefined);
         throw error;
       });
+      // Every reader and writer of memories gets the store, so bodies pass through the codec on their way.
+      const store = new MemoryStore(db, codec);
       // Semantic search scans in-memory copies of each bank's vectors, kept in step with the database.
-      const vectors = attachVectorCache(db, model.dimension);
+      const vectors = new VectorCache(store, model.dimension);
       const metrics = new EngineMetrics();
       // Two batches in flight: the model's thread starts the next one without waiting for the main thread.
       const embedder = new MicroBatcher(model, BATCH_TOKENS, (size, seconds) => {
@@ -145,7 +160,7 @@ export class Engine {
       log.info(`embedding model ${model.id} ready (${model.dimension} dimensions)`);
       const queue = createJobQueue({ config, db, log, metrics });
       const llm = openLlm(config, log, metrics);
-      const engine = new Engine(config, log, { db, codec, vectors, embedder, metrics, queue, llm }, plugins);
+      const engine = new Engine(config, log, { db, codec, store, vectors, embedder, metrics, queue, llm }, plugins);
       // A queue that fails to start must not leave the model's or the LLM's thread running.
       await queue.start().catch(async (error: unknown) => {
         await engine.close().catch(() => undefined);

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database, Queryable, SqlParam } from '../src/db/database.js';
 import { openEmbeddedDatabase } from '../src/db/pglite.js';
-import { tsqueryTerms } from '../src/recall/bm25.js';
-import { queryTerms } from '../src/recall/keyword.js';
-import { LexemeCache } from '../src/recall/lexemes.js';
+import { tsqueryTerms } from '../src/keywords/tsvector.js';
+import { queryTerms } from '../src/keywords/text-search.js';
+import { LexemeCache } from '../src/keywords/lexemes.js';
 
 /** Counts the statements a Queryable is asked to run. */
 function counting(db: Database): { q: Queryable; calls: () => number } {

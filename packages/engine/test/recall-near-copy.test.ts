@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { NearCopyIndex } from '../src/recall/near-copy.js';
-import { NEAR_COPY_JACCARD, wordSignature } from '../src/recall/signals.js';
+import { NEAR_COPY_JACCARD, NearCopyIndex, wordSignature } from '../src/recall/near-copy.js';
 
 /** The definition the index must match: Jaccard of the two word sets at or above the threshold. */
 function nearCopy(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { loadEngineConfig } from '../src/config/load.js';
-import { withCodec } from '../src/crypto/codec.js';
+import { MemoryStore } from '../src/memory/store.js';
 import { openBodyCodec } from '../src/crypto/setup.js';
 import { openDatabase } from '../src/db/open.js';
 import { createEmbedder } from '../src/embeddings/index.js';
@@ -85,7 +85,7 @@ describe('mnemos reembed', () => {
     };
     try {
       const codec = await openBodyCodec(db, config.encryptionMasterKey, () => undefined);
-      await assert.rejects(reembed(withCodec(db, codec), failing, { batchSize: 2 }), /provider went away/);
+      await assert.rejects(reembed(new MemoryStore(db, codec), failing, { batchSize: 2 }), /provider went away/);
       const [half] = await db.query<{ n: number }>('SELECT count(embedding_next)::int AS n FROM memories');
       assert.equal(half?.n, 2);
     } finally {

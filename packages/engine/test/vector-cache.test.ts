@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { mayWriteMemories, toVectorLiteral, type Database, type SqlParam } from '../src/db/database.js';
+import { mayWriteMemories, type Database, type SqlParam } from '../src/db/database.js';
 import type { Memory } from '../src/memory/types.js';
-import type { VectorRowMeta } from '../src/vectors/bank-vectors.js';
+import { TopK, type VectorRowMeta } from '../src/vectors/bank-vectors.js';
+import { vectorLiteral } from '../src/memory/vector-literal.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 
@@ -28,32 +29,45 @@ async function sqlTop(query: Float32Array, k: number, space = 'default'): Promis
   const rows = await engine.engine.db.query<{ id: string }>(
     `SELECT id FROM memories WHERE tenant = 'default' AND bank_id = 'vc' AND space = $2 AND state = 'valid'
      ORDER BY embedding <=> $1::vector, id LIMIT ${k}`,
-    [toVectorLiteral(query), space],
+    [vectorLiteral(query), space],
   );
   return rows.map((r) => r.id);
+}
+
+/** The `k` nearest memories the bank's index holds (brought up to date first), as recall's semantic arm finds them. */
+async function searchIndex(
+  cache: VectorCache,
+  bankId: string,
+  query: Float32Array,
+  k: number,
+  keep: (m: VectorRowMeta) => boolean,
+): Promise<Array<{ id: string; score: number }>> {
+  const top = new TopK();
+  for (const bank of await cache.banks(engine.engine.db, 'default', [bankId])) bank.search(query, k, keep, top);
+  return top.results();
 }
 
 const keepSpace = (space: string) => (m: { space: string; valid: boolean }) => m.valid && m.space === space;
 
 describe('vector cache', () => {
   it('matches the exact scan of pgvector', async () => {
-    const cache = new VectorCache(384);
+    const cache = new VectorCache(engine.engine.store, 384);
     for (const q of ['boats on the sea', 'sourdough', 'a chess game', 'the night sky']) {
       const [v] = await engine.engine.embedder.embed([q], 'query');
-      const fromCache = (await cache.search(engine.engine.db, 'default', ['vc'], v!, 10, keepSpace('default'))).map((h) => h.id);
+      const fromCache = (await searchIndex(cache, 'vc', v!, 10, keepSpace('default'))).map((h) => h.id);
       assert.deepEqual(fromCache, await sqlTop(v!, 10));
-      const otherSpace = (await cache.search(engine.engine.db, 'default', ['vc'], v!, 5, keepSpace('other'))).map((h) => h.id);
+      const otherSpace = (await searchIndex(cache, 'vc', v!, 5, keepSpace('other'))).map((h) => h.id);
       assert.deepEqual(otherSpace, await sqlTop(v!, 5, 'other'));
     }
   });
 
   it('loads a bank a page at a time (cursor) into the same index as one query would', async () => {
-    const whole = new VectorCache(384);
-    const paged = new VectorCache(384, 250_000, 7);
+    const whole = new VectorCache(engine.engine.store, 384);
+    const paged = new VectorCache(engine.engine.store, 384, 250_000, 7);
     for (const q of ['boats on the sea', 'jazz piano chords']) {
       const [v] = await engine.engine.embedder.embed([q], 'query');
-      const a = await whole.search(engine.engine.db, 'default', ['vc'], v!, 50, () => true);
-      const b = await paged.search(engine.engine.db, 'default', ['vc'], v!, 50, () => true);
+      const a = await searchIndex(whole, 'vc', v!, 50, () => true);
+      const b = await searchIndex(paged, 'vc', v!, 50, () => true);
       assert.deepEqual(b, a);
     }
     const [bankWhole] = await whole.banks(engine.engine.db, 'default', ['vc']);
@@ -65,20 +79,20 @@ describe('vector cache', () => {
   });
 
   it('reads more than a page of changes since the last recall through the cursor, missing none', async () => {
-    const paged = new VectorCache(384, 250_000, 7);
+    const paged = new VectorCache(engine.engine.store, 384, 250_000, 7);
     const [v] = await engine.engine.embedder.embed(['glacier expedition'], 'query');
-    await paged.search(engine.engine.db, 'default', ['vc-delta'], v!, 5, () => true);
+    await searchIndex(paged, 'vc-delta', v!, 5, () => true);
     const few = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc-delta/memories', {
       items: Array.from({ length: 5 }, (_, i) => ({ content: `A few changes ${i}: ${topics[i]} notes.` })),
     });
-    let top = await paged.search(engine.engine.db, 'default', ['vc-delta'], v!, 50, () => true);
+    let top = await searchIndex(paged, 'vc-delta', v!, 50, () => true);
     assert.equal(top.length, 5, 'a delta within one page');
     const many = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc-delta/memories', {
       items: Array.from({ length: 30 }, (_, i) => ({ content: `Glacier expedition day ${i}: ${topics[i % topics.length]}.` })),
     });
     await call(engine.url, 'DELETE', `/v1/default/banks/vc-delta/memories/${few.body.memory_ids[0]}`);
-    top = await paged.search(engine.engine.db, 'default', ['vc-delta'], v!, 50, () => true);
-    const whole = await new VectorCache(384).search(engine.engine.db, 'default', ['vc-delta'], v!, 50, () => true);
+    top = await searchIndex(paged, 'vc-delta', v!, 50, () => true);
+    const whole = await searchIndex(new VectorCache(engine.engine.store, 384), 'vc-delta', v!, 50, () => true);
     assert.equal(top.length, 34);
     assert.deepEqual(top, whole);
     assert.ok(many.body.memory_ids.every((id) => top.some((h) => h.id === id)));
@@ -88,16 +102,16 @@ describe('vector cache', () => {
 
   it('preloads the most recently written banks that fit its budget', async () => {
     await call(engine.url, 'POST', '/v1/default/banks/vc-small/memories', { items: [{ content: 'A small bank.' }, { content: 'Written last.' }] });
-    const cache = new VectorCache(384, 100);
+    const cache = new VectorCache(engine.engine.store, 384, 100);
     assert.equal(await cache.preload(engine.engine.db), 1);
     assert.ok(cache.has('default', 'vc-small'));
     assert.ok(!cache.has('default', 'vc'), 'a bank larger than the budget waits for its first recall');
-    const stopped = new VectorCache(384);
+    const stopped = new VectorCache(engine.engine.store, 384);
     stopped.stop();
     assert.equal(await stopped.preload(engine.engine.db), 0);
     assert.ok(!stopped.has('default', 'vc-small'));
     // A bank still loading when the engine stops gives up at its next page instead of holding the shutdown.
-    const stopping = new VectorCache(384, 250_000, 1);
+    const stopping = new VectorCache(engine.engine.store, 384, 250_000, 1);
     const loading = stopping.banks(engine.engine.db, 'default', ['vc']);
     stopping.stop();
     await assert.rejects(loading, /the engine is stopping/);
@@ -126,7 +140,7 @@ describe('vector cache', () => {
       query: { value: (sql: string, params?: readonly SqlParam[]) => (statements.push(sql), db.query(sql, params)) },
       transaction: { value: (fn: Parameters<Database['transaction']>[0]) => (statements.push('transaction'), db.transaction(fn)) },
     }) as Database;
-    const cache = new VectorCache(384);
+    const cache = new VectorCache(engine.engine.store, 384);
     await cache.banks(counting, 'default', ['vc']);
     assert.ok(statements.length > 0, 'the first use loads the bank');
 
@@ -168,32 +182,32 @@ describe('vector cache', () => {
   });
 
   it('follows inserts, edits, invalidations and deletes made after it loaded', async () => {
-    const cache = new VectorCache(384);
+    const cache = new VectorCache(engine.engine.store, 384);
     const [probe] = await engine.engine.embedder.embed(['volcano eruption lava'], 'query');
-    await cache.search(engine.engine.db, 'default', ['vc'], probe!, 5, keepSpace('default'));
+    await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
 
     const added = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc/memories', { content: 'The volcano eruption sent lava down the hill.' });
-    let top = await cache.search(engine.engine.db, 'default', ['vc'], probe!, 5, keepSpace('default'));
+    let top = await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
     assert.equal(top[0]?.id, added.body.memory_ids[0]);
 
     const victim = top[1]!.id;
     await call(engine.url, 'PATCH', `/v1/default/banks/vc/memories/${added.body.memory_ids[0]}`, { text: 'A quiet afternoon of knitting.' });
-    top = await cache.search(engine.engine.db, 'default', ['vc'], probe!, 5, keepSpace('default'));
+    top = await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
     assert.notEqual(top[0]?.id, added.body.memory_ids[0]);
     assert.deepEqual(top.map((h) => h.id), await sqlTop(probe!, 5));
 
     await call(engine.url, 'PATCH', `/v1/default/banks/vc/memories/${victim}`, { state: 'invalidated' });
-    top = await cache.search(engine.engine.db, 'default', ['vc'], probe!, 5, keepSpace('default'));
+    top = await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
     assert.ok(!top.some((h) => h.id === victim));
 
     const gone = top[0]!.id;
     await call(engine.url, 'DELETE', `/v1/default/banks/vc/memories/${gone}`);
-    top = await cache.search(engine.engine.db, 'default', ['vc'], probe!, 5, keepSpace('default'));
+    top = await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
     assert.ok(!top.some((h) => h.id === gone));
     assert.deepEqual(top.map((h) => h.id), await sqlTop(probe!, 5));
 
     await call(engine.url, 'DELETE', '/v1/default/banks/vc');
-    top = await cache.search(engine.engine.db, 'default', ['vc'], probe!, 5, keepSpace('default'));
+    top = await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
     assert.deepEqual(top, []);
   });
 });

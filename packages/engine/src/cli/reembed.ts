@@ -1,9 +1,9 @@
 import { loadEngineConfig } from '../config/load.js';
-import { withCodec } from '../crypto/codec.js';
 import { openBodyCodec } from '../crypto/setup.js';
 import { openDatabase } from '../db/open.js';
 import { createEmbedder } from '../embeddings/index.js';
 import { reembed, type ReembedOutcome } from '../memory/reembed.js';
+import { MemoryStore } from '../memory/store.js';
 import { UsageError, type CliIo } from './io.js';
 
 /**
@@ -24,7 +24,7 @@ export async function reembedCommand(args: readonly string[], io: CliIo): Promis
     const embedder = await createEmbedder(config.embeddings, config.home, log);
     let outcome: ReembedOutcome;
     try {
-      outcome = await reembed(withCodec(db, codec), embedder, { batchSize, log });
+      outcome = await reembed(new MemoryStore(db, codec), embedder, { batchSize, log });
     } finally {
       await embedder.close().catch(() => undefined);
     }

@@ -1,6 +1,6 @@
-import type { Database, Queryable, SqlParam, Transaction } from '../db/database.js';
-import { queryTerms, TEXT_SEARCH_CONFIG } from '../recall/keyword.js';
-import { LexemeCache } from '../recall/lexemes.js';
+import type { Queryable } from '../db/database.js';
+import { queryTerms, TEXT_SEARCH_CONFIG } from '../keywords/text-search.js';
+import { LexemeCache } from '../keywords/lexemes.js';
 
 /**
  * The one seam between the memory store and encryption at rest. The store hands every memory body it writes to
@@ -9,8 +9,8 @@ import { LexemeCache } from '../recall/lexemes.js';
  * bodies stay in the text/context/metadata columns and Postgres's `english` configuration indexes them) and the
  * encrypting codec (encrypting-codec.ts).
  *
- * The engine attaches its codec to its database handle (`withCodec`), so every store function finds it with
- * `codecFor(q)`, for the database and for every transaction opened on it, without a codec parameter to thread through.
+ * The engine opens one codec at start and hands it to the memory store (memory/store.ts) and to the other modules that
+ * seal or open bodies.
  */
 
 /** A memory's private fields, as the API shows them. */
@@ -29,7 +29,7 @@ export interface SealedBody {
   /** Entity names, or their blind tokens when encrypted (equal names give equal tokens within a bank). */
   entities: string[];
   bodyEnc: Buffer | null;
-  /** A tsvector literal (the blind index) to cast with ::tsvector; null means "index `text` with documentTsvectorSql". */
+  /** A tsvector literal (the blind index) to cast with ::tsvector; null means "index `text` with documentTsvector". */
   fts: string | null;
 }
 
@@ -104,32 +104,3 @@ export const plaintextCodec: BodyCodec = {
 
 /** Postgres's lexemes of the words queries used (the english configuration is the same for every database). */
 const plaintextLexemes = new LexemeCache();
-
-const registry = new WeakMap<object, BodyCodec>();
-
-/** The codec attached to a database handle or one of its transactions; the plaintext codec otherwise. */
-export function codecFor(q: Queryable): BodyCodec {
-  return registry.get(q) ?? plaintextCodec;
-}
-
-/** A database handle that carries `codec` to every store function, for itself and its transactions. */
-export function withCodec(db: Database, codec: BodyCodec): Database {
-  const wrapped: Database = {
-    kind: db.kind,
-    get writeVersion() {
-      return db.writeVersion;
-    },
-    query: <T extends object>(sql: string, params?: readonly SqlParam[]) => db.query<T>(sql, params),
-    transaction: <T>(fn: (tx: Transaction) => Promise<T>) =>
-      db.transaction((tx) => {
-        registry.set(tx, codec);
-        return fn(tx);
-      }),
-    exec: (sql) => db.exec(sql),
-    ...(db.listen ? { listen: db.listen.bind(db) } : {}),
-    stats: () => db.stats(),
-    close: () => db.close(),
-  };
-  registry.set(wrapped, codec);
-  return wrapped;
-}

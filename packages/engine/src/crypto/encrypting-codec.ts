@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { queryTerms } from '../recall/keyword.js';
+import { queryTerms } from '../keywords/text-search.js';
 import type { BankCodec, BodyCodec, EncodedRow, KeywordQuery, PlainBody, SealedBody } from './codec.js';
 import { bodyKeyId, DataKey, decodeWrapped, encodeWrapped, IntegrityError, type MasterKey } from './envelope.js';
 import { documentLexemes, normaliseWord, queryLexemes } from './normalise.js';

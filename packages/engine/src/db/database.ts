@@ -41,16 +41,6 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
-/** pgvector literal for a query parameter: '[0.1,0.2,...]', cast with ::vector in SQL. */
-export function toVectorLiteral(v: ArrayLike<number>): string {
-  let out = '[';
-  for (let i = 0; i < v.length; i++) {
-    if (i > 0) out += ',';
-    out += String(v[i]);
-  }
-  return out + ']';
-}
-
 /**
  * True when a statement may change the memories table: it names the table and is not a read. A read is a query
  * (SELECT or WITH, possibly parenthesised, as the first branch of a UNION with a LIMIT must be; or a cursor declared

@@ -1,49 +1,30 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { touchBank } from '../banks/store.js';
-import { codecFor } from '../crypto/codec.js';
 import type { EngineConfig } from '../config/load.js';
+import type { BodyCodec } from '../crypto/codec.js';
 import type { Database, Queryable } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import type { Logger } from '../log.js';
 import type { EngineMetrics } from '../metrics.js';
 import { retain, type AfterRetainHook, type RetainItem } from '../memory/retain.js';
+import type { MemoryStore } from '../memory/store.js';
 import type { Partition } from '../memory/types.js';
-import { JobFailure, JobQueue, type ClaimedJob, type JobContext } from './queue.js';
+import { JobFailure, JobQueue, type ClaimedJob } from './queue.js';
 
 export { JobQueue, JobFailure, LeaseLostError, type ClaimedJob, type JobContext, type JobHandler } from './queue.js';
 
-/** The retain in progress on this async path: its operation (created on first use) and, for async retain, its job. */
-interface RetainScope {
-  operationId: string | undefined;
-  job?: { job: ClaimedJob; ctx: JobContext };
-}
-const scope = new AsyncLocalStorage<RetainScope>();
-
-/** What the job queue and async retain work with. */
+/** What the job queue and async retain work with (its db, store and embedder are a retain's dependencies). */
 export interface JobParts {
   config: EngineConfig;
   db: Database;
+  /** Seals an async retain's queued content like a memory body. */
+  codec: BodyCodec;
+  store: MemoryStore;
   embedder: Embedder;
   log: Logger;
   metrics: EngineMetrics;
   /** The retain hook chain every retain runs, async ones included. */
   afterRetain: AfterRetainHook;
-}
-
-/** The operation id of the retain running now (created on first use), for layers that enqueue work from a retain hook. */
-export function currentRetainOperation(): string {
-  const s = scope.getStore();
-  if (!s) return randomUUID();
-  s.operationId ??= randomUUID();
-  return s.operationId;
-}
-
-/** Runs a synchronous retain and reports the operation its hooks started (fact extraction), if any. */
-export async function trackRetain<T>(fn: () => Promise<T>): Promise<{ value: T; operationId: string | undefined }> {
-  const s: RetainScope = { operationId: undefined };
-  const value = await scope.run(s, fn);
-  return { value, operationId: s.operationId };
 }
 
 interface StoredItem {
@@ -58,7 +39,7 @@ interface StoredItem {
 
 /** async: true: validate now, store the items in a job, answer at once with the operation id. */
 export async function retainAsync(
-  engine: Pick<JobParts, 'db'>,
+  engine: Pick<JobParts, 'db' | 'codec'>,
   queue: JobQueue,
   partition: Partition,
   items: readonly RetainItem[],
@@ -79,7 +60,7 @@ export async function retainAsync(
     await touchBank(tx, partition.tenant, partition.bankId);
     // With encryption at rest the queued content is sealed like a memory body (bound to this operation's id), so it
     // is never on disk in plaintext, even while it waits.
-    const bank = await codecFor(tx).forWrite(tx, partition.tenant, partition.bankId);
+    const bank = await engine.codec.forWrite(tx, partition.tenant, partition.bankId);
     const sealed = bank.seal(operationId, { text: JSON.stringify(stored), context: null, metadata: {}, entities: [] });
     const payload = sealed.bodyEnc ? { sealed: sealed.bodyEnc.toString('base64') } : { items: stored };
     await queue.enqueue(tx, operationId, partition, 'retain', [{ kind: 'retain', payload }], items.length);
@@ -89,12 +70,13 @@ export async function retainAsync(
 }
 
 /** The items of an async retain job, opening them first when they were sealed under encryption at rest. */
-async function queuedItems(engine: Pick<JobParts, 'db'>, job: ClaimedJob): Promise<StoredItem[]> {
+async function queuedItems(engine: Pick<JobParts, 'db' | 'codec'>, job: ClaimedJob): Promise<StoredItem[]> {
   const sealed = job.payload['sealed'];
   if (typeof sealed !== 'string') return (job.payload['items'] ?? []) as StoredItem[];
-  const [body] = await codecFor(engine.db).openRows(engine.db, job.tenant, [
-    { id: job.operationId, bank_id: job.bankId, text: null, context: null, metadata: null, body_enc: Buffer.from(sealed, 'base64'), entities: [] },
-  ]);
+  const [body] = await engine.codec.openRows(engine.db, job.tenant, [{
+    id: job.operationId, bank_id: job.bankId, text: null, context: null, metadata: null,
+    body_enc: Buffer.from(sealed, 'base64'), entities: [],
+  }]);
   if (!body) throw new JobFailure('the queued items failed to decrypt (wrong key or tampered job payload)', true);
   return JSON.parse(body.text) as StoredItem[];
 }
@@ -105,7 +87,7 @@ async function clearQueuedCopy(tx: Queryable, jobId: string): Promise<void> {
 }
 
 /** The durable job queue (async retain; fact extraction when an LLM is configured); started once handlers are in. */
-export function createJobQueue(engine: Omit<JobParts, 'embedder' | 'afterRetain'>): JobQueue {
+export function createJobQueue(engine: Pick<JobParts, 'config' | 'db' | 'log' | 'metrics'>): JobQueue {
   return new JobQueue(engine.db, engine.log, {
     // Twice the LLM cap: while some jobs wait on the model, others read, embed and write, so the model stays busy
     // (the LLM client's own semaphore holds calls in flight to MNEMOS_API_LLM_CONCURRENCY).
@@ -117,17 +99,9 @@ export function createJobQueue(engine: Omit<JobParts, 'embedder' | 'afterRetain'
 }
 
 /**
- * An async retain's job completes in the same transaction that stores its memories, and its copy of the content goes
- * in that transaction too: no reader ever sees a completed retain whose content is still queued.
+ * Registers the job that stores an async retain's items. The job's retain carries the job's operation id, so the
+ * follow-up work its hooks enqueue (fact extraction) reports under the operation the caller already holds.
  */
-export const completeAsyncRetain: AfterRetainHook = async (tx, _partition, ids) => {
-  const s = scope.getStore();
-  if (!s?.job || s.job.ctx.completed) return;
-  await s.job.ctx.completeWithin(tx, { memory_ids: ids });
-  await clearQueuedCopy(tx, s.job.job.id);
-};
-
-/** Registers the job that stores an async retain's items. */
 export function registerAsyncRetain(engine: JobParts, queue: JobQueue): void {
   queue.register('retain', async (job, ctx) => {
     const raw = await queuedItems(engine, job);
@@ -141,11 +115,24 @@ export function registerAsyncRetain(engine: JobParts, queue: JobQueue): void {
       entities: i.entities ?? undefined,
     }));
     const partition = { tenant: job.tenant, bankId: job.bankId, space: job.space };
-    const s: RetainScope = { operationId: job.operationId, job: { job, ctx } };
-    const outcome = await scope.run(s, () => retain(engine.db, engine.embedder, partition, items, engine.afterRetain));
+    const outcome = await retain(engine, partition, items, {
+      operationId: job.operationId,
+      // The job completes in the same transaction that stores its memories, and its copy of the content goes in that
+      // transaction too: no reader ever sees a completed retain whose content is still queued.
+      afterRetain: async (tx, p, ids, run) => {
+        if (!ctx.completed) {
+          await ctx.completeWithin(tx, { memory_ids: ids });
+          await clearQueuedCopy(tx, job.id);
+        }
+        await engine.afterRetain(tx, p, ids, run);
+      },
+    });
     engine.metrics.memoriesRetained.inc(outcome.createdIds.length);
     // Nothing new stored (every item already present): the job completes here, its copy cleared in the same step.
     if (!ctx.completed) await ctx.complete((tx) => clearQueuedCopy(tx, job.id), { memory_ids: outcome.memoryIds });
-    await engine.db.query('UPDATE operations SET memory_ids = $2::uuid[], updated_at = now() WHERE id = $1', [job.operationId, outcome.memoryIds]);
+    await engine.db.query(
+      'UPDATE operations SET memory_ids = $2::uuid[], updated_at = now() WHERE id = $1',
+      [job.operationId, outcome.memoryIds],
+    );
   });
 }

@@ -1,8 +1,8 @@
+import pLimit, { type LimitFunction } from 'p-limit';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { LlmConfig } from '../config/load.js';
 import { BASE_DELAY_MS, MAX_DELAY_MS, resilientFetch } from './fetch.js';
 import { GeminiProvider } from './gemini.js';
-import { Limiter } from './limiter.js';
 import { OpenAiProvider } from './openai.js';
 import type { LlmTransport } from './transport.js';
 import { addUsage, LlmError, ZERO_USAGE, type GenerateRequest, type LlmProvider, type Usage } from './types.js';
@@ -41,7 +41,8 @@ export interface StructuredRequest<T> extends GenerateRequest {
  * and Prometheus counters.
  */
 export class LlmClient {
-  readonly limiter: Limiter;
+  /** Calls in flight at most `concurrency`; the rest wait in arrival order. */
+  private readonly limiter: LimitFunction;
   private readonly calls: Counter<'provider' | 'purpose' | 'outcome'>;
   private readonly tokens: Counter<'provider' | 'purpose' | 'direction'>;
   private readonly seconds: Histogram<'provider' | 'purpose'>;
@@ -53,7 +54,7 @@ export class LlmClient {
     registry: Registry,
     readonly attempts = 3,
   ) {
-    this.limiter = new Limiter(concurrency);
+    this.limiter = pLimit(concurrency);
     this.calls = new Counter({ name: 'mnemos_llm_calls_total', help: 'LLM calls by purpose and outcome', labelNames: ['provider', 'purpose', 'outcome'], registers: [registry] });
     this.tokens = new Counter({ name: 'mnemos_llm_tokens_total', help: 'LLM tokens by purpose and direction', labelNames: ['provider', 'purpose', 'direction'], registers: [registry] });
     this.seconds = new Histogram({ name: 'mnemos_llm_call_duration_seconds', help: 'LLM call latency', labelNames: ['provider', 'purpose'], buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60], registers: [registry] });
@@ -73,7 +74,7 @@ export class LlmClient {
       const stop = this.seconds.startTimer(labels);
       let result;
       try {
-        result = await this.limiter.run(() => this.provider.generate(r));
+        result = await this.limiter(() => this.provider.generate(r));
       } catch (error) {
         this.calls.inc({ ...labels, outcome: 'error' });
         const e = error instanceof LlmError ? error : new LlmError(String(error), 'unavailable');

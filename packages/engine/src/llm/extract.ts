@@ -3,9 +3,9 @@ import { addBankUsage } from '../banks/store.js';
 import type { Database } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import { JobFailure, type ClaimedJob, type JobContext } from '../jobs/index.js';
-import { insertMemories, getMemory } from '../memory/store.js';
+import type { MemoryStore } from '../memory/store.js';
 import type { NewMemory } from '../memory/types.js';
-import { embeddingText } from '../recall/document-text.js';
+import { embeddingText } from '../memory/embedding-text.js';
 import { sha256Hex } from '../util/hash.js';
 import { countTokens } from '../util/tokens.js';
 import type { LlmClient } from './client.js';
@@ -97,9 +97,9 @@ function checkFacts(value: unknown, known: Set<string>, fallback: Date | null): 
 }
 
 /** The job that turns one raw memory into facts: one LLM call, then facts + supersession + usage in one transaction. */
-export function extractionHandler(engine: { db: Database; embedder: Embedder }, llm: LlmClient) {
+export function extractionHandler(engine: { db: Database; store: MemoryStore; embedder: Embedder }, llm: LlmClient) {
   return async (job: ClaimedJob, ctx: JobContext): Promise<void> => {
-    const raw = job.memoryId ? await getMemory(engine.db, job.tenant, job.bankId, job.memoryId) : undefined;
+    const raw = job.memoryId ? await engine.store.get(job.tenant, job.bankId, job.memoryId) : undefined;
     if (!raw) {
       await ctx.complete(async () => undefined, { skipped: 'the memory was deleted before its facts were extracted', fact_ids: [] });
       return;
@@ -164,7 +164,7 @@ export function extractionHandler(engine: { db: Database; embedder: Embedder }, 
       // The source may have been deleted while the model was thinking: then there is nothing to attach facts to.
       const still = await tx.query('SELECT 1 FROM memories WHERE id = $1', [raw.id]);
       if (still.length > 0 && rows.length > 0) {
-        await insertMemories(tx, partition, rows);
+        await engine.store.insert(tx, partition, rows);
         for (const [i, f] of facts.entries()) {
           if (f.supersedes.length === 0) continue;
           await tx.query(

@@ -1,9 +1,10 @@
 import type { Database, Queryable, Transaction } from '../db/database.js';
-import { toVectorLiteral } from '../db/database.js';
 import { EMBEDDING_LOCK, readEmbeddingRecord, type EmbeddingRecord } from '../db/embedding-schema.js';
 import type { Embedder } from '../embeddings/embedder.js';
-import { embeddingText } from '../recall/document-text.js';
-import { MEMORY_COLUMNS, rowsToMemories, type MemoryRow } from './store.js';
+import { embeddingText } from './embedding-text.js';
+import { vectorLiteral } from './vector-literal.js';
+import { MEMORY_COLUMNS, type MemoryReader, type MemoryRow } from './rows.js';
+import type { MemoryStore } from './store.js';
 
 /**
  * `mnemos reembed`: moves a database to another embedding model while the old vectors keep serving.
@@ -45,10 +46,11 @@ interface Embedded {
 }
 
 export async function reembed(
-  db: Database,
+  store: MemoryStore,
   embedder: Embedder,
   options: { batchSize?: number; log?: (message: string) => void } = {},
 ): Promise<ReembedOutcome> {
+  const db: Database = store.db;
   const batchSize = Math.max(1, Math.trunc(options.batchSize ?? 64));
   const log = options.log ?? (() => undefined);
   const to: EmbeddingRecord = { model: embedder.id, dimension: embedder.dimension };
@@ -68,7 +70,7 @@ export async function reembed(
     );
     if (rows.length === 0) break;
     after = rows[rows.length - 1]!.id;
-    const embedded = await embedRows(db, embedder, rows, unreadable);
+    const embedded = await embedRows(store, db, embedder, rows, unreadable);
     reembedded += await storeVectors(db, embedded);
     log(`re-embedded ${reembedded} of ${total} memories`);
   }
@@ -87,7 +89,7 @@ export async function reembed(
         [[...unreadable]],
       );
       if (rows.length === 0) break;
-      reembedded += await storeVectors(tx, await embedRows(tx, embedder, rows, unreadable));
+      reembedded += await storeVectors(tx, await embedRows(store, tx, embedder, rows, unreadable));
     }
     await tx.exec(`ALTER TABLE memories DROP COLUMN embedding;
       ALTER TABLE memories RENAME COLUMN embedding_next TO embedding;
@@ -135,6 +137,7 @@ async function dropNext(tx: Transaction): Promise<void> {
 
 /** Embeds the rows' texts with the new model (memories that fail to decrypt are noted and skipped). */
 async function embedRows(
+  reader: MemoryReader,
   db: Queryable,
   embedder: Embedder,
   rows: readonly VersionedRow[],
@@ -144,7 +147,7 @@ async function embedRows(
   const byTenant = new Map<string, VersionedRow[]>();
   for (const r of rows) byTenant.set(r.tenant, [...(byTenant.get(r.tenant) ?? []), r]);
   for (const [tenant, group] of byTenant) {
-    const opened = new Map((await rowsToMemories(db, tenant, group)).map((m) => [m.id, m]));
+    const opened = new Map((await reader.open(db, tenant, group)).map((m) => [m.id, m]));
     for (const r of group) {
       const m = opened.get(r.id);
       if (m === undefined) unreadable.add(r.id);
@@ -166,7 +169,7 @@ async function storeVectors(q: Queryable, embedded: readonly Embedded[]): Promis
     `UPDATE memories m SET embedding_next = v.embedding::vector, embedding_next_of = m.updated_at
      FROM unnest($1::uuid[], $2::text[], $3::text[]) AS v(id, version, embedding)
      WHERE m.id = v.id AND m.updated_at = v.version::timestamptz RETURNING m.id`,
-    [embedded.map((e) => e.id), embedded.map((e) => e.version), embedded.map((e) => toVectorLiteral(e.vector))],
+    [embedded.map((e) => e.id), embedded.map((e) => e.version), embedded.map((e) => vectorLiteral(e.vector))],
   );
   return updated.length;
 }

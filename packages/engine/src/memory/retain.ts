@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
-import { embeddingText } from '../recall/document-text.js';
+import { embeddingText } from './embedding-text.js';
 import { touchBank } from '../banks/store.js';
 import { sha256Hex } from '../util/hash.js';
 import { chunkText } from './chunk.js';
-import { findByHashes, insertMemories } from './store.js';
+import type { MemoryStore } from './store.js';
 import type { NewMemory, Partition } from './types.js';
 
 export interface RetainItem {
@@ -23,6 +23,8 @@ export interface RetainOutcome {
   memoryIds: string[];
   /** Ids stored by this call (not already present). */
   createdIds: string[];
+  /** The operation that reports the work this retain started (fact extraction), when there is one. */
+  operationId: string | undefined;
 }
 
 /** A retain would store more new memories than its caller allows (a quota-holding gateway sets the bound). */
@@ -39,24 +41,81 @@ export async function pieceCount(items: readonly RetainItem[]): Promise<number> 
   return count;
 }
 
+/** What retain works with; the engine builds it once. */
+export interface RetainDependencies {
+  db: Database;
+  store: MemoryStore;
+  embedder: Embedder;
+}
+
+/** The retain a hook runs in. */
+export interface RetainRun {
+  /** The operation that reports this retain's follow-up work: the caller's, else one created on first use. */
+  operationId(): string;
+}
+
 /** Runs inside the retain transaction after the rows are written (e.g. to enqueue fact extraction atomically). */
-export type AfterRetainHook = (tx: Queryable, partition: Partition, createdIds: string[]) => Promise<void>;
+export type AfterRetainHook = (
+  tx: Queryable,
+  partition: Partition,
+  createdIds: string[],
+  run: RetainRun,
+) => Promise<void>;
+
+export interface RetainOptions {
+  afterRetain?: AfterRetainHook | undefined;
+  /** Most new memories this call may store; over it, nothing is stored and RetainLimitExceeded is thrown. */
+  maxNew?: number | undefined;
+  /** The operation this retain belongs to (an async retain's job). */
+  operationId?: string | undefined;
+}
 
 /**
  * Retain: chunk, drop content already stored in the partition (idempotent), embed the rest in shared batches, and
  * store everything in one transaction, so the call stores all of its items or none and is recallable on return.
  */
 export async function retain(
-  db: Database,
-  embedder: Embedder,
+  deps: RetainDependencies,
   partition: Partition,
   items: readonly RetainItem[],
-  afterRetain?: AfterRetainHook,
-  /** Most new memories this call may store; over it, nothing is stored and RetainLimitExceeded is thrown. */
-  maxNew?: number,
+  options: RetainOptions = {},
 ): Promise<RetainOutcome> {
+  const pieces = await chunkItems(items, new Date());
+  const unique = uniqueByContent(pieces);
+  const existing = await deps.store.findByHashes(deps.db, partition, [...unique.keys()]);
+  const fresh = [...unique.values()].filter((p) => !existing.has(p.contentHash));
+  if (options.maxNew !== undefined && fresh.length > options.maxNew) {
+    throw new RetainLimitExceeded(fresh.length, options.maxNew);
+  }
+  const vectors = await deps.embedder.embed(
+    fresh.map((p) => embeddingText(p)),
+    'document',
+  );
+  let operationId = options.operationId;
+  const run: RetainRun = { operationId: () => (operationId ??= randomUUID()) };
+  const stored = await deps.db.transaction(async (tx) => {
+    await touchBank(tx, partition.tenant, partition.bankId);
+    const ids = await deps.store.insert(
+      tx,
+      partition,
+      fresh.map((p, i) => ({ ...p, embedding: vectors[i]! })),
+    );
+    const created = ids.filter((id, i) => id === fresh[i]!.id);
+    if (options.afterRetain && created.length > 0) await options.afterRetain(tx, partition, created, run);
+    return { ids, created };
+  });
+  const idByHash = new Map(existing);
+  fresh.forEach((p, i) => idByHash.set(p.contentHash, stored.ids[i]!));
+  return {
+    memoryIds: pieces.map((p) => idByHash.get(p.contentHash)!),
+    createdIds: stored.created,
+    operationId,
+  };
+}
+
+/** The items as the memories they become: chunked, numbered in order within one retain call (its batch). */
+async function chunkItems(items: readonly RetainItem[], now: Date): Promise<NewMemory[]> {
   const batchId = randomUUID();
-  const now = new Date();
   const pieces: NewMemory[] = [];
   let seq = 0;
   for (const item of items) {
@@ -79,33 +138,12 @@ export async function retain(
       });
     }
   }
-  // Identical content within one call is stored once.
+  return pieces;
+}
+
+/** Identical content within one call is stored once: the first piece of each content hash. */
+function uniqueByContent(pieces: readonly NewMemory[]): Map<string, NewMemory> {
   const unique = new Map<string, NewMemory>();
   for (const p of pieces) if (!unique.has(p.contentHash)) unique.set(p.contentHash, p);
-
-  const existing = await findByHashes(db, partition, [...unique.keys()]);
-  const fresh = [...unique.values()].filter((p) => !existing.has(p.contentHash));
-  if (maxNew !== undefined && fresh.length > maxNew) throw new RetainLimitExceeded(fresh.length, maxNew);
-  const vectors = await embedder.embed(
-    fresh.map((p) => embeddingText(p)),
-    'document',
-  );
-
-  const stored = await db.transaction(async (tx) => {
-    await touchBank(tx, partition.tenant, partition.bankId);
-    const ids = await insertMemories(
-      tx,
-      partition,
-      fresh.map((p, i) => ({ ...p, embedding: vectors[i]! })),
-    );
-    const created = ids.filter((id, i) => id === fresh[i]!.id);
-    if (afterRetain && created.length > 0) await afterRetain(tx, partition, created);
-    return { ids, created };
-  });
-  const idByHash = new Map(existing);
-  fresh.forEach((p, i) => idByHash.set(p.contentHash, stored.ids[i]!));
-  return {
-    memoryIds: pieces.map((p) => idByHash.get(p.contentHash)!),
-    createdIds: stored.created,
-  };
+  return unique;
 }

@@ -1,4 +1,4 @@
-import { completeAsyncRetain, registerAsyncRetain, retainAsync } from '../jobs/index.js';
+import { registerAsyncRetain, retainAsync } from '../jobs/index.js';
 import { operationStatus } from '../jobs/operations.js';
 import { NOTHING_TO_CLOSE, type EnginePlugin } from './types.js';
 
@@ -11,8 +11,8 @@ export const asyncRetainPlugin: EnginePlugin = {
   install(engine) {
     registerAsyncRetain(engine, engine.queue);
     return {
+      // No retain hook of its own: each job's retain completes the job in its transaction (jobs/index.ts).
       hooks: {
-        afterRetain: completeAsyncRetain,
         retainLater: (partition, items) => retainAsync(engine, engine.queue, partition, items),
         operationStatus: (tenant, id) => operationStatus(engine.db, tenant, id),
       },

@@ -1,4 +1,3 @@
-import { currentRetainOperation } from '../jobs/index.js';
 import { extractionHandler } from '../llm/extract.js';
 import { NOTHING_TO_CLOSE, type EnginePlugin } from './types.js';
 
@@ -11,9 +10,9 @@ export const factExtractionPlugin: EnginePlugin = {
     queue.register('extract', extractionHandler(engine, llm));
     return {
       hooks: {
-        afterRetain: async (tx, partition, ids) => {
+        afterRetain: async (tx, partition, ids, run) => {
           const jobs = ids.map((id) => ({ kind: 'extract', memoryId: id }));
-          await queue.enqueue(tx, currentRetainOperation(), partition, 'extract', jobs, ids.length);
+          await queue.enqueue(tx, run.operationId(), partition, 'extract', jobs, ids.length);
           // The jobs become visible when the retain commits; the nudge saves the idle poll.
           setImmediate(() => queue.wake());
         },

@@ -6,7 +6,7 @@ import type { EnginePlugin } from './types.js';
 export type { EnginePlugin, InstalledPlugin, PluginHooks, PluginParts } from './types.js';
 
 /**
- * The engine's optional features, in install order. The order is the order of their retain hooks: an async retain's
- * job completes in the retain's transaction before fact extraction is enqueued in it.
+ * The engine's optional features, in install order, which is the order of their retain hooks. An async retain's job
+ * completes in its retain's transaction before the chain runs, so before fact extraction is enqueued in it.
  */
 export const ENGINE_PLUGINS: readonly EnginePlugin[] = [asyncRetainPlugin, factExtractionPlugin, reflectPlugin];

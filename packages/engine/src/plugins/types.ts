@@ -1,10 +1,12 @@
 import type { EngineConfig } from '../config/load.js';
+import type { BodyCodec } from '../crypto/codec.js';
 import type { Database } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { LlmClient } from '../llm/client.js';
 import type { Logger } from '../log.js';
 import type { AfterRetainHook } from '../memory/retain.js';
+import type { MemoryStore } from '../memory/store.js';
 import type { EngineMetrics } from '../metrics.js';
 import type { ServiceFeatures } from '../service/memory-service.js';
 import type { RecallQuery, RecallResult } from '../service/types.js';
@@ -13,6 +15,10 @@ import type { RecallQuery, RecallResult } from '../service/types.js';
 export interface PluginParts {
   config: EngineConfig;
   db: Database;
+  /** Encryption at rest (or the plaintext no-op), for content a plugin keeps outside the memories table. */
+  codec: BodyCodec;
+  /** The memories table, read and written through the codec. */
+  store: MemoryStore;
   embedder: Embedder;
   log: Logger;
   metrics: EngineMetrics;

@@ -8,21 +8,6 @@
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.3;
 
-const QUOTED = /'((?:[^']|'')*)'(?::([0-9A-D,]+))?/g;
-
-/** The distinct terms of a tsquery's text form (`'a' | 'b' & !'c'`), negated terms included. */
-export function tsqueryTerms(text: string): string[] {
-  const out = new Set<string>();
-  for (const m of text.matchAll(QUOTED)) out.add((m[1] ?? '').replace(/''/g, "'"));
-  out.delete('');
-  return [...out];
-}
-
-/** A tsquery literal matching exactly this (already normalised) term. */
-export function termLiteral(term: string): string {
-  return `'${term.replace(/'/g, "''")}'`;
-}
-
 export interface Bm25Doc {
   tf: { get(term: string): number | undefined };
   length: number;

@@ -26,19 +26,20 @@ export interface FeedbackCorpus {
 }
 
 /**
- * Scores `ranked` (best first: the first pass) for the expansion terms, each in [0, 1] (divided by the best); all
- * zeros when the first pass gives nothing to learn from.
+ * Scores the candidates (scored by the first pass, in any order) for the expansion terms, each in [0, 1] (divided by
+ * the best); all zeros when the first pass gives nothing to learn from.
  */
 export function feedbackScores(ranked: ReadonlyArray<{ doc: FeedbackDoc; score: number }>, corpus: FeedbackCorpus): number[] {
   const none = ranked.map(() => 0);
-  const best = ranked[0]?.score ?? 0;
-  if (best <= 0) return none;
+  const voters = best(ranked, FEEDBACK.voters);
+  const top = voters[0]?.score ?? 0;
+  if (top <= 0) return none;
   const own = new Set(corpus.queryTerms);
   const votes = new Map<string, number>();
-  for (const { doc, score } of ranked.slice(0, FEEDBACK.voters)) {
+  for (const { doc, score } of voters) {
     if (doc.length === 0) continue;
     for (const [term, count] of doc.terms()) {
-      if (!own.has(term)) votes.set(term, (votes.get(term) ?? 0) + (score / best) * (count / doc.length));
+      if (!own.has(term)) votes.set(term, (votes.get(term) ?? 0) + (score / top) * (count / doc.length));
     }
   }
   // A term in one memory only cannot connect two; one in a large share of the bank says nothing.
@@ -53,10 +54,23 @@ export function feedbackScores(ranked: ReadonlyArray<{ doc: FeedbackDoc; score: 
   }
   weighted.sort((a, b) => b[1] - a[1]);
   const chosen = weighted.slice(0, FEEDBACK.terms);
-  const top = chosen[0]?.[1];
-  if (top === undefined) return none;
-  const weights = new Map(chosen.map(([term, w]) => [term, w / top] as const));
+  const strongest = chosen[0]?.[1];
+  if (strongest === undefined) return none;
+  const weights = new Map(chosen.map(([term, w]) => [term, w / strongest] as const));
   const scores = bm25Scores(ranked.map((r) => ({ tf: r.doc, length: r.doc.length })), [...weights.keys()], df, corpus.size, weights);
   const max = Math.max(0, ...scores);
   return max > 0 ? scores.map((s) => s / max) : none;
+}
+
+/** The `n` best-scoring entries, best first, ties in input order: a stable sort then slice, without the sort. */
+function best<T extends { score: number }>(entries: readonly T[], n: number): T[] {
+  const out: T[] = [];
+  for (const e of entries) {
+    if (out.length === n && e.score <= out[n - 1]!.score) continue;
+    let at = out.length;
+    while (at > 0 && out[at - 1]!.score < e.score) at--;
+    out.splice(at, 0, e);
+    if (out.length > n) out.pop();
+  }
+  return out;
 }

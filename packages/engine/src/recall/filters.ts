@@ -1,24 +1,5 @@
 import type { RecallRequest } from './types.js';
 
-/** Score factor for facts a later correction superseded: they stay recallable but rank below current facts (DESIGN 1). */
-export const SUPERSEDED_FACTOR = 0.5;
-
-/** Applies the supersession penalty to fused entries (in place) and re-sorts them; marks them `superseded` (shown as `scores.superseded`). */
-export function demoteSuperseded(
-  ordered: Array<[string, { score: number; superseded: boolean }]>,
-  memories: ReadonlyMap<string, { superseded_by: string | null }>,
-): void {
-  let changed = false;
-  for (const [id, entry] of ordered) {
-    if (memories.get(id)?.superseded_by) {
-      entry.score *= SUPERSEDED_FACTOR;
-      entry.superseded = true;
-      changed = true;
-    }
-  }
-  if (changed) ordered.sort((a, b) => b[1].score - a[1].score);
-}
-
 /**
  * Recall's filter over the in-memory bank index rows (the tenant and bank select the cache): space, valid state,
  * types, and tags with Hindsight's tags_match semantics (`any`/`all` also match untagged memories).

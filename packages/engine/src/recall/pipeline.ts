@@ -1,30 +1,38 @@
 import type { Database } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
-import { codecFor } from '../crypto/codec.js';
+import type { BodyCodec } from '../crypto/codec.js';
 import type { Memory } from '../memory/types.js';
 import { ORG_BANK_ID } from '../memory/types.js';
-import { countTokens } from '../util/tokens.js';
-import { demoteSuperseded, recallPredicate } from './filters.js';
-import { NEAR_COPY_FACTOR, wordSignature } from './signals.js';
-import { NearCopyIndex } from './near-copy.js';
+import { NO_KEYWORDS } from '../vectors/bank-vectors.js';
+import type { VectorCache } from '../vectors/vector-cache.js';
+import { IndexArms } from './arms.js';
+import { round6, shownScores, type Candidate, type PoolMember } from './candidate.js';
+import { recallPredicate } from './filters.js';
+import { order } from './order.js';
+import { candidates } from './signals.js';
 import { resolveTemporal } from './temporal.js';
-import { fuse, type Entry, type PoolRow } from './fusion.js';
-import { vectorCacheFor } from '../vectors/registry.js';
-import { NO_KEYWORDS, type VectorRowMeta } from '../vectors/bank-vectors.js';
-import { IndexArms } from './in-memory.js';
 import type { RecallHit, RecallOutcome, RecallRequest, RecallTrace } from './types.js';
+
+/** What recall works with; the engine builds it once. */
+export interface RecallDependencies {
+  db: Database;
+  /** The in-memory bank indexes every arm searches. */
+  index: VectorCache;
+  /** Turns the query into the keyword index's terms (english lexemes, or blind tokens under encryption). */
+  codec: BodyCodec;
+  embedder: Embedder;
+}
 
 /** Neighbours are fetched for this many of each arm's best candidates (measured: no loss on LoCoMo against all). */
 const NEIGHBOUR_SEEDS = 30;
 
 /**
- * Hybrid recall (DESIGN 2.7). Candidates come from three arms: semantic (cosine), keyword (BM25 over the full-text
- * index) and temporal (memories from the time the query names); each candidate's neighbours (retained next to it in
- * the same call) join the pool. Every pooled memory is then scored by a weighted sum of signals (see signals.ts):
- * semantic, keyword, neighbour keyword, speaker/entity named by the query, its document's best cosines, temporal
- * closeness. Near-copies are pushed down, superseded facts demoted, and the list cut to `max_tokens`.
+ * Hybrid recall, in stages (README.md): the arms find candidates (semantic, keyword, temporal, and the neighbours of
+ * the best of them), signals.ts measures each candidate's signals, order.ts ranks them and cuts the list to the
+ * budgets, and the results are written out.
  */
-export async function recall(db: Database, embedder: Embedder, r: RecallRequest): Promise<RecallOutcome> {
+export async function recall(deps: RecallDependencies, r: RecallRequest): Promise<RecallOutcome> {
+  const { db, index, codec, embedder } = deps;
   const started = performance.now();
   const stages: RecallTrace['stages'] = [];
   let mark = started;
@@ -43,10 +51,8 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
   const intervals = resolveTemporal(r.query, r.queryTimestamp);
   // The engine's in-memory bank indexes serve every arm and hold each memory's opened body; the database is asked
   // only for the changes since the last recall (and for query words never seen before).
-  const cache = vectorCacheFor(db);
-  if (!cache) throw new Error('recall needs the bank index cache: open the database through Engine.open');
-  const arms = new IndexArms(await cache.banks(db, r.tenant, banks), recallPredicate(r));
-  const terms = await codecFor(db).indexTerms(db, r.tenant, banks, r.query);
+  const arms = new IndexArms(await index.banks(db, r.tenant, banks), recallPredicate(r));
+  const terms = await codec.indexTerms(db, r.tenant, banks, r.query);
   stage('index', terms.length);
   const keyword = arms.keyword(terms, limit);
   stage('keyword', keyword.length);
@@ -58,90 +64,38 @@ export async function recall(db: Database, embedder: Embedder, r: RecallRequest)
   if (intervals.length > 0) stage('temporal', temporal.length);
   const seeds = [semantic, keyword, temporal].flatMap((arm) => arm.slice(0, NEIGHBOUR_SEEDS).map((h) => h.id));
   const ids = [...new Set([...[...semantic, ...keyword, ...temporal].map((h) => h.id), ...arms.expand([...new Set(seeds)])])];
-  const pool: PoolRow[] = [];
+  const pool: PoolMember[] = [];
   for (const id of ids) {
-    const m = arms.meta(id);
-    if (!m) continue;
-    pool.push({
-      id,
-      batch_id: m.batchId,
-      document_id: m.documentId,
-      seq: m.seq,
-      cosine: arms.cosine(id, queryVector),
-      // The cache holds each memory's opened body, so the speaker/entity signal needs no read (nor decryption).
-      head: m.memory.text.slice(0, 96),
-      entities: m.memory.entities,
-      tokens: m.tokenCount,
-      occurred_at: m.occurredAt,
-      superseded_by: m.memory.superseded_by,
-      keywords: arms.keywordDoc(id) ?? NO_KEYWORDS,
-    });
+    const meta = arms.meta(id);
+    if (meta) pool.push({ meta, cosine: arms.cosine(id, queryVector), keywords: arms.keywordDoc(id) ?? NO_KEYWORDS });
   }
   stage('neighbours', pool.length);
-  const ordered = fuse(r.query, pool, keyword, intervals, { queryTerms: terms, documentFrequency: (t) => arms.documentFrequency(t), size: arms.size });
-  demoteSuperseded(ordered, new Map(pool.map((p) => [p.id, { superseded_by: p.superseded_by }])));
-  stage('fuse', ordered.length);
-  // Diversity: a near-copy of a better candidate (same words, give or take punctuation and a few) waits until every
-  // distinct candidate is in, with its score halved, so copies never crowd the top. Candidates come with their opened
-  // bodies from the bank index (synchronised at the start of this call, so no row is read again), and are considered
-  // only as far as the token budget reaches.
-  const copies: Array<[VectorRowMeta, Entry]> = [];
-  const kept = new NearCopyIndex();
-  const results: RecallHit[] = [];
-  let tokens = 0;
-  let considered = 0;
-  const take = (meta: VectorRowMeta, entry: Entry): boolean => {
-    if (results.length >= limit) return false;
-    const cost = meta.tokenCount || countTokens(meta.memory.text);
-    if (tokens + cost > r.maxTokens) return false;
-    tokens += cost;
-    entry.score = round(entry.score, 6);
-    results.push(recallHit(meta.memory, entry));
-    return true;
-  };
-  let full = false;
-  for (const [id, entry] of ordered) {
-    const meta = arms.meta(id);
-    if (!meta) continue;
-    considered++;
-    // The signature is kept with the row: the next recall that meets this memory reuses it.
-    if (!kept.admit((meta.nearCopySignature ??= wordSignature(meta.memory.text)))) {
-      entry.score *= NEAR_COPY_FACTOR;
-      entry.nearCopy = true;
-      copies.push([meta, entry]);
-      continue;
-    }
-    if (!take(meta, entry)) {
-      full = true;
-      break;
-    }
-  }
-  if (!full) for (const [meta, entry] of copies) if (!take(meta, entry)) break;
+  const scored = candidates(r.query, pool, keyword, intervals);
+  const corpus = { queryTerms: terms, documentFrequency: (t: string) => arms.documentFrequency(t), size: arms.size };
+  const { taken, tokens, considered } = order(scored, corpus, limit, r.maxTokens);
+  stage('fuse', scored.length);
   // 'hydrate' keeps its name in traces: the candidates taken from the index until the budget was full.
   stage('hydrate', considered);
+  const results = taken.map(recallHit);
   stage('select', results.length);
   const outcome: RecallOutcome = { results, tokens };
   if (r.trace) outcome.trace = { stages, total_ms: round(performance.now() - started) };
   return outcome;
 }
 
-/**
- * A result: the memory's fields written out, not spread. Up to 100 per recall, and a spread of the memory plus the
- * scores went through several object shapes each time (measured in process: the result stage fell from 0.89 to
- * 0.65 ms per recall).
- */
-function recallHit(m: Memory, entry: Entry): RecallHit {
+/** A result: the memory's fields written out, not spread (up to 100 per recall; see docs/benchmarks.md). */
+function recallHit(c: Candidate): RecallHit {
+  const m: Memory = c.meta.memory;
   const hit: RecallHit = {
     id: m.id, bank_id: m.bank_id, space: m.space, type: m.type, text: m.text, context: m.context, metadata: m.metadata,
     tags: m.tags, entities: m.entities, document_id: m.document_id, source_id: m.source_id, occurred_at: m.occurred_at,
     created_at: m.created_at, updated_at: m.updated_at, state: m.state, superseded_by: m.superseded_by,
-    valid_to: m.valid_to, score: entry.score, scores: entry.scores(),
+    valid_to: m.valid_to, score: round6(c.score), scores: shownScores(c),
   };
   if (m.bank_id === ORG_BANK_ID) hit.org = true;
   return hit;
 }
 
-function round(n: number, digits = 3): number {
-  const f = 10 ** digits;
-  return Math.round(n * f) / f;
+function round(n: number): number {
+  return Math.round(n * 1000) / 1000;
 }

@@ -1,38 +1,126 @@
+import type { Ranked } from './arms.js';
+import { FIRST_PASS_SIGNALS, weightedSum, type Candidate, type PoolMember, type Signals } from './candidate.js';
+import { temporalScore, type TimeInterval } from './temporal.js';
+
 /**
- * The per-candidate signals recall fuses, and their weights. The weights were chosen by measurement (coordinate ascent
- * on evidence recall@10 + recall@20 over three LoCoMo conversations, checked on two held-out ones; docs/benchmarks.md)
- * and are deliberately few: every signal is generic (no rule knows any dataset's names, dates or wording).
+ * The per-candidate signals (candidate.ts names and weighs them), measured over the whole pool: a memory's neighbours
+ * and document are judged by how the other pooled memories matched.
  */
+export function candidates(
+  query: string,
+  pool: readonly PoolMember[],
+  keyword: readonly Ranked[],
+  intervals: readonly TimeInterval[],
+): Candidate[] {
+  const bestKeyword = keyword.length > 0 ? Math.max(...keyword.map((k) => k.score)) : 0;
+  const kw = new Map(keyword.map((k) => [k.id, k.score] as const));
+  const kwNorm = (id: string | undefined) =>
+    id !== undefined && bestKeyword > 0 ? (kw.get(id) ?? 0) / bestKeyword : 0;
+  const cosines = new Map(pool.map((p) => [p.meta.id, p.cosine] as const));
+  const cosineOf = (id: string | undefined) => (id === undefined ? 0 : (cosines.get(id) ?? 0));
+  const neighbours = neighbourExcess(pool);
+  const documents = documentScores(pool, kwNorm);
+  const single = singleNamed(query, pool);
+  return pool.map((p, i) => {
+    const m = p.meta;
+    const keywordScore = kwNorm(m.id);
+    const document = documents[i]!;
+    const signals: Signals = {
+      keyword: keywordScore,
+      semantic: p.cosine,
+      neighbour: neighbours(p, 1, kwNorm, keywordScore),
+      neighbourSemantic: neighbours(p, 1, cosineOf, p.cosine),
+      neighbour2: neighbours(p, 2, kwNorm, keywordScore),
+      speaker: single !== undefined && isAbout(m.memory, single) ? 1 : 0,
+      document: document.semantic,
+      documentKeyword: document.keyword,
+      temporal: intervals.length > 0 ? temporalScore(intervals, m.occurredAt) : 0,
+      feedback: 0,
+    };
+    const firstPass = weightedSum(signals, FIRST_PASS_SIGNALS);
+    // Written out rather than spread from `p`: one object shape for every candidate, built without a runtime copy.
+    return {
+      meta: m, cosine: p.cosine, keywords: p.keywords, rank: i, signals, bm25: kw.get(m.id) ?? 0,
+      temporalAsked: intervals.length > 0, firstPass, fused: firstPass, score: firstPass, superseded: false,
+      nearCopy: false,
+    };
+  });
+}
 
-export const WEIGHTS = {
-  /** BM25, divided by the best BM25 of the query. */
-  keyword: 0.7,
-  /** Cosine similarity to the query. */
-  semantic: 0.85,
-  /** How much better the better of the memory's two neighbours (retained next to it in the same call) matched the
-   * keywords than the memory itself (normalised BM25, floored at 0). */
-  neighbour: 0.45,
-  /** 1 when the memory is by (or about) the one person the query names. */
-  speaker: 0.5,
-  /** How much better the better of the memory's two neighbours matched the query's meaning (cosine excess, floored at 0). */
-  neighbourSemantic: 0.3,
-  /** As `neighbour`, for the memories two positions away (an answer often comes two turns after its question). */
-  neighbour2: 0.2,
-  /** Mean cosine of the two best candidates of the memory's document (or retain call); its own when alone. */
-  document: 1.2,
-  /** Mean normalised BM25 of the two best candidates of the memory's document (or retain call). */
-  documentKeyword: 0.3,
-  /** BM25 for the terms pseudo-relevance feedback adds (feedback.ts), divided by the best such score. */
-  feedback: 0.3,
-  /** Closeness of occurred_at to the time the query names (0 when it names none). */
-  temporal: 0.6,
-} as const;
+/**
+ * Neighbours: same retain call, positions `distance` before and after. A neighbour lifts a memory only by how much
+ * better it matched than the memory itself (so a term every memory shares lifts nothing).
+ */
+function neighbourExcess(pool: readonly PoolMember[]) {
+  const at = new Map<string, Map<number, string>>();
+  for (const { meta } of pool) {
+    if (meta.batchId === null) continue;
+    const batch = at.get(meta.batchId);
+    if (batch) batch.set(meta.seq, meta.id);
+    else at.set(meta.batchId, new Map([[meta.seq, meta.id]]));
+  }
+  return (p: PoolMember, distance: number, of: (id: string | undefined) => number, own: number): number => {
+    const batch = p.meta.batchId === null ? undefined : at.get(p.meta.batchId);
+    if (batch === undefined) return 0;
+    return Math.max(0, Math.max(of(batch.get(p.meta.seq - distance)), of(batch.get(p.meta.seq + distance))) - own);
+  };
+}
 
-export type Signal = keyof typeof WEIGHTS;
+/**
+ * Document groups: document_id, else the retain call. A document scores by its two best candidates, for meaning and
+ * for keywords. Answers each pool member's document's scores.
+ */
+function documentScores(
+  pool: readonly PoolMember[],
+  kwNorm: (id: string) => number,
+): Array<{ semantic: number; keyword: number }> {
+  const groups = pool.map(({ meta: m }) =>
+    m.documentId !== null ? `d:${m.documentId}` : m.batchId !== null ? `b:${m.batchId}` : `m:${m.id}`,
+  );
+  const members = new Map<string, PoolMember[]>();
+  pool.forEach((p, i) => {
+    const g = members.get(groups[i]!);
+    if (g) g.push(p);
+    else members.set(groups[i]!, [p]);
+  });
+  const scores = new Map<string, { semantic: number; keyword: number }>();
+  for (const [g, rows] of members) {
+    scores.set(g, {
+      // A lone candidate is its own document, but a lone keyword match does not make a document: halved.
+      semantic: sumOfBest(rows.map((p) => p.cosine), 2) / Math.min(rows.length, 2),
+      keyword: sumOfBest(rows.map((p) => kwNorm(p.meta.id)), 2) / 2,
+    });
+  }
+  return groups.map((g) => scores.get(g)!);
+}
 
-/** Results whose word sets overlap this much (Jaccard) with a better result are near-copies and are pushed down. */
-export const NEAR_COPY_JACCARD = 0.9;
-export const NEAR_COPY_FACTOR = 0.5;
+/** Whether the memory is by `name` (its speaker prefix) or about it (an extracted entity). */
+function isAbout(memory: { text: string; entities: string[] }, name: string): boolean {
+  return speakerOf(memory.text) === name || memory.entities.some((e) => e.toLowerCase() === name);
+}
+
+/** Sum of the `n` largest values (all of them when there are fewer). */
+function sumOfBest(values: number[], n: number): number {
+  values.sort((a, b) => b - a);
+  let s = 0;
+  for (let i = 0; i < Math.min(n, values.length); i++) s += values[i]!;
+  return s;
+}
+
+/**
+ * The one person or entity the query names among the names the candidates carry (a "Name:" prefix or extracted
+ * entities), lowercased; undefined when it names none or several.
+ */
+function singleNamed(query: string, pool: readonly PoolMember[]): string | undefined {
+  const names = new Set<string>();
+  for (const { meta } of pool) {
+    const s = speakerOf(meta.memory.text);
+    if (s !== null) names.add(s);
+    for (const e of meta.memory.entities) names.add(e.toLowerCase());
+  }
+  const named = namedEntities(query, names);
+  return named.length === 1 ? named[0]! : undefined;
+}
 
 const SPEAKER = /^([^:\n]{1,40}):\s/u;
 
@@ -68,53 +156,3 @@ export function namedEntities(query: string, names: Iterable<string>): string[] 
   return [...found];
 }
 
-/** FNV-1a of a word. */
-function wordHash(word: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
-
-/**
- * A text's lowercased words (runs of letters and digits) as their 32-bit hashes, sorted ascending, each once. Near-copy
- * checks compare these by merging instead of building and probing Sets of strings, and the bank index keeps each
- * memory's signature once computed. Two different words share a hash about once in four billion pairs, which could
- * make two texts look one word closer than they are.
- */
-export function wordSignature(text: string): Uint32Array {
-  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-  const hashes = new Uint32Array(words.length);
-  for (let i = 0; i < words.length; i++) hashes[i] = wordHash(words[i]!);
-  hashes.sort();
-  let n = 0;
-  for (let i = 0; i < hashes.length; i++) if (i === 0 || hashes[i] !== hashes[i - 1]) hashes[n++] = hashes[i]!;
-  return hashes.slice(0, n);
-}
-
-/** Whether two texts are near-copies (Jaccard of their word sets >= NEAR_COPY_JACCARD), from their signatures. */
-export function signaturesNearCopy(a: Uint32Array, b: Uint32Array): boolean {
-  const small = Math.min(a.length, b.length);
-  const large = Math.max(a.length, b.length);
-  if (large === 0) return true;
-  if (small / large < NEAR_COPY_JACCARD) return false;
-  const total = a.length + b.length;
-  // The most words the two can still share: each word of `a` not in `b` lowers it by one; once even that would leave
-  // the Jaccard under the threshold, the answer is no.
-  let best = a.length;
-  let inter = 0;
-  let i = 0;
-  let j = 0;
-  while (i < a.length && j < b.length) {
-    const x = a[i]!;
-    const y = b[j]!;
-    if (x === y) {
-      inter++;
-      i++;
-      j++;
-    } else if (x < y) {
-      i++;
-      if (--best / (total - best) < NEAR_COPY_JACCARD) return false;
-    } else j++;
-  }
-  return inter / (total - inter) >= NEAR_COPY_JACCARD;
-}

@@ -2,17 +2,15 @@ import { problem } from '@mnemos/problems';
 import {
   bankStats, deleteBank, getBank, listBanks, patchBank, putBank, type Bank, type BankChanges, type BankStats,
 } from '../banks/store.js';
-import type { Database } from '../db/database.js';
-import type { Embedder } from '../embeddings/embedder.js';
 import type { Operation } from '../jobs/operations.js';
 import type { EngineMetrics } from '../metrics.js';
-import { pieceCount, retain, RetainLimitExceeded, type AfterRetainHook, type RetainItem } from '../memory/retain.js';
+import { embeddingText } from '../memory/embedding-text.js';
 import {
-  clearMemories, deleteMemory, getMemory, listMemories, updateMemory, type MemoryPatch,
-} from '../memory/store.js';
+  pieceCount, retain, RetainLimitExceeded, type AfterRetainHook, type RetainDependencies, type RetainItem,
+} from '../memory/retain.js';
+import { clearMemories, deleteMemory, type MemoryPatch } from '../memory/store.js';
 import { MEMORY_TYPES, type Partition } from '../memory/types.js';
-import { embeddingText } from '../recall/document-text.js';
-import { recall } from '../recall/pipeline.js';
+import { recall, type RecallDependencies } from '../recall/pipeline.js';
 import { sha256Hex } from '../util/hash.js';
 import { countTokensYielding } from '../util/tokens.js';
 import { toMemory, toRecalledMemory } from './memory-model.js';
@@ -26,9 +24,6 @@ export const BUDGETS = { low: 40, mid: 100, high: 300 } as const;
 
 export const candidatesFor = (budget: Budget): number => (typeof budget === 'number' ? budget : BUDGETS[budget]);
 
-/** Runs a synchronous retain and reports the operation its hooks started (fact extraction), if any. */
-export type RetainTracker = <T>(run: () => Promise<T>) => Promise<{ value: T; operationId: string | undefined }>;
-
 /** What the optional features add to the service; each is absent when its feature is not installed. */
 export interface ServiceFeatures {
   /** Stores the items as a durable job; answers its operation id. */
@@ -39,13 +34,11 @@ export interface ServiceFeatures {
   operationStatus?: ((tenant: string, id: string) => Promise<Operation | undefined>) | undefined;
 }
 
-export interface ServiceParts {
-  db: Database;
-  embedder: Embedder;
+/** The engine's parts the service works with: what retain and recall need, passed to them as they are. */
+export interface ServiceParts extends RetainDependencies, RecallDependencies {
   metrics: EngineMetrics;
   /** Runs in each retain's transaction after its rows are written. */
   afterRetain: AfterRetainHook;
-  trackRetain: RetainTracker;
 }
 
 const retainLimitProblem = (wouldStore: number, allowed: number) =>
@@ -73,15 +66,13 @@ export class MemoryService {
       this.parts.metrics.operations.inc({ operation: 'retain' });
       return { async: true, itemsCount: items.length, operationId };
     }
-    const { db, embedder, afterRetain, trackRetain } = this.parts;
-    let tracked;
+    let outcome;
     try {
-      tracked = await trackRetain(() => retain(db, embedder, partition, items, afterRetain, maxNew));
+      outcome = await retain(this.parts, partition, items, { afterRetain: this.parts.afterRetain, maxNew });
     } catch (error) {
       if (error instanceof RetainLimitExceeded) throw retainLimitProblem(error.wouldStore, error.allowed);
       throw error;
     }
-    const { value: outcome, operationId } = tracked;
     this.parts.metrics.operations.inc({ operation: 'retain' });
     this.parts.metrics.memoriesRetained.inc(outcome.createdIds.length);
     return {
@@ -89,7 +80,7 @@ export class MemoryService {
       itemsCount: items.length,
       memoryIds: outcome.memoryIds,
       storedCount: outcome.createdIds.length,
-      operationId,
+      operationId: outcome.operationId,
     };
   }
 
@@ -106,7 +97,7 @@ export class MemoryService {
       });
     }
     const { budget, ...request } = q;
-    const outcome = await recall(this.parts.db, this.parts.embedder, { ...request, candidates: candidatesFor(budget) });
+    const outcome = await recall(this.parts, { ...request, candidates: candidatesFor(budget) });
     this.parts.metrics.operations.inc({ operation: 'recall' });
     const trace = outcome.trace;
     return {
@@ -123,7 +114,7 @@ export class MemoryService {
   }
 
   async listMemories(q: MemoryListQuery): Promise<Page<Memory>> {
-    const { items, total } = await listMemories(this.parts.db, {
+    const { items, total } = await this.parts.store.list({
       tenant: q.tenant,
       bankId: q.bankId,
       space: q.space,
@@ -141,7 +132,7 @@ export class MemoryService {
   }
 
   async getMemory(tenant: string, bankId: string, id: string): Promise<Memory> {
-    const memory = await getMemory(this.parts.db, tenant, bankId, id);
+    const memory = await this.parts.store.get(tenant, bankId, id);
     if (!memory) throw memoryNotFound(id);
     return toMemory(memory);
   }
@@ -164,7 +155,7 @@ export class MemoryService {
     if (Object.keys(edit).length === 0) throw problem('validation_failed', 'nothingToChange');
     let memory;
     try {
-      memory = await updateMemory(this.parts.db, tenant, bankId, id, patch);
+      memory = await this.parts.store.update(tenant, bankId, id, patch);
     } catch (error) {
       if ((error as { code?: string }).code === '23505') throw problem('duplicate_memory', 'sameText');
       throw error;

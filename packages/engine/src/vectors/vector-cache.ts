@@ -1,7 +1,7 @@
 import type { Database, Queryable } from '../db/database.js';
-import { BankVectors, TopK, type VectorRowMeta } from './bank-vectors.js';
-import { parseTsvector } from './tsvector.js';
-import { MEMORY_COLUMNS, MEMORY_COLUMN_COUNT, rowsToMemories, type MemoryRow } from '../memory/store.js';
+import { BankVectors, type VectorRowMeta } from './bank-vectors.js';
+import { parseTsvector } from '../keywords/tsvector.js';
+import { MEMORY_COLUMNS, MEMORY_COLUMN_COUNT, type MemoryReader, type MemoryRow } from '../memory/rows.js';
 
 /** One row of the synchronisation query: a changed memory (all its columns), a tombstone, or the snapshot. */
 interface DeltaRow extends MemoryRow {
@@ -16,11 +16,17 @@ interface DeltaRow extends MemoryRow {
 }
 
 /** Applies synchronisation rows to the bank's copy: changed memories (opened here), tombstones, the snapshot. */
-async function apply(db: Queryable, bank: BankVectors, tenant: string, rows: readonly DeltaRow[]): Promise<void> {
+async function apply(
+  reader: MemoryReader,
+  db: Queryable,
+  bank: BankVectors,
+  tenant: string,
+  rows: readonly DeltaRow[],
+): Promise<void> {
   const changed = rows.filter((row) => row.kind === 'row');
   // Bodies are opened (decrypted under encryption at rest) once here, so recall never reads them again. A row that
   // fails to open (tampered, moved) is dropped: it must never be returned.
-  const memories = new Map((await rowsToMemories(db, tenant, changed)).map((m) => [m.id, m]));
+  const memories = new Map((await reader.open(db, tenant, changed)).map((m) => [m.id, m]));
   for (const row of changed) {
     const memory = memories.get(row.id);
     if (!memory) {
@@ -85,32 +91,17 @@ export class VectorCache {
   private stopping = false;
 
   constructor(
+    /** Opens the rows read (decrypting bodies under encryption at rest). */
+    private readonly reader: MemoryReader,
     private readonly dimension: number,
     /** Evict the least recently used banks beyond this many vectors in total (about 1.5 KiB each at 384 dims). */
     private readonly maxVectors = 250_000,
     /**
      * Rows per page when a whole bank is loaded. Small pages keep each page's rows (vector text, parsed arrays) young
-     * enough to die in the young generation: with 2,000-row pages they were promoted, and a 100,000-memory bank left
-     * the process about 330 MB larger once loaded (1.05 GB against 0.71 GB, measured).
+     * enough to die in the young generation instead of being promoted (docs/benchmarks.md).
      */
     private readonly loadPage = 250,
   ) {}
-
-  async search(
-    db: Database,
-    tenant: string,
-    bankIds: readonly string[],
-    query: Float32Array,
-    k: number,
-    keep: (m: VectorRowMeta) => boolean,
-  ): Promise<Array<{ id: string; score: number }>> {
-    const top = new TopK();
-    for (const bankId of bankIds) {
-      const bank = await this.synced(db, tenant, bankId);
-      bank.search(query, k, keep, top);
-    }
-    return top.results();
-  }
 
   /** Makes the preload, and loads of whole banks in progress, give up at their next bank or page (the engine closes). */
   stop(): void {
@@ -188,12 +179,11 @@ export class VectorCache {
     if (!fresh) {
       const rows = await db.query<DeltaRow>(syncSql(this.loadPage + 1), params);
       paged = rows.filter((row) => row.kind === 'row').length > this.loadPage;
-      if (!paged) await apply(db, bank, tenant, rows);
+      if (!paged) await apply(this.reader, db, bank, tenant, rows);
     }
     if (paged) {
-      // Read through a cursor, a page at a time: one snapshot as before, but neither the database (whose WebAssembly
-      // heap never shrinks, when embedded) nor this process ever holds every row's vector text at once. Reading
-      // 30,000 changed rows in one query grew the heap by 137 MB, through the cursor by 45 MB (measured).
+      // Read through a cursor, a page at a time: one snapshot, but neither the database (whose WebAssembly heap never
+      // shrinks, when embedded) nor this process ever holds every row's vector text at once (docs/benchmarks.md).
       const target = bank;
       await db.transaction(async (tx) => {
         await tx.query(`DECLARE mnemos_bank_sync NO SCROLL CURSOR FOR ${syncSql()}`, params);
@@ -201,7 +191,7 @@ export class VectorCache {
           // A stopping engine does not wait for a large bank to finish loading (a container gets a few seconds).
           if (this.stopping) throw new Error('the engine is stopping; the bank index was not loaded');
           const rows = await tx.query<DeltaRow>(`FETCH ${this.loadPage} FROM mnemos_bank_sync`);
-          await apply(tx, target, tenant, rows);
+          await apply(this.reader, tx, target, tenant, rows);
           if (rows.length < this.loadPage) break;
         }
         await tx.query('CLOSE mnemos_bank_sync');

@@ -1,12 +1,14 @@
+import sql, { raw, type Sql } from 'sql-template-tag';
+
 /**
  * Keyword search configuration. The document side builds the tsvector stored with each memory; the query side turns
  * a free-text query into a tsquery. Both use Postgres's English configuration (stemming, stop words).
  */
 export const TEXT_SEARCH_CONFIG = 'english';
 
-/** SQL expression for a memory's tsvector, given the placeholder of its text. */
-export function documentTsvectorSql(textParam: string): string {
-  return `to_tsvector('${TEXT_SEARCH_CONFIG}', ${textParam})`;
+/** SQL expression for a memory's tsvector, given the SQL of its text. */
+export function documentTsvector(text: Sql): Sql {
+  return sql`to_tsvector(${raw(`'${TEXT_SEARCH_CONFIG}'`)}, ${text})`;
 }
 
 /**

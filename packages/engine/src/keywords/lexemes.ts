@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
-import { tsqueryTerms } from './bm25.js';
-import { queryTerms, TEXT_SEARCH_CONFIG } from './keyword.js';
+import { tsqueryTerms } from './tsvector.js';
+import { queryTerms, TEXT_SEARCH_CONFIG } from './text-search.js';
 
 /** Words remembered at most; past it the cache starts over (a query vocabulary is small and repeats). */
 const MAX_WORDS = 50_000;

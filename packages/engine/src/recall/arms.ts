@@ -91,8 +91,7 @@ export class IndexArms {
   temporal(query: Float32Array, intervals: readonly TimeInterval[], k: number): Ranked[] {
     const window = temporalWindow(intervals);
     if (!window) return [];
-    const from = window.from.getTime();
-    const to = window.to.getTime();
+    const { from, to } = window;
     const top = new TopK();
     for (const b of this.banks) {
       const inWindow = (m: VectorRowMeta) => m.occurredAt !== null && m.occurredAt >= from && m.occurredAt < to && this.keep(m);

@@ -1,0 +1,68 @@
+import type { Queryable } from '../db/database.js';
+import type { PlainBody } from '../crypto/codec.js';
+import type { Memory, MemoryType } from './types.js';
+
+/** Columns read for a memory; `body_enc` is there for encryption at rest. */
+export const MEMORY_COLUMNS = `id, bank_id, space, type, text, context, metadata, body_enc, tags, entities, document_id,
+  source_id, occurred_at, created_at, updated_at, state, superseded_by, valid_to`;
+export const MEMORY_COLUMN_COUNT = MEMORY_COLUMNS.split(',').length;
+
+export interface MemoryRow {
+  id: string;
+  bank_id: string;
+  space: string;
+  type: string;
+  text: string | null;
+  context: string | null;
+  metadata: Record<string, string> | null;
+  body_enc: Uint8Array | null;
+  tags: string[];
+  entities: string[];
+  document_id: string | null;
+  source_id: string | null;
+  occurred_at: Date | string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+  state: string;
+  superseded_by: string | null;
+  valid_to: Date | string | null;
+}
+
+/** Opens stored rows as memories (decrypting bodies under encryption at rest); rows that fail to open are left out. */
+export interface MemoryReader {
+  open(q: Queryable, tenant: string, rows: readonly MemoryRow[]): Promise<Memory[]>;
+}
+
+function iso(value: Date | string | null): string | null {
+  if (value === null) return null;
+  return (value instanceof Date ? value : new Date(value)).toISOString();
+}
+
+/**
+ * A row as a memory. `body` is the decrypted body from the codec; without it the row must be plaintext: an encrypted
+ * row is never shown as an empty memory.
+ */
+export function rowToMemory(row: MemoryRow, body?: PlainBody): Memory {
+  if (body === undefined && row.body_enc !== null) {
+    throw new Error(`memory ${row.id} is encrypted: read it through the memory store (the body codec)`);
+  }
+  return {
+    id: row.id,
+    bank_id: row.bank_id,
+    space: row.space,
+    type: row.type as MemoryType,
+    text: body?.text ?? row.text ?? '',
+    context: body ? body.context : row.context,
+    metadata: body?.metadata ?? row.metadata ?? {},
+    tags: row.tags,
+    entities: body?.entities ?? row.entities,
+    document_id: row.document_id,
+    source_id: row.source_id,
+    occurred_at: iso(row.occurred_at),
+    created_at: iso(row.created_at)!,
+    updated_at: iso(row.updated_at)!,
+    state: row.state === 'invalidated' ? 'invalidated' : 'valid',
+    superseded_by: row.superseded_by,
+    valid_to: iso(row.valid_to),
+  };
+}

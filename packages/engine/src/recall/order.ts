@@ -1,0 +1,80 @@
+import { countTokens } from '../util/tokens.js';
+import { NEAR_COPY_FACTOR, SUPERSEDED_FACTOR, WEIGHTS, type Candidate } from './candidate.js';
+import { feedbackScores, type FeedbackCorpus } from './feedback.js';
+import { NearCopyIndex, wordSignature } from './near-copy.js';
+
+/** The ordering step's answer: the candidates taken, best first, within the budgets. */
+export interface Ordered {
+  taken: Candidate[];
+  tokens: number;
+  /** Candidates looked at before the budget was full. */
+  considered: number;
+}
+
+/**
+ * Orders the scored candidates and cuts the list: pseudo-relevance feedback adds its signal from the first-pass
+ * ranking, superseded facts are demoted, the list is sorted (once), near-copies of a better candidate wait until
+ * every distinct candidate is in, and the list stops at `limit` results or `maxTokens` tokens.
+ */
+export function order(candidates: Candidate[], corpus: FeedbackCorpus, limit: number, maxTokens: number): Ordered {
+  fuse(candidates, corpus);
+  for (const c of candidates) {
+    if (c.meta.memory.superseded_by) {
+      c.score *= SUPERSEDED_FACTOR;
+      c.superseded = true;
+    }
+  }
+  // Ties keep the order of the ranking before demotion, and of the first pass before that.
+  candidates.sort((a, b) => b.score - a.score || b.fused - a.fused || b.firstPass - a.firstPass || a.rank - b.rank);
+  return cut(candidates, limit, maxTokens);
+}
+
+/** Adds the feedback signal (learned from the first pass) to every candidate's score. */
+function fuse(candidates: Candidate[], corpus: FeedbackCorpus): void {
+  const feedback = feedbackScores(candidates.map((c) => ({ doc: c.keywords, score: c.firstPass })), corpus);
+  candidates.forEach((c, i) => {
+    const f = feedback[i] ?? 0;
+    c.signals.feedback = f;
+    // The last term of the weighted sum (candidate.ts SIGNALS order).
+    c.fused = c.firstPass + WEIGHTS.feedback * f;
+    c.score = c.fused;
+  });
+}
+
+/**
+ * Diversity and budgets: a near-copy of a better candidate (same words, give or take punctuation and a few) waits
+ * until every distinct candidate is in, with its score lowered, so copies never crowd the top. Candidates are taken
+ * until `limit` results or `maxTokens` tokens.
+ */
+function cut(ranked: readonly Candidate[], limit: number, maxTokens: number): Ordered {
+  const copies: Candidate[] = [];
+  const kept = new NearCopyIndex();
+  const taken: Candidate[] = [];
+  let tokens = 0;
+  let considered = 0;
+  const take = (c: Candidate): boolean => {
+    if (taken.length >= limit) return false;
+    const cost = c.meta.tokenCount || countTokens(c.meta.memory.text);
+    if (tokens + cost > maxTokens) return false;
+    tokens += cost;
+    taken.push(c);
+    return true;
+  };
+  let full = false;
+  for (const c of ranked) {
+    considered++;
+    // The signature is kept with the row: the next recall that meets this memory reuses it.
+    if (!kept.admit((c.meta.nearCopySignature ??= wordSignature(c.meta.memory.text)))) {
+      c.score *= NEAR_COPY_FACTOR;
+      c.nearCopy = true;
+      copies.push(c);
+      continue;
+    }
+    if (!take(c)) {
+      full = true;
+      break;
+    }
+  }
+  if (!full) for (const c of copies) if (!take(c)) break;
+  return { taken, tokens, considered };
+}
