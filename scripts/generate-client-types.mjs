@@ -72,7 +72,9 @@ async function main() {
       current = '';
     }
     if (current !== text) {
-      console.error(`${relative} is stale: the engine's OpenAPI document changed. Run npm run generate -w @mnemos/client and commit it.`);
+      console.error(
+        `${relative} is stale: the engine's OpenAPI document changed. Run npm run generate -w @mnemos/client and commit it.`,
+      );
       process.exit(1);
     }
     console.log(`${relative} is up to date`);

@@ -21,17 +21,22 @@ function collect(dir, out) {
 }
 
 const given = process.argv.slice(2);
-const files = given.length > 0 ? given : readdirSync('packages')
-  .map((p) => join('packages', p, 'test'))
-  .filter((d) => existsSync(d))
-  .flatMap((d) => collect(d, []))
-  .sort();
+const files =
+  given.length > 0
+    ? given
+    : readdirSync('packages')
+        .map((p) => join('packages', p, 'test'))
+        .filter((d) => existsSync(d))
+        .flatMap((d) => collect(d, []))
+        .sort();
 
 // Test files run in parallel processes. Most of their time is spent waiting (on the model's thread, the database,
 // child processes and HTTP), so more files than cores keeps both cores busy; MNEMOS_TEST_CONCURRENCY overrides it.
 const concurrency = Number(process.env.MNEMOS_TEST_CONCURRENCY ?? 4);
 if (!Number.isInteger(concurrency) || concurrency < 1) {
-  console.error(`run-tests: MNEMOS_TEST_CONCURRENCY=${process.env.MNEMOS_TEST_CONCURRENCY} must be a whole number of at least 1.`);
+  console.error(
+    `run-tests: MNEMOS_TEST_CONCURRENCY=${process.env.MNEMOS_TEST_CONCURRENCY} must be a whole number of at least 1.`,
+  );
   process.exit(2);
 }
 
@@ -50,19 +55,31 @@ const totals = { pass: 0, fail: 0, cancelled: 0, skipped: 0 };
 let status = 0;
 for (const [i, phase] of phases.entries()) {
   const tapFile = join(tapDir, `phase-${i}.tap`);
-  const result = spawnSync(process.execPath, [
-    '--conditions=source', '--import', 'tsx', '--test', `--test-concurrency=${phase.concurrency}`,
-    '--test-reporter=spec', '--test-reporter-destination=stdout',
-    '--test-reporter=tap', `--test-reporter-destination=${tapFile}`,
-    ...phase.files,
-  ], {
-    stdio: 'inherit',
-    env: { ...process.env, NODE_ENV: 'test' },
-    timeout: Math.max(1, LIMIT_MS - (Date.now() - started)),
-    killSignal: 'SIGKILL',
-  });
+  const result = spawnSync(
+    process.execPath,
+    [
+      '--conditions=source',
+      '--import',
+      'tsx',
+      '--test',
+      `--test-concurrency=${phase.concurrency}`,
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=tap',
+      `--test-reporter-destination=${tapFile}`,
+      ...phase.files,
+    ],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, NODE_ENV: 'test' },
+      timeout: Math.max(1, LIMIT_MS - (Date.now() - started)),
+      killSignal: 'SIGKILL',
+    },
+  );
   if (result.error?.code === 'ETIMEDOUT') {
-    console.error(`run-tests: the suite did not finish within ${LIMIT_MS / 60000} minutes (a test file that never exits?); stopped.`);
+    console.error(
+      `run-tests: the suite did not finish within ${LIMIT_MS / 60000} minutes (a test file that never exits?); stopped.`,
+    );
     process.exit(1);
   }
   if (result.status !== 0) status = result.status ?? 1;
@@ -74,7 +91,9 @@ for (const [i, phase] of phases.entries()) {
 rmSync(tapDir, { recursive: true, force: true });
 const failed = totals.fail + totals.cancelled;
 const minutes = ((Date.now() - started) / 60000).toFixed(1);
-const shape = phases.map((p) => (p.concurrency === 1 ? `${p.files.length} alone` : `${p.files.length} up to ${p.concurrency} at once`));
+const shape = phases.map((p) =>
+  p.concurrency === 1 ? `${p.files.length} alone` : `${p.files.length} up to ${p.concurrency} at once`,
+);
 console.log(`\nrun-tests: ${files.length} files in ${minutes} min (${shape.join(', then ')})`);
 console.log(`tests: ${totals.pass} passed, ${failed} failed, ${totals.skipped} skipped`);
-process.exit(status !== 0 || failed > 0 ? (status || 1) : 0);
+process.exit(status !== 0 || failed > 0 ? status || 1 : 0);

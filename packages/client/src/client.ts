@@ -1,7 +1,24 @@
 import { errorFromAnswer, MnemosError, PERMANENT_CODES } from './errors.js';
 import type {
-  Bank, BankList, BankListQuery, BankProfile, ClearQuery, DeleteResult, Memory, MemoryList, MemoryListQuery, MemoryPatch,
-  Operation, RecallRequest, RecallResult, ReflectRequest, ReflectResult, RetainItem, RetainRequest, RetainResult, Usage,
+  Bank,
+  BankList,
+  BankListQuery,
+  BankProfile,
+  ClearQuery,
+  DeleteResult,
+  Memory,
+  MemoryList,
+  MemoryListQuery,
+  MemoryPatch,
+  Operation,
+  RecallRequest,
+  RecallResult,
+  ReflectRequest,
+  ReflectResult,
+  RetainItem,
+  RetainRequest,
+  RetainResult,
+  Usage,
 } from './types.js';
 
 type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
@@ -68,7 +85,10 @@ function abortError(signal: AbortSignal): MnemosError {
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) { reject(abortError(signal)); return; }
+    if (signal?.aborted) {
+      reject(abortError(signal));
+      return;
+    }
     const onAbort = () => {
       clearTimeout(timer);
       reject(abortError(signal!));
@@ -169,7 +189,8 @@ export class Mnemos {
       if ('ok' in outcome) return outcome.ok as T;
       const error = outcome.error;
       const retryable =
-        (error.status === 429 || error.status === 503 || error.code === 'connection_error') && !PERMANENT_CODES.has(error.code);
+        (error.status === 429 || error.status === 503 || error.code === 'connection_error') &&
+        !PERMANENT_CODES.has(error.code);
       if (!retryable || attempt >= this.maxRetries) throw error;
       const delay = error.retryAfter !== undefined ? error.retryAfter * 1000 : this.backoff(attempt);
       if (delay > this.maxRetryDelayMs) throw error;
@@ -178,7 +199,11 @@ export class Mnemos {
   }
 
   private async attempt(
-    method: string, url: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number,
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    timeoutMs: number,
     signal: AbortSignal | undefined,
   ): Promise<{ ok: unknown } | { error: MnemosError }> {
     const controller = new AbortController();
@@ -197,16 +222,34 @@ export class Mnemos {
       try {
         return { ok: JSON.parse(text) as unknown };
       } catch (cause) {
-        throw new MnemosError({ status: answer.status, code: 'invalid_response', detail: `The server answered ${answer.status} with a body that is not JSON.`, cause });
+        throw new MnemosError({
+          status: answer.status,
+          code: 'invalid_response',
+          detail: `The server answered ${answer.status} with a body that is not JSON.`,
+          cause,
+        });
       }
     } catch (cause) {
       if (cause instanceof MnemosError) throw cause;
       if (signal?.aborted) throw abortError(signal);
       if (timeout.expired) {
-        throw new MnemosError({ status: 0, code: 'timeout', detail: `No answer from ${this.baseUrl} within ${timeoutMs} ms.`, cause });
+        throw new MnemosError({
+          status: 0,
+          code: 'timeout',
+          detail: `No answer from ${this.baseUrl} within ${timeoutMs} ms.`,
+          cause,
+        });
       }
-      const reason = cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause);
-      return { error: new MnemosError({ status: 0, code: 'connection_error', detail: `Could not reach ${this.baseUrl}: ${reason}.`, cause }) };
+      const reason =
+        cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause);
+      return {
+        error: new MnemosError({
+          status: 0,
+          code: 'connection_error',
+          detail: `Could not reach ${this.baseUrl}: ${reason}.`,
+          cause,
+        }),
+      };
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
@@ -217,40 +260,59 @@ export class Mnemos {
 
   /** Stores one memory; recallable as soon as the call returns. The third argument is a space or the options. */
   retain(bankId: string, content: string, spaceOrOptions?: string | RetainOptions): Promise<RetainResult> {
-    const options: RetainOptions | undefined = typeof spaceOrOptions === 'string' ? { space: spaceOrOptions } : spaceOrOptions;
+    const options: RetainOptions | undefined =
+      typeof spaceOrOptions === 'string' ? { space: spaceOrOptions } : spaceOrOptions;
     const [req, fields] = split(options);
-    return this.request('POST', this.bankPath(bankId, '/memories'), { ...req, body: this.withSpace({ ...fields, content }) });
+    return this.request('POST', this.bankPath(bankId, '/memories'), {
+      ...req,
+      body: this.withSpace({ ...fields, content }),
+    });
   }
 
   /** Stores several memories in one call (one transaction). Items are strings or `{content, timestamp?, tags?, ...}`. */
   retainBatch(bankId: string, items: Array<string | RetainItem>, options?: RetainBatchOptions): Promise<RetainResult> {
     const [req, fields] = split(options);
     const wire = items.map((item) => (typeof item === 'string' ? { content: item } : item));
-    return this.request('POST', this.bankPath(bankId, '/memories'), { ...req, body: this.withSpace({ ...fields, items: wire }) });
+    return this.request('POST', this.bankPath(bankId, '/memories'), {
+      ...req,
+      body: this.withSpace({ ...fields, items: wire }),
+    });
   }
 
   /** The memories relevant to a query, best first (hybrid search), cut to `max_tokens`. */
   recall(bankId: string, query: string, options?: RecallOptions): Promise<RecallResult> {
     const [req, fields] = split(options);
-    return this.request('POST', this.bankPath(bankId, '/memories/recall'), { ...req, body: this.withSpace({ ...fields, query }) });
+    return this.request('POST', this.bankPath(bankId, '/memories/recall'), {
+      ...req,
+      body: this.withSpace({ ...fields, query }),
+    });
   }
 
   /** An LLM answer from the bank's memory, with the ids it cites. Needs an engine with an LLM (else 503 `llm_not_configured`). */
   reflect(bankId: string, query: string, options?: ReflectOptions): Promise<ReflectResult> {
     const [req, fields] = split(options);
-    return this.request('POST', this.bankPath(bankId, '/reflect'), { ...req, body: this.withSpace({ ...fields, query }) });
+    return this.request('POST', this.bankPath(bankId, '/reflect'), {
+      ...req,
+      body: this.withSpace({ ...fields, query }),
+    });
   }
 
   /** Stores org memory of a space (shared by its banks; recall with `include_org: true` blends it in). */
   retainOrg(space: string, content: string, options?: Omit<RetainOptions, 'space'>): Promise<RetainResult> {
     const [req, fields] = split(options);
-    return this.request('POST', `${this.prefix}/spaces/${seg(space)}/memories`, { ...req, body: { ...fields, content } });
+    return this.request('POST', `${this.prefix}/spaces/${seg(space)}/memories`, {
+      ...req,
+      body: { ...fields, content },
+    });
   }
 
   /** Recalls a space's org memory. */
   recallOrg(space: string, query: string, options?: Omit<RecallOptions, 'space'>): Promise<RecallResult> {
     const [req, fields] = split(options);
-    return this.request('POST', `${this.prefix}/spaces/${seg(space)}/memories/recall`, { ...req, body: { ...fields, query } });
+    return this.request('POST', `${this.prefix}/spaces/${seg(space)}/memories/recall`, {
+      ...req,
+      body: { ...fields, query },
+    });
   }
 
   // ---------------------------------------------------------------- banks
@@ -284,7 +346,10 @@ export class Mnemos {
   /** Lists memories, newest first, with filters (`space`, `type`, `q`, `tags`, `since`, `until`) and pagination. */
   listMemories(bankId: string, options?: ListMemoriesOptions): Promise<MemoryList> {
     const [req, query] = split(options);
-    return this.request('GET', this.bankPath(bankId, '/memories'), { ...req, query: this.withSpace(query) as Record<string, QueryValue> });
+    return this.request('GET', this.bankPath(bankId, '/memories'), {
+      ...req,
+      query: this.withSpace(query) as Record<string, QueryValue>,
+    });
   }
 
   getMemory(bankId: string, memoryId: string, options?: RequestOptions): Promise<Memory> {
@@ -304,7 +369,10 @@ export class Mnemos {
   /** Erases a bank's memories (optionally only one space or type). */
   clearMemories(bankId: string, options?: ClearMemoriesOptions): Promise<DeleteResult> {
     const [req, query] = split(options);
-    return this.request('DELETE', this.bankPath(bankId, '/memories'), { ...req, query: query as Record<string, QueryValue> });
+    return this.request('DELETE', this.bankPath(bankId, '/memories'), {
+      ...req,
+      query: query as Record<string, QueryValue>,
+    });
   }
 
   // ---------------------------------------------------------------- the rest

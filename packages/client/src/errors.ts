@@ -1,5 +1,9 @@
 /** Codes for which a retry cannot help, even when they come with 429 or 503. */
-export const PERMANENT_CODES: ReadonlySet<string> = new Set(['llm_not_configured', 'encryption_key_mismatch', 'quota_exceeded']);
+export const PERMANENT_CODES: ReadonlySet<string> = new Set([
+  'llm_not_configured',
+  'encryption_key_mismatch',
+  'quota_exceeded',
+]);
 
 /** The code used when an error answer carries none (a proxy's HTML page, an older server). */
 const DEFAULT_CODES: Record<number, string> = {
@@ -52,7 +56,10 @@ export class MnemosError extends Error {
   readonly retryAfter: number | undefined;
 
   constructor(init: MnemosErrorInit) {
-    super(`${init.detail} (${init.code}${init.status ? `, HTTP ${init.status}` : ''})`, init.cause === undefined ? undefined : { cause: init.cause });
+    super(
+      `${init.detail} (${init.code}${init.status ? `, HTTP ${init.status}` : ''})`,
+      init.cause === undefined ? undefined : { cause: init.cause },
+    );
     this.status = init.status;
     this.code = init.code;
     this.detail = init.detail;
@@ -63,7 +70,12 @@ export class MnemosError extends Error {
   }
 
   toJSON(): Record<string, unknown> {
-    return { status: this.status, code: this.code, detail: this.detail, ...(this.errors ? { errors: this.errors } : {}) };
+    return {
+      status: this.status,
+      code: this.code,
+      detail: this.detail,
+      ...(this.errors ? { errors: this.errors } : {}),
+    };
   }
 }
 
@@ -100,11 +112,18 @@ export function errorFromAnswer(status: number, retryAfterHeader: string | null,
   }
   if (!isRecord(body)) {
     const snippet = text.trim().slice(0, 300);
-    return new MnemosError({ status, code: fallback, detail: snippet === '' ? `HTTP ${status} with an empty body.` : snippet, retryAfter });
+    return new MnemosError({
+      status,
+      code: fallback,
+      detail: snippet === '' ? `HTTP ${status} with an empty body.` : snippet,
+      retryAfter,
+    });
   }
   // problem+json; also the {detail} / {error: {message}} shapes other servers answer with.
   const nested = isRecord(body['error']) ? body['error'] : undefined;
-  const detail = [body['detail'], body['message'], nested?.['message'], body['title']].find((d) => typeof d === 'string' && d !== '');
+  const detail = [body['detail'], body['message'], nested?.['message'], body['title']].find(
+    (d) => typeof d === 'string' && d !== '',
+  );
   const code = [body['code'], nested?.['code']].find((c) => typeof c === 'string' && c !== '');
   return new MnemosError({
     status,

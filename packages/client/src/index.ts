@@ -1,7 +1,15 @@
 // @mnemos/client: the TypeScript client of Mnemos (DESIGN 4). fetch-based, no runtime dependencies.
 export {
-  Mnemos, type MnemosOptions, type RequestOptions, type RetainOptions, type RetainBatchOptions, type RecallOptions,
-  type ReflectOptions, type ListBanksOptions, type ListMemoriesOptions, type ClearMemoriesOptions,
+  Mnemos,
+  type MnemosOptions,
+  type RequestOptions,
+  type RetainOptions,
+  type RetainBatchOptions,
+  type RecallOptions,
+  type ReflectOptions,
+  type ListBanksOptions,
+  type ListMemoriesOptions,
+  type ClearMemoriesOptions,
 } from './client.js';
 export { MnemosError, parseRetryAfter, type FieldError } from './errors.js';
 export type * from './types.js';

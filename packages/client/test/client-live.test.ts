@@ -31,10 +31,14 @@ after(async () => {
 /** Runs a script from source (tsx) and collects its output. */
 function runScript(file: string, args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', path.join(REPO_ROOT, file), ...args], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--conditions=source', '--import', 'tsx', path.join(REPO_ROOT, file), ...args],
+      {
+        cwd: REPO_ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let text = '';
     child.stdout.on('data', (c: Buffer) => (text += c.toString()));
     child.stderr.on('data', (c: Buffer) => (text += c.toString()));
@@ -43,7 +47,10 @@ function runScript(file: string, args: string[]): Promise<{ code: number | null;
   });
 }
 
-async function rejectsWith(promise: Promise<unknown>, expected: { status: number; code: string }): Promise<MnemosError> {
+async function rejectsWith(
+  promise: Promise<unknown>,
+  expected: { status: number; code: string },
+): Promise<MnemosError> {
   try {
     await promise;
   } catch (error) {
@@ -72,7 +79,10 @@ test('retain then recall finds the memory; retain is idempotent', async () => {
   const again = await mnemos.retain(bank, 'Alice prefers green tea over coffee.');
   assert.deepEqual(again.memory_ids, stored.memory_ids);
 
-  await mnemos.retain(bank, 'Alice works as a structural engineer in Lyon.', { tags: ['work'], metadata: { source: 'chat' } });
+  await mnemos.retain(bank, 'Alice works as a structural engineer in Lyon.', {
+    tags: ['work'],
+    metadata: { source: 'chat' },
+  });
   const recalled = await mnemos.recall(bank, 'What does Alice like to drink?');
   assert.ok(recalled.results.length >= 1);
   assert.equal(recalled.results[0]!.id, stored.memory_ids[0]);
@@ -81,7 +91,10 @@ test('retain then recall finds the memory; retain is idempotent', async () => {
   assert.equal(typeof recalled.usage.tokens, 'number');
 
   const tagged = await mnemos.recall(bank, 'job', { tags: ['work'], tags_match: 'all_strict' });
-  assert.deepEqual(tagged.results.map((r) => r.text), ['Alice works as a structural engineer in Lyon.']);
+  assert.deepEqual(
+    tagged.results.map((r) => r.text),
+    ['Alice works as a structural engineer in Lyon.'],
+  );
   assert.deepEqual(tagged.results[0]!.metadata, { source: 'chat' });
 });
 
@@ -104,10 +117,16 @@ test('spaces partition memory: per call and as the client default', async () => 
   await mnemos.retain('shared', 'The globex launch is on Monday.', { space: 'globex' });
   const acme = new Mnemos({ baseUrl: engine.url, space: 'acme' });
   const inAcme = await acme.recall('shared', 'When is the launch?');
-  assert.deepEqual(inAcme.results.map((r) => r.text), ['The acme launch is on Friday.']);
+  assert.deepEqual(
+    inAcme.results.map((r) => r.text),
+    ['The acme launch is on Friday.'],
+  );
   assert.equal(inAcme.results[0]!.space, 'acme');
   const inGlobex = await acme.recall('shared', 'When is the launch?', { space: 'globex' });
-  assert.deepEqual(inGlobex.results.map((r) => r.text), ['The globex launch is on Monday.']);
+  assert.deepEqual(
+    inGlobex.results.map((r) => r.text),
+    ['The globex launch is on Monday.'],
+  );
   const inDefault = await mnemos.recall('shared', 'When is the launch?');
   assert.equal(inDefault.results.length, 0);
   assert.equal((await acme.listMemories('shared')).total, 1);
@@ -130,7 +149,9 @@ test('banks and memories: list, get, put, update, delete', async () => {
   const banks = await mnemos.listBanks({ q: 'profile' });
   assert.ok(banks.banks.some((b) => b.bank_id === bank));
 
-  const { memory_ids: [id] } = await mnemos.retain(bank, 'Dana is allergic to peanuts.');
+  const {
+    memory_ids: [id],
+  } = await mnemos.retain(bank, 'Dana is allergic to peanuts.');
   assert.ok(id);
   const memory = await mnemos.getMemory(bank, id);
   assert.equal(memory.text, 'Dana is allergic to peanuts.');
@@ -152,14 +173,20 @@ test('errors are mapped to MnemosError with status, code, detail and field error
   await rejectsWith(mnemos.recall('alice', 'x', { budget: 'huge' }), { status: 400, code: 'validation_failed' });
   await rejectsWith(mnemos.getMemory('alice', 'not-a-uuid'), { status: 400, code: 'validation_failed' });
   await rejectsWith(mnemos.retain('bad bank id!', 'x'), { status: 400, code: 'validation_failed' });
-  await rejectsWith(new Mnemos({ baseUrl: engine.url, tenant: 'other' }).listBanks(), { status: 404, code: 'tenant_not_found' });
+  await rejectsWith(new Mnemos({ baseUrl: engine.url, tenant: 'other' }).listBanks(), {
+    status: 404,
+    code: 'tenant_not_found',
+  });
   const me = new Mnemos({ baseUrl: engine.url, apiKey: 'mnm_live_x', maxRetries: 0 });
   await rejectsWith(me.listBanks(), { status: 404, code: 'tenant_not_found' });
 });
 
 test('reflect answers from memory with citations (fake LLM); LLM failures map to MnemosError', async () => {
   const bank = 'reflect-client';
-  const { memory_ids: ids } = await mnemos.retainBatch(bank, ['Ivan adopted a grey cat named Pixel.', 'Ivan works in Lyon.']);
+  const { memory_ids: ids } = await mnemos.retainBatch(bank, [
+    'Ivan adopted a grey cat named Pixel.',
+    'Ivan works in Lyon.',
+  ]);
   const answer = await mnemos.reflect(bank, 'What is the name of the cat Ivan adopted?');
   assert.equal(typeof answer.text, 'string');
   assert.ok(answer.text.length > 0);
@@ -182,7 +209,7 @@ test('health and version', async () => {
   assert.equal(typeof version['version'], 'string');
 });
 
-test('generated/types.ts matches the engine\'s OpenAPI document (regenerate with npm run generate -w @mnemos/client)', async () => {
+test("generated/types.ts matches the engine's OpenAPI document (regenerate with npm run generate -w @mnemos/client)", async () => {
   const { code, output } = await runScript('scripts/generate-client-types.mjs', ['--check', '--url', engine.url]);
   assert.equal(code, 0, output);
   assert.match(output, /up to date/);

@@ -102,28 +102,51 @@ test('npm pack builds a publishable tarball that installs offline and works agai
   assert.equal(packed.version, manifest.version);
   assert.equal(packed.filename, `mnemos-client-${manifest.version}.tgz`);
   const files = packed.files.map((f) => f.path).sort();
-  for (const needed of ['package.json', 'README.md', 'CHANGELOG.md', 'dist/index.js', 'dist/index.d.ts',
-    'dist/client.js', 'dist/generated/types.d.ts']) {
+  for (const needed of [
+    'package.json',
+    'README.md',
+    'CHANGELOG.md',
+    'dist/index.js',
+    'dist/index.d.ts',
+    'dist/client.js',
+    'dist/generated/types.d.ts',
+  ]) {
     assert.ok(files.includes(needed), `${needed} is in the tarball: ${files.join(', ')}`);
   }
-  assert.deepEqual(files.filter((f) => !/^(dist\/.+\.(js|d\.ts)|package\.json|README\.md|CHANGELOG\.md)$/.test(f)), [],
-    'nothing but the compiled package, its declarations and its docs is published');
+  assert.deepEqual(
+    files.filter((f) => !/^(dist\/.+\.(js|d\.ts)|package\.json|README\.md|CHANGELOG\.md)$/.test(f)),
+    [],
+    'nothing but the compiled package, its declarations and its docs is published',
+  );
 
   const app = path.join(work, 'app');
   mkdirSync(app);
   writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  await mustRun(npm, ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts',
-    path.join(work, packed.filename)], app);
+  await mustRun(
+    npm,
+    ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', path.join(work, packed.filename)],
+    app,
+  );
   const installed = path.join(app, 'node_modules', '@mnemos', 'client');
   assert.equal(lstatSync(installed).isSymbolicLink(), false, 'a real copy from the tarball, not a link to the repo');
 
   writeFileSync(path.join(app, 'smoke.ts'), smokeProgram(engine.url));
   // The shipped declarations are checked too (skipLibCheck off); no @types packages, only the standard DOM fetch types.
-  writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: { strict: true, target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext',
-      lib: ['es2023', 'dom'], types: [], skipLibCheck: false },
-    files: ['smoke.ts'],
-  }));
+  writeFileSync(
+    path.join(app, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        target: 'es2022',
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        lib: ['es2023', 'dom'],
+        types: [],
+        skipLibCheck: false,
+      },
+      files: ['smoke.ts'],
+    }),
+  );
   await mustRun(process.execPath, [tsc, '-p', '.'], app);
   const printed = await mustRun(process.execPath, ['smoke.js'], app);
   const result = JSON.parse(printed) as { id: string; top: string; version: unknown; missing: string };

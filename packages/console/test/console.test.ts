@@ -82,7 +82,7 @@ async function pageGet(path: string): Promise<{ status: number; body: unknown }>
   return page.evaluate(
     async ([url, project]) => {
       const res = await fetch(url, { headers: { 'x-mnemos-project': project } });
-      return { status: res.status, body: (await res.json()) };
+      return { status: res.status, body: await res.json() };
     },
     [path, projectId] as const,
   );
@@ -350,7 +350,7 @@ test('a state-changing call without the CSRF token is refused', async () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'forged' }),
     });
-    return { status: res.status, body: (await res.json()) };
+    return { status: res.status, body: await res.json() };
   });
   assert.equal(refused.status, 403);
   assert.equal(obj(refused.body)['code'], 'csrf_failed');

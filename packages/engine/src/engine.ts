@@ -137,8 +137,10 @@ export class Engine {
     try {
       if (opened.applied.length > 0) log.info(`database migrations applied: ${opened.applied.join(', ')}`);
       const codec = await openBodyCodec(db, config.encryptionMasterKey, (f) =>
-        log.error(`memory ${f.memoryId} (bank ${JSON.stringify(f.bankId)}, tenant ${f.tenant}) failed to decrypt: ` +
-          `${f.reason}; it is left out of every answer`),
+        log.error(
+          `memory ${f.memoryId} (bank ${JSON.stringify(f.bankId)}, tenant ${f.tenant}) failed to decrypt: ` +
+            `${f.reason}; it is left out of every answer`,
+        ),
       );
       onProgress('loading model');
       const model = await createEmbedder(config.embeddings, config.home, (m) => log.info(m), onProgress);
@@ -153,10 +155,15 @@ export class Engine {
       const vectors = new VectorCache(store, model.dimension);
       const metrics = new EngineMetrics();
       // Two batches in flight: the model's thread starts the next one without waiting for the main thread.
-      const embedder = new MicroBatcher(model, BATCH_TOKENS, (size, seconds) => {
-        metrics.embeddingBatch.observe(size);
-        metrics.embeddingSeconds.observe(seconds);
-      }, 2);
+      const embedder = new MicroBatcher(
+        model,
+        BATCH_TOKENS,
+        (size, seconds) => {
+          metrics.embeddingBatch.observe(size);
+          metrics.embeddingSeconds.observe(seconds);
+        },
+        2,
+      );
       log.info(`embedding model ${model.id} ready (${model.dimension} dimensions)`);
       const queue = createJobQueue({ config, db, log, metrics });
       const llm = openLlm(config, log, metrics);

@@ -55,16 +55,23 @@ export function spawnEngineProcess(env: Record<string, string>): Promise<EngineP
       if (!match || listening) return;
       listening = true;
       const url = match[1]!;
-      waitUntilReady(url).then(() => done({
-        url,
-        child,
-        stop: () =>
-          new Promise<void>((stopped) => {
-            if (child.exitCode !== null) { stopped(); return; }
-            child.once('exit', () => stopped());
-            child.kill('SIGTERM');
+      waitUntilReady(url).then(
+        () =>
+          done({
+            url,
+            child,
+            stop: () =>
+              new Promise<void>((stopped) => {
+                if (child.exitCode !== null) {
+                  stopped();
+                  return;
+                }
+                child.once('exit', () => stopped());
+                child.kill('SIGTERM');
+              }),
           }),
-      }), fail);
+        fail,
+      );
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);

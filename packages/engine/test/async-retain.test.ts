@@ -17,7 +17,11 @@ after(async () => {
 
 async function settle(engine: TestEngine, operationId: string): Promise<{ status: string; memory_ids?: string[] }> {
   for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
-    const op = await call<{ status: string; memory_ids?: string[] }>(engine.url, 'GET', `/v1/default/operations/${operationId}`);
+    const op = await call<{ status: string; memory_ids?: string[] }>(
+      engine.url,
+      'GET',
+      `/v1/default/operations/${operationId}`,
+    );
     if (op.body.status === 'completed' || op.body.status === 'failed') return op.body;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -30,12 +34,16 @@ async function payloads(engine: TestEngine): Promise<string> {
 }
 
 describe('async retain', () => {
-  for (const [name, engine] of [['without encryption', () => plain], ['with encryption', () => sealed]] as const) {
+  for (const [name, engine] of [
+    ['without encryption', () => plain],
+    ['with encryption', () => sealed],
+  ] as const) {
     it(`${name}: stores the items, then keeps no copy in the job`, async () => {
       const e = engine();
       const marker = `zanzibarmarker${name.length}`;
       const r = await call<{ async: boolean; operation_id: string }>(e.url, 'POST', '/v1/default/banks/asy/memories', {
-        items: [{ content: `The ${marker} crate is in the attic.` }], async: true,
+        items: [{ content: `The ${marker} crate is in the attic.` }],
+        async: true,
       });
       assert.equal(r.status, 200);
       assert.equal(r.body.async, true);
@@ -43,7 +51,12 @@ describe('async retain', () => {
       const op = await settle(e, r.body.operation_id);
       assert.equal(op.status, 'completed');
       assert.ok(!(await payloads(e)).includes(marker), 'no copy left in the job');
-      const found = await call<{ results: Array<{ text: string }> }>(e.url, 'POST', '/v1/default/banks/asy/memories/recall', { query: `${marker} crate` });
+      const found = await call<{ results: Array<{ text: string }> }>(
+        e.url,
+        'POST',
+        '/v1/default/banks/asy/memories/recall',
+        { query: `${marker} crate` },
+      );
       assert.equal(found.body.results[0]?.text, `The ${marker} crate is in the attic.`);
     });
   }

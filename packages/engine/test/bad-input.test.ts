@@ -11,7 +11,9 @@ let engine: TestEngine;
 
 before(async () => {
   engine = await startTestEngine({ MNEMOS_API_MAX_BODY_BYTES: '131072' });
-  await call(engine.url, 'POST', '/v1/default/banks/known/memories', { content: 'A baseline memory so the bank exists.' });
+  await call(engine.url, 'POST', '/v1/default/banks/known/memories', {
+    content: 'A baseline memory so the bank exists.',
+  });
 });
 after(async () => {
   await engine?.dispose();
@@ -39,84 +41,414 @@ interface Case {
 const longQuery = Array.from({ length: 10_000 }, (_, i) => `word${i % 97}`).join(' ');
 
 const cases: Case[] = [
-  { name: 'malformed JSON', method: 'POST', path: '/v1/default/banks/known/memories', body: '{"content": "unterminated', status: 400, code: 'malformed_json' },
-  { name: 'JSON that is not an object', method: 'POST', path: '/v1/default/banks/known/memories', body: '"just a string"', status: 400, code: 'validation_failed' },
-  { name: 'empty body', method: 'POST', path: '/v1/default/banks/known/memories', body: '', status: 400, code: 'validation_failed' },
-  { name: 'neither content nor items', method: 'POST', path: '/v1/default/banks/known/memories', body: { space: 'x' }, status: 400, code: 'validation_failed', pointer: '/content' },
-  { name: 'content and items together', method: 'POST', path: '/v1/default/banks/known/memories', body: { content: 'a', items: [{ content: 'b' }] }, status: 400, code: 'validation_failed' },
-  { name: 'content of the wrong type', method: 'POST', path: '/v1/default/banks/known/memories', body: { items: [{ content: 42 }] }, status: 400, code: 'validation_failed', pointer: '/items/0/content' },
-  { name: 'empty content', method: 'POST', path: '/v1/default/banks/known/memories', body: { content: '' }, status: 400, code: 'validation_failed', pointer: '/content' },
-  { name: 'whitespace-only content', method: 'POST', path: '/v1/default/banks/known/memories', body: { items: [{ content: 'fine' }, { content: ' \n\t ' }] }, status: 400, code: 'validation_failed', pointer: '/items/1/content' },
-  { name: 'NUL character in content', method: 'POST', path: '/v1/default/banks/known/memories', body: { content: 'bad\u0000byte' }, status: 400, code: 'validation_failed', pointer: '/content' },
-  { name: 'empty items list', method: 'POST', path: '/v1/default/banks/known/memories', body: { items: [] }, status: 400, code: 'validation_failed' },
-  { name: 'items not a list', method: 'POST', path: '/v1/default/banks/known/memories', body: { items: { content: 'x' } }, status: 400, code: 'validation_failed' },
-  { name: 'metadata with a number value', method: 'POST', path: '/v1/default/banks/known/memories', body: { items: [{ content: 'x', metadata: { n: 1 } }] }, status: 400, code: 'validation_failed' },
-  { name: 'bad timestamp', method: 'POST', path: '/v1/default/banks/known/memories', body: { items: [{ content: 'x', timestamp: 'yesterday-ish' }] }, status: 400, code: 'validation_failed', pointer: '/items/0/timestamp' },
-  { name: 'impossible date', method: 'POST', path: '/v1/default/banks/known/memories', body: { items: [{ content: 'x', timestamp: '2024-02-31T99:00:00Z' }] }, status: 400, code: 'validation_failed' },
-  { name: 'tags not strings', method: 'POST', path: '/v1/default/banks/known/memories', body: { content: 'x', tags: [1, 2] }, status: 400, code: 'validation_failed' },
-  { name: 'tags as broken JSON string', method: 'POST', path: '/v1/default/banks/known/memories', body: { content: 'x', tags: '[oops' }, status: 400, code: 'validation_failed' },
-  { name: 'invalid space', method: 'POST', path: '/v1/default/banks/known/memories', body: { content: 'x', space: 'no spaces allowed' }, status: 400, code: 'validation_failed' },
-  { name: 'invalid bank id characters', method: 'POST', path: '/v1/default/banks/bad%20bank/memories', body: { content: 'x' }, status: 400, code: 'validation_failed' },
-  { name: 'bank id too long', method: 'POST', path: `/v1/default/banks/${'b'.repeat(257)}/memories`, body: { content: 'x' }, status: 400, code: 'validation_failed' },
-  { name: 'bank id with a slash', method: 'POST', path: '/v1/default/banks/a%2Fb/memories', body: { content: 'x' }, status: 400, code: 'validation_failed' },
-  { name: 'oversized body', method: 'POST', path: '/v1/default/banks/known/memories', body: { content: 'x'.repeat(140_000) }, status: 413, code: 'payload_too_large' },
-  { name: 'wrong content type', method: 'POST', path: '/v1/default/banks/known/memories', body: 'content=x', headers: { 'content-type': 'application/x-www-form-urlencoded' }, status: 415, code: 'unsupported_media_type' },
-  { name: 'recall without query', method: 'POST', path: '/v1/default/banks/known/memories/recall', body: {}, status: 400, code: 'validation_failed', pointer: '/query' },
-  { name: 'recall with punctuation-only query', method: 'POST', path: '/v1/default/banks/known/memories/recall', body: { query: '?!...' }, status: 400, code: 'validation_failed' },
-  { name: 'recall with bad budget', method: 'POST', path: '/v1/default/banks/known/memories/recall', body: { query: 'x', budget: 'enormous' }, status: 400, code: 'validation_failed' },
-  { name: 'recall with negative max_tokens', method: 'POST', path: '/v1/default/banks/known/memories/recall', body: { query: 'x', max_tokens: -5 }, status: 400, code: 'validation_failed' },
-  { name: 'recall with unknown type', method: 'POST', path: '/v1/default/banks/known/memories/recall', body: { query: 'x', types: ['bogus'] }, status: 400, code: 'validation_failed' },
-  { name: 'recall with bad query_timestamp', method: 'POST', path: '/v1/default/banks/known/memories/recall', body: { query: 'x', query_timestamp: 'soon' }, status: 400, code: 'validation_failed' },
-  { name: 'recall with bad tags_match', method: 'POST', path: '/v1/default/banks/known/memories/recall', body: { query: 'x', tags: ['a'], tags_match: 'some' }, status: 400, code: 'validation_failed' },
-  { name: 'memory id that is not a UUID', method: 'GET', path: '/v1/default/banks/known/memories/not-a-uuid', status: 400, code: 'validation_failed' },
-  { name: 'delete of an unknown memory', method: 'DELETE', path: '/v1/default/banks/known/memories/00000000-0000-4000-8000-000000000000', status: 404, code: 'memory_not_found' },
-  { name: 'patch with nothing to change', method: 'PATCH', path: '/v1/default/banks/known/memories/00000000-0000-4000-8000-000000000000', body: {}, status: 400, code: 'validation_failed' },
-  { name: 'patch with bad state', method: 'PATCH', path: '/v1/default/banks/known/memories/00000000-0000-4000-8000-000000000000', body: { state: 'gone' }, status: 400, code: 'validation_failed' },
-  { name: 'list with a negative limit', method: 'GET', path: '/v1/default/banks/known/memories?limit=-1', status: 400, code: 'validation_failed' },
-  { name: 'list with a non-numeric offset', method: 'GET', path: '/v1/default/banks/known/memories?offset=abc', status: 400, code: 'validation_failed' },
-  { name: 'list with a bad since date', method: 'GET', path: '/v1/default/banks/known/memories?since=last-tuesday', status: 400, code: 'validation_failed' },
-  { name: 'bank PUT with disposition out of range', method: 'PUT', path: '/v1/default/banks/known', body: { disposition: { skepticism: 9 } }, status: 400, code: 'validation_failed' },
-  { name: 'bank PUT with a number name', method: 'PUT', path: '/v1/default/banks/known', body: { name: 7 }, status: 400, code: 'validation_failed' },
-  { name: 'description-level retain without bank_id', method: 'POST', path: '/v1/retain', body: { content: 'x' }, status: 400, code: 'validation_failed', pointer: '/bank_id' },
-  { name: 'description-level recall with invalid bank_id', method: 'POST', path: '/v1/recall', body: { bank_id: 'bad bank', query: 'x' }, status: 400, code: 'validation_failed' },
-  { name: 'reflect without query', method: 'POST', path: '/v1/default/banks/known/reflect', body: {}, status: 400, code: 'validation_failed' },
-  { name: 'reflect with a non-object response_schema', method: 'POST', path: '/v1/default/banks/known/reflect', body: { query: 'x', response_schema: 'json please' }, status: 400, code: 'validation_failed' },
+  {
+    name: 'malformed JSON',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: '{"content": "unterminated',
+    status: 400,
+    code: 'malformed_json',
+  },
+  {
+    name: 'JSON that is not an object',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: '"just a string"',
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'empty body',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: '',
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'neither content nor items',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: { space: 'x' },
+    status: 400,
+    code: 'validation_failed',
+    pointer: '/content',
+  },
+  {
+    name: 'content and items together',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: { content: 'a', items: [{ content: 'b' }] },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'content of the wrong type',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: { items: [{ content: 42 }] },
+    status: 400,
+    code: 'validation_failed',
+    pointer: '/items/0/content',
+  },
+  {
+    name: 'empty content',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: { content: '' },
+    status: 400,
+    code: 'validation_failed',
+    pointer: '/content',
+  },
+  {
+    name: 'whitespace-only content',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: { items: [{ content: 'fine' }, { content: ' \n\t ' }] },
+    status: 400,
+    code: 'validation_failed',
+    pointer: '/items/1/content',
+  },
+  {
+    name: 'NUL character in content',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: { content: 'bad\u0000byte' },
+    status: 400,
+    code: 'validation_failed',
+    pointer: '/content',
+  },
+  {
+    name: 'empty items list',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: { items: [] },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'items not a list',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: { items: { content: 'x' } },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'metadata with a number value',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: { items: [{ content: 'x', metadata: { n: 1 } }] },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'bad timestamp',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: { items: [{ content: 'x', timestamp: 'yesterday-ish' }] },
+    status: 400,
+    code: 'validation_failed',
+    pointer: '/items/0/timestamp',
+  },
+  {
+    name: 'impossible date',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: { items: [{ content: 'x', timestamp: '2024-02-31T99:00:00Z' }] },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'tags not strings',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: { content: 'x', tags: [1, 2] },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'tags as broken JSON string',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: { content: 'x', tags: '[oops' },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'invalid space',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: { content: 'x', space: 'no spaces allowed' },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'invalid bank id characters',
+    method: 'POST',
+    path: '/v1/default/banks/bad%20bank/memories',
+    body: { content: 'x' },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'bank id too long',
+    method: 'POST',
+    path: `/v1/default/banks/${'b'.repeat(257)}/memories`,
+    body: { content: 'x' },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'bank id with a slash',
+    method: 'POST',
+    path: '/v1/default/banks/a%2Fb/memories',
+    body: { content: 'x' },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'oversized body',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: { content: 'x'.repeat(140_000) },
+    status: 413,
+    code: 'payload_too_large',
+  },
+  {
+    name: 'wrong content type',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: 'content=x',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    status: 415,
+    code: 'unsupported_media_type',
+  },
+  {
+    name: 'recall without query',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories/recall',
+    body: {},
+    status: 400,
+    code: 'validation_failed',
+    pointer: '/query',
+  },
+  {
+    name: 'recall with punctuation-only query',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories/recall',
+    body: { query: '?!...' },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'recall with bad budget',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories/recall',
+    body: { query: 'x', budget: 'enormous' },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'recall with negative max_tokens',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories/recall',
+    body: { query: 'x', max_tokens: -5 },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'recall with unknown type',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories/recall',
+    body: { query: 'x', types: ['bogus'] },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'recall with bad query_timestamp',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories/recall',
+    body: { query: 'x', query_timestamp: 'soon' },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'recall with bad tags_match',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories/recall',
+    body: { query: 'x', tags: ['a'], tags_match: 'some' },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'memory id that is not a UUID',
+    method: 'GET',
+    path: '/v1/default/banks/known/memories/not-a-uuid',
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'delete of an unknown memory',
+    method: 'DELETE',
+    path: '/v1/default/banks/known/memories/00000000-0000-4000-8000-000000000000',
+    status: 404,
+    code: 'memory_not_found',
+  },
+  {
+    name: 'patch with nothing to change',
+    method: 'PATCH',
+    path: '/v1/default/banks/known/memories/00000000-0000-4000-8000-000000000000',
+    body: {},
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'patch with bad state',
+    method: 'PATCH',
+    path: '/v1/default/banks/known/memories/00000000-0000-4000-8000-000000000000',
+    body: { state: 'gone' },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'list with a negative limit',
+    method: 'GET',
+    path: '/v1/default/banks/known/memories?limit=-1',
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'list with a non-numeric offset',
+    method: 'GET',
+    path: '/v1/default/banks/known/memories?offset=abc',
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'list with a bad since date',
+    method: 'GET',
+    path: '/v1/default/banks/known/memories?since=last-tuesday',
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'bank PUT with disposition out of range',
+    method: 'PUT',
+    path: '/v1/default/banks/known',
+    body: { disposition: { skepticism: 9 } },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'bank PUT with a number name',
+    method: 'PUT',
+    path: '/v1/default/banks/known',
+    body: { name: 7 },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'description-level retain without bank_id',
+    method: 'POST',
+    path: '/v1/retain',
+    body: { content: 'x' },
+    status: 400,
+    code: 'validation_failed',
+    pointer: '/bank_id',
+  },
+  {
+    name: 'description-level recall with invalid bank_id',
+    method: 'POST',
+    path: '/v1/recall',
+    body: { bank_id: 'bad bank', query: 'x' },
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'reflect without query',
+    method: 'POST',
+    path: '/v1/default/banks/known/reflect',
+    body: {},
+    status: 400,
+    code: 'validation_failed',
+  },
+  {
+    name: 'reflect with a non-object response_schema',
+    method: 'POST',
+    path: '/v1/default/banks/known/reflect',
+    body: { query: 'x', response_schema: 'json please' },
+    status: 400,
+    code: 'validation_failed',
+  },
   { name: 'invalid tenant', method: 'GET', path: '/v1/Not_Valid!/banks', status: 404, code: 'tenant_not_found' },
   { name: 'unknown route', method: 'GET', path: '/v1/default/nothing-here', status: 404, code: 'not_found' },
-  { name: 'unknown method on a route', method: 'PUT', path: '/v1/default/banks/known/memories/recall', body: { query: 'x' },
-    status: 405, code: 'method_not_allowed' },
+  {
+    name: 'unknown method on a route',
+    method: 'PUT',
+    path: '/v1/default/banks/known/memories/recall',
+    body: { query: 'x' },
+    status: 405,
+    code: 'method_not_allowed',
+  },
 ];
 
 describe('bad input', () => {
   for (const c of cases) {
     it(`${c.name}: ${c.status} ${c.code}, nothing changes`, async () => {
       const before = await snapshot();
-      const r = await call<{ type: string; title: string; status: number; detail: string; code: string; errors?: Array<{ pointer: string }> }>(
-        engine.url, c.method, c.path, c.body, c.headers);
+      const r = await call<{
+        type: string;
+        title: string;
+        status: number;
+        detail: string;
+        code: string;
+        errors?: Array<{ pointer: string }>;
+      }>(engine.url, c.method, c.path, c.body, c.headers);
       assert.equal(r.status, c.status, JSON.stringify(r.body));
       assert.match(r.headers.get('content-type') ?? '', /^application\/problem\+json/);
       assert.equal(r.body.code, c.code);
       assert.equal(r.body.status, c.status);
       assert.equal(typeof r.body.title, 'string');
       assert.ok(r.body.detail.length > 20, 'detail says what went wrong');
-      if (c.pointer) assert.ok(r.body.errors?.some((e) => e.pointer === c.pointer), JSON.stringify(r.body.errors));
+      if (c.pointer)
+        assert.ok(
+          r.body.errors?.some((e) => e.pointer === c.pointer),
+          JSON.stringify(r.body.errors),
+        );
       assert.equal(await snapshot(), before);
     });
   }
 
   it('a 10,000-word query is answered without error', async () => {
-    const r = await call<{ results: unknown[] }>(engine.url, 'POST', '/v1/default/banks/known/memories/recall', { query: longQuery });
+    const r = await call<{ results: unknown[] }>(engine.url, 'POST', '/v1/default/banks/known/memories/recall', {
+      query: longQuery,
+    });
     assert.equal(r.status, 200);
     assert.ok(Array.isArray(r.body.results));
   });
 
   it('unknown fields are ignored', async () => {
     const r = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/unknowns/memories', {
-      items: [{ content: 'Fields nobody knows are fine.', observation_scopes: 'per_tag', strategy: null, frobnicate: { deep: [1, 2] } }],
-      document_tags: ['x'], operation_id: null, whatever: true,
+      items: [
+        {
+          content: 'Fields nobody knows are fine.',
+          observation_scopes: 'per_tag',
+          strategy: null,
+          frobnicate: { deep: [1, 2] },
+        },
+      ],
+      document_tags: ['x'],
+      operation_id: null,
+      whatever: true,
     });
     assert.equal(r.status, 200);
-    const q = await call<{ results: Array<{ id: string }> }>(engine.url, 'POST', '/v1/default/banks/unknowns/memories/recall', { query: 'fields', prefer_observations: true, min_scores: { final: 0 } });
+    const q = await call<{ results: Array<{ id: string }> }>(
+      engine.url,
+      'POST',
+      '/v1/default/banks/unknowns/memories/recall',
+      { query: 'fields', prefer_observations: true, min_scores: { final: 0 } },
+    );
     assert.equal(q.status, 200);
     assert.equal(q.body.results[0]?.id, r.body.memory_ids[0]);
   });
@@ -128,19 +460,32 @@ describe('bad input', () => {
       '日本語の記憶：東京で寿司を食べた',
       'Right-to-left: שלום עולם and مرحبا',
     ];
-    const r = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/unicode/memories', { items: texts.map((content) => ({ content })) });
+    const r = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/unicode/memories', {
+      items: texts.map((content) => ({ content })),
+    });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.memory_ids.length, texts.length);
-    const list = await call<{ items: Array<{ text: string }> }>(engine.url, 'GET', '/v1/default/banks/unicode/memories');
+    const list = await call<{ items: Array<{ text: string }> }>(
+      engine.url,
+      'GET',
+      '/v1/default/banks/unicode/memories',
+    );
     const stored = new Set(list.body.items.map((m) => m.text));
     for (const t of texts) assert.ok(stored.has(t), `stored ${t}`);
-    const q = await call<{ results: Array<{ text: string }> }>(engine.url, 'POST', '/v1/default/banks/unicode/memories/recall', { query: '🧠 emoji' });
+    const q = await call<{ results: Array<{ text: string }> }>(
+      engine.url,
+      'POST',
+      '/v1/default/banks/unicode/memories/recall',
+      { query: '🧠 emoji' },
+    );
     assert.equal(q.status, 200);
   });
 
   it('a batch with one bad item stores none of the items', async () => {
     const before = await snapshot();
-    const r = await call(engine.url, 'POST', '/v1/default/banks/known/memories', { items: [{ content: 'good one' }, { content: 'good two' }, { content: 'bad', timestamp: 'never' }] });
+    const r = await call(engine.url, 'POST', '/v1/default/banks/known/memories', {
+      items: [{ content: 'good one' }, { content: 'good two' }, { content: 'bad', timestamp: 'never' }],
+    });
     assert.equal(r.status, 400);
     assert.equal(await snapshot(), before);
   });

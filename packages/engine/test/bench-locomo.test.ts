@@ -28,7 +28,10 @@ test('a conversation loads as ordered sessions with speaker-prefixed turns and s
   assert.equal(conv.sessions[0]?.timestamp, '2023-05-08T13:56:00.000Z');
   assert.match(conv.sessions[0]?.turns[0]?.content ?? '', /^Caroline: /);
   const keys = conv.sessions.map((s) => Number(s.key.slice(8)));
-  assert.deepEqual(keys, [...keys].sort((a, b) => a - b));
+  assert.deepEqual(
+    keys,
+    [...keys].sort((a, b) => a - b),
+  );
   assert.equal(conv.queryTimestamp, conv.sessions[conv.sessions.length - 1]?.timestamp);
   assert.ok(conv.questions.length > 0);
   assert.ok(conv.questions.every((q) => q.category >= 1 && q.category <= 4 && q.evidence.length > 0));

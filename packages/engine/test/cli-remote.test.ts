@@ -18,7 +18,11 @@ after(async () => {
   await engine?.dispose();
 });
 
-async function mnemos(command: RemoteCommand, args: string[], stdin = ''): Promise<{ code: number; out: string; err: string }> {
+async function mnemos(
+  command: RemoteCommand,
+  args: string[],
+  stdin = '',
+): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
   const io: CliIo = {
@@ -32,13 +36,20 @@ async function mnemos(command: RemoteCommand, args: string[], stdin = ''): Promi
   return { code, out, err };
 }
 
-function binary(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
+function binary(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', resolve(REPO_ROOT, 'packages/engine/src/cli.ts'), ...args], {
-      cwd: REPO_ROOT,
-      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--conditions=source', '--import', 'tsx', resolve(REPO_ROOT, 'packages/engine/src/cli.ts'), ...args],
+      {
+        cwd: REPO_ROOT,
+        env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -49,10 +60,24 @@ function binary(args: string[], env: Record<string, string>): Promise<{ code: nu
 }
 
 test('retain from arguments and from standard input, with space, tags and metadata', async () => {
-  const one = await mnemos('retain', ['cli-bank', 'Erin', 'drinks', 'oolong', 'tea.', '--tag', 'drinks', '--metadata', 'source=cli']);
+  const one = await mnemos('retain', [
+    'cli-bank',
+    'Erin',
+    'drinks',
+    'oolong',
+    'tea.',
+    '--tag',
+    'drinks',
+    '--metadata',
+    'source=cli',
+  ]);
   assert.equal(one.code, 0, one.err);
   assert.match(one.out, /^Retained in bank cli-bank: [0-9a-f-]{36}\n$/);
-  const piped = await mnemos('retain', ['cli-bank', '-', '--space', 'acme', '--json'], 'Erin leads the acme data team.\n');
+  const piped = await mnemos(
+    'retain',
+    ['cli-bank', '-', '--space', 'acme', '--json'],
+    'Erin leads the acme data team.\n',
+  );
   assert.equal(piped.code, 0, piped.err);
   const answer = JSON.parse(piped.out) as { success: boolean; memory_ids: string[] };
   assert.equal(answer.success, true);
@@ -69,7 +94,10 @@ test('recall prints a table for people and JSON for scripts', async () => {
 
   const scripted = await mnemos('recall', ['cli-bank', 'Who leads the data team?', '--space', 'acme', '--json']);
   const parsed = JSON.parse(scripted.out) as { results: Array<{ text: string; space: string }> };
-  assert.deepEqual(parsed.results.map((r) => [r.text, r.space]), [['Erin leads the acme data team.', 'acme']]);
+  assert.deepEqual(
+    parsed.results.map((r) => [r.text, r.space]),
+    [['Erin leads the acme data team.', 'acme']],
+  );
 
   const none = await mnemos('recall', ['empty-bank', 'anything']);
   assert.equal(none.out, 'No memories found.\n');
@@ -80,7 +108,10 @@ test('banks and memories: list, get, delete', async () => {
   assert.equal(banks.code, 0, banks.err);
   assert.match(banks.out, /^BANK\s+MEMORIES\s+LAST WRITE\s+SPACE\s+NAME\n/);
   assert.match(banks.out, /\ncli-bank\s+2\s/);
-  const bankJson = JSON.parse((await mnemos('banks', ['get', 'cli-bank', '--json'])).out) as { bank_id: string; memory_count: number };
+  const bankJson = JSON.parse((await mnemos('banks', ['get', 'cli-bank', '--json'])).out) as {
+    bank_id: string;
+    memory_count: number;
+  };
   assert.equal(bankJson.memory_count, 2);
 
   const listed = await mnemos('memories', ['list', 'cli-bank', '--json']);
@@ -107,8 +138,16 @@ test('failures: API errors exit 1 with the detail and code, usage mistakes exit 
   assert.match(missing.err, /\[memory_not_found, HTTP 404\]/);
   const reflect = await mnemos('reflect', ['cli-bank', 'What does Erin drink?', '--json']);
   assert.equal(reflect.code, 1);
-  assert.equal((JSON.parse(reflect.err) as { error: { code: string; status: number } }).error.code, 'llm_not_configured');
-  for (const args of [['recall'], ['recall', 'b'], ['recall', 'b', 'q', '--budget', 'huge'], ['recall', 'b', 'q', '--nope']]) {
+  assert.equal(
+    (JSON.parse(reflect.err) as { error: { code: string; status: number } }).error.code,
+    'llm_not_configured',
+  );
+  for (const args of [
+    ['recall'],
+    ['recall', 'b'],
+    ['recall', 'b', 'q', '--budget', 'huge'],
+    ['recall', 'b', 'q', '--nope'],
+  ]) {
     const [command, ...rest] = args as [RemoteCommand, ...string[]];
     const wrong = await mnemos(command, rest);
     assert.equal(wrong.code, 2, args.join(' '));
@@ -123,7 +162,9 @@ test('tables cut the last column to the width', () => {
 });
 
 test('the mnemos binary: MNEMOS_URL, --json, help and unknown commands', async () => {
-  const stored = await binary(['retain', 'bin-bank', 'Frank', 'plays', 'the', 'cello.', '--json'], { MNEMOS_URL: engine.url });
+  const stored = await binary(['retain', 'bin-bank', 'Frank', 'plays', 'the', 'cello.', '--json'], {
+    MNEMOS_URL: engine.url,
+  });
   assert.equal(stored.code, 0, stored.err);
   assert.equal((JSON.parse(stored.out) as { items_count: number }).items_count, 1);
   const recalled = await binary(['recall', 'bin-bank', 'instrument', '--url', engine.url], {});

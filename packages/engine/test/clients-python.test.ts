@@ -35,16 +35,26 @@ function startFakeLlm(): Promise<{ server: Server; baseUrl: string }> {
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       if (req.method !== 'POST' || !(req.url ?? '').endsWith('/chat/completions')) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: 'not found' } }));
         return;
       }
       const content = fakeLlmAnswer(body);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-        id: 'chatcmpl-fake', object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: 'fake',
-        choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }],
-        usage: { prompt_tokens: Math.ceil(body.length / 4), completion_tokens: Math.ceil(content.length / 4),
-          total_tokens: Math.ceil((body.length + content.length) / 4) },
-      }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id: 'chatcmpl-fake',
+          object: 'chat.completion',
+          created: Math.floor(Date.now() / 1000),
+          model: 'fake',
+          choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }],
+          usage: {
+            prompt_tokens: Math.ceil(body.length / 4),
+            completion_tokens: Math.ceil(content.length / 4),
+            total_tokens: Math.ceil((body.length + content.length) / 4),
+          },
+        }),
+      );
     });
   });
   return new Promise((resolve) => {
@@ -56,16 +66,33 @@ function startFakeLlm(): Promise<{ server: Server; baseUrl: string }> {
   });
 }
 
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number):
-Promise<{ code: number | null; output: string }> {
+function run(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    child.stdout.on('data', (c: Buffer) => { output += c.toString('utf8'); });
-    child.stderr.on('data', (c: Buffer) => { output += c.toString('utf8'); });
-    const timer = setTimeout(() => { child.kill('SIGKILL'); output += `\n[killed after ${timeoutMs} ms]`; }, timeoutMs);
-    child.on('error', (error) => { clearTimeout(timer); reject(error); });
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, output }); });
+    child.stdout.on('data', (c: Buffer) => {
+      output += c.toString('utf8');
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      output += c.toString('utf8');
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      output += `\n[killed after ${timeoutMs} ms]`;
+    }, timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
   });
 }
 
@@ -112,7 +139,10 @@ before(async () => {
 
 after(async () => {
   await engine?.close();
-  await new Promise<void>((resolve) => { if (llm) llm.server.close(() => resolve()); else resolve(); });
+  await new Promise<void>((resolve) => {
+    if (llm) llm.server.close(() => resolve());
+    else resolve();
+  });
   if (home) rmSync(home, { recursive: true, force: true });
   if (work) rmSync(work, { recursive: true, force: true });
 });
@@ -120,8 +150,22 @@ after(async () => {
 test('the Python client builds into a wheel offline and installs from it into a fresh venv', async () => {
   const dist = path.join(work, 'dist');
   const venv = path.join(work, 'venv');
-  await mustRun(python, ['-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', '--no-index', '-q',
-    path.join(repoRoot, 'clients/python'), '-w', dist], 120_000);
+  await mustRun(
+    python,
+    [
+      '-m',
+      'pip',
+      'wheel',
+      '--no-deps',
+      '--no-build-isolation',
+      '--no-index',
+      '-q',
+      path.join(repoRoot, 'clients/python'),
+      '-w',
+      dist,
+    ],
+    120_000,
+  );
   const pyproject = readFileSync(path.join(repoRoot, 'clients/python/pyproject.toml'), 'utf8');
   const version = /^version = "([^"]+)"$/m.exec(pyproject);
   assert.ok(version, 'pyproject.toml names a version');
@@ -131,14 +175,24 @@ test('the Python client builds into a wheel offline and installs from it into a 
   // A venv without pip of its own (seconds faster); the outer pip installs into it, from the wheel only.
   await mustRun(python, ['-m', 'venv', '--without-pip', venv], 60_000);
   venvPython = path.join(venv, 'bin', 'python');
-  await mustRun(python, ['-m', 'pip', '--python', venvPython, 'install', '--no-index', '--no-deps', '-q',
-    path.join(dist, wheel)], 120_000);
-  const shown = await mustRun(venvPython, ['-c', [
-    'import importlib.metadata as m, mnemos_client, os',
-    'print(m.version("mnemos-client"), mnemos_client.__version__)',
-    'print(os.path.isfile(os.path.join(os.path.dirname(mnemos_client.__file__), "py.typed")))',
-    'print(mnemos_client.__file__)',
-  ].join('; ')], 60_000);
+  await mustRun(
+    python,
+    ['-m', 'pip', '--python', venvPython, 'install', '--no-index', '--no-deps', '-q', path.join(dist, wheel)],
+    120_000,
+  );
+  const shown = await mustRun(
+    venvPython,
+    [
+      '-c',
+      [
+        'import importlib.metadata as m, mnemos_client, os',
+        'print(m.version("mnemos-client"), mnemos_client.__version__)',
+        'print(os.path.isfile(os.path.join(os.path.dirname(mnemos_client.__file__), "py.typed")))',
+        'print(mnemos_client.__file__)',
+      ].join('; '),
+    ],
+    60_000,
+  );
   const [versions, typed, file] = shown.trim().split('\n');
   assert.equal(versions, `${version[1]!} ${version[1]!}`, 'installed metadata and __version__ agree with pyproject');
   assert.equal(typed, 'True', 'py.typed is installed (PEP 561)');
@@ -150,11 +204,16 @@ test('the installed Python client passes its unittest suite against a live engin
   assert.ok(venvPython, 'the wheel was not installed (see the test before)');
   const started = Date.now();
   const args = ['-m', 'unittest', 'discover', '-s', 'clients/python/tests', '-v'];
-  const { code, output } = await run(venvPython, args, pythonEnv({
-    MNEMOS_URL: engine.url,
-    MNEMOS_FAKE_LLM: llmWired ? '1' : '',
-    MNEMOS_CLIENT_INSTALLED: '1',
-  }), 240_000);
+  const { code, output } = await run(
+    venvPython,
+    args,
+    pythonEnv({
+      MNEMOS_URL: engine.url,
+      MNEMOS_FAKE_LLM: llmWired ? '1' : '',
+      MNEMOS_CLIENT_INSTALLED: '1',
+    }),
+    240_000,
+  );
   const summary = output.split('\n').filter((line) => /^(Ran \d+ tests|OK|FAILED)/.test(line));
   t.diagnostic(`python process ${Date.now() - started} ms`);
   t.diagnostic(`python: ${summary.join(' ')}${llmWired ? '' : ' (engine without LLM layer: reflect checked as 503)'}`);

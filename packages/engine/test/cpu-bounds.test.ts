@@ -48,10 +48,16 @@ test('a 1 MiB single-word retain keeps /health/live answering, and what it store
   assert.ok(first.body.text.length > 0 && word.startsWith(first.body.text));
 
   const recall = await call<{ results: Array<{ id: string; text: string }> }>(
-    engine.url, 'POST', `/v1/default/banks/${BANK}/memories/recall`, { query: first.body.text, max_tokens: 100_000 },
+    engine.url,
+    'POST',
+    `/v1/default/banks/${BANK}/memories/recall`,
+    { query: first.body.text, max_tokens: 100_000 },
   );
   assert.equal(recall.status, 200);
-  assert.ok(recall.body.results.some((r) => r.id === ids[0]), 'recall finds the first chunk by its text');
+  assert.ok(
+    recall.body.results.some((r) => r.id === ids[0]),
+    'recall finds the first chunk by its text',
+  );
 });
 
 test('a 1 MiB single-word PATCH keeps /health/live answering, and the memory holds the new text', async () => {

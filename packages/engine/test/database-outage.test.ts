@@ -25,14 +25,16 @@ const home = tempHome();
 before(async () => {
   pg = await PGlite.create({ extensions: { vector } });
   server = await serveOverTheWire(pg, 40);
-  engine = await spawnEngine(testEnv(home.path, {
-    MNEMOS_API_DATABASE_URL: server.url,
-    // pglite-socket runs every connection on PGlite's one backend, where the extended-protocol messages of concurrent
-    // connections can interleave outside a transaction; one pooled connection keeps the load itself correct, so that
-    // any failure seen here comes from the outage.
-    MNEMOS_API_DATABASE_POOL_SIZE: '1',
-    MNEMOS_API_LOG_LEVEL: 'warn',
-  }));
+  engine = await spawnEngine(
+    testEnv(home.path, {
+      MNEMOS_API_DATABASE_URL: server.url,
+      // pglite-socket runs every connection on PGlite's one backend, where the extended-protocol messages of concurrent
+      // connections can interleave outside a transaction; one pooled connection keeps the load itself correct, so that
+      // any failure seen here comes from the outage.
+      MNEMOS_API_DATABASE_POOL_SIZE: '1',
+      MNEMOS_API_LOG_LEVEL: 'warn',
+    }),
+  );
 });
 
 after(async () => {
@@ -60,9 +62,15 @@ function note(operation: Operation, answer: JsonAnswer): void {
     return;
   }
   const body = answer.body;
-  const wellFormed = answer.status === 503 && body['code'] === 'database_unavailable' && body['status'] === 503 &&
-    typeof body['type'] === 'string' && typeof body['title'] === 'string' &&
-    typeof body['detail'] === 'string' && !body['detail'].includes('\n') && /retry/i.test(body['detail']) &&
+  const wellFormed =
+    answer.status === 503 &&
+    body['code'] === 'database_unavailable' &&
+    body['status'] === 503 &&
+    typeof body['type'] === 'string' &&
+    typeof body['title'] === 'string' &&
+    typeof body['detail'] === 'string' &&
+    !body['detail'].includes('\n') &&
+    /retry/i.test(body['detail']) &&
     answer.headers.get('content-type')?.startsWith('application/problem+json') === true &&
     Number(answer.headers.get('retry-after')) > 0;
   if (wellFormed) seen.unavailable[operation]++;
@@ -75,11 +83,12 @@ function note(operation: Operation, answer: JsonAnswer): void {
 async function writer(id: number): Promise<void> {
   for (let n = 0; loadRunning; n++) {
     const content = `Outage log ${id}-${n}: the keeper of lighthouse ${id} noted wind force ${n % 12} at dawn.`;
-    const answer = await call(engine.url, 'POST', `/v1/default/banks/${BANK}/memories`, { content })
-      .catch((e: unknown) => {
+    const answer = await call(engine.url, 'POST', `/v1/default/banks/${BANK}/memories`, { content }).catch(
+      (e: unknown) => {
         seen.wrong.push(`retain: request failed (${String(e)})`);
         return undefined;
-      });
+      },
+    );
     if (answer) note('retain', answer);
     // Paces the loop while answers come back at once (during the outage); not a timing assumption.
     if (answer?.status !== 200) await new Promise((r) => setTimeout(r, 20));
@@ -90,9 +99,10 @@ async function writer(id: number): Promise<void> {
 async function reader(): Promise<void> {
   for (let n = 0; loadRunning; n++) {
     const operation: Operation = n % 2 === 0 ? 'recall' : 'list';
-    const request = operation === 'recall'
-      ? call(engine.url, 'POST', `/v1/default/banks/${BANK}/memories/recall`, { query: 'wind force at dawn' })
-      : call(engine.url, 'GET', `/v1/default/banks/${BANK}/memories?limit=5`);
+    const request =
+      operation === 'recall'
+        ? call(engine.url, 'POST', `/v1/default/banks/${BANK}/memories/recall`, { query: 'wind force at dawn' })
+        : call(engine.url, 'GET', `/v1/default/banks/${BANK}/memories?limit=5`);
     const answer = await request.catch((e: unknown) => {
       seen.wrong.push(`${operation}: request failed (${String(e)})`);
       return undefined;
@@ -111,9 +121,15 @@ async function outage(whileDown: () => void = () => undefined, downUntil: () => 
   const stopping = server.stop();
   whileDown();
   await stopping;
-  await waitFor('retains, recalls and lists to meet the outage', () =>
-    seen.unavailable.retain >= before.retain + 3 && seen.unavailable.recall >= before.recall + 1 &&
-      seen.unavailable.list >= before.list + 1 && downUntil(), LIMIT_MS);
+  await waitFor(
+    'retains, recalls and lists to meet the outage',
+    () =>
+      seen.unavailable.retain >= before.retain + 3 &&
+      seen.unavailable.recall >= before.recall + 1 &&
+      seen.unavailable.list >= before.list + 1 &&
+      downUntil(),
+    LIMIT_MS,
+  );
   await server.resume();
 }
 
@@ -164,15 +180,23 @@ describe('an engine outlives its database', { timeout: 600_000 }, () => {
     assert.match(engine.output(), /out of reach/, 'the outage is logged');
 
     const ids = [...seen.acked];
-    const stored = await pg.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM memories WHERE id = ANY($1::uuid[])', [ids]);
+    const stored = await pg.query<{ n: number }>('SELECT count(*)::int AS n FROM memories WHERE id = ANY($1::uuid[])', [
+      ids,
+    ]);
     assert.equal(stored.rows[0]?.n, ids.length, 'every acknowledged write is in the database');
 
     const health = await call(engine.url, 'GET', '/health');
     assert.equal(health.status, 200, JSON.stringify(health.body));
-    const recall = await call<{ results: Array<{ id: string; text: string }> }>(engine.url, 'POST',
-      `/v1/default/banks/${BANK}/memories/recall`, { query: 'the note the client sent while the database was down' });
+    const recall = await call<{ results: Array<{ id: string; text: string }> }>(
+      engine.url,
+      'POST',
+      `/v1/default/banks/${BANK}/memories/recall`,
+      { query: 'the note the client sent while the database was down' },
+    );
     assert.equal(recall.status, 200);
-    assert.ok(recall.body.results.some((r) => r.id === clientAnswer.memory_ids[0]), JSON.stringify(recall.body));
+    assert.ok(
+      recall.body.results.some((r) => r.id === clientAnswer.memory_ids[0]),
+      JSON.stringify(recall.body),
+    );
   });
 });

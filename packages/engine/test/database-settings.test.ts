@@ -34,9 +34,15 @@ describe('database and job settings', () => {
   ];
   for (const [variable, value, reason] of refused) {
     it(`refuses ${variable}=${value} at start, in one line naming it`, () => {
-      assert.throws(() => loadEngineConfig({ [variable]: value }), (e: unknown) =>
-        e instanceof ConfigError && e.message.startsWith(variable) && reason.test(e.message) &&
-        e.message.includes(JSON.stringify(value)) && !e.message.includes('\n'));
+      assert.throws(
+        () => loadEngineConfig({ [variable]: value }),
+        (e: unknown) =>
+          e instanceof ConfigError &&
+          e.message.startsWith(variable) &&
+          reason.test(e.message) &&
+          e.message.includes(JSON.stringify(value)) &&
+          !e.message.includes('\n'),
+      );
     });
   }
 });

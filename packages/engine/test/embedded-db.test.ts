@@ -47,7 +47,10 @@ describe('embedded database', () => {
       assert.deepEqual([...row.blob], [0, 255, 7]);
       assert.equal(row?.at.toISOString(), at.toISOString());
       // A unique violation arrives with its SQLSTATE (the API turns 23505 into a 409) and Postgres's message.
-      const violation = await db.query('INSERT INTO items (n) VALUES (1)').then(() => undefined, (e: unknown) => e as Error & { code?: string; constraint?: string });
+      const violation = await db.query('INSERT INTO items (n) VALUES (1)').then(
+        () => undefined,
+        (e: unknown) => e as Error & { code?: string; constraint?: string },
+      );
       assert.equal(violation?.code, '23505');
       assert.equal(violation?.constraint, 'items_pkey');
       assert.match(violation?.message ?? '', /duplicate key/);
@@ -69,11 +72,18 @@ describe('embedded database', () => {
       );
       assert.deepEqual(await db.transaction(async (tx) => tx.query('SELECT n FROM items ORDER BY n')), [{ n: 1 }]);
       // Transactions take turns: two at once both commit, neither sees the other half-done.
-      await Promise.all([4, 5].map((n) => db.transaction(async (tx) => {
-        await tx.query('INSERT INTO items (n) VALUES ($1)', [n]);
-        await tx.query('INSERT INTO items (n) VALUES ($1)', [n * 10]);
-      })));
-      assert.deepEqual((await db.query<{ n: number }>('SELECT n FROM items ORDER BY n')).map((r) => r.n), [1, 4, 5, 40, 50]);
+      await Promise.all(
+        [4, 5].map((n) =>
+          db.transaction(async (tx) => {
+            await tx.query('INSERT INTO items (n) VALUES ($1)', [n]);
+            await tx.query('INSERT INTO items (n) VALUES ($1)', [n * 10]);
+          }),
+        ),
+      );
+      assert.deepEqual(
+        (await db.query<{ n: number }>('SELECT n FROM items ORDER BY n')).map((r) => r.n),
+        [1, 4, 5, 40, 50],
+      );
     } finally {
       await db.close();
     }
@@ -83,28 +93,43 @@ describe('embedded database', () => {
   it('keeps planner statistics fresh (no autovacuum here): the duplicate check uses its index as a bank grows', async () => {
     // The background check would analyze on its own schedule, racing the checks made here on a slow machine.
     const db = await openEmbeddedDatabase(join(dir, 'stats'), { statisticsCheckMs: 3_600_000 });
-    const plan = async () => (await db.query<{ 'QUERY PLAN': string }>(
-      `EXPLAIN SELECT id FROM memories WHERE tenant = 't' AND bank_id = 'b' AND space = 's' AND source_id IS NULL AND content_hash = ANY(ARRAY['h5'])`,
-    )).map((r) => r['QUERY PLAN']).join('\n');
+    const plan = async () =>
+      (
+        await db.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN SELECT id FROM memories WHERE tenant = 't' AND bank_id = 'b' AND space = 's' AND source_id IS NULL AND content_hash = ANY(ARRAY['h5'])`,
+        )
+      )
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
     try {
       // The shape of the engine's memories table that matters here: a partition index and the duplicate-check index.
       await db.exec(`CREATE TABLE memories (id text PRIMARY KEY, tenant text, bank_id text, space text, source_id text, content_hash text,
         writer_xid bigint, padding text);
         CREATE INDEX memories_bank_writer ON memories (tenant, bank_id, writer_xid);
         CREATE UNIQUE INDEX memories_dedupe ON memories (tenant, bank_id, space, content_hash) WHERE source_id IS NULL;`);
-      await db.exec(`INSERT INTO memories SELECT 'm' || g, 't', 'b', 's', NULL, 'h' || g, g, repeat('x', 500) FROM generate_series(1, 5000) g`);
-      const [before] = await db.query<{ reltuples: number }>(`SELECT reltuples FROM pg_class WHERE relname = 'memories'`);
+      await db.exec(
+        `INSERT INTO memories SELECT 'm' || g, 't', 'b', 's', NULL, 'h' || g, g, repeat('x', 500) FROM generate_series(1, 5000) g`,
+      );
+      const [before] = await db.query<{ reltuples: number }>(
+        `SELECT reltuples FROM pg_class WHERE relname = 'memories'`,
+      );
       assert.equal(before?.reltuples, -1, 'never analyzed: the planner has no statistics');
       const raw = { query: <T extends object>(sql: string) => db.query<T>(sql) };
       assert.deepEqual(await refreshStatistics(raw), ['memories']);
-      const [after] = await db.query<{ reltuples: number }>(`SELECT reltuples FROM pg_class WHERE relname = 'memories'`);
+      const [after] = await db.query<{ reltuples: number }>(
+        `SELECT reltuples FROM pg_class WHERE relname = 'memories'`,
+      );
       assert.equal(after?.reltuples, 5000);
       assert.match(await plan(), /memories_dedupe/);
       // Fresh statistics are left alone; a tenth more data is analyzed again.
       assert.deepEqual(await refreshStatistics(raw), []);
-      await db.exec(`INSERT INTO memories SELECT 'n' || g, 't', 'b', 's', NULL, 'k' || g, g, repeat('x', 500) FROM generate_series(1, 1000) g`);
+      await db.exec(
+        `INSERT INTO memories SELECT 'n' || g, 't', 'b', 's', NULL, 'k' || g, g, repeat('x', 500) FROM generate_series(1, 1000) g`,
+      );
       assert.deepEqual(await refreshStatistics(raw), ['memories']);
-      const [grown] = await db.query<{ reltuples: number }>(`SELECT reltuples FROM pg_class WHERE relname = 'memories'`);
+      const [grown] = await db.query<{ reltuples: number }>(
+        `SELECT reltuples FROM pg_class WHERE relname = 'memories'`,
+      );
       assert.equal(grown?.reltuples, 6000);
     } finally {
       await db.close();
@@ -115,13 +140,33 @@ describe('embedded database', () => {
     const engine = await startTestEngine();
     try {
       const r = await call(engine.url, 'POST', '/v1/default/banks/stats/memories', {
-        items: Array.from({ length: 30 }, (_, i) => ({ content: `Quillonbrand note ${i % 3}`, tags: ['secretive'], metadata: { k: 'zephyrix' } })),
+        items: Array.from({ length: 30 }, (_, i) => ({
+          content: `Quillonbrand note ${i % 3}`,
+          tags: ['secretive'],
+          metadata: { k: 'zephyrix' },
+        })),
       });
       assert.equal(r.status, 200);
       await engine.engine.db.query('ANALYZE memories');
-      const columns = (await engine.engine.db.query<{ attname: string }>(`SELECT attname FROM pg_stats WHERE tablename = 'memories'`)).map((c) => c.attname);
-      assert.ok(columns.includes('bank_id') && columns.includes('created_at'), 'the partition and time columns have statistics');
-      for (const c of ['text', 'context', 'metadata', 'tags', 'entities', 'fts', 'document_id', 'content_hash', 'body_enc']) assert.ok(!columns.includes(c), c);
+      const columns = (
+        await engine.engine.db.query<{ attname: string }>(`SELECT attname FROM pg_stats WHERE tablename = 'memories'`)
+      ).map((c) => c.attname);
+      assert.ok(
+        columns.includes('bank_id') && columns.includes('created_at'),
+        'the partition and time columns have statistics',
+      );
+      for (const c of [
+        'text',
+        'context',
+        'metadata',
+        'tags',
+        'entities',
+        'fts',
+        'document_id',
+        'content_hash',
+        'body_enc',
+      ])
+        assert.ok(!columns.includes(c), c);
       const values = await engine.engine.db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM pg_stats WHERE tablename = 'memories' AND (most_common_vals::text ILIKE '%quillonbrand%' OR most_common_vals::text ILIKE '%zephyrix%' OR histogram_bounds::text ILIKE '%quillonbrand%')`,
       );

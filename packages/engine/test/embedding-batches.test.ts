@@ -34,12 +34,18 @@ describe('grouping texts by token length', () => {
       const lengths = Array.from({ length: Math.floor(r() * 200) }, () => 3 + Math.floor(r() * 120));
       const cap = 64 + Math.floor(r() * 4000);
       const groups = groupByLength(lengths, cap);
-      assert.deepEqual(groups.flat().sort((a, b) => a - b), lengths.map((_, i) => i));
+      assert.deepEqual(
+        groups.flat().sort((a, b) => a - b),
+        lengths.map((_, i) => i),
+      );
       let previousLongest = 0;
       for (const group of groups) {
         const own = group.map((i) => lengths[i]!);
         assert.ok(group.length === 1 || paddedTokens(own) <= cap, `group over the cap: ${own.join(',')} (cap ${cap})`);
-        assert.deepEqual(own, [...own].sort((a, b) => a - b));
+        assert.deepEqual(
+          own,
+          [...own].sort((a, b) => a - b),
+        );
         assert.ok(own[0]! >= previousLongest, 'length ranges overlap');
         previousLongest = own[own.length - 1]!;
       }
@@ -123,7 +129,7 @@ describe('micro-batcher grouping by token length', () => {
     assert.equal(batcher.queueDepth, 0);
   });
 
-  it('counts a bulk retain\'s texts a window at a time, not all at once', async () => {
+  it("counts a bulk retain's texts a window at a time, not all at once", async () => {
     const { inner, batches, answerNext } = heldEmbedder();
     let counted = 0;
     const tokens = (text: string) => {

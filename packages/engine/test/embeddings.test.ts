@@ -26,10 +26,18 @@ function cosine(a: Float32Array, b: Float32Array): number {
 describe('local ONNX embeddings', () => {
   it('embeds unit vectors where related sentences are closer than unrelated ones', async () => {
     const home = tempHome();
-    const model = await createLocalEmbedder({ model: MODEL_DIR, cacheDir: home.path, dtype: 'fp32', log: () => undefined });
+    const model = await createLocalEmbedder({
+      model: MODEL_DIR,
+      cacheDir: home.path,
+      dtype: 'fp32',
+      log: () => undefined,
+    });
     try {
       assert.equal(model.dimension, 384);
-      const [cat, kitten, tax] = await model.embed(['The cat sleeps on the sofa.', 'A kitten naps on the couch.', 'Quarterly tax filing deadlines.'], 'document');
+      const [cat, kitten, tax] = await model.embed(
+        ['The cat sleeps on the sofa.', 'A kitten naps on the couch.', 'Quarterly tax filing deadlines.'],
+        'document',
+      );
       assert.ok(Math.abs(cosine(cat!, cat!) - 1) < 1e-4);
       assert.ok(cosine(cat!, kitten!) > cosine(cat!, tax!) + 0.2);
     } finally {
@@ -47,7 +55,10 @@ describe('local model on its own thread (what the engine runs)', () => {
     try {
       assert.equal(threaded.id, local.id);
       assert.equal(threaded.dimension, 384);
-      const texts = Array.from({ length: 64 }, (_, i) => `Memory number ${i} is about the garden, the harbour and the winter of ${1990 + i}.`);
+      const texts = Array.from(
+        { length: 64 },
+        (_, i) => `Memory number ${i} is about the garden, the harbour and the winter of ${1990 + i}.`,
+      );
       // Timer ticks on this thread while the batch embeds elsewhere: the event loop is free.
       let ticks = 0;
       const ticker = setInterval(() => ticks++, 1);
@@ -87,7 +98,8 @@ describe('micro-batcher', () => {
   it('lets concurrent requests share inference batches and keeps answers in order', async () => {
     const batches: string[][] = [];
     const inner: Embedder = {
-      id: 'test', dimension: 1,
+      id: 'test',
+      dimension: 1,
       async embed(texts) {
         batches.push([...texts]);
         await new Promise((r) => setTimeout(r, 20));
@@ -96,8 +108,13 @@ describe('micro-batcher', () => {
       async close() {},
     };
     const batcher = new MicroBatcher(inner, 8, undefined, 1, oneToken);
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => batcher.embed(['x'.repeat(i + 1)], 'document')));
-    assert.deepEqual(answers.map((a) => a[0]![0]), Array.from({ length: 20 }, (_, i) => i + 1));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => batcher.embed(['x'.repeat(i + 1)], 'document')),
+    );
+    assert.deepEqual(
+      answers.map((a) => a[0]![0]),
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
     // The first text goes alone (the model was idle); the other 19 queue behind it and share batches of <= 8.
     assert.equal(batches[0]!.length, 1);
     assert.ok(batches.length <= 4, `expected shared batches, got ${batches.length}`);
@@ -109,7 +126,8 @@ describe('micro-batcher', () => {
     let most = 0;
     const sizes: number[] = [];
     const inner: Embedder = {
-      id: 'test', dimension: 1,
+      id: 'test',
+      dimension: 1,
       async embed(texts) {
         running++;
         most = Math.max(most, running);
@@ -121,8 +139,13 @@ describe('micro-batcher', () => {
       async close() {},
     };
     const batcher = new MicroBatcher(inner, 8, undefined, 2, oneToken);
-    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => batcher.embed(['x'.repeat(i + 1)], 'query')));
-    assert.deepEqual(answers.map((a) => a[0]![0]), Array.from({ length: 12 }, (_, i) => i + 1));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => batcher.embed(['x'.repeat(i + 1)], 'query')),
+    );
+    assert.deepEqual(
+      answers.map((a) => a[0]![0]),
+      Array.from({ length: 12 }, (_, i) => i + 1),
+    );
     assert.equal(most, 2, 'two batches overlap, never three');
     // The first two texts go at once, each alone; the other ten queue and share the batches that follow.
     assert.deepEqual(sizes.slice(0, 2), [1, 1]);
@@ -133,7 +156,8 @@ describe('micro-batcher', () => {
     const order: string[] = [];
     let fail = false;
     const inner: Embedder = {
-      id: 'test', dimension: 1,
+      id: 'test',
+      dimension: 1,
       async embed(texts, kind) {
         order.push(kind);
         await new Promise((r) => setTimeout(r, 10));
@@ -143,7 +167,11 @@ describe('micro-batcher', () => {
       async close() {},
     };
     const batcher = new MicroBatcher(inner, 4, undefined, 1, oneToken);
-    await Promise.all([batcher.embed(['d1'], 'document'), batcher.embed(['d2', 'd3'], 'document'), batcher.embed(['q'], 'query')]);
+    await Promise.all([
+      batcher.embed(['d1'], 'document'),
+      batcher.embed(['d2', 'd3'], 'document'),
+      batcher.embed(['q'], 'query'),
+    ]);
     assert.deepEqual(order, ['document', 'query', 'document']);
     fail = true;
     const results = await Promise.allSettled([batcher.embed(['a'], 'document'), batcher.embed(['b'], 'document')]);
@@ -153,7 +181,15 @@ describe('micro-batcher', () => {
 
 describe('hosted embedding families against local servers speaking their wire formats', () => {
   it('OpenAI-compatible / LiteLLM: sends model and input with the bearer key, learns the dimension', async () => {
-    const e = await createHostedEmbedder('litellm:m', openAiCompatibleCall({ model: 'text-embedding-3-small', apiKey: 'sk-test', apiBase: `${fake.url}/v1`, dimension: undefined }));
+    const e = await createHostedEmbedder(
+      'litellm:m',
+      openAiCompatibleCall({
+        model: 'text-embedding-3-small',
+        apiKey: 'sk-test',
+        apiBase: `${fake.url}/v1`,
+        dimension: undefined,
+      }),
+    );
     assert.equal(e.dimension, 16);
     const [v] = await e.embed(['hello world'], 'document');
     assert.ok(Math.abs(cosine(v!, v!) - 1) < 1e-5);
@@ -164,7 +200,10 @@ describe('hosted embedding families against local servers speaking their wire fo
   });
 
   it('Gemini: batchEmbedContents with the task type for queries and documents', async () => {
-    const e = await createHostedEmbedder('gemini:m', geminiCall({ model: 'text-embedding-004', apiKey: 'g-key', apiBase: fake.url, dimension: undefined }));
+    const e = await createHostedEmbedder(
+      'gemini:m',
+      geminiCall({ model: 'text-embedding-004', apiKey: 'g-key', apiBase: fake.url, dimension: undefined }),
+    );
     await e.embed(['what is up'], 'query');
     const last = fake.requests.at(-1)!;
     assert.equal(last.path, '/v1beta/models/text-embedding-004:batchEmbedContents');
@@ -173,7 +212,10 @@ describe('hosted embedding families against local servers speaking their wire fo
   });
 
   it('Cohere: v2/embed with input_type', async () => {
-    const e = await createHostedEmbedder('cohere:m', cohereCall({ model: 'embed-english-v3.0', apiKey: 'co-key', apiBase: fake.url, dimension: undefined }));
+    const e = await createHostedEmbedder(
+      'cohere:m',
+      cohereCall({ model: 'embed-english-v3.0', apiKey: 'co-key', apiBase: fake.url, dimension: undefined }),
+    );
     await e.embed(['a document'], 'document');
     const last = fake.requests.at(-1)!;
     assert.equal(last.path, '/v2/embed');
@@ -182,19 +224,37 @@ describe('hosted embedding families against local servers speaking their wire fo
   });
 
   it('retries rate limits and server errors, then succeeds', async () => {
-    const e = await createHostedEmbedder('litellm:m', openAiCompatibleCall({ model: 'm', apiKey: undefined, apiBase: fake.url, dimension: undefined }));
+    const e = await createHostedEmbedder(
+      'litellm:m',
+      openAiCompatibleCall({ model: 'm', apiKey: undefined, apiBase: fake.url, dimension: undefined }),
+    );
     fake.failNext(2, 429);
     const [v] = await e.embed(['after a rate limit'], 'document');
     assert.equal(v!.length, 16);
   });
 
   it('an engine runs on the LiteLLM family end to end', async () => {
-    const engine = await startTestEngine({ MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: '', MNEMOS_API_EMBEDDINGS_LITELLM_MODEL: 'proxy-model', MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE: fake.url });
+    const engine = await startTestEngine({
+      MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: '',
+      MNEMOS_API_EMBEDDINGS_LITELLM_MODEL: 'proxy-model',
+      MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE: fake.url,
+    });
     try {
-      await call(engine.url, 'POST', '/v1/default/banks/h/memories', { items: [{ content: 'zebra stripes pattern' }, { content: 'tax return forms' }] });
-      const r = await call<{ results: Array<{ text: string }> }>(engine.url, 'POST', '/v1/default/banks/h/memories/recall', { query: 'zebra stripes' });
+      await call(engine.url, 'POST', '/v1/default/banks/h/memories', {
+        items: [{ content: 'zebra stripes pattern' }, { content: 'tax return forms' }],
+      });
+      const r = await call<{ results: Array<{ text: string }> }>(
+        engine.url,
+        'POST',
+        '/v1/default/banks/h/memories/recall',
+        { query: 'zebra stripes' },
+      );
       assert.equal(r.body.results[0]?.text, 'zebra stripes pattern');
-      const v = await call<{ features: { embedding_model: string; embedding_dimension: number } }>(engine.url, 'GET', '/version');
+      const v = await call<{ features: { embedding_model: string; embedding_dimension: number } }>(
+        engine.url,
+        'GET',
+        '/version',
+      );
       assert.equal(v.body.features.embedding_model, 'litellm:proxy-model');
       assert.equal(v.body.features.embedding_dimension, 16);
     } finally {

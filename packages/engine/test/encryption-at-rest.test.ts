@@ -29,9 +29,24 @@ const CORPUS = [
   'Running shoes wear out after about eight hundred kilometres.',
   'The bakery on the corner sells sourdough bread on weekends only.',
 ];
-const QUERIES = ['Who keeps cats?', 'What does Bob drink?', 'marathon training', 'bakery bread', 'tests database', 'budget March', 'kittens shelter'];
+const QUERIES = [
+  'Who keeps cats?',
+  'What does Bob drink?',
+  'marathon training',
+  'bakery bread',
+  'tests database',
+  'budget March',
+  'kittens shelter',
+];
 
-type Hit = { id: string; text: string; score: number; scores: Record<string, number>; metadata: Record<string, string>; context: string | null };
+type Hit = {
+  id: string;
+  text: string;
+  score: number;
+  scores: Record<string, number>;
+  metadata: Record<string, string>;
+  context: string | null;
+};
 
 function filesUnder(dir: string): string[] {
   const out: string[] = [];
@@ -60,7 +75,11 @@ async function start(home: string, extra: Record<string, string> = {}): Promise<
 
 async function retainCorpus(url: string, bank: string): Promise<string[]> {
   const r = await call<{ memory_ids: string[] }>(url, 'POST', `/v1/default/banks/${bank}/memories`, {
-    items: CORPUS.map((content, i) => ({ content, context: `context ${i} ${MARKERS[2]}`, metadata: { note: `${MARKERS[2]} ${i}` } })),
+    items: CORPUS.map((content, i) => ({
+      content,
+      context: `context ${i} ${MARKERS[2]}`,
+      metadata: { note: `${MARKERS[2]} ${i}` },
+    })),
   });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   return r.body.memory_ids;
@@ -88,7 +107,10 @@ describe('encryption at rest', () => {
   let encIds: string[] = [];
 
   before(async () => {
-    [plain, enc] = await Promise.all([start(plainHome.path), start(encHome.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY })]);
+    [plain, enc] = await Promise.all([
+      start(plainHome.path),
+      start(encHome.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY }),
+    ]);
     await retainCorpus(plain.url, 'alice');
     encIds = await retainCorpus(enc.url, 'alice');
   });
@@ -101,9 +123,13 @@ describe('encryption at rest', () => {
   });
 
   it('stores no plaintext body: text, context and metadata columns are empty, body_enc is set', async () => {
-    const rows = await enc.engine.db.query<{ text: string | null; context: string | null; metadata: object; body_enc: Uint8Array | null; fts: string }>(
-      'SELECT text, context, metadata, body_enc, fts::text AS fts FROM memories',
-    );
+    const rows = await enc.engine.db.query<{
+      text: string | null;
+      context: string | null;
+      metadata: object;
+      body_enc: Uint8Array | null;
+      fts: string;
+    }>('SELECT text, context, metadata, body_enc, fts::text AS fts FROM memories');
     assert.equal(rows.length, CORPUS.length);
     for (const r of rows) {
       assert.equal(r.text, null);
@@ -120,19 +146,33 @@ describe('encryption at rest', () => {
     for (const q of QUERIES) {
       const [a, b] = await Promise.all([recall(plain.url, 'alice', q), recall(enc.url, 'alice', q)]);
       assert.deepEqual(view(b), view(a), q);
-      assert.ok(b.some((h) => h.scores.keyword !== undefined), `keyword arm matched nothing for ${q}`);
+      assert.ok(
+        b.some((h) => h.scores.keyword !== undefined),
+        `keyword arm matched nothing for ${q}`,
+      );
     }
-    const hit = (await recall(enc.url, 'alice', 'Who keeps cats above the bakery?')).find((h) => h.text.includes(MARKERS[0]!));
+    const hit = (await recall(enc.url, 'alice', 'Who keeps cats above the bakery?')).find((h) =>
+      h.text.includes(MARKERS[0]!),
+    );
     assert.ok(hit);
     assert.match(hit.context ?? '', new RegExp(MARKERS[2]!));
     assert.match(hit.metadata.note ?? '', new RegExp(MARKERS[2]!));
   });
 
   it('keyword-only matches (the list q filter and the keyword arm) are the same with and without encryption', async () => {
-    for (const q of ['cats', 'kilometres', 'bakery sourdough', MARKERS[1]!.toLowerCase(), 'kitten', 'nothingmatcheshere']) {
+    for (const q of [
+      'cats',
+      'kilometres',
+      'bakery sourdough',
+      MARKERS[1]!.toLowerCase(),
+      'kitten',
+      'nothingmatcheshere',
+    ]) {
       assert.deepEqual(await list(enc.url, 'alice', q), await list(plain.url, 'alice', q), q);
       const keywordOnly = async (url: string) =>
-        (await recall(url, 'alice', q)).filter((h) => h.scores.keyword !== undefined).map((h) => [h.text, h.scores.keyword]);
+        (await recall(url, 'alice', q))
+          .filter((h) => h.scores.keyword !== undefined)
+          .map((h) => [h.text, h.scores.keyword]);
       assert.deepEqual(await keywordOnly(enc.url), await keywordOnly(plain.url), q);
     }
   });
@@ -141,7 +181,8 @@ describe('encryption at rest', () => {
     const again = await retainCorpus(enc.url, 'alice');
     assert.deepEqual(again, encIds);
     const patched = await call<Hit>(enc.url, 'PATCH', `/v1/default/banks/alice/memories/${encIds[2]}`, {
-      text: 'Bob switched to oolong tea in the morning.', metadata: { note: 'edited' },
+      text: 'Bob switched to oolong tea in the morning.',
+      metadata: { note: 'edited' },
     });
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
     assert.equal(patched.body.text, 'Bob switched to oolong tea in the morning.');
@@ -150,17 +191,29 @@ describe('encryption at rest', () => {
     assert.deepEqual(got.body.metadata, { note: 'edited' });
     assert.equal(got.body.context, `context 2 ${MARKERS[2]!}`);
     assert.deepEqual(await list(enc.url, 'alice', 'oolong'), ['Bob switched to oolong tea in the morning.']);
-    const [row] = await enc.engine.db.query<{ text: string | null; content_hash: string }>('SELECT text, content_hash FROM memories WHERE id = $1', [encIds[2]!]);
+    const [row] = await enc.engine.db.query<{ text: string | null; content_hash: string }>(
+      'SELECT text, content_hash FROM memories WHERE id = $1',
+      [encIds[2]!],
+    );
     assert.equal(row?.text, null);
   });
 
   it('a tampered ciphertext is detected and never returned; a ciphertext moved to another row fails too', async () => {
     const [victim, source, target] = [encIds[4]!, encIds[5]!, encIds[6]!];
-    await enc.engine.db.query(`UPDATE memories SET body_enc = overlay(body_enc placing '\\xff'::bytea from 60 for 1) WHERE id = $1`, [victim]);
-    await enc.engine.db.query('UPDATE memories SET body_enc = (SELECT body_enc FROM memories WHERE id = $1) WHERE id = $2', [source, target]);
+    await enc.engine.db.query(
+      `UPDATE memories SET body_enc = overlay(body_enc placing '\\xff'::bytea from 60 for 1) WHERE id = $1`,
+      [victim],
+    );
+    await enc.engine.db.query(
+      'UPDATE memories SET body_enc = (SELECT body_enc FROM memories WHERE id = $1) WHERE id = $2',
+      [source, target],
+    );
     const hits = await recall(enc.url, 'alice', 'marathon running tests kilometres');
     assert.ok(!hits.some((h) => h.id === victim || h.id === target), JSON.stringify(view(hits)));
-    assert.ok(hits.some((h) => h.id === source), 'the untouched original still decrypts');
+    assert.ok(
+      hits.some((h) => h.id === source),
+      'the untouched original still decrypts',
+    );
     const listed = await call<{ items: Hit[] }>(enc.url, 'GET', '/v1/default/banks/alice/memories?limit=100');
     assert.ok(!listed.body.items.some((m) => m.id === victim || m.id === target));
     const got = await call(enc.url, 'GET', `/v1/default/banks/alice/memories/${victim}`);
@@ -179,16 +232,30 @@ describe('encryption at rest', () => {
   });
 
   it('a wrong key is refused with encryption_key_mismatch; no key is refused; the right key recalls', async () => {
-    await assert.rejects(start(encHome.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY2 }), (e: Error) => /^encryption_key_mismatch: /.test(e.message) && !e.message.includes('\n'));
-    await assert.rejects(start(encHome.path), (e: Error) => /is encrypted at rest but MNEMOS_API_ENCRYPTION_MASTER_KEY is not set/.test(e.message));
-    await assert.rejects(start(encHome.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: 'c2hvcnQ=' }), (e: Error) => /MNEMOS_API_ENCRYPTION_MASTER_KEY must decode to exactly 32 bytes/.test(e.message) && !e.message.includes('\n'));
-    await assert.rejects(start(encHome.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: 'not*base64*at*all' }), (e: Error) => /MNEMOS_API_ENCRYPTION_MASTER_KEY is not base64/.test(e.message) && !e.message.includes('\n'));
+    await assert.rejects(
+      start(encHome.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY2 }),
+      (e: Error) => /^encryption_key_mismatch: /.test(e.message) && !e.message.includes('\n'),
+    );
+    await assert.rejects(start(encHome.path), (e: Error) =>
+      /is encrypted at rest but MNEMOS_API_ENCRYPTION_MASTER_KEY is not set/.test(e.message),
+    );
+    await assert.rejects(
+      start(encHome.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: 'c2hvcnQ=' }),
+      (e: Error) =>
+        /MNEMOS_API_ENCRYPTION_MASTER_KEY must decode to exactly 32 bytes/.test(e.message) && !e.message.includes('\n'),
+    );
+    await assert.rejects(
+      start(encHome.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: 'not*base64*at*all' }),
+      (e: Error) => /MNEMOS_API_ENCRYPTION_MASTER_KEY is not base64/.test(e.message) && !e.message.includes('\n'),
+    );
     enc = await start(encHome.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY });
     assert.ok((await recall(enc.url, 'alice', 'Who keeps cats?')).some((h) => h.text.includes(MARKERS[0]!)));
   });
 
   it('rotate-key re-wraps the data keys without touching the bodies; the old key is then refused', async () => {
-    const before = await enc.engine.db.query<{ id: string; body_enc: Uint8Array }>('SELECT id, body_enc FROM memories ORDER BY id');
+    const before = await enc.engine.db.query<{ id: string; body_enc: Uint8Array }>(
+      'SELECT id, body_enc FROM memories ORDER BY id',
+    );
     // Online rotation: begin accepts both keys, finish leaves only the new one.
     const outcome = await rotateKey(enc.engine.db, Buffer.from(KEY, 'base64'), Buffer.from(KEY2, 'base64'), 'begin');
     assert.equal(outcome.banks, 1);
@@ -196,17 +263,26 @@ describe('encryption at rest', () => {
     const withNew = await start(encHome.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY2 });
     assert.ok((await recall(withNew.url, 'alice', 'Who keeps cats?')).some((h) => h.text.includes(MARKERS[0]!)));
     await rotateKey(withNew.engine.db, Buffer.from(KEY, 'base64'), Buffer.from(KEY2, 'base64'), 'finish');
-    const after = await withNew.engine.db.query<{ id: string; body_enc: Uint8Array }>('SELECT id, body_enc FROM memories ORDER BY id');
-    assert.deepEqual(after.map((r) => Buffer.from(r.body_enc).toString('hex')), before.map((r) => Buffer.from(r.body_enc).toString('hex')));
+    const after = await withNew.engine.db.query<{ id: string; body_enc: Uint8Array }>(
+      'SELECT id, body_enc FROM memories ORDER BY id',
+    );
+    assert.deepEqual(
+      after.map((r) => Buffer.from(r.body_enc).toString('hex')),
+      before.map((r) => Buffer.from(r.body_enc).toString('hex')),
+    );
     await withNew.close();
-    await assert.rejects(start(encHome.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY }), (e: Error) => /^encryption_key_mismatch/.test(e.message));
+    await assert.rejects(start(encHome.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY }), (e: Error) =>
+      /^encryption_key_mismatch/.test(e.message),
+    );
     enc = await start(encHome.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY2 });
     assert.deepEqual(await list(enc.url, 'alice', 'cats'), [CORPUS[0]]);
     await enc.close();
   });
 
   it('a plaintext database started with a key is refused until encrypt-existing has run; then nothing is readable', async () => {
-    await assert.rejects(start(plainHome.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY }), (e: Error) => /run `mnemos encrypt-existing`/.test(e.message));
+    await assert.rejects(start(plainHome.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY }), (e: Error) =>
+      /run `mnemos encrypt-existing`/.test(e.message),
+    );
     plain = await start(plainHome.path);
     const before = await recall(plain.url, 'alice', 'Who keeps cats?');
     const outcome = await encryptExisting(plain.engine.db, Buffer.from(KEY, 'base64'));

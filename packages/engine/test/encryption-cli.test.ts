@@ -14,7 +14,9 @@ after(() => home.remove());
 describe('mnemos encrypt-existing and rotate-key', () => {
   it('encrypts a plaintext database, rotates its key, and the engine recalls with the new key only', async () => {
     const plain = await startEngine({ env: testEnv(home.path) });
-    const r = await call(plain.url, 'POST', '/v1/default/banks/carol/memories', { content: 'Carol grows tomatoes on her balcony.' });
+    const r = await call(plain.url, 'POST', '/v1/default/banks/carol/memories', {
+      content: 'Carol grows tomatoes on her balcony.',
+    });
     assert.equal(r.status, 200);
     await plain.close();
 
@@ -22,16 +24,28 @@ describe('mnemos encrypt-existing and rotate-key', () => {
     assert.equal(enc.code, 0, enc.stderr);
     assert.match(enc.stdout, /encrypted 1 memories/);
 
-    const short = await runCliToEnd(['rotate-key'], testEnv(home.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY, MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY: 'c2hvcnQ=' }));
+    const short = await runCliToEnd(
+      ['rotate-key'],
+      testEnv(home.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY, MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY: 'c2hvcnQ=' }),
+    );
     assert.equal(short.code, 78, 'a bad key is a configuration error');
-    assert.match(short.stderr, /^mnemos: MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY \(or --new-key\) must decode to exactly 32 bytes/);
+    assert.match(
+      short.stderr,
+      /^mnemos: MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY \(or --new-key\) must decode to exactly 32 bytes/,
+    );
     assert.equal(short.stderr.trim().split('\n').length, 1);
 
-    const wrong = await runCliToEnd(['rotate-key'], testEnv(home.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: NEW_KEY, MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY: KEY }));
+    const wrong = await runCliToEnd(
+      ['rotate-key'],
+      testEnv(home.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: NEW_KEY, MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY: KEY }),
+    );
     assert.equal(wrong.code, 1);
     assert.match(wrong.stderr, /^mnemos: encryption_key_mismatch: /);
 
-    const rotated = await runCliToEnd(['rotate-key'], testEnv(home.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY, MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY: NEW_KEY }));
+    const rotated = await runCliToEnd(
+      ['rotate-key'],
+      testEnv(home.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY, MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY: NEW_KEY }),
+    );
     assert.equal(rotated.code, 0, rotated.stderr);
     assert.match(rotated.stdout, /re-wrapped the data keys of 1 banks/);
 
@@ -42,7 +56,12 @@ describe('mnemos encrypt-existing and rotate-key', () => {
 
     const engine = await startEngine({ env: testEnv(home.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: NEW_KEY }) });
     try {
-      const found = await call<{ results: Array<{ text: string }> }>(engine.url, 'POST', '/v1/default/banks/carol/memories/recall', { query: 'What does Carol grow?' });
+      const found = await call<{ results: Array<{ text: string }> }>(
+        engine.url,
+        'POST',
+        '/v1/default/banks/carol/memories/recall',
+        { query: 'What does Carol grow?' },
+      );
       assert.equal(found.body.results[0]?.text, 'Carol grows tomatoes on her balcony.');
     } finally {
       await engine.close();

@@ -29,7 +29,12 @@ describe('envelope', () => {
 
   it('seals bodies with the memory bound as associated data; any flipped byte or another row fails', () => {
     const { key } = DataKey.generate();
-    const sealed = sealBody(key, 'default', 'alice', 'id-1', { text: 'Secret plans for Tuesday', context: 'c', metadata: { a: 'b' }, entities: ['Tuesday'] });
+    const sealed = sealBody(key, 'default', 'alice', 'id-1', {
+      text: 'Secret plans for Tuesday',
+      context: 'c',
+      metadata: { a: 'b' },
+      entities: ['Tuesday'],
+    });
     assert.equal(sealed.text, null);
     assert.ok(sealed.bodyEnc);
     const body = sealed.bodyEnc;
@@ -68,7 +73,8 @@ describe('term normalisation matches Postgres english on ordinary prose', () => 
     try {
       for (const text of texts) {
         const rows = await pg.query<{ lexeme: string; positions: number[] }>(
-          "SELECT lexeme, positions FROM unnest(to_tsvector('english', $1))", [text],
+          "SELECT lexeme, positions FROM unnest(to_tsvector('english', $1))",
+          [text],
         );
         const expected = new Map(rows.rows.map((r) => [r.lexeme, [...r.positions]]));
         assert.deepEqual(new Map([...documentLexemes(text)].sort()), new Map([...expected].sort()), text);

@@ -28,7 +28,9 @@ before(async () => {
   db = await PGlite.create({ extensions: { vector } });
   server = await serveOverTheWire(db);
   url = server.url;
-  engine = await startEngine({ env: testEnv(home.path, { MNEMOS_API_DATABASE_URL: url, MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY }) });
+  engine = await startEngine({
+    env: testEnv(home.path, { MNEMOS_API_DATABASE_URL: url, MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY }),
+  });
 });
 
 after(async () => {
@@ -44,7 +46,9 @@ async function dump(): Promise<string> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const tables = await client.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public'");
+    const tables = await client.query<{ name: string }>(
+      "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public'",
+    );
     let out = '';
     for (const { name } of tables.rows) {
       const rows = await client.query<{ line: string }>(`SELECT t::text AS line FROM "${name}" t`);
@@ -66,15 +70,23 @@ describe('encryption at rest on an external database', () => {
       ],
     });
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    const found = await call<{ results: Array<{ text: string }> }>(running.url, 'POST', '/v1/default/banks/bob/memories/recall', { query: `What is the name of ${MARKERS[0]}?` });
+    const found = await call<{ results: Array<{ text: string }> }>(
+      running.url,
+      'POST',
+      '/v1/default/banks/bob/memories/recall',
+      { query: `What is the name of ${MARKERS[0]}?` },
+    );
     assert.match(found.body.results[0]?.text ?? '', new RegExp(MARKERS[0]!));
     await running.close();
     engine = undefined;
 
     const text = await dump();
     assert.match(text, /memories/);
-    for (const m of MARKERS) for (const form of [m, m.toLowerCase()]) assert.ok(!text.includes(form), `${form} in the dump`);
+    for (const m of MARKERS)
+      for (const form of [m, m.toLowerCase()]) assert.ok(!text.includes(form), `${form} in the dump`);
     const files = Buffer.from(await (await db.dumpDataDir('none')).arrayBuffer());
-    for (const m of MARKERS) for (const form of [m, m.toLowerCase()]) assert.ok(!files.includes(Buffer.from(form)), `${form} in the data folder`);
+    for (const m of MARKERS)
+      for (const form of [m, m.toLowerCase()])
+        assert.ok(!files.includes(Buffer.from(form)), `${form} in the data folder`);
   });
 });

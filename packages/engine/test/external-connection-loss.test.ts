@@ -93,7 +93,10 @@ describe('external database: lost connections', { timeout: 120_000 }, () => {
     assert.ok(otherCommitted);
     assert.equal(availability[before]?.available, false);
     const rows = await untilAnswered(() => db.query<{ body: string }>('SELECT body FROM notes ORDER BY id'));
-    assert.deepEqual(rows.map((r) => r.body), ['kept']);
+    assert.deepEqual(
+      rows.map((r) => r.body),
+      ['kept'],
+    );
     assert.equal(availability.at(-1)?.available, true, 'the recovery is reported');
   });
 
@@ -122,8 +125,10 @@ describe('external database: lost connections', { timeout: 120_000 }, () => {
       return true;
     });
     // A wrong query is not "unavailable": it keeps its own error (and becomes a 500 or a 4xx, as before).
-    await assert.rejects(db.query('SELECT * FROM no_such_table'),
-      (error: unknown) => !(error instanceof DatabaseUnavailableError));
+    await assert.rejects(
+      db.query('SELECT * FROM no_such_table'),
+      (error: unknown) => !(error instanceof DatabaseUnavailableError),
+    );
     assert.deepEqual(await db.query('SELECT 1 AS one'), [{ one: 1 }]);
   });
 });
@@ -156,15 +161,20 @@ describe('job workers woken by NOTIFY', { timeout: 120_000 }, () => {
     });
     await producer.start();
     await worker.start();
-    const listening = () => scratch.admin<{ n: number }>(
-      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'",
-    ).then((rows) => (rows[0]?.n ?? 0) > 0);
+    const listening = () =>
+      scratch
+        .admin<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'",
+        )
+        .then((rows) => (rows[0]?.n ?? 0) > 0);
     await waitFor('the worker to listen', listening);
 
-    const enqueue = (label: string) => producerDb.transaction((tx) =>
-      producer.enqueue(tx, randomUUID(), { tenant: 'default', bankId: 'b', space: 'default' }, 'note', [
-        { kind: 'note', payload: { label } },
-      ]));
+    const enqueue = (label: string) =>
+      producerDb.transaction((tx) =>
+        producer.enqueue(tx, randomUUID(), { tenant: 'default', bankId: 'b', space: 'default' }, 'note', [
+          { kind: 'note', payload: { label } },
+        ]),
+      );
     await enqueue('first');
     await waitFor('the first job to run', () => ran.includes('first'));
 

@@ -36,23 +36,40 @@ after(async () => {
 
 describe('external database over the wire, two engines', () => {
   it('applied each migration exactly once', async () => {
-    const rows = await pg.query<{ version: number; n: number }>('SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version');
+    const rows = await pg.query<{ version: number; n: number }>(
+      'SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version',
+    );
     assert.ok(rows.rows.length >= 1);
     assert.ok(rows.rows.every((r) => r.n === 1));
-    const meta = await pg.query<{ value: { dimension: number } }>("SELECT value FROM mnemos_meta WHERE key = 'embedding'");
+    const meta = await pg.query<{ value: { dimension: number } }>(
+      "SELECT value FROM mnemos_meta WHERE key = 'embedding'",
+    );
     assert.equal(meta.rows[0]?.value.dimension, 384);
   });
 
   it('what one engine retains the other recalls, and a delete on one is seen by both', async () => {
     const r = await call<{ memory_ids: string[] }>(a.url, 'POST', '/v1/default/banks/shared/memories', {
-      items: [{ content: 'Frank keeps bees on his roof in Lyon.' }, { content: 'Frank sells the honey at the Sunday market.' }],
+      items: [
+        { content: 'Frank keeps bees on his roof in Lyon.' },
+        { content: 'Frank sells the honey at the Sunday market.' },
+      ],
     });
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    const found = await call<{ results: Array<{ id: string }> }>(b.url, 'POST', '/v1/default/banks/shared/memories/recall', { query: 'Where does Frank keep bees?' });
+    const found = await call<{ results: Array<{ id: string }> }>(
+      b.url,
+      'POST',
+      '/v1/default/banks/shared/memories/recall',
+      { query: 'Where does Frank keep bees?' },
+    );
     assert.equal(found.body.results[0]?.id, r.body.memory_ids[0]);
     const del = await call(b.url, 'DELETE', `/v1/default/banks/shared/memories/${r.body.memory_ids[0]}`);
     assert.equal(del.status, 200);
-    const again = await call<{ results: Array<{ id: string }> }>(a.url, 'POST', '/v1/default/banks/shared/memories/recall', { query: 'Where does Frank keep bees?' });
+    const again = await call<{ results: Array<{ id: string }> }>(
+      a.url,
+      'POST',
+      '/v1/default/banks/shared/memories/recall',
+      { query: 'Where does Frank keep bees?' },
+    );
     assert.ok(!again.body.results.some((h) => h.id === r.body.memory_ids[0]));
   });
 
@@ -63,8 +80,12 @@ describe('external database over the wire, two engines', () => {
     // and rely on the unique index plus ON CONFLICT, which is the same SQL on any Postgres.
     const body = { content: 'Grace runs the lighthouse museum.' };
     const answers = [];
-    for (const url of [a.url, b.url, a.url]) answers.push(await call<{ memory_ids: string[] }>(url, 'POST', '/v1/default/banks/race/memories', body));
-    assert.ok(answers.every((x) => x.status === 200), JSON.stringify(answers.map((x) => x.body)));
+    for (const url of [a.url, b.url, a.url])
+      answers.push(await call<{ memory_ids: string[] }>(url, 'POST', '/v1/default/banks/race/memories', body));
+    assert.ok(
+      answers.every((x) => x.status === 200),
+      JSON.stringify(answers.map((x) => x.body)),
+    );
     assert.equal(new Set(answers.map((x) => x.body.memory_ids[0])).size, 1);
     const count = await pg.query<{ n: number }>("SELECT count(*)::int AS n FROM memories WHERE bank_id = 'race'");
     assert.equal(count.rows[0]?.n, 1);

@@ -48,11 +48,16 @@ it(title, { timeout: 15 * 60_000 }, async () => {
     ctx: {
       param: (name, rng) => {
         switch (name) {
-          case 'tenant': return rng.chance(0.9) ? 'default' : rng.pick(['retain', 'recall', 'other']);
-          case 'bank': return rng.pick(['known', 'known', 'fuzz', 'alice@example.com']);
-          case 'space': return 'default';
-          case 'id': return rng.chance(0.5) ? memoryId : rng.uuid();
-          default: return 'x';
+          case 'tenant':
+            return rng.chance(0.9) ? 'default' : rng.pick(['retain', 'recall', 'other']);
+          case 'bank':
+            return rng.pick(['known', 'known', 'fuzz', 'alice@example.com']);
+          case 'space':
+            return 'default';
+          case 'id':
+            return rng.chance(0.5) ? memoryId : rng.uuid();
+          default:
+            return 'x';
         }
       },
       headers: () => ({}),

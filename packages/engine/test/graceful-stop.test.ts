@@ -27,7 +27,10 @@ describe('stopping the engine', () => {
       const closing = engine.close(60_000).then(() => (closed = true));
 
       // New requests are not served once the stop has begun (refused, or 503 on a connection still open).
-      const late = await call(engine.url, 'GET', '/health').then((r) => r.status, () => 'refused');
+      const late = await call(engine.url, 'GET', '/health').then(
+        (r) => r.status,
+        () => 'refused',
+      );
       assert.ok(late === 'refused' || late === 503, `a request after the stop began got ${late}`);
       assert.equal(closed, false, 'the stop waits for the request in flight');
 

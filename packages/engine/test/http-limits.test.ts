@@ -17,7 +17,10 @@ describe('HTTP limits settings', () => {
 
   it('refuse a headers timeout longer than the request timeout, budgets below one body, and non-numbers', () => {
     const refused = (env: Record<string, string>, pattern: RegExp): void => {
-      assert.throws(() => loadEngineConfig(env), (e: unknown) => e instanceof ConfigError && pattern.test(e.message));
+      assert.throws(
+        () => loadEngineConfig(env),
+        (e: unknown) => e instanceof ConfigError && pattern.test(e.message),
+      );
     };
     refused(
       { MNEMOS_API_HEADERS_TIMEOUT_MS: '5000', MNEMOS_API_REQUEST_TIMEOUT_MS: '1000' },

@@ -72,8 +72,11 @@ function expectProblem(
   assert.equal(answer.body.code, code);
   assert.equal(answer.body.type, `https://mnemos.dev/problems/${code}`);
   assert.ok(answer.body.detail.length > 20, 'detail says what went wrong');
-  if (pointer !== undefined) assert.ok(answer.body.errors?.some((e) => e.pointer === pointer),
-    JSON.stringify(answer.body));
+  if (pointer !== undefined)
+    assert.ok(
+      answer.body.errors?.some((e) => e.pointer === pointer),
+      JSON.stringify(answer.body),
+    );
 }
 
 describe('query integers are bounded', () => {
@@ -93,8 +96,11 @@ describe('query integers are bounded', () => {
     assert.match(r.body.detail, /from 0 to 1000/);
   });
   it('the largest offset is accepted and answers an empty page', async () => {
-    const r = await call<{ items: unknown[]; total: number }>(engine.url, 'GET',
-      '/v1/default/banks/known/memories?offset=1000000000');
+    const r = await call<{ items: unknown[]; total: number }>(
+      engine.url,
+      'GET',
+      '/v1/default/banks/known/memories?offset=1000000000',
+    );
     assert.equal(r.status, 200);
     assert.deepEqual(r.body.items, []);
     assert.equal(r.body.total, 1);
@@ -103,35 +109,96 @@ describe('query integers are bounded', () => {
 
 describe('NUL characters and lone surrogates are refused in every string', () => {
   const cases: Array<{ name: string; method: string; path: string; body?: unknown; pointer: string }> = [
-    { name: 'list document_id', method: 'GET', path: '/v1/default/banks/known/memories?document_id=a%00b',
-      pointer: '/querystring/document_id' },
-    { name: 'list type', method: 'GET', path: '/v1/default/banks/known/memories?type=world%00',
-      pointer: '/querystring/type' },
+    {
+      name: 'list document_id',
+      method: 'GET',
+      path: '/v1/default/banks/known/memories?document_id=a%00b',
+      pointer: '/querystring/document_id',
+    },
+    {
+      name: 'list type',
+      method: 'GET',
+      path: '/v1/default/banks/known/memories?type=world%00',
+      pointer: '/querystring/type',
+    },
     { name: 'list q', method: 'GET', path: '/v1/default/banks/known/memories?q=%00', pointer: '/querystring/q' },
-    { name: 'list tags', method: 'GET', path: '/v1/default/banks/known/memories?tags=a&tags=b%00',
-      pointer: '/querystring/tags/1' },
+    {
+      name: 'list tags',
+      method: 'GET',
+      path: '/v1/default/banks/known/memories?tags=a&tags=b%00',
+      pointer: '/querystring/tags/1',
+    },
     { name: 'bank list q', method: 'GET', path: '/v1/default/banks?q=kn%00own', pointer: '/querystring/q' },
-    { name: 'clear filter', method: 'DELETE', path: '/v1/default/banks/known/memories?type=world%00',
-      pointer: '/querystring/type' },
-    { name: 'retain document_id', method: 'POST', path: '/v1/default/banks/known/memories',
-      body: { content: 'x', document_id: 'd\u0000' }, pointer: '/document_id' },
-    { name: 'retain tag', method: 'POST', path: '/v1/default/banks/known/memories',
-      body: { content: 'x', tags: ['ok', 'b\u0000d'] }, pointer: '/tags/1' },
-    { name: 'metadata key', method: 'POST', path: '/v1/default/banks/known/memories',
-      body: { content: 'x', metadata: { 'k\u0000': 'v' } }, pointer: '/metadata/k\u0000' },
-    { name: 'metadata value', method: 'POST', path: '/v1/default/banks/known/memories',
-      body: { items: [{ content: 'x', metadata: { k: 'v\u0000' } }] }, pointer: '/items/0/metadata/k' },
-    { name: 'lone surrogate in content', method: 'POST', path: '/v1/default/banks/known/memories',
-      body: { content: 'Lone surrogate \ud800 here' }, pointer: '/content' },
-    { name: 'lone low surrogate in a tag', method: 'POST', path: '/v1/default/banks/known/memories',
-      body: { content: 'x', tags: ['\udc00'] }, pointer: '/tags/0' },
-    { name: 'recall query', method: 'POST', path: '/v1/default/banks/known/memories/recall',
-      body: { query: 'who\u0000' }, pointer: '/query' },
-    { name: 'reflect response_schema', method: 'POST', path: '/v1/default/banks/known/reflect',
-      body: { query: 'x', response_schema: { title: '\u0000' } }, pointer: '/response_schema/title' },
+    {
+      name: 'clear filter',
+      method: 'DELETE',
+      path: '/v1/default/banks/known/memories?type=world%00',
+      pointer: '/querystring/type',
+    },
+    {
+      name: 'retain document_id',
+      method: 'POST',
+      path: '/v1/default/banks/known/memories',
+      body: { content: 'x', document_id: 'd\u0000' },
+      pointer: '/document_id',
+    },
+    {
+      name: 'retain tag',
+      method: 'POST',
+      path: '/v1/default/banks/known/memories',
+      body: { content: 'x', tags: ['ok', 'b\u0000d'] },
+      pointer: '/tags/1',
+    },
+    {
+      name: 'metadata key',
+      method: 'POST',
+      path: '/v1/default/banks/known/memories',
+      body: { content: 'x', metadata: { 'k\u0000': 'v' } },
+      pointer: '/metadata/k\u0000',
+    },
+    {
+      name: 'metadata value',
+      method: 'POST',
+      path: '/v1/default/banks/known/memories',
+      body: { items: [{ content: 'x', metadata: { k: 'v\u0000' } }] },
+      pointer: '/items/0/metadata/k',
+    },
+    {
+      name: 'lone surrogate in content',
+      method: 'POST',
+      path: '/v1/default/banks/known/memories',
+      body: { content: 'Lone surrogate \ud800 here' },
+      pointer: '/content',
+    },
+    {
+      name: 'lone low surrogate in a tag',
+      method: 'POST',
+      path: '/v1/default/banks/known/memories',
+      body: { content: 'x', tags: ['\udc00'] },
+      pointer: '/tags/0',
+    },
+    {
+      name: 'recall query',
+      method: 'POST',
+      path: '/v1/default/banks/known/memories/recall',
+      body: { query: 'who\u0000' },
+      pointer: '/query',
+    },
+    {
+      name: 'reflect response_schema',
+      method: 'POST',
+      path: '/v1/default/banks/known/reflect',
+      body: { query: 'x', response_schema: { title: '\u0000' } },
+      pointer: '/response_schema/title',
+    },
     { name: 'bank name', method: 'PUT', path: '/v1/default/banks/known', body: { name: 'n\u0000' }, pointer: '/name' },
-    { name: 'description-level bank_id', method: 'POST', path: '/v1/retain',
-      body: { bank_id: 'known\u0000', content: 'x' }, pointer: '/bank_id' },
+    {
+      name: 'description-level bank_id',
+      method: 'POST',
+      path: '/v1/retain',
+      body: { bank_id: 'known\u0000', content: 'x' },
+      pointer: '/bank_id',
+    },
   ];
   for (const c of cases) {
     it(`${c.name}: 400 validation_failed at ${JSON.stringify(c.pointer)}, nothing changes`, async () => {
@@ -142,8 +209,9 @@ describe('NUL characters and lone surrogates are refused in every string', () =>
     });
   }
   it('well-formed surrogate pairs (emoji) are stored', async () => {
-    const r = await call(engine.url, 'POST', '/v1/default/banks/unicode/memories',
-      { content: 'Emoji 🧠 and 🇵🇹 are fine' });
+    const r = await call(engine.url, 'POST', '/v1/default/banks/unicode/memories', {
+      content: 'Emoji 🧠 and 🇵🇹 are fine',
+    });
     assert.equal(r.status, 200);
   });
 });
@@ -153,10 +221,16 @@ describe('JSON depth is capped before validation', () => {
   const arrays = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
   for (const [name, path, body] of [
     ['metadata 100 deep', '/v1/default/banks/known/memories', `{"content":"x","metadata":${nested(100)}}`],
-    ['response_schema 8,000 deep', '/v1/default/banks/known/reflect',
-      `{"query":"x","response_schema":${nested(8000)}}`],
-    ['arrays 8,000 deep on an open field', '/v1/default/banks/known/memories',
-      `{"content":"x","extra":${arrays(8000)}}`],
+    [
+      'response_schema 8,000 deep',
+      '/v1/default/banks/known/reflect',
+      `{"query":"x","response_schema":${nested(8000)}}`,
+    ],
+    [
+      'arrays 8,000 deep on an open field',
+      '/v1/default/banks/known/memories',
+      `{"content":"x","extra":${arrays(8000)}}`,
+    ],
     ['8,000 deep on recall', '/v1/recall', `{"bank_id":"known","query":"x","include":${nested(8000)}}`],
   ] as const) {
     it(`${name}: 400 json_too_deep, the engine stays up`, async () => {
@@ -169,8 +243,12 @@ describe('JSON depth is capped before validation', () => {
     });
   }
   it('64 levels are accepted (brackets inside strings do not count)', async () => {
-    const r = await raw('POST', '/v1/default/banks/known/memories/recall',
-      `{"query":"baseline [[[[{{{{","include":${nested(63)}}`, { 'content-type': 'application/json' });
+    const r = await raw(
+      'POST',
+      '/v1/default/banks/known/memories/recall',
+      `{"query":"baseline [[[[{{{{","include":${nested(63)}}`,
+      { 'content-type': 'application/json' },
+    );
     assert.equal(r.status, 200, JSON.stringify(r.body));
   });
 });
@@ -180,8 +258,9 @@ describe('framework errors are problem+json', () => {
     const r = await call<ProblemBody>(engine.url, 'PUT', '/v1/recall', { query: 'x' });
     expectProblem(r, 405, 'method_not_allowed');
     assert.equal(r.headers.get('allow'), 'POST');
-    const recall = await call<ProblemBody>(engine.url, 'PUT', '/v1/default/banks/known/memories/recall',
-      { query: 'x' });
+    const recall = await call<ProblemBody>(engine.url, 'PUT', '/v1/default/banks/known/memories/recall', {
+      query: 'x',
+    });
     expectProblem(recall, 405, 'method_not_allowed');
     assert.match(recall.headers.get('allow') ?? '', /POST/);
     const list = await call<ProblemBody>(engine.url, 'PATCH', '/v1/default/banks/known/memories');
@@ -193,7 +272,11 @@ describe('framework errors are problem+json', () => {
   });
   it('a client that sends a too-large body whole before reading still gets its 413, not a reset', async () => {
     const before = await counts();
-    const r = await uploadOversized(engine.url, '/v1/default/banks/known/memories', 2 * engine.engine.config.maxBodyBytes);
+    const r = await uploadOversized(
+      engine.url,
+      '/v1/default/banks/known/memories',
+      2 * engine.engine.config.maxBodyBytes,
+    );
     assert.equal(r.error, undefined, `the connection failed with ${r.error}; received: ${r.received.slice(0, 200)}`);
     assert.match(r.received, /^HTTP\/1\.1 413 /);
     assert.match(r.received, /"code":"payload_too_large"/);
@@ -220,10 +303,13 @@ describe('framework errors are problem+json', () => {
 describe('body-less requests with a JSON content type', () => {
   const json = { 'content-type': 'application/json' };
   it('DELETE of a memory with Content-Type: application/json and no body succeeds', async () => {
-    const made = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/known/memories',
-      { content: 'Temporary memory to delete.' });
-    const r = await raw('DELETE', `/v1/default/banks/known/memories/${made.body.memory_ids[0]!}`, '',
-      { ...json, 'content-length': '0' });
+    const made = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/known/memories', {
+      content: 'Temporary memory to delete.',
+    });
+    const r = await raw('DELETE', `/v1/default/banks/known/memories/${made.body.memory_ids[0]!}`, '', {
+      ...json,
+      'content-length': '0',
+    });
     assert.equal(r.status, 200, JSON.stringify(r.body));
   });
   it('GET, OPTIONS and DELETE with an empty JSON body are not refused for it', async () => {
@@ -232,8 +318,12 @@ describe('body-less requests with a JSON content type', () => {
     assert.equal(got.status, 200);
     // OPTIONS is answered by the router (no route takes it), not refused for its empty body.
     expectProblem(await raw('OPTIONS', '/v1/default/banks/known', '', json), 405, 'method_not_allowed');
-    const missing = await raw('DELETE', '/v1/default/banks/known/memories/00000000-0000-4000-8000-000000000000', '',
-      json);
+    const missing = await raw(
+      'DELETE',
+      '/v1/default/banks/known/memories/00000000-0000-4000-8000-000000000000',
+      '',
+      json,
+    );
     expectProblem(missing, 404, 'memory_not_found');
     const clear = await raw('DELETE', '/v1/default/banks/emptied/memories?type=world', '', json);
     assert.equal(clear.status, 200, JSON.stringify(clear.body));

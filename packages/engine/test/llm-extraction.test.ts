@@ -11,8 +11,25 @@ let engine: TestEngine;
 let n = 0;
 const bank = () => `llm-x-${++n}`;
 
-interface Memory { id: string; type: string; text: string; source_id: string | null; occurred_at: string | null; entities: string[]; superseded_by: string | null; valid_to: string | null }
-interface Operation { status: string; facts_count: number; fact_ids: string[]; memory_ids: string[]; errors: Array<{ error: string; attempts: number }>; error_message?: string; usage: { input_tokens: number; output_tokens: number; total_tokens: number } }
+interface Memory {
+  id: string;
+  type: string;
+  text: string;
+  source_id: string | null;
+  occurred_at: string | null;
+  entities: string[];
+  superseded_by: string | null;
+  valid_to: string | null;
+}
+interface Operation {
+  status: string;
+  facts_count: number;
+  fact_ids: string[];
+  memory_ids: string[];
+  errors: Array<{ error: string; attempts: number }>;
+  error_message?: string;
+  usage: { input_tokens: number; output_tokens: number; total_tokens: number };
+}
 
 before(async () => {
   fake = await startFakeLlm();
@@ -45,7 +62,11 @@ async function settle(operationId: string, timeoutMs = 30_000): Promise<Operatio
 
 async function retain(bankId: string, body: Record<string, unknown>) {
   const r = await call<{ memory_ids: string[]; operation_id?: string; async: boolean; usage?: Record<string, number> }>(
-    engine.url, 'POST', `/v1/default/banks/${bankId}/memories`, body);
+    engine.url,
+    'POST',
+    `/v1/default/banks/${bankId}/memories`,
+    body,
+  );
   assert.equal(r.status, 200, JSON.stringify(r.body));
   return r.body;
 }
@@ -58,7 +79,10 @@ async function list(bankId: string): Promise<Memory[]> {
 
 test('retain is recallable at once; extraction adds typed, dated facts with entities, linked to the raw memory', async () => {
   const b = bank();
-  const out = await retain(b, { content: 'Alice went to Lisbon yesterday. Alice loves sardines.', timestamp: '2024-03-10T09:00:00Z' });
+  const out = await retain(b, {
+    content: 'Alice went to Lisbon yesterday. Alice loves sardines.',
+    timestamp: '2024-03-10T09:00:00Z',
+  });
   assert.equal(out.async, false);
   assert.ok(out.operation_id, 'sync retain reports the extraction operation');
   assert.deepEqual(out.usage && { i: out.usage['input_tokens'], o: out.usage['output_tokens'] }, { i: 0, o: 0 });
@@ -82,11 +106,15 @@ test('retain is recallable at once; extraction adds typed, dated facts with enti
   assert.equal(taste.source_id, rawId);
   assert.equal(taste.occurred_at, '2024-03-10T09:00:00.000Z', 'undated facts take the raw memory date');
 
-  const recall = await call<{ results: Memory[] }>(engine.url, 'POST', `/v1/default/banks/${b}/memories/recall`, { query: 'Where did Alice travel?' });
+  const recall = await call<{ results: Memory[] }>(engine.url, 'POST', `/v1/default/banks/${b}/memories/recall`, {
+    query: 'Where did Alice travel?',
+  });
   assert.ok(recall.body.results.some((r) => r.type === 'experience'));
 
-  const stats = await call<{ usage: { input_tokens: number; output_tokens: number; total_tokens: number }; nodes_by_fact_type: Record<string, number> }>(
-    engine.url, 'GET', `/v1/default/banks/${b}/stats`);
+  const stats = await call<{
+    usage: { input_tokens: number; output_tokens: number; total_tokens: number };
+    nodes_by_fact_type: Record<string, number>;
+  }>(engine.url, 'GET', `/v1/default/banks/${b}/stats`);
   assert.equal(stats.body.usage.input_tokens, op.usage.input_tokens);
   assert.equal(stats.body.usage.output_tokens, op.usage.output_tokens);
   assert.equal(stats.body.nodes_by_fact_type['raw'], 1);
@@ -112,9 +140,16 @@ test('a correction supersedes the facts it corrects; they stay, marked', async (
   assert.equal(fix.superseded_by, null);
   // Recall keeps the superseded fact but ranks it below the current one.
   const recall = await call<{ results: Array<Memory & { scores: Record<string, number> }> }>(
-    engine.url, 'POST', `/v1/default/banks/${b}/memories/recall`, { query: 'Where does Bob live?', types: ['world', 'correction'] });
+    engine.url,
+    'POST',
+    `/v1/default/banks/${b}/memories/recall`,
+    { query: 'Where does Bob live?', types: ['world', 'correction'] },
+  );
   const order = recall.body.results.map((r) => r.id);
-  assert.ok(order.includes(old.id) && order.indexOf(fix.id) < order.indexOf(old.id), JSON.stringify(recall.body.results));
+  assert.ok(
+    order.includes(old.id) && order.indexOf(fix.id) < order.indexOf(old.id),
+    JSON.stringify(recall.body.results),
+  );
   assert.equal(recall.body.results.find((r) => r.id === old.id)!.scores['superseded'], 1);
   // The extraction prompt showed the model the existing fact it could supersede.
   const lastExtract = fake.calls.filter((c) => c.purpose === 'extract').at(-1)!;
@@ -146,8 +181,13 @@ test('an answer that stays malformed fails the operation visibly; the raw memory
     assert.equal(op.errors[0]!.attempts, 1, 'malformed output is retried inside the call, not re-queued');
     assert.ok(op.usage.input_tokens > 0, 'tokens spent on failed attempts are recorded');
     const memories = await list(b);
-    assert.deepEqual(memories.map((m) => m.type), ['raw']);
-    const recall = await call<{ results: Memory[] }>(engine.url, 'POST', `/v1/default/banks/${b}/memories/recall`, { query: 'radios' });
+    assert.deepEqual(
+      memories.map((m) => m.type),
+      ['raw'],
+    );
+    const recall = await call<{ results: Memory[] }>(engine.url, 'POST', `/v1/default/banks/${b}/memories/recall`, {
+      query: 'radios',
+    });
     assert.equal(recall.body.results[0]?.id, out.memory_ids[0]);
   } finally {
     fake.always = undefined;
@@ -178,7 +218,10 @@ test('a provider that keeps failing or timing out fails the job after its retrie
     assert.equal(op.status, 'failed');
     assert.match(op.error_message ?? '', /did not answer within 1000 ms/);
     assert.equal(op.errors[0]!.attempts, 3, 'transient failures are re-queued up to max attempts');
-    assert.deepEqual((await list(b)).map((m) => m.type), ['raw']);
+    assert.deepEqual(
+      (await list(b)).map((m) => m.type),
+      ['raw'],
+    );
   } finally {
     fake.always = undefined;
   }
@@ -186,7 +229,13 @@ test('a provider that keeps failing or timing out fails the job after its retrie
 
 test('async: true returns at once with an operation id; the memories and their facts follow', async () => {
   const b = bank();
-  const out = await retain(b, { items: [{ content: 'Gina met Hugo in Oslo.', timestamp: '2023-05-05' }, { content: 'Hugo thinks Oslo is expensive.' }], async: true });
+  const out = await retain(b, {
+    items: [
+      { content: 'Gina met Hugo in Oslo.', timestamp: '2023-05-05' },
+      { content: 'Hugo thinks Oslo is expensive.' },
+    ],
+    async: true,
+  });
   assert.equal(out.async, true);
   assert.ok(out.operation_id);
   assert.deepEqual(out.memory_ids, []);

@@ -47,19 +47,36 @@ after(async () => {
   await fake?.stop();
 });
 
-const reflect = (body: unknown, bank = BANK) => call<Reflect>(engine.url, 'POST', `/v1/default/banks/${bank}/reflect`, body);
+const reflect = (body: unknown, bank = BANK) =>
+  call<Reflect>(engine.url, 'POST', `/v1/default/banks/${bank}/reflect`, body);
 
 test('reflect answers from recalled memories and cites only ids recalled from this bank', async () => {
   // The model also "cites" an id from another bank and one that does not exist: neither may come back.
-  const other = await call<{ items: Array<{ id: string }> }>(engine.url, 'GET', '/v1/default/banks/other-bank/memories');
+  const other = await call<{ items: Array<{ id: string }> }>(
+    engine.url,
+    'GET',
+    '/v1/default/banks/other-bank/memories',
+  );
   const foreign = other.body.items[0]!.id;
-  fake.next({ kind: 'content', content: { answer: 'Maria has a cat called Pixel.', citations: [ids[0], foreign, '00000000-0000-4000-8000-000000000000', 'junk'] } }, 'reflect');
+  fake.next(
+    {
+      kind: 'content',
+      content: {
+        answer: 'Maria has a cat called Pixel.',
+        citations: [ids[0], foreign, '00000000-0000-4000-8000-000000000000', 'junk'],
+      },
+    },
+    'reflect',
+  );
   const r = await reflect({ query: 'What pet does Maria have?' });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   assert.equal(r.body.text, 'Maria has a cat called Pixel.');
   assert.deepEqual(r.body.citations, [ids[0]]);
   assert.equal(r.body.based_on, undefined);
-  assert.ok(r.body.usage.input_tokens > 0 && r.body.usage.total_tokens === r.body.usage.input_tokens + r.body.usage.output_tokens);
+  assert.ok(
+    r.body.usage.input_tokens > 0 &&
+      r.body.usage.total_tokens === r.body.usage.input_tokens + r.body.usage.output_tokens,
+  );
 
   // What the model was given: this bank's memories only.
   const input = fake.calls.filter((c) => c.purpose === 'reflect').at(-1)!.input!;
@@ -74,7 +91,10 @@ test('include.facts returns based_on with the cited memories; usage adds up in b
   assert.equal(r.status, 200);
   assert.ok(r.body.citations.includes(ids[1]!), JSON.stringify(r.body));
   for (const id of r.body.citations) assert.ok(ids.includes(id));
-  assert.deepEqual(r.body.based_on!.memories.map((m) => m.id), r.body.citations);
+  assert.deepEqual(
+    r.body.based_on!.memories.map((m) => m.id),
+    r.body.citations,
+  );
   assert.equal(r.body.based_on!.memories[0]!.type, 'raw');
   const after = await call<{ usage: { total_tokens: number } }>(engine.url, 'GET', `/v1/default/banks/${BANK}/stats`);
   assert.equal(after.body.usage.total_tokens - before.body.usage.total_tokens, r.body.usage.total_tokens);
@@ -91,7 +111,11 @@ test('says plainly when memory does not hold the answer', async () => {
 });
 
 test('response_schema gives a validated structured_output; a non-conforming answer is retried', async () => {
-  const schema = { type: 'object', properties: { pet: { type: 'string' }, count: { type: 'integer' } }, required: ['pet', 'count'] };
+  const schema = {
+    type: 'object',
+    properties: { pet: { type: 'string' }, count: { type: 'integer' } },
+    required: ['pet', 'count'],
+  };
   const r = await reflect({ query: 'What pet does Maria have?', response_schema: schema });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   assert.equal(typeof r.body.structured_output!['pet'], 'string');
@@ -107,13 +131,24 @@ test('response_schema gives a validated structured_output; a non-conforming answ
 
 test("the Hindsight client's reflect body shape works", async () => {
   const r = await reflect({
-    query: 'What pet does Maria have?', context: 'asked by a friend', budget: 'low', tags: null, tags_match: null, tag_groups: null,
-    response_schema: null, fact_types: null, exclude_mental_models: null, exclude_mental_model_ids: null,
+    query: 'What pet does Maria have?',
+    context: 'asked by a friend',
+    budget: 'low',
+    tags: null,
+    tags_match: null,
+    tag_groups: null,
+    response_schema: null,
+    fact_types: null,
+    exclude_mental_models: null,
+    exclude_mental_model_ids: null,
     include: { facts: {} },
   });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   assert.ok(r.body.citations.includes(ids[0]!));
-  const desc = await call<Reflect>(engine.url, 'POST', '/v1/reflect', { bank_id: BANK, query: 'What pet does Maria have?' });
+  const desc = await call<Reflect>(engine.url, 'POST', '/v1/reflect', {
+    bank_id: BANK,
+    query: 'What pet does Maria have?',
+  });
   assert.equal(desc.status, 200);
   assert.ok(desc.body.citations.includes(ids[0]!));
 });
@@ -167,10 +202,18 @@ test('bad input to reflect answers 400 problem+json and never calls the LLM', as
   ];
   for (const [body, pointer] of cases) {
     const r = await call<{ code: string; status: number; errors?: Array<{ pointer: string }> }>(
-      engine.url, 'POST', `/v1/default/banks/${BANK}/reflect`, body);
+      engine.url,
+      'POST',
+      `/v1/default/banks/${BANK}/reflect`,
+      body,
+    );
     assert.equal(r.status, 400, `${JSON.stringify(body)} -> ${r.status} ${JSON.stringify(r.body)}`);
     assert.equal(r.headers.get('content-type'), 'application/problem+json; charset=utf-8');
-    if (pointer !== '') assert.ok(r.body.errors?.some((e) => e.pointer.startsWith(pointer)), `${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
+    if (pointer !== '')
+      assert.ok(
+        r.body.errors?.some((e) => e.pointer.startsWith(pointer)),
+        `${JSON.stringify(body)}: ${JSON.stringify(r.body)}`,
+      );
   }
   const badBank = await reflect({ query: 'q' }, 'bad%20bank');
   assert.equal(badBank.status, 400);

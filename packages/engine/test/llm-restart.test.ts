@@ -21,11 +21,15 @@ after(async () => {
 
 function startChild(env: Record<string, string>): Promise<{ proc: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', join('packages', 'engine', 'src', 'cli.ts'), 'serve'], {
-      cwd: REPO_ROOT,
-      env: { PATH: process.env['PATH'] ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const proc = spawn(
+      process.execPath,
+      ['--conditions=source', '--import', 'tsx', join('packages', 'engine', 'src', 'cli.ts'), 'serve'],
+      {
+        cwd: REPO_ROOT,
+        env: { PATH: process.env['PATH'] ?? '', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let listening = false;
     const timer = setTimeout(() => reject(new Error(`engine did not start: ${out}`)), PROCESS_LIMIT_MS);
@@ -71,11 +75,30 @@ test('a crash mid-job resumes after restart without duplicate facts', async () =
   let running = await startChild(env);
   child = running.proc;
   // The first extraction answers; the next one hangs, and the engine dies while it is in flight.
-  fake.next({ kind: 'content', content: { facts: [{ text: 'Quinn paints murals.', type: 'world', occurred_at: null, entities: ['Quinn'], supersedes: [] }] } }, 'extract');
+  fake.next(
+    {
+      kind: 'content',
+      content: {
+        facts: [
+          { text: 'Quinn paints murals.', type: 'world', occurred_at: null, entities: ['Quinn'], supersedes: [] },
+        ],
+      },
+    },
+    'extract',
+  );
   fake.always = { purpose: 'extract', behaviour: { kind: 'hang', ms: 120_000 } };
-  const r = await call<{ memory_ids: string[]; operation_id: string }>(running.url, 'POST', '/v1/default/banks/crash/memories', {
-    items: [{ content: 'Quinn paints murals.' }, { content: 'Rosa teaches chemistry.' }, { content: 'Sven builds kayaks.' }],
-  });
+  const r = await call<{ memory_ids: string[]; operation_id: string }>(
+    running.url,
+    'POST',
+    '/v1/default/banks/crash/memories',
+    {
+      items: [
+        { content: 'Quinn paints murals.' },
+        { content: 'Rosa teaches chemistry.' },
+        { content: 'Sven builds kayaks.' },
+      ],
+    },
+  );
   assert.equal(r.status, 200);
   await waitFor(() => fake!.count('extract') >= 2, 'the second extraction to start');
   child.kill('SIGKILL');
@@ -92,10 +115,15 @@ test('a crash mid-job resumes after restart without duplicate facts', async () =
   assert.equal(op!.status, 'completed', JSON.stringify(op));
   assert.equal(op!.jobs.succeeded, 3);
 
-  const list = await call<{ items: Array<{ type: string; source_id: string | null; text: string }> }>(running.url, 'GET', '/v1/default/banks/crash/memories');
+  const list = await call<{ items: Array<{ type: string; source_id: string | null; text: string }> }>(
+    running.url,
+    'GET',
+    '/v1/default/banks/crash/memories',
+  );
   const facts = list.body.items.filter((m) => m.type !== 'raw');
   assert.equal(facts.length, 3, JSON.stringify(facts));
-  for (const id of r.body.memory_ids) assert.equal(facts.filter((f) => f.source_id === id).length, 1, `one fact for ${id}`);
+  for (const id of r.body.memory_ids)
+    assert.equal(facts.filter((f) => f.source_id === id).length, 1, `one fact for ${id}`);
   child.kill('SIGTERM');
   await new Promise((res) => child!.once('exit', res));
 });

@@ -35,7 +35,9 @@ const server = new Worker(SERVER, { eval: true });
 const ready = new Promise<number>((r) => server.once('message', (m: { port: number }) => r(m.port)));
 const serverCalls = () => {
   server.postMessage('calls');
-  return new Promise<Array<{ name: string; at: number }>>((r) => server.once('message', (m: { calls: Array<{ name: string; at: number }> }) => r(m.calls)));
+  return new Promise<Array<{ name: string; at: number }>>((r) =>
+    server.once('message', (m: { calls: Array<{ name: string; at: number }> }) => r(m.calls)),
+  );
 };
 const transports: LlmTransport[] = [];
 after(async () => {
@@ -55,7 +57,11 @@ const url = async (name: string, delay: number) => `http://127.0.0.1:${await rea
 
 test('requests and answers cross the thread intact (method, headers, body, status)', async () => {
   const t = transport(2);
-  const r = await t.fetch(await url('echo', 0), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":"é"}' });
+  const r = await t.fetch(await url('echo', 0), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"a":"é"}',
+  });
   assert.equal(r.status, 200);
   assert.equal(r.headers.get('x-name'), 'echo');
   assert.equal(await r.text(), '{"a":"é"}');
@@ -75,7 +81,10 @@ test('a queued request leaves as soon as a slot frees, while this thread is stil
   await Promise.all([first, second]);
   const calls = await serverCalls();
   const secondAt = calls.find((c) => c.name === 'second')?.at;
-  assert.ok(secondAt !== undefined && secondAt < unblocked, 'the second request reached the server before this thread was free again');
+  assert.ok(
+    secondAt !== undefined && secondAt < unblocked,
+    'the second request reached the server before this thread was free again',
+  );
   assert.deepEqual(sent, ['first', 'second']);
 });
 
@@ -97,28 +106,45 @@ test("an attempt's timeout counts from the moment it leaves, not while it waits 
   const t = transport(1);
   // Six requests of 400 ms each, one at a time: the last waits about 2 s, longer than the 1.5 s timeout, while each
   // answer comes well within it (1.1 s to spare for a loaded machine).
-  const all = await Promise.all(Array.from({ length: 6 }, async (_, i) =>
-    t.fetch(await url(`t${i}`, 400), { method: 'POST', body: String(i) }, { timeoutMs: 1500 })));
+  const all = await Promise.all(
+    Array.from({ length: 6 }, async (_, i) =>
+      t.fetch(await url(`t${i}`, 400), { method: 'POST', body: String(i) }, { timeoutMs: 1500 }),
+    ),
+  );
   assert.deepEqual(await Promise.all(all.map((r) => r.text())), ['0', '1', '2', '3', '4', '5']);
   // One that does take longer than its timeout fails as a timeout.
-  await assert.rejects(t.fetch(await url('late', 2000), { method: 'POST', body: 'z' }, { timeoutMs: 100 }), (e: unknown) => (e as Error).name === 'TimeoutError');
+  await assert.rejects(
+    t.fetch(await url('late', 2000), { method: 'POST', body: 'z' }, { timeoutMs: 100 }),
+    (e: unknown) => (e as Error).name === 'TimeoutError',
+  );
 });
 
 test('through the provider: the cap holds with twice as many calls admitted', async () => {
   const fake = await startFakeLlm();
   try {
     const config = loadEngineConfig({
-      MNEMOS_HOME: '/tmp/unused', MNEMOS_API_LLM_PROVIDER: 'openai', MNEMOS_API_LLM_MODEL: 'm', MNEMOS_API_LLM_API_KEY: 'k', MNEMOS_API_LLM_BASE_URL: fake.openaiBaseUrl,
+      MNEMOS_HOME: '/tmp/unused',
+      MNEMOS_API_LLM_PROVIDER: 'openai',
+      MNEMOS_API_LLM_MODEL: 'm',
+      MNEMOS_API_LLM_API_KEY: 'k',
+      MNEMOS_API_LLM_BASE_URL: fake.openaiBaseUrl,
     }).llm;
     assert.ok(config);
     const client = new LlmClient(createProvider(config, undefined, transport(3)), 6, new Registry());
     fake.maxInFlight = 0;
     fake.delayMs = 50;
-    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => client.structured({
-      purpose: 'extract', system: 's', user: `Extract.\nINPUT:\n${JSON.stringify({ recorded_at: '2024-06-10T12:00:00Z', text: `Yuri owns ${i} boats.`, existing_facts: [] })}`,
-      schema: {}, schemaName: 'facts',
-      validate: (v: unknown) => ({ ok: true as const, value: v }),
-    })));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        client.structured({
+          purpose: 'extract',
+          system: 's',
+          user: `Extract.\nINPUT:\n${JSON.stringify({ recorded_at: '2024-06-10T12:00:00Z', text: `Yuri owns ${i} boats.`, existing_facts: [] })}`,
+          schema: {},
+          schemaName: 'facts',
+          validate: (v: unknown) => ({ ok: true as const, value: v }),
+        }),
+      ),
+    );
     assert.equal(results.length, 12);
     assert.equal(fake.maxInFlight, 3);
   } finally {

@@ -55,7 +55,14 @@ test('lists six tools with JSON schemas, descriptions and hints; /version shows 
   const client = await connect('/mcp');
   const { tools } = await client.listTools();
   const byName = new Map(tools.map((t) => [t.name, t]));
-  assert.deepEqual([...byName.keys()].sort(), ['delete_memory', 'list_banks', 'list_memories', 'recall', 'reflect', 'retain']);
+  assert.deepEqual([...byName.keys()].sort(), [
+    'delete_memory',
+    'list_banks',
+    'list_memories',
+    'recall',
+    'reflect',
+    'retain',
+  ]);
   for (const t of tools) {
     assert.ok((t.description ?? '').length > 40, `${t.name} has a description`);
     assert.equal(t.inputSchema.type, 'object');
@@ -72,7 +79,11 @@ test('lists six tools with JSON schemas, descriptions and hints; /version shows 
 
 test('each tool works: retain, recall, list_memories, list_banks, delete_memory, reflect', async () => {
   const client = await connect('/mcp');
-  const stored = await tool(client, 'retain', { bank_id: 'mcp-alice', content: 'Alice prefers green tea over coffee.', tags: ['drinks'] });
+  const stored = await tool(client, 'retain', {
+    bank_id: 'mcp-alice',
+    content: 'Alice prefers green tea over coffee.',
+    tags: ['drinks'],
+  });
   const [id] = stored['memory_ids'] as string[];
   assert.ok(id);
   await tool(client, 'retain', { bank_id: 'mcp-alice', content: 'Alice lives in Lyon.', space: 'acme' });
@@ -84,7 +95,10 @@ test('each tool works: retain, recall, list_memories, list_banks, delete_memory,
   assert.equal(results[0]!['id'], id);
   assert.deepEqual(results[0]!['tags'], ['drinks']);
   const inAcme = await tool(client, 'recall', { bank_id: 'mcp-alice', query: 'Where does Alice live?', space: 'acme' });
-  assert.deepEqual((inAcme['results'] as Array<Record<string, unknown>>).map((r) => r['text']), ['Alice lives in Lyon.']);
+  assert.deepEqual(
+    (inAcme['results'] as Array<Record<string, unknown>>).map((r) => r['text']),
+    ['Alice lives in Lyon.'],
+  );
 
   const listed = await tool(client, 'list_memories', { bank_id: 'mcp-alice' });
   assert.equal(listed['total'], 2);
@@ -98,11 +112,16 @@ test('each tool works: retain, recall, list_memories, list_banks, delete_memory,
   assert.match(textOf(again), /memory_not_found/);
 
   await tool(client, 'retain', { bank_id: 'mcp-alice', content: 'Alice adopted a grey cat named Pixel.' });
-  const reflected = await tool(client, 'reflect', { bank_id: 'mcp-alice', query: 'What is the name of the cat Alice adopted?' });
+  const reflected = await tool(client, 'reflect', {
+    bank_id: 'mcp-alice',
+    query: 'What is the name of the cat Alice adopted?',
+  });
   assert.ok(String(reflected['text']).length > 0);
   const cited = reflected['citations'] as string[];
   assert.ok(cited.length > 0, 'reflect cites memories');
-  const bankIds = ((await tool(client, 'list_memories', { bank_id: 'mcp-alice' }))['items'] as Array<{ id: string }>).map((m) => m.id);
+  const bankIds = (
+    (await tool(client, 'list_memories', { bank_id: 'mcp-alice' }))['items'] as Array<{ id: string }>
+  ).map((m) => m.id);
   for (const c of cited) assert.ok(bankIds.includes(c));
 });
 
@@ -123,7 +142,13 @@ test('/v1/default/mcp serves the default tenant; other tenants need a multi-tena
   const client = await connect('/v1/default/mcp/mcp-alice');
   const listed = await tool(client, 'list_memories', {});
   assert.equal(listed['total'], 2);
-  const other = await call(engine.url, 'POST', '/v1/acme/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { accept: 'application/json, text/event-stream' });
+  const other = await call(
+    engine.url,
+    'POST',
+    '/v1/acme/mcp',
+    { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    { accept: 'application/json, text/event-stream' },
+  );
   assert.equal(other.status, 404);
   assert.equal(other.body['code'], 'tenant_not_found');
 });
@@ -149,15 +174,25 @@ test('invalid tool arguments are tool-call errors, malformed requests are proble
     assert.equal(answer.status, status, `${method} ${JSON.stringify(body)}`);
     assert.match(answer.headers.get('content-type') ?? '', /application\/problem\+json/);
   }
-  const badBank = await call(engine.url, 'POST', '/mcp/bad%20bank', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, accept);
+  const badBank = await call(
+    engine.url,
+    'POST',
+    '/mcp/bad%20bank',
+    { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    accept,
+  );
   assert.equal(badBank.status, 400);
 });
 
 test('examples/mcp-client.ts runs against the engine', async () => {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', resolve(REPO_ROOT, 'examples/mcp-client.ts'), engine.url], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=source', '--import', 'tsx', resolve(REPO_ROOT, 'examples/mcp-client.ts'), engine.url],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));

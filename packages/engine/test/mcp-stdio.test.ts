@@ -22,7 +22,14 @@ after(async () => {
 async function connect(extraArgs: string[] = [], env: Record<string, string> = {}): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ['--conditions=source', '--import', 'tsx', resolve(REPO_ROOT, 'packages/engine/src/cli.ts'), 'mcp', ...extraArgs],
+    args: [
+      '--conditions=source',
+      '--import',
+      'tsx',
+      resolve(REPO_ROOT, 'packages/engine/src/cli.ts'),
+      'mcp',
+      ...extraArgs,
+    ],
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', MNEMOS_URL: engine.url, ...env },
     cwd: REPO_ROOT,
     stderr: 'pipe',
@@ -48,19 +55,43 @@ async function tool(client: Client, name: string, args: Record<string, unknown>)
 test('stdio: the six tools are listed and each one works against the engine', async () => {
   const client = await connect();
   const { tools } = await client.listTools();
-  assert.deepEqual(tools.map((t) => t.name).sort(), ['delete_memory', 'list_banks', 'list_memories', 'recall', 'reflect', 'retain']);
+  assert.deepEqual(tools.map((t) => t.name).sort(), [
+    'delete_memory',
+    'list_banks',
+    'list_memories',
+    'recall',
+    'reflect',
+    'retain',
+  ]);
   assert.equal(tools.find((t) => t.name === 'delete_memory')!.annotations?.destructiveHint, true);
 
-  const stored = await tool(client, 'retain', { bank_id: 'stdio-bank', content: 'Grace keeps bees on her roof.', space: 'home' });
+  const stored = await tool(client, 'retain', {
+    bank_id: 'stdio-bank',
+    content: 'Grace keeps bees on her roof.',
+    space: 'home',
+  });
   const [id] = stored['memory_ids'] as string[];
-  const recalled = await tool(client, 'recall', { bank_id: 'stdio-bank', query: 'What does Grace keep?', space: 'home' });
-  assert.deepEqual((recalled['results'] as Array<Record<string, unknown>>).map((r) => r['id']), [id]);
+  const recalled = await tool(client, 'recall', {
+    bank_id: 'stdio-bank',
+    query: 'What does Grace keep?',
+    space: 'home',
+  });
+  assert.deepEqual(
+    (recalled['results'] as Array<Record<string, unknown>>).map((r) => r['id']),
+    [id],
+  );
   const outside = await tool(client, 'recall', { bank_id: 'stdio-bank', query: 'What does Grace keep?' });
   assert.deepEqual(outside['results'], []);
   assert.equal((await tool(client, 'list_memories', { bank_id: 'stdio-bank' }))['total'], 1);
   const banks = await tool(client, 'list_banks', { q: 'stdio' });
-  assert.deepEqual((banks['banks'] as Array<Record<string, unknown>>).map((b) => b['bank_id']), ['stdio-bank']);
-  const reflected = await client.callTool({ name: 'reflect', arguments: { bank_id: 'stdio-bank', query: 'What does Grace keep?' } });
+  assert.deepEqual(
+    (banks['banks'] as Array<Record<string, unknown>>).map((b) => b['bank_id']),
+    ['stdio-bank'],
+  );
+  const reflected = await client.callTool({
+    name: 'reflect',
+    arguments: { bank_id: 'stdio-bank', query: 'What does Grace keep?' },
+  });
   assert.equal(reflected.isError, true);
   assert.match(textOf(reflected), /llm_not_configured/);
   assert.equal((await tool(client, 'delete_memory', { bank_id: 'stdio-bank', memory_id: id }))['deleted_count'], 1);

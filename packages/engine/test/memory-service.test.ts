@@ -13,7 +13,11 @@ const seen: string[] = [];
 const recorder = (name: string): EnginePlugin => ({
   name,
   install: () => ({
-    hooks: { afterRetain: async (_tx, _partition, ids) => { seen.push(`${name}:${ids.length}`); } },
+    hooks: {
+      afterRetain: async (_tx, _partition, ids) => {
+        seen.push(`${name}:${ids.length}`);
+      },
+    },
     close: async () => undefined,
   }),
 });
@@ -32,11 +36,27 @@ after(async () => {
 
 const partition = { tenant: 'default', bankId: 'svc', space: 'default' };
 const item = (content: string, timestamp?: Date) => ({
-  content, timestamp, context: undefined, metadata: undefined, tags: ['t'], documentId: undefined, entities: undefined,
+  content,
+  timestamp,
+  context: undefined,
+  metadata: undefined,
+  tags: ['t'],
+  documentId: undefined,
+  entities: undefined,
 });
 const query = (text: string): RecallQuery => ({
-  tenant: 'default', bankId: 'svc', space: 'default', query: text, maxTokens: 4096, budget: 'mid', includeOrg: false,
-  types: undefined, tags: undefined, tagsMatch: 'any', queryTimestamp: new Date(), trace: false,
+  tenant: 'default',
+  bankId: 'svc',
+  space: 'default',
+  query: text,
+  maxTokens: 4096,
+  budget: 'mid',
+  includeOrg: false,
+  types: undefined,
+  tags: undefined,
+  tagsMatch: 'any',
+  queryTimestamp: new Date(),
+  trace: false,
 });
 
 describe('MemoryService', () => {
@@ -55,32 +75,60 @@ describe('MemoryService', () => {
     assert.ok(top.score > 0);
   });
 
-  it('runs the plugins\' retain hooks in the declared order, in the retain', () => {
+  it("runs the plugins' retain hooks in the declared order, in the retain", () => {
     assert.deepEqual(seen, ['first:1', 'second:1']);
     assert.deepEqual(engine.features, ['async-retain', 'first', 'second']);
   });
 
   it('edits, reads and deletes a memory; a missing one is a catalogue problem', async () => {
-    const [memory] = (await engine.service.listMemories({
-      tenant: 'default', bankId: 'svc', space: undefined, type: undefined, text: undefined, tags: undefined,
-      since: undefined, until: undefined, documentId: undefined, state: undefined, limit: 10, offset: 0,
-    })).items;
+    const [memory] = (
+      await engine.service.listMemories({
+        tenant: 'default',
+        bankId: 'svc',
+        space: undefined,
+        type: undefined,
+        text: undefined,
+        tags: undefined,
+        since: undefined,
+        until: undefined,
+        documentId: undefined,
+        state: undefined,
+        limit: 10,
+        offset: 0,
+      })
+    ).items;
     const edited = await engine.service.editMemory('default', 'svc', memory!.id, { tags: ['pets'] });
     assert.deepEqual(edited.tags, ['pets']);
     assert.deepEqual((await engine.service.getMemory('default', 'svc', memory!.id)).tags, ['pets']);
     assert.equal(await engine.service.deleteMemory('default', 'svc', memory!.id), 1);
-    await assert.rejects(engine.service.getMemory('default', 'svc', memory!.id), (error: unknown) =>
-      error instanceof Problem && error.code === 'memory_not_found' && error.status === 404);
+    await assert.rejects(
+      engine.service.getMemory('default', 'svc', memory!.id),
+      (error: unknown) => error instanceof Problem && error.code === 'memory_not_found' && error.status === 404,
+    );
   });
 
   it('answers reflect without an LLM with 503 llm_not_configured, and an unknown operation with 404', async () => {
-    await assert.rejects(engine.service.reflect({
-      tenant: 'default', bankId: 'svc', space: undefined, query: 'pets?', context: undefined, budget: 'low',
-      types: undefined, tags: undefined, tagsMatch: undefined, queryTimestamp: undefined, responseSchema: undefined,
-      includeFacts: false,
-    }), (error: unknown) => error instanceof Problem && error.code === 'llm_not_configured' && error.status === 503);
-    await assert.rejects(engine.service.operation('default', '00000000-0000-4000-8000-000000000000'),
-      (error: unknown) => error instanceof Problem && error.code === 'operation_not_found');
+    await assert.rejects(
+      engine.service.reflect({
+        tenant: 'default',
+        bankId: 'svc',
+        space: undefined,
+        query: 'pets?',
+        context: undefined,
+        budget: 'low',
+        types: undefined,
+        tags: undefined,
+        tagsMatch: undefined,
+        queryTimestamp: undefined,
+        responseSchema: undefined,
+        includeFacts: false,
+      }),
+      (error: unknown) => error instanceof Problem && error.code === 'llm_not_configured' && error.status === 503,
+    );
+    await assert.rejects(
+      engine.service.operation('default', '00000000-0000-4000-8000-000000000000'),
+      (error: unknown) => error instanceof Problem && error.code === 'operation_not_found',
+    );
   });
 
   it('keeps bank profiles in engine terms', async () => {
@@ -88,7 +136,9 @@ describe('MemoryService', () => {
     assert.equal(bank.mission, 'Remember Alice.');
     assert.ok(bank.createdAt instanceof Date);
     assert.equal((await engine.service.bankStats('default', 'svc')).bankId, 'svc');
-    await assert.rejects(engine.service.patchBank('default', 'nobody', {}), (error: unknown) =>
-      error instanceof Problem && error.code === 'bank_not_found');
+    await assert.rejects(
+      engine.service.patchBank('default', 'nobody', {}),
+      (error: unknown) => error instanceof Problem && error.code === 'bank_not_found',
+    );
   });
 });

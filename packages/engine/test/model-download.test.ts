@@ -274,7 +274,10 @@ describe('first start downloads the model from the hub', () => {
       // Progress covers the weights from the first bytes to all of them, never going back.
       assert.equal(progress.at(-1), 1);
       assert.ok(progress.every((p, i) => i === 0 || p >= progress[i - 1]!));
-      assert.ok(lines.some((line) => line === `downloaded ${MODEL_ID} ${WEIGHTS} (21.9 MB)`), lines.join('\n'));
+      assert.ok(
+        lines.some((line) => line === `downloaded ${MODEL_ID} ${WEIGHTS} (21.9 MB)`),
+        lines.join('\n'),
+      );
     } finally {
       await hub.close();
       home.remove();

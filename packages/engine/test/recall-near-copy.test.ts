@@ -43,7 +43,9 @@ describe('near-copy index', () => {
             else words.add(vocabulary[Math.floor(r() * vocabulary.length)]!);
           }
         } else {
-          words = new Set(Array.from({ length: 1 + Math.floor(r() * 30) }, () => vocabulary[Math.floor(r() * vocabulary.length)]!));
+          words = new Set(
+            Array.from({ length: 1 + Math.floor(r() * 30) }, () => vocabulary[Math.floor(r() * vocabulary.length)]!),
+          );
         }
         // Brute force over the words themselves; the index works on hash signatures.
         const expected = kept.some((k) => nearCopy(k, words));

@@ -8,9 +8,23 @@ import { resolveTemporal, temporalScore } from '../src/recall/temporal.js';
 import { countTokens } from '../src/util/tokens.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 
-interface Hit { id: string; text: string; space: string; score: number; scores: Record<string, number>; occurred_at: string | null; metadata: Record<string, string> }
-interface RecallAnswer { results: Hit[]; usage: { tokens: number }; trace?: { stages: Array<{ stage: string; ms: number; candidates?: number }>; total_ms: number } }
-interface RetainAnswer { memory_ids: string[] }
+interface Hit {
+  id: string;
+  text: string;
+  space: string;
+  score: number;
+  scores: Record<string, number>;
+  occurred_at: string | null;
+  metadata: Record<string, string>;
+}
+interface RecallAnswer {
+  results: Hit[];
+  usage: { tokens: number };
+  trace?: { stages: Array<{ stage: string; ms: number; candidates?: number }>; total_ms: number };
+}
+interface RetainAnswer {
+  memory_ids: string[];
+}
 
 let engine: TestEngine;
 before(async () => {
@@ -19,8 +33,10 @@ before(async () => {
 after(async () => {
   await engine?.dispose();
 });
-const retain = (bank: string, body: unknown) => call<RetainAnswer>(engine.url, 'POST', `/v1/default/banks/${encodeURIComponent(bank)}/memories`, body);
-const recall = (bank: string, body: unknown) => call<RecallAnswer>(engine.url, 'POST', `/v1/default/banks/${encodeURIComponent(bank)}/memories/recall`, body);
+const retain = (bank: string, body: unknown) =>
+  call<RetainAnswer>(engine.url, 'POST', `/v1/default/banks/${encodeURIComponent(bank)}/memories`, body);
+const recall = (bank: string, body: unknown) =>
+  call<RecallAnswer>(engine.url, 'POST', `/v1/default/banks/${encodeURIComponent(bank)}/memories/recall`, body);
 
 const DAY = 86_400_000;
 const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -62,7 +78,7 @@ describe('pseudo-relevance feedback', () => {
   const df: Record<string, number> = { trip: 2, lake: 3, kayak: 3, day: 15, weather: 4, tax: 2 };
   const corpus = { queryTerms: ['trip'], documentFrequency: (t: string) => df[t] ?? 1, size: 20 };
 
-  it('lifts a candidate that shares the best matches\' distinctive words but not the query\'s', () => {
+  it("lifts a candidate that shares the best matches' distinctive words but not the query's", () => {
     const ranked = [
       { doc: doc('trip', 'lake', 'kayak', 'day'), score: 2 },
       { doc: doc('trip', 'lake', 'day'), score: 1.8 },
@@ -77,7 +93,16 @@ describe('pseudo-relevance feedback', () => {
     assert.equal(f[3], 1);
     assert.ok(f[3] > f[2]! && f[3] > f[4]!);
     // A word in most of the bank ("day") and the query's own word are never expansion terms.
-    assert.equal(feedbackScores([{ doc: doc('trip', 'day'), score: 1 }, { doc: doc('day'), score: 0.5 }], corpus).every((x) => x === 0), true);
+    assert.equal(
+      feedbackScores(
+        [
+          { doc: doc('trip', 'day'), score: 1 },
+          { doc: doc('day'), score: 0.5 },
+        ],
+        corpus,
+      ).every((x) => x === 0),
+      true,
+    );
   });
 
   it('learns nothing from a first pass without a positive score', () => {
@@ -96,7 +121,15 @@ describe('keyword scoring and names', () => {
       const v = parseVector(t);
       return { tf: v.terms, length: v.length };
     });
-    const s = bm25Scores(docs, ['cat', 'pixel'], new Map([['cat', 90], ['pixel', 2]]), 100);
+    const s = bm25Scores(
+      docs,
+      ['cat', 'pixel'],
+      new Map([
+        ['cat', 90],
+        ['pixel', 2],
+      ]),
+      100,
+    );
     assert.ok(s[2]! > s[1]! && s[1]! > s[0]!);
   });
   it('finds the speaker prefix and the one name a query mentions', () => {
@@ -111,12 +144,17 @@ describe('keyword scoring and names', () => {
 describe('recall signals through the API', () => {
   it('prefers memories from the week a query names ("last week")', async () => {
     const now = Date.parse('2024-03-20T12:00:00Z');
-    await retain('tempo', { items: [
-      { content: 'I went to a pottery class and made a bowl.', timestamp: new Date(now - 60 * DAY).toISOString() },
-      { content: 'I went to a pottery class and made a vase.', timestamp: new Date(now - 5 * DAY).toISOString() },
-      { content: 'I went to a pottery class and made a mug.', timestamp: new Date(now - 200 * DAY).toISOString() },
-    ] });
-    const r = await recall('tempo', { query: 'What did I make at pottery class last week?', query_timestamp: new Date(now).toISOString() });
+    await retain('tempo', {
+      items: [
+        { content: 'I went to a pottery class and made a bowl.', timestamp: new Date(now - 60 * DAY).toISOString() },
+        { content: 'I went to a pottery class and made a vase.', timestamp: new Date(now - 5 * DAY).toISOString() },
+        { content: 'I went to a pottery class and made a mug.', timestamp: new Date(now - 200 * DAY).toISOString() },
+      ],
+    });
+    const r = await recall('tempo', {
+      query: 'What did I make at pottery class last week?',
+      query_timestamp: new Date(now).toISOString(),
+    });
     assert.equal(r.status, 200);
     assert.match(r.body.results[0]!.text, /vase/);
     assert.equal(r.body.results[0]!.scores['temporal'], 1);
@@ -124,13 +162,18 @@ describe('recall signals through the API', () => {
   });
 
   it('lifts the turn next to a keyword match (neighbour expansion)', async () => {
-    const filler = Array.from({ length: 12 }, (_, i) => ({ content: `Carol: Weather chat number ${i}, it was sunny and warm outside.` }));
-    await retain('neigh', { document_id: 'chat-1', items: [
-      ...filler.slice(0, 6),
-      { content: 'Dave: Which instrument did you pick up this year?' },
-      { content: 'Carol: The cello! I practise every evening now.' },
-      ...filler.slice(6),
-    ] });
+    const filler = Array.from({ length: 12 }, (_, i) => ({
+      content: `Carol: Weather chat number ${i}, it was sunny and warm outside.`,
+    }));
+    await retain('neigh', {
+      document_id: 'chat-1',
+      items: [
+        ...filler.slice(0, 6),
+        { content: 'Dave: Which instrument did you pick up this year?' },
+        { content: 'Carol: The cello! I practise every evening now.' },
+        ...filler.slice(6),
+      ],
+    });
     const r = await recall('neigh', { query: 'Which instrument did Carol pick up?' });
     const answer = r.body.results.find((h) => h.text.includes('cello'));
     assert.ok(answer, 'the answer turn is recalled');
@@ -139,29 +182,40 @@ describe('recall signals through the API', () => {
   });
 
   it('lifts the answer two turns after a keyword match (second neighbour)', async () => {
-    const filler = Array.from({ length: 12 }, (_, i) => ({ content: `Gina: Weather chat number ${i}, it was cloudy and mild.` }));
-    await retain('neigh2', { document_id: 'chat-2', items: [
-      ...filler.slice(0, 6),
-      { content: 'Hugo: Which language did you start learning in spring?' },
-      { content: 'Gina: Oh, good question, let me think.' },
-      { content: 'Gina: Portuguese! Lessons twice a week.' },
-      ...filler.slice(6),
-    ] });
+    const filler = Array.from({ length: 12 }, (_, i) => ({
+      content: `Gina: Weather chat number ${i}, it was cloudy and mild.`,
+    }));
+    await retain('neigh2', {
+      document_id: 'chat-2',
+      items: [
+        ...filler.slice(0, 6),
+        { content: 'Hugo: Which language did you start learning in spring?' },
+        { content: 'Gina: Oh, good question, let me think.' },
+        { content: 'Gina: Portuguese! Lessons twice a week.' },
+        ...filler.slice(6),
+      ],
+    });
     const r = await recall('neigh2', { query: 'Which language did Gina start learning?' });
     const answer = r.body.results.find((h) => h.text.includes('Portuguese'));
     assert.ok(answer, 'the answer turn is recalled');
     assert.ok(answer.scores['neighbour2']! > 0.5, 'the turn two before it matched the keywords');
-    for (const k of ['neighbour_semantic', 'document_keyword', 'feedback']) assert.equal(typeof answer.scores[k], 'number', k);
+    for (const k of ['neighbour_semantic', 'document_keyword', 'feedback'])
+      assert.equal(typeof answer.scores[k], 'number', k);
     const filled = r.body.results.filter((h) => h.text.includes('Weather chat'));
-    assert.ok(filled.every((h) => r.body.results.indexOf(h) > r.body.results.indexOf(answer)), 'above every filler turn');
+    assert.ok(
+      filled.every((h) => r.body.results.indexOf(h) > r.body.results.indexOf(answer)),
+      'above every filler turn',
+    );
   });
 
   it('prefers the turns of the person the query names (speaker awareness)', async () => {
-    await retain('speak', { items: [
-      { content: 'Erin: My favourite food is ramen.' },
-      { content: 'Frank: My favourite food is tacos.' },
-      { content: 'Erin: I went for a run this morning.' },
-    ] });
+    await retain('speak', {
+      items: [
+        { content: 'Erin: My favourite food is ramen.' },
+        { content: 'Frank: My favourite food is tacos.' },
+        { content: 'Erin: I went for a run this morning.' },
+      ],
+    });
     const r = await recall('speak', { query: "What is Frank's favourite food?" });
     assert.match(r.body.results[0]!.text, /^Frank: /);
     assert.equal(r.body.results[0]!.scores['speaker'], 1);
@@ -169,39 +223,50 @@ describe('recall signals through the API', () => {
   });
 
   it('ranks a rare keyword match first and reports every signal', async () => {
-    await retain('kw', { items: [
-      { content: 'The quarterly report mentions revenue growth.' },
-      { content: 'Our zeppelin tour over the bay was booked for Friday.' },
-      { content: 'The report also mentions staff growth and revenue.' },
-    ] });
+    await retain('kw', {
+      items: [
+        { content: 'The quarterly report mentions revenue growth.' },
+        { content: 'Our zeppelin tour over the bay was booked for Friday.' },
+        { content: 'The report also mentions staff growth and revenue.' },
+      ],
+    });
     const r = await recall('kw', { query: 'zeppelin', trace: true });
     assert.match(r.body.results[0]!.text, /zeppelin/);
     for (const hit of r.body.results) {
       assert.equal(typeof hit.score, 'number');
-      for (const k of ['semantic', 'keyword', 'neighbour', 'speaker', 'document']) assert.equal(typeof hit.scores[k], 'number', k);
+      for (const k of ['semantic', 'keyword', 'neighbour', 'speaker', 'document'])
+        assert.equal(typeof hit.scores[k], 'number', k);
     }
     assert.ok(r.body.results[0]!.scores['keyword']! > 0);
     const stages = r.body.trace?.stages.map((s) => s.stage) ?? [];
-    for (const s of ['embed_query', 'semantic', 'keyword', 'neighbours', 'fuse', 'hydrate']) assert.ok(stages.includes(s), s);
+    for (const s of ['embed_query', 'semantic', 'keyword', 'neighbours', 'fuse', 'hydrate'])
+      assert.ok(stages.includes(s), s);
     assert.ok(r.body.trace!.stages.find((s) => s.stage === 'keyword')!.candidates! >= 1);
   });
 
   it('pushes near-copies below distinct results', async () => {
-    await retain('dup', { items: [
-      { content: 'Gina opened her clothing store downtown in February.' },
-      { content: 'Gina opened her clothing store downtown in February!!' },
-      { content: 'Gina sells vintage jackets at her clothing store.' },
-    ] });
+    await retain('dup', {
+      items: [
+        { content: 'Gina opened her clothing store downtown in February.' },
+        { content: 'Gina opened her clothing store downtown in February!!' },
+        { content: 'Gina sells vintage jackets at her clothing store.' },
+      ],
+    });
     const r = await recall('dup', { query: 'Gina clothing store' });
     assert.equal(r.body.results.length, 3);
     assert.equal(r.body.results[2]!.scores['near_copy'], 1);
     assert.match(r.body.results[2]!.text, /opened/);
-    assert.ok(r.body.results.slice(0, 2).some((h) => h.text.includes('vintage')), 'the distinct result comes before the copy');
+    assert.ok(
+      r.body.results.slice(0, 2).some((h) => h.text.includes('vintage')),
+      'the distinct result comes before the copy',
+    );
     assert.ok(r.body.results.slice(0, 2).every((h) => h.scores['near_copy'] === undefined));
   });
 
   it('never returns a deleted memory', async () => {
-    const r = await retain('del', { items: [{ content: 'The spare key is under the blue flowerpot.' }, { content: 'The car is parked on level 3.' }] });
+    const r = await retain('del', {
+      items: [{ content: 'The spare key is under the blue flowerpot.' }, { content: 'The car is parked on level 3.' }],
+    });
     const id = r.body.memory_ids[0]!;
     const before = await recall('del', { query: 'Where is the spare key?' });
     assert.equal(before.body.results[0]!.id, id);
@@ -212,7 +277,11 @@ describe('recall signals through the API', () => {
   });
 
   it('never exceeds max_tokens', async () => {
-    await retain('budget', { items: Array.from({ length: 30 }, (_, i) => ({ content: `Note ${i}: the garden needs watering on day ${i} because the tomatoes and basil are thirsty in summer heat.` })) });
+    await retain('budget', {
+      items: Array.from({ length: 30 }, (_, i) => ({
+        content: `Note ${i}: the garden needs watering on day ${i} because the tomatoes and basil are thirsty in summer heat.`,
+      })),
+    });
     for (const maxTokens of [1, 25, 60, 200]) {
       const r = await recall('budget', { query: 'When does the garden need watering?', max_tokens: maxTokens });
       const used = r.body.results.reduce((s, h) => s + countTokens(h.text), 0);
@@ -225,10 +294,17 @@ describe('recall signals through the API', () => {
     await retain('shared', { space: 'acme', items: [{ content: 'Acme secret: the launch code word is marigold.' }] });
     await retain('shared', { space: 'globex', items: [{ content: 'Globex note: the launch code word is tulip.' }] });
     await retain('shared', { items: [{ content: 'Default space: the launch code word is daisy.' }] });
-    for (const [space, word] of [['acme', 'marigold'], ['globex', 'tulip'], [undefined, 'daisy']] as const) {
+    for (const [space, word] of [
+      ['acme', 'marigold'],
+      ['globex', 'tulip'],
+      [undefined, 'daisy'],
+    ] as const) {
       const r = await recall('shared', { query: 'What is the launch code word?', ...(space ? { space } : {}) });
       assert.ok(r.body.results.length >= 1);
-      assert.ok(r.body.results.every((h) => h.text.includes(word)), `${space ?? 'default'} sees only its own memories`);
+      assert.ok(
+        r.body.results.every((h) => h.text.includes(word)),
+        `${space ?? 'default'} sees only its own memories`,
+      );
     }
   });
 });

@@ -38,11 +38,17 @@ before(async () => {
   fake = await startFakeEmbeddingServer(24);
   oldEnv = testEnv(home.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY });
   const { MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: _local, ...rest } = oldEnv;
-  newEnv = { ...rest, MNEMOS_API_EMBEDDINGS_LITELLM_MODEL: 'fake-embed', MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE: fake.url };
+  newEnv = {
+    ...rest,
+    MNEMOS_API_EMBEDDINGS_LITELLM_MODEL: 'fake-embed',
+    MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE: fake.url,
+  };
   const engine = await startEngine({ env: oldEnv });
   try {
     for (const [bank, content] of MEMORIES) {
-      const r = await call<{ memory_ids: string[] }>(engine.url, 'POST', `/v1/default/banks/${bank}/memories`, { content });
+      const r = await call<{ memory_ids: string[] }>(engine.url, 'POST', `/v1/default/banks/${bank}/memories`, {
+        content,
+      });
       assert.equal(r.status, 200);
       ids[content] = r.body.memory_ids[0]!;
     }
@@ -59,7 +65,12 @@ after(async () => {
 async function recallTop(env: Record<string, string>, bank: string, query: string): Promise<string | undefined> {
   const engine = await startEngine({ env });
   try {
-    const r = await call<{ results: Array<{ id: string }> }>(engine.url, 'POST', `/v1/default/banks/${bank}/memories/recall`, { query });
+    const r = await call<{ results: Array<{ id: string }> }>(
+      engine.url,
+      'POST',
+      `/v1/default/banks/${bank}/memories/recall`,
+      { query },
+    );
     assert.equal(r.status, 200);
     return r.body.results[0]?.id;
   } finally {
@@ -69,7 +80,10 @@ async function recallTop(env: Record<string, string>, bank: string, query: strin
 
 describe('mnemos reembed', () => {
   it('refuses to start with another model, naming the fix', async () => {
-    await assert.rejects(startEngine({ env: newEnv }), /built with the embedding model local:all-MiniLM-L6-v2 \(384 dimensions\).*mnemos reembed/);
+    await assert.rejects(
+      startEngine({ env: newEnv }),
+      /built with the embedding model local:all-MiniLM-L6-v2 \(384 dimensions\).*mnemos reembed/,
+    );
   });
 
   it('leaves the database on the old model when interrupted', async () => {
@@ -80,7 +94,8 @@ describe('mnemos reembed', () => {
     const failing: Embedder = {
       id: hosted.id,
       dimension: hosted.dimension,
-      embed: (texts, kind) => (calls++ === 0 ? hosted.embed(texts, kind) : Promise.reject(new Error('provider went away'))),
+      embed: (texts, kind) =>
+        calls++ === 0 ? hosted.embed(texts, kind) : Promise.reject(new Error('provider went away')),
       close: () => hosted.close(),
     };
     try {
@@ -99,7 +114,10 @@ describe('mnemos reembed', () => {
   it('finishes when run again, and the engine then starts with the new model and recalls', async () => {
     const run = await runCliToEnd(['reembed', '--batch-size', '2'], newEnv);
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /re-embedded 3 memories from local:all-MiniLM-L6-v2 to litellm:fake-embed \(24 dimensions\)/);
+    assert.match(
+      run.stdout,
+      /re-embedded 3 memories from local:all-MiniLM-L6-v2 to litellm:fake-embed \(24 dimensions\)/,
+    );
 
     const engine = await startEngine({ env: newEnv });
     try {
@@ -109,19 +127,29 @@ describe('mnemos reembed', () => {
       assert.deepEqual(dims, [{ d: 24, n: MEMORIES.length }]);
       for (const [bank, content] of MEMORIES) {
         // The fake model embeds bags of words: the memory's own words find it, in its own bank only.
-        const r = await call<{ results: Array<{ id: string; text: string }> }>(engine.url, 'POST', `/v1/default/banks/${bank}/memories/recall`, {
-          query: content.replace(/\.$/, '').toLowerCase(),
-        });
+        const r = await call<{ results: Array<{ id: string; text: string }> }>(
+          engine.url,
+          'POST',
+          `/v1/default/banks/${bank}/memories/recall`,
+          {
+            query: content.replace(/\.$/, '').toLowerCase(),
+          },
+        );
         assert.equal(r.body.results[0]?.id, ids[content]);
         assert.equal(r.body.results[0]?.text, content);
       }
       // New memories are embedded with the new model too.
-      const added = await call(engine.url, 'POST', '/v1/default/banks/beta/memories', { content: 'The piano tuner comes on Friday.' });
+      const added = await call(engine.url, 'POST', '/v1/default/banks/beta/memories', {
+        content: 'The piano tuner comes on Friday.',
+      });
       assert.equal(added.status, 200);
     } finally {
       await engine.close();
     }
-    await assert.rejects(startEngine({ env: oldEnv }), /built with the embedding model litellm:fake-embed \(24 dimensions\)/);
+    await assert.rejects(
+      startEngine({ env: oldEnv }),
+      /built with the embedding model litellm:fake-embed \(24 dimensions\)/,
+    );
 
     const again = await runCliToEnd(['reembed'], newEnv);
     assert.equal(again.code, 0, again.stderr);

@@ -22,7 +22,9 @@ before(async () => {
     MNEMOS_API_LLM_MAX_RETRIES: '1',
   });
   fake.always = { purpose: 'extract', behaviour: { kind: 'content', content: { facts: [] } } };
-  const r = await call(engine.url, 'POST', `/v1/default/banks/${BANK}/memories`, { content: 'Maria adopted a grey cat named Pixel.' });
+  const r = await call(engine.url, 'POST', `/v1/default/banks/${BANK}/memories`, {
+    content: 'Maria adopted a grey cat named Pixel.',
+  });
   assert.equal(r.status, 200);
   floorMs = await idleFloorMs(engine.url);
 });
@@ -38,14 +40,28 @@ interface Problem {
   errors?: Array<{ pointer: string; detail: string }>;
 }
 
-const reflect = <T = Record<string, unknown>>(body: unknown) => call<T>(engine.url, 'POST', `/v1/default/banks/${BANK}/reflect`, body);
+const reflect = <T = Record<string, unknown>>(body: unknown) =>
+  call<T>(engine.url, 'POST', `/v1/default/banks/${BANK}/reflect`, body);
 
 test('a backtracking pattern checked against a long pathological answer finishes promptly, the engine stays live', async () => {
-  const schema = { type: 'object', properties: { name: { type: 'string', pattern: '^(\\w+\\s?)*$' } }, required: ['name'] };
+  const schema = {
+    type: 'object',
+    properties: { name: { type: 'string', pattern: '^(\\w+\\s?)*$' } },
+    required: ['name'],
+  };
   const pathological = `${'a'.repeat(5000)}!`;
-  fake.always = { purpose: 'reflect', behaviour: { kind: 'content', content: { answer: 'Pixel', citations: [], structured_output: { name: pathological } } } };
+  fake.always = {
+    purpose: 'reflect',
+    behaviour: {
+      kind: 'content',
+      content: { answer: 'Pixel', citations: [], structured_output: { name: pathological } },
+    },
+  };
   try {
-    const probe = await probeDuring(engine.url, reflect<Problem>({ query: 'What is the cat called?', response_schema: schema }));
+    const probe = await probeDuring(
+      engine.url,
+      reflect<Problem>({ query: 'What is the cat called?', response_schema: schema }),
+    );
     assert.equal(probe.result.status, 502, JSON.stringify(probe.result.body));
     assert.equal(probe.result.body.code, 'llm_bad_answer');
     assert.match(probe.result.body.detail, /does not match response_schema/);
@@ -56,18 +72,37 @@ test('a backtracking pattern checked against a long pathological answer finishes
 });
 
 test('a pattern runs with its meaning on the linear engine', async () => {
-  const schema = { type: 'object', properties: { name: { type: 'string', pattern: '^(\\w+\\s?)*$' } }, required: ['name'] };
-  fake.next({ kind: 'content', content: { answer: 'Pixel', citations: [], structured_output: { name: 'Pixel the cat' } } }, 'reflect');
-  const r = await reflect<{ structured_output: { name: string } }>({ query: 'What is the cat called?', response_schema: schema });
+  const schema = {
+    type: 'object',
+    properties: { name: { type: 'string', pattern: '^(\\w+\\s?)*$' } },
+    required: ['name'],
+  };
+  fake.next(
+    { kind: 'content', content: { answer: 'Pixel', citations: [], structured_output: { name: 'Pixel the cat' } } },
+    'reflect',
+  );
+  const r = await reflect<{ structured_output: { name: string } }>({
+    query: 'What is the cat called?',
+    response_schema: schema,
+  });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   assert.equal(r.body.structured_output.name, 'Pixel the cat');
 });
 
 test('patterns the linear engine cannot run are refused at request time, naming where', async () => {
   const cases: Array<[Record<string, unknown>, string]> = [
-    [{ type: 'object', properties: { x: { type: 'string', pattern: '^(a)\\1$' } } }, '/response_schema/properties/x/pattern'],
-    [{ type: 'object', properties: { x: { type: 'string', pattern: '^(?=a)a$' } } }, '/response_schema/properties/x/pattern'],
-    [{ type: 'object', patternProperties: { '^(?<!b)a$': { type: 'string' } } }, '/response_schema/patternProperties/^(?<!b)a$'],
+    [
+      { type: 'object', properties: { x: { type: 'string', pattern: '^(a)\\1$' } } },
+      '/response_schema/properties/x/pattern',
+    ],
+    [
+      { type: 'object', properties: { x: { type: 'string', pattern: '^(?=a)a$' } } },
+      '/response_schema/properties/x/pattern',
+    ],
+    [
+      { type: 'object', patternProperties: { '^(?<!b)a$': { type: 'string' } } },
+      '/response_schema/patternProperties/^(?<!b)a$',
+    ],
   ];
   const calls = fake.count('reflect');
   for (const [schema, pointer] of cases) {
@@ -90,7 +125,10 @@ test('a schema nested too deep is refused; a pattern inside const or enum is dat
   assert.match(r.body.detail, /nests deeper than 32 levels/);
 
   const data = { type: 'object', properties: { x: { const: { pattern: '(a)\\1' } } } };
-  fake.next({ kind: 'content', content: { answer: 'Pixel', citations: [], structured_output: { x: { pattern: '(a)\\1' } } } }, 'reflect');
+  fake.next(
+    { kind: 'content', content: { answer: 'Pixel', citations: [], structured_output: { x: { pattern: '(a)\\1' } } } },
+    'reflect',
+  );
   const ok = await reflect({ query: 'What is the cat called?', response_schema: data });
   assert.equal(ok.status, 200, JSON.stringify(ok.body));
 });
@@ -98,7 +136,10 @@ test('a schema nested too deep is refused; a pattern inside const or enum is dat
 test('an answer larger than the cap is not validated and is retried as a bad answer', async () => {
   const schema = { type: 'object', properties: { notes: { type: 'array', items: { type: 'string' } } } };
   const big = Array.from({ length: 20_000 }, (_, i) => `note ${i}`);
-  fake.always = { purpose: 'reflect', behaviour: { kind: 'content', content: { answer: 'Pixel', citations: [], structured_output: { notes: big } } } };
+  fake.always = {
+    purpose: 'reflect',
+    behaviour: { kind: 'content', content: { answer: 'Pixel', citations: [], structured_output: { notes: big } } },
+  };
   try {
     const r = await reflect<Problem>({ query: 'What is the cat called?', response_schema: schema });
     assert.equal(r.status, 502, JSON.stringify(r.body).slice(0, 300));

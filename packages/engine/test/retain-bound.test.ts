@@ -17,8 +17,10 @@ after(async () => {
 
 /** Text the engine cuts into several memories (paragraphs of about 1,000 characters). */
 const longText = (paragraphs: number, topic: string): string =>
-  Array.from({ length: paragraphs }, (_, i) => `Note ${i} on ${topic}: ${'the tide comes in twice a day, '.repeat(32)}`)
-    .join('\n\n');
+  Array.from(
+    { length: paragraphs },
+    (_, i) => `Note ${i} on ${topic}: ${'the tide comes in twice a day, '.repeat(32)}`,
+  ).join('\n\n');
 
 async function total(bank: string): Promise<number> {
   const list = await call<{ total: number }>(engine.url, 'GET', `/v1/default/banks/${bank}/memories?limit=1`);
@@ -28,7 +30,10 @@ async function total(bank: string): Promise<number> {
 describe('retain bound and stored count', () => {
   it('reports stored_count: new memories after chunking, none for content already stored', async () => {
     const first = await call<{ stored_count: number; memory_ids: string[] }>(
-      engine.url, 'POST', '/v1/default/banks/sc/memories', { content: longText(5, 'tides') },
+      engine.url,
+      'POST',
+      '/v1/default/banks/sc/memories',
+      { content: longText(5, 'tides') },
     );
     assert.equal(first.status, 200);
     assert.ok(first.body.stored_count > 1);
@@ -70,9 +75,15 @@ describe('retain bound and stored count', () => {
   });
 
   it('answers 400 to a bound that is not a whole number', async () => {
-    const bad = await call<{ code: string }>(engine.url, 'POST', '/v1/default/banks/bb/memories', { content: 'x' }, {
-      'x-mnemos-max-new-memories': '-1',
-    });
+    const bad = await call<{ code: string }>(
+      engine.url,
+      'POST',
+      '/v1/default/banks/bb/memories',
+      { content: 'x' },
+      {
+        'x-mnemos-max-new-memories': '-1',
+      },
+    );
     assert.equal(bad.status, 400);
     assert.equal(bad.body.code, 'validation_failed');
     assert.equal(await total('bb'), 0);

@@ -6,7 +6,7 @@ import { nthSmallest } from '../src/util/select.js';
 describe('nthSmallest', () => {
   it('gives the value sorting would put at each index, ties and order of input notwithstanding', () => {
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const inputs = [
       Float64Array.from({ length: 1000 }, () => random() * 10),
       Float64Array.from({ length: 500 }, () => Math.floor(random() * 4)), // a few distinct values, many ties

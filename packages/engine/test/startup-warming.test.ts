@@ -12,7 +12,6 @@ import { call, tempHome, testEnv } from './helpers/engine.js';
 import { fakeVector } from './helpers/fake-embeddings.js';
 import { runCliToEnd, spawnEngine, type EngineProcess } from './helpers/process.js';
 
-
 /**
  * An OpenAI-compatible embedding provider that answers nothing until `release()`: the engine stays in its
  * "loading model" stage (it embeds a probe at start) for as long as the test needs, without racing a clock.
@@ -47,10 +46,11 @@ async function heldEmbeddingProvider(): Promise<HeldProvider> {
     url,
     requests: () => requests,
     release,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -148,8 +148,12 @@ describe('start-up: the port first, then the slow parts', { timeout: 240_000 }, 
 
   it('warns about unknown MNEMOS_* variables only, with the closest valid name when it is a likely typo', () => {
     const warnings = unknownVariableWarnings({
-      MNEMOS_API_PORT: '1', MNEMOS_URL: 'x', MNEMOS_TEST_PG_URL: 'x', PATH: '/bin',
-      MNEMOS_API_LLM_MODLE: 'x', MNEMOS_SOMETHING_ELSE_ENTIRELY: 'x',
+      MNEMOS_API_PORT: '1',
+      MNEMOS_URL: 'x',
+      MNEMOS_TEST_PG_URL: 'x',
+      PATH: '/bin',
+      MNEMOS_API_LLM_MODLE: 'x',
+      MNEMOS_SOMETHING_ELSE_ENTIRELY: 'x',
     });
     assert.deepEqual(warnings, [
       'MNEMOS_API_LLM_MODLE is not a Mnemos setting and is ignored; did you mean MNEMOS_API_LLM_MODEL? ' +

@@ -17,7 +17,11 @@ describe('configuration is validated at start', () => {
     assert.equal(c.maxBodyBytes, 1024 * 1024);
     assert.match(c.home, /\.mnemos$/);
     assert.deepEqual(c.embeddings, {
-      family: 'local', model: 'Xenova/all-MiniLM-L6-v2', dtype: 'fp32', forceCpu: false, hubUrl: 'https://huggingface.co',
+      family: 'local',
+      model: 'Xenova/all-MiniLM-L6-v2',
+      dtype: 'fp32',
+      forceCpu: false,
+      hubUrl: 'https://huggingface.co',
     });
     assert.equal(c.llm, undefined);
     assert.equal(c.encryptionMasterKey, undefined);
@@ -26,27 +30,58 @@ describe('configuration is validated at start', () => {
   const bad: Array<[string, Record<string, string>, RegExp]> = [
     ['a port that is not a number', { MNEMOS_API_PORT: 'eighty' }, /^MNEMOS_API_PORT must be a number/],
     ['a port out of range', { MNEMOS_API_PORT: '70000' }, /^MNEMOS_API_PORT must be between 0 and 65535/],
-    ['a database URL that is not postgres', { MNEMOS_API_DATABASE_URL: 'mysql://x' }, /^MNEMOS_API_DATABASE_URL must be a postgres/],
-    ['two embedding families', { MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: 'Xenova/x', MNEMOS_API_EMBEDDINGS_COHERE_API_KEY: 'k' }, /MNEMOS_API_EMBEDDINGS_COHERE_\* and MNEMOS_API_EMBEDDINGS_LOCAL_MODEL/],
-    ['a master key that is not base64', { MNEMOS_API_ENCRYPTION_MASTER_KEY: 'not base64 !!' }, /^MNEMOS_API_ENCRYPTION_MASTER_KEY is not base64/],
-    ['a master key of the wrong length', { MNEMOS_API_ENCRYPTION_MASTER_KEY: Buffer.alloc(16).toString('base64') }, /must decode to exactly 32 bytes/],
+    [
+      'a database URL that is not postgres',
+      { MNEMOS_API_DATABASE_URL: 'mysql://x' },
+      /^MNEMOS_API_DATABASE_URL must be a postgres/,
+    ],
+    [
+      'two embedding families',
+      { MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: 'Xenova/x', MNEMOS_API_EMBEDDINGS_COHERE_API_KEY: 'k' },
+      /MNEMOS_API_EMBEDDINGS_COHERE_\* and MNEMOS_API_EMBEDDINGS_LOCAL_MODEL/,
+    ],
+    [
+      'a master key that is not base64',
+      { MNEMOS_API_ENCRYPTION_MASTER_KEY: 'not base64 !!' },
+      /^MNEMOS_API_ENCRYPTION_MASTER_KEY is not base64/,
+    ],
+    [
+      'a master key of the wrong length',
+      { MNEMOS_API_ENCRYPTION_MASTER_KEY: Buffer.alloc(16).toString('base64') },
+      /must decode to exactly 32 bytes/,
+    ],
     ['an unknown LLM provider', { MNEMOS_API_LLM_PROVIDER: 'skynet' }, /^MNEMOS_API_LLM_PROVIDER must be one of/],
-    ['an LLM provider without a model', { MNEMOS_API_LLM_PROVIDER: 'openai', MNEMOS_API_LLM_API_KEY: 'k' }, /MNEMOS_API_LLM_MODEL is not set/],
+    [
+      'an LLM provider without a model',
+      { MNEMOS_API_LLM_PROVIDER: 'openai', MNEMOS_API_LLM_API_KEY: 'k' },
+      /MNEMOS_API_LLM_MODEL is not set/,
+    ],
     ['a short auth token', { MNEMOS_API_AUTH_TOKEN: 'short' }, /^MNEMOS_API_AUTH_TOKEN must be at least 16 characters/],
     ['a tiny body limit', { MNEMOS_API_MAX_BODY_BYTES: '10' }, /^MNEMOS_API_MAX_BODY_BYTES must be at least 1024/],
   ];
   for (const [name, env, message] of bad) {
     it(`refuses ${name} with one line naming the variable`, () => {
-      assert.throws(() => loadEngineConfig(env), (e: unknown) => e instanceof ConfigError && message.test(e.message) && !e.message.includes('\n'));
+      assert.throws(
+        () => loadEngineConfig(env),
+        (e: unknown) => e instanceof ConfigError && message.test(e.message) && !e.message.includes('\n'),
+      );
     });
   }
 
   it('never prints a secret back', () => {
-    assert.throws(() => loadEngineConfig({ MNEMOS_API_ENCRYPTION_MASTER_KEY: 'sekrit-value!' }), (e: unknown) => e instanceof Error && !e.message.includes('sekrit'));
+    assert.throws(
+      () => loadEngineConfig({ MNEMOS_API_ENCRYPTION_MASTER_KEY: 'sekrit-value!' }),
+      (e: unknown) => e instanceof Error && !e.message.includes('sekrit'),
+    );
   });
 
   it('accepts a valid key and LLM settings', () => {
-    const c = loadEngineConfig({ MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY, MNEMOS_API_LLM_PROVIDER: 'litellm', MNEMOS_API_LLM_MODEL: 'claude', MNEMOS_API_LLM_BASE_URL: 'http://127.0.0.1:4000' });
+    const c = loadEngineConfig({
+      MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY,
+      MNEMOS_API_LLM_PROVIDER: 'litellm',
+      MNEMOS_API_LLM_MODEL: 'claude',
+      MNEMOS_API_LLM_BASE_URL: 'http://127.0.0.1:4000',
+    });
     assert.equal(c.encryptionMasterKey?.length, 32);
     assert.equal(c.llm?.provider, 'litellm');
   });
@@ -77,21 +112,38 @@ describe('start-up checks', () => {
     const home = tempHome();
     try {
       const first = await spawnEngine(testEnv(home.path));
-      const r = await call<{ memory_ids: string[] }>(first.url, 'POST', '/v1/default/banks/persist/memories', { content: 'Hana planted tulips along the fence.' });
+      const r = await call<{ memory_ids: string[] }>(first.url, 'POST', '/v1/default/banks/persist/memories', {
+        content: 'Hana planted tulips along the fence.',
+      });
       assert.equal(r.status, 200);
       assert.equal(await first.stop('SIGTERM'), 0);
 
       const second = await spawnEngine(testEnv(home.path));
       try {
-        const found = await call<{ results: Array<{ id: string }> }>(second.url, 'POST', '/v1/default/banks/persist/memories/recall', { query: 'What did Hana plant?' });
+        const found = await call<{ results: Array<{ id: string }> }>(
+          second.url,
+          'POST',
+          '/v1/default/banks/persist/memories/recall',
+          { query: 'What did Hana plant?' },
+        );
         assert.equal(found.body.results[0]?.id, r.body.memory_ids[0]);
       } finally {
         await second.stop();
       }
 
-      const other = await runCliToEnd(['serve'], testEnv(home.path, { MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: '', MNEMOS_API_EMBEDDINGS_LITELLM_MODEL: 'other', MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE: fake.url }));
+      const other = await runCliToEnd(
+        ['serve'],
+        testEnv(home.path, {
+          MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: '',
+          MNEMOS_API_EMBEDDINGS_LITELLM_MODEL: 'other',
+          MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE: fake.url,
+        }),
+      );
       assert.equal(other.code, 1);
-      assert.match(other.stderr, /built with the embedding model local:all-MiniLM-L6-v2 \(384 dimensions\) but the engine is configured with litellm:other \(8 dimensions\)/);
+      assert.match(
+        other.stderr,
+        /built with the embedding model local:all-MiniLM-L6-v2 \(384 dimensions\) but the engine is configured with litellm:other \(8 dimensions\)/,
+      );
       assert.match(other.stderr, /mnemos reembed/);
     } finally {
       home.remove();

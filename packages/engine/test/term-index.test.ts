@@ -9,10 +9,40 @@ import { postingRow, TermIndex } from '../src/vectors/term-index.js';
 const now = new Date().toISOString();
 function meta(id: string, length: number): VectorRowMeta {
   const memory: Memory = {
-    id, bank_id: 'b', space: 'default', type: 'raw', text: id, context: null, metadata: {}, tags: [], entities: [],
-    document_id: null, source_id: null, occurred_at: null, created_at: now, updated_at: now, state: 'valid', superseded_by: null, valid_to: null,
+    id,
+    bank_id: 'b',
+    space: 'default',
+    type: 'raw',
+    text: id,
+    context: null,
+    metadata: {},
+    tags: [],
+    entities: [],
+    document_id: null,
+    source_id: null,
+    occurred_at: null,
+    created_at: now,
+    updated_at: now,
+    state: 'valid',
+    superseded_by: null,
+    valid_to: null,
   };
-  return { id, bankId: 'b', space: 'default', type: 'raw', valid: true, superseded: false, tags: [], batchId: null, seq: 0, documentId: null, occurredAt: null, length, tokenCount: 1, memory };
+  return {
+    id,
+    bankId: 'b',
+    space: 'default',
+    type: 'raw',
+    valid: true,
+    superseded: false,
+    tags: [],
+    batchId: null,
+    seq: 0,
+    documentId: null,
+    occurredAt: null,
+    length,
+    tokenCount: 1,
+    memory,
+  };
 }
 const terms = (...pairs: Array<[string, number]>) => new Map(pairs);
 const unit = (i: number) => Float32Array.from({ length: 8 }, (_, j) => (j === i % 8 ? 1 : 0));
@@ -26,14 +56,31 @@ describe('keyword index in typed arrays', () => {
     assert.equal(bank.documentFrequency('grey'), 2);
     assert.equal(bank.documentFrequency('unknown'), 0);
     const found = bank.matching(['cat', 'grey'], ['cat', 'grey', 'fish'], () => true);
-    assert.deepEqual(found.rows.map((m) => m.id), ['a', 'b']);
+    assert.deepEqual(
+      found.rows.map((m) => m.id),
+      ['a', 'b'],
+    );
     assert.deepEqual([...found.counts], [2, 1, 0, 0, 1, 0]);
-    assert.deepEqual(bank.matching(['grey'], ['grey'], (m) => m.id !== 'a').rows.map((m) => m.id), ['b']);
+    assert.deepEqual(
+      bank.matching(['grey'], ['grey'], (m) => m.id !== 'a').rows.map((m) => m.id),
+      ['b'],
+    );
     const doc = bank.keywordDoc('a')!;
-    assert.deepEqual([doc.length, doc.get('cat'), doc.get('dog'), [...doc.terms()]], [3, 2, 0, [['cat', 2], ['grey', 1]]]);
+    assert.deepEqual(
+      [doc.length, doc.get('cat'), doc.get('dog'), [...doc.terms()]],
+      [
+        3,
+        2,
+        0,
+        [
+          ['cat', 2],
+          ['grey', 1],
+        ],
+      ],
+    );
   });
 
-  it('forgets a removed or replaced memory\'s terms, also when its row is reused', () => {
+  it("forgets a removed or replaced memory's terms, also when its row is reused", () => {
     const bank = new BankVectors(8);
     bank.upsert(meta('a', 1), terms(['cat', 1]), unit(0));
     bank.upsert(meta('b', 1), terms(['dog', 1]), unit(1));
@@ -43,14 +90,28 @@ describe('keyword index in typed arrays', () => {
     // The new memory takes the freed row; the old posting for "cat" must not match it.
     bank.upsert(meta('c', 1), terms(['owl', 1]), unit(2));
     assert.deepEqual(bank.matching(['cat'], ['cat'], () => true).rows, []);
-    assert.deepEqual(bank.matching(['owl', 'dog'], ['owl'], () => true).rows.map((m) => m.id), ['c', 'b']);
+    assert.deepEqual(
+      bank.matching(['owl', 'dog'], ['owl'], () => true).rows.map((m) => m.id),
+      ['c', 'b'],
+    );
     // Replacing a memory's terms (an edit) moves it from one term to the other.
     bank.upsert(meta('b', 1), terms(['cat', 1]), unit(1));
     assert.deepEqual([bank.documentFrequency('dog'), bank.documentFrequency('cat')], [0, 1]);
-    assert.deepEqual(bank.matching(['dog', 'cat'], ['cat'], () => true).rows.map((m) => m.id), ['b']);
+    assert.deepEqual(
+      bank.matching(['dog', 'cat'], ['cat'], () => true).rows.map((m) => m.id),
+      ['b'],
+    );
     // The scan skips the hole a removal leaves.
     bank.remove('c');
-    const top = new (class { ids: string[] = []; wouldTake() { return true; } offer(id: string) { this.ids.push(id); } })();
+    const top = new (class {
+      ids: string[] = [];
+      wouldTake() {
+        return true;
+      }
+      offer(id: string) {
+        this.ids.push(id);
+      }
+    })();
     bank.search(unit(2), 10, () => true, top as never);
     assert.deepEqual(top.ids, ['b']);
   });
@@ -73,7 +134,10 @@ describe('keyword index in typed arrays', () => {
     }
     for (let k = 0; k < 40; k++) {
       const term = `t${k}`;
-      const holders = [...live].filter(([, t]) => t.has(term)).map(([row]) => row).sort((a, b) => a - b);
+      const holders = [...live]
+        .filter(([, t]) => t.has(term))
+        .map(([row]) => row)
+        .sort((a, b) => a - b);
       assert.equal(index.documentFrequency(term), holders.length, term);
       const id = index.numberOf(term);
       const seen = new Set<number>();
@@ -82,7 +146,11 @@ describe('keyword index in typed arrays', () => {
         const w = p.words[k]!;
         if (index.postingCount(w, id) > 0) seen.add(postingRow(w));
       }
-      assert.deepEqual([...seen].sort((a, b) => a - b), holders, term);
+      assert.deepEqual(
+        [...seen].sort((a, b) => a - b),
+        holders,
+        term,
+      );
       for (const row of holders) assert.equal(index.countIn(row, id), live.get(row)!.get(term));
     }
   });

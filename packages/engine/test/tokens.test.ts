@@ -12,10 +12,19 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 const exact = (text: string) => exactCl100k(text, { disallowedSpecial: new Set() });
 
 const SAMPLES = [
-  'Alice went to Paris yesterday.', "It's what they'RE saying, isn't it?", '  leading and trailing  \n',
-  'Numbers 1234567 and 3.14159, dates 2024-01-15T10:30:00Z.', '«ça» — naïve café, Größe', '日本語のテキストです。',
-  'emoji 😀😀 and flags 🇫🇷', 'tabs\tand\r\nnewlines\n\n\nparagraphs', '<|endoftext|> is plain text here',
-  'x!!\r\n.\n', 'a\u00a0b', '---- ==== ____', '    indented code();\n\treturn 0;',
+  'Alice went to Paris yesterday.',
+  "It's what they'RE saying, isn't it?",
+  '  leading and trailing  \n',
+  'Numbers 1234567 and 3.14159, dates 2024-01-15T10:30:00Z.',
+  '«ça» — naïve café, Größe',
+  '日本語のテキストです。',
+  'emoji 😀😀 and flags 🇫🇷',
+  'tabs\tand\r\nnewlines\n\n\nparagraphs',
+  '<|endoftext|> is plain text here',
+  'x!!\r\n.\n',
+  'a\u00a0b',
+  '---- ==== ____',
+  '    indented code();\n\treturn 0;',
 ];
 
 test('ordinary text is counted exactly as cl100k counts it, in any mix and cut', () => {
@@ -38,7 +47,10 @@ test('a run longer than the piece bound counts its UTF-8 bytes, never fewer than
     assert.ok(counted >= exact(run), `${JSON.stringify(run.slice(0, 12))}: ${counted} < ${exact(run)}`);
   }
   const word = 'q'.repeat(MAX_PIECE_BYTES + 1);
-  assert.equal(countTokens(`Before ${word} after.`), countTokens('Before') + MAX_PIECE_BYTES + 2 + countTokens(' after.'));
+  assert.equal(
+    countTokens(`Before ${word} after.`),
+    countTokens('Before') + MAX_PIECE_BYTES + 2 + countTokens(' after.'),
+  );
 });
 
 test('a 1 MiB single word and 1 MiB of spaces are counted as their bytes', () => {
@@ -91,11 +103,15 @@ test('prose is chunked by characters as before, with its token counts', async ()
 
 // The bound is generous: stemming the 1 MiB word took minutes before long words were left unstemmed, and takes
 // milliseconds now.
-test('the blind index leaves words too long for English unstemmed, so a 1 MiB word is cheap', { timeout: 30_000 }, () => {
-  assert.equal(normaliseWord('Running'), 'run');
-  const long = 'generalizations'.repeat(5);
-  assert.ok(long.length > MAX_STEMMED_CHARS);
-  assert.equal(normaliseWord(long), long);
-  const lexemes = documentLexemes(`Alice ${'a'.repeat(1 << 20)} running`);
-  assert.deepEqual([...lexemes.keys()], ['alic', 'a'.repeat(1 << 20), 'run']);
-});
+test(
+  'the blind index leaves words too long for English unstemmed, so a 1 MiB word is cheap',
+  { timeout: 30_000 },
+  () => {
+    assert.equal(normaliseWord('Running'), 'run');
+    const long = 'generalizations'.repeat(5);
+    assert.ok(long.length > MAX_STEMMED_CHARS);
+    assert.equal(normaliseWord(long), long);
+    const lexemes = documentLexemes(`Alice ${'a'.repeat(1 << 20)} running`);
+    assert.deepEqual([...lexemes.keys()], ['alic', 'a'.repeat(1 << 20), 'run']);
+  },
+);

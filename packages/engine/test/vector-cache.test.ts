@@ -10,7 +10,16 @@ import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 /** The in-memory vector cache answers exactly what pgvector's exact scan answers, and follows every kind of write. */
 
 let engine: TestEngine;
-const topics = ['sailing', 'baking bread', 'chess openings', 'mountain hiking', 'jazz piano', 'tax forms', 'garden roses', 'space telescopes'];
+const topics = [
+  'sailing',
+  'baking bread',
+  'chess openings',
+  'mountain hiking',
+  'jazz piano',
+  'tax forms',
+  'garden roses',
+  'space telescopes',
+];
 
 before(async () => {
   engine = await startTestEngine();
@@ -19,7 +28,10 @@ before(async () => {
     tags: i % 3 === 0 ? ['even'] : [],
   }));
   await call(engine.url, 'POST', '/v1/default/banks/vc/memories', { items });
-  await call(engine.url, 'POST', '/v1/default/banks/vc/memories', { items: items.slice(0, 20).map((x) => ({ ...x, content: `${x.content} (other space)` })), space: 'other' });
+  await call(engine.url, 'POST', '/v1/default/banks/vc/memories', {
+    items: items.slice(0, 20).map((x) => ({ ...x, content: `${x.content} (other space)` })),
+    space: 'other',
+  });
 });
 after(async () => {
   await engine?.dispose();
@@ -88,7 +100,9 @@ describe('vector cache', () => {
     let top = await searchIndex(paged, 'vc-delta', v!, 50, () => true);
     assert.equal(top.length, 5, 'a delta within one page');
     const many = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc-delta/memories', {
-      items: Array.from({ length: 30 }, (_, i) => ({ content: `Glacier expedition day ${i}: ${topics[i % topics.length]}.` })),
+      items: Array.from({ length: 30 }, (_, i) => ({
+        content: `Glacier expedition day ${i}: ${topics[i % topics.length]}.`,
+      })),
     });
     await call(engine.url, 'DELETE', `/v1/default/banks/vc-delta/memories/${few.body.memory_ids[0]}`);
     top = await searchIndex(paged, 'vc-delta', v!, 50, () => true);
@@ -101,7 +115,9 @@ describe('vector cache', () => {
   });
 
   it('preloads the most recently written banks that fit its budget', async () => {
-    await call(engine.url, 'POST', '/v1/default/banks/vc-small/memories', { items: [{ content: 'A small bank.' }, { content: 'Written last.' }] });
+    await call(engine.url, 'POST', '/v1/default/banks/vc-small/memories', {
+      items: [{ content: 'A small bank.' }, { content: 'Written last.' }],
+    });
     const cache = new VectorCache(engine.engine.store, 384, 100);
     assert.equal(await cache.preload(engine.engine.db), 1);
     assert.ok(cache.has('default', 'vc-small'));
@@ -120,12 +136,18 @@ describe('vector cache', () => {
 
   it('stores the same vector whether it went as text (a few memories) or in binary (larger batches)', async () => {
     const text = 'The lighthouse keeper rows to the island every Tuesday.';
-    const alone = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc-text/memories', { content: text });
+    const alone = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc-text/memories', {
+      content: text,
+    });
     const batch = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc-binary/memories', {
       items: [text, 'Filler one.', 'Filler two.', 'Filler three.', 'Filler four.'].map((content) => ({ content })),
     });
-    const [a] = await engine.engine.db.query<{ v: string }>('SELECT embedding::text AS v FROM memories WHERE id = $1', [alone.body.memory_ids[0]!]);
-    const [b] = await engine.engine.db.query<{ v: string }>('SELECT embedding::text AS v FROM memories WHERE id = $1', [batch.body.memory_ids[0]!]);
+    const [a] = await engine.engine.db.query<{ v: string }>('SELECT embedding::text AS v FROM memories WHERE id = $1', [
+      alone.body.memory_ids[0]!,
+    ]);
+    const [b] = await engine.engine.db.query<{ v: string }>('SELECT embedding::text AS v FROM memories WHERE id = $1', [
+      batch.body.memory_ids[0]!,
+    ]);
     assert.ok(a && b);
     assert.equal(a.v, b.v);
   });
@@ -138,7 +160,9 @@ describe('vector cache', () => {
     // The same database, with every query and transaction it is asked for written down.
     const counting = Object.create(db, {
       query: { value: (sql: string, params?: readonly SqlParam[]) => (statements.push(sql), db.query(sql, params)) },
-      transaction: { value: (fn: Parameters<Database['transaction']>[0]) => (statements.push('transaction'), db.transaction(fn)) },
+      transaction: {
+        value: (fn: Parameters<Database['transaction']>[0]) => (statements.push('transaction'), db.transaction(fn)),
+      },
     }) as Database;
     const cache = new VectorCache(engine.engine.store, 384);
     await cache.banks(counting, 'default', ['vc']);
@@ -149,7 +173,9 @@ describe('vector cache', () => {
     await cache.banks(counting, 'default', ['vc']);
     assert.deepEqual(statements, [], 'no write happened, so there was nothing to read');
 
-    const added = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc/memories', { content: 'A lighthouse keeper logs the fog.' });
+    const added = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc/memories', {
+      content: 'A lighthouse keeper logs the fog.',
+    });
     const [synced] = await cache.banks(counting, 'default', ['vc']);
     assert.equal(statements.length, 1, 'a write since: one synchronisation query');
     assert.equal(synced, first);
@@ -178,7 +204,10 @@ describe('vector cache', () => {
       'TRUNCATE memories',
     ];
     assert.deepEqual(reads.filter(mayWriteMemories), []);
-    assert.deepEqual(writes.filter((sql) => !mayWriteMemories(sql)), []);
+    assert.deepEqual(
+      writes.filter((sql) => !mayWriteMemories(sql)),
+      [],
+    );
   });
 
   it('follows inserts, edits, invalidations and deletes made after it loaded', async () => {
@@ -186,15 +215,22 @@ describe('vector cache', () => {
     const [probe] = await engine.engine.embedder.embed(['volcano eruption lava'], 'query');
     await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
 
-    const added = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc/memories', { content: 'The volcano eruption sent lava down the hill.' });
+    const added = await call<{ memory_ids: string[] }>(engine.url, 'POST', '/v1/default/banks/vc/memories', {
+      content: 'The volcano eruption sent lava down the hill.',
+    });
     let top = await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
     assert.equal(top[0]?.id, added.body.memory_ids[0]);
 
     const victim = top[1]!.id;
-    await call(engine.url, 'PATCH', `/v1/default/banks/vc/memories/${added.body.memory_ids[0]}`, { text: 'A quiet afternoon of knitting.' });
+    await call(engine.url, 'PATCH', `/v1/default/banks/vc/memories/${added.body.memory_ids[0]}`, {
+      text: 'A quiet afternoon of knitting.',
+    });
     top = await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
     assert.notEqual(top[0]?.id, added.body.memory_ids[0]);
-    assert.deepEqual(top.map((h) => h.id), await sqlTop(probe!, 5));
+    assert.deepEqual(
+      top.map((h) => h.id),
+      await sqlTop(probe!, 5),
+    );
 
     await call(engine.url, 'PATCH', `/v1/default/banks/vc/memories/${victim}`, { state: 'invalidated' });
     top = await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
@@ -204,7 +240,10 @@ describe('vector cache', () => {
     await call(engine.url, 'DELETE', `/v1/default/banks/vc/memories/${gone}`);
     top = await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
     assert.ok(!top.some((h) => h.id === gone));
-    assert.deepEqual(top.map((h) => h.id), await sqlTop(probe!, 5));
+    assert.deepEqual(
+      top.map((h) => h.id),
+      await sqlTop(probe!, 5),
+    );
 
     await call(engine.url, 'DELETE', '/v1/default/banks/vc');
     top = await searchIndex(cache, 'vc', probe!, 5, keepSpace('default'));
@@ -214,7 +253,7 @@ describe('vector cache', () => {
 
 describe('int16 matrix', () => {
   const unit = (seed: number, d: number) => {
-    const v = Float32Array.from({ length: d }, (_, j) => Math.sin(seed * 12.9898 + j * 78.233) * 43758.5453 % 1);
+    const v = Float32Array.from({ length: d }, (_, j) => (Math.sin(seed * 12.9898 + j * 78.233) * 43758.5453) % 1);
     const norm = Math.hypot(...v);
     return v.map((x) => x / norm);
   };
@@ -248,19 +287,49 @@ describe('int16 matrix', () => {
 
   it('keeps the ranking of the float scan on real embeddings', async () => {
     const { BankVectors, TopK } = await import('../src/vectors/bank-vectors.js');
-    const texts = Array.from({ length: 200 }, (_, i) => `Note ${i}: ${topics[i % topics.length]} with detail ${(i * 37) % 101}.`);
+    const texts = Array.from(
+      { length: 200 },
+      (_, i) => `Note ${i}: ${topics[i % topics.length]} with detail ${(i * 37) % 101}.`,
+    );
     const vectors = await engine.engine.embedder.embed(texts, 'document');
     const bank = new BankVectors(384);
     const now = new Date().toISOString();
     vectors.forEach((v, i) => {
       const id = String(i);
       const memory: Memory = {
-        id, bank_id: 'q', space: 'default', type: 'raw', text: texts[i]!, context: null, metadata: {}, tags: [], entities: [],
-        document_id: null, source_id: null, occurred_at: null, created_at: now, updated_at: now, state: 'valid', superseded_by: null, valid_to: null,
+        id,
+        bank_id: 'q',
+        space: 'default',
+        type: 'raw',
+        text: texts[i]!,
+        context: null,
+        metadata: {},
+        tags: [],
+        entities: [],
+        document_id: null,
+        source_id: null,
+        occurred_at: null,
+        created_at: now,
+        updated_at: now,
+        state: 'valid',
+        superseded_by: null,
+        valid_to: null,
       };
       const meta: VectorRowMeta = {
-        id, bankId: 'q', space: 'default', type: 'raw', valid: true, superseded: false, tags: [], batchId: null, seq: i,
-        documentId: null, occurredAt: null, length: 0, tokenCount: 0, memory,
+        id,
+        bankId: 'q',
+        space: 'default',
+        type: 'raw',
+        valid: true,
+        superseded: false,
+        tags: [],
+        batchId: null,
+        seq: i,
+        documentId: null,
+        occurredAt: null,
+        length: 0,
+        tokenCount: 0,
+        memory,
       };
       bank.upsert(meta, new Map(), v);
     });
@@ -269,9 +338,15 @@ describe('int16 matrix', () => {
       const top = new TopK();
       bank.search(query!, 20, () => true, top);
       const quantized = top.results();
-      const floats = vectors.map((v, i) => ({ id: String(i), score: exact(v, query!) })).sort((a, b) => b.score - a.score);
+      const floats = vectors
+        .map((v, i) => ({ id: String(i), score: exact(v, query!) }))
+        .sort((a, b) => b.score - a.score);
       // The same ranking as the float scan, each score within the quantization error.
-      assert.deepEqual(quantized.map((h) => h.id), floats.slice(0, 20).map((h) => h.id), q);
+      assert.deepEqual(
+        quantized.map((h) => h.id),
+        floats.slice(0, 20).map((h) => h.id),
+        q,
+      );
       quantized.forEach((hit, r) => assert.ok(Math.abs(hit.score - floats[r]!.score) < 1e-4, `${q}: rank ${r}`));
     }
   });

@@ -79,7 +79,9 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     await migrate(pool);
   } catch (err) {
     await pool.end().catch(() => undefined);
-    throw new Error(`GATEWAY_DATABASE_URL: cannot prepare the control-plane database: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(
+      `GATEWAY_DATABASE_URL: cannot prepare the control-plane database: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   const secrets = await loadSecrets(pool);
   const store = new Store(pool);
@@ -95,7 +97,14 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   let oauth: OAuthServer | undefined;
   const sessions = new Sessions(pool, config.sessionTtlMs);
   const ctx: GatewayContext = {
-    config, pool, store, auth, engines, limiter: new RateLimiter(), quotas, sessions,
+    config,
+    pool,
+    store,
+    auth,
+    engines,
+    limiter: new RateLimiter(),
+    quotas,
+    sessions,
     console: new ConsoleAuth(sessions, store, () => publicUrl),
     publicUrl: () => publicUrl,
     consoleUrl: () => config.consoleUrl ?? publicUrl,
@@ -117,9 +126,14 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   const bodyBudget = new BodyBudget({ maxBodyBytes: config.maxBodyBytes, ...budgetOf(config.http) });
   bodyBudget.register(app, (reply, problem) => sendProblem(reply, problemFrom(problem)), TOO_LARGE_DETAIL);
   const input = installInputLayer(app, {
-    toError: problemFrom, pointerPrefix: (part) => `/${part}`, maxParamLength: 2048,
+    toError: problemFrom,
+    pointerPrefix: (part) => `/${part}`,
+    maxParamLength: 2048,
   });
-  app.addHook('onRequest', (request, _reply, done) => { startTimes.set(request, performance.now()); done(); });
+  app.addHook('onRequest', (request, _reply, done) => {
+    startTimes.set(request, performance.now());
+    done();
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
@@ -132,13 +146,29 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
 
   await app.register(cookie);
   await app.register(cors, {
-    origin: (origin, cb) => { cb(null, origin !== undefined && config.corsOrigins.includes(origin)); },
+    origin: (origin, cb) => {
+      cb(null, origin !== undefined && config.corsOrigins.includes(origin));
+    },
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowedHeaders: [
-      'authorization', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id',
-      CSRF_HEADER, PROJECT_HEADER,
+      'authorization',
+      'content-type',
+      'mcp-session-id',
+      'mcp-protocol-version',
+      'last-event-id',
+      CSRF_HEADER,
+      PROJECT_HEADER,
     ],
-    exposedHeaders: ['retry-after', 'www-authenticate', 'mcp-session-id', 'x-quota-metric', 'x-quota-limit', 'x-quota-used', 'x-quota-remaining', 'x-quota-reset'],
+    exposedHeaders: [
+      'retry-after',
+      'www-authenticate',
+      'mcp-session-id',
+      'x-quota-metric',
+      'x-quota-limit',
+      'x-quota-used',
+      'x-quota-remaining',
+      'x-quota-reset',
+    ],
     maxAge: 600,
   });
   await app.register(swagger, openApiOptions());
@@ -149,7 +179,10 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
       await pool.query('SELECT 1');
       return { status: 'ok', version: VERSION };
     } catch {
-      return sendProblem(reply.header('retry-after', '5'), new HttpProblem(503, 'database_unavailable', 'The control-plane database is unreachable.'));
+      return sendProblem(
+        reply.header('retry-after', '5'),
+        new HttpProblem(503, 'database_unavailable', 'The control-plane database is unreachable.'),
+      );
     }
   });
   app.get('/version', { schema: { hide: true } }, async () => ({ version: VERSION, service: 'mnemos-gateway' }));
@@ -178,7 +211,13 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   };
   const oauthMethods: Array<'GET' | 'POST' | 'PUT' | 'DELETE'> = ['GET', 'POST', 'PUT', 'DELETE'];
   for (const url of ['/oauth/*', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
-    app.route({ method: oauthMethods, url, schema: { hide: true }, onRequest: delegate, handler: async () => undefined });
+    app.route({
+      method: oauthMethods,
+      url,
+      schema: { hide: true },
+      onRequest: delegate,
+      handler: async () => undefined,
+    });
   }
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => openApiDocument(app, ctx));
@@ -200,8 +239,13 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   if (publicUrl === '') publicUrl = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
   oauth = createOAuthServer({
-    pool, issuer: publicUrl, consoleUrl: ctx.consoleUrl(), corsOrigins: config.corsOrigins, secrets,
-    trustProxy: config.trustProxy, evict: (e) => auth.evict(e),
+    pool,
+    issuer: publicUrl,
+    consoleUrl: ctx.consoleUrl(),
+    corsOrigins: config.corsOrigins,
+    secrets,
+    trustProxy: config.trustProxy,
+    evict: (e) => auth.evict(e),
   });
   auth.tokenResolver = oauth.resolveToken;
 

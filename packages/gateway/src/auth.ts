@@ -63,7 +63,11 @@ export class Authenticator {
   /** Called when a project's settings (plan, quotas, engine) changed, here or on another gateway. */
   onProjectChanged: ((projectId: string) => void) | undefined;
 
-  constructor(private readonly store: Store, private readonly pool: Pool, private readonly databaseUrl: string) {}
+  constructor(
+    private readonly store: Store,
+    private readonly pool: Pool,
+    private readonly databaseUrl: string,
+  ) {}
 
   /** Delivers the notifications of another channel over this gateway's one listening connection (before start). */
   subscribe(channel: string, handler: (payload: string) => void): void {
@@ -72,7 +76,9 @@ export class Authenticator {
 
   async start(): Promise<void> {
     await this.listen();
-    this.flushTimer = setInterval(() => { void this.flushLastUsed(); }, 10_000);
+    this.flushTimer = setInterval(() => {
+      void this.flushLastUsed();
+    }, 10_000);
     this.flushTimer.unref();
   }
 
@@ -84,7 +90,9 @@ export class Authenticator {
       this.clearAll();
       client.end().catch(() => undefined);
       if (this.listener === client) this.listener = undefined;
-      setTimeout(() => { this.listen().catch(() => undefined); }, 1_000).unref();
+      setTimeout(() => {
+        this.listen().catch(() => undefined);
+      }, 1_000).unref();
     });
     client.on('notification', (msg) => {
       if (msg.channel === CHANNEL) this.evict(msg.payload ?? 'all', false);
@@ -126,7 +134,11 @@ export class Authenticator {
       for (const [k, v] of this.tokens) {
         const t = v.value;
         if (t === null) continue;
-        if ((kind === 'token' && t.jti === id) || (kind === 'grant' && t.grantId === id) || (kind === 'client' && t.clientId === id)) {
+        if (
+          (kind === 'token' && t.jti === id) ||
+          (kind === 'grant' && t.grantId === id) ||
+          (kind === 'client' && t.clientId === id)
+        ) {
           this.tokens.delete(k);
         }
       }
@@ -248,13 +260,21 @@ export function requireScope(principal: Principal, scope: Scope): void {
 
 export function requireBank(principal: Principal, bank: string): void {
   if (principal.banks !== null && !principal.banks.has(bank)) {
-    throw new HttpProblem(403, 'forbidden', `This credential is limited to certain banks and may not use bank "${bank}".`);
+    throw new HttpProblem(
+      403,
+      'forbidden',
+      `This credential is limited to certain banks and may not use bank "${bank}".`,
+    );
   }
 }
 
 export function requireSpace(principal: Principal, space: string): void {
   if (principal.spaces !== null && !principal.spaces.has(space)) {
-    throw new HttpProblem(403, 'forbidden', `This credential is limited to certain spaces and may not use space "${space}".`);
+    throw new HttpProblem(
+      403,
+      'forbidden',
+      `This credential is limited to certain spaces and may not use space "${space}".`,
+    );
   }
 }
 
@@ -264,8 +284,11 @@ export const orgBank = (space: string): string => `org:${space}`;
 /** A bank-limited credential reaches a space's org memory only if "org:<space>" is among its banks. */
 export function requireOrg(principal: Principal, space: string): void {
   if (principal.banks !== null && !principal.banks.has(orgBank(space))) {
-    throw new HttpProblem(403, 'forbidden',
-      `This credential is limited to certain banks and may not use the org memory of space "${space}"; `
-        + `that needs "${orgBank(space)}" among its banks.`);
+    throw new HttpProblem(
+      403,
+      'forbidden',
+      `This credential is limited to certain banks and may not use the org memory of space "${space}"; ` +
+        `that needs "${orgBank(space)}" among its banks.`,
+    );
   }
 }

@@ -15,7 +15,11 @@ const schema = z.object({
   GATEWAY_ENGINE_TOKEN: z.string().min(1),
   GATEWAY_CORS_ORIGINS: z.string().default(''),
   GATEWAY_TRUST_PROXY: z.enum(['true', 'false']).default('false'),
-  GATEWAY_MAX_BODY_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  GATEWAY_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
   GATEWAY_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
   GATEWAY_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   GATEWAY_MAX_CONNECTION_BODY_BYTES: z.coerce.number().int().min(1024).optional(),
@@ -29,7 +33,12 @@ const schema = z.object({
   GATEWAY_SIGNIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().positive().max(100_000).default(20),
   GATEWAY_SIGNIN_WINDOW_SECONDS: z.coerce.number().int().positive().max(86_400).default(900),
   GATEWAY_SIGNUP: z.enum(['open', 'closed']).default('open'),
-  GATEWAY_SESSION_TTL_SECONDS: z.coerce.number().int().min(60).max(90 * 86_400).default(7 * 86_400),
+  GATEWAY_SESSION_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(90 * 86_400)
+    .default(7 * 86_400),
   GATEWAY_CONSOLE_DIR: z.string().min(1).optional(),
   GATEWAY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -107,7 +116,10 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     throw new ConfigError(missing ? `${name} is required` : `${name}: ${issue?.message ?? 'invalid'}`);
   }
   const e = parsed.data;
-  const corsOrigins = e.GATEWAY_CORS_ORIGINS.split(',').map((s) => s.trim()).filter((s) => s.length > 0).map(stripSlash);
+  const corsOrigins = e.GATEWAY_CORS_ORIGINS.split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0)
+    .map(stripSlash);
   for (const origin of corsOrigins) {
     if (!/^https?:\/\/[^/\s]+$/.test(origin)) {
       throw new ConfigError(`GATEWAY_CORS_ORIGINS: "${origin}" is not an origin (scheme://host[:port])`);
@@ -175,7 +187,10 @@ function httpLimits(e: z.infer<typeof schema>): HttpLimits {
 function parseEngines(urls: string, tokens: string): Map<string, { url: string; token: string }> {
   const named = (value: string): Map<string, string> => {
     const out = new Map<string, string>();
-    for (const part of value.split(',').map((s) => s.trim()).filter((s) => s.length > 0)) {
+    for (const part of value
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0)) {
       const m = /^([a-z0-9_-]{1,64})=(.+)$/.exec(part);
       if (m !== null && !/^https?:$/.test(`${m[1] ?? ''}:`)) out.set(m[1] ?? '', m[2] ?? '');
       else out.set('default', part);
@@ -183,12 +198,14 @@ function parseEngines(urls: string, tokens: string): Map<string, { url: string; 
     return out;
   };
   const urlMap = named(urls);
-  const tokenMap = tokens.includes('=') && !tokens.trim().includes(' ') && urlMap.size > 1 ? named(tokens) : new Map<string, string>();
+  const tokenMap =
+    tokens.includes('=') && !tokens.trim().includes(' ') && urlMap.size > 1 ? named(tokens) : new Map<string, string>();
   const engines = new Map<string, { url: string; token: string }>();
   for (const [name, u] of urlMap) {
     if (!/^https?:\/\/[^\s]+$/.test(u)) throw new ConfigError(`GATEWAY_ENGINE_URL: "${u}" is not an http(s) URL`);
     const token = tokenMap.get(name) ?? (tokenMap.size === 0 ? tokens : undefined);
-    if (token === undefined || token.length === 0) throw new ConfigError(`GATEWAY_ENGINE_TOKEN: no token for engine "${name}"`);
+    if (token === undefined || token.length === 0)
+      throw new ConfigError(`GATEWAY_ENGINE_TOKEN: no token for engine "${name}"`);
     engines.set(name, { url: stripSlash(u), token });
   }
   if (engines.size === 0) throw new ConfigError('GATEWAY_ENGINE_URL is required');

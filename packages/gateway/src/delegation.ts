@@ -5,7 +5,11 @@ import type { Scope } from './scopes.js';
 
 /** Scopes of a new key when none are asked for: memory work and MCP, never project management. */
 export const DEFAULT_KEY_SCOPES: readonly Scope[] = [
-  'memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete', 'mcp',
+  'memory:retain',
+  'memory:recall',
+  'memory:reflect',
+  'memory:delete',
+  'mcp',
 ];
 
 /** The limits of the credential that creates another one (the admin token has none and is passed as null). */
@@ -33,22 +37,30 @@ export interface DelegatedLimits {
 const SHOWN = 5;
 
 function named(values: readonly string[]): string {
-  const shown = values.slice(0, SHOWN).map((v) => `"${v}"`).join(', ');
+  const shown = values
+    .slice(0, SHOWN)
+    .map((v) => `"${v}"`)
+    .join(', ');
   return values.length > SHOWN ? `${shown} and ${values.length - SHOWN} more` : shown;
 }
 
 /** A list limit (banks or spaces): inherited when omitted, else it must lie within the creator's. */
 function narrowed(
-  kind: 'banks' | 'spaces', requested: string[] | undefined, held: ReadonlySet<string> | null,
+  kind: 'banks' | 'spaces',
+  requested: string[] | undefined,
+  held: ReadonlySet<string> | null,
 ): string[] | null {
   if (requested === undefined) return held === null ? null : [...held];
   if (held === null) return requested;
   const wider = requested.filter((v) => !held.has(v));
   if (wider.length > 0) {
-    throw new HttpProblem(403, 'forbidden',
-      `This credential is limited to certain ${kind} and cannot grant ${named(wider)}; `
-        + `ask only for its own ${kind}, or omit ${kind} to inherit them.`,
-      { errors: [{ pointer: `/body/${kind}`, detail: `must lie within the creating credential's ${kind}` }] });
+    throw new HttpProblem(
+      403,
+      'forbidden',
+      `This credential is limited to certain ${kind} and cannot grant ${named(wider)}; ` +
+        `ask only for its own ${kind}, or omit ${kind} to inherit them.`,
+      { errors: [{ pointer: `/body/${kind}`, detail: `must lie within the creating credential's ${kind}` }] },
+    );
   }
   return requested;
 }
@@ -62,30 +74,41 @@ function expiry(requested: string | undefined, held: Date | null, now: number): 
   if (held === null) return requested ?? null;
   if (requested === undefined) return held.toISOString();
   if (Date.parse(requested) > held.getTime()) {
-    throw new HttpProblem(403, 'forbidden',
-      `This credential expires at ${held.toISOString()} and cannot grant access beyond that; `
-        + 'ask for an earlier expires_at or omit it to inherit.',
-      { errors: [{ pointer: '/body/expires_at', detail: "must not be later than the creating credential's expiry" }] });
+    throw new HttpProblem(
+      403,
+      'forbidden',
+      `This credential expires at ${held.toISOString()} and cannot grant access beyond that; ` +
+        'ask for an earlier expires_at or omit it to inherit.',
+      { errors: [{ pointer: '/body/expires_at', detail: "must not be later than the creating credential's expiry" }] },
+    );
   }
   return requested;
 }
 
 function scopesOf(
-  requested: Scope[] | undefined, held: ReadonlySet<string> | null, defaults: readonly Scope[],
+  requested: Scope[] | undefined,
+  held: ReadonlySet<string> | null,
+  defaults: readonly Scope[],
 ): Scope[] {
   const scopes = requested ?? (held === null ? [...defaults] : defaults.filter((s) => held.has(s)));
   if (held !== null) {
     const extra = scopes.filter((s) => !held.has(s));
     if (extra.length > 0) {
-      throw new HttpProblem(403, 'insufficient_scope',
-        `A credential can only grant scopes it holds itself; it lacks ${extra.join(', ')}.`);
+      throw new HttpProblem(
+        403,
+        'insufficient_scope',
+        `A credential can only grant scopes it holds itself; it lacks ${extra.join(', ')}.`,
+      );
     }
   }
   if (scopes.length === 0) {
-    throw new HttpProblem(400, 'validation_failed',
-      `This credential holds none of the default scopes (${defaults.join(', ')}); `
-        + 'name the scopes to grant in "scopes".',
-      { errors: [{ pointer: '/body/scopes', detail: 'is required for this credential' }] });
+    throw new HttpProblem(
+      400,
+      'validation_failed',
+      `This credential holds none of the default scopes (${defaults.join(', ')}); ` +
+        'name the scopes to grant in "scopes".',
+      { errors: [{ pointer: '/body/scopes', detail: 'is required for this credential' }] },
+    );
   }
   return scopes;
 }
@@ -125,15 +148,20 @@ function listWithin(granted: readonly string[] | null, held: ReadonlySet<string>
 export function withinReach(manager: Delegator | null, granted: GrantedLimits): boolean {
   if (manager === null) return true;
   const expires = granted.expires_at === null ? null : new Date(granted.expires_at).getTime();
-  return granted.scopes.every((s) => manager.scopes.has(s))
-    && listWithin(granted.banks, manager.banks)
-    && listWithin(granted.spaces, manager.spaces)
-    && (manager.expiresAt === null || (expires !== null && expires <= manager.expiresAt.getTime()));
+  return (
+    granted.scopes.every((s) => manager.scopes.has(s)) &&
+    listWithin(granted.banks, manager.banks) &&
+    listWithin(granted.spaces, manager.spaces) &&
+    (manager.expiresAt === null || (expires !== null && expires <= manager.expiresAt.getTime()))
+  );
 }
 
 /** The 403 for a credential managing a key or client wider than itself. */
 export function beyondReach(what: 'API key' | 'OAuth client', id: string): HttpProblem {
-  return new HttpProblem(403, 'forbidden',
-    `The ${what} "${id}" grants more than this credential holds (scopes, banks, spaces or a later expiry); `
-      + 'manage it with a credential that holds at least as much.');
+  return new HttpProblem(
+    403,
+    'forbidden',
+    `The ${what} "${id}" grants more than this credential holds (scopes, banks, spaces or a later expiry); ` +
+      'manage it with a credential that holds at least as much.',
+  );
 }

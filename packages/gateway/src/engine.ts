@@ -31,12 +31,23 @@ export interface ForwardRequest {
 }
 
 const PASS_HEADERS = [
-  'content-type', 'content-length', 'retry-after', 'mcp-session-id', 'cache-control', 'location', WOULD_STORE_HEADER,
+  'content-type',
+  'content-length',
+  'retry-after',
+  'mcp-session-id',
+  'cache-control',
+  'location',
+  WOULD_STORE_HEADER,
 ];
 
 /** Errors before a connection to the engine exists: the request never reached it. */
 const NOT_CONNECTED = new Set([
-  'ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
 /**
@@ -46,7 +57,11 @@ const NOT_CONNECTED = new Set([
  */
 export class EngineProblem extends HttpProblem {
   constructor(
-    readonly mayHaveRun: boolean, status: number, code: ProblemCode, detail: string, headers: Record<string, string> = {},
+    readonly mayHaveRun: boolean,
+    status: number,
+    code: ProblemCode,
+    detail: string,
+    headers: Record<string, string> = {},
   ) {
     super(status, code, detail, { headers });
   }
@@ -62,7 +77,12 @@ export class Engines {
   ) {
     for (const [name, e] of engines) {
       this.pools.set(name, {
-        pool: new Pool(e.url, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000, connect: { timeout: connectTimeoutMs } }),
+        pool: new Pool(e.url, {
+          connections: 256,
+          pipelining: 1,
+          keepAliveTimeout: 30_000,
+          connect: { timeout: connectTimeoutMs },
+        }),
         token: e.token,
         url: e.url,
       });
@@ -80,9 +100,14 @@ export class Engines {
   async forward(engine: string, req: ForwardRequest): Promise<EngineResponse> {
     const target = this.pools.get(engine);
     if (target === undefined) {
-      throw new HttpProblem(503, 'engine_unavailable', `The project's engine "${engine}" is not configured on this gateway.`, {
-        headers: { 'retry-after': '30' },
-      });
+      throw new HttpProblem(
+        503,
+        'engine_unavailable',
+        `The project's engine "${engine}" is not configured on this gateway.`,
+        {
+          headers: { 'retry-after': '30' },
+        },
+      );
     }
     let path = req.path;
     if (req.query !== undefined) {
@@ -120,31 +145,50 @@ export class Engines {
       }
       if (res.statusCode >= 500 && res.statusCode !== 503) {
         res.body.resume();
-        throw new EngineProblem(false, 502, 'engine_error',
-          'The memory engine failed to complete the request; nothing was counted. Try again.');
+        throw new EngineProblem(
+          false,
+          502,
+          'engine_error',
+          'The memory engine failed to complete the request; nothing was counted. Try again.',
+        );
       }
       return { status: res.statusCode, headers: out, body: res.body };
     } catch (err) {
       if (err instanceof HttpProblem) throw err;
       const code = (err as { code?: unknown }).code;
       if (typeof code === 'string' && NOT_CONNECTED.has(code)) {
-        throw new EngineProblem(false, 503, 'engine_unavailable',
-          'The memory engine is unreachable right now; nothing was counted. Retry after the delay given.', {
+        throw new EngineProblem(
+          false,
+          503,
+          'engine_unavailable',
+          'The memory engine is unreachable right now; nothing was counted. Retry after the delay given.',
+          {
             'retry-after': '5',
-          });
+          },
+        );
       }
       if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
-        throw new EngineProblem(true, 504, 'engine_timeout',
+        throw new EngineProblem(
+          true,
+          504,
+          'engine_timeout',
           'The memory engine did not answer in time; it may still complete the request, so it was counted. ' +
-            'Check before retrying.', {
+            'Check before retrying.',
+          {
             'retry-after': '5',
-          });
+          },
+        );
       }
-      throw new EngineProblem(true, 503, 'engine_unavailable',
+      throw new EngineProblem(
+        true,
+        503,
+        'engine_unavailable',
         'The connection to the memory engine broke during the request; it may have completed, so it was counted. ' +
-          'Check before retrying.', {
+          'Check before retrying.',
+        {
           'retry-after': '5',
-        });
+        },
+      );
     }
   }
 

@@ -22,7 +22,10 @@ export async function main(env: Record<string, string | undefined> = process.env
   }
   process.stdout.write(`mnemos gateway listening on ${gateway.url}\n`);
   const stop = (): void => {
-    gateway.close().then(() => process.exit(0), () => process.exit(1));
+    gateway.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

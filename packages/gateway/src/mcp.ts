@@ -46,7 +46,7 @@ function toolCalls(body: unknown): ToolCall[] {
     calls.push({
       id: rpcKey((m as Json)['id']),
       name: typeof name === 'string' ? name : '',
-      args: args !== null && typeof args === 'object' ? args as Json : {},
+      args: args !== null && typeof args === 'object' ? (args as Json) : {},
     });
   }
   return calls;
@@ -70,8 +70,11 @@ function checkCall(principal: Principal, bank: string | undefined, call: ToolCal
   // list_banks takes no space: its answer is filtered to the credential's banks and spaces instead.
   if (principal.spaces !== null && call.name !== 'list_banks') {
     if (call.name === 'delete_memory') {
-      throw new HttpProblem(403, 'forbidden',
-        'Space-limited credentials cannot delete through MCP; use the REST path.');
+      throw new HttpProblem(
+        403,
+        'forbidden',
+        'Space-limited credentials cannot delete through MCP; use the REST path.',
+      );
     }
     requireSpace(principal, typeof call.args['space'] === 'string' ? call.args['space'] : 'default');
   }
@@ -90,8 +93,11 @@ function answerReader(principal: Principal, calls: ToolCall[], succeeded: Set<st
       // Not JSON (the engine answers JSON-RPC as JSON): nothing can be told apart, so every call counts, and a listing
       // that cannot be filtered is not passed on.
       if (limited && listings.size > 0) {
-        throw new HttpProblem(502, 'engine_error',
-          'The memory engine answered list_banks in a form the gateway cannot filter; try again.');
+        throw new HttpProblem(
+          502,
+          'engine_error',
+          'The memory engine answered list_banks in a form the gateway cannot filter; try again.',
+        );
       }
       for (const call of calls) succeeded.add(call.id);
       const body = Buffer.from(answer);
@@ -117,8 +123,12 @@ export function resourceMetadata(ctx: GatewayContext, resource: string): Json {
 }
 
 export function mcpRoutes(app: FastifyInstance, ctx: GatewayContext): void {
-  app.get('/.well-known/oauth-protected-resource', { schema: { hide: true } }, async () => resourceMetadata(ctx, ctx.publicUrl()));
-  app.get('/.well-known/oauth-protected-resource/mcp', { schema: { hide: true } }, async () => resourceMetadata(ctx, `${ctx.publicUrl()}/mcp`));
+  app.get('/.well-known/oauth-protected-resource', { schema: { hide: true } }, async () =>
+    resourceMetadata(ctx, ctx.publicUrl()),
+  );
+  app.get('/.well-known/oauth-protected-resource/mcp', { schema: { hide: true } }, async () =>
+    resourceMetadata(ctx, `${ctx.publicUrl()}/mcp`),
+  );
 
   const principals = new WeakMap<FastifyRequest, Principal>();
   // Before the body is read: an unauthenticated caller cannot make the gateway receive a body.
@@ -166,7 +176,8 @@ export function mcpRoutes(app: FastifyInstance, ctx: GatewayContext): void {
         method,
         path: tenantPath(principal, bank === undefined ? '/mcp' : `/mcp/${seg(bank)}`),
         body: method === 'POST' ? request.body : undefined,
-        accept: typeof request.headers.accept === 'string' ? request.headers.accept : 'application/json, text/event-stream',
+        accept:
+          typeof request.headers.accept === 'string' ? request.headers.accept : 'application/json, text/event-stream',
         extraHeaders,
       },
     });

@@ -16,7 +16,8 @@ export function openApiOptions(): SwaggerOptions {
       info: {
         title: 'Mnemos Gateway API',
         version: VERSION,
-        description: 'Managed, multi-tenant Mnemos: persistent memory for AI agents (retain, recall, reflect) with API keys, OAuth 2.0 scopes and quotas.',
+        description:
+          'Managed, multi-tenant Mnemos: persistent memory for AI agents (retain, recall, reflect) with API keys, OAuth 2.0 scopes and quotas.',
       },
       components: {
         securitySchemes: {
@@ -44,22 +45,30 @@ export function openApiOptions(): SwaggerOptions {
           },
           adminToken: { type: 'http', scheme: 'bearer', description: 'GATEWAY_ADMIN_TOKEN (admin API only)' },
           consoleSession: {
-            type: 'apiKey', in: 'cookie', name: SESSION_COOKIE,
-            description: 'The console session, set by POST /v1/account/signup or /v1/account/session. Every '
-              + 'state-changing call signed in by it (POST, PUT, PATCH, DELETE) must also send the header '
-              + 'X-CSRF-Token with the csrf_token of the session, or it is refused (403 csrf_failed).',
+            type: 'apiKey',
+            in: 'cookie',
+            name: SESSION_COOKIE,
+            description:
+              'The console session, set by POST /v1/account/signup or /v1/account/session. Every ' +
+              'state-changing call signed in by it (POST, PUT, PATCH, DELETE) must also send the header ' +
+              'X-CSRF-Token with the csrf_token of the session, or it is refused (403 csrf_failed).',
           },
           consoleProject: {
-            type: 'apiKey', in: 'header', name: 'X-Mnemos-Project',
-            description: 'With consoleSession: the id of a project the signed-in account owns. The /v1/me routes then '
-              + 'act on that project with every scope.',
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Mnemos-Project',
+            description:
+              'With consoleSession: the id of a project the signed-in account owns. The /v1/me routes then ' +
+              'act on that project with every scope.',
           },
         },
       },
       security: [{ oauth2: [...SCOPES] }],
       tags: [
         { name: 'memory', description: 'Retain, recall, reflect' },
-        { name: 'banks' }, { name: 'memories' }, { name: 'spaces' },
+        { name: 'banks' },
+        { name: 'memories' },
+        { name: 'spaces' },
         { name: 'project', description: 'Usage, API keys, OAuth clients' },
         { name: 'account', description: 'Console accounts: sign-up, session, projects, OAuth consent' },
         { name: 'admin', description: 'Operator API' },

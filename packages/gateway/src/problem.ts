@@ -33,10 +33,15 @@ export function sendProblem(reply: FastifyReply, problem: HttpProblem): FastifyR
 
 export const unauthorized = (detail: string): HttpProblem => new HttpProblem(401, 'unauthorized', detail);
 export const insufficientScope = (scope: string): HttpProblem =>
-  new HttpProblem(403, 'insufficient_scope', `This operation needs the scope "${scope}", which the credential does not have.`, {
-    extra: { required_scope: scope },
-    headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}"` },
-  });
+  new HttpProblem(
+    403,
+    'insufficient_scope',
+    `This operation needs the scope "${scope}", which the credential does not have.`,
+    {
+      extra: { required_scope: scope },
+      headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}"` },
+    },
+  );
 export const forbidden = (detail: string): HttpProblem => new HttpProblem(403, 'forbidden', detail);
 export const notFound = (detail: string): HttpProblem => new HttpProblem(404, 'not_found', detail);
 export const validation = (detail: string, errors?: FieldError[]): HttpProblem =>
@@ -62,10 +67,15 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
       return { pointer: `/${where}${pointer}`.replace(/\/$/, ''), detail: describeIssue(v) };
     });
     const first = errors[0];
-    return sendProblem(reply, validation(
-      first === undefined ? 'The request is invalid.' : `The request ${where} is invalid: ${first.pointer} ${first.detail}.`,
-      errors,
-    ));
+    return sendProblem(
+      reply,
+      validation(
+        first === undefined
+          ? 'The request is invalid.'
+          : `The request ${where} is invalid: ${first.pointer} ${first.detail}.`,
+        errors,
+      ),
+    );
   }
   const status = error.statusCode ?? 500;
   if (status === 413 || error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
@@ -75,12 +85,28 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
     return sendProblem(reply, new HttpProblem(415, 'unsupported_media_type', 'Send the body as application/json.'));
   }
   if (status >= 400 && status < 500) {
-    const code = error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError
-      ? 'validation_failed' : 'bad_request';
-    return sendProblem(reply, new HttpProblem(status, code, code === 'validation_failed'
-      ? `The request body is not valid JSON: ${error.message}`
-      : error.message));
+    const code =
+      error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+      error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+      error instanceof SyntaxError
+        ? 'validation_failed'
+        : 'bad_request';
+    return sendProblem(
+      reply,
+      new HttpProblem(
+        status,
+        code,
+        code === 'validation_failed' ? `The request body is not valid JSON: ${error.message}` : error.message,
+      ),
+    );
   }
   request.log.error({ err: error }, 'unhandled error');
-  return sendProblem(reply, new HttpProblem(500, 'internal_error', 'The gateway failed unexpectedly; the request was not completed. Try again.'));
+  return sendProblem(
+    reply,
+    new HttpProblem(
+      500,
+      'internal_error',
+      'The gateway failed unexpectedly; the request was not completed. Try again.',
+    ),
+  );
 }

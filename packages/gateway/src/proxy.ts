@@ -4,7 +4,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { requireScope, type Principal } from './auth.js';
 import type { GatewayContext } from './context.js';
 import {
-  EngineProblem, Engines, MAX_NEW_MEMORIES_HEADER, WOULD_STORE_HEADER, type EngineResponse, type ForwardRequest,
+  EngineProblem,
+  Engines,
+  MAX_NEW_MEMORIES_HEADER,
+  WOULD_STORE_HEADER,
+  type EngineResponse,
+  type ForwardRequest,
 } from './engine.js';
 import { HttpProblem, sendProblem } from './problem.js';
 import type { Reservation } from './quota.js';
@@ -40,10 +45,13 @@ export interface Plan {
  * console session cookie with X-Mnemos-Project.
  */
 export async function authenticate(
-  ctx: GatewayContext, request: FastifyRequest, scope: Scope | Scope[], options: { session?: boolean } = {},
+  ctx: GatewayContext,
+  request: FastifyRequest,
+  scope: Scope | Scope[],
+  options: { session?: boolean } = {},
 ): Promise<Principal> {
-  const bySession = (options.session ?? true) && request.headers.authorization === undefined
-    && ctx.console.hasCookie(request);
+  const bySession =
+    (options.session ?? true) && request.headers.authorization === undefined && ctx.console.hasCookie(request);
   const principal = bySession
     ? await ctx.console.principal(request)
     : await ctx.auth.authenticate(request.headers.authorization);
@@ -52,10 +60,15 @@ export async function authenticate(
   const perMinute = Math.min(principal.rateLimitPerMinute ?? Infinity, limits.requests_per_minute);
   const wait = ctx.limiter.take(principal.rateKey, perMinute);
   if (wait > 0) {
-    throw new HttpProblem(429, 'rate_limited', `This credential is limited to ${perMinute} requests per minute; retry in ${wait} s.`, {
-      headers: { 'retry-after': String(wait) },
-      extra: { limit: perMinute, retry_after: wait },
-    });
+    throw new HttpProblem(
+      429,
+      'rate_limited',
+      `This credential is limited to ${perMinute} requests per minute; retry in ${wait} s.`,
+      {
+        headers: { 'retry-after': String(wait) },
+        extra: { limit: perMinute, retry_after: wait },
+      },
+    );
   }
   return principal;
 }
@@ -71,11 +84,17 @@ const settlesToStored = (plan: Plan): boolean => plan.charges === undefined && p
 
 /** Reserves every charge of a plan, or gives back what it took and throws the problem (429 over quota). */
 async function reserveAll(
-  ctx: GatewayContext, projectId: string, charges: Charge[], limits: Limits, now: Date,
+  ctx: GatewayContext,
+  projectId: string,
+  charges: Charge[],
+  limits: Limits,
+  now: Date,
 ): Promise<Reserved[]> {
   const { period, resetsAt } = periodOf(now);
   const reserved: Reserved[] = [];
-  const releaseAll = (): void => { for (const r of reserved.splice(0)) r.release(); };
+  const releaseAll = (): void => {
+    for (const r of reserved.splice(0)) r.release();
+  };
   for (const { metric, amount, counted } of charges) {
     const limit = limits[metric];
     let r: Reservation;
@@ -83,19 +102,28 @@ async function reserveAll(
       r = await ctx.quotas.reserve(projectId, metric, amount, limit, now);
     } catch {
       releaseAll();
-      throw new HttpProblem(503, 'database_unavailable', 'The quota ledger is unreachable right now; nothing was counted. Retry after the delay given.', {
-        headers: { 'retry-after': '5' },
-      });
+      throw new HttpProblem(
+        503,
+        'database_unavailable',
+        'The quota ledger is unreachable right now; nothing was counted. Retry after the delay given.',
+        {
+          headers: { 'retry-after': '5' },
+        },
+      );
     }
     if (!r.ok) {
       releaseAll();
       const retryAfter = Math.max(1, Math.ceil((resetsAt.getTime() - now.getTime()) / 1000));
-      throw new HttpProblem(429, 'quota_exceeded',
+      throw new HttpProblem(
+        429,
+        'quota_exceeded',
         `The project has used ${r.used} of its ${limit} ${metric} for ${period}` +
-        `${amount > 1 ? ` and this request needs ${amount}` : ''}; the quota resets at ${resetsAt.toISOString()}. Upgrade the plan for more.`, {
+          `${amount > 1 ? ` and this request needs ${amount}` : ''}; the quota resets at ${resetsAt.toISOString()}. Upgrade the plan for more.`,
+        {
           headers: { 'retry-after': String(retryAfter), ...quotaHeaders(metric, limit, r.used, resetsAt) },
           extra: { metric, limit, used: r.used, requested: amount, period, resets_at: resetsAt.toISOString() },
-        });
+        },
+      );
     }
     reserved.push({ ...r, metric, amount, counted });
   }
@@ -114,17 +142,24 @@ function storedCount(answer: unknown): number | undefined {
  * request out) keeps the units counted; any other failure gives them back.
  */
 async function forwardReserved(
-  ctx: GatewayContext, reply: FastifyReply, engine: string, plan: Plan, reserved: Reserved[],
+  ctx: GatewayContext,
+  reply: FastifyReply,
+  engine: string,
+  plan: Plan,
+  reserved: Reserved[],
 ): Promise<{ res: EngineResponse; uncounted: number }> {
   const abort = new AbortController();
   // The response closing before it was written means the caller went away. (The request stream closes as soon as its
   // body has been read, which is no sign of that.)
-  const onClose = (): void => { if (!reply.raw.writableEnded) abort.abort(); };
+  const onClose = (): void => {
+    if (!reply.raw.writableEnded) abort.abort();
+  };
   reply.raw.once('close', onClose);
   const bound = settlesToStored(plan) ? reserved[0] : undefined;
-  const extraHeaders = bound === undefined
-    ? plan.forward.extraHeaders
-    : { ...plan.forward.extraHeaders, [MAX_NEW_MEMORIES_HEADER]: String(bound.amount) };
+  const extraHeaders =
+    bound === undefined
+      ? plan.forward.extraHeaders
+      : { ...plan.forward.extraHeaders, [MAX_NEW_MEMORIES_HEADER]: String(bound.amount) };
   try {
     let res = await ctx.engines.forward(engine, { ...plan.forward, extraHeaders, signal: abort.signal });
     if (res.status >= 400) {
@@ -153,11 +188,18 @@ async function forwardReserved(
   }
 }
 
-export async function execute(ctx: GatewayContext, request: FastifyRequest, reply: FastifyReply, principal: Principal, plan: Plan): Promise<FastifyReply> {
+export async function execute(
+  ctx: GatewayContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  principal: Principal,
+  plan: Plan,
+): Promise<FastifyReply> {
   const project = principal.project;
   const now = new Date();
   const { resetsAt } = periodOf(now);
-  const charges = plan.charges ?? (plan.metric === undefined ? [] : [{ metric: plan.metric, amount: plan.amount ?? 1 }]);
+  const charges =
+    plan.charges ?? (plan.metric === undefined ? [] : [{ metric: plan.metric, amount: plan.amount ?? 1 }]);
   const limits = limitsFor(project.plan, project.quotas);
   let reserved = await reserveAll(ctx, project.id, charges, limits, now);
   // Time the gateway spent before forwarding (auth, scope, rate limit, quota), for operators and the benchmark.

@@ -64,13 +64,13 @@ function counterKey(projectId: string, period: string, metric: Metric): string {
 
 export type Reservation =
   | {
-    ok: true;
-    used: number;
-    commit(): void;
-    /** Counts `actual` of the reserved units (never more) and gives the rest back, in one step. */
-    settle(actual: number): void;
-    release(): void;
-  }
+      ok: true;
+      used: number;
+      commit(): void;
+      /** Counts `actual` of the reserved units (never more) and gives the rest back, in one step. */
+      settle(actual: number): void;
+      release(): void;
+    }
   | { ok: false; used: number };
 
 export class QuotaLedger {
@@ -81,7 +81,10 @@ export class QuotaLedger {
   private ticking: Promise<void> | undefined;
   private closed = false;
 
-  constructor(private readonly pool: Pool, private readonly opts: { leaseUnits: number; flushMs: number }) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly opts: { leaseUnits: number; flushMs: number },
+  ) {}
 
   get instanceId(): string {
     return this.instance;
@@ -89,7 +92,9 @@ export class QuotaLedger {
 
   async start(): Promise<void> {
     await this.pool.query('INSERT INTO gateway_instances (id) VALUES ($1)', [this.instance]);
-    this.timer = setInterval(() => { void this.tick(); }, this.opts.flushMs);
+    this.timer = setInterval(() => {
+      void this.tick();
+    }, this.opts.flushMs);
     this.timer.unref();
   }
 
@@ -132,12 +137,15 @@ export class QuotaLedger {
       counter.demand += amount;
       let r: Refill;
       try {
-        counter.refill ??= this.refill(counter, limit).finally(() => { counter.refill = undefined; });
+        counter.refill ??= this.refill(counter, limit).finally(() => {
+          counter.refill = undefined;
+        });
         r = await counter.refill;
       } finally {
         counter.demand -= amount;
       }
-      if (r.final && counter.available < amount) return { ok: false, used: Math.max(0, r.allotted - counter.available) };
+      if (r.final && counter.available < amount)
+        return { ok: false, used: Math.max(0, r.allotted - counter.available) };
     }
   }
 
@@ -145,7 +153,21 @@ export class QuotaLedger {
     const key = counterKey(projectId, period, metric);
     let c = this.counters.get(key);
     if (c === undefined) {
-      c = { projectId, period, metric, available: 0, pending: 0, consumed: 0, flushing: 0, writes: new Set(), base: 0, demand: 0, refill: undefined, lastUse: 0, tight: false };
+      c = {
+        projectId,
+        period,
+        metric,
+        available: 0,
+        pending: 0,
+        consumed: 0,
+        flushing: 0,
+        writes: new Set(),
+        base: 0,
+        demand: 0,
+        refill: undefined,
+        lastUse: 0,
+        tight: false,
+      };
       this.counters.set(key, c);
     }
     c.lastUse = Date.now();
@@ -154,10 +176,14 @@ export class QuotaLedger {
 
   /** Writes this instance's counts of a project (before a usage report reads usage_counters). */
   async sync(projectId: string): Promise<void> {
-    await Promise.all([...this.counters.values()].filter((c) => c.projectId === projectId).map(async (c) => {
-      await Promise.allSettled([...c.writes]);
-      await this.write(c, false);
-    }));
+    await Promise.all(
+      [...this.counters.values()]
+        .filter((c) => c.projectId === projectId)
+        .map(async (c) => {
+          await Promise.allSettled([...c.writes]);
+          await this.write(c, false);
+        }),
+    );
   }
 
   /** A project's limits changed: give back idle units (a lowered limit must not be exceeded through old leases). */
@@ -180,11 +206,14 @@ export class QuotaLedger {
     await this.ticking?.catch(() => undefined);
     await this.flush(true).catch(() => undefined);
     // Units of requests still in flight at shutdown were leased; count them (never overshoot).
-    await this.pool.query(
-      `WITH l AS (DELETE FROM quota_leases WHERE instance_id = $1 RETURNING project_id, period, metric, units)
+    await this.pool
+      .query(
+        `WITH l AS (DELETE FROM quota_leases WHERE instance_id = $1 RETURNING project_id, period, metric, units)
        UPDATE usage_counters u SET used = u.used + l.units, leased = u.leased - l.units
-       FROM l WHERE u.project_id = l.project_id AND u.period = l.period AND u.metric = l.metric`, [this.instance],
-    ).catch(() => undefined);
+       FROM l WHERE u.project_id = l.project_id AND u.period = l.period AND u.metric = l.metric`,
+        [this.instance],
+      )
+      .catch(() => undefined);
     await this.pool.query('DELETE FROM gateway_instances WHERE id = $1', [this.instance]).catch(() => undefined);
   }
 
@@ -230,7 +259,10 @@ export class QuotaLedger {
       const used = Number(cur.rows[0]?.used ?? 0);
       const leased = Number(cur.rows[0]?.leased ?? 0);
       const left = Math.max(0, limit - used - leased);
-      const granted = Math.min(left, c.tight ? need : Math.max(need, Math.min(this.opts.leaseUnits, Math.floor(left / 4))));
+      const granted = Math.min(
+        left,
+        c.tight ? need : Math.max(need, Math.min(this.opts.leaseUnits, Math.floor(left / 4))),
+      );
       if (granted > 0) {
         await client.query(
           `WITH l AS (
@@ -299,17 +331,22 @@ export class QuotaLedger {
     const args = [this.instance, c.projectId, c.period, c.metric];
     const holders = await this.pool.query<{ n: string; at: Date }>(
       `SELECT count(*) AS n, clock_timestamp() AS at FROM quota_leases
-       WHERE instance_id <> $1 AND project_id = $2 AND period = $3 AND metric = $4 AND units > 0`, args,
+       WHERE instance_id <> $1 AND project_id = $2 AND period = $3 AND metric = $4 AND units > 0`,
+      args,
     );
     const since = holders.rows[0]?.at;
     if (Number(holders.rows[0]?.n ?? 0) === 0 || since === undefined) return;
-    await this.pool.query('SELECT pg_notify($1, $2)', [QUOTA_CHANNEL, JSON.stringify({ p: c.projectId, period: c.period, m: c.metric })]);
+    await this.pool.query('SELECT pg_notify($1, $2)', [
+      QUOTA_CHANNEL,
+      JSON.stringify({ p: c.projectId, period: c.period, m: c.metric }),
+    ]);
     const deadline = Date.now() + RECLAIM_WAIT_MS;
     while (Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 5));
       const waiting = await this.pool.query<{ n: string }>(
         `SELECT count(*) AS n FROM quota_leases WHERE instance_id <> $1 AND project_id = $2 AND period = $3 AND metric = $4
-         AND units > 0 AND (acked_at IS NULL OR acked_at < $5)`, [...args, since],
+         AND units > 0 AND (acked_at IS NULL OR acked_at < $5)`,
+        [...args, since],
       );
       if (Number(waiting.rows[0]?.n ?? 0) === 0) return;
     }
@@ -317,20 +354,33 @@ export class QuotaLedger {
 
   private async tick(): Promise<void> {
     if (this.ticking !== undefined || this.closed) return;
-    this.ticking = this.runTick().catch(() => undefined).finally(() => { this.ticking = undefined; });
+    this.ticking = this.runTick()
+      .catch(() => undefined)
+      .finally(() => {
+        this.ticking = undefined;
+      });
     await this.ticking;
   }
 
   private async runTick(): Promise<void> {
     const now = Date.now();
     const { period } = periodOf(new Date(now));
-    await Promise.all([...this.counters.entries()].map(async ([key, c]) => {
-      const stale = c.period !== period || now - c.lastUse > IDLE_RETURN_MS;
-      await this.write(c, stale && c.pending === 0).catch(() => undefined);
-      if (stale && c.pending === 0 && c.available === 0 && c.consumed === 0 && c.flushing === 0 && c.refill === undefined) {
-        this.counters.delete(key);
-      }
-    }));
+    await Promise.all(
+      [...this.counters.entries()].map(async ([key, c]) => {
+        const stale = c.period !== period || now - c.lastUse > IDLE_RETURN_MS;
+        await this.write(c, stale && c.pending === 0).catch(() => undefined);
+        if (
+          stale &&
+          c.pending === 0 &&
+          c.available === 0 &&
+          c.consumed === 0 &&
+          c.flushing === 0 &&
+          c.refill === undefined
+        ) {
+          this.counters.delete(key);
+        }
+      }),
+    );
     // Heartbeat; if the others declared this instance dead, they counted its leases as used: start afresh.
     const beat = await this.pool.query('UPDATE gateway_instances SET seen_at = now() WHERE id = $1', [this.instance]);
     if (beat.rowCount === 0) {
@@ -348,7 +398,8 @@ export class QuotaLedger {
        l AS (DELETE FROM quota_leases q USING dead WHERE q.instance_id = dead.id RETURNING q.project_id, q.period, q.metric, q.units),
        s AS (SELECT project_id, period, metric, sum(units) AS units FROM l GROUP BY project_id, period, metric)
        UPDATE usage_counters u SET used = u.used + s.units, leased = u.leased - s.units
-       FROM s WHERE u.project_id = s.project_id AND u.period = s.period AND u.metric = s.metric`, [DEAD_AFTER_S],
+       FROM s WHERE u.project_id = s.project_id AND u.period = s.period AND u.metric = s.metric`,
+      [DEAD_AFTER_S],
     );
   }
 }

@@ -16,7 +16,7 @@ export function piecesOf(content: string): number {
 export function estimateStored(body: Record<string, unknown>): number {
   const items = body['items'];
   const contentOf = (item: unknown): unknown =>
-    (item !== null && typeof item === 'object' ? (item as Record<string, unknown>)['content'] : undefined);
+    item !== null && typeof item === 'object' ? (item as Record<string, unknown>)['content'] : undefined;
   const contents = Array.isArray(items) ? items.map(contentOf) : [body['content']];
   return contents.reduce<number>((n, content) => n + (typeof content === 'string' ? piecesOf(content) : 1), 0);
 }

@@ -7,7 +7,9 @@ import { SCOPES } from './scopes.js';
 export const BANK_ID_PATTERN = '^[A-Za-z0-9._:@+-]{1,256}$';
 export const SPACE_PATTERN = '^[A-Za-z0-9._:@+-]{1,256}$';
 
-export const BankParams = Type.Object({ bank: Type.String({ pattern: BANK_ID_PATTERN, description: 'Bank id (URL-encoded)' }) });
+export const BankParams = Type.Object({
+  bank: Type.String({ pattern: BANK_ID_PATTERN, description: 'Bank id (URL-encoded)' }),
+});
 export const BankMemoryParams = Type.Object({
   bank: Type.String({ pattern: BANK_ID_PATTERN }),
   id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$', description: 'Memory id (UUID)' }),
@@ -38,7 +40,10 @@ export const RetainBody = Type.Object({
 });
 
 export const Budget = Type.Union([
-  Type.Literal('low'), Type.Literal('mid'), Type.Literal('high'), Type.Integer({ minimum: 1, maximum: 5000 }),
+  Type.Literal('low'),
+  Type.Literal('mid'),
+  Type.Literal('high'),
+  Type.Integer({ minimum: 1, maximum: 5000 }),
 ]);
 
 export const RecallBody = Type.Object({
@@ -107,14 +112,21 @@ export const DeleteMemoriesQuery = Type.Object({
 
 const ScopeSchema = Type.Union(SCOPES.map((s) => Type.Literal(s)));
 
-export const KeyCreateBody = Type.Object({
-  name: Type.Optional(Type.String({ maxLength: 200 })),
-  scopes: Type.Optional(Type.Array(ScopeSchema, { minItems: 1, uniqueItems: true })),
-  banks: Type.Optional(Type.Array(Type.String({ pattern: BANK_ID_PATTERN }), { minItems: 1, maxItems: 1000, uniqueItems: true })),
-  spaces: Type.Optional(Type.Array(Type.String({ pattern: SPACE_PATTERN }), { minItems: 1, maxItems: 1000, uniqueItems: true })),
-  expires_at: Type.Optional(Type.String({ format: 'date-time' })),
-  rate_limit_per_minute: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
-}, { additionalProperties: false });
+export const KeyCreateBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    scopes: Type.Optional(Type.Array(ScopeSchema, { minItems: 1, uniqueItems: true })),
+    banks: Type.Optional(
+      Type.Array(Type.String({ pattern: BANK_ID_PATTERN }), { minItems: 1, maxItems: 1000, uniqueItems: true }),
+    ),
+    spaces: Type.Optional(
+      Type.Array(Type.String({ pattern: SPACE_PATTERN }), { minItems: 1, maxItems: 1000, uniqueItems: true }),
+    ),
+    expires_at: Type.Optional(Type.String({ format: 'date-time' })),
+    rate_limit_per_minute: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
+  },
+  { additionalProperties: false },
+);
 
 export const KeyCreated = Type.Object({
   id: Type.String(),
@@ -127,11 +139,14 @@ export const KeyCreated = Type.Object({
   created_at: Type.String(),
 });
 
-export const ClientCreateBody = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  scopes: Type.Array(ScopeSchema, { minItems: 1, uniqueItems: true }),
-  redirect_uris: Type.Optional(Type.Array(Type.String({ format: 'uri', maxLength: 2000 }), { maxItems: 20 })),
-}, { additionalProperties: false });
+export const ClientCreateBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    scopes: Type.Array(ScopeSchema, { minItems: 1, uniqueItems: true }),
+    redirect_uris: Type.Optional(Type.Array(Type.String({ format: 'uri', maxLength: 2000 }), { maxItems: 20 })),
+  },
+  { additionalProperties: false },
+);
 
 export const UsageSchema = Type.Object({
   period: Type.String(),
@@ -140,19 +155,27 @@ export const UsageSchema = Type.Object({
   memories: Type.Object({ used: Type.Integer(), limit: Type.Integer() }),
   recalls: Type.Object({ used: Type.Integer(), limit: Type.Integer() }),
   reflects: Type.Object({ used: Type.Integer(), limit: Type.Integer() }),
-  daily: Type.Array(Type.Object({
-    date: Type.String({ description: 'UTC day, YYYY-MM-DD' }),
-    memories: Type.Integer(), recalls: Type.Integer(), reflects: Type.Integer(),
-  }), { description: 'Each day of the month so far, with the units counted on it' }),
+  daily: Type.Array(
+    Type.Object({
+      date: Type.String({ description: 'UTC day, YYYY-MM-DD' }),
+      memories: Type.Integer(),
+      recalls: Type.Integer(),
+      reflects: Type.Integer(),
+    }),
+    { description: 'Each day of the month so far, with the units counted on it' },
+  ),
 });
 
-export const ProblemSchema = Type.Object({
-  type: Type.String(),
-  title: Type.String(),
-  status: Type.Integer(),
-  detail: Type.String(),
-  code: Type.String(),
-  errors: Type.Optional(Type.Array(Type.Object({ pointer: Type.String(), detail: Type.String() }))),
-}, { $id: 'Problem', additionalProperties: true });
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String(),
+    errors: Type.Optional(Type.Array(Type.Object({ pointer: Type.String(), detail: Type.String() }))),
+  },
+  { $id: 'Problem', additionalProperties: true },
+);
 
 export const Open = Type.Object({}, { additionalProperties: true });

@@ -11,7 +11,10 @@ export interface GatewaySecrets {
 }
 
 async function getOrCreate<T>(pool: Pool, name: string, make: () => T): Promise<T> {
-  await pool.query('INSERT INTO gateway_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, JSON.stringify(make())]);
+  await pool.query('INSERT INTO gateway_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
+    name,
+    JSON.stringify(make()),
+  ]);
   const res = await pool.query<{ value: T }>('SELECT value FROM gateway_secrets WHERE name = $1', [name]);
   const row = res.rows[0];
   if (row === undefined) throw new Error(`gateway secret ${name} is missing`);

@@ -116,7 +116,11 @@ export interface UsageReport {
 export class Store {
   constructor(readonly pool: Pool) {}
 
-  async createAccount(input: { email: string; name?: string | undefined; password?: string | undefined }): Promise<Account | null> {
+  async createAccount(input: {
+    email: string;
+    name?: string | undefined;
+    password?: string | undefined;
+  }): Promise<Account | null> {
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
     const res = await this.pool.query<Account & { created_at: Date }>(
       `INSERT INTO accounts (id, email, name, password_hash) VALUES ($1, lower($2), $3, $4)
@@ -129,7 +133,8 @@ export class Store {
 
   async accountCredentials(email: string): Promise<{ id: string; password_hash: string | null } | undefined> {
     const res = await this.pool.query<{ id: string; password_hash: string | null }>(
-      'SELECT id, password_hash FROM accounts WHERE email = lower($1)', [email],
+      'SELECT id, password_hash FROM accounts WHERE email = lower($1)',
+      [email],
     );
     return res.rows[0];
   }
@@ -139,7 +144,12 @@ export class Store {
     return res.rowCount === 1;
   }
 
-  async createProject(input: { name: string; account_id?: string | undefined; plan?: string | undefined; engine?: string | undefined }): Promise<Project> {
+  async createProject(input: {
+    name: string;
+    account_id?: string | undefined;
+    plan?: string | undefined;
+    engine?: string | undefined;
+  }): Promise<Project> {
     const id = newId('prj');
     const res = await this.pool.query<ProjectRow>(
       `INSERT INTO projects (id, account_id, name, plan, engine, tenant) VALUES ($1, $2, $3, $4, $5, $1) RETURNING *`,
@@ -157,13 +167,24 @@ export class Store {
   }
 
   async listProjects(accountId?: string): Promise<Project[]> {
-    const res = accountId === undefined
-      ? await this.pool.query<ProjectRow>('SELECT * FROM projects ORDER BY created_at, id')
-      : await this.pool.query<ProjectRow>('SELECT * FROM projects WHERE account_id = $1 ORDER BY created_at, id', [accountId]);
+    const res =
+      accountId === undefined
+        ? await this.pool.query<ProjectRow>('SELECT * FROM projects ORDER BY created_at, id')
+        : await this.pool.query<ProjectRow>('SELECT * FROM projects WHERE account_id = $1 ORDER BY created_at, id', [
+            accountId,
+          ]);
     return res.rows.map(toProject);
   }
 
-  async updateProject(id: string, patch: { plan?: string | undefined; quotas?: Partial<Limits> | undefined; engine?: string | undefined; name?: string | undefined }): Promise<Project | undefined> {
+  async updateProject(
+    id: string,
+    patch: {
+      plan?: string | undefined;
+      quotas?: Partial<Limits> | undefined;
+      engine?: string | undefined;
+      name?: string | undefined;
+    },
+  ): Promise<Project | undefined> {
     const res = await this.pool.query<ProjectRow>(
       `UPDATE projects SET
          plan = COALESCE($2, plan),
@@ -171,7 +192,13 @@ export class Store {
          engine = COALESCE($4, engine),
          name = COALESCE($5, name)
        WHERE id = $1 RETURNING *`,
-      [id, patch.plan ?? null, patch.quotas === undefined ? null : JSON.stringify(patch.quotas), patch.engine ?? null, patch.name ?? null],
+      [
+        id,
+        patch.plan ?? null,
+        patch.quotas === undefined ? null : JSON.stringify(patch.quotas),
+        patch.engine ?? null,
+        patch.name ?? null,
+      ],
     );
     const row = res.rows[0];
     return row === undefined ? undefined : toProject(row);
@@ -184,8 +211,18 @@ export class Store {
     const res = await this.pool.query<ApiKeyRow>(
       `INSERT INTO api_keys (id, project_id, name, prefix, hash, scopes, banks, spaces, rate_limit_per_minute, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
-      [newId('key'), projectId, input.name, prefix, hash, input.scopes, input.banks, input.spaces,
-        input.rate_limit_per_minute, input.expires_at],
+      [
+        newId('key'),
+        projectId,
+        input.name,
+        prefix,
+        hash,
+        input.scopes,
+        input.banks,
+        input.spaces,
+        input.rate_limit_per_minute,
+        input.expires_at,
+      ],
     );
     const row = res.rows[0];
     if (row === undefined) throw new Error('key insert returned no row');
@@ -193,7 +230,10 @@ export class Store {
   }
 
   async listKeys(projectId: string): Promise<ApiKeyRow[]> {
-    const res = await this.pool.query<ApiKeyRow>('SELECT * FROM api_keys WHERE project_id = $1 ORDER BY created_at, id', [projectId]);
+    const res = await this.pool.query<ApiKeyRow>(
+      'SELECT * FROM api_keys WHERE project_id = $1 ORDER BY created_at, id',
+      [projectId],
+    );
     return res.rows;
   }
 
@@ -212,7 +252,8 @@ export class Store {
 
   async clientLimits(clientId: string): Promise<ClientLimits> {
     const res = await this.pool.query<ClientLimits>(
-      'SELECT banks, spaces, expires_at FROM oauth_clients WHERE client_id = $1', [clientId],
+      'SELECT banks, spaces, expires_at FROM oauth_clients WHERE client_id = $1',
+      [clientId],
     );
     return res.rows[0] ?? { banks: null, spaces: null, expires_at: null };
   }
@@ -234,7 +275,8 @@ export class Store {
   async usage(project: Project, now: Date): Promise<UsageReport> {
     const { period, resetsAt } = periodOf(now);
     const res = await this.pool.query<{ metric: string; used: string }>(
-      'SELECT metric, used FROM usage_counters WHERE project_id = $1 AND period = $2', [project.id, period],
+      'SELECT metric, used FROM usage_counters WHERE project_id = $1 AND period = $2',
+      [project.id, period],
     );
     const limits = limitsFor(project.plan, project.quotas);
     const used = (m: Metric): number => Number(res.rows.find((r) => r.metric === m)?.used ?? 0);

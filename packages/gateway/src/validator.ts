@@ -5,12 +5,17 @@ import formats from 'ajv-formats';
 import type { FastifySchema } from 'fastify';
 
 type AddFormats = (ajv: Ajv) => Ajv;
-const addFormats: AddFormats = ((formats as unknown as { default?: AddFormats }).default ?? (formats as unknown as AddFormats));
+const addFormats: AddFormats =
+  (formats as unknown as { default?: AddFormats }).default ?? (formats as unknown as AddFormats);
 
 function makeAjv(coerce: boolean): Ajv {
   // verbose: errors carry their schema, so integer bounds can be named in full (describeIssue).
   const ajv = new Ajv({
-    coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false,
+    coerceTypes: coerce ? 'array' : false,
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: true,
+    strict: false,
     verbose: true,
   });
   addFormats(ajv);
@@ -20,6 +25,12 @@ function makeAjv(coerce: boolean): Ajv {
 const strict = makeAjv(false);
 const lenient = makeAjv(true);
 
-export function validatorCompiler({ schema, httpPart }: { schema: FastifySchema; httpPart?: string }): ValidateFunction {
+export function validatorCompiler({
+  schema,
+  httpPart,
+}: {
+  schema: FastifySchema;
+  httpPart?: string;
+}): ValidateFunction {
   return (httpPart === 'body' ? strict : lenient).compile(schema);
 }

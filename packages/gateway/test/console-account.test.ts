@@ -8,8 +8,17 @@ import { dayOfWrite } from '../src/usage-daily.js';
 import { createPool, migrate } from '../src/db.js';
 import { Store } from '../src/store.js';
 import {
-  ADMIN_TOKEN, call, createTestDatabase, isProblem, obj, setupProject, startHarness, startTestEngine,
-  type EngineHandle, type Harness, type Json,
+  ADMIN_TOKEN,
+  call,
+  createTestDatabase,
+  isProblem,
+  obj,
+  setupProject,
+  startHarness,
+  startTestEngine,
+  type EngineHandle,
+  type Harness,
+  type Json,
 } from './helpers.js';
 import { Browser, PASSWORD } from './oauth-browser.js';
 
@@ -19,7 +28,8 @@ const newEmail = (): string => `c${randomBytes(4).toString('hex')}@example.com`;
 
 /** Signs a new account up through the console endpoint; the browser keeps the cookie and the CSRF token. */
 async function signUp(
-  base: string, email = newEmail(),
+  base: string,
+  email = newEmail(),
 ): Promise<{ browser: Browser; accountId: string; email: string }> {
   const browser = new Browser(base);
   const res = await browser.json('POST', '/v1/account/signup', { email, password: PASSWORD });
@@ -73,8 +83,10 @@ describe('console account endpoints', () => {
     assert.equal(me.status, 200, me.text);
     assert.deepEqual(obj(me.body), body);
     // The account signs in again with the password it chose.
-    const again = await new Browser(h.url).json('POST', '/v1/account/session',
-      { email: email.toUpperCase(), password: PASSWORD });
+    const again = await new Browser(h.url).json('POST', '/v1/account/session', {
+      email: email.toUpperCase(),
+      password: PASSWORD,
+    });
     assert.equal(again.status, 200, again.text);
     assert.notEqual(obj(again.body)['csrf_token'], body['csrf_token'], 'each session has its own CSRF token');
     // Signing in again in the same browser replaces its session: the previous token stops working.
@@ -104,7 +116,8 @@ describe('console account endpoints', () => {
     await signUp(h.url, same);
 
     const malformed = [
-      { email: 'not-an-email', password: PASSWORD }, { email: newEmail() },
+      { email: 'not-an-email', password: PASSWORD },
+      { email: newEmail() },
       { email: newEmail(), password: PASSWORD, admin: true },
     ];
     for (const body of malformed) {
@@ -161,18 +174,29 @@ describe('console account endpoints', () => {
       assert.ok(isProblem(created, 403, 'csrf_failed'), created.text);
       const renamed = await browser.json('PATCH', `/v1/account/projects/${projectId}`, { name: 'Sneaky' }, headers);
       assert.ok(isProblem(renamed, 403, 'csrf_failed'), renamed.text);
-      const key = await browser.json('POST', '/v1/me/keys', { name: 'sneaky' },
-        { ...headers, 'x-mnemos-project': projectId });
+      const key = await browser.json(
+        'POST',
+        '/v1/me/keys',
+        { name: 'sneaky' },
+        { ...headers, 'x-mnemos-project': projectId },
+      );
       assert.ok(isProblem(key, 403, 'csrf_failed'), key.text);
     }
     const projects = await browser.json('GET', '/v1/account/projects');
-    assert.deepEqual((obj(projects.body)['projects'] as Json[]).map((p) => p['name']), ['First']);
+    assert.deepEqual(
+      (obj(projects.body)['projects'] as Json[]).map((p) => p['name']),
+      ['First'],
+    );
     const keys = await browser.json('GET', '/v1/me/keys', undefined, { 'x-mnemos-project': projectId });
     assert.deepEqual(obj(keys.body)['items'], []);
     // A Bearer credential is not affected by the cookie or the header.
     const { key } = await setupProject(h.url);
-    const bearer = await browser.json('POST', '/v1/me/keys', { name: 'api' },
-      { authorization: `Bearer ${key}`, 'x-csrf-token': '' });
+    const bearer = await browser.json(
+      'POST',
+      '/v1/me/keys',
+      { name: 'api' },
+      { authorization: `Bearer ${key}`, 'x-csrf-token': '' },
+    );
     assert.equal(bearer.status, 201, bearer.text);
   });
 
@@ -191,7 +215,10 @@ describe('console account endpoints', () => {
     assert.equal(renamed.status, 200, renamed.text);
     assert.equal(obj(renamed.body)['name'], 'Alpha 2');
     const names = obj((await a.browser.json('GET', '/v1/account/projects')).body)['projects'] as Json[];
-    assert.deepEqual(names.map((p) => p['name']), ['Alpha 2']);
+    assert.deepEqual(
+      names.map((p) => p['name']),
+      ['Alpha 2'],
+    );
     // Another account neither sees nor renames it.
     assert.deepEqual(obj((await b.browser.json('GET', '/v1/account/projects')).body), { projects: [] });
     const foreign = await b.browser.json('PATCH', `/v1/account/projects/${id}`, { name: 'Mine now' });
@@ -222,8 +249,10 @@ describe('console account endpoints', () => {
     // The key made in the console works as an API key, with only its scope.
     const recallAt = '/v1/me/banks/notes/memories/recall';
     assert.equal((await call(h.url, 'POST', recallAt, { token: secret, body: { query: 'tomatoes' } })).status, 200);
-    const retainByKey = await call(h.url, 'POST', '/v1/me/banks/notes/memories',
-      { token: secret, body: { content: 'x' } });
+    const retainByKey = await call(h.url, 'POST', '/v1/me/banks/notes/memories', {
+      token: secret,
+      body: { content: 'x' },
+    });
     assert.ok(isProblem(retainByKey, 403, 'insufficient_scope'));
 
     const usage = await browser.json('GET', '/v1/me/usage', undefined, as);
@@ -233,13 +262,19 @@ describe('console account endpoints', () => {
     // The daily series: every day of the month so far, adding up to the month's counts.
     const daily = obj(usage.body)['daily'] as Json[];
     const period = String(obj(usage.body)['period']);
-    assert.deepEqual(daily.map((d) => d['date']), daily.map((_d, i) => `${period}-${String(i + 1).padStart(2, '0')}`));
+    assert.deepEqual(
+      daily.map((d) => d['date']),
+      daily.map((_d, i) => `${period}-${String(i + 1).padStart(2, '0')}`),
+    );
     for (const metric of ['memories', 'recalls', 'reflects']) {
       const total = daily.reduce((sum, d) => sum + Number(d[metric]), 0);
       assert.equal(total, obj(obj(usage.body)[metric])['used'], metric);
     }
     const listed = await browser.json('GET', '/v1/me/keys', undefined, as);
-    assert.deepEqual((obj(listed.body)['items'] as Json[]).map((k) => k['name']), ['reader']);
+    assert.deepEqual(
+      (obj(listed.body)['items'] as Json[]).map((k) => k['name']),
+      ['reader'],
+    );
     const revoked = await browser.json('DELETE', `/v1/me/keys/${String(obj(key.body)['id'])}`, undefined, as);
     assert.equal(revoked.status, 200, revoked.text);
     assert.ok(isProblem(await call(h.url, 'POST', recallAt, { token: secret, body: { query: 'q' } }), 401));
@@ -251,8 +286,12 @@ describe('console account endpoints', () => {
     const other = await setupProject(h.url);
     const foreign = await browser.json('GET', '/v1/me/usage', undefined, { 'x-mnemos-project': other.projectId });
     assert.ok(isProblem(foreign, 404, 'not_found'), foreign.text);
-    const retain = await browser.json('POST', '/v1/me/banks/b/memories', { content: 'into a foreign project' },
-      { 'x-mnemos-project': other.projectId });
+    const retain = await browser.json(
+      'POST',
+      '/v1/me/banks/b/memories',
+      { content: 'into a foreign project' },
+      { 'x-mnemos-project': other.projectId },
+    );
     assert.ok(isProblem(retain, 404, 'not_found'), retain.text);
     const otherMemories = await call(h.url, 'GET', '/v1/me/banks/b/memories', { token: other.key });
     assert.doesNotMatch(otherMemories.text, /foreign project/);
@@ -263,8 +302,9 @@ describe('console account endpoints', () => {
     assert.ok(isProblem(await browser.json('GET', '/v1/me/usage'), 400, 'project_required'));
     const anonymous = new Browser(h.url);
     anonymous.setCookie(SESSION, 'A'.repeat(43));
-    const unknownSession = await anonymous.json('GET', '/v1/me/usage', undefined,
-      { 'x-mnemos-project': other.projectId });
+    const unknownSession = await anonymous.json('GET', '/v1/me/usage', undefined, {
+      'x-mnemos-project': other.projectId,
+    });
     assert.ok(isProblem(unknownSession, 401));
   });
 
@@ -289,7 +329,9 @@ describe('console sign-up closed, HTTPS public URL', () => {
   before(async () => {
     h = await startHarness(DEAD_ENGINE, { GATEWAY_SIGNUP: 'closed', GATEWAY_PUBLIC_URL: 'https://mnemos.example.com' });
   });
-  after(async () => { await h.close(); });
+  after(async () => {
+    await h.close();
+  });
 
   it('refuses sign-up (403 signup_closed); accounts from the admin API sign in with a Secure cookie', async () => {
     const email = newEmail();

@@ -9,8 +9,9 @@ import { call, isProblem, obj, startHarness, type Harness } from './helpers.js';
 import { authorizeUrlOf, Browser, pkce, REDIRECT } from './oauth-browser.js';
 
 const DEAD_ENGINE = 'http://127.0.0.1:9';
-const INDEX = '<!doctype html><html><head><script type="module" src="/console/assets/app-3f2a.js"></script></head>'
-  + '<body><div id="root"></div></body></html>';
+const INDEX =
+  '<!doctype html><html><head><script type="module" src="/console/assets/app-3f2a.js"></script></head>' +
+  '<body><div id="root"></div></body></html>';
 const SCRIPT = 'document.getElementById("root").textContent = "Mnemos console";';
 
 function assertConsoleHeaders(res: { headers: Headers }, what: string): void {
@@ -90,7 +91,10 @@ describe('console app served by the gateway', () => {
   it('keeps the console paths out of the OpenAPI document', async () => {
     const paths = Object.keys(obj(obj((await call(h.url, 'GET', '/openapi.json')).body)['paths']));
     assert.ok(paths.length > 0);
-    assert.deepEqual(paths.filter((p) => p === '/' || p.startsWith('/console')), []);
+    assert.deepEqual(
+      paths.filter((p) => p === '/' || p.startsWith('/console')),
+      [],
+    );
   });
 });
 

@@ -31,7 +31,9 @@ const STRICT: ValidatorSettings = {
 };
 
 function lint(text: string): string[] {
-  return validate(text, STRICT).map((d) => `line ${d.range.start.line + 1}: ${typeof d.message === 'string' ? d.message : d.message.value}`);
+  return validate(text, STRICT).map(
+    (d) => `line ${d.range.start.line + 1}: ${typeof d.message === 'string' ? d.message : d.message.value}`,
+  );
 }
 
 /** The Dockerfile's instructions, split into stages at each FROM. */
@@ -94,11 +96,16 @@ describe('Dockerfile', () => {
 
   it('copies every workspace package into both stages (a package left out breaks npm ci or the run)', () => {
     const packages = readdirSync(resolve(ROOT, 'packages')).filter((name) =>
-      existsSync(resolve(ROOT, 'packages', name, 'package.json')));
+      existsSync(resolve(ROOT, 'packages', name, 'package.json')),
+    );
     const [build, run] = stages(text);
     const copied = (stage: Instruction[]) => find(stage, 'COPY').map(args).join('\n');
     for (const name of packages) {
-      assert.match(copied(build!), new RegExp(`packages/${name}/package\\.json`), `${name} is not installed in the build`);
+      assert.match(
+        copied(build!),
+        new RegExp(`packages/${name}/package\\.json`),
+        `${name} is not installed in the build`,
+      );
       assert.match(copied(run!), new RegExp(`packages/${name}/dist`), `${name} is not copied into the image`);
     }
   });

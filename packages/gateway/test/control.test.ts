@@ -2,7 +2,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
-  ADMIN_TOKEN, KEY_LIFETIME_MS, call, isProblem, obj, setupProject, startHarness, type Harness,
+  ADMIN_TOKEN,
+  KEY_LIFETIME_MS,
+  call,
+  isProblem,
+  obj,
+  setupProject,
+  startHarness,
+  type Harness,
 } from './helpers.js';
 
 // Nothing listens on this port: the engine is "down".
@@ -13,26 +20,67 @@ describe('gateway control plane', () => {
   before(async () => {
     h = await startHarness(DEAD_ENGINE, { GATEWAY_CORS_ORIGINS: 'https://app.example.com, https://docs.example.com' });
   });
-  after(async () => { await h.close(); });
+  after(async () => {
+    await h.close();
+  });
 
   it('admin API needs the admin token', async () => {
     assert.ok(isProblem(await call(h.url, 'POST', '/admin/projects', { body: { name: 'x' } }), 401, 'unauthorized'));
-    assert.ok(isProblem(await call(h.url, 'POST', '/admin/projects', { token: 'wrong-token-wrong-token', body: { name: 'x' } }), 401));
+    assert.ok(
+      isProblem(
+        await call(h.url, 'POST', '/admin/projects', { token: 'wrong-token-wrong-token', body: { name: 'x' } }),
+        401,
+      ),
+    );
     const ok = await call(h.url, 'POST', '/admin/projects', { token: ADMIN_TOKEN, body: { name: 'x' } });
     assert.equal(ok.status, 201);
     assert.match(String(obj(ok.body)['id']), /^prj_[a-z0-9]{20}$/);
   });
 
   it('rejects bad admin input with problem+json', async () => {
-    assert.ok(isProblem(await call(h.url, 'POST', '/admin/projects', { token: ADMIN_TOKEN, body: {} }), 400, 'validation_failed'));
-    assert.ok(isProblem(await call(h.url, 'POST', '/admin/projects', { token: ADMIN_TOKEN, raw: '{"name":' }), 400, 'validation_failed'));
-    assert.ok(isProblem(await call(h.url, 'POST', '/admin/projects', { token: ADMIN_TOKEN, body: { name: 'x', plan: 'gold' } }), 400));
-    assert.ok(isProblem(await call(h.url, 'POST', '/admin/projects', { token: ADMIN_TOKEN, body: { name: 'x', engine: 'nope' } }), 400));
-    assert.ok(isProblem(await call(h.url, 'PATCH', '/admin/projects/prj_missing', { token: ADMIN_TOKEN, body: { plan: 'pro' } }), 404));
-    assert.ok(isProblem(await call(h.url, 'POST', '/admin/accounts', { token: ADMIN_TOKEN, body: { email: 'not-an-email' } }), 400));
+    assert.ok(
+      isProblem(
+        await call(h.url, 'POST', '/admin/projects', { token: ADMIN_TOKEN, body: {} }),
+        400,
+        'validation_failed',
+      ),
+    );
+    assert.ok(
+      isProblem(
+        await call(h.url, 'POST', '/admin/projects', { token: ADMIN_TOKEN, raw: '{"name":' }),
+        400,
+        'validation_failed',
+      ),
+    );
+    assert.ok(
+      isProblem(
+        await call(h.url, 'POST', '/admin/projects', { token: ADMIN_TOKEN, body: { name: 'x', plan: 'gold' } }),
+        400,
+      ),
+    );
+    assert.ok(
+      isProblem(
+        await call(h.url, 'POST', '/admin/projects', { token: ADMIN_TOKEN, body: { name: 'x', engine: 'nope' } }),
+        400,
+      ),
+    );
+    assert.ok(
+      isProblem(
+        await call(h.url, 'PATCH', '/admin/projects/prj_missing', { token: ADMIN_TOKEN, body: { plan: 'pro' } }),
+        404,
+      ),
+    );
+    assert.ok(
+      isProblem(
+        await call(h.url, 'POST', '/admin/accounts', { token: ADMIN_TOKEN, body: { email: 'not-an-email' } }),
+        400,
+      ),
+    );
     const dup = { email: 'dup@example.com' };
     assert.equal((await call(h.url, 'POST', '/admin/accounts', { token: ADMIN_TOKEN, body: dup })).status, 201);
-    assert.ok(isProblem(await call(h.url, 'POST', '/admin/accounts', { token: ADMIN_TOKEN, body: dup }), 409, 'account_exists'));
+    assert.ok(
+      isProblem(await call(h.url, 'POST', '/admin/accounts', { token: ADMIN_TOKEN, body: dup }), 409, 'account_exists'),
+    );
     assert.ok(isProblem(await call(h.url, 'GET', '/nowhere', {}), 404, 'not_found'));
   });
 
@@ -45,15 +93,28 @@ describe('gateway control plane', () => {
     assert.equal(items.length, 1);
     assert.equal(items[0]?.['prefix'], key.slice(0, 17));
     assert.ok(!list.text.includes(key.slice(17)), 'the secret never appears again');
-    const rows = await h.gw.app.inject({ method: 'GET', url: '/v1/me/keys', headers: { authorization: `Bearer ${key}` } });
+    const rows = await h.gw.app.inject({
+      method: 'GET',
+      url: '/v1/me/keys',
+      headers: { authorization: `Bearer ${key}` },
+    });
     assert.equal(rows.statusCode, 200);
     assert.ok(!rows.body.includes(key.slice(17)));
   });
 
   it('refuses malformed, unknown, revoked and expired credentials with 401 problem+json', async () => {
     const { projectId, key } = await setupProject(h.url);
-    for (const auth of ['', 'Basic abc', 'Bearer', 'Bearer mnm_live_short', `Bearer ${key}x`, `Bearer ${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`,
-      'Bearer not-a-token', `Bearer ${'a'.repeat(600)}`, 'Bearer \u00e9\u00e9']) {
+    for (const auth of [
+      '',
+      'Basic abc',
+      'Bearer',
+      'Bearer mnm_live_short',
+      `Bearer ${key}x`,
+      `Bearer ${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`,
+      'Bearer not-a-token',
+      `Bearer ${'a'.repeat(600)}`,
+      'Bearer \u00e9\u00e9',
+    ]) {
       const res = await call(h.url, 'GET', '/v1/me/usage', { headers: auth === '' ? {} : { authorization: auth } });
       assert.ok(isProblem(res, 401, 'unauthorized'), `${auth}: ${res.status} ${res.text}`);
       assert.ok(res.headers.get('www-authenticate')?.startsWith('Bearer'));
@@ -70,7 +131,8 @@ describe('gateway control plane', () => {
     // The key must still be valid for the first call (create and use it, even on a loaded machine), then expire.
     const soon = new Date(Date.now() + KEY_LIFETIME_MS).toISOString();
     const exp = await call(h.url, 'POST', `/admin/projects/${projectId}/keys`, {
-      token: ADMIN_TOKEN, body: { expires_at: soon, scopes: ['project:read'] },
+      token: ADMIN_TOKEN,
+      body: { expires_at: soon, scopes: ['project:read'] },
     });
     assert.equal(exp.status, 201);
     const expKey = String(obj(exp.body)['key']);
@@ -79,7 +141,10 @@ describe('gateway control plane', () => {
     const expired = await call(h.url, 'GET', '/v1/me/usage', { token: expKey });
     assert.ok(isProblem(expired, 401));
     assert.match(String(obj(expired.body)['detail']), /expired/);
-    const past = await call(h.url, 'POST', `/admin/projects/${projectId}/keys`, { token: ADMIN_TOKEN, body: { expires_at: '2001-01-01T00:00:00Z' } });
+    const past = await call(h.url, 'POST', `/admin/projects/${projectId}/keys`, {
+      token: ADMIN_TOKEN,
+      body: { expires_at: '2001-01-01T00:00:00Z' },
+    });
     assert.ok(isProblem(past, 400, 'validation_failed'));
   });
 
@@ -107,25 +172,39 @@ describe('gateway control plane', () => {
 
   it('a key can only grant scopes it holds', async () => {
     const { key } = await setupProject(h.url, { scopes: ['project:write', 'memory:recall'] });
-    assert.ok(isProblem(await call(h.url, 'POST', '/v1/me/keys', { token: key, body: { scopes: ['memory:delete'] } }), 403, 'insufficient_scope'));
-    const ok = await call(h.url, 'POST', '/v1/me/keys', { token: key, body: { scopes: ['memory:recall'], name: 'child' } });
+    assert.ok(
+      isProblem(
+        await call(h.url, 'POST', '/v1/me/keys', { token: key, body: { scopes: ['memory:delete'] } }),
+        403,
+        'insufficient_scope',
+      ),
+    );
+    const ok = await call(h.url, 'POST', '/v1/me/keys', {
+      token: key,
+      body: { scopes: ['memory:recall'], name: 'child' },
+    });
     assert.equal(ok.status, 201);
     const dflt = await call(h.url, 'POST', '/v1/me/keys', { token: key, body: {} });
     // The default is the memory scopes the creator holds; project:write is never handed on unless asked for.
     assert.deepEqual(obj(dflt.body)['scopes'], ['memory:recall']);
-    assert.ok(isProblem(await call(h.url, 'POST', '/v1/me/keys', { token: key, body: { scopes: ['memory:everything'] } }), 400));
+    assert.ok(
+      isProblem(await call(h.url, 'POST', '/v1/me/keys', { token: key, body: { scopes: ['memory:everything'] } }), 400),
+    );
     assert.ok(isProblem(await call(h.url, 'POST', '/v1/me/keys', { token: key, body: { unknown: 1 } }), 400));
   });
 
   it('answers 503 with Retry-After at once when the engine is down, and counts nothing', async () => {
     const { projectId, key } = await setupProject(h.url);
     const started = Date.now();
-    const res = await call(h.url, 'POST', '/v1/me/banks/alice/memories/recall', { token: key, body: { query: 'hello' } });
+    const res = await call(h.url, 'POST', '/v1/me/banks/alice/memories/recall', {
+      token: key,
+      body: { query: 'hello' },
+    });
     assert.ok(isProblem(res, 503, 'engine_unavailable'), res.text);
     assert.ok(Number(res.headers.get('retry-after')) > 0);
     assert.ok(Date.now() - started < 5000);
     const usage = await call(h.url, 'GET', `/admin/projects/${projectId}/usage`, { token: ADMIN_TOKEN });
-    assert.equal((obj(obj(usage.body)['recalls'])['used']), 0);
+    assert.equal(obj(obj(usage.body)['recalls'])['used'], 0);
   });
 
   it('validates memory request bodies and paths with 4xx problem+json', async () => {
@@ -143,18 +222,31 @@ describe('gateway control plane', () => {
     ];
     for (const [method, p, body] of bad) {
       const res = await call(h.url, method, p, { token: key, body });
-      assert.ok(res.status >= 400 && res.status < 500 && isProblem(res, res.status), `${p} ${JSON.stringify(body)}: ${res.status} ${res.text}`);
+      assert.ok(
+        res.status >= 400 && res.status < 500 && isProblem(res, res.status),
+        `${p} ${JSON.stringify(body)}: ${res.status} ${res.text}`,
+      );
     }
     const notJson = await call(h.url, 'POST', '/v1/me/banks/alice/memories', { token: key, raw: '{"content": "x"' });
     assert.ok(isProblem(notJson, 400), notJson.text);
-    const wrongType = await call(h.url, 'POST', '/v1/me/banks/alice/memories', { token: key, raw: 'content=x', headers: { 'content-type': 'text/html' } });
+    const wrongType = await call(h.url, 'POST', '/v1/me/banks/alice/memories', {
+      token: key,
+      raw: 'content=x',
+      headers: { 'content-type': 'text/html' },
+    });
     assert.ok(isProblem(wrongType, 415), wrongType.text);
   });
 
   it('allows only the listed CORS origins', async () => {
-    const pre = async (origin: string): Promise<Response> => fetch(`${h.url}/v1/me/banks/a/memories/recall`, {
-      method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
-    });
+    const pre = async (origin: string): Promise<Response> =>
+      fetch(`${h.url}/v1/me/banks/a/memories/recall`, {
+        method: 'OPTIONS',
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization,content-type',
+        },
+      });
     const ok = await pre('https://app.example.com');
     assert.equal(ok.headers.get('access-control-allow-origin'), 'https://app.example.com');
     const docs = await pre('https://docs.example.com');
@@ -176,7 +268,15 @@ describe('gateway control plane', () => {
     const oauth = obj(schemes['oauth2']);
     assert.equal(oauth['type'], 'oauth2');
     const flows = obj(oauth['flows']);
-    const scopes = ['memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete', 'mcp', 'project:read', 'project:write'];
+    const scopes = [
+      'memory:retain',
+      'memory:recall',
+      'memory:reflect',
+      'memory:delete',
+      'mcp',
+      'project:read',
+      'project:write',
+    ];
     for (const flow of ['authorizationCode', 'clientCredentials']) {
       assert.deepEqual(Object.keys(obj(obj(flows[flow])['scopes'])).sort(), [...scopes].sort());
     }

@@ -2,7 +2,18 @@
 // concurrency, rate limits, engine failures not counted.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ADMIN_TOKEN, call, isProblem, obj, setupProject, startHarness, startTestEngine, type EngineHandle, type Harness, type Json } from './helpers.js';
+import {
+  ADMIN_TOKEN,
+  call,
+  isProblem,
+  obj,
+  setupProject,
+  startHarness,
+  startTestEngine,
+  type EngineHandle,
+  type Harness,
+  type Json,
+} from './helpers.js';
 
 describe('gateway in front of a real engine', () => {
   let engine: EngineHandle;
@@ -18,7 +29,10 @@ describe('gateway in front of a real engine', () => {
 
   it('retains and recalls through /v1/me and the description-level paths, with X-Quota headers', async () => {
     const { key, projectId } = await setupProject(h.url);
-    const r1 = await call(h.url, 'POST', '/v1/me/banks/alice%40example.com/memories', { token: key, body: { content: 'Alice prefers green tea in the morning.' } });
+    const r1 = await call(h.url, 'POST', '/v1/me/banks/alice%40example.com/memories', {
+      token: key,
+      body: { content: 'Alice prefers green tea in the morning.' },
+    });
     assert.equal(r1.status, 200, r1.text);
     assert.equal(obj(r1.body)['bank_id'], 'alice@example.com');
     assert.equal(r1.headers.get('x-quota-metric'), 'memories');
@@ -26,15 +40,27 @@ describe('gateway in front of a real engine', () => {
     assert.equal(r1.headers.get('x-quota-used'), '1');
     assert.equal(r1.headers.get('x-quota-remaining'), '999');
     assert.ok(r1.headers.get('x-quota-reset'));
-    const r2 = await call(h.url, 'POST', '/v1/retain', { token: key, body: { bank_id: 'alice@example.com', items: [{ content: 'Alice lives in Lisbon.' }, { content: 'Alice has a cat named Miso.' }] } });
+    const r2 = await call(h.url, 'POST', '/v1/retain', {
+      token: key,
+      body: {
+        bank_id: 'alice@example.com',
+        items: [{ content: 'Alice lives in Lisbon.' }, { content: 'Alice has a cat named Miso.' }],
+      },
+    });
     assert.equal(r2.status, 200, r2.text);
     assert.equal(r2.headers.get('x-quota-used'), '3');
-    const rec = await call(h.url, 'POST', '/v1/me/banks/alice%40example.com/memories/recall', { token: key, body: { query: 'What does Alice drink?' } });
+    const rec = await call(h.url, 'POST', '/v1/me/banks/alice%40example.com/memories/recall', {
+      token: key,
+      body: { query: 'What does Alice drink?' },
+    });
     assert.equal(rec.status, 200, rec.text);
     const results = obj(rec.body)['results'] as Json[];
     assert.ok(results.length > 0);
     assert.match(String(results[0]?.['text']), /green tea/);
-    const top = await call(h.url, 'POST', '/v1/recall', { token: key, body: { bank_id: 'alice@example.com', query: 'Where does Alice live?' } });
+    const top = await call(h.url, 'POST', '/v1/recall', {
+      token: key,
+      body: { bank_id: 'alice@example.com', query: 'Where does Alice live?' },
+    });
     assert.equal(top.status, 200, top.text);
     assert.ok((obj(top.body)['results'] as Json[]).some((r) => /Lisbon/.test(String(r['text']))));
     const list = await call(h.url, 'GET', '/v1/me/banks/alice%40example.com/memories?limit=10', { token: key });
@@ -48,30 +74,48 @@ describe('gateway in front of a real engine', () => {
     const admin = await call(h.url, 'GET', `/admin/projects/${projectId}/usage`, { token: ADMIN_TOKEN });
     assert.deepEqual(admin.body, usage.body);
     // Hindsight clients' /v1/default/... paths resolve to the caller's project as well.
-    const hs = await call(h.url, 'POST', '/v1/default/banks/alice%40example.com/memories/recall', { token: key, body: { query: 'cat' } });
+    const hs = await call(h.url, 'POST', '/v1/default/banks/alice%40example.com/memories/recall', {
+      token: key,
+      body: { query: 'cat' },
+    });
     assert.equal(hs.status, 200, hs.text);
     assert.ok((obj(hs.body)['results'] as Json[]).some((r) => /Miso/.test(String(r['text']))));
     // An OAuth client-credentials token reaches the same project's memory.
-    const client = await call(h.url, 'POST', `/admin/projects/${projectId}/oauth/clients`, { token: ADMIN_TOKEN, body: { name: 'svc', scopes: ['memory:recall'] } });
+    const client = await call(h.url, 'POST', `/admin/projects/${projectId}/oauth/clients`, {
+      token: ADMIN_TOKEN,
+      body: { name: 'svc', scopes: ['memory:recall'] },
+    });
     const { client_id: cid, client_secret: secret } = obj(client.body) as { client_id: string; client_secret: string };
     const tokenRes = await fetch(`${h.url}/oauth/token`, {
       method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from(`${cid}:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        authorization: `Basic ${Buffer.from(`${cid}:${secret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       body: 'grant_type=client_credentials&scope=memory%3Arecall',
     });
     const at = String(obj(await tokenRes.json())['access_token']);
-    const viaToken = await call(h.url, 'POST', '/v1/recall', { token: at, body: { bank_id: 'alice@example.com', query: 'Where does Alice live?' } });
+    const viaToken = await call(h.url, 'POST', '/v1/recall', {
+      token: at,
+      body: { bank_id: 'alice@example.com', query: 'Where does Alice live?' },
+    });
     assert.equal(viaToken.status, 200, viaToken.text);
     assert.ok((obj(viaToken.body)['results'] as Json[]).some((r) => /Lisbon/.test(String(r['text']))));
   });
 
-  it('isolates projects: B never reads, writes, lists, counts or learns of A\'s banks', async () => {
+  it("isolates projects: B never reads, writes, lists, counts or learns of A's banks", async () => {
     const a = await setupProject(h.url, { name: 'A' });
     const b = await setupProject(h.url, { name: 'B' });
-    const ra = await call(h.url, 'POST', '/v1/me/banks/secret-a/memories', { token: a.key, body: { content: 'Project A launch code is 7741.' } });
+    const ra = await call(h.url, 'POST', '/v1/me/banks/secret-a/memories', {
+      token: a.key,
+      body: { content: 'Project A launch code is 7741.' },
+    });
     assert.equal(ra.status, 200, ra.text);
     const memoryId = String((obj(ra.body)['memory_ids'] as string[])[0]);
-    await call(h.url, 'POST', '/v1/me/banks/shared-name/memories', { token: a.key, body: { content: 'A: the shared bank holds the launch code 7741.' } });
+    await call(h.url, 'POST', '/v1/me/banks/shared-name/memories', {
+      token: a.key,
+      body: { content: 'A: the shared bank holds the launch code 7741.' },
+    });
 
     // What B sees for A's bank must be exactly what B sees for a bank that exists nowhere.
     const never = 'never-existed-bank';
@@ -90,17 +134,26 @@ describe('gateway in front of a real engine', () => {
       assert.equal(obj(probe.body)['total'], obj(control.body)['total']);
       assert.ok(!probe.text.includes('7741'));
     }
-    const recall = await call(h.url, 'POST', '/v1/me/banks/secret-a/memories/recall', { token: b.key, body: { query: 'launch code' } });
+    const recall = await call(h.url, 'POST', '/v1/me/banks/secret-a/memories/recall', {
+      token: b.key,
+      body: { query: 'launch code' },
+    });
     assert.equal(recall.status, 200);
     assert.deepEqual(obj(recall.body)['results'], []);
-    const viaTop = await call(h.url, 'POST', '/v1/recall', { token: b.key, body: { bank_id: 'shared-name', query: 'launch code' } });
+    const viaTop = await call(h.url, 'POST', '/v1/recall', {
+      token: b.key,
+      body: { bank_id: 'shared-name', query: 'launch code' },
+    });
     assert.deepEqual(obj(viaTop.body)['results'], []);
     const banks = await call(h.url, 'GET', '/v1/me/banks', { token: b.key });
     assert.equal(obj(banks.body)['total'], 0);
     assert.ok(!banks.text.includes('secret-a'));
 
     // B writing to "A's" bank name through /v1/retain lands in B's own project.
-    const wb = await call(h.url, 'POST', '/v1/retain', { token: b.key, body: { bank_id: 'secret-a', content: 'B wrote this.' } });
+    const wb = await call(h.url, 'POST', '/v1/retain', {
+      token: b.key,
+      body: { bank_id: 'secret-a', content: 'B wrote this.' },
+    });
     assert.equal(wb.status, 200, wb.text);
     const aList = await call(h.url, 'GET', '/v1/me/banks/secret-a/memories', { token: a.key });
     assert.equal(obj(aList.body)['total'], 1);
@@ -120,7 +173,11 @@ describe('gateway in front of a real engine', () => {
     assert.ok(isProblem(await call(h.url, 'DELETE', `/v1/me/keys/${aKeyId}`, { token: b.key }), 404));
     assert.equal((await call(h.url, 'GET', '/v1/me/usage', { token: a.key })).status, 200);
     // Path tricks cannot reach another tenant.
-    for (const p of [`/v1/me/banks/..%2F..%2F${a.projectId}%2Fbanks%2Fsecret-a/memories`, '/v1/me/banks/../memories', `/v1/${a.projectId}/banks/secret-a/memories`]) {
+    for (const p of [
+      `/v1/me/banks/..%2F..%2F${a.projectId}%2Fbanks%2Fsecret-a/memories`,
+      '/v1/me/banks/../memories',
+      `/v1/${a.projectId}/banks/secret-a/memories`,
+    ]) {
       const res = await call(h.url, 'GET', p, { token: b.key });
       assert.ok(res.status >= 400 && res.status < 500, `${p}: ${res.status}`);
       assert.ok(!res.text.includes('7741'));
@@ -129,33 +186,73 @@ describe('gateway in front of a real engine', () => {
 
   it('limits keys to their banks and spaces', async () => {
     const owner = await setupProject(h.url);
-    await call(h.url, 'POST', '/v1/me/banks/b1/memories', { token: owner.key, body: { content: 'In space acme: the office is in Porto.', space: 'acme' } });
+    await call(h.url, 'POST', '/v1/me/banks/b1/memories', {
+      token: owner.key,
+      body: { content: 'In space acme: the office is in Porto.', space: 'acme' },
+    });
     await call(h.url, 'POST', '/v1/me/banks/b2/memories', { token: owner.key, body: { content: 'Bank two memory.' } });
-    const banked = await call(h.url, 'POST', `/admin/projects/${owner.projectId}/keys`, { token: ADMIN_TOKEN, body: { banks: ['b1'] } });
+    const banked = await call(h.url, 'POST', `/admin/projects/${owner.projectId}/keys`, {
+      token: ADMIN_TOKEN,
+      body: { banks: ['b1'] },
+    });
     const bk = String(obj(banked.body)['key']);
-    assert.equal((await call(h.url, 'POST', '/v1/me/banks/b1/memories/recall', { token: bk, body: { query: 'office', space: 'acme' } })).status, 200);
-    assert.ok(isProblem(await call(h.url, 'POST', '/v1/me/banks/b2/memories/recall', { token: bk, body: { query: 'x' } }), 403, 'forbidden'));
-    assert.ok(isProblem(await call(h.url, 'POST', '/v1/recall', { token: bk, body: { bank_id: 'b2', query: 'x' } }), 403));
+    assert.equal(
+      (
+        await call(h.url, 'POST', '/v1/me/banks/b1/memories/recall', {
+          token: bk,
+          body: { query: 'office', space: 'acme' },
+        })
+      ).status,
+      200,
+    );
+    assert.ok(
+      isProblem(
+        await call(h.url, 'POST', '/v1/me/banks/b2/memories/recall', { token: bk, body: { query: 'x' } }),
+        403,
+        'forbidden',
+      ),
+    );
+    assert.ok(
+      isProblem(await call(h.url, 'POST', '/v1/recall', { token: bk, body: { bank_id: 'b2', query: 'x' } }), 403),
+    );
     const listed = await call(h.url, 'GET', '/v1/me/banks', { token: bk });
     assert.equal(listed.status, 200, listed.text);
     assert.ok(!listed.text.includes('"b2"'), listed.text);
 
-    const spaced = await call(h.url, 'POST', `/admin/projects/${owner.projectId}/keys`, { token: ADMIN_TOKEN, body: { spaces: ['acme'] } });
+    const spaced = await call(h.url, 'POST', `/admin/projects/${owner.projectId}/keys`, {
+      token: ADMIN_TOKEN,
+      body: { spaces: ['acme'] },
+    });
     const sk = String(obj(spaced.body)['key']);
-    const ok = await call(h.url, 'POST', '/v1/me/banks/b1/memories/recall', { token: sk, body: { query: 'office', space: 'acme' } });
+    const ok = await call(h.url, 'POST', '/v1/me/banks/b1/memories/recall', {
+      token: sk,
+      body: { query: 'office', space: 'acme' },
+    });
     assert.equal(ok.status, 200);
     assert.ok((obj(ok.body)['results'] as Json[]).length > 0);
-    assert.ok(isProblem(await call(h.url, 'POST', '/v1/me/banks/b2/memories/recall', { token: sk, body: { query: 'x' } }), 403));
-    assert.ok(isProblem(await call(h.url, 'POST', '/v1/me/banks/b1/memories', { token: sk, body: { content: 'x', space: 'other' } }), 403));
+    assert.ok(
+      isProblem(await call(h.url, 'POST', '/v1/me/banks/b2/memories/recall', { token: sk, body: { query: 'x' } }), 403),
+    );
+    assert.ok(
+      isProblem(
+        await call(h.url, 'POST', '/v1/me/banks/b1/memories', { token: sk, body: { content: 'x', space: 'other' } }),
+        403,
+      ),
+    );
     assert.ok(isProblem(await call(h.url, 'DELETE', '/v1/me/banks/b1', { token: sk }), 403));
     const listDefault = await call(h.url, 'GET', '/v1/me/banks/b2/memories', { token: sk });
     assert.ok(isProblem(listDefault, 403));
   });
 
   it('stops exactly at the quota under 50 concurrent requests, counting no refused or failed request', async () => {
-    const { key, projectId } = await setupProject(h.url, { quotas: { recalls: 20, memories: 10, requests_per_minute: 10_000 } });
-    const recalls = await Promise.all(Array.from({ length: 50 }, (_, i) =>
-      call(h.url, 'POST', '/v1/me/banks/q/memories/recall', { token: key, body: { query: `question ${i}` } })));
+    const { key, projectId } = await setupProject(h.url, {
+      quotas: { recalls: 20, memories: 10, requests_per_minute: 10_000 },
+    });
+    const recalls = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        call(h.url, 'POST', '/v1/me/banks/q/memories/recall', { token: key, body: { query: `question ${i}` } }),
+      ),
+    );
     assert.equal(recalls.filter((r) => r.status === 200).length, 20);
     const refused = recalls.filter((r) => r.status === 429);
     assert.equal(refused.length, 30);
@@ -167,15 +264,27 @@ describe('gateway in front of a real engine', () => {
       assert.ok(typeof b['resets_at'] === 'string');
       assert.ok(Number(r.headers.get('retry-after')) > 0);
     }
-    const retains = await Promise.all(Array.from({ length: 50 }, (_, i) =>
-      call(h.url, 'POST', '/v1/me/banks/q/memories', { token: key, body: { content: `Fact number ${i} about the quota test.` } })));
+    const retains = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        call(h.url, 'POST', '/v1/me/banks/q/memories', {
+          token: key,
+          body: { content: `Fact number ${i} about the quota test.` },
+        }),
+      ),
+    );
     assert.equal(retains.filter((r) => r.status === 200).length, 10);
     assert.equal(retains.filter((r) => r.status === 429).length, 40);
     const list = await call(h.url, 'GET', '/v1/me/banks/q/memories?limit=100', { token: key });
     assert.equal(obj(list.body)['total'], 10, 'no retain over the quota reached the engine');
     // A batch that would cross the limit is refused whole.
-    await call(h.url, 'PATCH', `/admin/projects/${projectId}`, { token: ADMIN_TOKEN, body: { quotas: { memories: 12 } } });
-    const batch = await call(h.url, 'POST', '/v1/me/banks/q/memories', { token: key, body: { items: [{ content: 'x1' }, { content: 'x2' }, { content: 'x3' }] } });
+    await call(h.url, 'PATCH', `/admin/projects/${projectId}`, {
+      token: ADMIN_TOKEN,
+      body: { quotas: { memories: 12 } },
+    });
+    const batch = await call(h.url, 'POST', '/v1/me/banks/q/memories', {
+      token: key,
+      body: { items: [{ content: 'x1' }, { content: 'x2' }, { content: 'x3' }] },
+    });
     assert.ok(isProblem(batch, 429, 'quota_exceeded'));
     // Failed requests are not counted: reflect without an LLM fails at the engine.
     const reflect = await call(h.url, 'POST', '/v1/me/banks/q/reflect', { token: key, body: { query: 'what?' } });
@@ -185,13 +294,22 @@ describe('gateway in front of a real engine', () => {
     assert.deepEqual(usage['memories'], { used: 10, limit: 12 });
     assert.deepEqual(usage['reflects'], { used: 0, limit: 100 });
     // Raising the quota takes effect at once.
-    await call(h.url, 'PATCH', `/admin/projects/${projectId}`, { token: ADMIN_TOKEN, body: { plan: 'pro', quotas: { recalls: 21 } } });
-    assert.equal((await call(h.url, 'POST', '/v1/me/banks/q/memories/recall', { token: key, body: { query: 'again' } })).status, 200);
+    await call(h.url, 'PATCH', `/admin/projects/${projectId}`, {
+      token: ADMIN_TOKEN,
+      body: { plan: 'pro', quotas: { recalls: 21 } },
+    });
+    assert.equal(
+      (await call(h.url, 'POST', '/v1/me/banks/q/memories/recall', { token: key, body: { query: 'again' } })).status,
+      200,
+    );
   });
 
   it('rate-limits per key with Retry-After', async () => {
     const { projectId } = await setupProject(h.url);
-    const created = await call(h.url, 'POST', `/admin/projects/${projectId}/keys`, { token: ADMIN_TOKEN, body: { rate_limit_per_minute: 3 } });
+    const created = await call(h.url, 'POST', `/admin/projects/${projectId}/keys`, {
+      token: ADMIN_TOKEN,
+      body: { rate_limit_per_minute: 3 },
+    });
     const key = String(obj(created.body)['key']);
     const statuses: number[] = [];
     let limited: Awaited<ReturnType<typeof call>> | undefined;
@@ -205,26 +323,56 @@ describe('gateway in front of a real engine', () => {
     assert.ok(Number(limited.headers.get('retry-after')) >= 1);
   });
 
-  it('serves MCP through the gateway with the mcp scope plus each tool\'s scope, counted against quotas', async () => {
+  it("serves MCP through the gateway with the mcp scope plus each tool's scope, counted against quotas", async () => {
     const { key, projectId } = await setupProject(h.url, { scopes: ['mcp', 'memory:retain', 'memory:recall'] });
     const headers = { accept: 'application/json, text/event-stream' };
     const rpcBody = (id: number, method: string, params: Json): Json => ({ jsonrpc: '2.0', id, method, params });
     const parse = (text: string): Json => {
-      const data = text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).pop();
+      const data = text
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trim())
+        .pop();
       return obj(JSON.parse(data ?? text));
     };
-    const init = await call(h.url, 'POST', '/mcp', { token: key, headers, body: rpcBody(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } }) });
+    const init = await call(h.url, 'POST', '/mcp', {
+      token: key,
+      headers,
+      body: rpcBody(1, 'initialize', {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'test', version: '1' },
+      }),
+    });
     assert.equal(init.status, 200, init.text);
     assert.ok(obj(parse(init.text)['result'])['serverInfo']);
     const session = init.headers.get('mcp-session-id');
     const h2 = session === null ? headers : { ...headers, 'mcp-session-id': session };
-    const retained = await call(h.url, 'POST', '/mcp', { token: key, headers: h2, body: rpcBody(2, 'tools/call', { name: 'retain', arguments: { bank_id: 'mcp-bank', content: 'The MCP user likes sailing.' } }) });
+    const retained = await call(h.url, 'POST', '/mcp', {
+      token: key,
+      headers: h2,
+      body: rpcBody(2, 'tools/call', {
+        name: 'retain',
+        arguments: { bank_id: 'mcp-bank', content: 'The MCP user likes sailing.' },
+      }),
+    });
     assert.equal(retained.status, 200, retained.text);
     assert.equal(retained.headers.get('x-quota-metric'), 'memories');
-    const recalled = await call(h.url, 'POST', '/mcp', { token: key, headers: h2, body: rpcBody(3, 'tools/call', { name: 'recall', arguments: { bank_id: 'mcp-bank', query: 'hobby' } }) });
+    const recalled = await call(h.url, 'POST', '/mcp', {
+      token: key,
+      headers: h2,
+      body: rpcBody(3, 'tools/call', { name: 'recall', arguments: { bank_id: 'mcp-bank', query: 'hobby' } }),
+    });
     assert.equal(recalled.status, 200, recalled.text);
     assert.match(JSON.stringify(parse(recalled.text)), /sailing/);
-    const del = await call(h.url, 'POST', '/mcp', { token: key, headers: h2, body: rpcBody(4, 'tools/call', { name: 'delete_memory', arguments: { bank_id: 'mcp-bank', id: '0b8f8a36-1b7e-4a43-9d40-4d3b3f6fd111' } }) });
+    const del = await call(h.url, 'POST', '/mcp', {
+      token: key,
+      headers: h2,
+      body: rpcBody(4, 'tools/call', {
+        name: 'delete_memory',
+        arguments: { bank_id: 'mcp-bank', id: '0b8f8a36-1b7e-4a43-9d40-4d3b3f6fd111' },
+      }),
+    });
     assert.ok(isProblem(del, 403, 'insufficient_scope'));
     const usage = obj((await call(h.url, 'GET', `/admin/projects/${projectId}/usage`, { token: ADMIN_TOKEN })).body);
     assert.equal(obj(usage['memories'])['used'], 1);

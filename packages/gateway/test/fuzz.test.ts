@@ -9,14 +9,35 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import pg from 'pg';
 import {
-  FUZZ_REQUESTS, FUZZ_SEED, fuzzAndCheck, MCP_ACCEPT, routesFromOpenApi, withoutAsync, type Rng, type RouteSpec,
+  FUZZ_REQUESTS,
+  FUZZ_SEED,
+  fuzzAndCheck,
+  MCP_ACCEPT,
+  routesFromOpenApi,
+  withoutAsync,
+  type Rng,
+  type RouteSpec,
 } from '../../engine/test/helpers/fuzz.js';
 import {
-  ADMIN_TOKEN, ENGINE_TOKEN, call, obj, setupProject, startHarness, startTestEngine, type EngineHandle, type Harness,
+  ADMIN_TOKEN,
+  ENGINE_TOKEN,
+  call,
+  obj,
+  setupProject,
+  startHarness,
+  startTestEngine,
+  type EngineHandle,
+  type Harness,
 } from './helpers.js';
 
 const ALL_SCOPES = [
-  'memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete', 'project:read', 'project:write', 'mcp',
+  'memory:retain',
+  'memory:recall',
+  'memory:reflect',
+  'memory:delete',
+  'project:read',
+  'project:write',
+  'mcp',
 ];
 const UNLIMITED = { memories: 10_000_000, recalls: 10_000_000, reflects: 10_000_000, requests_per_minute: 100_000_000 };
 
@@ -85,8 +106,9 @@ const title = `survives ${FUZZ_REQUESTS} fuzzed requests (seed ${FUZZ_SEED}) wit
 it(title, { timeout: 20 * 60_000 }, async () => {
   const doc = await call(h.url, 'GET', '/openapi.json');
   assert.equal(doc.status, 200);
-  const routes = routesFromOpenApi(doc.body as Parameters<typeof routesFromOpenApi>[0],
-    (path) => ['/oauth', '/.well-known', '/interaction'].some((prefix) => path.startsWith(prefix))).map(withoutAsync);
+  const routes = routesFromOpenApi(doc.body as Parameters<typeof routesFromOpenApi>[0], (path) =>
+    ['/oauth', '/.well-known', '/interaction'].some((prefix) => path.startsWith(prefix)),
+  ).map(withoutAsync);
   routes.push(
     { method: 'POST', path: '/mcp', query: [], body: { type: 'object' }, headers: MCP_ACCEPT },
     { method: 'POST', path: '/mcp/{bank}', query: [], body: { type: 'object' }, headers: MCP_ACCEPT },

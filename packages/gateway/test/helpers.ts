@@ -101,7 +101,9 @@ export async function startHarness(engineUrl: string, env: Record<string, string
     },
   });
   return {
-    gw, db, url: gw.url,
+    gw,
+    db,
+    url: gw.url,
     async close() {
       await gw.close();
       await db.drop();
@@ -116,7 +118,12 @@ export interface Res {
   text: string;
 }
 
-export async function call(base: string, method: string, p: string, opts: { token?: string; body?: unknown; headers?: Record<string, string>; raw?: string } = {}): Promise<Res> {
+export async function call(
+  base: string,
+  method: string,
+  p: string,
+  opts: { token?: string; body?: unknown; headers?: Record<string, string>; raw?: string } = {},
+): Promise<Res> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.token !== undefined) headers['authorization'] = `Bearer ${opts.token}`;
   let body: string | undefined;
@@ -134,24 +141,49 @@ export async function call(base: string, method: string, p: string, opts: { toke
 export async function toRes(res: Response): Promise<Res> {
   const text = await res.text();
   let parsed: unknown = text;
-  try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
   return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
 export type Json = Record<string, unknown>;
-export const obj = (v: unknown): Json => (v !== null && typeof v === 'object' ? v as Json : {});
+export const obj = (v: unknown): Json => (v !== null && typeof v === 'object' ? (v as Json) : {});
 
 /** Creates an account, a project and a key with the given scopes through the admin API. */
-export async function setupProject(base: string, opts: { name?: string; plan?: string; scopes?: string[]; banks?: string[]; spaces?: string[]; quotas?: Json; email?: string; password?: string } = {}): Promise<{ projectId: string; key: string; accountId: string }> {
+export async function setupProject(
+  base: string,
+  opts: {
+    name?: string;
+    plan?: string;
+    scopes?: string[];
+    banks?: string[];
+    spaces?: string[];
+    quotas?: Json;
+    email?: string;
+    password?: string;
+  } = {},
+): Promise<{ projectId: string; key: string; accountId: string }> {
   const email = opts.email ?? `u${randomBytes(4).toString('hex')}@example.com`;
-  const acc = await call(base, 'POST', '/admin/accounts', { token: ADMIN_TOKEN, body: { email, password: opts.password ?? 'correct horse battery' } });
+  const acc = await call(base, 'POST', '/admin/accounts', {
+    token: ADMIN_TOKEN,
+    body: { email, password: opts.password ?? 'correct horse battery' },
+  });
   if (acc.status !== 201) throw new Error(`account: ${acc.status} ${acc.text}`);
   const accountId = String(obj(acc.body)['id']);
-  const prj = await call(base, 'POST', '/admin/projects', { token: ADMIN_TOKEN, body: { name: opts.name ?? 'p', account_id: accountId, ...(opts.plan === undefined ? {} : { plan: opts.plan }) } });
+  const prj = await call(base, 'POST', '/admin/projects', {
+    token: ADMIN_TOKEN,
+    body: { name: opts.name ?? 'p', account_id: accountId, ...(opts.plan === undefined ? {} : { plan: opts.plan }) },
+  });
   if (prj.status !== 201) throw new Error(`project: ${prj.status} ${prj.text}`);
   const projectId = String(obj(prj.body)['id']);
   if (opts.quotas !== undefined) {
-    const patched = await call(base, 'PATCH', `/admin/projects/${projectId}`, { token: ADMIN_TOKEN, body: { quotas: opts.quotas } });
+    const patched = await call(base, 'PATCH', `/admin/projects/${projectId}`, {
+      token: ADMIN_TOKEN,
+      body: { quotas: opts.quotas },
+    });
     if (patched.status !== 200) throw new Error(`patch: ${patched.status} ${patched.text}`);
   }
   // Test projects get a key with every scope unless told otherwise (new keys default to the memory scopes only).
@@ -166,9 +198,14 @@ export async function setupProject(base: string, opts: { name?: string; plan?: s
 /** Asserts the shape of a problem+json answer. */
 export function isProblem(res: Res, status: number, code?: string): boolean {
   const b = obj(res.body);
-  return res.status === status
-    && (res.headers.get('content-type') ?? '').startsWith('application/problem+json')
-    && typeof b['type'] === 'string' && typeof b['title'] === 'string' && b['status'] === status
-    && typeof b['detail'] === 'string' && typeof b['code'] === 'string'
-    && (code === undefined || b['code'] === code);
+  return (
+    res.status === status &&
+    (res.headers.get('content-type') ?? '').startsWith('application/problem+json') &&
+    typeof b['type'] === 'string' &&
+    typeof b['title'] === 'string' &&
+    b['status'] === status &&
+    typeof b['detail'] === 'string' &&
+    typeof b['code'] === 'string' &&
+    (code === undefined || b['code'] === code)
+  );
 }

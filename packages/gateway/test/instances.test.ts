@@ -6,14 +6,28 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { startGateway, type RunningGateway } from '@mnemos/gateway';
 import {
-  ADMIN_TOKEN, call, createTestDatabase, ENGINE_TOKEN, isProblem, KEY_LIFETIME_MS, obj, setupProject, startTestEngine,
-  type EngineHandle, type TestDatabase,
+  ADMIN_TOKEN,
+  call,
+  createTestDatabase,
+  ENGINE_TOKEN,
+  isProblem,
+  KEY_LIFETIME_MS,
+  obj,
+  setupProject,
+  startTestEngine,
+  type EngineHandle,
+  type TestDatabase,
 } from './helpers.js';
 
 function gatewayEnv(db: TestDatabase, engineUrl: string): Record<string, string> {
   return {
-    GATEWAY_DATABASE_URL: db.url, GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_ENGINE_URL: engineUrl,
-    GATEWAY_ENGINE_TOKEN: ENGINE_TOKEN, GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', GATEWAY_LOG_LEVEL: 'silent',
+    GATEWAY_DATABASE_URL: db.url,
+    GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,
+    GATEWAY_ENGINE_URL: engineUrl,
+    GATEWAY_ENGINE_TOKEN: ENGINE_TOKEN,
+    GATEWAY_PORT: '0',
+    GATEWAY_HOST: '127.0.0.1',
+    GATEWAY_LOG_LEVEL: 'silent',
     // The flush timer is slowed right down so that what the tests see comes from the explicit flushes.
     GATEWAY_QUOTA_FLUSH_MS: '60000',
   };
@@ -41,22 +55,49 @@ describe('several gateway instances on one control plane', () => {
     await engine.close();
   });
 
-  const counter = async (projectId: string, metric: string): Promise<{ used: number; leased: number; held: number }> => {
-    const c = await sql.query<{ used: string; leased: string }>('SELECT used, leased FROM usage_counters WHERE project_id = $1 AND metric = $2', [projectId, metric]);
-    const l = await sql.query<{ held: string | null }>('SELECT sum(units) AS held FROM quota_leases WHERE project_id = $1 AND metric = $2', [projectId, metric]);
-    return { used: Number(c.rows[0]?.used ?? 0), leased: Number(c.rows[0]?.leased ?? 0), held: Number(l.rows[0]?.held ?? 0) };
+  const counter = async (
+    projectId: string,
+    metric: string,
+  ): Promise<{ used: number; leased: number; held: number }> => {
+    const c = await sql.query<{ used: string; leased: string }>(
+      'SELECT used, leased FROM usage_counters WHERE project_id = $1 AND metric = $2',
+      [projectId, metric],
+    );
+    const l = await sql.query<{ held: string | null }>(
+      'SELECT sum(units) AS held FROM quota_leases WHERE project_id = $1 AND metric = $2',
+      [projectId, metric],
+    );
+    return {
+      used: Number(c.rows[0]?.used ?? 0),
+      leased: Number(c.rows[0]?.leased ?? 0),
+      held: Number(l.rows[0]?.held ?? 0),
+    };
   };
 
   it('stops exactly at the quota under 50 concurrent requests spread over two instances', async () => {
-    const { key, projectId } = await setupProject(a.url, { quotas: { recalls: 20, memories: 10, requests_per_minute: 10_000 } });
-    const recalls = await Promise.all(Array.from({ length: 50 }, (_, i) =>
-      call(i % 2 === 0 ? a.url : b.url, 'POST', '/v1/me/banks/q/memories/recall', { token: key, body: { query: `question ${i}` } })));
+    const { key, projectId } = await setupProject(a.url, {
+      quotas: { recalls: 20, memories: 10, requests_per_minute: 10_000 },
+    });
+    const recalls = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        call(i % 2 === 0 ? a.url : b.url, 'POST', '/v1/me/banks/q/memories/recall', {
+          token: key,
+          body: { query: `question ${i}` },
+        }),
+      ),
+    );
     assert.equal(recalls.filter((r) => r.status === 200).length, 20);
     const refused = recalls.filter((r) => r.status === 429);
     assert.equal(refused.length, 30);
     for (const r of refused) assert.ok(isProblem(r, 429, 'quota_exceeded'));
-    const retains = await Promise.all(Array.from({ length: 50 }, (_, i) =>
-      call(i % 2 === 0 ? b.url : a.url, 'POST', '/v1/me/banks/q/memories', { token: key, body: { content: `Fact number ${i} about two gateways.` } })));
+    const retains = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        call(i % 2 === 0 ? b.url : a.url, 'POST', '/v1/me/banks/q/memories', {
+          token: key,
+          body: { content: `Fact number ${i} about two gateways.` },
+        }),
+      ),
+    );
     assert.equal(retains.filter((r) => r.status === 200).length, 10);
     assert.equal(retains.filter((r) => r.status === 429).length, 40);
     const list = await call(a.url, 'GET', '/v1/me/banks/q/memories?limit=100', { token: key });
@@ -64,7 +105,7 @@ describe('several gateway instances on one control plane', () => {
     // Never more counted or leased than the limit, at any time.
     const rc = await counter(projectId, 'recalls');
     assert.ok(rc.used + rc.leased <= 20);
-    assert.equal(rc.leased, rc.held, 'usage_counters.leased is the sum of the instances\' leases');
+    assert.equal(rc.leased, rc.held, "usage_counters.leased is the sum of the instances' leases");
     // After both instances flushed, either one (and the admin API) reports the exact usage.
     await a.flushQuotas();
     await b.flushQuotas();
@@ -84,11 +125,20 @@ describe('several gateway instances on one control plane', () => {
     const held = await counter(projectId, 'recalls');
     assert.ok(held.leased > 1, 'instance A leased a block, not a single unit');
     // B needs the other 39; it gets those A leased but left idle.
-    const rest = await Promise.all(Array.from({ length: 39 }, (_, i) =>
-      call(b.url, 'POST', '/v1/me/banks/r/memories/recall', { token: key, body: { query: `q ${i}` } })));
-    assert.deepEqual(rest.map((r) => r.status).filter((s) => s !== 200), []);
+    const rest = await Promise.all(
+      Array.from({ length: 39 }, (_, i) =>
+        call(b.url, 'POST', '/v1/me/banks/r/memories/recall', { token: key, body: { query: `q ${i}` } }),
+      ),
+    );
+    assert.deepEqual(
+      rest.map((r) => r.status).filter((s) => s !== 200),
+      [],
+    );
     for (const url of [a.url, b.url]) {
-      const over = await call(url, 'POST', '/v1/me/banks/r/memories/recall', { token: key, body: { query: 'one too many' } });
+      const over = await call(url, 'POST', '/v1/me/banks/r/memories/recall', {
+        token: key,
+        body: { query: 'one too many' },
+      });
       assert.ok(isProblem(over, 429, 'quota_exceeded'));
       assert.equal(obj(over.body)['used'], 40);
     }
@@ -98,7 +148,9 @@ describe('several gateway instances on one control plane', () => {
   });
 
   it('gives the units of failed requests back to the lease, and returns idle leases on flush', async () => {
-    const { key, projectId } = await setupProject(a.url, { quotas: { reflects: 2, recalls: 100, requests_per_minute: 10_000 } });
+    const { key, projectId } = await setupProject(a.url, {
+      quotas: { reflects: 2, recalls: 100, requests_per_minute: 10_000 },
+    });
     // Reflect without an LLM fails at the engine: never counted, so a limit of 2 never refuses the later ones.
     for (let i = 0; i < 4; i++) {
       const r = await call(a.url, 'POST', '/v1/me/banks/f/reflect', { token: key, body: { query: 'why?' } });
@@ -121,7 +173,11 @@ describe('several gateway instances on one control plane', () => {
   it('returns leases and writes counts when an instance shuts down', async () => {
     const c = await startGateway({ env: gatewayEnv(db, engine.url) });
     const { key, projectId } = await setupProject(c.url, { quotas: { recalls: 1000, requests_per_minute: 10_000 } });
-    for (let i = 0; i < 3; i++) assert.equal((await call(c.url, 'POST', '/v1/me/banks/s/memories/recall', { token: key, body: { query: `s ${i}` } })).status, 200);
+    for (let i = 0; i < 3; i++)
+      assert.equal(
+        (await call(c.url, 'POST', '/v1/me/banks/s/memories/recall', { token: key, body: { query: `s ${i}` } })).status,
+        200,
+      );
     assert.ok((await counter(projectId, 'recalls')).leased > 0);
     await c.close();
     assert.deepEqual(await counter(projectId, 'recalls'), { used: 3, leased: 0, held: 0 });
@@ -131,14 +187,24 @@ describe('several gateway instances on one control plane', () => {
 
   it('a key revoked through one instance is refused by the other (LISTEN/NOTIFY), expiry on every request', async () => {
     const { projectId } = await setupProject(a.url);
-    const created = obj((await call(a.url, 'POST', `/admin/projects/${projectId}/keys`, { token: ADMIN_TOKEN, body: { scopes: ['project:read', 'project:write'] } })).body);
+    const created = obj(
+      (
+        await call(a.url, 'POST', `/admin/projects/${projectId}/keys`, {
+          token: ADMIN_TOKEN,
+          body: { scopes: ['project:read', 'project:write'] },
+        })
+      ).body,
+    );
     const key = String(created['key']);
     // Both instances have the key in their credential cache.
     assert.equal((await call(a.url, 'GET', '/v1/me/usage', { token: key })).status, 200);
     assert.equal((await call(b.url, 'GET', '/v1/me/usage', { token: key })).status, 200);
     const revoked = await call(a.url, 'DELETE', `/v1/me/keys/${String(created['id'])}`, { token: key });
     assert.equal(revoked.status, 200, revoked.text);
-    assert.ok(isProblem(await call(a.url, 'GET', '/v1/me/usage', { token: key }), 401), 'the revoking instance refuses at once');
+    assert.ok(
+      isProblem(await call(a.url, 'GET', '/v1/me/usage', { token: key }), 401),
+      'the revoking instance refuses at once',
+    );
     // The other instance learns through the notification (milliseconds); poll rather than assume a delay, with a
     // deadline that holds on a loaded machine.
     let status = 0;
@@ -150,9 +216,14 @@ describe('several gateway instances on one control plane', () => {
     // Expiry needs no notification: the cached row's expires_at is checked on every request.
     // The key must still be valid for the first call (create and use it, even on a loaded machine), then expire.
     const soon = new Date(Date.now() + KEY_LIFETIME_MS).toISOString();
-    const exp = obj((await call(a.url, 'POST', `/admin/projects/${projectId}/keys`, {
-      token: ADMIN_TOKEN, body: { expires_at: soon, scopes: ['project:read'] },
-    })).body);
+    const exp = obj(
+      (
+        await call(a.url, 'POST', `/admin/projects/${projectId}/keys`, {
+          token: ADMIN_TOKEN,
+          body: { expires_at: soon, scopes: ['project:read'] },
+        })
+      ).body,
+    );
     const expKey = String(exp['key']);
     assert.equal((await call(b.url, 'GET', '/v1/me/usage', { token: expKey })).status, 200);
     await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(soon) - Date.now()) + 50));

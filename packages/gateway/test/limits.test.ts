@@ -7,8 +7,17 @@ import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import {
-  ADMIN_TOKEN, call, isProblem, obj, setupProject, startHarness, startTestEngine,
-  type EngineHandle, type Harness, type Json, type Res,
+  ADMIN_TOKEN,
+  call,
+  isProblem,
+  obj,
+  setupProject,
+  startHarness,
+  startTestEngine,
+  type EngineHandle,
+  type Harness,
+  type Json,
+  type Res,
 } from './helpers.js';
 
 /**
@@ -26,40 +35,63 @@ function headersOnly(base: string, method: string, path: string, headers: Record
       const got = JSON.stringify(received);
       reject(new Error(`${method} ${path}: no answer and close while the body was unsent: ${got}`));
     }, 5_000);
-    socket.on('data', (chunk) => { received += chunk.toString('latin1'); });
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+    });
     socket.on('end', () => {
       clearTimeout(timer);
       socket.destroy();
       resolve(received.slice(0, received.indexOf('\r\n')));
     });
-    socket.on('error', (err) => { clearTimeout(timer); reject(err); });
-    const lines = [`${method} ${path} HTTP/1.1`, `host: ${url.host}`, 'content-type: application/json',
-      'content-length: 1000000', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+    socket.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    const lines = [
+      `${method} ${path} HTTP/1.1`,
+      `host: ${url.host}`,
+      'content-type: application/json',
+      'content-length: 1000000',
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    ];
     socket.write(`${lines.join('\r\n')}\r\n\r\n`);
   });
 }
 
 /** A JSON request sent from a given local address (loopback has all of 127.0.0.0/8). */
 function callFrom(
-  localAddress: string, base: string, path: string, token: string, body: unknown,
+  localAddress: string,
+  base: string,
+  path: string,
+  token: string,
+  body: unknown,
 ): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Json }> {
   const url = new URL(path, base);
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = http.request(url, {
-      method: 'POST', localAddress, agent: false,
-      headers: {
-        authorization: `Bearer ${token}`, 'content-type': 'application/json',
-        'content-length': String(Buffer.byteLength(payload)),
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        localAddress,
+        agent: false,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(payload)),
+        },
       },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => { text += c; });
-      res.on('end', () => {
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: obj(JSON.parse(text) as unknown) });
-      });
-    });
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+        });
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: obj(JSON.parse(text) as unknown) });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -84,7 +116,11 @@ const rpc = (id: number, method: string, params: Json): Json => ({ jsonrpc: '2.0
 
 /** The JSON-RPC answer of an MCP call (JSON, or the last SSE data line). */
 function rpcAnswer(text: string): Json {
-  const data = text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).pop();
+  const data = text
+    .split('\n')
+    .filter((l) => l.startsWith('data:'))
+    .map((l) => l.slice(5).trim())
+    .pop();
   return obj(JSON.parse(data ?? text) as unknown);
 }
 
@@ -105,7 +141,9 @@ describe('credential limits', () => {
   const get = (token: string, path: string): Promise<Res> => call(h.url, 'GET', path, { token });
   const tool = (token: string, id: number, name: string, args: Json): Promise<Res> =>
     call(h.url, 'POST', '/mcp', {
-      token, headers: MCP_HEADERS, body: rpc(id, 'tools/call', { name, arguments: args }),
+      token,
+      headers: MCP_HEADERS,
+      body: rpc(id, 'tools/call', { name, arguments: args }),
     });
   const recall = (token: string, bank: string, body: Json): Promise<Res> =>
     post(token, `/v1/me/banks/${bank}/memories/recall`, body);
@@ -123,7 +161,10 @@ describe('credential limits', () => {
     owner = await setupProject(h.url);
     const put = await call(h.url, 'PUT', '/v1/me/banks/b3', { token: owner.key, body: { space: 'acme' } });
     assert.equal(put.status, 200, put.text);
-    for (const [bank, content] of [['b1', 'The office is in Porto.'], ['b3', 'Acme ships on Fridays.']] as const) {
+    for (const [bank, content] of [
+      ['b1', 'The office is in Porto.'],
+      ['b3', 'Acme ships on Fridays.'],
+    ] as const) {
       const res = await post(owner.key, `/v1/me/banks/${bank}/memories`, { content });
       assert.equal(res.status, 200, res.text);
     }
@@ -140,12 +181,24 @@ describe('credential limits', () => {
 
   it('answers a missing or wrong credential before reading any of the body, and closes the connection', async () => {
     const unknownKey = 'Bearer mnm_live_0000000000000000000000000000000000000000000';
-    for (const [method, path] of [['POST', '/v1/me/banks/b1/memories'], ['POST', '/v1/retain'], ['POST', '/v1/me/keys'],
-      ['POST', '/v1/me/oauth/clients'], ['POST', '/mcp'], ['POST', '/admin/projects']] as const) {
-      assert.match(await headersOnly(h.url, method, path, {}), /^HTTP\/1\.1 401 /,
-        `${method} ${path} without a credential`);
-      assert.match(await headersOnly(h.url, method, path, { authorization: unknownKey }), /^HTTP\/1\.1 401 /,
-        `${method} ${path} with an unknown key`);
+    for (const [method, path] of [
+      ['POST', '/v1/me/banks/b1/memories'],
+      ['POST', '/v1/retain'],
+      ['POST', '/v1/me/keys'],
+      ['POST', '/v1/me/oauth/clients'],
+      ['POST', '/mcp'],
+      ['POST', '/admin/projects'],
+    ] as const) {
+      assert.match(
+        await headersOnly(h.url, method, path, {}),
+        /^HTTP\/1\.1 401 /,
+        `${method} ${path} without a credential`,
+      );
+      assert.match(
+        await headersOnly(h.url, method, path, { authorization: unknownKey }),
+        /^HTTP\/1\.1 401 /,
+        `${method} ${path} with an unknown key`,
+      );
     }
     // A valid credential without the route's scope is refused before the body too.
     const recallOnly = { authorization: `Bearer ${await adminKey({ scopes: ['memory:recall'] })}` };
@@ -172,7 +225,10 @@ describe('credential limits', () => {
   it('a limited key creates keys at most as limited as itself', async () => {
     const expiry = inAnHour();
     const limited = await adminKey({
-      scopes: ['project:write', 'memory:recall'], banks: ['b1', 'b2'], spaces: ['default', 'acme'], expires_at: expiry,
+      scopes: ['project:write', 'memory:recall'],
+      banks: ['b1', 'b2'],
+      spaces: ['default', 'acme'],
+      expires_at: expiry,
     });
     const inherited = await post(limited, '/v1/me/keys', {});
     assert.equal(inherited.status, 201, inherited.text);
@@ -272,7 +328,10 @@ describe('credential limits', () => {
     assert.deepEqual(await listBanks(await adminKey({ banks: ['b1'] })), ['b1']);
     assert.deepEqual(await listBanks(await adminKey({ spaces: ['acme'] })), ['b3']);
     const rest = await get(await adminKey({ spaces: ['acme'] }), '/v1/me/banks');
-    assert.deepEqual(((obj(rest.body)['banks'] as Json[]).map((b) => b['bank_id'])), ['b3']);
+    assert.deepEqual(
+      (obj(rest.body)['banks'] as Json[]).map((b) => b['bank_id']),
+      ['b3'],
+    );
   });
 
   it("a bank-limited key reads a space's org memory only when it holds org:<space>", async () => {
@@ -309,9 +368,12 @@ describe('credential limits', () => {
     assert.equal(failed.status, 200, failed.text);
     assert.equal(obj(rpcAnswer(failed.text)['result'])['isError'], true);
     const batch = await call(h.url, 'POST', '/mcp', {
-      token: key, headers: MCP_HEADERS,
-      body: [rpc(2, 'tools/call', { name: 'recall', arguments: { bank_id: 'b1', query: 'office' } }),
-        rpc(3, 'tools/call', { name: 'recall', arguments: { bank_id: 'b1', query: '' } })],
+      token: key,
+      headers: MCP_HEADERS,
+      body: [
+        rpc(2, 'tools/call', { name: 'recall', arguments: { bank_id: 'b1', query: 'office' } }),
+        rpc(3, 'tools/call', { name: 'recall', arguments: { bank_id: 'b1', query: '' } }),
+      ],
     });
     assert.equal(batch.status, 200, batch.text);
     const usage = obj((await get(ADMIN_TOKEN, `/admin/projects/${projectId}/usage`)).body);
@@ -330,7 +392,9 @@ describe('credential limits', () => {
       await locker.query('SELECT * FROM usage_counters WHERE project_id = $1 FOR UPDATE', [projectId]);
       const flushing = h.gw.flushQuotas();
       const report = get(key, '/v1/me/usage');
-      setTimeout(() => { void locker.query('COMMIT'); }, 300);
+      setTimeout(() => {
+        void locker.query('COMMIT');
+      }, 300);
       await flushing;
       assert.deepEqual(obj((await report).body)['recalls'], { used: 1, limit: 5000 });
     } finally {
@@ -348,8 +412,11 @@ describe('credential limits', () => {
     assert.equal(limited.headers['content-type'], 'application/problem+json; charset=utf-8');
     assert.equal(limited.body['code'], 'rate_limited');
     assert.ok(Number(limited.headers['retry-after']) >= 1);
-    assert.equal((await create('127.0.0.2', ADMIN_TOKEN)).status, 429,
-      'the throttled address is refused before its token is compared');
+    assert.equal(
+      (await create('127.0.0.2', ADMIN_TOKEN)).status,
+      429,
+      'the throttled address is refused before its token is compared',
+    );
     assert.equal((await create('127.0.0.1', ADMIN_TOKEN)).status, 201);
   });
 });

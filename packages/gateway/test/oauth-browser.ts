@@ -42,7 +42,10 @@ export class Browser {
   }
 
   private async send(
-    method: string, url: string, headers: Record<string, string>, body: string | undefined,
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    body: string | undefined,
   ): Promise<Response> {
     if (this.jar.size > 0) headers['cookie'] = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
     const target = url.startsWith('http') ? url : `${this.base}${url}`;
@@ -70,7 +73,10 @@ export const basic = (id: string, secret: string): string =>
 
 /** POSTs a form to an OAuth endpoint (`/oauth/token` unless named) and returns the status and JSON answer. */
 export async function token(
-  base: string, params: Record<string, string>, auth?: string, endpoint = '/oauth/token',
+  base: string,
+  params: Record<string, string>,
+  auth?: string,
+  endpoint = '/oauth/token',
 ): Promise<{ status: number; body: Json }> {
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   if (auth !== undefined) headers['authorization'] = auth;
@@ -109,7 +115,9 @@ export async function signIn(browser: Browser, email: string, password: string):
 
 /** Answers the consent (allow for a project, or deny) and follows the redirect back to the client. */
 export async function decide(
-  browser: Browser, uid: string, decision: { allow: boolean; project_id?: string },
+  browser: Browser,
+  uid: string,
+  decision: { allow: boolean; project_id?: string },
 ): Promise<URL> {
   const answered = await browser.json('POST', `/v1/account/oauth/interactions/${uid}`, decision);
   assert.equal(answered.status, 200, answered.text);
@@ -120,7 +128,11 @@ export async function decide(
 
 /** Signs in, allows the consent for a project (checking the scopes it lists) and returns the redirect back. */
 export async function signInAndConsent(
-  browser: Browser, uid: string, email: string, projectId: string, scopes: string[],
+  browser: Browser,
+  uid: string,
+  email: string,
+  projectId: string,
+  scopes: string[],
 ): Promise<URL> {
   const signedIn = await signIn(browser, email, PASSWORD);
   assert.equal(signedIn.status, 200, signedIn.text);
@@ -136,7 +148,12 @@ export async function signInAndConsent(
 
 /** Drives the authorization-code flow like a browser (one wrong password first); returns the redirect back. */
 export async function authorize(
-  base: string, clientId: string, scope: string, email: string, projectId: string, challenge: string,
+  base: string,
+  clientId: string,
+  scope: string,
+  email: string,
+  projectId: string,
+  challenge: string,
   extra: Record<string, string> = {},
 ): Promise<URL> {
   const { browser, uid } = await openSignIn(base, authorizeUrlOf(clientId, scope, challenge, extra));
@@ -148,11 +165,20 @@ export async function authorize(
 
 /** An authorization request with PKCE to the test redirect. */
 export function authorizeUrlOf(
-  clientId: string, scope: string, challenge: string, extra: Record<string, string> = {},
+  clientId: string,
+  scope: string,
+  challenge: string,
+  extra: Record<string, string> = {},
 ): string {
   const q = new URLSearchParams({
-    client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope, state: 'st4te',
-    code_challenge: challenge, code_challenge_method: 'S256', ...extra,
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope,
+    state: 'st4te',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    ...extra,
   });
   return `/oauth/authorize?${q.toString()}`;
 }

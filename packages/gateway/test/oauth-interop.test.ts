@@ -12,15 +12,26 @@ import { basic, interactionOf, openSignIn, PASSWORD, pkce, REDIRECT, signIn, tok
 const DEAD_ENGINE = 'http://127.0.0.1:9';
 const PUBLIC_URL = 'https://mnemos.example.com';
 const SEVEN = [
-  'memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete', 'mcp', 'project:read', 'project:write',
+  'memory:retain',
+  'memory:recall',
+  'memory:reflect',
+  'memory:delete',
+  'mcp',
+  'project:read',
+  'project:write',
 ];
 const PUBLIC_CLIENT = { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
 
 /** An authorization request with PKCE, as a public client sends it. */
 const authorizeUrl = (clientId: string, scope: string, extra: Record<string, string> = {}): string =>
   `/oauth/authorize?${new URLSearchParams({
-    client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope,
-    code_challenge: pkce().challenge, code_challenge_method: 'S256', ...extra,
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope,
+    code_challenge: pkce().challenge,
+    code_challenge_method: 'S256',
+    ...extra,
   }).toString()}`;
 
 describe('OAuth interoperability and abuse resistance', () => {
@@ -110,7 +121,10 @@ describe('OAuth interoperability and abuse resistance', () => {
   it('treats identifiers the database cannot hold as unknown, never a server error', async () => {
     for (const id of ['\u0000', 'cli_\uD800']) {
       const t = await token(h.url, {
-        grant_type: 'client_credentials', client_id: id, client_secret: 'x', scope: 'mcp',
+        grant_type: 'client_credentials',
+        client_id: id,
+        client_secret: 'x',
+        scope: 'mcp',
       });
       assert.equal(t.status, 401, JSON.stringify(t.body));
       assert.equal(t.body['error'], 'invalid_client');
@@ -173,7 +187,11 @@ describe('OAuth interoperability and abuse resistance', () => {
   it('answers client credentials without scope, or with a scope the client lacks, with invalid_scope', async () => {
     const { id, secret } = await projectClient(project.key, ['memory:recall', 'project:read']);
     const asks: Array<Record<string, string>> = [
-      {}, { scope: '' }, { scope: 'memory:delete' }, { scope: 'project:read project:write' }, { scope: 'openid' },
+      {},
+      { scope: '' },
+      { scope: 'memory:delete' },
+      { scope: 'project:read project:write' },
+      { scope: 'openid' },
     ];
     for (const params of asks) {
       const t = await token(h.url, { grant_type: 'client_credentials', ...params }, basic(id, secret));

@@ -9,7 +9,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { auth, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type {
-  OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens,
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { setupProject, startHarness, startTestEngine, type EngineHandle, type Harness } from './helpers.js';
 import { openSignIn, PASSWORD, REDIRECT, signInAndConsent } from './oauth-browser.js';
@@ -21,21 +23,40 @@ class MemoryOAuthProvider implements OAuthClientProvider {
   private saved: OAuthTokens | undefined;
   private verifier = '';
   constructor(private readonly scope?: string) {}
-  get redirectUrl(): string { return REDIRECT; }
+  get redirectUrl(): string {
+    return REDIRECT;
+  }
   get clientMetadata(): OAuthClientMetadata {
     return {
-      client_name: 'SDK test client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'], token_endpoint_auth_method: 'none',
+      client_name: 'SDK test client',
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
       ...(this.scope === undefined ? {} : { scope: this.scope }),
     };
   }
-  clientInformation(): OAuthClientInformationMixed | undefined { return this.info; }
-  saveClientInformation(info: OAuthClientInformationMixed): void { this.info = info; }
-  tokens(): OAuthTokens | undefined { return this.saved; }
-  saveTokens(tokens: OAuthTokens): void { this.saved = tokens; }
-  redirectToAuthorization(url: URL): void { this.authorizationUrl = url; }
-  saveCodeVerifier(verifier: string): void { this.verifier = verifier; }
-  codeVerifier(): string { return this.verifier; }
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    return this.info;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed): void {
+    this.info = info;
+  }
+  tokens(): OAuthTokens | undefined {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens): void {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL): void {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string): void {
+    this.verifier = verifier;
+  }
+  codeVerifier(): string {
+    return this.verifier;
+  }
 }
 
 const textOf = (result: unknown): string => JSON.stringify(result);

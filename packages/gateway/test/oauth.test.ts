@@ -5,7 +5,18 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { ADMIN_TOKEN, call, isProblem, obj, setupProject, startHarness, type Harness, type Json } from './helpers.js';
 import {
-  authorize, authorizeUrlOf, basic, Browser, decide, interactionOf, openSignIn, PASSWORD, pkce, REDIRECT, signIn, token,
+  authorize,
+  authorizeUrlOf,
+  basic,
+  Browser,
+  decide,
+  interactionOf,
+  openSignIn,
+  PASSWORD,
+  pkce,
+  REDIRECT,
+  signIn,
+  token,
 } from './oauth-browser.js';
 
 const DEAD_ENGINE = 'http://127.0.0.1:9';
@@ -19,7 +30,9 @@ describe('OAuth 2.0', () => {
     email = `owner${randomBytes(3).toString('hex')}@example.com`;
     project = await setupProject(h.url, { email, password: PASSWORD });
   });
-  after(async () => { await h.close(); });
+  after(async () => {
+    await h.close();
+  });
 
   it('publishes authorization-server and protected-resource metadata', async () => {
     for (const p of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
@@ -32,7 +45,15 @@ describe('OAuth 2.0', () => {
       assert.equal(m['registration_endpoint'], `${h.url}/oauth/register`);
       assert.equal(m['revocation_endpoint'], `${h.url}/oauth/revoke`);
       assert.deepEqual(m['code_challenge_methods_supported'], ['S256']);
-      for (const s of ['memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete', 'mcp', 'project:read', 'project:write']) {
+      for (const s of [
+        'memory:retain',
+        'memory:recall',
+        'memory:reflect',
+        'memory:delete',
+        'mcp',
+        'project:read',
+        'project:write',
+      ]) {
         assert.ok((m['scopes_supported'] as string[]).includes(s), s);
       }
       assert.ok((m['grant_types_supported'] as string[]).includes('client_credentials'));
@@ -48,7 +69,10 @@ describe('OAuth 2.0', () => {
   });
 
   it('client credentials: tokens carry the project and only the requested scopes', async () => {
-    const created = await call(h.url, 'POST', '/v1/me/oauth/clients', { token: project.key, body: { name: 'backend', scopes: ['memory:recall', 'project:read'] } });
+    const created = await call(h.url, 'POST', '/v1/me/oauth/clients', {
+      token: project.key,
+      body: { name: 'backend', scopes: ['memory:recall', 'project:read'] },
+    });
     assert.equal(created.status, 201, created.text);
     const { client_id: id, client_secret: secret } = obj(created.body) as { client_id: string; client_secret: string };
     assert.ok(id.length > 0 && secret.length >= 32);
@@ -61,29 +85,59 @@ describe('OAuth 2.0', () => {
     const usage = await call(h.url, 'GET', '/v1/me/usage', { token: at });
     assert.equal(usage.status, 200, usage.text);
     // Not requested, so not granted; and never more than the client holds.
-    assert.ok(isProblem(await call(h.url, 'POST', '/v1/me/banks/x/memories/recall', { token: at, body: { query: 'q' } }), 403, 'insufficient_scope'));
-    const tooMuch = await token(h.url, { grant_type: 'client_credentials', scope: 'memory:delete project:read' }, basic(id, secret));
+    assert.ok(
+      isProblem(
+        await call(h.url, 'POST', '/v1/me/banks/x/memories/recall', { token: at, body: { query: 'q' } }),
+        403,
+        'insufficient_scope',
+      ),
+    );
+    const tooMuch = await token(
+      h.url,
+      { grant_type: 'client_credentials', scope: 'memory:delete project:read' },
+      basic(id, secret),
+    );
     assert.equal(tooMuch.status, 400, JSON.stringify(tooMuch.body));
     assert.equal(tooMuch.body['error'], 'invalid_scope');
-    const wrong = await token(h.url, { grant_type: 'client_credentials', scope: 'project:read' }, basic(id, `${secret}x`));
+    const wrong = await token(
+      h.url,
+      { grant_type: 'client_credentials', scope: 'project:read' },
+      basic(id, `${secret}x`),
+    );
     assert.equal(wrong.status, 401);
-    const recallToken = await token(h.url, { grant_type: 'client_credentials', scope: 'memory:recall project:read' }, basic(id, secret));
+    const recallToken = await token(
+      h.url,
+      { grant_type: 'client_credentials', scope: 'memory:recall project:read' },
+      basic(id, secret),
+    );
     const rt = String(recallToken.body['access_token']);
     // Scope passes, so the request reaches forwarding (the engine here is down: 503).
-    assert.ok(isProblem(await call(h.url, 'POST', '/v1/me/banks/x/memories/recall', { token: rt, body: { query: 'q' } }), 503));
+    assert.ok(
+      isProblem(await call(h.url, 'POST', '/v1/me/banks/x/memories/recall', { token: rt, body: { query: 'q' } }), 503),
+    );
 
     // Revocation works at once; deleting the client kills its remaining tokens at once.
-    const rev = await fetch(`${h.url}/oauth/revoke`, { method: 'POST', headers: { authorization: basic(id, secret), 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: at }).toString() });
+    const rev = await fetch(`${h.url}/oauth/revoke`, {
+      method: 'POST',
+      headers: { authorization: basic(id, secret), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: at }).toString(),
+    });
     assert.equal(rev.status, 200);
     assert.ok(isProblem(await call(h.url, 'GET', '/v1/me/usage', { token: at }), 401));
     assert.equal((await call(h.url, 'GET', '/v1/me/usage', { token: rt })).status, 200);
     assert.equal((await call(h.url, 'DELETE', `/v1/me/oauth/clients/${id}`, { token: project.key })).status, 200);
     assert.ok(isProblem(await call(h.url, 'GET', '/v1/me/usage', { token: rt }), 401));
-    assert.equal((await token(h.url, { grant_type: 'client_credentials', scope: 'project:read' }, basic(id, secret))).status, 401);
+    assert.equal(
+      (await token(h.url, { grant_type: 'client_credentials', scope: 'project:read' }, basic(id, secret))).status,
+      401,
+    );
   });
 
   it('authorization code with PKCE, driven over HTTP, then refresh and revocation', async () => {
-    const created = await call(h.url, 'POST', `/admin/projects/${project.projectId}/oauth/clients`, { token: ADMIN_TOKEN, body: { name: 'Web App', scopes: ['memory:recall', 'project:read', 'memory:retain'], redirect_uris: [REDIRECT] } });
+    const created = await call(h.url, 'POST', `/admin/projects/${project.projectId}/oauth/clients`, {
+      token: ADMIN_TOKEN,
+      body: { name: 'Web App', scopes: ['memory:recall', 'project:read', 'memory:retain'], redirect_uris: [REDIRECT] },
+    });
     assert.equal(created.status, 201, created.text);
     const { client_id: id, client_secret: secret } = obj(created.body) as { client_id: string; client_secret: string };
     const { verifier, challenge } = pkce();
@@ -93,12 +147,25 @@ describe('OAuth 2.0', () => {
     const code = back.searchParams.get('code') ?? '';
     assert.ok(code.length > 0, back.toString());
 
-    const badVerifier = await token(h.url, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: pkce().verifier }, basic(id, secret));
+    const badVerifier = await token(
+      h.url,
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: pkce().verifier },
+      basic(id, secret),
+    );
     assert.equal(badVerifier.status, 400);
     assert.equal(badVerifier.body['error'], 'invalid_grant');
     // The code was burnt by the failed attempt? Either way, get a fresh one for the real exchange.
     const back2 = await authorize(h.url, id, 'memory:recall project:read', email, project.projectId, challenge);
-    const t = await token(h.url, { grant_type: 'authorization_code', code: back2.searchParams.get('code') ?? '', redirect_uri: REDIRECT, code_verifier: verifier }, basic(id, secret));
+    const t = await token(
+      h.url,
+      {
+        grant_type: 'authorization_code',
+        code: back2.searchParams.get('code') ?? '',
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+      },
+      basic(id, secret),
+    );
     assert.equal(t.status, 200, JSON.stringify(t.body));
     const at = String(t.body['access_token']);
     const refresh = String(t.body['refresh_token']);
@@ -106,7 +173,13 @@ describe('OAuth 2.0', () => {
     assert.deepEqual(String(t.body['scope']).split(' ').sort(), ['memory:recall', 'project:read']);
     const usage = await call(h.url, 'GET', '/v1/me/usage', { token: at });
     assert.equal(usage.status, 200, usage.text);
-    assert.ok(isProblem(await call(h.url, 'POST', '/v1/me/banks/x/memories', { token: at, body: { content: 'x' } }), 403, 'insufficient_scope'));
+    assert.ok(
+      isProblem(
+        await call(h.url, 'POST', '/v1/me/banks/x/memories', { token: at, body: { content: 'x' } }),
+        403,
+        'insufficient_scope',
+      ),
+    );
     assert.ok(isProblem(await call(h.url, 'POST', '/v1/me/keys', { token: at, body: {} }), 403, 'insufficient_scope'));
 
     const refreshed = await token(h.url, { grant_type: 'refresh_token', refresh_token: refresh }, basic(id, secret));
@@ -116,40 +189,90 @@ describe('OAuth 2.0', () => {
 
     // Revoking the refresh token revokes the grant: every token of it fails at once.
     const newRefresh = String(refreshed.body['refresh_token']);
-    const rev = await fetch(`${h.url}/oauth/revoke`, { method: 'POST', headers: { authorization: basic(id, secret), 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: newRefresh, token_type_hint: 'refresh_token' }).toString() });
+    const rev = await fetch(`${h.url}/oauth/revoke`, {
+      method: 'POST',
+      headers: { authorization: basic(id, secret), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: newRefresh, token_type_hint: 'refresh_token' }).toString(),
+    });
     assert.equal(rev.status, 200);
     assert.ok(isProblem(await call(h.url, 'GET', '/v1/me/usage', { token: at2 }), 401));
-    assert.equal((await token(h.url, { grant_type: 'refresh_token', refresh_token: newRefresh }, basic(id, secret))).status, 400);
+    assert.equal(
+      (await token(h.url, { grant_type: 'refresh_token', refresh_token: newRefresh }, basic(id, secret))).status,
+      400,
+    );
 
     // PKCE is required.
     const browser = new Browser(h.url);
-    const noPkce = await browser.go('GET', `/oauth/authorize?${new URLSearchParams({ client_id: id, redirect_uri: REDIRECT, response_type: 'code', scope: 'memory:recall', state: 's' }).toString()}`);
+    const noPkce = await browser.go(
+      'GET',
+      `/oauth/authorize?${new URLSearchParams({ client_id: id, redirect_uri: REDIRECT, response_type: 'code', scope: 'memory:recall', state: 's' }).toString()}`,
+    );
     const loc = new URL(noPkce.headers.get('location') ?? 'http://x/');
     assert.equal(loc.searchParams.get('error'), 'invalid_request');
   });
 
   it('dynamic registration for MCP clients, then MCP scope checks per tool', async () => {
-    const reg = await call(h.url, 'POST', '/oauth/register', { body: { client_name: 'Claude Desktop', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] } });
+    const reg = await call(h.url, 'POST', '/oauth/register', {
+      body: {
+        client_name: 'Claude Desktop',
+        redirect_uris: [REDIRECT],
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+      },
+    });
     assert.equal(reg.status, 201, reg.text);
     const clientId = String(obj(reg.body)['client_id']);
-    const cc = await call(h.url, 'POST', '/oauth/register', { body: { redirect_uris: [REDIRECT], grant_types: ['client_credentials'] } });
+    const cc = await call(h.url, 'POST', '/oauth/register', {
+      body: { redirect_uris: [REDIRECT], grant_types: ['client_credentials'] },
+    });
     assert.equal(cc.status, 400, cc.text);
-    const named = await call(h.url, 'POST', '/oauth/register', { body: { redirect_uris: [REDIRECT], project_id: project.projectId } });
+    const named = await call(h.url, 'POST', '/oauth/register', {
+      body: { redirect_uris: [REDIRECT], project_id: project.projectId },
+    });
     assert.equal(named.status, 400, named.text);
 
     const { verifier, challenge } = pkce();
-    const back = await authorize(h.url, clientId, 'mcp memory:recall', email, project.projectId, challenge, { resource: `${h.url}/mcp` });
-    const t = await token(h.url, { grant_type: 'authorization_code', code: back.searchParams.get('code') ?? '', redirect_uri: REDIRECT, code_verifier: verifier, client_id: clientId, resource: `${h.url}/mcp` });
+    const back = await authorize(h.url, clientId, 'mcp memory:recall', email, project.projectId, challenge, {
+      resource: `${h.url}/mcp`,
+    });
+    const t = await token(h.url, {
+      grant_type: 'authorization_code',
+      code: back.searchParams.get('code') ?? '',
+      redirect_uri: REDIRECT,
+      code_verifier: verifier,
+      client_id: clientId,
+      resource: `${h.url}/mcp`,
+    });
     assert.equal(t.status, 200, JSON.stringify(t.body));
     const at = String(t.body['access_token']);
-    const rpc = (name: string): Json => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: { bank_id: 'b', query: 'q' } } });
+    const rpc = (name: string): Json => ({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name, arguments: { bank_id: 'b', query: 'q' } },
+    });
     const headers = { accept: 'application/json, text/event-stream' };
     // recall passes the scope checks and reaches the (down) engine; delete and retain need their own scopes.
     assert.ok(isProblem(await call(h.url, 'POST', '/mcp', { token: at, body: rpc('recall'), headers }), 503));
-    assert.ok(isProblem(await call(h.url, 'POST', '/mcp', { token: at, body: rpc('delete_memory'), headers }), 403, 'insufficient_scope'));
-    assert.ok(isProblem(await call(h.url, 'POST', '/mcp', { token: at, body: [rpc('recall'), rpc('retain')], headers }), 403, 'insufficient_scope'));
+    assert.ok(
+      isProblem(
+        await call(h.url, 'POST', '/mcp', { token: at, body: rpc('delete_memory'), headers }),
+        403,
+        'insufficient_scope',
+      ),
+    );
+    assert.ok(
+      isProblem(
+        await call(h.url, 'POST', '/mcp', { token: at, body: [rpc('recall'), rpc('retain')], headers }),
+        403,
+        'insufficient_scope',
+      ),
+    );
     // Registered clients belong to no project: another account's sign-in cannot reach this project.
-    const other = await setupProject(h.url, { email: `other${randomBytes(3).toString('hex')}@example.com`, password: PASSWORD });
+    const other = await setupProject(h.url, {
+      email: `other${randomBytes(3).toString('hex')}@example.com`,
+      password: PASSWORD,
+    });
     assert.notEqual(other.projectId, project.projectId);
   });
 

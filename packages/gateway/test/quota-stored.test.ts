@@ -5,14 +5,25 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import {
-  ADMIN_TOKEN, ENGINE_TOKEN, call, isProblem, obj, setupProject, startHarness, startTestEngine,
-  type EngineHandle, type Harness, type Res,
+  ADMIN_TOKEN,
+  ENGINE_TOKEN,
+  call,
+  isProblem,
+  obj,
+  setupProject,
+  startHarness,
+  startTestEngine,
+  type EngineHandle,
+  type Harness,
+  type Res,
 } from './helpers.js';
 
 /** Text that the engine cuts into many memories (paragraphs of about 1,000 characters). */
 function longText(paragraphs: number): string {
-  return Array.from({ length: paragraphs }, (_, i) =>
-    `Paragraph ${i} about the harbour: ${'the ferry leaves at dawn and returns at dusk, '.repeat(22)}`).join('\n\n');
+  return Array.from(
+    { length: paragraphs },
+    (_, i) => `Paragraph ${i} about the harbour: ${'the ferry leaves at dawn and returns at dusk, '.repeat(22)}`,
+  ).join('\n\n');
 }
 
 /** Memories stored in a project's bank, read from the engine itself. */
@@ -25,7 +36,9 @@ async function storedInEngine(engineUrl: string, tenant: string, bank: string): 
 
 async function tenantOf(h: Harness, projectId: string): Promise<string> {
   const row = await h.gw.app.inject({
-    method: 'GET', url: `/admin/projects/${projectId}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    method: 'GET',
+    url: `/admin/projects/${projectId}`,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
   });
   return String(obj(row.json())['tenant'] ?? obj(obj(row.json())['project'])['tenant']);
 }
@@ -41,20 +54,23 @@ function slowFront(engineUrl: string, delayMs: number): Promise<{ url: string; s
         if (typeof v === 'string' && k !== 'host' && k !== 'connection') headers[k] = v;
       }
       const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
-      void fetch(`${engineUrl}${req.url ?? '/'}`, { method: req.method ?? 'GET', headers, body })
-        .then(async (answer) => {
+      void fetch(`${engineUrl}${req.url ?? '/'}`, { method: req.method ?? 'GET', headers, body }).then(
+        async (answer) => {
           const text = await answer.text();
           setTimeout(() => {
             if (res.destroyed) return;
             const type = answer.headers.get('content-type') ?? 'application/json';
             res.writeHead(answer.status, { 'content-type': type }).end(text);
           }, delayMs);
-        });
+        },
+      );
     });
   });
-  return new Promise((done) => server.listen(0, '127.0.0.1', () => {
-    done({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server });
-  }));
+  return new Promise((done) =>
+    server.listen(0, '127.0.0.1', () => {
+      done({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server });
+    }),
+  );
 }
 
 describe('quotas count what the engine stores', () => {
@@ -80,7 +96,8 @@ describe('quotas count what the engine stores', () => {
     assert.equal(two.status, 200, two.text);
     assert.equal(two.headers.get('x-quota-used'), '2');
     const more = await call(h.url, 'POST', '/v1/me/banks/b/memories', {
-      token: key, body: { content: 'Ana lives by the sea.' },
+      token: key,
+      body: { content: 'Ana lives by the sea.' },
     });
     assert.ok(isProblem(more, 429, 'quota_exceeded'), more.text);
     assert.equal(await storedInEngine(engine.url, tenant, 'b'), 2);

@@ -10,7 +10,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import {
-  ADMIN_TOKEN, ENGINE_TOKEN, MODEL_DIR, createTestDatabase, setupProject, type TestDatabase,
+  ADMIN_TOKEN,
+  ENGINE_TOKEN,
+  MODEL_DIR,
+  createTestDatabase,
+  setupProject,
+  type TestDatabase,
 } from './helpers.js';
 
 const CONNECTIONS = 1_000;
@@ -45,11 +50,15 @@ function spawnGatewayProcess(env: Record<string, string>): Promise<ServerProcess
       done({
         url: match[1] ?? '',
         pid: child.pid,
-        stop: () => new Promise<void>((stopped) => {
-          if (child.exitCode !== null) { stopped(); return; }
-          child.once('exit', () => stopped());
-          child.kill('SIGTERM');
-        }),
+        stop: () =>
+          new Promise<void>((stopped) => {
+            if (child.exitCode !== null) {
+              stopped();
+              return;
+            }
+            child.once('exit', () => stopped());
+            child.kill('SIGTERM');
+          }),
       });
     };
     child.stdout?.on('data', onData);
@@ -118,12 +127,16 @@ function slowUpload(url: URL, requestPath: string, auth: string, stall: boolean)
       done({ status, headers });
     };
     const giveUp = setTimeout(() => finish(-1), CLIENT_GIVE_UP_MS);
-    socket.on('data', (chunk: Buffer) => { received += chunk.toString('latin1'); });
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+    });
     socket.on('error', () => undefined);
     socket.on('close', () => finish(Number(/^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 0)));
     socket.on('connect', () => {
-      socket.write(`POST ${requestPath} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${auth}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${DECLARED_BYTES}\r\n\r\n{"content":"`);
+      socket.write(
+        `POST ${requestPath} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${auth}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${DECLARED_BYTES}\r\n\r\n{"content":"`,
+      );
       const piece = Buffer.alloc(SENT_BYTES / 4, 'a');
       let sent = 0;
       const writeMore = (): void => {
@@ -143,7 +156,10 @@ function slowUpload(url: URL, requestPath: string, auth: string, stall: boolean)
 
 /** Starts slow uploads in waves (so the accept queue never overflows) and waits for all of them. */
 async function slowUploads(
-  base: string, requestPath: string, auth: string, connections: number,
+  base: string,
+  requestPath: string,
+  auth: string,
+  connections: number,
 ): Promise<SlowOutcome[]> {
   const url = new URL(base);
   const all: Array<Promise<SlowOutcome>> = [];
@@ -165,9 +181,16 @@ async function checkRecovers(server: ServerProcess, requestPath: string, auth: s
   const stalled = outcomes.filter((_, i) => i % 2 === 0);
   const busy = outcomes.filter((o) => o.status === 503);
   const timedOut = outcomes.filter((o) => o.status === 408);
-  assert.equal(count((o) => o.status === -1), 0, 'every slow upload is answered or closed by the server');
-  assert.deepEqual(stalled.filter((o) => o.status !== 408 && o.status !== 503).map((o) => o.status), [],
-    'every stalled upload is refused (503) or timed out (408)');
+  assert.equal(
+    count((o) => o.status === -1),
+    0,
+    'every slow upload is answered or closed by the server',
+  );
+  assert.deepEqual(
+    stalled.filter((o) => o.status !== 408 && o.status !== 503).map((o) => o.status),
+    [],
+    'every stalled upload is refused (503) or timed out (408)',
+  );
   assert.ok(busy.length > 0, 'uploads over the in-flight budget are refused');
   assert.ok(timedOut.length > 0, 'admitted uploads that stall time out');
   for (const o of [...busy.slice(0, 20), ...timedOut.slice(0, 20)]) {
@@ -175,10 +198,16 @@ async function checkRecovers(server: ServerProcess, requestPath: string, auth: s
   }
   for (const o of busy.slice(0, 20)) assert.match(o.headers, /\r\nretry-after: \d+/i);
 
-  const rss = await until(() => rssBytes(server.pid), (v) => v <= baseRss * 1.2);
+  const rss = await until(
+    () => rssBytes(server.pid),
+    (v) => v <= baseRss * 1.2,
+  );
   const mb = (bytes: number): number => Math.round(bytes / 1e6);
   assert.ok(rss <= baseRss * 1.2, `RSS ${mb(rss)} MB is within 20 % of its baseline ${mb(baseRss)} MB`);
-  const fds = await until(() => openDescriptors(server.pid), (v) => v <= baseFds + 2);
+  const fds = await until(
+    () => openDescriptors(server.pid),
+    (v) => v <= baseFds + 2,
+  );
   assert.ok(fds <= baseFds + 2, `descriptors ${fds} return to their baseline ${baseFds}`);
   // Still serving.
   assert.equal((await fetch(`${server.url}/health/live`)).status, 200);

@@ -35,7 +35,10 @@ describe('gateway start-up failures', () => {
     const r = await runGateway({ GATEWAY_PORT: '0', GATEWAY_ENGIN_URL: 'http://127.0.0.1:1' });
     assert.equal(r.code, 78, r.stderr);
     // oidc-provider warns about Node versions older than 22 by itself; the gateway's own lines are counted.
-    const lines = r.stderr.trim().split('\n').filter((line) => !line.startsWith('oidc-provider WARNING'));
+    const lines = r.stderr
+      .trim()
+      .split('\n')
+      .filter((line) => !line.startsWith('oidc-provider WARNING'));
     assert.equal(lines.length, 2, r.stderr);
     assert.match(lines[0]!, /^mnemos gateway: warning: GATEWAY_ENGIN_URL .*did you mean GATEWAY_ENGINE_URL\?/);
     assert.match(lines[1]!, /^mnemos gateway: GATEWAY_DATABASE_URL is required/);
@@ -52,13 +55,23 @@ describe('gateway start-up failures', () => {
     try {
       const port = String((blocker.address() as net.AddressInfo).port);
       const r = await runGateway({
-        GATEWAY_PORT: port, GATEWAY_HOST: '127.0.0.1', GATEWAY_DATABASE_URL: db.url, GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,
-        GATEWAY_ENGINE_URL: 'http://127.0.0.1:1', GATEWAY_ENGINE_TOKEN: 'engine-token',
+        GATEWAY_PORT: port,
+        GATEWAY_HOST: '127.0.0.1',
+        GATEWAY_DATABASE_URL: db.url,
+        GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,
+        GATEWAY_ENGINE_URL: 'http://127.0.0.1:1',
+        GATEWAY_ENGINE_TOKEN: 'engine-token',
       });
       assert.equal(r.code, 78, r.stderr);
-      const lines = r.stderr.trim().split('\n').filter((line) => !line.startsWith('oidc-provider WARNING'));
+      const lines = r.stderr
+        .trim()
+        .split('\n')
+        .filter((line) => !line.startsWith('oidc-provider WARNING'));
       assert.equal(lines.length, 1, r.stderr);
-      assert.match(lines[0]!, new RegExp(`^mnemos gateway: Port 127\\.0\\.0\\.1:${port} is already in use; .*GATEWAY_PORT`));
+      assert.match(
+        lines[0]!,
+        new RegExp(`^mnemos gateway: Port 127\\.0\\.0\\.1:${port} is already in use; .*GATEWAY_PORT`),
+      );
     } finally {
       blocker.close();
       await db.drop();

@@ -45,7 +45,7 @@ export function serverLimits(limits: ServerHttpLimits) {
     },
     clientErrorHandler: clientErrorAnswer(
       `The request was not received in time (headers within ${seconds(limits.headersTimeoutMs)}, the whole request ` +
-      `within ${seconds(limits.requestTimeoutMs)}); send it again on a faster link or in smaller parts.`,
+        `within ${seconds(limits.requestTimeoutMs)}); send it again on a faster link or in smaller parts.`,
     ),
   };
 }
@@ -79,7 +79,10 @@ export class BodyBudget {
   }
 
   /** Takes `bytes` for a request on `socket`; answers why not when a budget is spent. */
-  take(socket: Socket, bytes: number): { ok: true; release(): void } | { ok: false; busy: 'connectionFull' | 'serverFull' } {
+  take(
+    socket: Socket,
+    bytes: number,
+  ): { ok: true; release(): void } | { ok: false; busy: 'connectionFull' | 'serverFull' } {
     const onSocket = this.perSocket.get(socket) ?? 0;
     if (onSocket + bytes > this.limits.perConnectionBytes) {
       return { ok: false, busy: 'connectionFull' };
@@ -115,7 +118,10 @@ export class BodyBudget {
         return;
       }
       const bytes = this.claimFor(request.headers);
-      if (bytes === 0) { done(); return; }
+      if (bytes === 0) {
+        done();
+        return;
+      }
       const claim = this.take(request.raw.socket, bytes);
       if (!claim.ok) {
         const retryAfter = { 'retry-after': String(RETRY_AFTER_S) };
@@ -145,7 +151,12 @@ export class BodyBudget {
  * later. Closing at once while the client still sends would reset the connection, and a client that sends its whole
  * body before reading (most HTTP libraries) would lose the answer.
  */
-function refuseAndLinger(request: FastifyRequest, reply: FastifyReply, refuse: BodyBudgetRefusal, problem: InputProblem): void {
+function refuseAndLinger(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  refuse: BodyBudgetRefusal,
+  problem: InputProblem,
+): void {
   const socket = request.raw.socket;
   reply.raw.once('finish', () => {
     socket.end();
@@ -161,16 +172,19 @@ function refuseAndLinger(request: FastifyRequest, reply: FastifyReply, refuse: B
 export function clientErrorAnswer(timeoutDetail: string): (err: NodeJS.ErrnoException, socket: Socket) => void {
   return (err, socket) => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
-    const answer = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? problem('request_timeout', 'stated', { detail: timeoutDetail })
-      : err.code === 'HPE_HEADER_OVERFLOW'
-        ? problem('headers_too_large', 'tooLarge')
-        : problem('bad_request', 'notHttp');
+    const answer =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? problem('request_timeout', 'stated', { detail: timeoutDetail })
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? problem('headers_too_large', 'tooLarge')
+          : problem('bad_request', 'notHttp');
     const body = JSON.stringify(answer.document());
     if (socket.writable) {
-      socket.write(`HTTP/1.1 ${answer.status} ${answer.title}\r\nConnection: close\r\n` +
-        'Content-Type: application/problem+json\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      socket.write(
+        `HTTP/1.1 ${answer.status} ${answer.title}\r\nConnection: close\r\n` +
+          'Content-Type: application/problem+json\r\n' +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
     }
     socket.destroy();
   };

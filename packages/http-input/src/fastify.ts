@@ -56,7 +56,9 @@ function installBodyParsers(app: FastifyInstance, toError: InputLayerOptions['to
 function installTextCheck(app: FastifyInstance, options: InputLayerOptions): void {
   app.addHook('preValidation', async (request) => {
     const parts: Array<[RequestPart, unknown]> = [
-      ['params', request.params], ['querystring', request.query], ['body', request.body],
+      ['params', request.params],
+      ['querystring', request.query],
+      ['body', request.body],
     ];
     for (const [part, value] of parts) {
       const bad = findUnstorableText(value);

@@ -2,7 +2,11 @@ export { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
 export { findUnstorableText, pointerSegment, type UnstorableText } from './text.js';
 export { describeIssue, frameworkProblem, type InputProblem } from './problems.js';
 export {
-  installInputLayer, METHODS_WITHOUT_BODY, type InputLayer, type InputLayerOptions, type RequestPart,
+  installInputLayer,
+  METHODS_WITHOUT_BODY,
+  type InputLayer,
+  type InputLayerOptions,
+  type RequestPart,
 } from './fastify.js';
 
 /**
@@ -11,6 +15,11 @@ export {
  */
 export const MAX_LIST_OFFSET = 1_000_000_000;
 export {
-  BodyBudget, budgetOf, clientErrorAnswer, serverLimits, type BodyBudgetLimits, type BodyBudgetRefusal,
+  BodyBudget,
+  budgetOf,
+  clientErrorAnswer,
+  serverLimits,
+  type BodyBudgetLimits,
+  type BodyBudgetRefusal,
   type ServerHttpLimits,
 } from './body-budget.js';

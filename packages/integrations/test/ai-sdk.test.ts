@@ -79,12 +79,17 @@ test('the middleware adds recalled memories to the prompt and stores the exchang
   const memoryModel = wrapLanguageModel({ model, middleware: mnemosMemory({ client: mem.client, bankId: bank }) });
   mem.say('She likes hiking in the Alps.');
   const result = await generateText({
-    model: memoryModel, system: 'You are a helpful assistant.', prompt: 'What does Carol like to do on weekends?',
+    model: memoryModel,
+    system: 'You are a helpful assistant.',
+    prompt: 'What does Carol like to do on weekends?',
   });
   assert.equal(result.text, 'She likes hiking in the Alps.');
 
   const messages = agentRequests(mem.llm)[0]!;
-  assert.deepEqual(messages.map((m) => m.role), ['system', 'system', 'user']);
+  assert.deepEqual(
+    messages.map((m) => m.role),
+    ['system', 'system', 'user'],
+  );
   assert.equal(messages[0]!.content, 'You are a helpful assistant.');
   const memoryPrompt = String(messages[1]!.content);
   assert.match(memoryPrompt, /^Relevant memories.*\n- \[2024-05-01\] Carol loves hiking in the Alps\.$/);
@@ -100,13 +105,20 @@ test('the middleware adds recalled memories to the prompt and stores the exchang
 test('the middleware leaves an empty recall out of the prompt; retain "user" stores only the question', async () => {
   const bank = 'ai-empty';
   const memoryModel = wrapLanguageModel({
-    model, middleware: mnemosMemory({ client: mem.client, bankId: bank, retain: 'user' }),
+    model,
+    middleware: mnemosMemory({ client: mem.client, bankId: bank, retain: 'user' }),
   });
   mem.say('I do not know yet.');
   await generateText({ model: memoryModel, prompt: 'Where does Dana live?' });
-  assert.deepEqual(agentRequests(mem.llm)[0]!.map((m) => m.role), ['user']);
+  assert.deepEqual(
+    agentRequests(mem.llm)[0]!.map((m) => m.role),
+    ['user'],
+  );
   const stored = await mem.client.listMemories(bank);
-  assert.deepEqual(stored.items.map((m) => m.text), ['User: Where does Dana live?']);
+  assert.deepEqual(
+    stored.items.map((m) => m.text),
+    ['User: Where does Dana live?'],
+  );
 });
 
 test('in a tool loop every step sees the memories, and the question and final answer are stored once', async () => {
@@ -126,7 +138,9 @@ test('in a tool loop every step sees the memories, and the question and final an
   }
   const texts = (await mem.client.listMemories(bank)).items.map((m) => m.text).sort();
   assert.deepEqual(texts, [
-    'Assistant: Good luck with the half marathon.', 'Lena is training for a half marathon.', 'Lena runs every Tuesday.',
+    'Assistant: Good luck with the half marathon.',
+    'Lena is training for a half marathon.',
+    'Lena runs every Tuesday.',
     `User: ${question}`,
   ]);
 });
@@ -135,19 +149,23 @@ test('the middleware puts at most 1024 tokens of memories into a prompt unless r
   const bank = 'ai-budget';
   const words = 'tomatoes basil compost watering seedlings mulch trellis harvest pruning soil'.split(' ');
   // Eight memories of about 1,100 characters (one chunk each) and 150-200 tokens: 1,200 tokens or more in all.
-  const notes = Array.from({ length: 8 }, (_, n) =>
-    `Kai's garden note ${n + 1}: ${Array.from({ length: 140 }, (_, i) => words[(i + n) % words.length]).join(' ')}.`);
+  const notes = Array.from(
+    { length: 8 },
+    (_, n) =>
+      `Kai's garden note ${n + 1}: ${Array.from({ length: 140 }, (_, i) => words[(i + n) % words.length]).join(' ')}.`,
+  );
   await mem.client.retainBatch(bank, notes);
   const memoryLines = async (recall?: { max_tokens: number }) => {
     mem.llm.calls.length = 0;
     const memoryModel = wrapLanguageModel({
-      model, middleware: mnemosMemory({ client: mem.client, bankId: bank, retain: 'none', recall }),
+      model,
+      middleware: mnemosMemory({ client: mem.client, bankId: bank, retain: 'none', recall }),
     });
     mem.say('Noted.');
     await generateText({ model: memoryModel, prompt: "What are Kai's garden notes about?" });
     const block = agentRequests(mem.llm)[0]!.find((m) => m.role === 'system');
     const content: unknown = block?.content;
-    return (typeof content === 'string' ? content : '').split('\n').filter((line) => line.startsWith("- [")).length;
+    return (typeof content === 'string' ? content : '').split('\n').filter((line) => line.startsWith('- [')).length;
   };
   const byDefault = await memoryLines();
   assert.ok(byDefault >= 1 && byDefault <= 6, `${byDefault} memories in the prompt`);
@@ -157,7 +175,8 @@ test('the middleware puts at most 1024 tokens of memories into a prompt unless r
 test('the middleware stores a streamed answer once the stream ends', async () => {
   const bank = 'ai-stream';
   const memoryModel = wrapLanguageModel({
-    model, middleware: [mnemosMemory({ client: mem.client, bankId: bank }), simulateStreamingMiddleware()],
+    model,
+    middleware: [mnemosMemory({ client: mem.client, bankId: bank }), simulateStreamingMiddleware()],
   });
   mem.say('Streaming answers are remembered too.');
   const result = streamText({ model: memoryModel, prompt: 'Do you remember streamed answers?' });
@@ -170,8 +189,10 @@ test('the middleware stores a streamed answer once the stream ends', async () =>
 
 test('an unreachable memory fails the call, unless onError takes the failure and the call goes on', async () => {
   const failing = wrapLanguageModel({ model, middleware: mnemosMemory({ client: unreachableClient(), bankId: 'x' }) });
-  await assert.rejects(generateText({ model: failing, prompt: 'Hello?', maxRetries: 0 }), (error: unknown) =>
-    error instanceof MnemosError && error.code === 'connection_error');
+  await assert.rejects(
+    generateText({ model: failing, prompt: 'Hello?', maxRetries: 0 }),
+    (error: unknown) => error instanceof MnemosError && error.code === 'connection_error',
+  );
   assert.equal(agentRequests(mem.llm).length, 0, 'the model is not called when recall fails');
 
   const phases: string[] = [];

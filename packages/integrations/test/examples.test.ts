@@ -27,7 +27,10 @@ async function runExample(file: string): Promise<string> {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
-      MNEMOS_URL: mem.engine.url, OPENAI_BASE_URL: mem.llm.openaiBaseUrl, OPENAI_API_KEY: 'x', MODEL: 'fake',
+      MNEMOS_URL: mem.engine.url,
+      OPENAI_BASE_URL: mem.llm.openaiBaseUrl,
+      OPENAI_API_KEY: 'x',
+      MODEL: 'fake',
     },
   });
   return stdout;

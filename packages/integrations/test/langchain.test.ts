@@ -34,7 +34,9 @@ test('the retriever answers the recalled memories as Documents, best first, with
 
 test('the retriever passes its recall settings on, and works inside a LangChain pipeline', async () => {
   const retriever = new MnemosRetriever({
-    client: mem.client, bankId: 'lc-retriever', recall: { tags: ['work'], tags_match: 'any_strict' },
+    client: mem.client,
+    bankId: 'lc-retriever',
+    recall: { tags: ['work'], tags_match: 'any_strict' },
   });
   const texts = RunnableLambda.from((docs: Array<{ pageContent: string }>) => docs.map((d) => d.pageContent));
   const chain = retriever.pipe(texts);
@@ -53,10 +55,19 @@ test('the chat history stores messages in order, per session, and reads them bac
   await first.addAIMessage('Osaka is lovely.');
 
   const messages = await first.getMessages();
-  assert.deepEqual(messages.map((m) => [m.type, m.text]), [
-    ['human', 'Hi, I am Hana.'], ['ai', 'Hello Hana!'], ['human', 'I live in Osaka.'], ['ai', 'Osaka is lovely.'],
-  ]);
-  assert.deepEqual((await second.getMessages()).map((m) => m.text), ['A different conversation.']);
+  assert.deepEqual(
+    messages.map((m) => [m.type, m.text]),
+    [
+      ['human', 'Hi, I am Hana.'],
+      ['ai', 'Hello Hana!'],
+      ['human', 'I live in Osaka.'],
+      ['ai', 'Osaka is lovely.'],
+    ],
+  );
+  assert.deepEqual(
+    (await second.getMessages()).map((m) => m.text),
+    ['A different conversation.'],
+  );
 
   // The conversation is memory too: recall finds it, labelled with the speaker.
   const recalled = await mem.client.recall(bank, 'Where does Hana live?');
@@ -90,15 +101,18 @@ test('RunnableWithMessageHistory reads the history before each run and stores bo
   assert.equal(second.text, 'Answer 2 to: And how do I use it?');
   assert.deepEqual(seen, [0, 2]);
   const stored = new MnemosChatMessageHistory({ client: mem.client, bankId: 'lc-runnable', sessionId: 'ivy' });
-  assert.deepEqual((await stored.getMessages()).map((m) => m.text), [
-    'What is Mnemos?', 'Answer 1 to: What is Mnemos?', 'And how do I use it?', 'Answer 2 to: And how do I use it?',
-  ]);
+  assert.deepEqual(
+    (await stored.getMessages()).map((m) => m.text),
+    ['What is Mnemos?', 'Answer 1 to: What is Mnemos?', 'And how do I use it?', 'Answer 2 to: And how do I use it?'],
+  );
 });
 
 test('the chat history refuses what it cannot store, with a message that says why', async () => {
   const history = new MnemosChatMessageHistory({ client: mem.client, bankId: 'lc-refuse', sessionId: 's' });
-  await assert.rejects(history.addMessage(new ToolMessage({ content: '42', tool_call_id: 'c1' })),
-    /stores human and AI messages; a "tool" message cannot be stored/);
+  await assert.rejects(
+    history.addMessage(new ToolMessage({ content: '42', tool_call_id: 'c1' })),
+    /stores human and AI messages; a "tool" message cannot be stored/,
+  );
   assert.deepEqual(await history.getMessages(), [], 'nothing was stored');
   assert.throws(() => new MnemosChatMessageHistory({ client: mem.client, bankId: 'b', sessionId: '' }), /"sessionId"/);
 });

@@ -42,7 +42,10 @@ test('the tools reach the model with their schemas, and retain then recall round
   assert.equal(stored.finalOutput, 'I will remember that.');
   type OfferedTool = { function: { name: string; parameters: { required?: string[] } } };
   const offered = (mem.llm.calls[0]!.body['tools'] ?? []) as OfferedTool[];
-  assert.deepEqual(offered.map((t) => t.function.name), ['retain', 'recall', 'reflect']);
+  assert.deepEqual(
+    offered.map((t) => t.function.name),
+    ['retain', 'recall', 'reflect'],
+  );
   assert.ok(offered[1]!.function.parameters.required?.includes('query'));
   const { memory_ids } = JSON.parse(toolAnswer(1)) as { memory_ids: string[] };
   assert.equal((await mem.client.getMemory(bank, memory_ids[0]!)).text, 'Erin is moving to Lisbon in March.');
@@ -53,10 +56,13 @@ test('the tools reach the model with their schemas, and retain then recall round
   const answered = await runner.run(agent, 'Where am I moving?');
   assert.equal(answered.finalOutput, 'Lisbon.');
   const recalled = JSON.parse(toolAnswer(1)) as { memories: Array<{ id: string; text: string }> };
-  assert.deepEqual(recalled.memories.map((m) => m.id), memory_ids);
+  assert.deepEqual(
+    recalled.memories.map((m) => m.id),
+    memory_ids,
+  );
 });
 
-test('the reflect tool gives the agent the engine\'s answer and its citations', async () => {
+test("the reflect tool gives the agent the engine's answer and its citations", async () => {
   const bank = 'agents-reflect';
   const { memory_ids } = await mem.client.retain(bank, 'Farid drives an electric bicycle to work.');
   mem.callTool('reflect', { question: 'How does Farid get to work?' });

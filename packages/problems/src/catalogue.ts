@@ -32,8 +32,7 @@ export const CATALOGUE = {
       queryWithoutWords: () => 'The query has no letters or digits; ask a question in words.',
       unknownMemoryType: (p: { type: string; allowed: readonly string[] }) =>
         `Unknown memory type ${JSON.stringify(p.type)}; use one of ${p.allowed.join(', ')}.`,
-      retainWithoutContent: () =>
-        'The request body needs `content` (one memory) or `items` (a list of {content}).',
+      retainWithoutContent: () => 'The request body needs `content` (one memory) or `items` (a list of {content}).',
       emptyText: () => 'text must not be empty.',
       nothingToChange: () =>
         'Nothing to change: send at least one of text, context, tags, metadata, state, occurred_at.',
@@ -101,8 +100,7 @@ export const CATALOGUE = {
   bank_not_found: {
     status: 404,
     messages: {
-      notYetWritten: (p: { bankId: string }) =>
-        `Bank "${p.bankId}" does not exist; retain into it or PUT it first.`,
+      notYetWritten: (p: { bankId: string }) => `Bank "${p.bankId}" does not exist; retain into it or PUT it first.`,
       notCreated: (p: { bankId: string }) => `Bank "${p.bankId}" does not exist; create it with PUT first.`,
     },
   },
@@ -135,8 +133,7 @@ export const CATALOGUE = {
   not_acceptable: {
     status: 406,
     messages: {
-      mcpAccept: () =>
-        'MCP clients must send Accept: application/json, text/event-stream (streamable HTTP transport).',
+      mcpAccept: () => 'MCP clients must send Accept: application/json, text/event-stream (streamable HTTP transport).',
     },
   },
   request_timeout: { status: 408, messages: { stated } },

@@ -1,5 +1,12 @@
 import { STATUS_CODES } from 'node:http';
-import { messageOf, paramCountOf, statusOf, type MessageName, type MessageParams, type ProblemCode } from './catalogue.js';
+import {
+  messageOf,
+  paramCountOf,
+  statusOf,
+  type MessageName,
+  type MessageParams,
+  type ProblemCode,
+} from './catalogue.js';
 
 /** Where the `type` URI of every problem points: the code is its last path segment. */
 export const PROBLEM_TYPE_BASE = 'https://mnemos.dev/problems/';
@@ -38,7 +45,11 @@ export class Problem extends Error {
   readonly headers: Record<string, string> | undefined;
   readonly extra: Record<string, unknown>;
 
-  constructor(readonly code: ProblemCode, readonly detail: string, options: ProblemOptions = {}) {
+  constructor(
+    readonly code: ProblemCode,
+    readonly detail: string,
+    options: ProblemOptions = {},
+  ) {
     super(detail);
     this.name = 'Problem';
     this.status = options.status ?? statusOf(code);

@@ -28,9 +28,16 @@ describe('the catalogue', () => {
 
   it('holds the gateway codes with the statuses the gateway answers', () => {
     const gateway: Array<[ProblemCode, number]> = [
-      ['forbidden', 403], ['insufficient_scope', 403], ['rate_limited', 429], ['quota_exceeded', 429],
-      ['account_exists', 409], ['engine_unavailable', 503], ['engine_error', 502], ['database_unavailable', 503],
-      ['starting', 503], ['engine_timeout', 504],
+      ['forbidden', 403],
+      ['insufficient_scope', 403],
+      ['rate_limited', 429],
+      ['quota_exceeded', 429],
+      ['account_exists', 409],
+      ['engine_unavailable', 503],
+      ['engine_error', 502],
+      ['database_unavailable', 503],
+      ['starting', 503],
+      ['engine_timeout', 504],
     ];
     for (const [code, status] of gateway) assert.equal(CATALOGUE[code].status, status, code);
   });
@@ -38,9 +45,14 @@ describe('the catalogue', () => {
 
 describe('problem', () => {
   it('builds the RFC 9457 document with the code as the last segment of its type', () => {
-    const p = problem('llm_unavailable', 'unavailable', { reason: 'Connection refused.' }, {
-      headers: { 'retry-after': '5' },
-    });
+    const p = problem(
+      'llm_unavailable',
+      'unavailable',
+      { reason: 'Connection refused.' },
+      {
+        headers: { 'retry-after': '5' },
+      },
+    );
     assert.ok(p instanceof Problem && p instanceof Error);
     assert.deepEqual(p.document(), {
       type: 'https://mnemos.dev/problems/llm_unavailable',

@@ -47,7 +47,7 @@ export function Layout({ project, children }: { project?: string; children: Comp
             <select
               value={project ?? ''}
               onChange={(e) => {
-                const id = (e.currentTarget).value;
+                const id = e.currentTarget.value;
                 location.route(id === '' ? paths.projects : paths.project(id, 'connect'));
               }}
             >

@@ -26,7 +26,7 @@ export function ScopePicker({ idPrefix, scopes, chosen, onChange, error }: Scope
               checked={chosen.includes(scope.name)}
               aria-describedby={`${id}-desc`}
               onChange={(e) => {
-                const on = (e.currentTarget).checked;
+                const on = e.currentTarget.checked;
                 onChange(on ? [...chosen, scope.name] : chosen.filter((s) => s !== scope.name));
               }}
             />

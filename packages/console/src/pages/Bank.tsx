@@ -166,12 +166,7 @@ export function Bank({ project, bank }: { project: string; bank: string }) {
           Every memory of <strong>{bank}</strong> and everything derived from it is deleted. This cannot be undone.
         </p>
         <label for="erase-confirm">Type the bank id to confirm</label>
-        <input
-          id="erase-confirm"
-          value={typed}
-          autoComplete="off"
-          onInput={(e) => setTyped((e.currentTarget).value)}
-        />
+        <input id="erase-confirm" value={typed} autoComplete="off" onInput={(e) => setTyped(e.currentTarget.value)} />
       </ConfirmDialog>
     </Page>
   );

@@ -33,12 +33,7 @@ export function Banks({ project }: { project: string }) {
         }}
       >
         <label for="bank-search">Search banks</label>
-        <input
-          id="bank-search"
-          type="search"
-          value={search}
-          onInput={(e) => setSearch((e.currentTarget).value)}
-        />
+        <input id="bank-search" type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
         <button type="submit">Search</button>
       </form>
       <ErrorNotice error={banks.error} />

@@ -64,11 +64,7 @@ function Consent({ uid, interaction }: { uid: string; interaction: Interaction }
       ) : (
         <div class="field">
           <label for="consent-project">Project</label>
-          <select
-            id="consent-project"
-            value={chosen}
-            onChange={(e) => setProject((e.currentTarget).value)}
-          >
+          <select id="consent-project" value={chosen} onChange={(e) => setProject(e.currentTarget.value)}>
             {offered.map((p) => (
               <option key={p.id} value={p.id}>
                 {p.name}

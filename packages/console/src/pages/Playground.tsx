@@ -149,11 +149,7 @@ function RecallForm({ project, bank }: Props) {
       />
       <div class="field">
         <label for="recall-budget">Budget</label>
-        <select
-          id="recall-budget"
-          value={budget}
-          onChange={(e) => setBudget((e.currentTarget).value)}
-        >
+        <select id="recall-budget" value={budget} onChange={(e) => setBudget(e.currentTarget.value)}>
           <option value="low">low</option>
           <option value="mid">mid</option>
           <option value="high">high</option>
@@ -173,7 +169,7 @@ function RecallForm({ project, bank }: Props) {
           type="checkbox"
           id="recall-org"
           checked={includeOrg}
-          onChange={(e) => setIncludeOrg((e.currentTarget).checked)}
+          onChange={(e) => setIncludeOrg(e.currentTarget.checked)}
         />
         <label for="recall-org">Include the space's org memory</label>
       </div>

@@ -122,17 +122,22 @@ export async function patchBank(
 function bankParams(tenant: string, bankId: string, c: BankChanges): SqlParam[] {
   const disposition = { ...DEFAULT_DISPOSITION, ...(c.disposition ?? {}) };
   return [
-    tenant, bankId, c.name ?? null, c.mission ?? null, JSON.stringify(disposition), c.space ?? null,
+    tenant,
+    bankId,
+    c.name ?? null,
+    c.mission ?? null,
+    JSON.stringify(disposition),
+    c.space ?? null,
     JSON.stringify(c.disposition ?? {}),
   ];
 }
 
 /** Erases the bank and everything derived from it. Answers how many memories went. */
 export async function deleteBank(db: Queryable, tenant: string, bankId: string): Promise<number> {
-  const gone = await db.query<{ id: string }>(
-    'DELETE FROM memories WHERE tenant = $1 AND bank_id = $2 RETURNING id',
-    [tenant, bankId],
-  );
+  const gone = await db.query<{ id: string }>('DELETE FROM memories WHERE tenant = $1 AND bank_id = $2 RETURNING id', [
+    tenant,
+    bankId,
+  ]);
   await db.query('DELETE FROM banks WHERE tenant = $1 AND bank_id = $2', [tenant, bankId]);
   return gone.length;
 }
@@ -159,7 +164,13 @@ export async function listBanks(
   return { banks: rows.map(toBank), total: Number(count?.n ?? 0) };
 }
 
-export async function addBankUsage(db: Queryable, tenant: string, bankId: string, input: number, output: number): Promise<void> {
+export async function addBankUsage(
+  db: Queryable,
+  tenant: string,
+  bankId: string,
+  input: number,
+  output: number,
+): Promise<void> {
   await db.query(
     'UPDATE banks SET tokens_input = tokens_input + $3, tokens_output = tokens_output + $4 WHERE tenant = $1 AND bank_id = $2',
     [tenant, bankId, input, output],

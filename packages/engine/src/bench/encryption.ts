@@ -18,7 +18,6 @@ import { percentile } from './stats.js';
  *   (or, after `tsc -b`: node packages/engine/dist/bench/encryption.js)
  */
 
-
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);
   const v = i >= 0 ? Number(process.argv[i + 1]) : NaN;
@@ -27,12 +26,25 @@ function arg(name: string, fallback: number): number {
 
 const PEOPLE = ['Alice', 'Bob', 'Carol', 'Dave', 'Erin', 'Frank', 'Grace', 'Heidi', 'Ivan', 'Judy'];
 const VERBS = ['likes', 'visited', 'is learning', 'bought', 'fixed', 'wrote about', 'is planning', 'recommended'];
-const THINGS = ['sourdough bread', 'the Berlin marathon', 'Rust programming', 'a vintage bicycle', 'the garden fence',
-  'jazz records', 'a trip to Lisbon', 'the quarterly budget', 'green tea', 'a chess opening', 'the team offsite', 'kayaking'];
+const THINGS = [
+  'sourdough bread',
+  'the Berlin marathon',
+  'Rust programming',
+  'a vintage bicycle',
+  'the garden fence',
+  'jazz records',
+  'a trip to Lisbon',
+  'the quarterly budget',
+  'green tea',
+  'a chess opening',
+  'the team offsite',
+  'kayaking',
+];
 const WHEN = ['last week', 'on Sunday', 'every morning', 'in March', 'after work', 'since 2019', 'twice a month'];
 
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
-const memoryText = (r: () => number, i: number) => `${pick(r, PEOPLE)} ${pick(r, VERBS)} ${pick(r, THINGS)} ${pick(r, WHEN)} (note ${i}).`;
+const memoryText = (r: () => number, i: number) =>
+  `${pick(r, PEOPLE)} ${pick(r, VERBS)} ${pick(r, THINGS)} ${pick(r, WHEN)} (note ${i}).`;
 const queryText = (r: () => number) => `What does ${pick(r, PEOPLE)} think about ${pick(r, THINGS)}?`;
 
 async function main(): Promise<void> {
@@ -41,12 +53,18 @@ async function main(): Promise<void> {
   const model = testModelDir();
   const homes = [mkdtempSync(join(tmpdir(), 'mnemos-bench-plain-')), mkdtempSync(join(tmpdir(), 'mnemos-bench-enc-'))];
   const env = (home: string, extra: Record<string, string> = {}) => ({
-    MNEMOS_HOME: home, MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: model, MNEMOS_API_PORT: '0', MNEMOS_API_HOST: '127.0.0.1',
-    MNEMOS_API_LOG_LEVEL: 'silent', ...extra,
+    MNEMOS_HOME: home,
+    MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: model,
+    MNEMOS_API_PORT: '0',
+    MNEMOS_API_HOST: '127.0.0.1',
+    MNEMOS_API_LOG_LEVEL: 'silent',
+    ...extra,
   });
   const engines: RunningEngine[] = [
     await startEngine({ env: env(homes[0]!) }),
-    await startEngine({ env: env(homes[1]!, { MNEMOS_API_ENCRYPTION_MASTER_KEY: Buffer.alloc(32, 42).toString('base64') }) }),
+    await startEngine({
+      env: env(homes[1]!, { MNEMOS_API_ENCRYPTION_MASTER_KEY: Buffer.alloc(32, 42).toString('base64') }),
+    }),
   ];
   try {
     const r = rng(7);
@@ -54,7 +72,13 @@ async function main(): Promise<void> {
     const retainSeconds = [0, 0];
     for (let start = 0; start < texts.length; start += 32) {
       const items: RetainItem[] = texts.slice(start, start + 32).map((content) => ({
-        content, timestamp: undefined, context: 'bench', metadata: { source: 'bench' }, tags: undefined, documentId: undefined, entities: undefined,
+        content,
+        timestamp: undefined,
+        context: 'bench',
+        metadata: { source: 'bench' },
+        tags: undefined,
+        documentId: undefined,
+        entities: undefined,
       }));
       // Alternate which engine goes first so neither always runs on a warmer cache.
       const order = (start / 32) % 2 === 0 ? [0, 1] : [1, 0];
@@ -69,8 +93,18 @@ async function main(): Promise<void> {
     const qs = Array.from({ length: queries }, () => queryText(r));
     const latencies: number[][] = [[], []];
     const request = (query: string): RecallQuery => ({
-      tenant: 'default', bankId: 'bench', space: 'default', query, maxTokens: 4096, budget: 'mid', includeOrg: false,
-      types: undefined, tags: undefined, tagsMatch: 'any', queryTimestamp: new Date(), trace: false,
+      tenant: 'default',
+      bankId: 'bench',
+      space: 'default',
+      query,
+      maxTokens: 4096,
+      budget: 'mid',
+      includeOrg: false,
+      types: undefined,
+      tags: undefined,
+      tagsMatch: 'any',
+      queryTimestamp: new Date(),
+      trace: false,
     });
     for (const [i, q] of [...qs.slice(0, 20), ...qs].entries()) {
       const order = i % 2 === 0 ? [0, 1] : [1, 0];
@@ -85,9 +119,20 @@ async function main(): Promise<void> {
     const [plainP50, encP50] = latencies.map((l) => percentile(l, 50)) as [number, number];
     const [plainP95, encP95] = latencies.map((l) => percentile(l, 95)) as [number, number];
     const report = {
-      memories, queries,
-      retain_per_second: { plaintext: round(plainRate), encrypted: round(encRate), ratio: round(encRate / plainRate, 3), bar: '>= 0.85' },
-      recall_p50_ms: { plaintext: round(plainP50, 2), encrypted: round(encP50, 2), ratio: round(encP50 / plainP50, 3), bar: '<= 1.15' },
+      memories,
+      queries,
+      retain_per_second: {
+        plaintext: round(plainRate),
+        encrypted: round(encRate),
+        ratio: round(encRate / plainRate, 3),
+        bar: '>= 0.85',
+      },
+      recall_p50_ms: {
+        plaintext: round(plainP50, 2),
+        encrypted: round(encP50, 2),
+        ratio: round(encP50 / plainP50, 3),
+        bar: '<= 1.15',
+      },
       recall_p95_ms: { plaintext: round(plainP95, 2), encrypted: round(encP95, 2) },
     };
     console.log(JSON.stringify(report, null, 2));

@@ -65,8 +65,18 @@ interface Phase {
  * flight all along) and tail (from the last call's start until the queue is empty), with the mean calls in flight of
  * each phase, computed from the server's own start/end times of every call.
  */
-function profile(calls: ReadonlyArray<{ start: number; end: number }>, t0: number, drained: number, concurrency: number) {
-  const events = calls.flatMap((c) => [{ at: c.start, d: 1 }, { at: c.end, d: -1 }]).sort((a, b) => a.at - b.at || a.d - b.d);
+function profile(
+  calls: ReadonlyArray<{ start: number; end: number }>,
+  t0: number,
+  drained: number,
+  concurrency: number,
+) {
+  const events = calls
+    .flatMap((c) => [
+      { at: c.start, d: 1 },
+      { at: c.end, d: -1 },
+    ])
+    .sort((a, b) => a.at - b.at || a.d - b.d);
   /** Mean in flight over [from, to). */
   const mean = (from: number, to: number): number => {
     if (to <= from) return 0;
@@ -103,21 +113,34 @@ function profile(calls: ReadonlyArray<{ start: number; end: number }>, t0: numbe
     tail: phase(lastStart, drained),
     overall: phase(t0, drained),
     /** Calls started per second during the steady state. */
-    steadyRate: (calls.filter((c) => c.start >= steadyFrom && c.start < lastStart).length / Math.max(1, lastStart - steadyFrom)) * 1000,
+    steadyRate:
+      (calls.filter((c) => c.start >= steadyFrom && c.start < lastStart).length / Math.max(1, lastStart - steadyFrom)) *
+      1000,
   };
 }
 
 async function open(extra: Record<string, string>): Promise<{ running: RunningEngine; home: string }> {
   const home = mkdtempSync(join(tmpdir(), 'mnemos-bench-llm-'));
   const running = await startEngine({
-    env: { MNEMOS_HOME: home, MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: model, MNEMOS_API_PORT: '0', MNEMOS_API_HOST: '127.0.0.1', MNEMOS_API_LOG_LEVEL: 'silent', ...extra },
+    env: {
+      MNEMOS_HOME: home,
+      MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: model,
+      MNEMOS_API_PORT: '0',
+      MNEMOS_API_HOST: '127.0.0.1',
+      MNEMOS_API_LOG_LEVEL: 'silent',
+      ...extra,
+    },
   });
   return { running, home };
 }
 
 async function retainOne(url: string, bank: string, content: string): Promise<number> {
   const started = performance.now();
-  const r = await fetch(`${url}/v1/default/banks/${bank}/memories`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content }) });
+  const r = await fetch(`${url}/v1/default/banks/${bank}/memories`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ content }),
+  });
   await r.arrayBuffer();
   if (r.status !== 200) throw new Error(`retain answered ${r.status}`);
   return performance.now() - started;
@@ -127,7 +150,10 @@ async function main() {
   const fake = await fakeLlm();
   const plain = await open({});
   const llm = await open({
-    MNEMOS_API_LLM_PROVIDER: 'openai', MNEMOS_API_LLM_MODEL: 'fake', MNEMOS_API_LLM_API_KEY: 'k', MNEMOS_API_LLM_BASE_URL: fake.url,
+    MNEMOS_API_LLM_PROVIDER: 'openai',
+    MNEMOS_API_LLM_MODEL: 'fake',
+    MNEMOS_API_LLM_API_KEY: 'k',
+    MNEMOS_API_LLM_BASE_URL: fake.url,
     MNEMOS_API_LLM_CONCURRENCY: String(CONCURRENCY),
   });
   try {
@@ -146,15 +172,26 @@ async function main() {
     }
     // Let the latency run's extraction drain before measuring throughput.
     const db = llm.running.engine.db;
-    const pending = async () => Number((await db.query<{ n: string | number }>(`SELECT count(*) AS n FROM jobs WHERE status IN ('queued', 'running')`))[0]?.n ?? 0);
+    const pending = async () =>
+      Number(
+        (
+          await db.query<{ n: string | number }>(`SELECT count(*) AS n FROM jobs WHERE status IN ('queued', 'running')`)
+        )[0]?.n ?? 0,
+      );
     while ((await pending()) > 0) await new Promise((r) => setTimeout(r, 100));
 
     // (1) Throughput: enqueue MEMORIES extractions at once (one batch retain), time until the queue is empty.
-    const items = Array.from({ length: MEMORIES }, (_, i) => ({ content: `Throughput memory ${i}: Ada ${i} likes tea number ${i * 3}.` }));
+    const items = Array.from({ length: MEMORIES }, (_, i) => ({
+      content: `Throughput memory ${i}: Ada ${i} likes tea number ${i * 3}.`,
+    }));
     const loopDelay = monitorEventLoopDelay({ resolution: 5 });
     loopDelay.enable();
     const started = performance.now();
-    const r = await fetch(`${llm.running.url}/v1/default/banks/throughput/memories`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items }) });
+    const r = await fetch(`${llm.running.url}/v1/default/banks/throughput/memories`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ items }),
+    });
     await r.arrayBuffer();
     if (r.status !== 200) throw new Error(`batch retain answered ${r.status}`);
     const retained = performance.now() - started;
@@ -167,19 +204,36 @@ async function main() {
     if (calls.length !== MEMORIES) throw new Error(`expected ${MEMORIES} LLM calls, saw ${calls.length}`);
     const p = profile(calls, started, drained, CONCURRENCY);
     // For a closer look at the gaps: the calls' server-side [start, end] in ms since the enqueueing request.
-    if (process.env['MNEMOS_BENCH_DUMP_CALLS']) writeFileSync(process.env['MNEMOS_BENCH_DUMP_CALLS'], JSON.stringify(calls.map((c) => [c.start - started, c.end - started])));
+    if (process.env['MNEMOS_BENCH_DUMP_CALLS'])
+      writeFileSync(
+        process.env['MNEMOS_BENCH_DUMP_CALLS'],
+        JSON.stringify(calls.map((c) => [c.start - started, c.end - started])),
+      );
     const rate = MEMORIES / elapsed;
     const ideal = (CONCURRENCY * 1000) / DELAY_MS;
     const pct = (x: number) => `${((x / CONCURRENCY) * 100).toFixed(0)}%`;
 
     const p50a = percentile(without, 50);
     const p50b = percentile(withLlm, 50);
-    console.log(`extraction throughput (${MEMORIES} memories, ${DELAY_MS} ms/call, concurrency ${CONCURRENCY}), end to end: ${rate.toFixed(1)}/s of ideal ${ideal.toFixed(1)}/s (${((rate / ideal) * 100).toFixed(0)}%); mean calls in flight ${p.overall.inFlight.toFixed(2)} of ${CONCURRENCY} over ${ms(p.overall.ms)}`);
-    console.log(`  steady state: mean calls in flight ${p.steady.inFlight.toFixed(2)} of ${CONCURRENCY} (${pct(p.steady.inFlight)}) over ${ms(p.steady.ms)}; ${p.steadyRate.toFixed(1)} calls started/s of ideal ${ideal.toFixed(1)}/s`);
-    console.log(`  ramp-up: ${ms(p.ramp.ms)} (batch retain of ${MEMORIES} answered after ${ms(retained)}, first LLM call at ${ms(p.firstCall)}), mean in flight ${p.ramp.inFlight.toFixed(2)}`);
-    console.log(`  event loop delay (engine and bench share the process): p50 ${ms(loopDelay.percentile(50) / 1e6)}, p99 ${ms(loopDelay.percentile(99) / 1e6)}, max ${ms(loopDelay.max / 1e6)}`);
-    console.log(`  tail: ${ms(p.tail.ms)} from the last call's start until the queue is empty (one call is ${DELAY_MS} ms), mean in flight ${p.tail.inFlight.toFixed(2)}`);
-    if (!THROUGHPUT_ONLY) console.log(`single retain p50: without LLM ${ms(p50a)}, with LLM ${ms(p50b)} (ratio ${(p50b / p50a).toFixed(2)}); p95 ${ms(percentile(without, 95))} vs ${ms(percentile(withLlm, 95))}`);
+    console.log(
+      `extraction throughput (${MEMORIES} memories, ${DELAY_MS} ms/call, concurrency ${CONCURRENCY}), end to end: ${rate.toFixed(1)}/s of ideal ${ideal.toFixed(1)}/s (${((rate / ideal) * 100).toFixed(0)}%); mean calls in flight ${p.overall.inFlight.toFixed(2)} of ${CONCURRENCY} over ${ms(p.overall.ms)}`,
+    );
+    console.log(
+      `  steady state: mean calls in flight ${p.steady.inFlight.toFixed(2)} of ${CONCURRENCY} (${pct(p.steady.inFlight)}) over ${ms(p.steady.ms)}; ${p.steadyRate.toFixed(1)} calls started/s of ideal ${ideal.toFixed(1)}/s`,
+    );
+    console.log(
+      `  ramp-up: ${ms(p.ramp.ms)} (batch retain of ${MEMORIES} answered after ${ms(retained)}, first LLM call at ${ms(p.firstCall)}), mean in flight ${p.ramp.inFlight.toFixed(2)}`,
+    );
+    console.log(
+      `  event loop delay (engine and bench share the process): p50 ${ms(loopDelay.percentile(50) / 1e6)}, p99 ${ms(loopDelay.percentile(99) / 1e6)}, max ${ms(loopDelay.max / 1e6)}`,
+    );
+    console.log(
+      `  tail: ${ms(p.tail.ms)} from the last call's start until the queue is empty (one call is ${DELAY_MS} ms), mean in flight ${p.tail.inFlight.toFixed(2)}`,
+    );
+    if (!THROUGHPUT_ONLY)
+      console.log(
+        `single retain p50: without LLM ${ms(p50a)}, with LLM ${ms(p50b)} (ratio ${(p50b / p50a).toFixed(2)}); p95 ${ms(percentile(without, 95))} vs ${ms(percentile(withLlm, 95))}`,
+      );
   } finally {
     await llm.running.close();
     await plain.running.close();

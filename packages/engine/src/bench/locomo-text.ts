@@ -46,9 +46,17 @@ export function derivedMemory(turns: readonly string[], k: number): string {
 }
 
 /** Texts per second the model embeds `texts` at, in the given batches (one pass; lists of indices into `texts`). */
-export async function embedRate(model: Embedder, texts: readonly string[], batches: readonly number[][]): Promise<number> {
+export async function embedRate(
+  model: Embedder,
+  texts: readonly string[],
+  batches: readonly number[][],
+): Promise<number> {
   const started = performance.now();
-  for (const batch of batches) await model.embed(batch.map((i) => texts[i]!), 'document');
+  for (const batch of batches)
+    await model.embed(
+      batch.map((i) => texts[i]!),
+      'document',
+    );
   return texts.length / ((performance.now() - started) / 1000);
 }
 

@@ -25,7 +25,20 @@ import { testLocomoDir, testModelDir } from './test-assets.js';
 
 const KS = [5, 10, 20] as const;
 const CATEGORY_NAMES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
 
 export interface Turn {
   diaId: string;
@@ -100,7 +113,8 @@ export function loadConversation(file: string): Conversation {
       if (!isRecord(t) || typeof t.speaker !== 'string' || typeof t.text !== 'string' || typeof t.dia_id !== 'string') {
         throw new Error(`${file}: ${key}[${i}] is not a turn`);
       }
-      const caption = typeof t.blip_caption === 'string' && t.blip_caption.length > 0 ? ` [shares ${t.blip_caption}]` : '';
+      const caption =
+        typeof t.blip_caption === 'string' && t.blip_caption.length > 0 ? ` [shares ${t.blip_caption}]` : '';
       return { diaId: t.dia_id, content: `${t.speaker}: ${t.text}${caption}` };
     });
     sessions.push({ key, timestamp: parseSessionDate(date), turns });
@@ -192,7 +206,13 @@ async function retainConversation(client: HttpClient, bank: string, conv: Conver
   return stored;
 }
 
-async function recallOnce(client: HttpClient, bank: string, conv: Conversation, query: string, opts: Options): Promise<RecallReply> {
+async function recallOnce(
+  client: HttpClient,
+  bank: string,
+  conv: Conversation,
+  query: string,
+  opts: Options,
+): Promise<RecallReply> {
   const body: Record<string, unknown> = { query, query_timestamp: conv.queryTimestamp, max_tokens: opts.maxTokens };
   if (opts.budget !== undefined) body.budget = opts.budget;
   return parseRecallReply(await client.post(`/v1/default/banks/${encodeURIComponent(bank)}/memories/recall`, body));
@@ -223,7 +243,10 @@ function parseArgs(argv: string[]): Options {
         opts.dataDir = path.resolve(value());
         break;
       case '--conversations':
-        opts.conversations = value().split(',').map((s) => s.trim()).filter(Boolean);
+        opts.conversations = value()
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
         break;
       case '--budget': {
         const v = value();
@@ -252,7 +275,8 @@ function fmt(n: number): string {
 
 function summarise(rows: readonly QuestionResult[]): Record<number, number> {
   const out: Record<number, number> = {};
-  for (const k of KS) out[k] = rows.length === 0 ? Number.NaN : rows.reduce((s, r) => s + (r.recall[k] ?? 0), 0) / rows.length;
+  for (const k of KS)
+    out[k] = rows.length === 0 ? Number.NaN : rows.reduce((s, r) => s + (r.recall[k] ?? 0), 0) / rows.length;
   return out;
 }
 
@@ -265,13 +289,23 @@ export function report(results: readonly QuestionResult[], retainMs: number, mem
     lines.push(`| ${name} | ${rows.length} | ${KS.map((k) => fmt(s[k] ?? Number.NaN)).join(' | ')} |`);
   };
   row('all', results);
-  for (const c of [1, 2, 3, 4]) row(`${c} ${CATEGORY_NAMES[c] ?? ''}`, results.filter((r) => r.category === c));
-  for (const conv of [...new Set(results.map((r) => r.conversation))]) row(conv, results.filter((r) => r.conversation === conv));
+  for (const c of [1, 2, 3, 4])
+    row(
+      `${c} ${CATEGORY_NAMES[c] ?? ''}`,
+      results.filter((r) => r.category === c),
+    );
+  for (const conv of [...new Set(results.map((r) => r.conversation))])
+    row(
+      conv,
+      results.filter((r) => r.conversation === conv),
+    );
   const ms = results.map((r) => r.ms).sort((a, b) => a - b);
   const meanTokens = results.reduce((s, r) => s + r.tokens, 0) / Math.max(1, results.length);
   const meanResults = results.reduce((s, r) => s + r.results, 0) / Math.max(1, results.length);
   lines.push('');
-  lines.push(`recall latency (client, over HTTP): p50 ${fmt(percentile(ms, 50))} ms, p95 ${fmt(percentile(ms, 95))} ms`);
+  lines.push(
+    `recall latency (client, over HTTP): p50 ${fmt(percentile(ms, 50))} ms, p95 ${fmt(percentile(ms, 95))} ms`,
+  );
   lines.push(`returned per query: ${meanTokens.toFixed(0)} tokens, ${meanResults.toFixed(1)} results (mean)`);
   lines.push(`retained ${memories} memories in ${(retainMs / 1000).toFixed(1)} s`);
   return lines.join('\n');
@@ -329,14 +363,22 @@ async function main(): Promise<void> {
         const ms = performance.now() - t1;
         const recall: Record<number, number> = {};
         for (const k of KS) recall[k] = evidenceRecall(q.evidence, reply.diaIds, k);
-        results.push({ conversation: conv.name, category: q.category, recall, ms, tokens: reply.tokens, results: reply.diaIds.length });
+        results.push({
+          conversation: conv.name,
+          category: q.category,
+          recall,
+          ms,
+          tokens: reply.tokens,
+          results: reply.diaIds.length,
+        });
       }
       const s = summarise(results.filter((r) => r.conversation === conv.name));
       console.log(`  ${conv.name}: ${conv.questions.length} questions, recall@10 ${fmt(s[10] ?? Number.NaN)}`);
     }
   } finally {
     if (!opts.keep && !close) {
-      for (const bank of banks) await client.delete(`/v1/default/banks/${encodeURIComponent(bank)}`).catch(() => undefined);
+      for (const bank of banks)
+        await client.delete(`/v1/default/banks/${encodeURIComponent(bank)}`).catch(() => undefined);
     }
     if (close) await close();
     if (home) rmSync(home, { recursive: true, force: true });
@@ -354,7 +396,8 @@ async function main(): Promise<void> {
   }
 }
 
-const invokedDirectly = process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+const invokedDirectly =
+  process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
 if (invokedDirectly) {
   main().catch((error: unknown) => {
     console.error(error instanceof Error ? error.message : error);

@@ -28,7 +28,11 @@ const TURNS = 512;
 async function cost(embedder: Embedder, texts: readonly string[], batches: readonly number[][]) {
   const cpu = process.cpuUsage();
   const started = performance.now();
-  for (const batch of batches) await embedder.embed(batch.map((i) => texts[i]!), 'document');
+  for (const batch of batches)
+    await embedder.embed(
+      batch.map((i) => texts[i]!),
+      'document',
+    );
   const wall = (performance.now() - started) / texts.length;
   const used = process.cpuUsage(cpu);
   return { wall, cpu: (used.user + used.system) / 1000 / texts.length };
@@ -37,7 +41,9 @@ async function cost(embedder: Embedder, texts: readonly string[], batches: reado
 async function main() {
   const cacheDir = mkdtempSync(join(tmpdir(), 'mnemos-bench-model-'));
   console.log(`Local model cost per text (${model.split('/').pop()}, ${process.arch}, node ${process.version})\n`);
-  console.log(`${'precision'.padEnd(10)} ${'texts'.padEnd(9)} ${'batch'.padStart(5)} ${'wall ms/text'.padStart(13)} ${'CPU ms/text'.padStart(12)}`);
+  console.log(
+    `${'precision'.padEnd(10)} ${'texts'.padEnd(9)} ${'batch'.padStart(5)} ${'wall ms/text'.padStart(13)} ${'CPU ms/text'.padStart(12)}`,
+  );
   try {
     const turns = loadLocomoText().turns.slice(0, TURNS);
     for (const dtype of ['fp32', 'q8'] as const) {
@@ -50,11 +56,14 @@ async function main() {
           await embedder.embed(texts.slice(0, size), 'document');
           const cpu = process.cpuUsage();
           const started = performance.now();
-          for (let i = 0; i < TEXTS; i += size) await embedder.embed(texts.slice(i, i + size), kind === 'queries' ? 'query' : 'document');
+          for (let i = 0; i < TEXTS; i += size)
+            await embedder.embed(texts.slice(i, i + size), kind === 'queries' ? 'query' : 'document');
           const wall = (performance.now() - started) / TEXTS;
           const used = process.cpuUsage(cpu);
           const cpuPerText = (used.user + used.system) / 1000 / TEXTS;
-          console.log(`${dtype.padEnd(10)} ${kind.padEnd(9)} ${String(size).padStart(5)} ${wall.toFixed(2).padStart(13)} ${cpuPerText.toFixed(2).padStart(12)}`);
+          console.log(
+            `${dtype.padEnd(10)} ${kind.padEnd(9)} ${String(size).padStart(5)} ${wall.toFixed(2).padStart(13)} ${cpuPerText.toFixed(2).padStart(12)}`,
+          );
         }
       }
       const ways: Array<[string, number[][]]> = [
@@ -62,7 +71,10 @@ async function main() {
         [`<=${BATCH_TOKENS} tok`, batchesByLength(turns, BATCH_TOKENS)],
       ];
       for (const [name, batches] of ways) {
-        await embedder.embed(batches[0]!.map((i) => turns[i]!), 'document');
+        await embedder.embed(
+          batches[0]!.map((i) => turns[i]!),
+          'document',
+        );
         const { wall, cpu } = await cost(embedder, turns, batches);
         const figures = `${wall.toFixed(2).padStart(13)} ${cpu.toFixed(2).padStart(12)}`;
         console.log(`${dtype.padEnd(10)} ${'turns'.padEnd(9)} ${name.padStart(5)} ${figures}`);

@@ -22,7 +22,8 @@ import { ms, percentile } from './stats.js';
  */
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
 const BANK_SIZE = Number(args.get('memories') ?? 10_000);
 const MIXED_SECONDS = Number(args.get('mixed-seconds') ?? 60);
 const LARGE = Number(args.get('large') ?? 0);
@@ -46,7 +47,10 @@ function post(url: string, body: unknown): Promise<{ status: number; json: Recor
       res.on('error', reject);
       res.on('end', () => {
         try {
-          resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> });
+          resolve({
+            status: res.statusCode ?? 0,
+            json: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>,
+          });
         } catch (error) {
           reject(error instanceof Error ? error : new Error(String(error)));
         }
@@ -95,7 +99,12 @@ async function count(base: string, bank: string): Promise<number> {
 
 async function main() {
   const home = mkdtempSync(join(tmpdir(), 'mnemos-bench-'));
-  const engineEnv = { MNEMOS_HOME: home, MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: model, MNEMOS_API_PORT: '0', MNEMOS_API_HOST: '127.0.0.1' };
+  const engineEnv = {
+    MNEMOS_HOME: home,
+    MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: model,
+    MNEMOS_API_PORT: '0',
+    MNEMOS_API_HOST: '127.0.0.1',
+  };
   let engine = await spawnEngineProcess(engineEnv);
   // The floor: the engine's model, in its precision, embedding the query alone in this process while the engine is idle.
   const dtype = benchModelDtype();
@@ -104,7 +113,9 @@ async function main() {
   const locomo = loadLocomoText();
   const r = rng(42);
   let counter = 0;
-  console.log(`Mnemos engine benchmark (embedded PGlite, local ${model.split('/').pop()} ${dtype}, ${process.arch}, node ${process.version})\n`);
+  console.log(
+    `Mnemos engine benchmark (embedded PGlite, local ${model.split('/').pop()} ${dtype}, ${process.arch}, node ${process.version})\n`,
+  );
   try {
     // Warm up the model and the database.
     for (let i = 0; i < 20; i++) await post(`${base}/warm/memories`, { content: memoryText(r, counter++) });
@@ -238,9 +249,24 @@ async function main() {
     line('Mixed load: lost memories', `${lost} of ${retainedIds.length}`, '0', lost === 0);
     line('Mixed load: recall p95', ms(mixedP95), '<= 100 ms', mixedP95 <= 100);
     line('Mixed load: recalls served', String(mixedRecall.length), '', undefined);
-    line('Mixed load: requests/s', ((mixedRecall.length + retainedIds.length) / mixedSeconds).toFixed(0), '', undefined);
-    line('Mixed load: engine main thread busy', `${((100 * (cpuAfter.main - cpuBefore.main)) / mixedSeconds).toFixed(0)}%`, '', undefined);
-    line('Mixed load: engine other threads (model, database)', `${((cpuAfter.others - cpuBefore.others) / mixedSeconds).toFixed(2)} cores`, '', undefined);
+    line(
+      'Mixed load: requests/s',
+      ((mixedRecall.length + retainedIds.length) / mixedSeconds).toFixed(0),
+      '',
+      undefined,
+    );
+    line(
+      'Mixed load: engine main thread busy',
+      `${((100 * (cpuAfter.main - cpuBefore.main)) / mixedSeconds).toFixed(0)}%`,
+      '',
+      undefined,
+    );
+    line(
+      'Mixed load: engine other threads (model, database)',
+      `${((cpuAfter.others - cpuBefore.others) / mixedSeconds).toFixed(2)} cores`,
+      '',
+      undefined,
+    );
     line('Mixed load: machine idle (all cores)', `${(100 * idleShare).toFixed(0)}%`, '', undefined);
     // The CPU budget: engine and client share the machine, so requests/s can never pass the cores' milliseconds per
     // second divided by the CPU milliseconds one request costs them both (and closed-loop latency is 32 / requests/s).
@@ -249,7 +275,12 @@ async function main() {
     const clientMs = (clientCpu.user + clientCpu.system) / 1000 / requests;
     line('Mixed load: engine CPU per request', `${engineMs.toFixed(2)} ms`, '', undefined);
     line('Mixed load: bench client CPU per request', `${clientMs.toFixed(2)} ms`, '', undefined);
-    line(`Mixed load: CPU ceiling (${availableParallelism()} cores busy)`, `${((availableParallelism() * 1000) / (engineMs + clientMs)).toFixed(0)} requests/s`, '', undefined);
+    line(
+      `Mixed load: CPU ceiling (${availableParallelism()} cores busy)`,
+      `${((availableParallelism() * 1000) / (engineMs + clientMs)).toFixed(0)} requests/s`,
+      '',
+      undefined,
+    );
 
     line(`Engine RSS after ${counter} memories`, `${rssMiB(engine.child.pid).toFixed(0)} MiB`, '', undefined);
     if (LARGE > 0) {
@@ -271,7 +302,12 @@ async function main() {
       line(`Recall latency p50 (${total} memories)`, ms(percentile(largeRecall, 50)), '', undefined);
       const rss = rssMiB(engine.child.pid) / 1024;
       line(`Memory use, ${total} memories (RSS)`, `${rss.toFixed(2)} GiB`, '<= 1 GiB', rss <= 1);
-      line('Engine peak RSS since start (VmHWM)', `${(rssMiB(engine.child.pid, 'VmHWM') / 1024).toFixed(2)} GiB`, '', undefined);
+      line(
+        'Engine peak RSS since start (VmHWM)',
+        `${(rssMiB(engine.child.pid, 'VmHWM') / 1024).toFixed(2)} GiB`,
+        '',
+        undefined,
+      );
     }
 
     // Restart on the same data (the model is a local folder, so nothing downloads): time to ready, and memory once
@@ -289,7 +325,12 @@ async function main() {
     const rssAfter = rssMiB(engine.child.pid) / 1024;
     // The bar is for 100,000 memories (--large 100000); a smaller bank gets the figure without a verdict.
     const atBar = memories >= 100_000;
-    line(`Memory use after restart, ${memories} memories (RSS)`, `${rssAfter.toFixed(2)} GiB`, atBar ? '<= 1 GiB' : '', atBar ? rssAfter <= 1 : undefined);
+    line(
+      `Memory use after restart, ${memories} memories (RSS)`,
+      `${rssAfter.toFixed(2)} GiB`,
+      atBar ? '<= 1 GiB' : '',
+      atBar ? rssAfter <= 1 : undefined,
+    );
   } finally {
     agent.destroy();
     await floorModel.close();

@@ -1,10 +1,77 @@
 /** Deterministic synthetic memories and queries for benchmarks (no external data). */
 
-const PEOPLE = ['Alice', 'Bruno', 'Chen', 'Dara', 'Emeka', 'Farah', 'Goran', 'Hana', 'Ivan', 'Jia', 'Kofi', 'Lena', 'Mateo', 'Nadia', 'Omar', 'Priya'];
-const VERBS = ['visited', 'cooked', 'painted', 'repaired', 'studied', 'bought', 'sold', 'photographed', 'described', 'planned', 'cleaned', 'borrowed'];
-const THINGS = ['a red bicycle', 'the old lighthouse', 'a sourdough loaf', 'the garden shed', 'a jazz record', 'the mountain trail', 'a chess set', 'the harbour market', 'a wool sweater', 'the science museum', 'a paper kite', 'the village bakery', 'a violin', 'the rooftop terrace', 'a vintage camera', 'the river ferry'];
-const WHEN = ['on Monday', 'last weekend', 'in early spring', 'after work', 'during the holidays', 'before breakfast', 'at midnight', 'in the rain', 'with friends', 'for the first time'];
-const WHY = ['because it was on sale', 'to surprise a friend', 'for a school project', 'after reading about it', 'to relax', 'as a birthday gift', 'to learn something new', 'for the neighbours'];
+const PEOPLE = [
+  'Alice',
+  'Bruno',
+  'Chen',
+  'Dara',
+  'Emeka',
+  'Farah',
+  'Goran',
+  'Hana',
+  'Ivan',
+  'Jia',
+  'Kofi',
+  'Lena',
+  'Mateo',
+  'Nadia',
+  'Omar',
+  'Priya',
+];
+const VERBS = [
+  'visited',
+  'cooked',
+  'painted',
+  'repaired',
+  'studied',
+  'bought',
+  'sold',
+  'photographed',
+  'described',
+  'planned',
+  'cleaned',
+  'borrowed',
+];
+const THINGS = [
+  'a red bicycle',
+  'the old lighthouse',
+  'a sourdough loaf',
+  'the garden shed',
+  'a jazz record',
+  'the mountain trail',
+  'a chess set',
+  'the harbour market',
+  'a wool sweater',
+  'the science museum',
+  'a paper kite',
+  'the village bakery',
+  'a violin',
+  'the rooftop terrace',
+  'a vintage camera',
+  'the river ferry',
+];
+const WHEN = [
+  'on Monday',
+  'last weekend',
+  'in early spring',
+  'after work',
+  'during the holidays',
+  'before breakfast',
+  'at midnight',
+  'in the rain',
+  'with friends',
+  'for the first time',
+];
+const WHY = [
+  'because it was on sale',
+  'to surprise a friend',
+  'for a school project',
+  'after reading about it',
+  'to relax',
+  'as a birthday gift',
+  'to learn something new',
+  'for the neighbours',
+];
 
 export function rng(seed: number): () => number {
   let s = seed >>> 0;

@@ -12,7 +12,9 @@ export async function gateway(io: CliIo): Promise<number> {
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code !== 'ERR_MODULE_NOT_FOUND') throw error;
-    io.stderr('mnemos gateway: the gateway package (@mnemos/gateway, packages/gateway) is not installed here; install it, or run the engine alone with mnemos serve.\n');
+    io.stderr(
+      'mnemos gateway: the gateway package (@mnemos/gateway, packages/gateway) is not installed here; install it, or run the engine alone with mnemos serve.\n',
+    );
     return 1;
   }
   if (typeof mod.main !== 'function') {

@@ -14,7 +14,12 @@ export async function mcp(args: string[], io: CliIo): Promise<number> {
   try {
     ({ values } = parseArgs({
       args,
-      options: { url: { type: 'string' }, 'api-key': { type: 'string' }, tenant: { type: 'string' }, bank: { type: 'string' } },
+      options: {
+        url: { type: 'string' },
+        'api-key': { type: 'string' },
+        tenant: { type: 'string' },
+        bank: { type: 'string' },
+      },
       strict: true,
     }));
   } catch (error) {

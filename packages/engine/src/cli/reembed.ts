@@ -33,7 +33,8 @@ export async function reembedCommand(args: readonly string[], io: CliIo): Promis
       io.stdout(`[mnemos] the database already uses ${target}; nothing to re-embed.\n`);
       return 0;
     }
-    const unreadable = outcome.unreadable > 0 ? ` ${outcome.unreadable} memories failed to decrypt and have no vector.` : '';
+    const unreadable =
+      outcome.unreadable > 0 ? ` ${outcome.unreadable} memories failed to decrypt and have no vector.` : '';
     io.stdout(
       `[mnemos] re-embedded ${outcome.reembedded} memories from ${outcome.from?.model} to ${target}.${unreadable} ` +
         'Start the engine with these embedding settings.\n',
@@ -46,7 +47,8 @@ export async function reembedCommand(args: readonly string[], io: CliIo): Promis
 
 function parseBatchSize(args: readonly string[]): number {
   if (args.length === 0) return 64;
-  const value = args[0] === '--batch-size' ? args[1] : args[0]?.startsWith('--batch-size=') ? args[0].slice(13) : undefined;
+  const value =
+    args[0] === '--batch-size' ? args[1] : args[0]?.startsWith('--batch-size=') ? args[0].slice(13) : undefined;
   const n = Number(value);
   if (args.length > (args[0] === '--batch-size' ? 2 : 1) || !Number.isInteger(n) || n < 1 || n > 4096) {
     throw new UsageError('reembed takes one option, --batch-size <1..4096>');

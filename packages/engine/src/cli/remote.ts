@@ -17,10 +17,17 @@ export const REMOTE_COMMANDS = ['retain', 'recall', 'reflect', 'banks', 'memorie
 export type RemoteCommand = (typeof REMOTE_COMMANDS)[number];
 
 /** The client for MNEMOS_URL / MNEMOS_API_KEY, or --url / --api-key. */
-export function clientFrom(values: { url?: string | undefined; 'api-key'?: string | undefined; tenant?: string | undefined }, env: CliIo['env']): Mnemos {
+export function clientFrom(
+  values: { url?: string | undefined; 'api-key'?: string | undefined; tenant?: string | undefined },
+  env: CliIo['env'],
+): Mnemos {
   const baseUrl = values.url ?? env['MNEMOS_URL'] ?? 'http://localhost:8888';
   const apiKey = values['api-key'] ?? env['MNEMOS_API_KEY'];
-  return new Mnemos({ baseUrl, apiKey: apiKey === '' ? undefined : apiKey, tenant: values.tenant ?? env['MNEMOS_TENANT'] });
+  return new Mnemos({
+    baseUrl,
+    apiKey: apiKey === '' ? undefined : apiKey,
+    tenant: values.tenant ?? env['MNEMOS_TENANT'],
+  });
 }
 
 function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O) {
@@ -62,46 +69,82 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
     switch (command) {
       case 'retain': {
         const { values, positionals } = parse(args, {
-          space: { type: 'string' }, tag: { type: 'string', multiple: true }, context: { type: 'string' },
-          timestamp: { type: 'string' }, metadata: { type: 'string', multiple: true }, 'document-id': { type: 'string' },
+          space: { type: 'string' },
+          tag: { type: 'string', multiple: true },
+          context: { type: 'string' },
+          timestamp: { type: 'string' },
+          metadata: { type: 'string', multiple: true },
+          'document-id': { type: 'string' },
         });
         asJson = values.json === true;
         const [bank, ...words] = positionals;
         let content = words.join(' ');
         if (content === '' || content === '-') content = (await io.readStdin()).trim();
         const options: RetainOptions = {
-          space: values.space, tags: values.tag, context: values.context, timestamp: values.timestamp,
-          metadata: metadata(values.metadata), document_id: values['document-id'],
+          space: values.space,
+          tags: values.tag,
+          context: values.context,
+          timestamp: values.timestamp,
+          metadata: metadata(values.metadata),
+          document_id: values['document-id'],
         };
-        const out = await clientFrom(values, io.env).retain(need(bank, 'bank id: mnemos retain <bank> <text>'), need(content, 'text to retain (as arguments or on standard input)'), options);
+        const out = await clientFrom(values, io.env).retain(
+          need(bank, 'bank id: mnemos retain <bank> <text>'),
+          need(content, 'text to retain (as arguments or on standard input)'),
+          options,
+        );
         if (asJson) json(io, out);
-        else io.stdout(`Retained in bank ${out.bank_id}${values.space ? ` (space ${values.space})` : ''}: ${out.memory_ids.join(', ')}\n`);
+        else
+          io.stdout(
+            `Retained in bank ${out.bank_id}${values.space ? ` (space ${values.space})` : ''}: ${out.memory_ids.join(', ')}\n`,
+          );
         return 0;
       }
       case 'recall': {
         const { values, positionals } = parse(args, {
-          space: { type: 'string' }, budget: { type: 'string' }, 'max-tokens': { type: 'string' },
-          type: { type: 'string', multiple: true }, tag: { type: 'string', multiple: true }, 'include-org': { type: 'boolean' },
+          space: { type: 'string' },
+          budget: { type: 'string' },
+          'max-tokens': { type: 'string' },
+          type: { type: 'string', multiple: true },
+          tag: { type: 'string', multiple: true },
+          'include-org': { type: 'boolean' },
         });
         asJson = values.json === true;
         const [bank, ...words] = positionals;
         const budget = values.budget;
-        if (budget !== undefined && !['low', 'mid', 'high'].includes(budget)) throw new UsageError('--budget is low, mid or high');
+        if (budget !== undefined && !['low', 'mid', 'high'].includes(budget))
+          throw new UsageError('--budget is low, mid or high');
         const options: RecallOptions = {
-          space: values.space, budget: budget, max_tokens: int(values['max-tokens'], 'max-tokens'),
-          types: values.type, tags: values.tag, include_org: values['include-org'],
+          space: values.space,
+          budget: budget,
+          max_tokens: int(values['max-tokens'], 'max-tokens'),
+          types: values.type,
+          tags: values.tag,
+          include_org: values['include-org'],
         };
-        const out = await clientFrom(values, io.env).recall(need(bank, 'bank id: mnemos recall <bank> <query>'), need(words.join(' '), 'query'), options);
-        if (asJson) return json(io, out), 0;
+        const out = await clientFrom(values, io.env).recall(
+          need(bank, 'bank id: mnemos recall <bank> <query>'),
+          need(words.join(' '), 'query'),
+          options,
+        );
+        if (asJson) return (json(io, out), 0);
         if (out.results.length === 0) {
           io.stdout('No memories found.\n');
           return 0;
         }
-        io.stdout(table(
-          ['SCORE', 'TYPE', 'DATE', 'ID', 'TEXT'],
-          out.results.map((r) => [r.score.toFixed(3), r.org ? `${r.type} (org)` : r.type, shortDate(r.occurred_at ?? r.created_at), r.id.slice(0, 8), r.text]),
-          io.columns,
-        ));
+        io.stdout(
+          table(
+            ['SCORE', 'TYPE', 'DATE', 'ID', 'TEXT'],
+            out.results.map((r) => [
+              r.score.toFixed(3),
+              r.org ? `${r.type} (org)` : r.type,
+              shortDate(r.occurred_at ?? r.created_at),
+              r.id.slice(0, 8),
+              r.text,
+            ]),
+            io.columns,
+          ),
+        );
         return 0;
       }
       case 'reflect': {
@@ -109,42 +152,76 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
         asJson = values.json === true;
         const [bank, ...words] = positionals;
         const budget = values.budget;
-        if (budget !== undefined && !['low', 'mid', 'high'].includes(budget)) throw new UsageError('--budget is low, mid or high');
-        const out = await clientFrom(values, io.env).reflect(need(bank, 'bank id: mnemos reflect <bank> <query>'), need(words.join(' '), 'query'), {
-          space: values.space, budget: budget as RecallOptions['budget'],
-        });
-        if (asJson) return json(io, out), 0;
+        if (budget !== undefined && !['low', 'mid', 'high'].includes(budget))
+          throw new UsageError('--budget is low, mid or high');
+        const out = await clientFrom(values, io.env).reflect(
+          need(bank, 'bank id: mnemos reflect <bank> <query>'),
+          need(words.join(' '), 'query'),
+          {
+            space: values.space,
+            budget: budget as RecallOptions['budget'],
+          },
+        );
+        if (asJson) return (json(io, out), 0);
         io.stdout(`${out.text}\n`);
         if (out.citations.length > 0) io.stdout(`\nCitations: ${out.citations.join(', ')}\n`);
         return 0;
       }
       case 'banks': {
-        const { values, positionals } = parse(args, { q: { type: 'string' }, limit: { type: 'string' }, offset: { type: 'string' }, yes: { type: 'boolean' } });
+        const { values, positionals } = parse(args, {
+          q: { type: 'string' },
+          limit: { type: 'string' },
+          offset: { type: 'string' },
+          yes: { type: 'boolean' },
+        });
         asJson = values.json === true;
         const client = clientFrom(values, io.env);
         const [action = 'list', bank] = positionals;
         if (action === 'list') {
-          const out = await client.listBanks({ q: values.q, limit: int(values.limit, 'limit'), offset: int(values.offset, 'offset') });
-          if (asJson) return json(io, out), 0;
-          if (out.banks.length === 0) return io.stdout('No banks yet: mnemos retain <bank> <text> creates one.\n'), 0;
-          io.stdout(table(['BANK', 'MEMORIES', 'LAST WRITE', 'SPACE', 'NAME'], out.banks.map((b) => [b.bank_id, String(b.memory_count), shortDate(b.last_write_at), b.space, b.name]), io.columns));
-          if (out.total > out.offset + out.banks.length) io.stdout(`(${out.banks.length} of ${out.total}; --offset ${out.offset + out.banks.length} for more)\n`);
+          const out = await client.listBanks({
+            q: values.q,
+            limit: int(values.limit, 'limit'),
+            offset: int(values.offset, 'offset'),
+          });
+          if (asJson) return (json(io, out), 0);
+          if (out.banks.length === 0) return (io.stdout('No banks yet: mnemos retain <bank> <text> creates one.\n'), 0);
+          io.stdout(
+            table(
+              ['BANK', 'MEMORIES', 'LAST WRITE', 'SPACE', 'NAME'],
+              out.banks.map((b) => [b.bank_id, String(b.memory_count), shortDate(b.last_write_at), b.space, b.name]),
+              io.columns,
+            ),
+          );
+          if (out.total > out.offset + out.banks.length)
+            io.stdout(`(${out.banks.length} of ${out.total}; --offset ${out.offset + out.banks.length} for more)\n`);
           return 0;
         }
         if (action === 'get') {
           const out = await client.getBank(need(bank, 'bank id: mnemos banks get <bank>'));
-          if (asJson) return json(io, out), 0;
-          io.stdout(table(['FIELD', 'VALUE'], [
-            ['bank', out.bank_id], ['name', out.name], ['space', out.space], ['memories', String(out.memory_count)],
-            ['mission', out.mission], ['created', shortDate(out.created_at)], ['last write', shortDate(out.last_write_at)],
-          ], io.columns));
+          if (asJson) return (json(io, out), 0);
+          io.stdout(
+            table(
+              ['FIELD', 'VALUE'],
+              [
+                ['bank', out.bank_id],
+                ['name', out.name],
+                ['space', out.space],
+                ['memories', String(out.memory_count)],
+                ['mission', out.mission],
+                ['created', shortDate(out.created_at)],
+                ['last write', shortDate(out.last_write_at)],
+              ],
+              io.columns,
+            ),
+          );
           return 0;
         }
         if (action === 'delete') {
           const id = need(bank, 'bank id: mnemos banks delete <bank> --yes');
-          if (values.yes !== true) throw new UsageError(`deleting bank "${id}" erases all its memories; add --yes to confirm`);
+          if (values.yes !== true)
+            throw new UsageError(`deleting bank "${id}" erases all its memories; add --yes to confirm`);
           const out = await client.deleteBank(id);
-          if (asJson) return json(io, out), 0;
+          if (asJson) return (json(io, out), 0);
           io.stdout(`Deleted bank ${id} (${out.deleted_count} memories).\n`);
           return 0;
         }
@@ -152,37 +229,73 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
       }
       case 'memories': {
         const { values, positionals } = parse(args, {
-          space: { type: 'string' }, type: { type: 'string' }, q: { type: 'string' }, limit: { type: 'string' }, offset: { type: 'string' },
+          space: { type: 'string' },
+          type: { type: 'string' },
+          q: { type: 'string' },
+          limit: { type: 'string' },
+          offset: { type: 'string' },
         });
         asJson = values.json === true;
         const client = clientFrom(values, io.env);
         const [action, bank, id] = positionals;
         if (action === 'list') {
           const out = await client.listMemories(need(bank, 'bank id: mnemos memories list <bank>'), {
-            space: values.space, type: values.type, q: values.q, limit: int(values.limit, 'limit') ?? 20, offset: int(values.offset, 'offset'),
+            space: values.space,
+            type: values.type,
+            q: values.q,
+            limit: int(values.limit, 'limit') ?? 20,
+            offset: int(values.offset, 'offset'),
           });
-          if (asJson) return json(io, out), 0;
-          if (out.items.length === 0) return io.stdout('No memories.\n'), 0;
-          io.stdout(table(['ID', 'TYPE', 'SPACE', 'DATE', 'TEXT'], out.items.map((m) => [m.id, m.type, m.space, shortDate(m.occurred_at ?? m.created_at), m.text]), io.columns));
-          if (out.total > out.offset + out.items.length) io.stdout(`(${out.items.length} of ${out.total}; --offset ${out.offset + out.items.length} for more)\n`);
+          if (asJson) return (json(io, out), 0);
+          if (out.items.length === 0) return (io.stdout('No memories.\n'), 0);
+          io.stdout(
+            table(
+              ['ID', 'TYPE', 'SPACE', 'DATE', 'TEXT'],
+              out.items.map((m) => [m.id, m.type, m.space, shortDate(m.occurred_at ?? m.created_at), m.text]),
+              io.columns,
+            ),
+          );
+          if (out.total > out.offset + out.items.length)
+            io.stdout(`(${out.items.length} of ${out.total}; --offset ${out.offset + out.items.length} for more)\n`);
           return 0;
         }
         if (action === 'get') {
-          const out = await client.getMemory(need(bank, 'bank id'), need(id, 'memory id: mnemos memories get <bank> <id>'));
-          if (asJson) return json(io, out), 0;
-          io.stdout(table(['FIELD', 'VALUE'], [
-            ['id', out.id], ['bank', out.bank_id], ['space', out.space], ['type', out.type], ['date', shortDate(out.occurred_at ?? out.created_at)],
-            ['tags', out.tags.join(', ')], ['text', out.text],
-          ], Math.max(io.columns ?? 0, 10_000)));
+          const out = await client.getMemory(
+            need(bank, 'bank id'),
+            need(id, 'memory id: mnemos memories get <bank> <id>'),
+          );
+          if (asJson) return (json(io, out), 0);
+          io.stdout(
+            table(
+              ['FIELD', 'VALUE'],
+              [
+                ['id', out.id],
+                ['bank', out.bank_id],
+                ['space', out.space],
+                ['type', out.type],
+                ['date', shortDate(out.occurred_at ?? out.created_at)],
+                ['tags', out.tags.join(', ')],
+                ['text', out.text],
+              ],
+              Math.max(io.columns ?? 0, 10_000),
+            ),
+          );
           return 0;
         }
         if (action === 'delete') {
-          const out = await client.deleteMemory(need(bank, 'bank id'), need(id, 'memory id: mnemos memories delete <bank> <id>'));
-          if (asJson) return json(io, out), 0;
+          const out = await client.deleteMemory(
+            need(bank, 'bank id'),
+            need(id, 'memory id: mnemos memories delete <bank> <id>'),
+          );
+          if (asJson) return (json(io, out), 0);
           io.stdout(`Deleted ${out.deleted_count} memor${out.deleted_count === 1 ? 'y' : 'ies'}.\n`);
           return 0;
         }
-        throw new UsageError(action === undefined ? 'missing action: mnemos memories list|get|delete <bank> ...' : `unknown memories action "${action}" (list, get, delete)`);
+        throw new UsageError(
+          action === undefined
+            ? 'missing action: mnemos memories list|get|delete <bank> ...'
+            : `unknown memories action "${action}" (list, get, delete)`,
+        );
       }
     }
   } catch (error) {
@@ -192,7 +305,10 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
     }
     if (error instanceof MnemosError) {
       if (asJson) io.stderr(`${JSON.stringify({ error: error.toJSON() })}\n`);
-      else io.stderr(`mnemos ${command}: ${error.detail} [${error.code}${error.status ? `, HTTP ${error.status}` : ''}]\n`);
+      else
+        io.stderr(
+          `mnemos ${command}: ${error.detail} [${error.code}${error.status ? `, HTTP ${error.status}` : ''}]\n`,
+        );
       return 1;
     }
     throw error;

@@ -151,7 +151,10 @@ function resolveEmbeddings(e: EngineEnv): EmbeddingsConfig {
   }
   const dimension = e.MNEMOS_API_EMBEDDINGS_DIMENSION;
   if (e.MNEMOS_API_EMBEDDINGS_LITELLM_MODEL !== undefined) {
-    if (e.MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE === undefined && e.MNEMOS_API_EMBEDDINGS_LITELLM_API_KEY === undefined) {
+    if (
+      e.MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE === undefined &&
+      e.MNEMOS_API_EMBEDDINGS_LITELLM_API_KEY === undefined
+    ) {
       throw new ConfigError(
         'MNEMOS_API_EMBEDDINGS_LITELLM_MODEL is set but neither MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE nor ..._API_KEY is; set the proxy URL (or an OpenAI API key).',
       );
@@ -208,15 +211,25 @@ function resolveLlm(e: EngineEnv, env: Env): LlmConfig | undefined {
       `MNEMOS_API_LLM_PROVIDER is ${provider} but MNEMOS_API_LLM_MODEL is not set; name the model (for example gpt-4o-mini or gemini-2.0-flash).`,
     );
   }
-  if ((provider === 'openai' || provider === 'gemini') && e.MNEMOS_API_LLM_API_KEY === undefined && e.MNEMOS_API_LLM_BASE_URL === undefined) {
-    throw new ConfigError(`MNEMOS_API_LLM_PROVIDER is ${provider} but MNEMOS_API_LLM_API_KEY is not set; set the provider's API key.`);
+  if (
+    (provider === 'openai' || provider === 'gemini') &&
+    e.MNEMOS_API_LLM_API_KEY === undefined &&
+    e.MNEMOS_API_LLM_BASE_URL === undefined
+  ) {
+    throw new ConfigError(
+      `MNEMOS_API_LLM_PROVIDER is ${provider} but MNEMOS_API_LLM_API_KEY is not set; set the provider's API key.`,
+    );
   }
   if (provider === 'litellm' && e.MNEMOS_API_LLM_BASE_URL === undefined) {
-    throw new ConfigError('MNEMOS_API_LLM_PROVIDER is litellm but MNEMOS_API_LLM_BASE_URL is not set; set the URL of your LiteLLM proxy.');
+    throw new ConfigError(
+      'MNEMOS_API_LLM_PROVIDER is litellm but MNEMOS_API_LLM_BASE_URL is not set; set the URL of your LiteLLM proxy.',
+    );
   }
   const vertexProject = e.MNEMOS_API_LLM_VERTEX_PROJECT ?? env['GOOGLE_CLOUD_PROJECT'];
   if (provider === 'vertex' && e.MNEMOS_API_LLM_API_KEY === undefined && vertexProject === undefined) {
-    throw new ConfigError('MNEMOS_API_LLM_PROVIDER is vertex but neither MNEMOS_API_LLM_VERTEX_PROJECT (with Google application default credentials) nor MNEMOS_API_LLM_API_KEY is set; set one of them.');
+    throw new ConfigError(
+      'MNEMOS_API_LLM_PROVIDER is vertex but neither MNEMOS_API_LLM_VERTEX_PROJECT (with Google application default credentials) nor MNEMOS_API_LLM_API_KEY is set; set one of them.',
+    );
   }
   return {
     provider,

@@ -96,9 +96,23 @@ export const engineEnvSchema = z.object({
   MNEMOS_API_LLM_MODEL: optionalText,
   MNEMOS_API_LLM_API_KEY: optionalText,
   MNEMOS_API_LLM_BASE_URL: httpUrl.optional(),
-  MNEMOS_API_LLM_CONCURRENCY: z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be between 1 and 256').max(256, 'must be between 1 and 256').default(4),
-  MNEMOS_API_LLM_TIMEOUT_MS: z.coerce.number({ error: 'must be a number of milliseconds' }).int('must be a whole number of milliseconds').min(100, 'must be at least 100 ms').default(60_000),
-  MNEMOS_API_LLM_MAX_RETRIES: z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be between 0 and 10').max(10, 'must be between 0 and 10').default(3),
+  MNEMOS_API_LLM_CONCURRENCY: z.coerce
+    .number({ error: 'must be a number' })
+    .int('must be a whole number')
+    .min(1, 'must be between 1 and 256')
+    .max(256, 'must be between 1 and 256')
+    .default(4),
+  MNEMOS_API_LLM_TIMEOUT_MS: z.coerce
+    .number({ error: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(100, 'must be at least 100 ms')
+    .default(60_000),
+  MNEMOS_API_LLM_MAX_RETRIES: z.coerce
+    .number({ error: 'must be a number' })
+    .int('must be a whole number')
+    .min(0, 'must be between 0 and 10')
+    .max(10, 'must be between 0 and 10')
+    .default(3),
   MNEMOS_API_LLM_VERTEX_PROJECT: optionalText,
   MNEMOS_API_LLM_VERTEX_LOCATION: optionalText,
   MNEMOS_API_ENCRYPTION_MASTER_KEY: masterKey.optional(),

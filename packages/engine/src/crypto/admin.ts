@@ -25,14 +25,21 @@ export interface RotationOutcome {
  *   the old master is no longer accepted;
  * - `all`: both at once, in one transaction (for a single engine, or the embedded database, which one process opens).
  */
-export async function rotateKey(db: Database, currentRaw: Buffer, nextRaw: Buffer, phase: RotationPhase): Promise<RotationOutcome> {
+export async function rotateKey(
+  db: Database,
+  currentRaw: Buffer,
+  nextRaw: Buffer,
+  phase: RotationPhase,
+): Promise<RotationOutcome> {
   const current = new MasterKey(currentRaw);
   const next = new MasterKey(nextRaw);
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [ENCRYPTION_LOCK]);
     const record = await readRecord(tx);
     if (record === undefined) {
-      throw new EncryptionKeyMismatchError('This database is not encrypted: there is no key to rotate. Use `mnemos encrypt-existing` to encrypt it.');
+      throw new EncryptionKeyMismatchError(
+        'This database is not encrypted: there is no key to rotate. Use `mnemos encrypt-existing` to encrypt it.',
+      );
     }
     verifyMaster(record, current);
     const banks = await tx.query<{ tenant: string; bank_id: string; wrapped_key: Uint8Array }>(
@@ -49,15 +56,22 @@ export async function rotateKey(db: Database, currentRaw: Buffer, nextRaw: Buffe
       const keyId = Buffer.from(blob.keyId);
       const wraps =
         phase === 'begin'
-          ? [...blob.wraps.filter((w) => !w.subarray(0, next.fingerprint.length).equals(next.fingerprint)), next.wrap(raw, keyId, b.tenant, b.bank_id)]
+          ? [
+              ...blob.wraps.filter((w) => !w.subarray(0, next.fingerprint.length).equals(next.fingerprint)),
+              next.wrap(raw, keyId, b.tenant, b.bank_id),
+            ]
           : [next.wrap(raw, keyId, b.tenant, b.bank_id)];
       await tx.query('UPDATE banks SET wrapped_key = $3 WHERE tenant = $1 AND bank_id = $2', [
-        b.tenant, b.bank_id, encodeWrapped({ keyId, wraps }),
+        b.tenant,
+        b.bank_id,
+        encodeWrapped({ keyId, wraps }),
       ]);
     }
     const nextEntry = { fingerprint: next.fingerprintHex, check: next.verificationCheck() };
     const masters =
-      phase === 'begin' ? [...record.masters.filter((m) => m.fingerprint !== next.fingerprintHex), nextEntry] : [nextEntry];
+      phase === 'begin'
+        ? [...record.masters.filter((m) => m.fingerprint !== next.fingerprintHex), nextEntry]
+        : [nextEntry];
     await writeRecord(tx, { version: 1, masters });
     return { banks: banks.length, phase };
   });
@@ -71,14 +85,21 @@ export interface EncryptExistingOutcome {
  * Encrypts memories written before encryption was switched on, in batches (each batch one transaction, so the command
  * can be interrupted and run again), then compacts the table so the old plaintext row versions are gone from it.
  */
-export async function encryptExisting(db: Database, masterRaw: Buffer, batchSize = 200): Promise<EncryptExistingOutcome> {
+export async function encryptExisting(
+  db: Database,
+  masterRaw: Buffer,
+  batchSize = 200,
+): Promise<EncryptExistingOutcome> {
   const master = new MasterKey(masterRaw);
   await db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [ENCRYPTION_LOCK]);
     const record = await readRecord(tx);
     // The record goes first: an interrupted run leaves a database that refuses to start until it is finished.
     if (record === undefined) {
-      await writeRecord(tx, { version: 1, masters: [{ fingerprint: master.fingerprintHex, check: master.verificationCheck() }] });
+      await writeRecord(tx, {
+        version: 1,
+        masters: [{ fingerprint: master.fingerprintHex, check: master.verificationCheck() }],
+      });
     } else {
       verifyMaster(record, master);
     }
@@ -88,15 +109,26 @@ export async function encryptExisting(db: Database, masterRaw: Buffer, batchSize
   for (;;) {
     const done = await db.transaction(async (tx) => {
       const rows = await tx.query<{
-        id: string; tenant: string; bank_id: string; text: string | null; context: string | null;
-        metadata: Record<string, string> | null; entities: string[]; content_hash: string;
+        id: string;
+        tenant: string;
+        bank_id: string;
+        text: string | null;
+        context: string | null;
+        metadata: Record<string, string> | null;
+        entities: string[];
+        content_hash: string;
       }>(
         `SELECT id, tenant, bank_id, text, context, metadata, entities, content_hash FROM memories
          WHERE body_enc IS NULL ORDER BY id LIMIT ${Math.trunc(batchSize)} FOR UPDATE`,
       );
       for (const r of rows) {
         const bank = await codec.forWrite(tx, r.tenant, r.bank_id);
-        const sealed = bank.seal(r.id, { text: r.text ?? '', context: r.context, metadata: r.metadata ?? {}, entities: r.entities });
+        const sealed = bank.seal(r.id, {
+          text: r.text ?? '',
+          context: r.context,
+          metadata: r.metadata ?? {},
+          entities: r.entities,
+        });
         await tx.query(
           `UPDATE memories SET text = NULL, context = NULL, metadata = '{}'::jsonb, entities = $2::text[], body_enc = $3,
              fts = $4::tsvector, content_hash = $5 WHERE id = $1`,
@@ -122,9 +154,11 @@ export async function encryptExisting(db: Database, masterRaw: Buffer, batchSize
 export function parseMasterKey(value: string | undefined, name: string): Buffer {
   const v = value?.trim() ?? '';
   if (v === '') throw new ConfigError(`${name} is not set (generate one with: openssl rand -base64 32).`);
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(v)) throw new ConfigError(`${name} is not base64 (generate one with: openssl rand -base64 32).`);
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(v))
+    throw new ConfigError(`${name} is not base64 (generate one with: openssl rand -base64 32).`);
   const key = Buffer.from(v, 'base64');
-  if (key.length !== 32) throw new ConfigError(`${name} must decode to exactly 32 bytes (generate one with: openssl rand -base64 32).`);
+  if (key.length !== 32)
+    throw new ConfigError(`${name} must decode to exactly 32 bytes (generate one with: openssl rand -base64 32).`);
   return key;
 }
 
@@ -143,11 +177,21 @@ async function openConfiguredDatabase(env: Record<string, string | undefined>): 
  * `mnemos rotate-key [--phase begin|finish|all]`: the current key from --current-key or MNEMOS_API_ENCRYPTION_MASTER_KEY,
  * the new one from --new-key or MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY.
  */
-export async function rotateKeyCommand(argv: readonly string[], env: Record<string, string | undefined>): Promise<number> {
-  const current = parseMasterKey(flag(argv, '--current-key') ?? env.MNEMOS_API_ENCRYPTION_MASTER_KEY, 'MNEMOS_API_ENCRYPTION_MASTER_KEY (or --current-key)');
-  const next = parseMasterKey(flag(argv, '--new-key') ?? env.MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY, 'MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY (or --new-key)');
+export async function rotateKeyCommand(
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+): Promise<number> {
+  const current = parseMasterKey(
+    flag(argv, '--current-key') ?? env.MNEMOS_API_ENCRYPTION_MASTER_KEY,
+    'MNEMOS_API_ENCRYPTION_MASTER_KEY (or --current-key)',
+  );
+  const next = parseMasterKey(
+    flag(argv, '--new-key') ?? env.MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY,
+    'MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY (or --new-key)',
+  );
   const phase = flag(argv, '--phase') ?? 'all';
-  if (phase !== 'begin' && phase !== 'finish' && phase !== 'all') throw new ConfigError('--phase must be begin, finish or all.');
+  if (phase !== 'begin' && phase !== 'finish' && phase !== 'all')
+    throw new ConfigError('--phase must be begin, finish or all.');
   const db = await openConfiguredDatabase({ ...env, MNEMOS_API_ENCRYPTION_MASTER_KEY: current.toString('base64') });
   try {
     const outcome = await rotateKey(db, current, next, phase);
@@ -163,12 +207,20 @@ export async function rotateKeyCommand(argv: readonly string[], env: Record<stri
 }
 
 /** `mnemos encrypt-existing`: encrypts a database written before MNEMOS_API_ENCRYPTION_MASTER_KEY was set. */
-export async function encryptExistingCommand(argv: readonly string[], env: Record<string, string | undefined>): Promise<number> {
-  const key = parseMasterKey(flag(argv, '--key') ?? env.MNEMOS_API_ENCRYPTION_MASTER_KEY, 'MNEMOS_API_ENCRYPTION_MASTER_KEY');
+export async function encryptExistingCommand(
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+): Promise<number> {
+  const key = parseMasterKey(
+    flag(argv, '--key') ?? env.MNEMOS_API_ENCRYPTION_MASTER_KEY,
+    'MNEMOS_API_ENCRYPTION_MASTER_KEY',
+  );
   const db = await openConfiguredDatabase({ ...env, MNEMOS_API_ENCRYPTION_MASTER_KEY: key.toString('base64') });
   try {
     const { encrypted } = await encryptExisting(db, key);
-    console.log(`[mnemos] encrypted ${encrypted} memories; start the engine with MNEMOS_API_ENCRYPTION_MASTER_KEY set.`);
+    console.log(
+      `[mnemos] encrypted ${encrypted} memories; start the engine with MNEMOS_API_ENCRYPTION_MASTER_KEY set.`,
+    );
     return 0;
   } finally {
     await db.close();

@@ -71,7 +71,13 @@ export interface BodyCodec {
    * The tsquery for `query` over the banks' keyword index: `any` ORs the terms (recall), `all` ANDs them (list
    * filter). Undefined when no term can match.
    */
-  keywordQuery(q: Queryable, tenant: string, bankIds: readonly string[], query: string, mode: 'any' | 'all'): Promise<KeywordQuery | undefined>;
+  keywordQuery(
+    q: Queryable,
+    tenant: string,
+    bankIds: readonly string[],
+    query: string,
+    mode: 'any' | 'all',
+  ): Promise<KeywordQuery | undefined>;
   /**
    * The terms of `query` as the banks' keyword index stores them (english lexemes, or blind tokens with encryption),
    * at most 64: what recall's in-memory keyword arm looks up. Asks the database only for words never seen before.
@@ -80,7 +86,14 @@ export interface BodyCodec {
 }
 
 const plaintextBank: BankCodec = {
-  seal: (_id, b) => ({ text: b.text, context: b.context, metadata: b.metadata, entities: b.entities, bodyEnc: null, fts: null }),
+  seal: (_id, b) => ({
+    text: b.text,
+    context: b.context,
+    metadata: b.metadata,
+    entities: b.entities,
+    bodyEnc: null,
+    fts: null,
+  }),
   dedupHash: (h) => h,
 };
 
@@ -97,7 +110,9 @@ export const plaintextCodec: BodyCodec = {
   keywordQuery: async (_q, _t, _b, query, mode) => {
     if (mode === 'all') return { sql: (p) => `plainto_tsquery('${TEXT_SEARCH_CONFIG}', ${p})`, value: query };
     const terms = queryTerms(query);
-    return terms.length === 0 ? undefined : { sql: (p) => `to_tsquery('${TEXT_SEARCH_CONFIG}', ${p})`, value: terms.join(' | ') };
+    return terms.length === 0
+      ? undefined
+      : { sql: (p) => `to_tsquery('${TEXT_SEARCH_CONFIG}', ${p})`, value: terms.join(' | ') };
   },
   indexTerms: (q, _t, _b, query) => plaintextLexemes.terms(q, query),
 };

@@ -85,14 +85,26 @@ export class EncryptingCodec implements BodyCodec {
         return undefined;
       };
       const id = bodyKeyId(r.body_enc);
-      if (id === undefined) { fail('malformed ciphertext header'); return; }
+      if (id === undefined) {
+        fail('malformed ciphertext header');
+        return;
+      }
       const key = this.keys.get(cacheKey(tenant, r.bank_id, id));
-      if (key === undefined) { fail(loadErrors.get(r.bank_id) ?? "the bank's data key does not match the ciphertext"); return; }
+      if (key === undefined) {
+        fail(loadErrors.get(r.bank_id) ?? "the bank's data key does not match the ciphertext");
+        return;
+      }
       try {
-        const plain = key.open(Buffer.from(r.body_enc.buffer, r.body_enc.byteOffset, r.body_enc.byteLength), bodyAad(tenant, r.bank_id, r.id));
+        const plain = key.open(
+          Buffer.from(r.body_enc.buffer, r.body_enc.byteOffset, r.body_enc.byteLength),
+          bodyAad(tenant, r.bank_id, r.id),
+        );
         return parseBody(plain);
       } catch (error) {
-        fail(error instanceof IntegrityError ? 'ciphertext failed authentication (tampered or moved)' : 'malformed body'); return;
+        fail(
+          error instanceof IntegrityError ? 'ciphertext failed authentication (tampered or moved)' : 'malformed body',
+        );
+        return;
       }
     });
   }
@@ -205,7 +217,8 @@ export function sealBody(key: DataKey, tenant: string, bankId: string, id: strin
 /** The blind index of a text as a tsvector literal: `'<token>':1,5 '<token>':2`. */
 export function blindTsvector(key: DataKey, text: string): string {
   const parts: string[] = [];
-  for (const [lexeme, positions] of documentLexemes(text)) parts.push(`'${key.blind(TERM, lexeme)}':${positions.join(',')}`);
+  for (const [lexeme, positions] of documentLexemes(text))
+    parts.push(`'${key.blind(TERM, lexeme)}':${positions.join(',')}`);
   return parts.join(' ');
 }
 

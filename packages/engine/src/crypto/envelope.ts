@@ -76,7 +76,10 @@ export class MasterKey {
     if (b.length < IV_BYTES + TAG_BYTES) return false;
     try {
       const plain = gcmOpen(
-        this.wrapKey, b.subarray(0, IV_BYTES), b.subarray(IV_BYTES, IV_BYTES + TAG_BYTES), b.subarray(IV_BYTES + TAG_BYTES),
+        this.wrapKey,
+        b.subarray(0, IV_BYTES),
+        b.subarray(IV_BYTES, IV_BYTES + TAG_BYTES),
+        b.subarray(IV_BYTES + TAG_BYTES),
         Buffer.from('mnemos/v1/verify'),
       );
       return plain.length === VERIFY_PLAINTEXT.length && timingSafeEqual(plain, Buffer.from(VERIFY_PLAINTEXT));
@@ -138,7 +141,10 @@ export class DataKey {
   private readonly index: Buffer;
   private readonly hash: Buffer;
 
-  constructor(readonly keyId: Buffer, raw: Buffer) {
+  constructor(
+    readonly keyId: Buffer,
+    raw: Buffer,
+  ) {
     this.keyIdHex = keyId.toString('hex');
     this.enc = hkdf(raw, 'mnemos/v1/body');
     this.index = hkdf(raw, 'mnemos/v1/index');
@@ -158,12 +164,19 @@ export class DataKey {
 
   open(sealed: Buffer, aad: Buffer): Buffer {
     const o = 1 + KEY_ID_BYTES;
-    if (sealed.length < o + IV_BYTES + TAG_BYTES || sealed[0] !== BODY_VERSION || !sealed.subarray(1, o).equals(this.keyId)) {
+    if (
+      sealed.length < o + IV_BYTES + TAG_BYTES ||
+      sealed[0] !== BODY_VERSION ||
+      !sealed.subarray(1, o).equals(this.keyId)
+    ) {
       throw new IntegrityError('ciphertext header does not match the bank key');
     }
     return gcmOpen(
-      this.enc, sealed.subarray(o, o + IV_BYTES), sealed.subarray(o + IV_BYTES, o + IV_BYTES + TAG_BYTES),
-      sealed.subarray(o + IV_BYTES + TAG_BYTES), aad,
+      this.enc,
+      sealed.subarray(o, o + IV_BYTES),
+      sealed.subarray(o + IV_BYTES, o + IV_BYTES + TAG_BYTES),
+      sealed.subarray(o + IV_BYTES + TAG_BYTES),
+      aad,
     );
   }
 

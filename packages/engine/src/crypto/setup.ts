@@ -87,7 +87,10 @@ export async function openBodyCodec(
             'run `mnemos encrypt-existing` once with the key set to encrypt them, then start again (or unset the key).',
         );
       }
-      await writeRecord(tx, { version: 1, masters: [{ fingerprint: master.fingerprintHex, check: master.verificationCheck() }] });
+      await writeRecord(tx, {
+        version: 1,
+        masters: [{ fingerprint: master.fingerprintHex, check: master.verificationCheck() }],
+      });
     }
   });
   const left = record === undefined ? 0 : await countPlaintextMemories(db);

@@ -27,8 +27,16 @@ export class DatabaseUnavailableError extends Error {
 
 /** Node's codes for a socket that could not connect or broke off. */
 const SOCKET_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH',
-  'ENETUNREACH', 'ENETDOWN',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
 ]);
 
 /**
@@ -77,9 +85,13 @@ export function findDatabaseUnavailable(error: unknown): DatabaseUnavailableErro
 function describeUnavailable(reason: UnavailableReason, cause: unknown): string {
   const why = cause instanceof Error ? cause.message : String(cause);
   if (reason === 'timeout') {
-    return `The database did not answer in time (${why}); retry shortly, and if it persists check the server's load ` +
-      'or raise MNEMOS_API_DATABASE_STATEMENT_TIMEOUT_MS.';
+    return (
+      `The database did not answer in time (${why}); retry shortly, and if it persists check the server's load ` +
+      'or raise MNEMOS_API_DATABASE_STATEMENT_TIMEOUT_MS.'
+    );
   }
-  return `The database is out of reach (${why}); the engine reconnects by itself, so retry shortly, and if it ` +
-    'persists check that the Postgres server in MNEMOS_API_DATABASE_URL is running and reachable.';
+  return (
+    `The database is out of reach (${why}); the engine reconnects by itself, so retry shortly, and if it ` +
+    'persists check that the Postgres server in MNEMOS_API_DATABASE_URL is running and reachable.'
+  );
 }

@@ -23,7 +23,9 @@ export async function refreshStatistics(sql: RawSql): Promise<string[]> {
      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname IN (${TABLES.map((t) => `'${t}'`).join(', ')})`,
   );
-  const stale = rows.filter((r) => r.pages > 0 && (r.reltuples < 0 || r.pages > r.relpages * (1 + GROWTH) + SLACK_PAGES));
+  const stale = rows.filter(
+    (r) => r.pages > 0 && (r.reltuples < 0 || r.pages > r.relpages * (1 + GROWTH) + SLACK_PAGES),
+  );
   for (const r of stale) await sql.query(`ANALYZE ${r.relname}`);
   return stale.map((r) => r.relname);
 }
@@ -44,7 +46,9 @@ export function keepStatisticsFresh(sql: RawSql, writes: () => number, intervalM
     // A failed check costs only plan quality until the next one (the database is closing, or busy): nothing to report.
     running = refreshStatistics(sql)
       .catch(() => undefined)
-      .finally(() => { running = undefined; });
+      .finally(() => {
+        running = undefined;
+      });
   }, intervalMs);
   timer.unref();
   return async () => {

@@ -35,9 +35,7 @@ export async function migrate(db: Database): Promise<number[]> {
 }
 
 async function ensurePgvector(db: Database): Promise<void> {
-  const available = await db.query<{ name: string }>(
-    "SELECT name FROM pg_available_extensions WHERE name = 'vector'",
-  );
+  const available = await db.query<{ name: string }>("SELECT name FROM pg_available_extensions WHERE name = 'vector'");
   if (available.length === 0) {
     throw new PgvectorMissingError(
       'The database has no pgvector extension. Install it on the Postgres server (Debian/Ubuntu: apt-get install postgresql-15-pgvector; ' +

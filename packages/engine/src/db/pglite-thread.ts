@@ -66,7 +66,11 @@ async function open() {
     async end(tx: number, commit: boolean): Promise<void> {
       const t = transactions.get(tx);
       if (!t) throw new Error(`transaction ${tx} is not open`);
-      await t.end(commit).catch((error: unknown) => (error === ROLLBACK ? undefined : Promise.reject(error instanceof Error ? error : new Error(String(error)))));
+      await t
+        .end(commit)
+        .catch((error: unknown) =>
+          error === ROLLBACK ? undefined : Promise.reject(error instanceof Error ? error : new Error(String(error))),
+        );
     },
     close: () => pg.close(),
   };

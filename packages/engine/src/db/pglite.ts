@@ -65,7 +65,9 @@ async function createDataDirectory(dataDir: string): Promise<void> {
   const script = `import { PGlite } from ${JSON.stringify(import.meta.resolve('@electric-sql/pglite'))};
 const pg = await PGlite.create({ dataDir: process.argv[1] });
 await pg.close();`;
-  await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, dataDir], { maxBuffer: 16 * 1024 * 1024 });
+  await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, dataDir], {
+    maxBuffer: 16 * 1024 * 1024,
+  });
 }
 
 /** How often the embedded database's statistics are checked while it is written to. */

@@ -68,10 +68,7 @@ export class MicroBatcher implements Embedder {
 
   embed(texts: readonly string[], kind: 'query' | 'document'): Promise<Float32Array[]> {
     const promises = texts.map(
-      (text) =>
-        new Promise<Float32Array>((resolve, reject) =>
-          this.queues[kind].push({ text, resolve, reject }),
-        ),
+      (text) => new Promise<Float32Array>((resolve, reject) => this.queues[kind].push({ text, resolve, reject })),
     );
     this.pump();
     return Promise.all(promises);

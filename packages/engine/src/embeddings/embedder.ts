@@ -18,7 +18,10 @@ export function normalize(v: Float32Array): Float32Array {
 
 export class EmbeddingProviderError extends Error {
   override readonly name = 'EmbeddingProviderError';
-  constructor(message: string, readonly retryable: boolean) {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
     super(message);
   }
 }

@@ -16,7 +16,12 @@ interface HostedOptions {
 
 type Call = (texts: readonly string[], kind: 'query' | 'document') => Promise<number[][]>;
 
-async function postJson(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number): Promise<unknown> {
+async function postJson(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  timeoutMs: number,
+): Promise<unknown> {
   let lastError: EmbeddingProviderError | undefined;
   for (let attempt = 0; attempt < 4; attempt++) {
     if (attempt > 0) await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
@@ -29,7 +34,10 @@ async function postJson(url: string, headers: Record<string, string>, body: unkn
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
-      lastError = new EmbeddingProviderError(`embedding provider unreachable at ${url}: ${(error as Error).message}`, true);
+      lastError = new EmbeddingProviderError(
+        `embedding provider unreachable at ${url}: ${(error as Error).message}`,
+        true,
+      );
       continue;
     }
     if (response.ok) return response.json();
@@ -44,7 +52,8 @@ async function postJson(url: string, headers: Record<string, string>, body: unkn
 }
 
 function arrayOfVectors(value: unknown, pick: (v: unknown) => unknown): number[][] {
-  if (!Array.isArray(value)) throw new EmbeddingProviderError('embedding provider answered in an unexpected shape', false);
+  if (!Array.isArray(value))
+    throw new EmbeddingProviderError('embedding provider answered in an unexpected shape', false);
   return value.map((item) => {
     const vector = pick(item);
     if (!Array.isArray(vector) || vector.some((x) => typeof x !== 'number')) {
@@ -130,7 +139,10 @@ export async function createHostedEmbedder(id: string, call: Call, maxBatch = 96
         }
         for (const v of vectors) {
           if (v.length !== dimension) {
-            throw new EmbeddingProviderError(`${id} answered a ${v.length}-dimension vector, expected ${dimension}`, false);
+            throw new EmbeddingProviderError(
+              `${id} answered a ${v.length}-dimension vector, expected ${dimension}`,
+              false,
+            );
           }
           out.push(normalize(Float32Array.from(v)));
         }

@@ -96,12 +96,12 @@ export async function buildApp(
         description: 'Persistent memory for AI agents: retain, recall, reflect. Errors are application/problem+json.',
       },
       servers: [{ url: '/' }],
-      components: engine.config.authToken
-        ? { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } }
-        : {},
+      components: engine.config.authToken ? { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } } : {},
       ...(engine.config.authToken ? { security: [{ bearer: [] }] } : {}),
     },
-    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    refResolver: {
+      buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
   });
   // Swagger UI's assets ship inside the package, so /docs works offline.
   await app.register(swaggerUi, { routePrefix: '/docs' });

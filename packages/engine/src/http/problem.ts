@@ -54,9 +54,14 @@ export function toProblem(error: FastifyError | Problem | Error, request: Fastif
   // The database out of reach or too slow: temporary, so 503 with Retry-After (clients retry it), never a 500.
   const unavailable = findDatabaseUnavailable(error);
   if (unavailable) {
-    return problem('database_unavailable', 'stated', { detail: unavailable.message }, {
-      headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
-    });
+    return problem(
+      'database_unavailable',
+      'stated',
+      { detail: unavailable.message },
+      {
+        headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
+      },
+    );
   }
   request.log.error({ err: error }, 'unhandled error');
   return problem('internal_error', 'engine');

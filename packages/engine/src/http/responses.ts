@@ -3,7 +3,11 @@ import type { TSchema } from '@sinclair/typebox';
 
 /** Problems any route may answer: a malformed or unauthorised request, or an unknown tenant. */
 const EVERY_ROUTE: readonly ProblemCode[] = [
-  'validation_failed', 'malformed_json', 'json_too_deep', 'unauthorized', 'tenant_not_found',
+  'validation_failed',
+  'malformed_json',
+  'json_too_deep',
+  'unauthorized',
+  'tenant_not_found',
 ];
 
 /**

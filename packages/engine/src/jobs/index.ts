@@ -73,10 +73,17 @@ export async function retainAsync(
 async function queuedItems(engine: Pick<JobParts, 'db' | 'codec'>, job: ClaimedJob): Promise<StoredItem[]> {
   const sealed = job.payload['sealed'];
   if (typeof sealed !== 'string') return (job.payload['items'] ?? []) as StoredItem[];
-  const [body] = await engine.codec.openRows(engine.db, job.tenant, [{
-    id: job.operationId, bank_id: job.bankId, text: null, context: null, metadata: null,
-    body_enc: Buffer.from(sealed, 'base64'), entities: [],
-  }]);
+  const [body] = await engine.codec.openRows(engine.db, job.tenant, [
+    {
+      id: job.operationId,
+      bank_id: job.bankId,
+      text: null,
+      context: null,
+      metadata: null,
+      body_enc: Buffer.from(sealed, 'base64'),
+      entities: [],
+    },
+  ]);
   if (!body) throw new JobFailure('the queued items failed to decrypt (wrong key or tampered job payload)', true);
   return JSON.parse(body.text) as StoredItem[];
 }
@@ -130,9 +137,9 @@ export function registerAsyncRetain(engine: JobParts, queue: JobQueue): void {
     engine.metrics.memoriesRetained.inc(outcome.createdIds.length);
     // Nothing new stored (every item already present): the job completes here, its copy cleared in the same step.
     if (!ctx.completed) await ctx.complete((tx) => clearQueuedCopy(tx, job.id), { memory_ids: outcome.memoryIds });
-    await engine.db.query(
-      'UPDATE operations SET memory_ids = $2::uuid[], updated_at = now() WHERE id = $1',
-      [job.operationId, outcome.memoryIds],
-    );
+    await engine.db.query('UPDATE operations SET memory_ids = $2::uuid[], updated_at = now() WHERE id = $1', [
+      job.operationId,
+      outcome.memoryIds,
+    ]);
   });
 }

@@ -77,14 +77,24 @@ export async function operationStatus(db: Queryable, tenant: string, id: string)
   );
   const count = (s: string) => jobs.filter((j) => j.status === s).length;
   const counts = {
-    total: jobs.length, queued: count('queued'), running: count('running'), succeeded: count('succeeded'),
+    total: jobs.length,
+    queued: count('queued'),
+    running: count('running'),
+    succeeded: count('succeeded'),
     failed: count('failed'),
   };
   const open = counts.queued + counts.running;
-  const status = open > 0
-    ? (counts.running > 0 || counts.succeeded + counts.failed > 0 ? 'running' : 'pending')
-    : counts.failed > 0 ? 'failed' : 'completed';
-  const factIds = jobs.flatMap((j) => (Array.isArray(j.result?.['fact_ids']) ? (j.result['fact_ids'] as string[]) : []));
+  const status =
+    open > 0
+      ? counts.running > 0 || counts.succeeded + counts.failed > 0
+        ? 'running'
+        : 'pending'
+      : counts.failed > 0
+        ? 'failed'
+        : 'completed';
+  const factIds = jobs.flatMap((j) =>
+    Array.isArray(j.result?.['fact_ids']) ? (j.result['fact_ids'] as string[]) : [],
+  );
   const memoryIds = new Set<string>(op.memory_ids);
   for (const j of jobs) {
     if (Array.isArray(j.result?.['memory_ids'])) for (const m of j.result['memory_ids'] as string[]) memoryIds.add(m);
@@ -92,7 +102,12 @@ export async function operationStatus(db: Queryable, tenant: string, id: string)
   const errors = jobs
     .filter((j) => j.last_error !== null && j.status !== 'succeeded')
     .map((j) => ({
-      jobId: j.id, kind: j.kind, memoryId: j.memory_id, status: j.status, attempts: j.attempts, error: j.last_error,
+      jobId: j.id,
+      kind: j.kind,
+      memoryId: j.memory_id,
+      status: j.status,
+      attempts: j.attempts,
+      error: j.last_error,
     }));
   const createdAt = new Date(op.created_at);
   const finishedAts = jobs.flatMap((j) => (j.finished_at ? [new Date(j.finished_at)] : []));

@@ -134,7 +134,14 @@ export class JobQueue {
   }
 
   /** Creates an operation (if new) and its jobs inside the caller's transaction. */
-  async enqueue(tx: Queryable, operationId: string, partition: Partition, kind: string, jobs: NewJob[], itemsCount = 0): Promise<void> {
+  async enqueue(
+    tx: Queryable,
+    operationId: string,
+    partition: Partition,
+    kind: string,
+    jobs: NewJob[],
+    itemsCount = 0,
+  ): Promise<void> {
     await tx.query(
       `INSERT INTO operations (id, tenant, bank_id, space, kind, items_count) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (id) DO UPDATE SET updated_at = now()`,
@@ -144,8 +151,17 @@ export class JobQueue {
       await tx.query(
         `INSERT INTO jobs (id, operation_id, tenant, bank_id, space, kind, memory_id, payload, max_attempts)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)`,
-        [randomUUID(), operationId, partition.tenant, partition.bankId, partition.space, j.kind, j.memoryId ?? null,
-          JSON.stringify(j.payload ?? {}), j.maxAttempts ?? 3],
+        [
+          randomUUID(),
+          operationId,
+          partition.tenant,
+          partition.bankId,
+          partition.space,
+          j.kind,
+          j.memoryId ?? null,
+          JSON.stringify(j.payload ?? {}),
+          j.maxAttempts ?? 3,
+        ],
       );
     }
     // Delivered at commit to every engine listening on this database (external Postgres), which claims at once.
@@ -248,7 +264,9 @@ export class JobQueue {
     // At most once a second: the gauge is for dashboards, and the count competes with real work for the database.
     if (Date.now() - this.lastDepthAt < 1000) return;
     this.lastDepthAt = Date.now();
-    const [row] = await this.db.query<{ n: string | number }>(`SELECT count(*) AS n FROM jobs WHERE status IN ('queued', 'running')`);
+    const [row] = await this.db.query<{ n: string | number }>(
+      `SELECT count(*) AS n FROM jobs WHERE status IN ('queued', 'running')`,
+    );
     this.options.onDepth?.(Number(row?.n ?? 0));
   }
 
@@ -268,8 +286,17 @@ export class JobQueue {
     );
     // They all start at once, so the order RETURNING gives them in does not matter.
     return rows.map((r) => ({
-      id: r.id, operationId: r.operation_id, tenant: r.tenant, bankId: r.bank_id, space: r.space, kind: r.kind,
-      memoryId: r.memory_id, payload: r.payload ?? {}, attempts: r.attempts, maxAttempts: r.max_attempts, lease: r.lease,
+      id: r.id,
+      operationId: r.operation_id,
+      tenant: r.tenant,
+      bankId: r.bank_id,
+      space: r.space,
+      kind: r.kind,
+      memoryId: r.memory_id,
+      payload: r.payload ?? {},
+      attempts: r.attempts,
+      maxAttempts: r.max_attempts,
+      lease: r.lease,
     }));
   }
 
@@ -285,12 +312,17 @@ export class JobQueue {
   }
 
   private async execute(job: ClaimedJob, signal: AbortSignal): Promise<void> {
-    const heartbeat = setInterval(() => {
-      this.db.query(
-        `UPDATE jobs SET locked_until = now() + ($3::integer * interval '1 millisecond') WHERE id = $1 AND lease = $2`,
-        [job.id, job.lease, this.leaseMs],
-      ).catch(() => undefined);
-    }, Math.max(1000, this.leaseMs / 3));
+    const heartbeat = setInterval(
+      () => {
+        this.db
+          .query(
+            `UPDATE jobs SET locked_until = now() + ($3::integer * interval '1 millisecond') WHERE id = $1 AND lease = $2`,
+            [job.id, job.lease, this.leaseMs],
+          )
+          .catch(() => undefined);
+      },
+      Math.max(1000, this.leaseMs / 3),
+    );
     // Set by the context's callbacks; an object, so the type checker does not take it as always false.
     const state = { completed: false };
     const finish = async (tx: Queryable, result: Record<string, unknown>, tokens: JobTokens) => {
@@ -362,7 +394,8 @@ export class JobQueue {
       );
       return;
     }
-    if (tokens.input + tokens.output > 0) await addBankUsage(this.db, job.tenant, job.bankId, tokens.input, tokens.output);
+    if (tokens.input + tokens.output > 0)
+      await addBankUsage(this.db, job.tenant, job.bankId, tokens.input, tokens.output);
     const message = error instanceof Error ? error.message : String(error);
     const permanent = error instanceof JobFailure ? error.permanent : false;
     const retry = !permanent && job.attempts < job.maxAttempts;
@@ -376,6 +409,8 @@ export class JobQueue {
       [job.id, job.lease, retry ? 'queued' : 'failed', message.slice(0, 2000), delayMs, tokens.input, tokens.output],
     );
     if (retry) this.wakeAfter(delayMs + RETRY_WAKE_MARGIN_MS);
-    this.log.warn(`job ${job.kind} ${job.id} ${retry ? `failed (attempt ${job.attempts}), will retry` : 'failed'}: ${message}`);
+    this.log.warn(
+      `job ${job.kind} ${job.id} ${retry ? `failed (attempt ${job.attempts}), will retry` : 'failed'}: ${message}`,
+    );
   }
 }

@@ -8,14 +8,21 @@ import type { LlmTransport } from './transport.js';
 import { addUsage, LlmError, ZERO_USAGE, type GenerateRequest, type LlmProvider, type Usage } from './types.js';
 
 /** `transport`: send the HTTP requests through the LLM transport thread (the engine does; see transport.ts). */
-export function createProvider(config: LlmConfig, onRetry?: (reason: string, delayMs: number) => void, transport?: LlmTransport): LlmProvider {
-  const fetchImpl = resilientFetch({
-    timeoutMs: config.timeoutMs,
-    maxRetries: config.maxRetries,
-    baseDelayMs: BASE_DELAY_MS,
-    maxDelayMs: MAX_DELAY_MS,
-    ...(onRetry ? { onRetry } : {}),
-  }, transport);
+export function createProvider(
+  config: LlmConfig,
+  onRetry?: (reason: string, delayMs: number) => void,
+  transport?: LlmTransport,
+): LlmProvider {
+  const fetchImpl = resilientFetch(
+    {
+      timeoutMs: config.timeoutMs,
+      maxRetries: config.maxRetries,
+      baseDelayMs: BASE_DELAY_MS,
+      maxDelayMs: MAX_DELAY_MS,
+      ...(onRetry ? { onRetry } : {}),
+    },
+    transport,
+  );
   switch (config.provider) {
     case 'openai':
     case 'litellm':
@@ -55,10 +62,31 @@ export class LlmClient {
     readonly attempts = 3,
   ) {
     this.limiter = pLimit(concurrency);
-    this.calls = new Counter({ name: 'mnemos_llm_calls_total', help: 'LLM calls by purpose and outcome', labelNames: ['provider', 'purpose', 'outcome'], registers: [registry] });
-    this.tokens = new Counter({ name: 'mnemos_llm_tokens_total', help: 'LLM tokens by purpose and direction', labelNames: ['provider', 'purpose', 'direction'], registers: [registry] });
-    this.seconds = new Histogram({ name: 'mnemos_llm_call_duration_seconds', help: 'LLM call latency', labelNames: ['provider', 'purpose'], buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60], registers: [registry] });
-    this.retries = new Counter({ name: 'mnemos_llm_http_retries_total', help: 'LLM HTTP attempts retried (429, 5xx, timeouts)', labelNames: ['provider'], registers: [registry] });
+    this.calls = new Counter({
+      name: 'mnemos_llm_calls_total',
+      help: 'LLM calls by purpose and outcome',
+      labelNames: ['provider', 'purpose', 'outcome'],
+      registers: [registry],
+    });
+    this.tokens = new Counter({
+      name: 'mnemos_llm_tokens_total',
+      help: 'LLM tokens by purpose and direction',
+      labelNames: ['provider', 'purpose', 'direction'],
+      registers: [registry],
+    });
+    this.seconds = new Histogram({
+      name: 'mnemos_llm_call_duration_seconds',
+      help: 'LLM call latency',
+      labelNames: ['provider', 'purpose'],
+      buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
+      registers: [registry],
+    });
+    this.retries = new Counter({
+      name: 'mnemos_llm_http_retries_total',
+      help: 'LLM HTTP attempts retried (429, 5xx, timeouts)',
+      labelNames: ['provider'],
+      registers: [registry],
+    });
   }
 
   /** Counts one HTTP retry (wired from the fetch layer). */

@@ -45,7 +45,10 @@ export function retryDelayMs(headers: Headers | undefined, attempt: number, poli
 
 function sleep(ms: number, signal: AbortSignal | null | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) { reject(new LlmError('The LLM call was cancelled.', 'aborted')); return; }
+    if (signal?.aborted) {
+      reject(new LlmError('The LLM call was cancelled.', 'aborted'));
+      return;
+    }
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
@@ -62,7 +65,12 @@ function sleep(ms: number, signal: AbortSignal | null | undefined): Promise<void
  * One attempt that times out after `ms` (a TimeoutError) or when `outer` aborts. A timer of its own rather than
  * AbortSignal.timeout: a timeout signal referenced only through AbortSignal.any can be garbage-collected and never fire.
  */
-async function fetchWithin(ms: number, input: Parameters<typeof fetch>[0], init: RequestInit | undefined, outer: AbortSignal | undefined): Promise<Response> {
+async function fetchWithin(
+  ms: number,
+  input: Parameters<typeof fetch>[0],
+  init: RequestInit | undefined,
+  outer: AbortSignal | undefined,
+): Promise<Response> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new DOMException('The operation timed out.', 'TimeoutError')), ms);
   const onAbort = () => controller.abort(outer?.reason);
@@ -97,7 +105,11 @@ export function resilientFetch(policy: RetryPolicy, transport?: LlmTransport): t
         const reason = timedOut
           ? `the LLM did not answer within ${policy.timeoutMs} ms (MNEMOS_API_LLM_TIMEOUT_MS)`
           : `the LLM could not be reached (${(error as Error).message})`;
-        if (last) throw new LlmError(`${reason}; gave up after ${attempt + 1} attempt(s).`, timedOut ? 'timeout' : 'unavailable');
+        if (last)
+          throw new LlmError(
+            `${reason}; gave up after ${attempt + 1} attempt(s).`,
+            timedOut ? 'timeout' : 'unavailable',
+          );
         const delay = retryDelayMs(undefined, attempt, policy);
         policy.onRetry?.(reason, delay);
         await sleep(delay, outer);

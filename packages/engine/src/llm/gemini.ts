@@ -17,7 +17,9 @@ export class GeminiProvider implements LlmProvider {
       ...(vertex ? { vertexai: true } : {}),
       ...(config.apiKey !== undefined ? { apiKey: config.apiKey } : {}),
       // Vertex with a key is "express mode" (no project); without one, project + application default credentials.
-      ...(vertex && config.apiKey === undefined && config.vertexProject !== undefined ? { project: config.vertexProject } : {}),
+      ...(vertex && config.apiKey === undefined && config.vertexProject !== undefined
+        ? { project: config.vertexProject }
+        : {}),
       ...(vertex && config.apiKey === undefined ? { location: config.vertexLocation ?? 'us-central1' } : {}),
       httpOptions: {
         ...(config.baseUrl !== undefined ? { baseUrl: config.baseUrl } : {}),
@@ -75,7 +77,10 @@ function toLlmError(error: unknown, provider: string): LlmError {
   if (cause instanceof LlmError) return cause;
   if (error instanceof ApiError) {
     const transient = error.status === 429 || error.status >= 500 || error.status === 408;
-    return new LlmError(`${provider}: the LLM answered HTTP ${error.status} (${error.message.slice(0, 300)}).`, transient ? 'unavailable' : 'rejected');
+    return new LlmError(
+      `${provider}: the LLM answered HTTP ${error.status} (${error.message.slice(0, 300)}).`,
+      transient ? 'unavailable' : 'rejected',
+    );
   }
   if ((error as Error).name === 'AbortError') return new LlmError('The LLM call was cancelled.', 'aborted');
   return new LlmError(`${provider}: ${error instanceof Error ? error.message : String(error)}`, 'unavailable');

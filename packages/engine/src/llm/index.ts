@@ -21,10 +21,14 @@ export function openLlm(config: EngineConfig, log: Logger, metrics: EngineMetric
   // The transport thread holds the cap of calls in flight; the client admits as many again, prepared and queued in the
   // thread, so a freed slot is taken the moment it frees.
   const transport = new LlmTransport(llm.concurrency);
-  const provider = createProvider(llm, (reason, delayMs) => {
-    client?.noteRetry();
-    log.info(`LLM call retried in ${Math.round(delayMs)} ms (${reason})`);
-  }, transport);
+  const provider = createProvider(
+    llm,
+    (reason, delayMs) => {
+      client?.noteRetry();
+      log.info(`LLM call retried in ${Math.round(delayMs)} ms (${reason})`);
+    },
+    transport,
+  );
   client = new LlmClient(provider, llm.concurrency * 2, metrics.registry);
   log.info(`LLM ${llm.provider} ${llm.model} ready (fact extraction and reflect, ${llm.concurrency} at once)`);
   return { client, close: () => transport.close() };

@@ -40,7 +40,10 @@ export class OpenAiProvider implements LlmProvider {
             { role: 'user', content: r.user },
           ],
           temperature: 0,
-          response_format: { type: 'json_schema', json_schema: { name: r.schemaName, schema: r.schema, strict: false } },
+          response_format: {
+            type: 'json_schema',
+            json_schema: { name: r.schemaName, schema: r.schema, strict: false },
+          },
         },
         r.signal ? { signal: r.signal } : {},
       );
@@ -68,7 +71,10 @@ export function toLlmError(error: unknown, provider: string, timeoutMs: number):
   const cause = (error as { cause?: unknown }).cause;
   if (cause instanceof LlmError) return cause;
   if (error instanceof OpenAI.APIConnectionTimeoutError) {
-    return new LlmError(`${provider}: the LLM did not answer within ${timeoutMs} ms (MNEMOS_API_LLM_TIMEOUT_MS), retries included.`, 'timeout');
+    return new LlmError(
+      `${provider}: the LLM did not answer within ${timeoutMs} ms (MNEMOS_API_LLM_TIMEOUT_MS), retries included.`,
+      'timeout',
+    );
   }
   if (error instanceof OpenAI.APIUserAbortError) return new LlmError('The LLM call was cancelled.', 'aborted');
   if (error instanceof OpenAI.APIConnectionError) {

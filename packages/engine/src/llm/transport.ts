@@ -1,12 +1,16 @@
 import { ThreadClient } from '../util/thread.js';
 import type { TransportThread } from './transport-thread.js';
 
-
 /** Statuses whose Response may carry no body. */
 const NULL_BODY = new Set([101, 204, 205, 304]);
 
 /** A Response around a body already read in full (both fetch paths read the whole body within the attempt). */
-export function wholeResponse(status: number, statusText: string, headers: Headers | Array<[string, string]>, body: ArrayBuffer | null): Response {
+export function wholeResponse(
+  status: number,
+  statusText: string,
+  headers: Headers | Array<[string, string]>,
+  body: ArrayBuffer | null,
+): Response {
   return new Response(NULL_BODY.has(status) ? null : body, { status, statusText, headers });
 }
 
@@ -48,10 +52,17 @@ export class LlmTransport {
   }
 
   /** A fetch that runs in the worker. */
-  readonly fetch = (input: string | URL | Request, init?: RequestInit, options: DispatchOptions = {}): Promise<Response> =>
-    this.dispatch(input, init, options);
+  readonly fetch = (
+    input: string | URL | Request,
+    init?: RequestInit,
+    options: DispatchOptions = {},
+  ): Promise<Response> => this.dispatch(input, init, options);
 
-  private async dispatch(input: string | URL | Request, init: RequestInit | undefined, options: DispatchOptions): Promise<Response> {
+  private async dispatch(
+    input: string | URL | Request,
+    init: RequestInit | undefined,
+    options: DispatchOptions,
+  ): Promise<Response> {
     if (this.closed) throw new Error('the LLM transport is closed');
     const signal = init?.signal ?? undefined;
     signal?.throwIfAborted();

@@ -8,7 +8,13 @@ export interface Usage {
   thoughts_tokens: number;
 }
 
-export const ZERO_USAGE: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0, cached_tokens: 0, thoughts_tokens: 0 };
+export const ZERO_USAGE: Usage = {
+  input_tokens: 0,
+  output_tokens: 0,
+  total_tokens: 0,
+  cached_tokens: 0,
+  thoughts_tokens: 0,
+};
 
 export function addUsage(a: Usage, b: Usage): Usage {
   return {

@@ -2,7 +2,12 @@ import { Problem, problem } from '@mnemos/problems';
 import { DEFAULT_SPACE } from '../memory/types.js';
 import type { MemoryService } from '../service/memory-service.js';
 import {
-  bankPageAnswer, deleteAnswer, memoryPageAnswer, recallAnswer, reflectAnswer, retainAnswer,
+  bankPageAnswer,
+  deleteAnswer,
+  memoryPageAnswer,
+  recallAnswer,
+  reflectAnswer,
+  retainAnswer,
 } from '../wire/answers.js';
 import { checkText, recallQuery, reflectRequest, retainRequest } from '../wire/input.js';
 
@@ -73,20 +78,22 @@ export function engineBackend(service: MemoryService, tenant: string): MemoryBac
       return reflectAnswer(await service.reflect(reflectRequest(tenant, bankId, { ...args })));
     },
     async listMemories(bankId, args) {
-      return memoryPageAnswer(await service.listMemories({
-        tenant,
-        bankId,
-        space: args.space,
-        type: args.type,
-        text: args.q === undefined ? undefined : checkText(args.q, '/q'),
-        tags: undefined,
-        since: undefined,
-        until: undefined,
-        documentId: undefined,
-        state: undefined,
-        limit: args.limit ?? 20,
-        offset: args.offset ?? 0,
-      }));
+      return memoryPageAnswer(
+        await service.listMemories({
+          tenant,
+          bankId,
+          space: args.space,
+          type: args.type,
+          text: args.q === undefined ? undefined : checkText(args.q, '/q'),
+          tags: undefined,
+          since: undefined,
+          until: undefined,
+          documentId: undefined,
+          state: undefined,
+          limit: args.limit ?? 20,
+          offset: args.offset ?? 0,
+        }),
+      );
     },
     async deleteMemory(bankId, memoryId) {
       try {

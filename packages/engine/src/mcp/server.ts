@@ -13,13 +13,19 @@ export interface McpServerOptions {
   onInternalError?: ((error: unknown) => void) | undefined;
 }
 
-
-const BankId = z.string().regex(new RegExp(BANK_ID_PATTERN)).describe(
-  'The memory bank: one subject (a user, an agent, a project), e.g. "alice@example.com". Banks are created by the first retain.',
-);
-const Space = z.string().regex(new RegExp(SPACE_PATTERN)).optional().describe(
-  'Optional space (organization) that partitions the bank; omit for the default space. Recall only sees memories of the same space.',
-);
+const BankId = z
+  .string()
+  .regex(new RegExp(BANK_ID_PATTERN))
+  .describe(
+    'The memory bank: one subject (a user, an agent, a project), e.g. "alice@example.com". Banks are created by the first retain.',
+  );
+const Space = z
+  .string()
+  .regex(new RegExp(SPACE_PATTERN))
+  .optional()
+  .describe(
+    'Optional space (organization) that partitions the bank; omit for the default space. Recall only sees memories of the same space.',
+  );
 const Budget = z.enum(['low', 'mid', 'high']).optional();
 
 /** An error with a stable code and a sentence: what Problem (engine) and MnemosError (client) both carry. */
@@ -29,7 +35,9 @@ function isCodedError(error: unknown): error is { status: number; code: string; 
   return typeof e['status'] === 'number' && typeof e['code'] === 'string' && typeof e['detail'] === 'string';
 }
 
-const text = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] });
+const text = (value: unknown): CallToolResult => ({
+  content: [{ type: 'text', text: JSON.stringify(value, null, 2) }],
+});
 
 /** Recall hits as a model reads them best: the text first, with its id, type, date and score. */
 function compactHits(results: object[]): object[] {
@@ -79,90 +87,173 @@ export function createMcpServer(backend: MemoryBackend, options: McpServerOption
         return { isError: true, content: [{ type: 'text', text: `Error ${error.code}${status}: ${error.detail}` }] };
       }
       options.onInternalError?.(error);
-      return { isError: true, content: [{ type: 'text', text: 'Error: the memory service failed unexpectedly; try again later.' }] };
+      return {
+        isError: true,
+        content: [{ type: 'text', text: 'Error: the memory service failed unexpectedly; try again later.' }],
+      };
     }
   }
 
-  server.registerTool('retain', {
-    title: 'Remember',
-    description:
-      'Store a memory in the bank: one durable fact, preference, decision or event, written as a self-contained sentence (e.g. "Alice prefers green tea over coffee."). It is recallable as soon as this returns; storing identical text twice keeps one copy. Answers the new memory ids.',
-    inputSchema: input({
-      content: z.string().min(1).max(100_000).describe('The text to remember.'),
-      space: Space,
-      context: z.string().max(2000).optional().describe('Optional context: where this came from (e.g. "support chat").'),
-      timestamp: z.string().optional().describe('Optional ISO 8601 date or date-time when it happened (defaults to now).'),
-      tags: z.array(z.string().max(256)).max(100).optional().describe('Optional tags to filter recall by.'),
-      metadata: z.record(z.string(), z.string()).optional().describe('Optional string key/value metadata.'),
-    }),
-    annotations: { title: 'Remember', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  }, (args) => run(() => backend.retain(bankOf(args), args)));
+  server.registerTool(
+    'retain',
+    {
+      title: 'Remember',
+      description:
+        'Store a memory in the bank: one durable fact, preference, decision or event, written as a self-contained sentence (e.g. "Alice prefers green tea over coffee."). It is recallable as soon as this returns; storing identical text twice keeps one copy. Answers the new memory ids.',
+      inputSchema: input({
+        content: z.string().min(1).max(100_000).describe('The text to remember.'),
+        space: Space,
+        context: z
+          .string()
+          .max(2000)
+          .optional()
+          .describe('Optional context: where this came from (e.g. "support chat").'),
+        timestamp: z
+          .string()
+          .optional()
+          .describe('Optional ISO 8601 date or date-time when it happened (defaults to now).'),
+        tags: z.array(z.string().max(256)).max(100).optional().describe('Optional tags to filter recall by.'),
+        metadata: z.record(z.string(), z.string()).optional().describe('Optional string key/value metadata.'),
+      }),
+      annotations: {
+        title: 'Remember',
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+    (args) => run(() => backend.retain(bankOf(args), args)),
+  );
 
-  server.registerTool('recall', {
-    title: 'Recall memories',
-    description:
-      'Search the bank for memories relevant to a question (semantic, keyword and time-aware search). Answers the best matches first, each with its text, id, type, date and score. Use it before answering anything that depends on what was learned earlier.',
-    inputSchema: input({
-      query: z.string().min(1).max(10_000).describe('A question or keywords, e.g. "What does Alice drink?".'),
-      space: Space,
-      max_tokens: z.number().int().min(1).max(100_000).optional().describe('Cap on the total size of the results in tokens (default 4096).'),
-      budget: Budget.describe('How hard to search: low, mid (default) or high.'),
-      types: z.array(z.enum(MEMORY_TYPES)).optional().describe('Only these memory types (raw, world, experience, opinion, observation, procedure, preference, correction).'),
-      tags: z.array(z.string()).optional().describe('Only memories with any of these tags (or untagged ones).'),
-      include_org: z.boolean().optional().describe("Also search the space's shared organization memory."),
-    }),
-    annotations: { title: 'Recall memories', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  }, (args) => run(async () => {
-    const answer = await backend.recall(bankOf(args), args);
-    return { results: compactHits(answer.results) };
-  }));
+  server.registerTool(
+    'recall',
+    {
+      title: 'Recall memories',
+      description:
+        'Search the bank for memories relevant to a question (semantic, keyword and time-aware search). Answers the best matches first, each with its text, id, type, date and score. Use it before answering anything that depends on what was learned earlier.',
+      inputSchema: input({
+        query: z.string().min(1).max(10_000).describe('A question or keywords, e.g. "What does Alice drink?".'),
+        space: Space,
+        max_tokens: z
+          .number()
+          .int()
+          .min(1)
+          .max(100_000)
+          .optional()
+          .describe('Cap on the total size of the results in tokens (default 4096).'),
+        budget: Budget.describe('How hard to search: low, mid (default) or high.'),
+        types: z
+          .array(z.enum(MEMORY_TYPES))
+          .optional()
+          .describe(
+            'Only these memory types (raw, world, experience, opinion, observation, procedure, preference, correction).',
+          ),
+        tags: z.array(z.string()).optional().describe('Only memories with any of these tags (or untagged ones).'),
+        include_org: z.boolean().optional().describe("Also search the space's shared organization memory."),
+      }),
+      annotations: {
+        title: 'Recall memories',
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+    (args) =>
+      run(async () => {
+        const answer = await backend.recall(bankOf(args), args);
+        return { results: compactHits(answer.results) };
+      }),
+  );
 
-  server.registerTool('reflect', {
-    title: 'Answer from memory',
-    description:
-      "Ask a question and get an answer synthesised by the memory service's LLM from the bank's memories only, with the ids of the memories it cites; it says so when memory does not hold the answer. Needs an engine with an LLM configured (otherwise use recall).",
-    inputSchema: input({
-      query: z.string().min(1).max(10_000).describe('The question to answer from memory.'),
-      space: Space,
-      budget: Budget.describe('How many memories to consider: low (default), mid or high.'),
-    }),
-    annotations: { title: 'Answer from memory', readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  }, (args) => run(() => backend.reflect(bankOf(args), args)));
+  server.registerTool(
+    'reflect',
+    {
+      title: 'Answer from memory',
+      description:
+        "Ask a question and get an answer synthesised by the memory service's LLM from the bank's memories only, with the ids of the memories it cites; it says so when memory does not hold the answer. Needs an engine with an LLM configured (otherwise use recall).",
+      inputSchema: input({
+        query: z.string().min(1).max(10_000).describe('The question to answer from memory.'),
+        space: Space,
+        budget: Budget.describe('How many memories to consider: low (default), mid or high.'),
+      }),
+      annotations: {
+        title: 'Answer from memory',
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+    },
+    (args) => run(() => backend.reflect(bankOf(args), args)),
+  );
 
-  server.registerTool('list_memories', {
-    title: 'List memories',
-    description:
-      'List the memories stored in the bank, newest first, with optional filters and pagination (answers items and the total). Use recall to search by meaning; use this to browse or to find the id of a memory to delete.',
-    inputSchema: input({
-      space: Space,
-      type: z.enum(MEMORY_TYPES).optional().describe('Only memories of this type.'),
-      q: z.string().max(2000).optional().describe('Only memories whose text contains these words.'),
-      limit: z.number().int().min(1).max(200).optional().describe('Page size (default 20).'),
-      offset: z.number().int().min(0).optional().describe('How many to skip (default 0).'),
-    }),
-    annotations: { title: 'List memories', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  }, (args) => run(() => backend.listMemories(bankOf(args), args)));
+  server.registerTool(
+    'list_memories',
+    {
+      title: 'List memories',
+      description:
+        'List the memories stored in the bank, newest first, with optional filters and pagination (answers items and the total). Use recall to search by meaning; use this to browse or to find the id of a memory to delete.',
+      inputSchema: input({
+        space: Space,
+        type: z.enum(MEMORY_TYPES).optional().describe('Only memories of this type.'),
+        q: z.string().max(2000).optional().describe('Only memories whose text contains these words.'),
+        limit: z.number().int().min(1).max(200).optional().describe('Page size (default 20).'),
+        offset: z.number().int().min(0).optional().describe('How many to skip (default 0).'),
+      }),
+      annotations: {
+        title: 'List memories',
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+    (args) => run(() => backend.listMemories(bankOf(args), args)),
+  );
 
-  server.registerTool('delete_memory', {
-    title: 'Delete a memory',
-    description:
-      'Permanently delete one memory (and the facts derived from it) by its id. This cannot be undone: only do it when the user asks to forget something or a memory is wrong.',
-    inputSchema: input({
-      memory_id: z.uuid().describe('The id of the memory (from recall or list_memories).'),
-    }),
-    annotations: { title: 'Delete a memory', readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  }, (args) => run(() => backend.deleteMemory(bankOf(args), args.memory_id)));
+  server.registerTool(
+    'delete_memory',
+    {
+      title: 'Delete a memory',
+      description:
+        'Permanently delete one memory (and the facts derived from it) by its id. This cannot be undone: only do it when the user asks to forget something or a memory is wrong.',
+      inputSchema: input({
+        memory_id: z.uuid().describe('The id of the memory (from recall or list_memories).'),
+      }),
+      annotations: {
+        title: 'Delete a memory',
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+    (args) => run(() => backend.deleteMemory(bankOf(args), args.memory_id)),
+  );
 
-  server.registerTool('list_banks', {
-    title: 'List memory banks',
-    description: 'List the memory banks (one per subject), most recently written first, with their profiles and memory counts.',
-    inputSchema: z.object({
-      q: z.string().max(256).optional().describe('Only banks whose id or name contains this text.'),
-      limit: z.number().int().min(1).max(200).optional().describe('Page size (default 50).'),
-      offset: z.number().int().min(0).optional().describe('How many to skip (default 0).'),
-    }),
-    annotations: { title: 'List memory banks', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  }, (args) => run(() => backend.listBanks(args)));
+  server.registerTool(
+    'list_banks',
+    {
+      title: 'List memory banks',
+      description:
+        'List the memory banks (one per subject), most recently written first, with their profiles and memory counts.',
+      inputSchema: z.object({
+        q: z.string().max(256).optional().describe('Only banks whose id or name contains this text.'),
+        limit: z.number().int().min(1).max(200).optional().describe('Page size (default 50).'),
+        offset: z.number().int().min(0).optional().describe('How many to skip (default 0).'),
+      }),
+      annotations: {
+        title: 'List memory banks',
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+    (args) => run(() => backend.listBanks(args)),
+  );
 
   return server;
 }

@@ -25,7 +25,11 @@ export interface Chunk {
  * Chunks of at most `maxChars` characters and `maxTokens` tokens, with their token counts. Yields to the event loop
  * between chunks every few milliseconds, so a large input never holds it.
  */
-export async function chunkText(text: string, maxChars = MAX_CHUNK_CHARS, maxTokens = MAX_CHUNK_TOKENS): Promise<Chunk[]> {
+export async function chunkText(
+  text: string,
+  maxChars = MAX_CHUNK_CHARS,
+  maxTokens = MAX_CHUNK_TOKENS,
+): Promise<Chunk[]> {
   const pause = eventLoopSlicer();
   const chunks: Chunk[] = [];
   // Pieces still to check, the next one last.
@@ -80,7 +84,7 @@ function splitWords(text: string, max: number): string[] {
   let current = '';
   for (const word of text.split(/\s+/)) {
     // A single "word" longer than max (no spaces, e.g. CJK text or a long token) is cut by characters.
-    for (let i = 0; i < word.length; ) {
+    for (let i = 0; i < word.length;) {
       const end = cutBefore(word, Math.min(i + max, word.length));
       const part = word.slice(i, end);
       i = end;

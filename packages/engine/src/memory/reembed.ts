@@ -78,7 +78,7 @@ export async function reembed(
   await db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [EMBEDDING_LOCK]);
     await tx.query('LOCK TABLE memories IN SHARE ROW EXCLUSIVE MODE');
-    const pending = (await readEmbeddingRecord(tx, 'embedding_next'));
+    const pending = await readEmbeddingRecord(tx, 'embedding_next');
     if (pending?.model !== to.model || pending.dimension !== to.dimension) {
       throw new Error('another `mnemos reembed` with a different model ran meanwhile; run the command again');
     }

@@ -29,7 +29,10 @@ export interface RetainOutcome {
 
 /** A retain would store more new memories than its caller allows (a quota-holding gateway sets the bound). */
 export class RetainLimitExceeded extends Error {
-  constructor(readonly wouldStore: number, readonly allowed: number) {
+  constructor(
+    readonly wouldStore: number,
+    readonly allowed: number,
+  ) {
     super(`This retain would store ${wouldStore} new memories; at most ${allowed} are allowed.`);
   }
 }

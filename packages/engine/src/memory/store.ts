@@ -104,7 +104,10 @@ export class MemoryStore implements MemoryReader {
     for (let start = 0; start < items.length; start += ROWS_PER_INSERT) {
       const chunk = items.slice(start, start + ROWS_PER_INSERT);
       if (copyFrom) {
-        const data = vectorCopyData(chunk.map((m) => m.embedding), start);
+        const data = vectorCopyData(
+          chunk.map((m) => m.embedding),
+          start,
+        );
         await copyFrom("COPY mnemos_vectors_in (ord, embedding) FROM '/dev/blob' WITH (FORMAT binary)", data);
       }
       const rows = chunk.map((m, i) => {
@@ -119,18 +122,25 @@ export class MemoryStore implements MemoryReader {
           ${m.tokenCount}::int, ${m.occurredAt}::timestamptz, ${vector}, ${sealed.bodyEnc}::bytea,
           COALESCE(${sealed.fts}::tsvector, ${documentTsvector(sql`${sealed.text}::text`)}))`;
       });
-      const returned = await run<{ id: string }>(tx, sql`
+      const returned = await run<{ id: string }>(
+        tx,
+        sql`
         INSERT INTO memories (id, tenant, bank_id, space, type, text, context, metadata, tags, entities, document_id,
           source_id, batch_id, seq, content_hash, token_count, occurred_at, embedding, body_enc, fts)
         VALUES ${join(rows, ',\n')}
         ON CONFLICT (tenant, bank_id, space, content_hash) WHERE source_id IS NULL DO NOTHING
-        RETURNING id`);
+        RETURNING id`,
+      );
       for (const r of returned) inserted.add(r.id);
     }
     // Rows skipped by ON CONFLICT lost a race with a concurrent retain of the same content: answer that row's id.
     const lost = items.filter((m) => !inserted.has(m.id));
-    const existing = await this.findByHashes(tx, p, lost.map((m) => m.contentHash));
-    return items.map((m) => (inserted.has(m.id) ? m.id : existing.get(m.contentHash) ?? m.id));
+    const existing = await this.findByHashes(
+      tx,
+      p,
+      lost.map((m) => m.contentHash),
+    );
+    return items.map((m) => (inserted.has(m.id) ? m.id : (existing.get(m.contentHash) ?? m.id)));
   }
 
   async get(tenant: string, bankId: string, id: string, q: Queryable = this.db): Promise<Memory | undefined> {
@@ -160,9 +170,12 @@ export class MemoryStore implements MemoryReader {
     const condition = join(where, ' AND ');
     const counted = sql`SELECT count(*) AS n FROM memories WHERE ${condition}`;
     const [count] = await run<{ n: number | string }>(this.db, counted);
-    const rows = await run<MemoryRow>(this.db, sql`SELECT ${raw(MEMORY_COLUMNS)} FROM memories WHERE ${condition}
+    const rows = await run<MemoryRow>(
+      this.db,
+      sql`SELECT ${raw(MEMORY_COLUMNS)} FROM memories WHERE ${condition}
       ORDER BY COALESCE(occurred_at, created_at) DESC, created_at DESC, seq DESC, id
-      LIMIT ${f.limit}::int OFFSET ${f.offset}::bigint`);
+      LIMIT ${f.limit}::int OFFSET ${f.offset}::bigint`,
+    );
     return { items: await this.open(this.db, f.tenant, rows), total: Number(count?.n ?? 0) };
   }
 
@@ -221,8 +234,11 @@ export class MemoryStore implements MemoryReader {
     if (patch.tags !== undefined) sets.push(sql`tags = ${patch.tags}::text[]`);
     if (patch.state !== undefined) sets.push(sql`state = ${patch.state}`);
     if (patch.occurredAt !== undefined) sets.push(sql`occurred_at = ${patch.occurredAt}`);
-    const rows = await run<MemoryRow>(q, sql`UPDATE memories SET ${join(sets, ', ')}
-      WHERE tenant = ${tenant} AND bank_id = ${bankId} AND id = ${id} RETURNING ${raw(MEMORY_COLUMNS)}`);
+    const rows = await run<MemoryRow>(
+      q,
+      sql`UPDATE memories SET ${join(sets, ', ')}
+      WHERE tenant = ${tenant} AND bank_id = ${bankId} AND id = ${id} RETURNING ${raw(MEMORY_COLUMNS)}`,
+    );
     return rows[0] ? (await this.open(q, tenant, rows))[0] : undefined;
   }
 }

@@ -65,7 +65,8 @@ export class IndexArms {
     if (present.length === 0) return [];
     const cap = Math.max(50, COMMON_TERM_SHARE * total);
     let selective = present.filter((t) => (df.get(t) ?? 0) <= cap);
-    if (selective.length === 0) selective = [...present].sort((a, b) => (df.get(a) ?? 0) - (df.get(b) ?? 0)).slice(0, 1);
+    if (selective.length === 0)
+      selective = [...present].sort((a, b) => (df.get(a) ?? 0) - (df.get(b) ?? 0)).slice(0, 1);
     const rows: VectorRowMeta[] = [];
     const counts: Uint8Array[] = [];
     for (const b of this.banks) {
@@ -82,7 +83,8 @@ export class IndexArms {
     const scores = new Float64Array(rows.length);
     let i = 0;
     for (const c of counts) {
-      for (let r = 0; r < c.length / present.length; r++, i++) scores[i] = bm25FromCounts(c, r * present.length, rows[i]!.length, idf, avg);
+      for (let r = 0; r < c.length / present.length; r++, i++)
+        scores[i] = bm25FromCounts(c, r * present.length, rows[i]!.length, idf, avg);
     }
     return bestFirst(rows, scores, k);
   }
@@ -94,7 +96,8 @@ export class IndexArms {
     const { from, to } = window;
     const top = new TopK();
     for (const b of this.banks) {
-      const inWindow = (m: VectorRowMeta) => m.occurredAt !== null && m.occurredAt >= from && m.occurredAt < to && this.keep(m);
+      const inWindow = (m: VectorRowMeta) =>
+        m.occurredAt !== null && m.occurredAt >= from && m.occurredAt < to && this.keep(m);
       b.search(query, k, inWindow, top);
     }
     return top.results();

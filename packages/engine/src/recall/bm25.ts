@@ -46,7 +46,13 @@ function termScore(f: number, idf: number, norm: number): number {
 }
 
 /** BM25 of one document (term counts `tf`, `length` terms in all) for `terms` with their `idf`s, given the average length. */
-export function bm25Score(tf: { get(term: string): number | undefined }, length: number, terms: readonly string[], idf: readonly number[], avg: number): number {
+export function bm25Score(
+  tf: { get(term: string): number | undefined },
+  length: number,
+  terms: readonly string[],
+  idf: readonly number[],
+  avg: number,
+): number {
   const norm = lengthNorm(length, avg);
   let s = 0;
   for (let i = 0; i < terms.length; i++) {
@@ -60,7 +66,13 @@ export function bm25Score(tf: { get(term: string): number | undefined }, length:
  * bm25Score with the document's term counts given as `counts[offset + i]` for the i-th term (the in-memory keyword
  * arm reads them from the bank's term index).
  */
-export function bm25FromCounts(counts: ArrayLike<number>, offset: number, length: number, idf: readonly number[], avg: number): number {
+export function bm25FromCounts(
+  counts: ArrayLike<number>,
+  offset: number,
+  length: number,
+  idf: readonly number[],
+  avg: number,
+): number {
   const norm = lengthNorm(length, avg);
   let s = 0;
   for (let i = 0; i < idf.length; i++) {

@@ -29,7 +29,10 @@ export interface FeedbackCorpus {
  * Scores the candidates (scored by the first pass, in any order) for the expansion terms, each in [0, 1] (divided by
  * the best); all zeros when the first pass gives nothing to learn from.
  */
-export function feedbackScores(ranked: ReadonlyArray<{ doc: FeedbackDoc; score: number }>, corpus: FeedbackCorpus): number[] {
+export function feedbackScores(
+  ranked: ReadonlyArray<{ doc: FeedbackDoc; score: number }>,
+  corpus: FeedbackCorpus,
+): number[] {
   const none = ranked.map(() => 0);
   const voters = best(ranked, FEEDBACK.voters);
   const top = voters[0]?.score ?? 0;
@@ -57,7 +60,13 @@ export function feedbackScores(ranked: ReadonlyArray<{ doc: FeedbackDoc; score: 
   const strongest = chosen[0]?.[1];
   if (strongest === undefined) return none;
   const weights = new Map(chosen.map(([term, w]) => [term, w / strongest] as const));
-  const scores = bm25Scores(ranked.map((r) => ({ tf: r.doc, length: r.doc.length })), [...weights.keys()], df, corpus.size, weights);
+  const scores = bm25Scores(
+    ranked.map((r) => ({ tf: r.doc, length: r.doc.length })),
+    [...weights.keys()],
+    df,
+    corpus.size,
+    weights,
+  );
   const max = Math.max(0, ...scores);
   return max > 0 ? scores.map((s) => s / max) : none;
 }

@@ -4,7 +4,9 @@ import type { RecallRequest } from './types.js';
  * Recall's filter over the in-memory bank index rows (the tenant and bank select the cache): space, valid state,
  * types, and tags with Hindsight's tags_match semantics (`any`/`all` also match untagged memories).
  */
-export function recallPredicate(r: RecallRequest): (m: { space: string; valid: boolean; type: string; tags: string[] }) => boolean {
+export function recallPredicate(
+  r: RecallRequest,
+): (m: { space: string; valid: boolean; type: string; tags: string[] }) => boolean {
   const types = r.types !== undefined && r.types.length > 0 ? new Set(r.types) : undefined;
   const tags = r.tags;
   const tagTest = (have: string[]): boolean => {

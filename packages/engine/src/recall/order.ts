@@ -31,7 +31,10 @@ export function order(candidates: Candidate[], corpus: FeedbackCorpus, limit: nu
 
 /** Adds the feedback signal (learned from the first pass) to every candidate's score. */
 function fuse(candidates: Candidate[], corpus: FeedbackCorpus): void {
-  const feedback = feedbackScores(candidates.map((c) => ({ doc: c.keywords, score: c.firstPass })), corpus);
+  const feedback = feedbackScores(
+    candidates.map((c) => ({ doc: c.keywords, score: c.firstPass })),
+    corpus,
+  );
   candidates.forEach((c, i) => {
     const f = feedback[i] ?? 0;
     c.signals.feedback = f;

@@ -63,7 +63,9 @@ export async function recall(deps: RecallDependencies, r: RecallRequest): Promis
   const temporal = arms.temporal(queryVector, intervals, limit);
   if (intervals.length > 0) stage('temporal', temporal.length);
   const seeds = [semantic, keyword, temporal].flatMap((arm) => arm.slice(0, NEIGHBOUR_SEEDS).map((h) => h.id));
-  const ids = [...new Set([...[...semantic, ...keyword, ...temporal].map((h) => h.id), ...arms.expand([...new Set(seeds)])])];
+  const ids = [
+    ...new Set([...[...semantic, ...keyword, ...temporal].map((h) => h.id), ...arms.expand([...new Set(seeds)])]),
+  ];
   const pool: PoolMember[] = [];
   for (const id of ids) {
     const meta = arms.meta(id);
@@ -87,10 +89,25 @@ export async function recall(deps: RecallDependencies, r: RecallRequest): Promis
 function recallHit(c: Candidate): RecallHit {
   const m: Memory = c.meta.memory;
   const hit: RecallHit = {
-    id: m.id, bank_id: m.bank_id, space: m.space, type: m.type, text: m.text, context: m.context, metadata: m.metadata,
-    tags: m.tags, entities: m.entities, document_id: m.document_id, source_id: m.source_id, occurred_at: m.occurred_at,
-    created_at: m.created_at, updated_at: m.updated_at, state: m.state, superseded_by: m.superseded_by,
-    valid_to: m.valid_to, score: round6(c.score), scores: shownScores(c),
+    id: m.id,
+    bank_id: m.bank_id,
+    space: m.space,
+    type: m.type,
+    text: m.text,
+    context: m.context,
+    metadata: m.metadata,
+    tags: m.tags,
+    entities: m.entities,
+    document_id: m.document_id,
+    source_id: m.source_id,
+    occurred_at: m.occurred_at,
+    created_at: m.created_at,
+    updated_at: m.updated_at,
+    state: m.state,
+    superseded_by: m.superseded_by,
+    valid_to: m.valid_to,
+    score: round6(c.score),
+    scores: shownScores(c),
   };
   if (m.bank_id === ORG_BANK_ID) hit.org = true;
   return hit;

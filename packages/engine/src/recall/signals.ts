@@ -40,8 +40,17 @@ export function candidates(
     const firstPass = weightedSum(signals, FIRST_PASS_SIGNALS);
     // Written out rather than spread from `p`: one object shape for every candidate, built without a runtime copy.
     return {
-      meta: m, cosine: p.cosine, keywords: p.keywords, rank: i, signals, bm25: kw.get(m.id) ?? 0,
-      temporalAsked: intervals.length > 0, firstPass, fused: firstPass, score: firstPass, superseded: false,
+      meta: m,
+      cosine: p.cosine,
+      keywords: p.keywords,
+      rank: i,
+      signals,
+      bm25: kw.get(m.id) ?? 0,
+      temporalAsked: intervals.length > 0,
+      firstPass,
+      fused: firstPass,
+      score: firstPass,
+      superseded: false,
       nearCopy: false,
     };
   });
@@ -87,8 +96,16 @@ function documentScores(
   for (const [g, rows] of members) {
     scores.set(g, {
       // A lone candidate is its own document, but a lone keyword match does not make a document: halved.
-      semantic: sumOfBest(rows.map((p) => p.cosine), 2) / Math.min(rows.length, 2),
-      keyword: sumOfBest(rows.map((p) => kwNorm(p.meta.id)), 2) / 2,
+      semantic:
+        sumOfBest(
+          rows.map((p) => p.cosine),
+          2,
+        ) / Math.min(rows.length, 2),
+      keyword:
+        sumOfBest(
+          rows.map((p) => kwNorm(p.meta.id)),
+          2,
+        ) / 2,
     });
   }
   return groups.map((g) => scores.get(g)!);
@@ -142,7 +159,9 @@ function escapeRegExp(s: string): string {
 export function mentions(query: string, name: string): boolean {
   // Most names are not in the query at all: a plain substring test rules them out before a pattern is compiled.
   if (!query.toLowerCase().includes(name.toLowerCase())) return false;
-  return new RegExp(`(^|[^\\p{L}\\p{N}])${escapeRegExp(name.toLowerCase())}([^\\p{L}\\p{N}]|$)`, 'u').test(query.toLowerCase());
+  return new RegExp(`(^|[^\\p{L}\\p{N}])${escapeRegExp(name.toLowerCase())}([^\\p{L}\\p{N}]|$)`, 'u').test(
+    query.toLowerCase(),
+  );
 }
 
 /**
@@ -155,4 +174,3 @@ export function namedEntities(query: string, names: Iterable<string>): string[] 
   for (const n of names) if (n.length >= 2 && mentions(query, n)) found.add(n.toLowerCase());
   return [...found];
 }
-

@@ -7,8 +7,21 @@ import * as chrono from 'chrono-node';
 
 const DAY = 86_400_000;
 const COUNT_WORDS: Record<string, number> = {
-  a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10,
-  'a couple of': 2, 'a few': 3, several: 3,
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  'a couple of': 2,
+  'a few': 3,
+  several: 3,
 };
 const UNIT_DAYS: Record<string, number> = { day: 1, week: 7, month: 30.44, year: 365.25 };
 /** "N days|weeks|months|years ago", N in digits or words. */
@@ -22,7 +35,10 @@ const BEFORE_LONE_MONTH = /\b(?:in|during|since|of|last)\s+$/;
  * August 11, 2023" names August 11, 2023).
  */
 const CALENDAR_PARSERS = new Set([
-  'ISOFormatParser', 'ENMonthNameLittleEndianParser', 'ENMonthNameMiddleEndianParser', 'ENMonthNameParser',
+  'ISOFormatParser',
+  'ENMonthNameLittleEndianParser',
+  'ENMonthNameMiddleEndianParser',
+  'ENMonthNameParser',
 ]);
 const CALENDAR_REFINERS = new Set(['OverlapRemovalRefiner', 'UnlikelyFormatFilter', 'ENUnlikelyFormatFilter']);
 const calendar = chrono.en.casual.clone();
@@ -103,10 +119,13 @@ function relativeExpressions(reference: Date): Array<[RegExp, Resolver]> {
   const today = Date.UTC(y, m, reference.getUTCDate());
   const span = (start: number, end: number, kind: IntervalKind) => () => ({ start, end, kind });
   return [
-    [/\b(?:in|during|of|since)\s+((?:19|20)\d{2})\b/g, (x) => {
-      const year = Number(x[1]);
-      return { start: Date.UTC(year, 0, 1), end: Date.UTC(year + 1, 0, 1), kind: 'year' };
-    }],
+    [
+      /\b(?:in|during|of|since)\s+((?:19|20)\d{2})\b/g,
+      (x) => {
+        const year = Number(x[1]);
+        return { start: Date.UTC(year, 0, 1), end: Date.UTC(year + 1, 0, 1), kind: 'year' };
+      },
+    ],
     [/\b(?:the\s+)?day before yesterday\b/g, span(today - 2 * DAY, today - DAY, 'day')],
     [/\byesterday\b/g, span(today - DAY, today, 'day')],
     [/\b(?:today|tonight|this morning)\b/g, span(today, today + DAY, 'day')],
@@ -116,14 +135,17 @@ function relativeExpressions(reference: Date): Array<[RegExp, Resolver]> {
     [/\bthis\s+month\b/g, span(Date.UTC(y, m, 1), Date.UTC(y, m + 1, 1), 'month')],
     [/\blast\s+year\b/g, span(Date.UTC(y - 1, 0, 1), Date.UTC(y, 0, 1), 'year')],
     [/\bthis\s+year\b/g, span(Date.UTC(y, 0, 1), Date.UTC(y + 1, 0, 1), 'year')],
-    [UNITS_AGO, (x) => {
-      const count = COUNT_WORDS[x[1] ?? ''] ?? Number(x[1]);
-      const unit = (x[2] ?? 'day') as IntervalKind;
-      const days = UNIT_DAYS[unit] ?? 1;
-      const centre = today - count * days * DAY;
-      const half = Math.max(1, days * 0.5) * DAY;
-      return { start: centre - half, end: centre + half, kind: unit };
-    }],
+    [
+      UNITS_AGO,
+      (x) => {
+        const count = COUNT_WORDS[x[1] ?? ''] ?? Number(x[1]);
+        const unit = (x[2] ?? 'day') as IntervalKind;
+        const days = UNIT_DAYS[unit] ?? 1;
+        const centre = today - count * days * DAY;
+        const half = Math.max(1, days * 0.5) * DAY;
+        return { start: centre - half, end: centre + half, kind: unit };
+      },
+    ],
   ];
 }
 

@@ -79,7 +79,10 @@ export async function reflect(parts: ReflectParts, request: ReflectRequest): Pro
   let used = 0;
   for (const m of recalled.memories) {
     const item: Packed = {
-      id: m.id, type: m.type, text: m.text, occurred_at: m.occurredAt?.toISOString() ?? null,
+      id: m.id,
+      type: m.type,
+      text: m.text,
+      occurred_at: m.occurredAt?.toISOString() ?? null,
       superseded: m.supersededBy !== null,
     };
     const [tokens] = await countTokensYielding([JSON.stringify(item)]);
@@ -93,7 +96,13 @@ export async function reflect(parts: ReflectParts, request: ReflectRequest): Pro
     question: query,
     ...(context !== undefined ? { additional_context: context } : {}),
     now: new Date().toISOString(),
-    memories: packed.map((p) => ({ id: p.id, type: p.type, occurred_at: p.occurred_at, text: p.text, ...(p.superseded ? { superseded: true } : {}) })),
+    memories: packed.map((p) => ({
+      id: p.id,
+      type: p.type,
+      occurred_at: p.occurred_at,
+      text: p.text,
+      ...(p.superseded ? { superseded: true } : {}),
+    })),
   };
   const outputSchema = {
     type: 'object',
@@ -120,16 +129,22 @@ export async function reflect(parts: ReflectParts, request: ReflectRequest): Pro
   async function ask() {
     return parts.llm.structured<{ answer: string; citations: string[]; structured: unknown }>({
       purpose: 'reflect',
-      system: REFLECT_SYSTEM + (schema !== undefined ? '\nAlso fill "structured_output" following the given JSON Schema.' : ''),
+      system:
+        REFLECT_SYSTEM +
+        (schema !== undefined ? '\nAlso fill "structured_output" following the given JSON Schema.' : ''),
       user: `Answer the question from the memories.\nINPUT:\n${JSON.stringify(input)}`,
       schema: outputSchema,
       schemaName: 'reflect_answer',
       validate: (v) => {
         if (typeof v !== 'object' || v === null) return { ok: false, reason: 'expected a JSON object' };
         const o = v as Record<string, unknown>;
-        const answer = typeof o['answer'] === 'string' ? o['answer'] : typeof o['text'] === 'string' ? o['text'] : undefined;
-        if (answer === undefined || answer.trim() === '') return { ok: false, reason: '"answer" must be a non-empty string' };
-        const citations = Array.isArray(o['citations']) ? o['citations'].filter((c): c is string => typeof c === 'string') : [];
+        const answer =
+          typeof o['answer'] === 'string' ? o['answer'] : typeof o['text'] === 'string' ? o['text'] : undefined;
+        if (answer === undefined || answer.trim() === '')
+          return { ok: false, reason: '"answer" must be a non-empty string' };
+        const citations = Array.isArray(o['citations'])
+          ? o['citations'].filter((c): c is string => typeof c === 'string')
+          : [];
         const mismatch = validateOutput && answerMismatch(validateOutput, o['structured_output']);
         if (mismatch) return { ok: false, reason: `"structured_output" does not match response_schema (${mismatch})` };
         return { ok: true, value: { answer, citations, structured: o['structured_output'] } };

@@ -44,7 +44,8 @@ function checkPattern(pattern: string, pointer: string): void {
 /** Refuses a schema that is too deep or holds a pattern RE2 cannot run, naming where. */
 function checkNode(node: unknown, pointer: string, depth: number): void {
   if (typeof node !== 'object' || node === null) return;
-  if (depth > MAX_SCHEMA_DEPTH) throw invalid(pointer, `nests deeper than ${MAX_SCHEMA_DEPTH} levels; flatten the schema`);
+  if (depth > MAX_SCHEMA_DEPTH)
+    throw invalid(pointer, `nests deeper than ${MAX_SCHEMA_DEPTH} levels; flatten the schema`);
   for (const [key, value] of Object.entries(node)) {
     const at = `${pointer}/${escapePointer(key)}`;
     if (!Array.isArray(node) && DATA_KEYWORDS.has(key)) continue;
@@ -59,7 +60,10 @@ function checkNode(node: unknown, pointer: string, depth: number): void {
 /** Compiles a client's response_schema, or answers 400 saying why it is not usable. */
 export function compileResponseSchema(schema: Record<string, unknown>): ValidateFunction {
   if (JSON.stringify(schema).length > MAX_SCHEMA_CHARS) {
-    throw invalid('/response_schema', `is larger than ${MAX_SCHEMA_CHARS.toLocaleString('en')} characters; send a smaller schema`);
+    throw invalid(
+      '/response_schema',
+      `is larger than ${MAX_SCHEMA_CHARS.toLocaleString('en')} characters; send a smaller schema`,
+    );
   }
   checkNode(schema, '/response_schema', 1);
   try {

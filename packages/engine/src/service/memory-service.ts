@@ -1,12 +1,25 @@
 import { problem } from '@mnemos/problems';
 import {
-  bankStats, deleteBank, getBank, listBanks, patchBank, putBank, type Bank, type BankChanges, type BankStats,
+  bankStats,
+  deleteBank,
+  getBank,
+  listBanks,
+  patchBank,
+  putBank,
+  type Bank,
+  type BankChanges,
+  type BankStats,
 } from '../banks/store.js';
 import type { Operation } from '../jobs/operations.js';
 import type { EngineMetrics } from '../metrics.js';
 import { embeddingText } from '../memory/embedding-text.js';
 import {
-  pieceCount, retain, RetainLimitExceeded, type AfterRetainHook, type RetainDependencies, type RetainItem,
+  pieceCount,
+  retain,
+  RetainLimitExceeded,
+  type AfterRetainHook,
+  type RetainDependencies,
+  type RetainItem,
 } from '../memory/retain.js';
 import { clearMemories, deleteMemory, type MemoryPatch } from '../memory/store.js';
 import { MEMORY_TYPES, type Partition } from '../memory/types.js';
@@ -15,8 +28,17 @@ import { sha256Hex } from '../util/hash.js';
 import { countTokensYielding } from '../util/tokens.js';
 import { toMemory, toRecalledMemory } from './memory-model.js';
 import type {
-  Budget, Memory, MemoryEdit, MemoryListQuery, Page, RecallQuery, RecallResult, ReflectRequest, ReflectResult,
-  RetainRequest, RetainResult,
+  Budget,
+  Memory,
+  MemoryEdit,
+  MemoryListQuery,
+  Page,
+  RecallQuery,
+  RecallResult,
+  ReflectRequest,
+  ReflectResult,
+  RetainRequest,
+  RetainResult,
 } from './types.js';
 
 /** Candidates per retrieval arm for each named budget. */
@@ -42,9 +64,14 @@ export interface ServiceParts extends RetainDependencies, RecallDependencies {
 }
 
 const retainLimitProblem = (wouldStore: number, allowed: number) =>
-  problem('too_many_memories', 'overBound', { wouldStore, allowed }, {
-    headers: { 'x-mnemos-would-store': String(wouldStore) },
-  });
+  problem(
+    'too_many_memories',
+    'overBound',
+    { wouldStore, allowed },
+    {
+      headers: { 'x-mnemos-would-store': String(wouldStore) },
+    },
+  );
 
 const memoryNotFound = (id: string) => problem('memory_not_found', 'inThisBank', { id });
 
@@ -53,7 +80,10 @@ const memoryNotFound = (id: string) => problem('memory_not_found', 'inThisBank',
  * these calls and the answers back to their own shapes. Errors are catalogue problems.
  */
 export class MemoryService {
-  constructor(private readonly parts: ServiceParts, private readonly features: ServiceFeatures) {}
+  constructor(
+    private readonly parts: ServiceParts,
+    private readonly features: ServiceFeatures,
+  ) {}
 
   async retain(request: RetainRequest): Promise<RetainResult> {
     const { partition, items, maxNewMemories: maxNew } = request;
@@ -92,9 +122,14 @@ export class MemoryService {
     }
     const unknownType = q.types?.find((t) => !(MEMORY_TYPES as readonly string[]).includes(t));
     if (unknownType !== undefined) {
-      throw problem('validation_failed', 'unknownMemoryType', { type: unknownType, allowed: MEMORY_TYPES }, {
-        errors: [{ pointer: '/types', detail: `must be among ${MEMORY_TYPES.join(', ')}` }],
-      });
+      throw problem(
+        'validation_failed',
+        'unknownMemoryType',
+        { type: unknownType, allowed: MEMORY_TYPES },
+        {
+          errors: [{ pointer: '/types', detail: `must be among ${MEMORY_TYPES.join(', ')}` }],
+        },
+      );
     }
     const { budget, ...request } = q;
     const outcome = await recall(this.parts, { ...request, candidates: candidatesFor(budget) });

@@ -215,7 +215,6 @@ function startModuleThread(callerUrl: string, name: string, workerData: unknown)
   const entry = new URL(`./${name}.ts`, callerUrl).href;
   const tsx = import.meta.resolve('tsx/esm/api');
   const bootstrap =
-    `import(${JSON.stringify(tsx)})` +
-    `.then((api) => { api.register(); return import(${JSON.stringify(entry)}); })`;
+    `import(${JSON.stringify(tsx)})` + `.then((api) => { api.register(); return import(${JSON.stringify(entry)}); })`;
   return new Worker(bootstrap, { eval: true, workerData });
 }

@@ -45,7 +45,11 @@ export const NO_KEYWORDS: KeywordDoc = { length: 0, get: () => 0, terms: () => n
 
 /** A row's view of the term index (a class, not closures: recall makes one per pooled candidate). */
 class RowKeywords implements KeywordDoc {
-  constructor(private readonly index: TermIndex, private readonly row: number, readonly length: number) {}
+  constructor(
+    private readonly index: TermIndex,
+    private readonly row: number,
+    readonly length: number,
+  ) {}
 
   get(term: string): number {
     return this.index.countIn(this.row, this.index.numberOf(term));
@@ -85,7 +89,10 @@ export class BankVectors {
   syncedAtVersion: number | undefined;
   lastUsed = Date.now();
 
-  constructor(readonly dimension: number, capacity = 1024) {
+  constructor(
+    readonly dimension: number,
+    capacity = 1024,
+  ) {
     this.simd = Int16Matrix.create(dimension, capacity);
     this.data = new Float32Array(this.simd ? 0 : dimension * capacity);
   }
@@ -159,7 +166,11 @@ export class BankVectors {
    * The rows holding any of `select` that pass `keep`, each once (term by term, in posting order), with their counts
    * of each of `score` (row-major: counts[i * score.length + j] is row i's count of score[j]).
    */
-  matching(select: readonly string[], score: readonly string[], keep: (m: VectorRowMeta) => boolean): { rows: VectorRowMeta[]; counts: Uint8Array } {
+  matching(
+    select: readonly string[],
+    score: readonly string[],
+    keep: (m: VectorRowMeta) => boolean,
+  ): { rows: VectorRowMeta[]; counts: Uint8Array } {
     if (this.marks.length < this.meta.length) {
       this.marks = new Uint32Array(Math.max(1024, this.meta.length * 2));
       this.picks = new Int32Array(this.marks.length);

@@ -66,14 +66,26 @@ const PAGE = 65536;
  */
 export class Int16Matrix {
   private readonly memory: WebAssembly.Memory;
-  private readonly dots16: (q: number, data: number, rows: number, dim: number, out: number, scales: number, queryScale: number) => void;
+  private readonly dots16: (
+    q: number,
+    data: number,
+    rows: number,
+    dim: number,
+    out: number,
+    scales: number,
+    queryScale: number,
+  ) => void;
   /** Bytes before the first row (the query). */
   private readonly queryBytes: number;
   private capacity = 0;
   private rowsView = new Int16Array(0);
   private scalesView = new Float32Array(0);
 
-  private constructor(instance: WebAssembly.Instance, readonly dimension: number, capacity: number) {
+  private constructor(
+    instance: WebAssembly.Instance,
+    readonly dimension: number,
+    capacity: number,
+  ) {
     const exports = instance.exports as { memory: WebAssembly.Memory; dots16: Int16Matrix['dots16'] };
     this.memory = exports.memory;
     this.dots16 = exports.dots16;

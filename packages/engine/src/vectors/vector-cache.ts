@@ -210,7 +210,9 @@ export class VectorCache {
     let total = 0;
     for (const b of this.cached.values()) total += b.size;
     if (total <= this.maxVectors) return;
-    const byAge = [...this.cached.entries()].filter(([k]) => k !== keepKey).sort((a, b) => a[1].lastUsed - b[1].lastUsed);
+    const byAge = [...this.cached.entries()]
+      .filter(([k]) => k !== keepKey)
+      .sort((a, b) => a[1].lastUsed - b[1].lastUsed);
     for (const [k, b] of byAge) {
       if (total <= this.maxVectors) break;
       this.cached.delete(k);

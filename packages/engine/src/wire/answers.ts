@@ -1,6 +1,14 @@
 import { ZERO_USAGE } from '../llm/types.js';
 import type {
-  Bank, BankStats, Memory, Operation, Page, RecalledMemory, RecallResult, ReflectResult, RetainResult,
+  Bank,
+  BankStats,
+  Memory,
+  Operation,
+  Page,
+  RecalledMemory,
+  RecallResult,
+  ReflectResult,
+  RetainResult,
 } from '../service/types.js';
 
 /**
@@ -61,7 +69,11 @@ export function recallAnswer(r: RecallResult) {
 export function retainAnswer(bankId: string, r: RetainResult) {
   if (r.async) {
     return {
-      success: true, bank_id: bankId, items_count: r.itemsCount, memory_ids: [] as string[], async: true,
+      success: true,
+      bank_id: bankId,
+      items_count: r.itemsCount,
+      memory_ids: [] as string[],
+      async: true,
       operation_id: r.operationId,
     };
   }
@@ -78,7 +90,9 @@ export function retainAnswer(bankId: string, r: RetainResult) {
 }
 
 const usageAnswer = (u: { inputTokens: number; outputTokens: number }) => ({
-  input_tokens: u.inputTokens, output_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens,
+  input_tokens: u.inputTokens,
+  output_tokens: u.outputTokens,
+  total_tokens: u.inputTokens + u.outputTokens,
 });
 
 export function bankAnswer(b: Bank) {
@@ -98,7 +112,10 @@ export function bankAnswer(b: Bank) {
 }
 
 export const bankPageAnswer = (page: Page<Bank>) => ({
-  banks: page.items.map(bankAnswer), total: page.total, limit: page.limit, offset: page.offset,
+  banks: page.items.map(bankAnswer),
+  total: page.total,
+  limit: page.limit,
+  offset: page.offset,
 });
 
 export function bankStatsAnswer(s: BankStats) {
@@ -121,8 +138,14 @@ export function reflectAnswer(r: ReflectResult) {
       ? {
           based_on: {
             memories: r.basedOn.map((m) => ({
-              id: m.id, text: m.text, type: m.type, fact_type: m.type, occurred_at: iso(m.occurredAt),
-              source_id: m.sourceId, superseded_by: m.supersededBy, score: m.score,
+              id: m.id,
+              text: m.text,
+              type: m.type,
+              fact_type: m.type,
+              occurred_at: iso(m.occurredAt),
+              source_id: m.sourceId,
+              superseded_by: m.supersededBy,
+              score: m.score,
             })),
             mental_models: [],
             directives: [],
@@ -135,13 +158,20 @@ export function reflectAnswer(r: ReflectResult) {
 }
 
 export const deleteAnswer = (count: number, message?: string) => ({
-  success: true, deleted_count: count, ...(message !== undefined ? { message } : {}),
+  success: true,
+  deleted_count: count,
+  ...(message !== undefined ? { message } : {}),
 });
 
 /** An operation's status; `operation_id` repeats `id` for Hindsight clients, which poll until completed or failed. */
 export function operationAnswer(o: Operation) {
   const errors = o.errors.map((e) => ({
-    job_id: e.jobId, kind: e.kind, memory_id: e.memoryId, status: e.status, attempts: e.attempts, error: e.error,
+    job_id: e.jobId,
+    kind: e.kind,
+    memory_id: e.memoryId,
+    status: e.status,
+    attempts: e.attempts,
+    error: e.error,
   }));
   return {
     id: o.id,
@@ -156,7 +186,14 @@ export function operationAnswer(o: Operation) {
     facts_count: o.factIds.length,
     jobs: o.jobs,
     errors,
-    ...(o.status === 'failed' ? { error_message: errors.map((e) => e.error).join('; ').slice(0, 2000) } : {}),
+    ...(o.status === 'failed'
+      ? {
+          error_message: errors
+            .map((e) => e.error)
+            .join('; ')
+            .slice(0, 2000),
+        }
+      : {}),
     usage: usageAnswer(o.usage),
     created_at: o.createdAt.toISOString(),
     updated_at: o.updatedAt.toISOString(),

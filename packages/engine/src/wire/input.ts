@@ -1,7 +1,14 @@
 import { invalidField as invalid, problem } from '@mnemos/problems';
 import { DEFAULT_SPACE } from '../memory/types.js';
 import type {
-  BankChanges, MemoryEdit, Partition, RecallQuery, ReflectRequest, RetainItem, RetainRequest, TagsMatch,
+  BankChanges,
+  MemoryEdit,
+  Partition,
+  RecallQuery,
+  ReflectRequest,
+  RetainItem,
+  RetainRequest,
+  TagsMatch,
 } from '../service/types.js';
 import type { BankBodyT, MemoryPatchBody, RecallBodyT, ReflectBodyT, RetainBodyT } from './schemas.js';
 
@@ -16,7 +23,10 @@ export function parseTimestamp(value: string | null | undefined, pointer: string
   const v = value.trim();
   if (v === 'unset') return null;
   if (!DATE_ONLY.test(v) && !DATE_TIME.test(v)) {
-    throw invalid(pointer, `must be an ISO 8601 date or date-time such as 2024-01-15T10:30:00Z (got ${JSON.stringify(value.slice(0, 40))})`);
+    throw invalid(
+      pointer,
+      `must be an ISO 8601 date or date-time such as 2024-01-15T10:30:00Z (got ${JSON.stringify(value.slice(0, 40))})`,
+    );
   }
   let text = v.replace(' ', 'T');
   if (DATE_ONLY.test(text)) text += 'T00:00:00Z';
@@ -43,17 +53,22 @@ export function parseTags(value: string[] | string | null | undefined, pointer: 
       list = t === '' ? [] : [t];
     }
   }
-  if (!Array.isArray(list) || list.some((x) => typeof x !== 'string')) throw invalid(pointer, 'must be a list of strings');
+  if (!Array.isArray(list) || list.some((x) => typeof x !== 'string'))
+    throw invalid(pointer, 'must be a list of strings');
   return (list as string[]).map((tag, i) => checkText(tag, `${pointer}/${i}`));
 }
 
 /** Postgres text cannot hold NUL characters; say so instead of failing in the database. */
 export function checkText(value: string, pointer: string): string {
-  if (value.includes('\u0000')) throw invalid(pointer, 'contains a NUL character (\\u0000), which cannot be stored; remove it');
+  if (value.includes('\u0000'))
+    throw invalid(pointer, 'contains a NUL character (\\u0000), which cannot be stored; remove it');
   return value;
 }
 
-function checkMetadata(value: Record<string, string> | null | undefined, pointer: string): Record<string, string> | undefined {
+function checkMetadata(
+  value: Record<string, string> | null | undefined,
+  pointer: string,
+): Record<string, string> | undefined {
   if (value === undefined || value === null) return undefined;
   for (const [k, v] of Object.entries(value)) {
     checkText(k, `${pointer}/${k}`);
@@ -172,7 +187,10 @@ export function reflectRequest(tenant: string, bankId: string, body: ReflectBody
 /** A bank body's changes; `reflect_mission` and `background` are the Hindsight names of `mission`. */
 export function bankChanges(body: BankBodyT): BankChanges {
   const mission = body.mission ?? body.reflect_mission ?? body.background ?? undefined;
-  for (const [field, value] of [['name', body.name], ['mission', mission]] as const) {
+  for (const [field, value] of [
+    ['name', body.name],
+    ['mission', mission],
+  ] as const) {
     if (typeof value === 'string') checkText(value, `/${field}`);
   }
   const d = body.disposition ?? undefined;

@@ -70,7 +70,9 @@ export const RetainItemBody = Type.Object(
     tags: Type.Optional(Tags),
     document_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 512 }))),
     entities: Type.Optional(
-      Nullable(Type.Array(Type.Object({ text: Type.String({ minLength: 1 }), type: Type.Optional(Type.String()) }, open))),
+      Nullable(
+        Type.Array(Type.Object({ text: Type.String({ minLength: 1 }), type: Type.Optional(Type.String()) }, open)),
+      ),
     ),
   },
   open,
@@ -106,17 +108,22 @@ export const RetainAnswer = Type.Object({
   bank_id: Type.String(),
   items_count: Type.Integer(),
   memory_ids: Type.Array(Type.String()),
-  stored_count: Type.Optional(Type.Integer({
-    description: 'New memories this call stored (synchronous retains); content already present is not counted',
-  })),
+  stored_count: Type.Optional(
+    Type.Integer({
+      description: 'New memories this call stored (synchronous retains); content already present is not counted',
+    }),
+  ),
   async: Type.Boolean(),
   operation_id: Type.Optional(Type.String()),
   usage: Type.Optional(Usage),
 });
 
-const Budget = Type.Union([Type.Literal('low'), Type.Literal('mid'), Type.Literal('high'), Type.Integer({ minimum: 1, maximum: 5000 })], {
-  description: 'Candidate pool: low/mid/high or an explicit number',
-});
+const Budget = Type.Union(
+  [Type.Literal('low'), Type.Literal('mid'), Type.Literal('high'), Type.Integer({ minimum: 1, maximum: 5000 })],
+  {
+    description: 'Candidate pool: low/mid/high or an explicit number',
+  },
+);
 const TagsMatch = Type.Union(
   ['any', 'all', 'any_strict', 'all_strict', 'exact'].map((v) => Type.Literal(v)),
   { description: '`any`/`all` also match untagged memories; the `_strict` forms do not' },

@@ -44,10 +44,20 @@ export async function startFakeEmbeddingServer(dimension = 16): Promise<FakeEmbe
       }
       if (path.endsWith('/embeddings')) {
         const input = body.input as string[];
-        res.end(JSON.stringify({ object: 'list', data: input.map((t, index) => ({ object: 'embedding', index, embedding: fakeVector(t, dimension) })), usage: { prompt_tokens: 1, total_tokens: 1 } }));
+        res.end(
+          JSON.stringify({
+            object: 'list',
+            data: input.map((t, index) => ({ object: 'embedding', index, embedding: fakeVector(t, dimension) })),
+            usage: { prompt_tokens: 1, total_tokens: 1 },
+          }),
+        );
       } else if (path.includes(':batchEmbedContents')) {
         const reqs = body.requests as Array<{ content: { parts: Array<{ text: string }> } }>;
-        res.end(JSON.stringify({ embeddings: reqs.map((r) => ({ values: fakeVector(r.content.parts[0]!.text, dimension) })) }));
+        res.end(
+          JSON.stringify({
+            embeddings: reqs.map((r) => ({ values: fakeVector(r.content.parts[0]!.text, dimension) })),
+          }),
+        );
       } else if (path.endsWith('/v2/embed')) {
         const texts = body.texts as string[];
         res.end(JSON.stringify({ id: 'x', embeddings: { float: texts.map((t) => fakeVector(t, dimension)) }, texts }));

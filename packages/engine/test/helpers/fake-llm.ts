@@ -38,7 +38,27 @@ interface Fact {
   supersedes: string[];
 }
 
-const STOP = new Set(['The', 'A', 'An', 'I', 'We', 'She', 'He', 'They', 'It', 'This', 'That', 'Correction', 'Yesterday', 'Today', 'Tomorrow', 'Last', 'To', 'First', 'Then']);
+const STOP = new Set([
+  'The',
+  'A',
+  'An',
+  'I',
+  'We',
+  'She',
+  'He',
+  'They',
+  'It',
+  'This',
+  'That',
+  'Correction',
+  'Yesterday',
+  'Today',
+  'Tomorrow',
+  'Last',
+  'To',
+  'First',
+  'Then',
+]);
 
 function dayShift(iso: string, days: number): string {
   const d = new Date(iso);
@@ -53,11 +73,18 @@ export function extractFacts(input: Record<string, unknown>): Fact[] {
   const text = stringField(input, 'text') ?? '';
   const recorded = stringField(input, 'recorded_at') ?? new Date().toISOString();
   const existing = (input['existing_facts'] ?? []) as Array<{ id: string; text: string }>;
-  const sentences = text.split(/(?<=[.!?])\s+/).map((s) => s.trim()).filter((s) => s.length > 0);
+  const sentences = text
+    .split(/(?<=[.!?])\s+/)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
   return sentences.map((raw) => {
     let s = raw.replace(/[.!?]+$/, '');
     let occurred: string | null = null;
-    const shifts: Array<[RegExp, number]> = [[/\byesterday\b/i, -1], [/\blast week\b/i, -7], [/\btomorrow\b/i, 1]];
+    const shifts: Array<[RegExp, number]> = [
+      [/\byesterday\b/i, -1],
+      [/\blast week\b/i, -7],
+      [/\btomorrow\b/i, 1],
+    ];
     for (const [re, days] of shifts) {
       if (re.test(s)) {
         occurred = dayShift(recorded, days);
@@ -67,12 +94,18 @@ export function extractFacts(input: Record<string, unknown>): Fact[] {
     const correction = /^correction:\s*/i.test(s);
     s = s.replace(/^correction:\s*/i, '');
     const lower = s.toLowerCase();
-    const type = correction ? 'correction'
-      : /\b(likes?|loves?|prefers?|hates?)\b/.test(lower) ? 'preference'
-        : /\b(thinks?|believes?|feels?)\b/.test(lower) ? 'opinion'
-          : /^(to |first|step)/.test(lower) ? 'procedure'
-            : /\b(usually|always|often|tends?)\b/.test(lower) ? 'observation'
-              : /\b(went|visited|met|did|attended|ran)\b/.test(lower) ? 'experience'
+    const type = correction
+      ? 'correction'
+      : /\b(likes?|loves?|prefers?|hates?)\b/.test(lower)
+        ? 'preference'
+        : /\b(thinks?|believes?|feels?)\b/.test(lower)
+          ? 'opinion'
+          : /^(to |first|step)/.test(lower)
+            ? 'procedure'
+            : /\b(usually|always|often|tends?)\b/.test(lower)
+              ? 'observation'
+              : /\b(went|visited|met|did|attended|ran)\b/.test(lower)
+                ? 'experience'
                 : 'world';
     const entities = [...new Set((s.match(/\b[A-Z][a-zA-Z]+\b/g) ?? []).filter((w) => !STOP.has(w)))];
     const key = s.split(/\s+/).slice(0, 2).join(' ').toLowerCase();
@@ -82,7 +115,12 @@ export function extractFacts(input: Record<string, unknown>): Fact[] {
 }
 
 function words(s: string): Set<string> {
-  return new Set(s.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 3));
+  return new Set(
+    s
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter((w) => w.length > 3),
+  );
 }
 
 function fill(schema: unknown, answer: string, count: number): unknown {
@@ -110,27 +148,39 @@ export function answerQuestion(input: Record<string, unknown>, outputSchema: Rec
   const question = words(stringField(input, 'question') ?? '');
   const memories = (input['memories'] ?? []) as Array<{ id: string; text: string; superseded?: boolean }>;
   const used = memories.filter((m) => !m.superseded && [...words(m.text)].some((w) => question.has(w)));
-  const answer = used.length > 0
-    ? `From memory: ${used.map((m) => m.text).join(' ')}`
-    : 'My memory does not hold the answer to that.';
+  const answer =
+    used.length > 0
+      ? `From memory: ${used.map((m) => m.text).join(' ')}`
+      : 'My memory does not hold the answer to that.';
   const props = (outputSchema?.['properties'] ?? {}) as Record<string, unknown>;
   return {
     answer,
     citations: used.map((m) => m.id),
-    ...(props['structured_output'] !== undefined ? { structured_output: fill(props['structured_output'], answer, used.length) } : {}),
+    ...(props['structured_output'] !== undefined
+      ? { structured_output: fill(props['structured_output'], answer, used.length) }
+      : {}),
   };
 }
 
 function toolCallAnswer(calls: Array<{ name: string; arguments: Record<string, unknown> }>): unknown {
   const toolCalls = calls.map((c, i) => ({
-    id: `call_${i}_${c.name}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+    id: `call_${i}_${c.name}`,
+    type: 'function',
+    function: { name: c.name, arguments: JSON.stringify(c.arguments) },
   }));
   return {
-    id: 'chatcmpl-fake', object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: 'fake',
-    choices: [{
-      index: 0, finish_reason: 'tool_calls', logprobs: null,
-      message: { role: 'assistant', content: null, tool_calls: toolCalls },
-    }],
+    id: 'chatcmpl-fake',
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: 'fake',
+    choices: [
+      {
+        index: 0,
+        finish_reason: 'tool_calls',
+        logprobs: null,
+        message: { role: 'assistant', content: null, tool_calls: toolCalls },
+      },
+    ],
     usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
   };
 }
@@ -207,24 +257,33 @@ export class FakeLlm {
     const openai = path.endsWith('/chat/completions');
     const gemini = /:generateContent$/.test(path.split('?')[0]!);
     if (req.method !== 'POST' || (!openai && !gemini)) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${path}` } }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: `no route ${path}` } }));
       return;
     }
     let prompt = '';
     let schema: Record<string, unknown> | undefined;
     if (openai) {
       const messages = (body['messages'] ?? []) as Array<{ role: string; content: string }>;
-      prompt = messages.filter((m) => m.role === 'user').map((m) => m.content).join('\n');
+      prompt = messages
+        .filter((m) => m.role === 'user')
+        .map((m) => m.content)
+        .join('\n');
       const rf = body['response_format'] as { json_schema?: { schema?: Record<string, unknown> } } | undefined;
       schema = rf?.json_schema?.schema;
     } else {
       const contents = (body['contents'] ?? []) as Array<{ parts?: Array<{ text?: string }> }>;
-      prompt = contents.flatMap((c) => c.parts ?? []).map((p) => p.text ?? '').join('\n');
+      prompt = contents
+        .flatMap((c) => c.parts ?? [])
+        .map((p) => p.text ?? '')
+        .join('\n');
       const config = (body['generationConfig'] ?? {}) as Record<string, unknown>;
       schema = (config['responseJsonSchema'] ?? config['response_json_schema']) as Record<string, unknown> | undefined;
     }
     const props = (schema?.['properties'] ?? {}) as Record<string, unknown>;
-    const purpose: Purpose = props['facts'] !== undefined ? 'extract' : props['answer'] !== undefined ? 'reflect' : 'other';
+    const purpose: Purpose =
+      props['facts'] !== undefined ? 'extract' : props['answer'] !== undefined ? 'reflect' : 'other';
     const marker = prompt.indexOf('INPUT:\n');
     let input: Record<string, unknown> | undefined;
     try {
@@ -253,7 +312,8 @@ export class FakeLlm {
       let content: string;
       if (behaviour?.kind === 'malformed') content = '{"facts": [ {"text": "unterminated';
       else if (behaviour?.kind === 'wrong-shape') content = JSON.stringify({ facts: 'not a list', answer: 42 });
-      else if (behaviour?.kind === 'content') content = typeof behaviour.content === 'string' ? behaviour.content : JSON.stringify(behaviour.content);
+      else if (behaviour?.kind === 'content')
+        content = typeof behaviour.content === 'string' ? behaviour.content : JSON.stringify(behaviour.content);
       else if (behaviour?.kind === 'refuse') content = '';
       else if (purpose === 'extract' && input) content = JSON.stringify({ facts: extractFacts(input) });
       else if (purpose === 'reflect' && input) content = JSON.stringify(answerQuestion(input, schema));
@@ -268,16 +328,39 @@ export class FakeLlm {
       }
       const answer = openai
         ? {
-            id: 'chatcmpl-fake', object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: stringField(body, 'model') ?? 'fake',
-            choices: [{ index: 0, finish_reason: 'stop', logprobs: null,
-              message: { role: 'assistant', content: refused ? null : content, refusal: refused ? 'I cannot help with that.' : null } }],
-            usage: { prompt_tokens: promptTokens, completion_tokens: outputTokens, total_tokens: promptTokens + outputTokens },
+            id: 'chatcmpl-fake',
+            object: 'chat.completion',
+            created: Math.floor(Date.now() / 1000),
+            model: stringField(body, 'model') ?? 'fake',
+            choices: [
+              {
+                index: 0,
+                finish_reason: 'stop',
+                logprobs: null,
+                message: {
+                  role: 'assistant',
+                  content: refused ? null : content,
+                  refusal: refused ? 'I cannot help with that.' : null,
+                },
+              },
+            ],
+            usage: {
+              prompt_tokens: promptTokens,
+              completion_tokens: outputTokens,
+              total_tokens: promptTokens + outputTokens,
+            },
           }
         : {
-            candidates: [refused
-              ? { finishReason: 'SAFETY', index: 0 }
-              : { content: { role: 'model', parts: [{ text: content }] }, finishReason: 'STOP', index: 0 }],
-            usageMetadata: { promptTokenCount: promptTokens, candidatesTokenCount: outputTokens, totalTokenCount: promptTokens + outputTokens },
+            candidates: [
+              refused
+                ? { finishReason: 'SAFETY', index: 0 }
+                : { content: { role: 'model', parts: [{ text: content }] }, finishReason: 'STOP', index: 0 },
+            ],
+            usageMetadata: {
+              promptTokenCount: promptTokens,
+              candidatesTokenCount: outputTokens,
+              totalTokenCount: promptTokens + outputTokens,
+            },
             modelVersion: 'fake',
           };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));

@@ -106,11 +106,16 @@ function resolveRefs(schema: Schema, doc: OpenApiDocument, depth = 0): Schema {
   const out: Schema = {};
   for (const [k, v] of Object.entries(schema)) {
     if (Array.isArray(v)) {
-      out[k] = v.map((x) => (x !== null && typeof x === 'object' ? resolveRefs(x as Schema, doc, depth + 1) : (x as unknown)));
+      out[k] = v.map((x) =>
+        x !== null && typeof x === 'object' ? resolveRefs(x as Schema, doc, depth + 1) : (x as unknown),
+      );
     } else if (v !== null && typeof v === 'object') {
-      out[k] = k === 'properties'
-        ? Object.fromEntries(Object.entries(v as Schema).map(([p, s]) => [p, resolveRefs(s as Schema, doc, depth + 1)]))
-        : resolveRefs(v as Schema, doc, depth + 1);
+      out[k] =
+        k === 'properties'
+          ? Object.fromEntries(
+              Object.entries(v as Schema).map(([p, s]) => [p, resolveRefs(s as Schema, doc, depth + 1)]),
+            )
+          : resolveRefs(v as Schema, doc, depth + 1);
     } else {
       out[k] = v;
     }
@@ -119,31 +124,119 @@ function resolveRefs(schema: Schema, doc: OpenApiDocument, depth = 0): Schema {
 }
 
 const PLAIN_STRINGS = [
-  'known', 'default', 'Ada likes green tea', 'alice@example.com', 'x', 'world', 'valid', 'any', '2024-01-15T10:30:00Z',
+  'known',
+  'default',
+  'Ada likes green tea',
+  'alice@example.com',
+  'x',
+  'world',
+  'valid',
+  'any',
+  '2024-01-15T10:30:00Z',
   'mid',
 ];
 const NASTY_VALUES: unknown[] = [
-  '\u0000', 'a\u0000b', '\ud800', 'tail \udfff', '', ' ', 'x'.repeat(5000), '🧠🐙', "'; DROP TABLE memories; --",
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  'tail \udfff',
+  '',
+  ' ',
+  'x'.repeat(5000),
+  '🧠🐙',
+  "'; DROP TABLE memories; --",
   '%00',
-  '../..', 1e308, -1, 0, 1.5, 2 ** 63, -(2 ** 63), Number.MAX_SAFE_INTEGER + 2, null, true, false,
-  [], {}, [null], { '': '' },
-  { '\u0000': 'v' }, { __proto__: { polluted: true } }, ['\ud800'],
+  '../..',
+  1e308,
+  -1,
+  0,
+  1.5,
+  2 ** 63,
+  -(2 ** 63),
+  Number.MAX_SAFE_INTEGER + 2,
+  null,
+  true,
+  false,
+  [],
+  {},
+  [null],
+  { '': '' },
+  { '\u0000': 'v' },
+  { __proto__: { polluted: true } },
+  ['\ud800'],
 ];
 const QUERY_VALUES = [
-  '1e20', '9223372036854775807', 'Infinity', '-Infinity', '-1', '1.5', 'NaN', '', '%00', 'a%00b', '%E0%A4%A',
-  '%ED%A0%80', 'abc', '0', '1', '10', '1000', '1001', 'true', 'world', 'valid', 'x'.repeat(3000), '%F0%9F%A7%A0'];
+  '1e20',
+  '9223372036854775807',
+  'Infinity',
+  '-Infinity',
+  '-1',
+  '1.5',
+  'NaN',
+  '',
+  '%00',
+  'a%00b',
+  '%E0%A4%A',
+  '%ED%A0%80',
+  'abc',
+  '0',
+  '1',
+  '10',
+  '1000',
+  '1001',
+  'true',
+  'world',
+  'valid',
+  'x'.repeat(3000),
+  '%F0%9F%A7%A0',
+];
 const PATH_VALUES = [
-  '%00', 'a%00b', '%E0%A4%A', '%zz', '%ED%A0%80', 'x'.repeat(300), '..', '%2E%2E', 'a%2Fb', '%20', '%F0%9F%A7%A0',
-  'UPPER', 'with.dots', '%25', '-', '0'];
+  '%00',
+  'a%00b',
+  '%E0%A4%A',
+  '%zz',
+  '%ED%A0%80',
+  'x'.repeat(300),
+  '..',
+  '%2E%2E',
+  'a%2Fb',
+  '%20',
+  '%F0%9F%A7%A0',
+  'UPPER',
+  'with.dots',
+  '%25',
+  '-',
+  '0',
+];
 const CONTENT_TYPES: Array<string | undefined> = [
-  undefined, 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-8',
+  undefined,
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'application/json; charset=utf-8',
   'application/vnd.api+json',
-  'multipart/form-data; boundary=x', 'application/json;;;', 'application/json; charset=latin1', '*/*', 'garbage',
+  'multipart/form-data; boundary=x',
+  'application/json;;;',
+  'application/json; charset=latin1',
+  '*/*',
+  'garbage',
 ];
 const RAW_BODIES: Array<string | Buffer> = [
-  '', '{', 'null', '[]', '"text"', '{"a":1}}', '{"content": "x",}', '12', 'true', Buffer.from([0xff, 0xfe, 0x7b, 0x7d]),
-  Buffer.from('{"content":"\xc3\x28"}', 'latin1'), '{"content":"\\ud800"}', '{"__proto__":{"x":1}}',
-  '{"constructor":{"prototype":{"x":1}}}', '[' + '{"a":'.repeat(70) + '1' + '}'.repeat(70) + ']'];
+  '',
+  '{',
+  'null',
+  '[]',
+  '"text"',
+  '{"a":1}}',
+  '{"content": "x",}',
+  '12',
+  'true',
+  Buffer.from([0xff, 0xfe, 0x7b, 0x7d]),
+  Buffer.from('{"content":"\xc3\x28"}', 'latin1'),
+  '{"content":"\\ud800"}',
+  '{"__proto__":{"x":1}}',
+  '{"constructor":{"prototype":{"x":1}}}',
+  '[' + '{"a":'.repeat(70) + '1' + '}'.repeat(70) + ']',
+];
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 /** A value that satisfies (most of) a JSON schema; the fuzzer then breaks it. */
@@ -237,7 +330,8 @@ export interface RequestContext {
 export function buildRequest(rng: Rng, route: RouteSpec, ctx: RequestContext): FuzzRequest {
   const method = rng.chance(0.85) ? route.method : rng.pick(METHODS);
   let path = route.path.replace(/\{([^}]+)\}/g, (_m, name: string) =>
-    rng.chance(0.8) ? encodeURIComponent(ctx.param(name, rng, route)) : rng.pick(PATH_VALUES));
+    rng.chance(0.8) ? encodeURIComponent(ctx.param(name, rng, route)) : rng.pick(PATH_VALUES),
+  );
   if (rng.chance(0.05)) path += rng.pick(['/', '//', '/extra', '%', '?']);
   const query: string[] = [];
   for (const q of route.query) {
@@ -403,7 +497,7 @@ export async function runFuzz(run: FuzzRun): Promise<{ stats: FuzzStats; failure
       const req = buildRequest(rng, route, run.ctx);
       inFlight = `#${i} ${req.method} ${route.path}`;
       // After a rejected request the state is known (it was just checked), so only a success costs a fresh snapshot.
-      const before = known ?? await run.snapshot();
+      const before = known ?? (await run.snapshot());
       known = undefined;
       let answer: FuzzAnswer;
       try {

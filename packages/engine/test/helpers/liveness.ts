@@ -8,7 +8,10 @@ export const LIVE_WITHIN_MS = 100;
  * Probes `${baseUrl}/health/live` one request after another until `work` settles; returns its result, the slowest
  * probe and how many ran.
  */
-export async function probeDuring<T>(baseUrl: string, work: Promise<T>): Promise<{ result: T; slowestMs: number; probes: number }> {
+export async function probeDuring<T>(
+  baseUrl: string,
+  work: Promise<T>,
+): Promise<{ result: T; slowestMs: number; probes: number }> {
   let done = false;
   const settled = work.finally(() => {
     done = true;
@@ -39,5 +42,8 @@ export async function idleFloorMs(baseUrl: string): Promise<number> {
 export function assertLive(probe: { slowestMs: number; probes: number }, floorMs: number): void {
   assert.ok(probe.probes >= 3, `only ${probe.probes} liveness probes ran during the work`);
   const bound = LIVE_WITHIN_MS + floorMs;
-  assert.ok(probe.slowestMs < bound, `the slowest /health/live probe took ${probe.slowestMs.toFixed(0)} ms (bound ${bound.toFixed(0)} ms)`);
+  assert.ok(
+    probe.slowestMs < bound,
+    `the slowest /health/live probe took ${probe.slowestMs.toFixed(0)} ms (bound ${bound.toFixed(0)} ms)`,
+  );
 }

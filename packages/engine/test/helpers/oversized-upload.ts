@@ -12,7 +12,12 @@ export interface OversizedUploadResult {
  * answer is read. The rest of the body goes out only after the server has begun to answer, which is the moment a
  * server that closes at once resets the connection, and the client loses the answer it was about to read.
  */
-export function uploadOversized(url: string, path: string, bodyBytes: number, headers = ''): Promise<OversizedUploadResult> {
+export function uploadOversized(
+  url: string,
+  path: string,
+  bodyBytes: number,
+  headers = '',
+): Promise<OversizedUploadResult> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
     const socket = net.connect(Number(port), hostname);

@@ -72,7 +72,10 @@ export function spawnEngine(
         output: () => output,
         stop: (signal = 'SIGTERM') =>
           new Promise((done) => {
-            if (child.exitCode !== null || child.signalCode !== null) { done(child.exitCode); return; }
+            if (child.exitCode !== null || child.signalCode !== null) {
+              done(child.exitCode);
+              return;
+            }
             child.once('exit', (code) => done(code));
             child.kill(signal);
           }),

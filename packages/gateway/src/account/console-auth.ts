@@ -15,9 +15,13 @@ export const PROJECT_HEADER = 'x-mnemos-project';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const PROJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-export const csrfFailed = (): HttpProblem => new HttpProblem(403, 'csrf_failed',
-  'A call signed in by the console session cookie that changes something must carry the header X-CSRF-Token with '
-    + 'the csrf_token from GET /v1/account/session.');
+export const csrfFailed = (): HttpProblem =>
+  new HttpProblem(
+    403,
+    'csrf_failed',
+    'A call signed in by the console session cookie that changes something must carry the header X-CSRF-Token with ' +
+      'the csrf_token from GET /v1/account/session.',
+  );
 
 export class ConsoleAuth {
   constructor(
@@ -57,8 +61,10 @@ export class ConsoleAuth {
   async ownProject(session: Session, projectId: string): Promise<Project> {
     const project = PROJECT_ID.test(projectId) ? await this.store.getProject(projectId) : undefined;
     if (project === undefined || project.account_id !== session.accountId) {
-      throw notFound(`No project "${projectId}" among the projects of the signed-in account; `
-        + 'list them with GET /v1/account/projects.');
+      throw notFound(
+        `No project "${projectId}" among the projects of the signed-in account; ` +
+          'list them with GET /v1/account/projects.',
+      );
     }
     return project;
   }
@@ -68,9 +74,12 @@ export class ConsoleAuth {
     const { session } = await this.require(request);
     const header = request.headers[PROJECT_HEADER];
     if (typeof header !== 'string' || header.length === 0) {
-      throw new HttpProblem(400, 'project_required',
-        'A call signed in by the console session cookie must name its project in the header X-Mnemos-Project '
-          + '(an id from GET /v1/account/projects).');
+      throw new HttpProblem(
+        400,
+        'project_required',
+        'A call signed in by the console session cookie must name its project in the header X-Mnemos-Project ' +
+          '(an id from GET /v1/account/projects).',
+      );
     }
     const project = await this.ownProject(session, header);
     return {

@@ -15,7 +15,6 @@ import { isScope, SCOPE_DESCRIPTIONS, type Scope } from '../scopes.js';
 import { ACCOUNT_SECURITY } from './routes.js';
 import { sessionGate } from './session-gate.js';
 
-
 const UidParam = Type.Object({ uid: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }) });
 const InteractionAnswer = Type.Object({
   client: Type.Object({ id: Type.String(), name: Type.String() }),
@@ -27,10 +26,13 @@ const InteractionAnswer = Type.Object({
     description: 'The one project this client may be authorized for (a project OAuth client); null: any of yours',
   }),
 });
-const DecisionBody = Type.Object({
-  allow: Type.Boolean(),
-  project_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-}, { additionalProperties: false });
+const DecisionBody = Type.Object(
+  {
+    allow: Type.Boolean(),
+    project_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
 const problem = { $ref: 'Problem#' };
 
 interface Details {
@@ -47,8 +49,11 @@ interface Details {
 async function details(provider: Provider, uid: string): Promise<Details> {
   const interaction = await provider.Interaction.find(uid);
   if (interaction === undefined) {
-    throw new HttpProblem(404, 'interaction_not_found',
-      'This authorization request has ended or expired; start again from the application.');
+    throw new HttpProblem(
+      404,
+      'interaction_not_found',
+      'This authorization request has ended or expired; start again from the application.',
+    );
   }
   const clientId = textParam(interaction.params['client_id']) ?? '';
   const client = await provider.Client.find(clientId);
@@ -67,7 +72,10 @@ async function details(provider: Provider, uid: string): Promise<Details> {
 
 /** Records the grant of the chosen project and scopes; returns the interaction's result. */
 async function allow(
-  provider: Provider, d: Details, accountId: string, projectId: string,
+  provider: Provider,
+  d: Details,
+  accountId: string,
+  projectId: string,
 ): Promise<InteractionResults> {
   const accountSub = subjectOf(accountId, projectId);
   const grant = new provider.Grant({ accountId: accountSub, clientId: d.clientId });
@@ -84,7 +92,6 @@ async function allow(
   return { login: { accountId: accountSub }, consent: { grantId } };
 }
 
-
 /** An authorization request parameter, which the provider has already checked is a string when present. */
 const textParam = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
@@ -93,57 +100,75 @@ export function consentRoutes(app: FastifyInstance, ctx: GatewayContext, getProv
   const { onRequest: requireSession, sessionOf } = sessionGate(ctx.console);
   const uidOf = (request: FastifyRequest): string => (request.params as { uid: string }).uid;
 
-  app.get('/v1/account/oauth/interactions/:uid', {
-    schema: {
-      operationId: 'getOAuthInteraction', summary: 'The client, scopes and next step of an authorization request', tags,
-      security: [], params: UidParam, response: { 200: InteractionAnswer, 400: problem, 404: problem },
-    },
-  }, guarded(async (request: FastifyRequest, reply: FastifyReply) => {
-    const d = await details(getProvider(), uidOf(request));
-    const signedIn = await ctx.console.current(request);
-    return reply.header('cache-control', 'no-store').send({
-      client: { id: d.clientId, name: d.clientName },
-      scopes: d.scopes.map((name) => ({ name, description: SCOPE_DESCRIPTIONS[name] })),
-      prompt: signedIn === undefined ? 'login' : 'consent',
-      project_id: d.fixedProject ?? null,
-    });
-  }));
-
-  app.post('/v1/account/oauth/interactions/:uid', {
-    schema: {
-      operationId: 'decideOAuthInteraction', tags,
-      summary: 'Allow (for one of your projects) or deny an authorization request',
-      security: ACCOUNT_SECURITY, params: UidParam, body: DecisionBody,
-      response: {
-        200: Type.Object({ redirect_to: Type.String({ description: 'Send the browser here' }) }),
-        400: problem, 401: problem, 403: problem, 404: problem,
+  app.get(
+    '/v1/account/oauth/interactions/:uid',
+    {
+      schema: {
+        operationId: 'getOAuthInteraction',
+        summary: 'The client, scopes and next step of an authorization request',
+        tags,
+        security: [],
+        params: UidParam,
+        response: { 200: InteractionAnswer, 400: problem, 404: problem },
       },
     },
-    onRequest: requireSession,
-  }, guarded(async (request: FastifyRequest, reply: FastifyReply) => {
-    const { session } = sessionOf(request);
-    const provider = getProvider();
-    const d = await details(provider, uidOf(request));
-    const body = request.body as { allow: boolean; project_id?: string };
-    let result: InteractionResults;
-    if (!body.allow) {
-      result = { error: 'access_denied', error_description: 'The user denied the request.' };
-    } else {
-      if (body.project_id === undefined) {
-        throw validation('Name the project the client may act on in "project_id".', [
-          { pointer: '/body/project_id', detail: 'is required when allow is true' },
-        ]);
+    guarded(async (request: FastifyRequest, reply: FastifyReply) => {
+      const d = await details(getProvider(), uidOf(request));
+      const signedIn = await ctx.console.current(request);
+      return reply.header('cache-control', 'no-store').send({
+        client: { id: d.clientId, name: d.clientName },
+        scopes: d.scopes.map((name) => ({ name, description: SCOPE_DESCRIPTIONS[name] })),
+        prompt: signedIn === undefined ? 'login' : 'consent',
+        project_id: d.fixedProject ?? null,
+      });
+    }),
+  );
+
+  app.post(
+    '/v1/account/oauth/interactions/:uid',
+    {
+      schema: {
+        operationId: 'decideOAuthInteraction',
+        tags,
+        summary: 'Allow (for one of your projects) or deny an authorization request',
+        security: ACCOUNT_SECURITY,
+        params: UidParam,
+        body: DecisionBody,
+        response: {
+          200: Type.Object({ redirect_to: Type.String({ description: 'Send the browser here' }) }),
+          400: problem,
+          401: problem,
+          403: problem,
+          404: problem,
+        },
+      },
+      onRequest: requireSession,
+    },
+    guarded(async (request: FastifyRequest, reply: FastifyReply) => {
+      const { session } = sessionOf(request);
+      const provider = getProvider();
+      const d = await details(provider, uidOf(request));
+      const body = request.body as { allow: boolean; project_id?: string };
+      let result: InteractionResults;
+      if (!body.allow) {
+        result = { error: 'access_denied', error_description: 'The user denied the request.' };
+      } else {
+        if (body.project_id === undefined) {
+          throw validation('Name the project the client may act on in "project_id".', [
+            { pointer: '/body/project_id', detail: 'is required when allow is true' },
+          ]);
+        }
+        const project = await ctx.console.ownProject(session, body.project_id);
+        if (d.fixedProject !== undefined && d.fixedProject !== project.id) {
+          throw forbidden(
+            `This client belongs to project "${d.fixedProject}" and can be authorized for that project only.`,
+          );
+        }
+        result = await allow(provider, d, session.accountId, project.id);
       }
-      const project = await ctx.console.ownProject(session, body.project_id);
-      if (d.fixedProject !== undefined && d.fixedProject !== project.id) {
-        throw forbidden(
-          `This client belongs to project "${d.fixedProject}" and can be authorized for that project only.`,
-        );
-      }
-      result = await allow(provider, d, session.accountId, project.id);
-    }
-    d.interaction.result = result;
-    await d.interaction.save(d.interaction.exp - Math.floor(Date.now() / 1000));
-    return reply.header('cache-control', 'no-store').send({ redirect_to: d.interaction.returnTo });
-  }));
+      d.interaction.result = result;
+      await d.interaction.save(d.interaction.exp - Math.floor(Date.now() / 1000));
+      return reply.header('cache-control', 'no-store').send({ redirect_to: d.interaction.returnTo });
+    }),
+  );
 }

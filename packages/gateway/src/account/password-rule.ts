@@ -14,7 +14,9 @@ export function checkPassword(password: string, email: string): void {
     refuse(`The password is too short: use at least ${MIN_PASSWORD_LENGTH} characters.`);
   }
   if (password.trim().toLowerCase() === email.trim().toLowerCase()) {
-    refuse('The password must not be the email address: choose something else of at least '
-      + `${MIN_PASSWORD_LENGTH} characters.`);
+    refuse(
+      'The password must not be the email address: choose something else of at least ' +
+        `${MIN_PASSWORD_LENGTH} characters.`,
+    );
   }
 }

@@ -24,37 +24,58 @@ const SessionAnswer = Type.Object({
   }),
 });
 const ProjectSchema = Type.Object({
-  id: Type.String(), name: Type.String(), plan: Type.String(), tenant: Type.String(), created_at: Type.String(),
+  id: Type.String(),
+  name: Type.String(),
+  plan: Type.String(),
+  tenant: Type.String(),
+  created_at: Type.String(),
 });
-const Credentials = Type.Object({
-  email: Type.String({ minLength: 1, maxLength: 320 }),
-  password: Type.String({ minLength: 1, maxLength: 1024 }),
-}, { additionalProperties: false });
-const SignUpBody = Type.Object({
-  email: Type.String({ format: 'email', maxLength: 320 }),
-  password: Type.String({ maxLength: 1024 }),
-}, { additionalProperties: false });
+const Credentials = Type.Object(
+  {
+    email: Type.String({ minLength: 1, maxLength: 320 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+const SignUpBody = Type.Object(
+  {
+    email: Type.String({ format: 'email', maxLength: 320 }),
+    password: Type.String({ maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
 const ProjectBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false },
+  { name: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
 );
 const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
 const problem = { $ref: 'Problem#' };
 
-const sessionAnswer = (s: Session): { account: { id: string; email: string }; csrf_token: string } =>
-  ({ account: { id: s.accountId, email: s.email }, csrf_token: s.csrfToken });
+const sessionAnswer = (s: Session): { account: { id: string; email: string }; csrf_token: string } => ({
+  account: { id: s.accountId, email: s.email },
+  csrf_token: s.csrfToken,
+});
 
-const projectAnswer = (p: Project): { id: string; name: string; plan: string; tenant: string; created_at: string } =>
-  ({ id: p.id, name: p.name, plan: p.plan, tenant: p.tenant, created_at: p.created_at });
+const projectAnswer = (p: Project): { id: string; name: string; plan: string; tenant: string; created_at: string } => ({
+  id: p.id,
+  name: p.name,
+  plan: p.plan,
+  tenant: p.tenant,
+  created_at: p.created_at,
+});
 
 /** The answer to a sign-in while the account or address is paused, saying when to try again. */
 function throttled(waitMs: number, now: number): HttpProblem {
   const seconds = Math.ceil(waitMs / 1000);
   const at = new Date(now + seconds * 1000).toISOString().slice(11, 16);
   const minutes = Math.ceil(seconds / 60);
-  return new HttpProblem(429, 'signin_throttled',
-    'Too many failed sign-ins: sign-in is paused for this account or network after several wrong passwords. '
-      + `Try again in ${minutes} minute${minutes === 1 ? '' : 's'} (at ${at} UTC).`,
-    { headers: { 'retry-after': String(seconds) }, extra: { retry_after: seconds } });
+  return new HttpProblem(
+    429,
+    'signin_throttled',
+    'Too many failed sign-ins: sign-in is paused for this account or network after several wrong passwords. ' +
+      `Try again in ${minutes} minute${minutes === 1 ? '' : 's'} (at ${at} UTC).`,
+    { headers: { 'retry-after': String(seconds) }, extra: { retry_after: seconds } },
+  );
 }
 
 export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttle: SignInThrottle): void {
@@ -63,7 +84,10 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
 
   /** A sign-in replaces the browser's previous session: the old token stops working, so none is left behind. */
   const startSession = async (
-    request: FastifyRequest, reply: FastifyReply, accountId: string, status: number,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    accountId: string,
+    status: number,
   ): Promise<FastifyReply> => {
     const previous = await ctx.console.current(request);
     if (previous !== undefined) await ctx.sessions.revoke(previous.token);
@@ -72,115 +96,168 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
     return reply.code(status).header('cache-control', 'no-store').send(sessionAnswer(session));
   };
 
-  app.post('/v1/account/signup', {
-    schema: {
-      operationId: 'signUp', summary: 'Create an account and sign in (unless GATEWAY_SIGNUP=closed)', tags,
-      security: [], body: SignUpBody,
-      response: { 201: SessionAnswer, 400: problem, 403: problem, 409: problem },
+  app.post(
+    '/v1/account/signup',
+    {
+      schema: {
+        operationId: 'signUp',
+        summary: 'Create an account and sign in (unless GATEWAY_SIGNUP=closed)',
+        tags,
+        security: [],
+        body: SignUpBody,
+        response: { 201: SessionAnswer, 400: problem, 403: problem, 409: problem },
+      },
+      // Closed sign-up is refused before the body is read.
+      onRequest: authenticateFirst(async () => {
+        if (ctx.config.signup === 'closed') {
+          throw new HttpProblem(
+            403,
+            'signup_closed',
+            'Sign-up is closed on this gateway (GATEWAY_SIGNUP=closed); ask its operator for an account.',
+          );
+        }
+      }),
     },
-    // Closed sign-up is refused before the body is read.
-    onRequest: authenticateFirst(async () => {
-      if (ctx.config.signup === 'closed') {
-        throw new HttpProblem(403, 'signup_closed',
-          'Sign-up is closed on this gateway (GATEWAY_SIGNUP=closed); ask its operator for an account.');
+    guarded(async (request: FastifyRequest, reply: FastifyReply) => {
+      const body = request.body as { email: string; password: string };
+      checkPassword(body.password, body.email);
+      const account = await ctx.store.createAccount({ email: body.email, password: body.password });
+      if (account === null) {
+        throw new HttpProblem(409, 'account_exists', 'An account with this email already exists; sign in instead.');
       }
+      return startSession(request, reply, account.id, 201);
     }),
-  }, guarded(async (request: FastifyRequest, reply: FastifyReply) => {
-    const body = request.body as { email: string; password: string };
-    checkPassword(body.password, body.email);
-    const account = await ctx.store.createAccount({ email: body.email, password: body.password });
-    if (account === null) {
-      throw new HttpProblem(409, 'account_exists', 'An account with this email already exists; sign in instead.');
-    }
-    return startSession(request, reply, account.id, 201);
-  }));
+  );
 
-  app.post('/v1/account/session', {
-    schema: {
-      operationId: 'signIn', summary: 'Sign in: sets the session cookie', tags, security: [], body: Credentials,
-      response: { 200: SessionAnswer, 400: problem, 401: problem, 429: problem },
+  app.post(
+    '/v1/account/session',
+    {
+      schema: {
+        operationId: 'signIn',
+        summary: 'Sign in: sets the session cookie',
+        tags,
+        security: [],
+        body: Credentials,
+        response: { 200: SessionAnswer, 400: problem, 401: problem, 429: problem },
+      },
     },
-  }, guarded(async (request: FastifyRequest, reply: FastifyReply) => {
-    const { email, password } = request.body as { email: string; password: string };
-    const waitMs = throttle.waitMs(email, request.ip);
-    if (waitMs > 0) throw throttled(waitMs, Date.now());
-    // An email the database cannot hold names no account; it counts as a wrong guess rather than a server error.
-    const creds = isStorableText(email) ? await ctx.store.accountCredentials(email) : undefined;
-    const ok = await verifyPassword(password, creds?.password_hash ?? null);
-    if (creds === undefined || !ok) {
-      throttle.recordFailure(email, request.ip);
-      throw new HttpProblem(401, 'invalid_credentials', 'Wrong email or password.');
-    }
-    throttle.recordSuccess(email);
-    return startSession(request, reply, creds.id, 200);
-  }));
+    guarded(async (request: FastifyRequest, reply: FastifyReply) => {
+      const { email, password } = request.body as { email: string; password: string };
+      const waitMs = throttle.waitMs(email, request.ip);
+      if (waitMs > 0) throw throttled(waitMs, Date.now());
+      // An email the database cannot hold names no account; it counts as a wrong guess rather than a server error.
+      const creds = isStorableText(email) ? await ctx.store.accountCredentials(email) : undefined;
+      const ok = await verifyPassword(password, creds?.password_hash ?? null);
+      if (creds === undefined || !ok) {
+        throttle.recordFailure(email, request.ip);
+        throw new HttpProblem(401, 'invalid_credentials', 'Wrong email or password.');
+      }
+      throttle.recordSuccess(email);
+      return startSession(request, reply, creds.id, 200);
+    }),
+  );
 
-  app.get('/v1/account/session', {
-    schema: {
-      operationId: 'getSession', summary: 'The signed-in account and its CSRF token', tags, security: ACCOUNT_SECURITY,
-      response: { 200: SessionAnswer, 401: problem },
+  app.get(
+    '/v1/account/session',
+    {
+      schema: {
+        operationId: 'getSession',
+        summary: 'The signed-in account and its CSRF token',
+        tags,
+        security: ACCOUNT_SECURITY,
+        response: { 200: SessionAnswer, 401: problem },
+      },
+      onRequest: requireSession,
     },
-    onRequest: requireSession,
-  }, guarded(async (request: FastifyRequest, reply: FastifyReply) => {
-    const { session } = sessionOf(request);
-    return reply.header('cache-control', 'no-store').send(sessionAnswer(session));
-  }));
+    guarded(async (request: FastifyRequest, reply: FastifyReply) => {
+      const { session } = sessionOf(request);
+      return reply.header('cache-control', 'no-store').send(sessionAnswer(session));
+    }),
+  );
 
-  app.delete('/v1/account/session', {
-    schema: {
-      operationId: 'signOut', summary: 'Sign out: ends the session everywhere and clears the cookie', tags,
-      security: ACCOUNT_SECURITY, response: { 204: Type.Null(), 401: problem, 403: problem },
+  app.delete(
+    '/v1/account/session',
+    {
+      schema: {
+        operationId: 'signOut',
+        summary: 'Sign out: ends the session everywhere and clears the cookie',
+        tags,
+        security: ACCOUNT_SECURITY,
+        response: { 204: Type.Null(), 401: problem, 403: problem },
+      },
+      onRequest: requireSession,
     },
-    onRequest: requireSession,
-  }, guarded(async (request: FastifyRequest, reply: FastifyReply) => {
-    const { token } = sessionOf(request);
-    await ctx.sessions.revoke(token);
-    ctx.console.clearCookie(reply);
-    return reply.code(204).send();
-  }));
+    guarded(async (request: FastifyRequest, reply: FastifyReply) => {
+      const { token } = sessionOf(request);
+      await ctx.sessions.revoke(token);
+      ctx.console.clearCookie(reply);
+      return reply.code(204).send();
+    }),
+  );
 
-  app.get('/v1/account/projects', {
-    schema: {
-      operationId: 'listAccountProjects', summary: 'Projects of the signed-in account', tags,
-      security: ACCOUNT_SECURITY,
-      response: { 200: Type.Object({ projects: Type.Array(ProjectSchema) }), 401: problem },
+  app.get(
+    '/v1/account/projects',
+    {
+      schema: {
+        operationId: 'listAccountProjects',
+        summary: 'Projects of the signed-in account',
+        tags,
+        security: ACCOUNT_SECURITY,
+        response: { 200: Type.Object({ projects: Type.Array(ProjectSchema) }), 401: problem },
+      },
+      onRequest: requireSession,
     },
-    onRequest: requireSession,
-  }, guarded(async (request: FastifyRequest, reply: FastifyReply) => {
-    const { session } = sessionOf(request);
-    const projects = await ctx.store.listProjects(session.accountId);
-    return reply.send({ projects: projects.map(projectAnswer) });
-  }));
+    guarded(async (request: FastifyRequest, reply: FastifyReply) => {
+      const { session } = sessionOf(request);
+      const projects = await ctx.store.listProjects(session.accountId);
+      return reply.send({ projects: projects.map(projectAnswer) });
+    }),
+  );
 
-  app.post('/v1/account/projects', {
-    schema: {
-      operationId: 'createAccountProject', summary: 'Create a project (free plan) for the signed-in account', tags,
-      security: ACCOUNT_SECURITY, body: ProjectBody,
-      response: { 201: ProjectSchema, 400: problem, 401: problem, 403: problem },
+  app.post(
+    '/v1/account/projects',
+    {
+      schema: {
+        operationId: 'createAccountProject',
+        summary: 'Create a project (free plan) for the signed-in account',
+        tags,
+        security: ACCOUNT_SECURITY,
+        body: ProjectBody,
+        response: { 201: ProjectSchema, 400: problem, 401: problem, 403: problem },
+      },
+      onRequest: requireSession,
     },
-    onRequest: requireSession,
-  }, guarded(async (request: FastifyRequest, reply: FastifyReply) => {
-    const { session } = sessionOf(request);
-    const { name } = request.body as { name: string };
-    const project = await ctx.store.createProject({ name, account_id: session.accountId });
-    return reply.code(201).send(projectAnswer(project));
-  }));
+    guarded(async (request: FastifyRequest, reply: FastifyReply) => {
+      const { session } = sessionOf(request);
+      const { name } = request.body as { name: string };
+      const project = await ctx.store.createProject({ name, account_id: session.accountId });
+      return reply.code(201).send(projectAnswer(project));
+    }),
+  );
 
-  app.patch('/v1/account/projects/:id', {
-    schema: {
-      operationId: 'renameAccountProject', summary: 'Rename a project of the signed-in account', tags,
-      security: ACCOUNT_SECURITY, params: IdParam, body: ProjectBody,
-      response: { 200: ProjectSchema, 400: problem, 401: problem, 403: problem, 404: problem },
+  app.patch(
+    '/v1/account/projects/:id',
+    {
+      schema: {
+        operationId: 'renameAccountProject',
+        summary: 'Rename a project of the signed-in account',
+        tags,
+        security: ACCOUNT_SECURITY,
+        params: IdParam,
+        body: ProjectBody,
+        response: { 200: ProjectSchema, 400: problem, 401: problem, 403: problem, 404: problem },
+      },
+      onRequest: requireSession,
     },
-    onRequest: requireSession,
-  }, guarded(async (request: FastifyRequest, reply: FastifyReply) => {
-    const { session } = sessionOf(request);
-    const { id } = request.params as { id: string };
-    await ctx.console.ownProject(session, id);
-    const { name } = request.body as { name: string };
-    const updated = await ctx.store.updateProject(id, { name });
-    if (updated === undefined) throw new HttpProblem(404, 'not_found', `No project "${id}".`);
-    ctx.auth.evict(`project:${id}`);
-    return reply.send(projectAnswer(updated));
-  }));
+    guarded(async (request: FastifyRequest, reply: FastifyReply) => {
+      const { session } = sessionOf(request);
+      const { id } = request.params as { id: string };
+      await ctx.console.ownProject(session, id);
+      const { name } = request.body as { name: string };
+      const updated = await ctx.store.updateProject(id, { name });
+      if (updated === undefined) throw new HttpProblem(404, 'not_found', `No project "${id}".`);
+      ctx.auth.evict(`project:${id}`);
+      return reply.send(projectAnswer(updated));
+    }),
+  );
 }

@@ -27,12 +27,25 @@ function pct(values: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 }
 
-async function post(url: string, token: string, body: unknown): Promise<{ status: number; ms: number; gw?: number; text?: string }> {
+async function post(
+  url: string,
+  token: string,
+  body: unknown,
+): Promise<{ status: number; ms: number; gw?: number; text?: string }> {
   const t0 = performance.now();
-  const res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   const gw = /gateway;dur=([0-9.]+)/.exec(res.headers.get('server-timing') ?? '')?.[1];
-  return { status: res.status, ms: performance.now() - t0, ...(gw === undefined ? {} : { gw: Number(gw) }), ...(res.status === 200 ? {} : { text: text.slice(0, 300) }) };
+  return {
+    status: res.status,
+    ms: performance.now() - t0,
+    ...(gw === undefined ? {} : { gw: Number(gw) }),
+    ...(res.status === 200 ? {} : { text: text.slice(0, 300) }),
+  };
 }
 
 async function main(): Promise<void> {
@@ -53,27 +66,43 @@ async function main(): Promise<void> {
   const assets = pathToFileURL(path.resolve(repoRoot, 'packages/engine/dist/bench/test-assets.js')).href;
   const { testModelDir } = (await import(assets)) as TestAssetsModule;
   const engine = await spawnEngineProcess({
-    MNEMOS_HOME: home, MNEMOS_API_AUTH_TOKEN: engineToken, MNEMOS_API_PORT: '0', MNEMOS_API_HOST: '127.0.0.1',
+    MNEMOS_HOME: home,
+    MNEMOS_API_AUTH_TOKEN: engineToken,
+    MNEMOS_API_PORT: '0',
+    MNEMOS_API_HOST: '127.0.0.1',
     MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: testModelDir(),
   });
   const gw = await startGateway({
     env: {
-      GATEWAY_DATABASE_URL: dbUrl.toString(), GATEWAY_ADMIN_TOKEN: adminToken, GATEWAY_ENGINE_URL: engine.url,
-      GATEWAY_ENGINE_TOKEN: engineToken, GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', GATEWAY_LOG_LEVEL: 'silent',
+      GATEWAY_DATABASE_URL: dbUrl.toString(),
+      GATEWAY_ADMIN_TOKEN: adminToken,
+      GATEWAY_ENGINE_URL: engine.url,
+      GATEWAY_ENGINE_TOKEN: engineToken,
+      GATEWAY_PORT: '0',
+      GATEWAY_HOST: '127.0.0.1',
+      GATEWAY_LOG_LEVEL: 'silent',
     },
   });
   try {
     const api = async (method: string, p: string, body?: unknown): Promise<Record<string, unknown>> => {
-      const res = await fetch(`${gw.url}${p}`, { method, headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(`${gw.url}${p}`, {
+        method,
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       return (await res.json()) as Record<string, unknown>;
     };
     const project = await api('POST', '/admin/projects', { name: 'bench', plan: 'scale' });
     const projectId = String(project['id']);
-    await api('PATCH', `/admin/projects/${projectId}`, { quotas: { requests_per_minute: 10_000_000, recalls: 10_000_000 } });
+    await api('PATCH', `/admin/projects/${projectId}`, {
+      quotas: { requests_per_minute: 10_000_000, recalls: 10_000_000 },
+    });
     const key = String((await api('POST', `/admin/projects/${projectId}/keys`, {}))['key']);
     const tenant = String(project['tenant']);
 
-    const items = Array.from({ length: 200 }, (_, i) => ({ content: `Benchmark memory ${i}: the user mentioned topic ${i % 17} and place ${i % 23}.` }));
+    const items = Array.from({ length: 200 }, (_, i) => ({
+      content: `Benchmark memory ${i}: the user mentioned topic ${i % 17} and place ${i % 23}.`,
+    }));
     for (let i = 0; i < items.length; i += 50) {
       const r = await post(`${gw.url}/v1/me/banks/bench/memories`, key, { items: items.slice(i, i + 50) });
       if (r.status !== 200) throw new Error(`retain failed: ${r.status}`);
@@ -105,8 +134,15 @@ async function main(): Promise<void> {
     const overhead = pct(g, 50) - pct(d, 50);
 
     const t0 = performance.now();
-    const results = await Promise.all(Array.from({ length: CONCURRENT }, (_, i) =>
-      post(via, key, { query: `concurrent question ${i % 50}` }).catch((err: unknown) => ({ status: 0, ms: 0, text: `${String(err)} ${String((err as { cause?: unknown }).cause)}` }))));
+    const results = await Promise.all(
+      Array.from({ length: CONCURRENT }, (_, i) =>
+        post(via, key, { query: `concurrent question ${i % 50}` }).catch((err: unknown) => ({
+          status: 0,
+          ms: 0,
+          text: `${String(err)} ${String((err as { cause?: unknown }).cause)}`,
+        })),
+      ),
+    );
     const wall = performance.now() - t0;
     const errors = results.filter((r) => r.status !== 200).length;
     const statuses: Record<string, number> = {};

@@ -13,7 +13,11 @@ export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../../console/dist'
 
 /** Scripts, styles, images, fonts and API calls from this origin only; never inside a frame. */
 export const CONSOLE_CSP = [
-  "default-src 'self'", "img-src 'self' data:", "object-src 'none'", "base-uri 'self'", "form-action 'self'",
+  "default-src 'self'",
+  "img-src 'self' data:",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
   "frame-ancestors 'none'",
 ].join('; ');
 
@@ -44,15 +48,26 @@ export async function consoleRoutes(app: FastifyInstance, dir: string = DEFAULT_
     scope.get('/console', hidden, toApp);
 
     if (!built) {
-      const notBuilt = new HttpProblem(503, 'console_not_built', `The console app is not built `
-        + `(no ${path.join(root, 'index.html')}); run \`npm run build\` and restart the gateway.`);
+      const notBuilt = new HttpProblem(
+        503,
+        'console_not_built',
+        `The console app is not built ` +
+          `(no ${path.join(root, 'index.html')}); run \`npm run build\` and restart the gateway.`,
+      );
       scope.get('/console/*', hidden, async (_request, reply) => sendProblem(reply, notBuilt));
       return;
     }
     // The files are listed once at start (wildcard: false), so every other path under /console/ reaches the fallback.
     await scope.register(fastifyStatic, {
-      root, prefix: '/console/', wildcard: false, index: false, cacheControl: false, serveDotFiles: false,
-      setHeaders: (reply, filePath) => { reply.header('cache-control', cacheControlOf(filePath)); },
+      root,
+      prefix: '/console/',
+      wildcard: false,
+      index: false,
+      cacheControl: false,
+      serveDotFiles: false,
+      setHeaders: (reply, filePath) => {
+        reply.header('cache-control', cacheControlOf(filePath));
+      },
     });
     scope.get('/console/*', hidden, async (request, reply) => {
       const urlPath = request.url.split('?')[0] ?? '';

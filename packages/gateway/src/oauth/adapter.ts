@@ -19,7 +19,11 @@ export function deriveClientSecret(key: Buffer, clientId: string, salt: string):
 const TOKEN_MODELS = new Set(['AccessToken', 'ClientCredentials', 'RefreshToken', 'AuthorizationCode']);
 
 export class PgAdapter implements Adapter {
-  constructor(private readonly pool: Pool, private readonly model: string, private readonly hooks: AdapterHooks) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly model: string,
+    private readonly hooks: AdapterHooks,
+  ) {}
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     if (this.model === 'Client') {
@@ -27,7 +31,12 @@ export class PgAdapter implements Adapter {
         `INSERT INTO oauth_clients (client_id, project_id, name, scopes, secret_salt, metadata)
          VALUES ($1, NULL, $2, $3, NULL, $4)
          ON CONFLICT (client_id) DO UPDATE SET metadata = EXCLUDED.metadata, name = EXCLUDED.name, scopes = EXCLUDED.scopes`,
-        [id, payload.client_name ?? null, (payload.scope ?? '').split(' ').filter((s) => s.length > 0), JSON.stringify(payload)],
+        [
+          id,
+          payload.client_name ?? null,
+          (payload.scope ?? '').split(' ').filter((s) => s.length > 0),
+          JSON.stringify(payload),
+        ],
       );
       return;
     }
@@ -37,8 +46,16 @@ export class PgAdapter implements Adapter {
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id, uid = EXCLUDED.uid,
          user_code = EXCLUDED.user_code, client_id = EXCLUDED.client_id, expires_at = EXCLUDED.expires_at`,
-      [this.model, id, JSON.stringify(payload), payload.grantId ?? null, payload.uid ?? null, payload.userCode ?? null,
-        payload.clientId ?? null, expiresAt],
+      [
+        this.model,
+        id,
+        JSON.stringify(payload),
+        payload.grantId ?? null,
+        payload.uid ?? null,
+        payload.userCode ?? null,
+        payload.clientId ?? null,
+        expiresAt,
+      ],
     );
   }
 
@@ -46,13 +63,16 @@ export class PgAdapter implements Adapter {
     // Identifiers come from requests; one the database cannot hold names nothing (an unknown client, a bad token).
     if (!isStorableText(id)) return undefined;
     if (this.model === 'Client') {
-      const res = await this.pool.query<{ project_id: string | null; secret_salt: string | null; metadata: AdapterPayload }>(
-        'SELECT project_id, secret_salt, metadata FROM oauth_clients WHERE client_id = $1', [id],
-      );
+      const res = await this.pool.query<{
+        project_id: string | null;
+        secret_salt: string | null;
+        metadata: AdapterPayload;
+      }>('SELECT project_id, secret_salt, metadata FROM oauth_clients WHERE client_id = $1', [id]);
       const row = res.rows[0];
       if (row === undefined) return undefined;
       const metadata: AdapterPayload = { ...row.metadata, client_id: id };
-      if (row.secret_salt !== null) metadata.client_secret = deriveClientSecret(this.hooks.clientSecretKey, id, row.secret_salt);
+      if (row.secret_salt !== null)
+        metadata.client_secret = deriveClientSecret(this.hooks.clientSecretKey, id, row.secret_salt);
       if (row.project_id !== null) metadata['project_id'] = row.project_id;
       return metadata;
     }
@@ -67,7 +87,9 @@ export class PgAdapter implements Adapter {
     );
     const row = res.rows[0];
     if (row === undefined) return undefined;
-    return row.consumed_at === null ? row.payload : { ...row.payload, consumed: Math.floor(row.consumed_at.getTime() / 1000) };
+    return row.consumed_at === null
+      ? row.payload
+      : { ...row.payload, consumed: Math.floor(row.consumed_at.getTime() / 1000) };
   }
 
   async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {

@@ -4,7 +4,11 @@ import { isScope, type Scope } from '../scopes.js';
 
 /** What an MCP client needs to work with memory: the scopes the MCP endpoint's 401 asks for. */
 export const MCP_CLIENT_SCOPES: readonly Scope[] = [
-  'mcp', 'memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete',
+  'mcp',
+  'memory:retain',
+  'memory:recall',
+  'memory:reflect',
+  'memory:delete',
 ];
 
 /**

@@ -54,13 +54,18 @@ const toPublic = (r: Row): PublicClient => ({
 });
 
 export class ProjectClients {
-  constructor(private readonly pool: Pool, private readonly secretKey: Buffer, private readonly evict: (event: string) => void) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly secretKey: Buffer,
+    private readonly evict: (event: string) => void,
+  ) {}
 
   async create(projectId: string, input: ClientInput): Promise<PublicClient & { client_secret: string }> {
     const clientId = newId('cli');
     const salt = randomBytes(16).toString('base64url');
     const redirectUris = input.redirect_uris ?? [];
-    const grantTypes = redirectUris.length > 0 ? ['client_credentials', 'authorization_code', 'refresh_token'] : ['client_credentials'];
+    const grantTypes =
+      redirectUris.length > 0 ? ['client_credentials', 'authorization_code', 'refresh_token'] : ['client_credentials'];
     const metadata = {
       client_id: clientId,
       client_name: input.name,
@@ -73,8 +78,17 @@ export class ProjectClients {
     const res = await this.pool.query<Row>(
       `INSERT INTO oauth_clients (client_id, project_id, name, scopes, secret_salt, metadata, banks, spaces, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
-      [clientId, projectId, input.name, input.scopes, salt, JSON.stringify(metadata),
-        input.banks, input.spaces, input.expires_at],
+      [
+        clientId,
+        projectId,
+        input.name,
+        input.scopes,
+        salt,
+        JSON.stringify(metadata),
+        input.banks,
+        input.spaces,
+        input.expires_at,
+      ],
     );
     const row = res.rows[0];
     if (row === undefined) throw new Error('client insert returned no row');
@@ -83,14 +97,18 @@ export class ProjectClients {
 
   async list(projectId: string): Promise<PublicClient[]> {
     const res = await this.pool.query<Row>(
-      `SELECT ${COLUMNS} FROM oauth_clients WHERE project_id = $1 ORDER BY created_at, client_id`, [projectId],
+      `SELECT ${COLUMNS} FROM oauth_clients WHERE project_id = $1 ORDER BY created_at, client_id`,
+      [projectId],
     );
     return res.rows.map(toPublic);
   }
 
   /** Deletes the client and every token it holds; they stop working at once. */
   async remove(projectId: string, clientId: string): Promise<boolean> {
-    const res = await this.pool.query('DELETE FROM oauth_clients WHERE client_id = $1 AND project_id = $2', [clientId, projectId]);
+    const res = await this.pool.query('DELETE FROM oauth_clients WHERE client_id = $1 AND project_id = $2', [
+      clientId,
+      projectId,
+    ]);
     if (res.rowCount !== 1) return false;
     await this.pool.query('DELETE FROM oauth_store WHERE client_id = $1', [clientId]);
     this.evict(`client:${clientId}`);

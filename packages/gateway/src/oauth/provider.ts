@@ -51,7 +51,8 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
   const { issuer } = opts;
   const resources = new Set([issuer, `${issuer}/`, `${issuer}/mcp`]);
   const configuration: Configuration = {
-    adapter: (name: string) => new PgAdapter(opts.pool, name, { evict: opts.evict, clientSecretKey: opts.secrets.clientSecretKey }),
+    adapter: (name: string) =>
+      new PgAdapter(opts.pool, name, { evict: opts.evict, clientSecretKey: opts.secrets.clientSecretKey }),
     jwks: opts.secrets.jwks,
     cookies: { keys: opts.secrets.cookieKeys },
     routes: {
@@ -115,7 +116,10 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
             checkClientCredentialsScope(params['scope'], allowed);
           }
           return {
-            scope: allowed.join(' '), audience: issuer, accessTokenFormat: 'opaque', accessTokenTTL: ACCESS_TOKEN_TTL,
+            scope: allowed.join(' '),
+            audience: issuer,
+            accessTokenFormat: 'opaque',
+            accessTokenTTL: ACCESS_TOKEN_TTL,
           };
         },
       },
@@ -147,12 +151,19 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
     interactions: { url: (_ctx, interaction) => consoleInteractionUrl(opts.consoleUrl, issuer, interaction.uid) },
     clientBasedCORS: (_ctx, origin, client) => {
       if (opts.corsOrigins.includes(origin)) return true;
-      return (client.redirectUris ?? []).some((u) => { try { return new URL(u).origin === origin; } catch { return false; } });
+      return (client.redirectUris ?? []).some((u) => {
+        try {
+          return new URL(u).origin === origin;
+        } catch {
+          return false;
+        }
+      });
     },
     renderError: (ctx, out) => {
       ctx.type = 'html';
       const esc = (s: unknown): string => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-      ctx.body = `<!doctype html><html><head><meta charset="utf-8"><title>Authorization error</title></head><body>` +
+      ctx.body =
+        `<!doctype html><html><head><meta charset="utf-8"><title>Authorization error</title></head><body>` +
         `<h1>Authorization error</h1><p><code>${esc(out.error)}</code></p><p>${esc(out.error_description ?? '')}</p></body></html>`;
     },
   };
@@ -181,7 +192,7 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
   const callback = provider.callback();
 
   async function resolveToken(value: string): Promise<ResolvedToken | undefined> {
-    const token = await provider.AccessToken.find(value) ?? await provider.ClientCredentials.find(value);
+    const token = (await provider.AccessToken.find(value)) ?? (await provider.ClientCredentials.find(value));
     if (token === undefined || token.isExpired) return undefined;
     const project = token.extra?.['project_id'];
     const aud = token.aud;
@@ -196,5 +207,11 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
     };
   }
 
-  return { provider, handle: (req, res) => { void callback(req, res); }, resolveToken };
+  return {
+    provider,
+    handle: (req, res) => {
+      void callback(req, res);
+    },
+    resolveToken,
+  };
 }

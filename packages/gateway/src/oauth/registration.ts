@@ -26,7 +26,9 @@ function findUnstorable(value: unknown, where: string): string | undefined {
 
 /** Throws `invalid_client_metadata` when registered metadata cannot be accepted. */
 export function checkRegisteredMetadata(metadata: Record<string, unknown>): void {
-  const invalid = (message: string): never => { throw new oidcErrors.InvalidClientMetadata(message); };
+  const invalid = (message: string): never => {
+    throw new oidcErrors.InvalidClientMetadata(message);
+  };
   const field = findUnstorable(metadata, '');
   if (field !== undefined) invalid(`${field} must not contain NUL characters or unpaired surrogates`);
   if (metadata['project_id'] !== undefined) {

@@ -20,7 +20,10 @@ const MAX_TRACKED = 100_000;
 export class SignInThrottle {
   private readonly windows = new Map<string, Window>();
 
-  constructor(private readonly limits: SignInLimits, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly limits: SignInLimits,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Milliseconds until this account and address may try again; 0 when they may now. */
   waitMs(email: string, address: string): number {

@@ -20,30 +20,39 @@ const ProjectSub = Type.Object({
 const Plan = Type.String({ pattern: '^[a-z0-9_-]{1,32}$' });
 const Quota = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 const problems = {
-  400: { $ref: 'Problem#' }, 401: { $ref: 'Problem#' }, 404: { $ref: 'Problem#' }, 429: { $ref: 'Problem#' },
+  400: { $ref: 'Problem#' },
+  401: { $ref: 'Problem#' },
+  404: { $ref: 'Problem#' },
+  429: { $ref: 'Problem#' },
 };
 /** Wrong admin tokens allowed per address: a burst of this many, then this many a minute. */
 export const ADMIN_FAILURES_PER_MINUTE = 10;
 
 export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: ProjectHandlers): void {
   app.register(async (admin) => {
-    admin.addHook('onRequest', authenticateFirst(async (request: FastifyRequest) => {
-      // Wrong tokens are counted per address; an address past the limit is refused before its token is compared, so
-      // guessing is slow, while the token from any other address works as before.
-      const failures = `admin-failures:${request.ip}`;
-      const wait = ctx.limiter.wait(failures, ADMIN_FAILURES_PER_MINUTE);
-      if (wait > 0) {
-        throw new HttpProblem(429, 'rate_limited',
-          `Too many requests with a wrong admin token from this address; retry in ${wait} s `
-            + 'with the right GATEWAY_ADMIN_TOKEN.',
-          { headers: { 'retry-after': String(wait) }, extra: { retry_after: wait } });
-      }
-      const m = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-      if (m?.[1] === undefined || !constantTimeEqualString(m[1], ctx.config.adminToken)) {
-        ctx.limiter.take(failures, ADMIN_FAILURES_PER_MINUTE);
-        throw unauthorized('The admin API needs "Authorization: Bearer <GATEWAY_ADMIN_TOKEN>".');
-      }
-    }));
+    admin.addHook(
+      'onRequest',
+      authenticateFirst(async (request: FastifyRequest) => {
+        // Wrong tokens are counted per address; an address past the limit is refused before its token is compared, so
+        // guessing is slow, while the token from any other address works as before.
+        const failures = `admin-failures:${request.ip}`;
+        const wait = ctx.limiter.wait(failures, ADMIN_FAILURES_PER_MINUTE);
+        if (wait > 0) {
+          throw new HttpProblem(
+            429,
+            'rate_limited',
+            `Too many requests with a wrong admin token from this address; retry in ${wait} s ` +
+              'with the right GATEWAY_ADMIN_TOKEN.',
+            { headers: { 'retry-after': String(wait) }, extra: { retry_after: wait } },
+          );
+        }
+        const m = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+        if (m?.[1] === undefined || !constantTimeEqualString(m[1], ctx.config.adminToken)) {
+          ctx.limiter.take(failures, ADMIN_FAILURES_PER_MINUTE);
+          throw unauthorized('The admin API needs "Authorization: Bearer <GATEWAY_ADMIN_TOKEN>".');
+        }
+      }),
+    );
 
     const project = async (req: FastifyRequest): Promise<Project> => {
       const id = (req.params as { id: string }).id;
@@ -55,97 +64,247 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
     const tags = ['admin'];
     const sec = [{ adminToken: [] }];
 
-    admin.post('/admin/accounts', {
-      schema: {
-        operationId: 'adminCreateAccount', tags, security: sec,
-        body: Type.Object({
-          email: Type.String({ format: 'email', maxLength: 320 }),
-          name: Type.Optional(Type.String({ maxLength: 200 })),
-          password: Type.Optional(Type.String({ minLength: 8, maxLength: 1024 })),
-        }, { additionalProperties: false }),
-        response: { 201: Open, 409: { $ref: 'Problem#' }, ...problems },
+    admin.post(
+      '/admin/accounts',
+      {
+        schema: {
+          operationId: 'adminCreateAccount',
+          tags,
+          security: sec,
+          body: Type.Object(
+            {
+              email: Type.String({ format: 'email', maxLength: 320 }),
+              name: Type.Optional(Type.String({ maxLength: 200 })),
+              password: Type.Optional(Type.String({ minLength: 8, maxLength: 1024 })),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 201: Open, 409: { $ref: 'Problem#' }, ...problems },
+        },
       },
-    }, guarded(async (request, reply: FastifyReply) => {
-      const account = await ctx.store.createAccount(request.body as { email: string; name?: string; password?: string });
-      if (account === null) throw new HttpProblem(409, 'account_exists', 'An account with this email already exists.');
-      return reply.code(201).send(account);
-    }));
+      guarded(async (request, reply: FastifyReply) => {
+        const account = await ctx.store.createAccount(
+          request.body as { email: string; name?: string; password?: string },
+        );
+        if (account === null)
+          throw new HttpProblem(409, 'account_exists', 'An account with this email already exists.');
+        return reply.code(201).send(account);
+      }),
+    );
 
-    admin.get('/admin/projects', { schema: { operationId: 'adminListProjects', tags, security: sec, response: { 200: Open, ...problems } } },
-      guarded(async (_request, reply: FastifyReply) => reply.send({ items: await ctx.store.listProjects() })));
+    admin.get(
+      '/admin/projects',
+      { schema: { operationId: 'adminListProjects', tags, security: sec, response: { 200: Open, ...problems } } },
+      guarded(async (_request, reply: FastifyReply) => reply.send({ items: await ctx.store.listProjects() })),
+    );
 
-    admin.post('/admin/projects', {
-      schema: {
-        operationId: 'adminCreateProject', tags, security: sec,
-        body: Type.Object({
-          name: Type.String({ minLength: 1, maxLength: 200 }),
-          account_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-          plan: Type.Optional(Plan),
-          engine: Type.Optional(Type.String({ pattern: '^[a-z0-9_-]{1,64}$' })),
-        }, { additionalProperties: false }),
-        response: { 201: Open, ...problems },
+    admin.post(
+      '/admin/projects',
+      {
+        schema: {
+          operationId: 'adminCreateProject',
+          tags,
+          security: sec,
+          body: Type.Object(
+            {
+              name: Type.String({ minLength: 1, maxLength: 200 }),
+              account_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+              plan: Type.Optional(Plan),
+              engine: Type.Optional(Type.String({ pattern: '^[a-z0-9_-]{1,64}$' })),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 201: Open, ...problems },
+        },
       },
-    }, guarded(async (request, reply: FastifyReply) => {
-      const body = request.body as { name: string; account_id?: string; plan?: string; engine?: string };
-      checkPlanAndEngine(ctx, body.plan, body.engine);
-      if (body.account_id !== undefined && !(await ctx.store.accountExists(body.account_id))) {
-        throw new HttpProblem(400, 'validation_failed', `No account "${body.account_id}".`, { errors: [{ pointer: '/body/account_id', detail: 'unknown account' }] });
-      }
-      return reply.code(201).send(await ctx.store.createProject(body));
-    }));
+      guarded(async (request, reply: FastifyReply) => {
+        const body = request.body as { name: string; account_id?: string; plan?: string; engine?: string };
+        checkPlanAndEngine(ctx, body.plan, body.engine);
+        if (body.account_id !== undefined && !(await ctx.store.accountExists(body.account_id))) {
+          throw new HttpProblem(400, 'validation_failed', `No account "${body.account_id}".`, {
+            errors: [{ pointer: '/body/account_id', detail: 'unknown account' }],
+          });
+        }
+        return reply.code(201).send(await ctx.store.createProject(body));
+      }),
+    );
 
-    admin.get('/admin/projects/:id', { schema: { operationId: 'adminGetProject', tags, security: sec, params: ProjectId, response: { 200: Open, ...problems } } },
-      guarded(async (request, reply: FastifyReply) => reply.send(await project(request))));
-
-    admin.patch('/admin/projects/:id', {
-      schema: {
-        operationId: 'adminPatchProject', tags, security: sec, params: ProjectId,
-        body: Type.Object({
-          name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-          plan: Type.Optional(Plan),
-          quotas: Type.Optional(Type.Object({
-            memories: Type.Optional(Quota), recalls: Type.Optional(Quota), reflects: Type.Optional(Quota),
-            requests_per_minute: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000_000 })),
-          }, { additionalProperties: false })),
-          engine: Type.Optional(Type.String({ pattern: '^[a-z0-9_-]{1,64}$' })),
-        }, { additionalProperties: false }),
-        response: { 200: Open, ...problems },
+    admin.get(
+      '/admin/projects/:id',
+      {
+        schema: {
+          operationId: 'adminGetProject',
+          tags,
+          security: sec,
+          params: ProjectId,
+          response: { 200: Open, ...problems },
+        },
       },
-    }, guarded(async (request, reply: FastifyReply) => {
-      const body = request.body as { name?: string; plan?: string; quotas?: Partial<Limits>; engine?: string };
-      checkPlanAndEngine(ctx, body.plan, body.engine);
-      const id = (request.params as { id: string }).id;
-      const updated = await ctx.store.updateProject(id, body);
-      if (updated === undefined) throw notFound(`No project "${id}".`);
-      ctx.auth.evict(`project:${id}`);
-      return reply.send(updated);
-    }));
+      guarded(async (request, reply: FastifyReply) => reply.send(await project(request))),
+    );
 
-    admin.get('/admin/projects/:id/usage', { schema: { operationId: 'adminGetUsage', tags, security: sec, params: ProjectId, response: { 200: UsageSchema, ...problems } } },
-      guarded(async (request, reply: FastifyReply) => reply.send(await h.usage(await project(request)))));
+    admin.patch(
+      '/admin/projects/:id',
+      {
+        schema: {
+          operationId: 'adminPatchProject',
+          tags,
+          security: sec,
+          params: ProjectId,
+          body: Type.Object(
+            {
+              name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+              plan: Type.Optional(Plan),
+              quotas: Type.Optional(
+                Type.Object(
+                  {
+                    memories: Type.Optional(Quota),
+                    recalls: Type.Optional(Quota),
+                    reflects: Type.Optional(Quota),
+                    requests_per_minute: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000_000 })),
+                  },
+                  { additionalProperties: false },
+                ),
+              ),
+              engine: Type.Optional(Type.String({ pattern: '^[a-z0-9_-]{1,64}$' })),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 200: Open, ...problems },
+        },
+      },
+      guarded(async (request, reply: FastifyReply) => {
+        const body = request.body as { name?: string; plan?: string; quotas?: Partial<Limits>; engine?: string };
+        checkPlanAndEngine(ctx, body.plan, body.engine);
+        const id = (request.params as { id: string }).id;
+        const updated = await ctx.store.updateProject(id, body);
+        if (updated === undefined) throw notFound(`No project "${id}".`);
+        ctx.auth.evict(`project:${id}`);
+        return reply.send(updated);
+      }),
+    );
 
-    admin.post('/admin/projects/:id/keys', { schema: { operationId: 'adminCreateKey', tags, security: sec, params: ProjectId, body: KeyCreateBody, response: { 201: Open, ...problems } } },
-      guarded(async (request, reply: FastifyReply) => reply.code(201).send(await h.createKey(await project(request), request.body as KeyInput, null))));
-    admin.get('/admin/projects/:id/keys', { schema: { operationId: 'adminListKeys', tags, security: sec, params: ProjectId, response: { 200: Open, ...problems } } },
-      guarded(async (request, reply: FastifyReply) => reply.send(await h.listKeys(await project(request), null))));
-    admin.delete('/admin/projects/:id/keys/:sub', { schema: { operationId: 'adminRevokeKey', tags, security: sec, params: ProjectSub, response: { 200: Open, ...problems } } },
-      guarded(async (request, reply: FastifyReply) => reply.send(await h.revokeKey(await project(request), sub(request), null))));
+    admin.get(
+      '/admin/projects/:id/usage',
+      {
+        schema: {
+          operationId: 'adminGetUsage',
+          tags,
+          security: sec,
+          params: ProjectId,
+          response: { 200: UsageSchema, ...problems },
+        },
+      },
+      guarded(async (request, reply: FastifyReply) => reply.send(await h.usage(await project(request)))),
+    );
 
-    admin.post('/admin/projects/:id/oauth/clients', { schema: { operationId: 'adminCreateOAuthClient', tags, security: sec, params: ProjectId, body: ClientBody, response: { 201: Open, ...problems } } },
-      guarded(async (request, reply: FastifyReply) => reply.code(201).send(
-        await h.createClient(await project(request), request.body as ClientRequest, null))));
-    admin.get('/admin/projects/:id/oauth/clients', { schema: { operationId: 'adminListOAuthClients', tags, security: sec, params: ProjectId, response: { 200: Open, ...problems } } },
-      guarded(async (request, reply: FastifyReply) => reply.send(await h.listClients(await project(request), null))));
-    admin.delete('/admin/projects/:id/oauth/clients/:sub', { schema: { operationId: 'adminDeleteOAuthClient', tags, security: sec, params: ProjectSub, response: { 200: Open, ...problems } } },
-      guarded(async (request, reply: FastifyReply) => reply.send(await h.deleteClient(await project(request), sub(request), null))));
+    admin.post(
+      '/admin/projects/:id/keys',
+      {
+        schema: {
+          operationId: 'adminCreateKey',
+          tags,
+          security: sec,
+          params: ProjectId,
+          body: KeyCreateBody,
+          response: { 201: Open, ...problems },
+        },
+      },
+      guarded(async (request, reply: FastifyReply) =>
+        reply.code(201).send(await h.createKey(await project(request), request.body as KeyInput, null)),
+      ),
+    );
+    admin.get(
+      '/admin/projects/:id/keys',
+      {
+        schema: {
+          operationId: 'adminListKeys',
+          tags,
+          security: sec,
+          params: ProjectId,
+          response: { 200: Open, ...problems },
+        },
+      },
+      guarded(async (request, reply: FastifyReply) => reply.send(await h.listKeys(await project(request), null))),
+    );
+    admin.delete(
+      '/admin/projects/:id/keys/:sub',
+      {
+        schema: {
+          operationId: 'adminRevokeKey',
+          tags,
+          security: sec,
+          params: ProjectSub,
+          response: { 200: Open, ...problems },
+        },
+      },
+      guarded(async (request, reply: FastifyReply) =>
+        reply.send(await h.revokeKey(await project(request), sub(request), null)),
+      ),
+    );
+
+    admin.post(
+      '/admin/projects/:id/oauth/clients',
+      {
+        schema: {
+          operationId: 'adminCreateOAuthClient',
+          tags,
+          security: sec,
+          params: ProjectId,
+          body: ClientBody,
+          response: { 201: Open, ...problems },
+        },
+      },
+      guarded(async (request, reply: FastifyReply) =>
+        reply.code(201).send(await h.createClient(await project(request), request.body as ClientRequest, null)),
+      ),
+    );
+    admin.get(
+      '/admin/projects/:id/oauth/clients',
+      {
+        schema: {
+          operationId: 'adminListOAuthClients',
+          tags,
+          security: sec,
+          params: ProjectId,
+          response: { 200: Open, ...problems },
+        },
+      },
+      guarded(async (request, reply: FastifyReply) => reply.send(await h.listClients(await project(request), null))),
+    );
+    admin.delete(
+      '/admin/projects/:id/oauth/clients/:sub',
+      {
+        schema: {
+          operationId: 'adminDeleteOAuthClient',
+          tags,
+          security: sec,
+          params: ProjectSub,
+          response: { 200: Open, ...problems },
+        },
+      },
+      guarded(async (request, reply: FastifyReply) =>
+        reply.send(await h.deleteClient(await project(request), sub(request), null)),
+      ),
+    );
   });
 }
 
 function checkPlanAndEngine(ctx: GatewayContext, plan: string | undefined, engine: string | undefined): void {
   if (plan !== undefined && PLANS[plan] === undefined) {
-    throw new HttpProblem(400, 'validation_failed', `Unknown plan "${plan}"; plans are ${Object.keys(PLANS).join(', ')}.`, { errors: [{ pointer: '/body/plan', detail: 'unknown plan' }] });
+    throw new HttpProblem(
+      400,
+      'validation_failed',
+      `Unknown plan "${plan}"; plans are ${Object.keys(PLANS).join(', ')}.`,
+      { errors: [{ pointer: '/body/plan', detail: 'unknown plan' }] },
+    );
   }
   if (engine !== undefined && !ctx.engines.has(engine)) {
-    throw new HttpProblem(400, 'validation_failed', `Unknown engine "${engine}"; engines are ${ctx.engines.names().join(', ')}.`, { errors: [{ pointer: '/body/engine', detail: 'unknown engine' }] });
+    throw new HttpProblem(
+      400,
+      'validation_failed',
+      `Unknown engine "${engine}"; engines are ${ctx.engines.names().join(', ')}.`,
+      { errors: [{ pointer: '/body/engine', detail: 'unknown engine' }] },
+    );
   }
 }

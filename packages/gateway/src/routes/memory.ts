@@ -11,8 +11,22 @@ import { HttpProblem } from '../problem.js';
 import type { Scope } from '../scopes.js';
 import { estimateStored } from '../retain-estimate.js';
 import {
-  BankMemoryParams, BankParams, BankProfileBody, DeleteMemoriesQuery, IdParams, ListQuery, MemoryListQuery,
-  MemoryPatchBody, Open, RecallBody, RecallTopBody, ReflectBody, ReflectTopBody, RetainBody, RetainTopBody, SpaceParams,
+  BankMemoryParams,
+  BankParams,
+  BankProfileBody,
+  DeleteMemoriesQuery,
+  IdParams,
+  ListQuery,
+  MemoryListQuery,
+  MemoryPatchBody,
+  Open,
+  RecallBody,
+  RecallTopBody,
+  ReflectBody,
+  ReflectTopBody,
+  RetainBody,
+  RetainTopBody,
+  SpaceParams,
 } from '../schemas.js';
 
 type Body = Record<string, unknown>;
@@ -32,7 +46,11 @@ interface RouteSpec {
 }
 
 const problemResponses = {
-  400: { $ref: 'Problem#' }, 401: { $ref: 'Problem#' }, 403: { $ref: 'Problem#' }, 429: { $ref: 'Problem#' }, 503: { $ref: 'Problem#' },
+  400: { $ref: 'Problem#' },
+  401: { $ref: 'Problem#' },
+  403: { $ref: 'Problem#' },
+  429: { $ref: 'Problem#' },
+  503: { $ref: 'Problem#' },
 };
 
 export function security(scope: Scope): Array<Record<string, string[]>> {
@@ -48,7 +66,8 @@ function checkBodySpaces(p: Principal, body: Body): void {
   const items = body['items'];
   if (Array.isArray(items)) {
     for (const item of items) {
-      if (item !== null && typeof item === 'object' && 'space' in item) requireSpace(p, spaceOf((item as Body)['space']));
+      if (item !== null && typeof item === 'object' && 'space' in item)
+        requireSpace(p, spaceOf((item as Body)['space']));
     }
   }
 }
@@ -69,15 +88,24 @@ function queryWithSpace(p: Principal, query: Query): Query {
 /** Quota units reserved for a retain: an upper bound of the memories it stores, settled to what the engine stored. */
 function retainCount(body: Body): number {
   if (Array.isArray(body['items']) || typeof body['content'] === 'string') return estimateStored(body);
-  throw new HttpProblem(400, 'validation_failed', 'A retain needs "content" (a string) or "items" (a non-empty list of {content}).', {
-    errors: [{ pointer: '/body/content', detail: 'is required unless items is given' }],
-  });
+  throw new HttpProblem(
+    400,
+    'validation_failed',
+    'A retain needs "content" (a string) or "items" (a non-empty list of {content}).',
+    {
+      errors: [{ pointer: '/body/content', detail: 'is required unless items is given' }],
+    },
+  );
 }
 
 function retainPlan(p: Principal, bank: string, body: Body): Plan {
   requireBank(p, bank);
   const amount = retainCount(body);
-  return { metric: 'memories', amount, forward: { method: 'POST', path: tenantPath(p, `/banks/${seg(bank)}/memories`), body: withSpace(p, body) } };
+  return {
+    metric: 'memories',
+    amount,
+    forward: { method: 'POST', path: tenantPath(p, `/banks/${seg(bank)}/memories`), body: withSpace(p, body) },
+  };
 }
 
 /** A recall that blends in org memory (`include_org`) reads the space's org memory too. */
@@ -88,12 +116,18 @@ export function checkIncludeOrg(p: Principal, args: Body): void {
 function recallPlan(p: Principal, bank: string, body: Body): Plan {
   requireBank(p, bank);
   checkIncludeOrg(p, body);
-  return { metric: 'recalls', forward: { method: 'POST', path: tenantPath(p, `/banks/${seg(bank)}/memories/recall`), body: withSpace(p, body) } };
+  return {
+    metric: 'recalls',
+    forward: { method: 'POST', path: tenantPath(p, `/banks/${seg(bank)}/memories/recall`), body: withSpace(p, body) },
+  };
 }
 
 function reflectPlan(p: Principal, bank: string, body: Body): Plan {
   requireBank(p, bank);
-  return { metric: 'reflects', forward: { method: 'POST', path: tenantPath(p, `/banks/${seg(bank)}/reflect`), body: withSpace(p, body) } };
+  return {
+    metric: 'reflects',
+    forward: { method: 'POST', path: tenantPath(p, `/banks/${seg(bank)}/reflect`), body: withSpace(p, body) },
+  };
 }
 
 function withoutBankId(body: Body): { bank: string; rest: Body } {
@@ -104,17 +138,28 @@ function withoutBankId(body: Body): { bank: string; rest: Body } {
 /** Space-limited credentials may touch a single memory only if it lies in one of their spaces. */
 async function checkMemorySpace(ctx: GatewayContext, p: Principal, bank: string, id: string): Promise<void> {
   if (p.spaces === null) return;
-  const res = await ctx.engines.forward(p.project.engine, { method: 'GET', path: tenantPath(p, `/banks/${seg(bank)}/memories/${seg(id)}`) });
+  const res = await ctx.engines.forward(p.project.engine, {
+    method: 'GET',
+    path: tenantPath(p, `/banks/${seg(bank)}/memories/${seg(id)}`),
+  });
   const memory = await Engines.json(res);
   const space = memory !== null && typeof memory === 'object' ? (memory as Body)['space'] : undefined;
   if (res.status >= 400 || typeof space !== 'string' || !p.spaces.has(space)) {
-    throw new HttpProblem(404, 'memory_not_found', `No memory "${id}" in bank "${bank}" is visible to this credential.`);
+    throw new HttpProblem(
+      404,
+      'memory_not_found',
+      `No memory "${id}" in bank "${bank}" is visible to this credential.`,
+    );
   }
 }
 
 function noBankWideForSpaceLimited(p: Principal): void {
   if (p.spaces !== null) {
-    throw new HttpProblem(403, 'forbidden', 'This credential is limited to certain spaces; bank-wide operations (profile edits, bank deletion) need a credential without space limits.');
+    throw new HttpProblem(
+      403,
+      'forbidden',
+      'This credential is limited to certain spaces; bank-wide operations (profile edits, bank deletion) need a credential without space limits.',
+    );
   }
 }
 
@@ -122,8 +167,8 @@ function noBankWideForSpaceLimited(p: Principal): void {
 export function visibleBanks(p: Principal, listing: Body): Body {
   if ((p.banks === null && p.spaces === null) || !Array.isArray(listing['banks'])) return listing;
   const banks = (listing['banks'] as unknown[]).filter((b) => {
-    const entry = b !== null && typeof b === 'object' ? b as Body : {};
-    const id = typeof b === 'string' ? b : entry['bank_id'] ?? entry['id'];
+    const entry = b !== null && typeof b === 'object' ? (b as Body) : {};
+    const id = typeof b === 'string' ? b : (entry['bank_id'] ?? entry['id']);
     const inBanks = p.banks === null || (typeof id === 'string' && p.banks.has(id));
     const inSpaces = p.spaces === null || p.spaces.has(spaceOf(entry['space']));
     return inBanks && inSpaces;
@@ -149,7 +194,7 @@ function operationFilter(p: Principal, id: string): ((res: EngineResponse) => Pr
   if (p.banks === null && p.spaces === null) return undefined;
   return async (res) => {
     const data = await Engines.json(res);
-    const op = data !== null && typeof data === 'object' ? data as Body : {};
+    const op = data !== null && typeof data === 'object' ? (data as Body) : {};
     const space = spaceOf(op['space']);
     const bank = op['bank_id'] === '' ? orgBank(space) : op['bank_id'];
     const bankAllowed = typeof bank === 'string' && (p.banks === null || p.banks.has(bank));
@@ -170,72 +215,357 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
 
   const specs: RouteSpec[] = [
     // Description-level operations (bank in the body).
-    { method: 'POST', url: '/v1/retain', scope: 'memory:retain', operationId: 'retain', tags: ['memory'], summary: 'Retain memories in a bank (bank_id in the body)', body: RetainTopBody,
-      plan: (p, req) => { const { bank, rest } = withoutBankId(body(req)); return retainPlan(p, bank, rest); } },
-    { method: 'POST', url: '/v1/recall', scope: 'memory:recall', operationId: 'recall', tags: ['memory'], summary: 'Recall memories relevant to a query (bank_id in the body)', body: RecallTopBody,
-      plan: (p, req) => { const { bank, rest } = withoutBankId(body(req)); return recallPlan(p, bank, rest); } },
-    { method: 'POST', url: '/v1/reflect', scope: 'memory:reflect', operationId: 'reflect', tags: ['memory'], summary: 'Answer a question from memory, with citations (bank_id in the body)', body: ReflectTopBody,
-      plan: (p, req) => { const { bank, rest } = withoutBankId(body(req)); return reflectPlan(p, bank, rest); } },
+    {
+      method: 'POST',
+      url: '/v1/retain',
+      scope: 'memory:retain',
+      operationId: 'retain',
+      tags: ['memory'],
+      summary: 'Retain memories in a bank (bank_id in the body)',
+      body: RetainTopBody,
+      plan: (p, req) => {
+        const { bank, rest } = withoutBankId(body(req));
+        return retainPlan(p, bank, rest);
+      },
+    },
+    {
+      method: 'POST',
+      url: '/v1/recall',
+      scope: 'memory:recall',
+      operationId: 'recall',
+      tags: ['memory'],
+      summary: 'Recall memories relevant to a query (bank_id in the body)',
+      body: RecallTopBody,
+      plan: (p, req) => {
+        const { bank, rest } = withoutBankId(body(req));
+        return recallPlan(p, bank, rest);
+      },
+    },
+    {
+      method: 'POST',
+      url: '/v1/reflect',
+      scope: 'memory:reflect',
+      operationId: 'reflect',
+      tags: ['memory'],
+      summary: 'Answer a question from memory, with citations (bank_id in the body)',
+      body: ReflectTopBody,
+      plan: (p, req) => {
+        const { bank, rest } = withoutBankId(body(req));
+        return reflectPlan(p, bank, rest);
+      },
+    },
 
     // Bank paths.
-    { method: 'POST', url: '/v1/me/banks/:bank/memories', scope: 'memory:retain', operationId: 'retainToBank', tags: ['memory'], summary: 'Retain memories', params: BankParams, body: RetainBody,
-      plan: (p, req) => retainPlan(p, bankParam(req), body(req)) },
-    { method: 'POST', url: '/v1/me/banks/:bank/memories/recall', scope: 'memory:recall', operationId: 'recallFromBank', tags: ['memory'], summary: 'Recall memories', params: BankParams, body: RecallBody,
-      plan: (p, req) => recallPlan(p, bankParam(req), body(req)) },
-    { method: 'POST', url: '/v1/me/banks/:bank/reflect', scope: 'memory:reflect', operationId: 'reflectOnBank', tags: ['memory'], summary: 'Reflect', params: BankParams, body: ReflectBody,
-      plan: (p, req) => reflectPlan(p, bankParam(req), body(req)) },
-    { method: 'GET', url: '/v1/me/banks', scope: 'memory:recall', operationId: 'listBanks', tags: ['banks'], summary: 'List banks', querystring: ListQuery,
-      plan: (p, req) => ({ forward: { method: 'GET', path: tenantPath(p, '/banks'), query: query(req) }, transform: bankFilter(p) }) },
-    { method: 'PUT', url: '/v1/me/banks/:bank', scope: 'memory:retain', operationId: 'putBank', tags: ['banks'], summary: 'Create or replace a bank profile', params: BankParams, body: BankProfileBody,
-      plan: (p, req) => { requireBank(p, bankParam(req)); noBankWideForSpaceLimited(p); return { forward: { method: 'PUT', path: tenantPath(p, `/banks/${seg(bankParam(req))}`), body: body(req) } }; } },
-    { method: 'GET', url: '/v1/me/banks/:bank', scope: 'memory:recall', operationId: 'getBank', tags: ['banks'], summary: 'Get a bank profile', params: BankParams,
-      plan: (p, req) => { requireBank(p, bankParam(req)); return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}`) } }; } },
-    { method: 'GET', url: '/v1/me/banks/:bank/profile', scope: 'memory:recall', operationId: 'getBankProfile', tags: ['banks'], summary: 'Get a bank profile (Hindsight path)', params: BankParams,
-      plan: (p, req) => { requireBank(p, bankParam(req)); return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}/profile`) } }; } },
-    { method: 'GET', url: '/v1/me/banks/:bank/stats', scope: 'memory:recall', operationId: 'getBankStats', tags: ['banks'], summary: 'Bank statistics', params: BankParams,
-      plan: (p, req) => { requireBank(p, bankParam(req)); noBankWideForSpaceLimited(p); return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}/stats`) } }; } },
-    { method: 'PATCH', url: '/v1/me/banks/:bank', scope: 'memory:retain', operationId: 'patchBank', tags: ['banks'], summary: 'Edit a bank profile', params: BankParams, body: BankProfileBody,
-      plan: (p, req) => { requireBank(p, bankParam(req)); noBankWideForSpaceLimited(p); return { forward: { method: 'PATCH', path: tenantPath(p, `/banks/${seg(bankParam(req))}`), body: body(req) } }; } },
-    { method: 'DELETE', url: '/v1/me/banks/:bank', scope: 'memory:delete', operationId: 'deleteBank', tags: ['banks'], summary: 'Erase a bank and everything derived from it', params: BankParams,
-      plan: (p, req) => { requireBank(p, bankParam(req)); noBankWideForSpaceLimited(p); return { forward: { method: 'DELETE', path: tenantPath(p, `/banks/${seg(bankParam(req))}`) } }; } },
-    { method: 'GET', url: '/v1/me/banks/:bank/memories', scope: 'memory:recall', operationId: 'listMemories', tags: ['memories'], summary: 'List memories', params: BankParams, querystring: MemoryListQuery,
-      plan: (p, req) => { requireBank(p, bankParam(req)); return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories`), query: queryWithSpace(p, query(req)) } }; } },
-    { method: 'GET', url: '/v1/me/banks/:bank/memories/list', scope: 'memory:recall', operationId: 'listMemoriesCompat', tags: ['memories'], summary: 'List memories (Hindsight path)', params: BankParams, querystring: MemoryListQuery,
-      plan: (p, req) => { requireBank(p, bankParam(req)); return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/list`), query: queryWithSpace(p, query(req)) } }; } },
-    { method: 'DELETE', url: '/v1/me/banks/:bank/memories', scope: 'memory:delete', operationId: 'deleteMemories', tags: ['memories'], summary: 'Erase a selection of memories', params: BankParams, querystring: DeleteMemoriesQuery,
-      plan: (p, req) => { requireBank(p, bankParam(req)); return { forward: { method: 'DELETE', path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories`), query: queryWithSpace(p, query(req)) } }; } },
-    { method: 'GET', url: '/v1/me/banks/:bank/memories/:id', scope: 'memory:recall', operationId: 'getMemory', tags: ['memories'], summary: 'Get a memory', params: BankMemoryParams,
-      plan: async (p, req) => { requireBank(p, bankParam(req)); await checkMemorySpace(ctx, p, bankParam(req), idParam(req)); return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`) } }; } },
-    { method: 'PATCH', url: '/v1/me/banks/:bank/memories/:id', scope: 'memory:retain', operationId: 'patchMemory', tags: ['memories'], summary: 'Edit or invalidate a memory', params: BankMemoryParams, body: MemoryPatchBody,
-      plan: async (p, req) => { requireBank(p, bankParam(req)); await checkMemorySpace(ctx, p, bankParam(req), idParam(req)); return { forward: { method: 'PATCH', path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`), body: body(req) } }; } },
-    { method: 'DELETE', url: '/v1/me/banks/:bank/memories/:id', scope: 'memory:delete', operationId: 'deleteMemory', tags: ['memories'], summary: 'Hard-delete a memory', params: BankMemoryParams,
-      plan: async (p, req) => { requireBank(p, bankParam(req)); await checkMemorySpace(ctx, p, bankParam(req), idParam(req)); return { forward: { method: 'DELETE', path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`) } }; } },
-    { method: 'GET', url: '/v1/me/operations/:id', scope: 'memory:retain', operationId: 'getOperation', tags: ['memory'], summary: 'Status of an async retain', params: IdParams,
+    {
+      method: 'POST',
+      url: '/v1/me/banks/:bank/memories',
+      scope: 'memory:retain',
+      operationId: 'retainToBank',
+      tags: ['memory'],
+      summary: 'Retain memories',
+      params: BankParams,
+      body: RetainBody,
+      plan: (p, req) => retainPlan(p, bankParam(req), body(req)),
+    },
+    {
+      method: 'POST',
+      url: '/v1/me/banks/:bank/memories/recall',
+      scope: 'memory:recall',
+      operationId: 'recallFromBank',
+      tags: ['memory'],
+      summary: 'Recall memories',
+      params: BankParams,
+      body: RecallBody,
+      plan: (p, req) => recallPlan(p, bankParam(req), body(req)),
+    },
+    {
+      method: 'POST',
+      url: '/v1/me/banks/:bank/reflect',
+      scope: 'memory:reflect',
+      operationId: 'reflectOnBank',
+      tags: ['memory'],
+      summary: 'Reflect',
+      params: BankParams,
+      body: ReflectBody,
+      plan: (p, req) => reflectPlan(p, bankParam(req), body(req)),
+    },
+    {
+      method: 'GET',
+      url: '/v1/me/banks',
+      scope: 'memory:recall',
+      operationId: 'listBanks',
+      tags: ['banks'],
+      summary: 'List banks',
+      querystring: ListQuery,
+      plan: (p, req) => ({
+        forward: { method: 'GET', path: tenantPath(p, '/banks'), query: query(req) },
+        transform: bankFilter(p),
+      }),
+    },
+    {
+      method: 'PUT',
+      url: '/v1/me/banks/:bank',
+      scope: 'memory:retain',
+      operationId: 'putBank',
+      tags: ['banks'],
+      summary: 'Create or replace a bank profile',
+      params: BankParams,
+      body: BankProfileBody,
+      plan: (p, req) => {
+        requireBank(p, bankParam(req));
+        noBankWideForSpaceLimited(p);
+        return { forward: { method: 'PUT', path: tenantPath(p, `/banks/${seg(bankParam(req))}`), body: body(req) } };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/me/banks/:bank',
+      scope: 'memory:recall',
+      operationId: 'getBank',
+      tags: ['banks'],
+      summary: 'Get a bank profile',
+      params: BankParams,
+      plan: (p, req) => {
+        requireBank(p, bankParam(req));
+        return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}`) } };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/me/banks/:bank/profile',
+      scope: 'memory:recall',
+      operationId: 'getBankProfile',
+      tags: ['banks'],
+      summary: 'Get a bank profile (Hindsight path)',
+      params: BankParams,
+      plan: (p, req) => {
+        requireBank(p, bankParam(req));
+        return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}/profile`) } };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/me/banks/:bank/stats',
+      scope: 'memory:recall',
+      operationId: 'getBankStats',
+      tags: ['banks'],
+      summary: 'Bank statistics',
+      params: BankParams,
+      plan: (p, req) => {
+        requireBank(p, bankParam(req));
+        noBankWideForSpaceLimited(p);
+        return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}/stats`) } };
+      },
+    },
+    {
+      method: 'PATCH',
+      url: '/v1/me/banks/:bank',
+      scope: 'memory:retain',
+      operationId: 'patchBank',
+      tags: ['banks'],
+      summary: 'Edit a bank profile',
+      params: BankParams,
+      body: BankProfileBody,
+      plan: (p, req) => {
+        requireBank(p, bankParam(req));
+        noBankWideForSpaceLimited(p);
+        return { forward: { method: 'PATCH', path: tenantPath(p, `/banks/${seg(bankParam(req))}`), body: body(req) } };
+      },
+    },
+    {
+      method: 'DELETE',
+      url: '/v1/me/banks/:bank',
+      scope: 'memory:delete',
+      operationId: 'deleteBank',
+      tags: ['banks'],
+      summary: 'Erase a bank and everything derived from it',
+      params: BankParams,
+      plan: (p, req) => {
+        requireBank(p, bankParam(req));
+        noBankWideForSpaceLimited(p);
+        return { forward: { method: 'DELETE', path: tenantPath(p, `/banks/${seg(bankParam(req))}`) } };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/me/banks/:bank/memories',
+      scope: 'memory:recall',
+      operationId: 'listMemories',
+      tags: ['memories'],
+      summary: 'List memories',
+      params: BankParams,
+      querystring: MemoryListQuery,
+      plan: (p, req) => {
+        requireBank(p, bankParam(req));
+        return {
+          forward: {
+            method: 'GET',
+            path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories`),
+            query: queryWithSpace(p, query(req)),
+          },
+        };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/me/banks/:bank/memories/list',
+      scope: 'memory:recall',
+      operationId: 'listMemoriesCompat',
+      tags: ['memories'],
+      summary: 'List memories (Hindsight path)',
+      params: BankParams,
+      querystring: MemoryListQuery,
+      plan: (p, req) => {
+        requireBank(p, bankParam(req));
+        return {
+          forward: {
+            method: 'GET',
+            path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/list`),
+            query: queryWithSpace(p, query(req)),
+          },
+        };
+      },
+    },
+    {
+      method: 'DELETE',
+      url: '/v1/me/banks/:bank/memories',
+      scope: 'memory:delete',
+      operationId: 'deleteMemories',
+      tags: ['memories'],
+      summary: 'Erase a selection of memories',
+      params: BankParams,
+      querystring: DeleteMemoriesQuery,
+      plan: (p, req) => {
+        requireBank(p, bankParam(req));
+        return {
+          forward: {
+            method: 'DELETE',
+            path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories`),
+            query: queryWithSpace(p, query(req)),
+          },
+        };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/me/banks/:bank/memories/:id',
+      scope: 'memory:recall',
+      operationId: 'getMemory',
+      tags: ['memories'],
+      summary: 'Get a memory',
+      params: BankMemoryParams,
+      plan: async (p, req) => {
+        requireBank(p, bankParam(req));
+        await checkMemorySpace(ctx, p, bankParam(req), idParam(req));
+        return {
+          forward: {
+            method: 'GET',
+            path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`),
+          },
+        };
+      },
+    },
+    {
+      method: 'PATCH',
+      url: '/v1/me/banks/:bank/memories/:id',
+      scope: 'memory:retain',
+      operationId: 'patchMemory',
+      tags: ['memories'],
+      summary: 'Edit or invalidate a memory',
+      params: BankMemoryParams,
+      body: MemoryPatchBody,
+      plan: async (p, req) => {
+        requireBank(p, bankParam(req));
+        await checkMemorySpace(ctx, p, bankParam(req), idParam(req));
+        return {
+          forward: {
+            method: 'PATCH',
+            path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`),
+            body: body(req),
+          },
+        };
+      },
+    },
+    {
+      method: 'DELETE',
+      url: '/v1/me/banks/:bank/memories/:id',
+      scope: 'memory:delete',
+      operationId: 'deleteMemory',
+      tags: ['memories'],
+      summary: 'Hard-delete a memory',
+      params: BankMemoryParams,
+      plan: async (p, req) => {
+        requireBank(p, bankParam(req));
+        await checkMemorySpace(ctx, p, bankParam(req), idParam(req));
+        return {
+          forward: {
+            method: 'DELETE',
+            path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`),
+          },
+        };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/me/operations/:id',
+      scope: 'memory:retain',
+      operationId: 'getOperation',
+      tags: ['memory'],
+      summary: 'Status of an async retain',
+      params: IdParams,
       plan: (p, req) => ({
         forward: { method: 'GET', path: tenantPath(p, `/operations/${seg(idParam(req))}`) },
         transform: operationFilter(p, idParam(req)),
-      }) },
+      }),
+    },
 
     // Space (org) memory.
-    { method: 'POST', url: '/v1/me/spaces/:space/memories', scope: 'memory:retain', operationId: 'retainToSpace', tags: ['spaces'], summary: "Retain into a space's org memory", params: SpaceParams, body: RetainBody,
+    {
+      method: 'POST',
+      url: '/v1/me/spaces/:space/memories',
+      scope: 'memory:retain',
+      operationId: 'retainToSpace',
+      tags: ['spaces'],
+      summary: "Retain into a space's org memory",
+      params: SpaceParams,
+      body: RetainBody,
       plan: (p, req) => {
         const space = (req.params as { space: string }).space;
         requireSpace(p, space);
         requireOrg(p, space);
-        return { metric: 'memories', amount: retainCount(body(req)), forward: { method: 'POST', path: tenantPath(p, `/spaces/${seg(space)}/memories`), body: body(req) } };
-      } },
-    { method: 'POST', url: '/v1/me/spaces/:space/memories/recall', scope: 'memory:recall', operationId: 'recallFromSpace', tags: ['spaces'], summary: "Recall from a space's org memory", params: SpaceParams, body: RecallBody,
+        return {
+          metric: 'memories',
+          amount: retainCount(body(req)),
+          forward: { method: 'POST', path: tenantPath(p, `/spaces/${seg(space)}/memories`), body: body(req) },
+        };
+      },
+    },
+    {
+      method: 'POST',
+      url: '/v1/me/spaces/:space/memories/recall',
+      scope: 'memory:recall',
+      operationId: 'recallFromSpace',
+      tags: ['spaces'],
+      summary: "Recall from a space's org memory",
+      params: SpaceParams,
+      body: RecallBody,
       plan: (p, req) => {
         const space = (req.params as { space: string }).space;
         requireSpace(p, space);
         requireOrg(p, space);
-        return { metric: 'recalls', forward: { method: 'POST', path: tenantPath(p, `/spaces/${seg(space)}/memories/recall`), body: body(req) } };
-      } },
+        return {
+          metric: 'recalls',
+          forward: { method: 'POST', path: tenantPath(p, `/spaces/${seg(space)}/memories/recall`), body: body(req) },
+        };
+      },
+    },
   ];
 
   // Hindsight clients address the self-hosted tenant `/v1/default/...`; through the gateway that is the caller's
   // project too (same routes, hidden from the OpenAPI document).
-  const aliases = specs.filter((s) => s.url.startsWith('/v1/me/')).map((s) => ({ ...s, url: s.url.replace('/v1/me/', '/v1/default/'), alias: true }));
+  const aliases = specs
+    .filter((s) => s.url.startsWith('/v1/me/'))
+    .map((s) => ({ ...s, url: s.url.replace('/v1/me/', '/v1/default/'), alias: true }));
   for (const spec of [...specs, ...aliases]) {
     const schema: Record<string, unknown> = {
       operationId: spec.operationId,
@@ -269,4 +599,3 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
     });
   }
 }
-

@@ -15,11 +15,17 @@ import { ClientCreateBody, KeyCreateBody, KeyCreated, Open, UsageSchema } from '
 import { security } from './memory.js';
 
 const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
-const problems = { 400: { $ref: 'Problem#' }, 401: { $ref: 'Problem#' }, 403: { $ref: 'Problem#' }, 404: { $ref: 'Problem#' } };
+const problems = {
+  400: { $ref: 'Problem#' },
+  401: { $ref: 'Problem#' },
+  403: { $ref: 'Problem#' },
+  404: { $ref: 'Problem#' },
+};
 
 /** An OAuth client may be given narrower banks, spaces and expiry, as a key can. */
 export const ClientBody = Type.Composite(
-  [ClientCreateBody, Type.Pick(KeyCreateBody, ['banks', 'spaces', 'expires_at'])], { additionalProperties: false },
+  [ClientCreateBody, Type.Pick(KeyCreateBody, ['banks', 'spaces', 'expires_at'])],
+  { additionalProperties: false },
 );
 
 export interface ClientRequest extends RequestedLimits {
@@ -50,10 +56,21 @@ export function projectHandlers(ctx: GatewayContext, clients: ProjectClients): P
     async createKey(project, input, creator) {
       const limits = delegate(creator, input);
       const { key, row } = await ctx.store.createKey(project.id, {
-        ...limits, name: input.name ?? null, rate_limit_per_minute: input.rate_limit_per_minute ?? null,
+        ...limits,
+        name: input.name ?? null,
+        rate_limit_per_minute: input.rate_limit_per_minute ?? null,
       });
       const pub = publicKey(row);
-      return { id: pub.id, key, prefix: pub.prefix, scopes: pub.scopes, banks: pub.banks, spaces: pub.spaces, expires_at: pub.expires_at, created_at: pub.created_at };
+      return {
+        id: pub.id,
+        key,
+        prefix: pub.prefix,
+        scopes: pub.scopes,
+        banks: pub.banks,
+        spaces: pub.spaces,
+        expires_at: pub.expires_at,
+        created_at: pub.created_at,
+      };
     },
     async listKeys(project, manager) {
       const rows = await ctx.store.listKeys(project.id);
@@ -86,13 +103,18 @@ export function projectHandlers(ctx: GatewayContext, clients: ProjectClients): P
 /** /v1/me/usage, /v1/me/keys, /v1/me/oauth/clients. */
 export function meProjectRoutes(app: FastifyInstance, ctx: GatewayContext, h: ProjectHandlers): void {
   const route = (
-    method: 'GET' | 'POST' | 'DELETE', url: string, scope: Scope, operationId: string, summary: string,
+    method: 'GET' | 'POST' | 'DELETE',
+    url: string,
+    scope: Scope,
+    operationId: string,
+    summary: string,
     extra: Record<string, unknown>,
     fn: (project: Project, req: FastifyRequest, creator: Principal) => Promise<unknown>,
     status = 200,
   ): void => {
     app.route({
-      method, url,
+      method,
+      url,
       schema: { operationId, summary, tags: ['project'], security: security(scope), ...extra },
       // Before the body is read: an unauthenticated caller cannot make the gateway receive a body.
       onRequest: authenticateFirst(async (request) => {
@@ -108,20 +130,69 @@ export function meProjectRoutes(app: FastifyInstance, ctx: GatewayContext, h: Pr
   const principalOf = new WeakMap<FastifyRequest, Principal>();
   const id = (req: FastifyRequest): string => (req.params as { id: string }).id;
 
-  route('GET', '/v1/me/usage', 'project:read', 'getUsage', 'Usage against quotas this month', { response: { 200: UsageSchema, ...problems } },
-    (project) => h.usage(project));
-  route('POST', '/v1/me/keys', 'project:write', 'createKey', 'Create an API key (the secret is shown only here)',
+  route(
+    'GET',
+    '/v1/me/usage',
+    'project:read',
+    'getUsage',
+    'Usage against quotas this month',
+    { response: { 200: UsageSchema, ...problems } },
+    (project) => h.usage(project),
+  );
+  route(
+    'POST',
+    '/v1/me/keys',
+    'project:write',
+    'createKey',
+    'Create an API key (the secret is shown only here)',
     { body: KeyCreateBody, response: { 201: KeyCreated, ...problems } },
-    (project, req, creator) => h.createKey(project, req.body as KeyInput, creator), 201);
-  route('GET', '/v1/me/keys', 'project:write', 'listKeys', 'List API keys', { response: { 200: Open, ...problems } },
-    (project, _req, manager) => h.listKeys(project, manager));
-  route('DELETE', '/v1/me/keys/:id', 'project:write', 'revokeKey', 'Revoke an API key (at once)', { params: IdParam, response: { 200: Open, ...problems } },
-    (project, req, manager) => h.revokeKey(project, id(req), manager));
-  route('POST', '/v1/me/oauth/clients', 'project:write', 'createOAuthClient', 'Create an OAuth client (the secret is shown only here)',
+    (project, req, creator) => h.createKey(project, req.body as KeyInput, creator),
+    201,
+  );
+  route(
+    'GET',
+    '/v1/me/keys',
+    'project:write',
+    'listKeys',
+    'List API keys',
+    { response: { 200: Open, ...problems } },
+    (project, _req, manager) => h.listKeys(project, manager),
+  );
+  route(
+    'DELETE',
+    '/v1/me/keys/:id',
+    'project:write',
+    'revokeKey',
+    'Revoke an API key (at once)',
+    { params: IdParam, response: { 200: Open, ...problems } },
+    (project, req, manager) => h.revokeKey(project, id(req), manager),
+  );
+  route(
+    'POST',
+    '/v1/me/oauth/clients',
+    'project:write',
+    'createOAuthClient',
+    'Create an OAuth client (the secret is shown only here)',
     { body: ClientBody, response: { 201: Open, ...problems } },
-    (project, req, creator) => h.createClient(project, req.body as ClientRequest, creator), 201);
-  route('GET', '/v1/me/oauth/clients', 'project:write', 'listOAuthClients', 'List OAuth clients', { response: { 200: Open, ...problems } },
-    (project, _req, manager) => h.listClients(project, manager));
-  route('DELETE', '/v1/me/oauth/clients/:id', 'project:write', 'deleteOAuthClient', 'Delete an OAuth client and its tokens',
-    { params: IdParam, response: { 200: Open, ...problems } }, (project, req, manager) => h.deleteClient(project, id(req), manager));
+    (project, req, creator) => h.createClient(project, req.body as ClientRequest, creator),
+    201,
+  );
+  route(
+    'GET',
+    '/v1/me/oauth/clients',
+    'project:write',
+    'listOAuthClients',
+    'List OAuth clients',
+    { response: { 200: Open, ...problems } },
+    (project, _req, manager) => h.listClients(project, manager),
+  );
+  route(
+    'DELETE',
+    '/v1/me/oauth/clients/:id',
+    'project:write',
+    'deleteOAuthClient',
+    'Delete an OAuth client and its tokens',
+    { params: IdParam, response: { 200: Open, ...problems } },
+    (project, req, manager) => h.deleteClient(project, id(req), manager),
+  );
 }

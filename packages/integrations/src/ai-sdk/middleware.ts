@@ -7,8 +7,10 @@ import { turnContent } from '../shared/turns.js';
 type CallOptions = Parameters<NonNullable<LanguageModelMiddleware['transformParams']>>[0]['params'];
 type Prompt = CallOptions['prompt'];
 type GenerateResult = Awaited<ReturnType<NonNullable<LanguageModelMiddleware['wrapGenerate']>>>;
-type StreamPart = Awaited<ReturnType<NonNullable<LanguageModelMiddleware['wrapStream']>>>['stream'] extends
-  ReadableStream<infer P> ? P : never;
+type StreamPart =
+  Awaited<ReturnType<NonNullable<LanguageModelMiddleware['wrapStream']>>>['stream'] extends ReadableStream<infer P>
+    ? P
+    : never;
 
 export interface MemoryMiddlewareOptions extends MemoryScope {
   /** Settings of the recall before each call; `max_tokens` defaults to DEFAULT_PROMPT_MEMORY_TOKENS. */
@@ -36,7 +38,10 @@ export const DEFAULT_PROMPT_MEMORY_TOKENS = 1024;
 function latestUserText(prompt: Prompt): string | undefined {
   const message = prompt.findLast((m) => m.role === 'user');
   if (message?.role !== 'user') return undefined;
-  const text = message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n').trim();
+  const text = message.content
+    .flatMap((part) => (part.type === 'text' ? [part.text] : []))
+    .join('\n')
+    .trim();
   return text === '' ? undefined : text;
 }
 
@@ -56,7 +61,10 @@ function withMemories(prompt: Prompt, block: string): Prompt {
 }
 
 function answerText(result: GenerateResult): string {
-  return result.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('').trim();
+  return result.content
+    .flatMap((part) => (part.type === 'text' ? [part.text] : []))
+    .join('')
+    .trim();
 }
 
 /**
@@ -104,10 +112,14 @@ export function mnemosMemory(options: MemoryMiddlewareOptions): LanguageModelMid
       const question = latestUserText(params.prompt);
       if (question === undefined) return params;
       const recalled = await guarded('recall', () =>
-        client.recall(bankId, question, { ...recallSettings, space, signal: params.abortSignal }));
+        client.recall(bankId, question, { ...recallSettings, space, signal: params.abortSignal }),
+      );
       // The question itself, stored by an earlier step or conversation, tells the model nothing.
       const echo = turnContent('user', question);
-      const block = memoryBlock((recalled?.results ?? []).filter((hit) => hit.text !== echo), options.heading);
+      const block = memoryBlock(
+        (recalled?.results ?? []).filter((hit) => hit.text !== echo),
+        options.heading,
+      );
       return block === undefined ? params : { ...params, prompt: withMemories(params.prompt, block) };
     },
     async wrapGenerate({ doGenerate, params }) {

@@ -1,7 +1,12 @@
 import { tool } from 'ai';
 import { checkScope } from '../shared/scope.js';
 import {
-  memoryToolCalls, recallInput, reflectInput, retainInput, TOOL_DESCRIPTIONS, type MemoryToolOptions,
+  memoryToolCalls,
+  recallInput,
+  reflectInput,
+  retainInput,
+  TOOL_DESCRIPTIONS,
+  type MemoryToolOptions,
 } from '../shared/tool-specs.js';
 
 /**

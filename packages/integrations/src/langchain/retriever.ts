@@ -25,8 +25,13 @@ export function memoryDocument(hit: RecallHit): Document<MemoryDocumentMetadata>
     id: hit.id,
     pageContent: hit.text,
     metadata: {
-      id: hit.id, type: hit.type, score: hit.score, occurred_at: hit.occurred_at, tags: hit.tags,
-      bank_id: hit.bank_id, space: hit.space,
+      id: hit.id,
+      type: hit.type,
+      score: hit.score,
+      occurred_at: hit.occurred_at,
+      tags: hit.tags,
+      bank_id: hit.bank_id,
+      space: hit.space,
     },
   });
 }

@@ -1,7 +1,13 @@
 import { tool } from '@openai/agents-core';
 import { checkScope } from '../shared/scope.js';
 import {
-  memoryErrorText, memoryToolCalls, recallInput, reflectInput, retainInput, TOOL_DESCRIPTIONS, type MemoryToolOptions,
+  memoryErrorText,
+  memoryToolCalls,
+  recallInput,
+  reflectInput,
+  retainInput,
+  TOOL_DESCRIPTIONS,
+  type MemoryToolOptions,
 } from '../shared/tool-specs.js';
 
 /**

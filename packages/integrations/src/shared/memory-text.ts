@@ -10,7 +10,8 @@ export const DEFAULT_MEMORY_HEADING = 'Relevant memories from earlier conversati
 
 /** The recalled memories as one block of text for a prompt, or undefined when there are none. */
 export function memoryBlock(
-  hits: ReadonlyArray<Pick<RecallHit, 'text' | 'occurred_at'>>, heading = DEFAULT_MEMORY_HEADING,
+  hits: ReadonlyArray<Pick<RecallHit, 'text' | 'occurred_at'>>,
+  heading = DEFAULT_MEMORY_HEADING,
 ): string | undefined {
   if (hits.length === 0) return undefined;
   return [heading, ...hits.map(memoryLine)].join('\n');

@@ -9,10 +9,16 @@ import type { MemoryScope, RecallSettings } from './scope.js';
  */
 
 export const retainInput = z.object({
-  content: z.string().min(1).max(100_000).describe(
-    'One durable fact, preference, decision or event as a self-contained sentence, e.g. "Alice prefers green tea."',
-  ),
-  occurred_at: z.string().optional()
+  content: z
+    .string()
+    .min(1)
+    .max(100_000)
+    .describe(
+      'One durable fact, preference, decision or event as a self-contained sentence, e.g. "Alice prefers green tea."',
+    ),
+  occurred_at: z
+    .string()
+    .optional()
     .describe('Optional ISO 8601 date or date-time when it happened (defaults to now).'),
   tags: z.array(z.string().max(256)).max(100).optional().describe('Optional tags to filter recall by later.'),
 });
@@ -64,7 +70,7 @@ export const TOOL_DESCRIPTIONS = {
     'Search long-term memory for what is relevant to a question (semantic, keyword and time-aware search); answers ' +
     'the best matches first. Use it before answering anything that depends on what was learned earlier.',
   reflect:
-    "Answer a question from long-term memory only, with the ids of the memories the answer cites; it says so when " +
+    'Answer a question from long-term memory only, with the ids of the memories the answer cites; it says so when ' +
     'memory does not hold the answer.',
 } as const;
 
@@ -80,7 +86,10 @@ export function memoryToolCalls(options: MemoryToolOptions) {
     async retain(input: RetainInput, signal?: AbortSignal): Promise<RetainOutput> {
       const tags = [...extraTags, ...(input.tags ?? [])];
       const stored = await client.retain(bankId, input.content, {
-        space, signal, timestamp: input.occurred_at, tags: tags.length > 0 ? tags : undefined,
+        space,
+        signal,
+        timestamp: input.occurred_at,
+        tags: tags.length > 0 ? tags : undefined,
       });
       return { memory_ids: stored.memory_ids };
     },

@@ -13,24 +13,36 @@ const tags = ['operations'];
 
 /** Description-level operations: the bank travels in the body. These are the operationIds agents' tools map to. */
 export function registerDescriptionRoutes(app: TypedApp, engine: Engine): void {
-  app.post('/v1/retain', {
-    schema: {
-      tags, operationId: 'retain', summary: 'Retain memories into a bank',
-      body: Type.Composite([RetainBody, BankId], open),
-      ...answers({ 200: RetainAnswer }, ['too_many_memories']),
+  app.post(
+    '/v1/retain',
+    {
+      schema: {
+        tags,
+        operationId: 'retain',
+        summary: 'Retain memories into a bank',
+        body: Type.Composite([RetainBody, BankId], open),
+        ...answers({ 200: RetainAnswer }, ['too_many_memories']),
+      },
     },
-  }, async (req) => {
-    const partition = { tenant: 'default', bankId: req.body.bank_id, space: req.body.space ?? DEFAULT_SPACE };
-    const result = await engine.service.retain(retainRequest(partition, req.body, maxNewMemories(req.headers)));
-    return retainAnswer(partition.bankId, result);
-  });
+    async (req) => {
+      const partition = { tenant: 'default', bankId: req.body.bank_id, space: req.body.space ?? DEFAULT_SPACE };
+      const result = await engine.service.retain(retainRequest(partition, req.body, maxNewMemories(req.headers)));
+      return retainAnswer(partition.bankId, result);
+    },
+  );
 
-  app.post('/v1/recall', {
-    ...plainJsonAnswers,
-    schema: {
-      tags, operationId: 'recall', summary: 'Recall memories from a bank',
-      body: Type.Composite([RecallBody, BankId], open),
-      ...answers({ 200: RecallAnswer }),
+  app.post(
+    '/v1/recall',
+    {
+      ...plainJsonAnswers,
+      schema: {
+        tags,
+        operationId: 'recall',
+        summary: 'Recall memories from a bank',
+        body: Type.Composite([RecallBody, BankId], open),
+        ...answers({ 200: RecallAnswer }),
+      },
     },
-  }, async (req) => recallAnswer(await engine.service.recall(recallQuery('default', req.body.bank_id, req.body))));
+    async (req) => recallAnswer(await engine.service.recall(recallQuery('default', req.body.bank_id, req.body))),
+  );
 }

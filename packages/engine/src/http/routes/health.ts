@@ -4,24 +4,31 @@ import { ENGINE_VERSION } from '../../version.js';
 import type { TypedApp } from '../typed-app.js';
 
 export function registerHealthRoutes(app: TypedApp, engine: Engine): void {
-  app.get('/health', { schema: { tags: ['health'], summary: 'Readiness: database and model loaded' } }, async (_req, reply) => {
-    try {
-      const ms = await engine.pingDatabase();
-      return {
-        status: 'healthy',
-        database: 'connected',
-        db_acquire_ms: Math.round(ms * 1000) / 1000,
-        embedding_model: engine.embedder.id,
-        pool: engine.poolStats(),
-      };
-    } catch (error) {
-      return reply.code(503).header('retry-after', '5').send({
-        status: 'unhealthy',
-        database: 'error',
-        reason: `database unreachable: ${(error as Error).message}`,
-      });
-    }
-  });
+  app.get(
+    '/health',
+    { schema: { tags: ['health'], summary: 'Readiness: database and model loaded' } },
+    async (_req, reply) => {
+      try {
+        const ms = await engine.pingDatabase();
+        return {
+          status: 'healthy',
+          database: 'connected',
+          db_acquire_ms: Math.round(ms * 1000) / 1000,
+          embedding_model: engine.embedder.id,
+          pool: engine.poolStats(),
+        };
+      } catch (error) {
+        return reply
+          .code(503)
+          .header('retry-after', '5')
+          .send({
+            status: 'unhealthy',
+            database: 'error',
+            reason: `database unreachable: ${(error as Error).message}`,
+          });
+      }
+    },
+  );
 
   app.get('/health/live', { schema: { tags: ['health'], summary: 'Liveness (no database access)' } }, async () =>
     livenessBody(engine.startedAt),

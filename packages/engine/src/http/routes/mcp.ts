@@ -23,8 +23,18 @@ export const mcpRoutes: RouteExtender = (app, engine) => {
   };
   app.route({ method: methods, url: '/mcp', schema: { hide: true }, handler });
   app.route({ method: methods, url: '/mcp/:bank', schema: { hide: true, params: Type.Object({ bank }) }, handler });
-  app.route({ method: methods, url: '/v1/:tenant/mcp', schema: { hide: true, params: Type.Object({ tenant }) }, handler });
-  app.route({ method: methods, url: '/v1/:tenant/mcp/:bank', schema: { hide: true, params: Type.Object({ tenant, bank }) }, handler });
+  app.route({
+    method: methods,
+    url: '/v1/:tenant/mcp',
+    schema: { hide: true, params: Type.Object({ tenant }) },
+    handler,
+  });
+  app.route({
+    method: methods,
+    url: '/v1/:tenant/mcp/:bank',
+    schema: { hide: true, params: Type.Object({ tenant, bank }) },
+    handler,
+  });
 };
 
 function isJsonRpcMessage(value: unknown): boolean {
@@ -33,7 +43,13 @@ function isJsonRpcMessage(value: unknown): boolean {
   return m['jsonrpc'] === '2.0' && (typeof m['method'] === 'string' || 'result' in m || 'error' in m);
 }
 
-async function serveMcp(engine: Engine, req: FastifyRequest, reply: FastifyReply, tenant: string, bank: string | undefined) {
+async function serveMcp(
+  engine: Engine,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  tenant: string,
+  bank: string | undefined,
+) {
   if (req.method !== 'POST') {
     throw problem('method_not_allowed', 'mcpPostOnly', { headers: { allow: 'POST' } });
   }
@@ -48,7 +64,8 @@ async function serveMcp(engine: Engine, req: FastifyRequest, reply: FastifyReply
   }
   const server = createMcpServer(engineBackend(engine.service, tenant), {
     bank,
-    onInternalError: (error) => engine.log.error(`mcp tool failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`),
+    onInternalError: (error) =>
+      engine.log.error(`mcp tool failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
   });
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   reply.hijack();

@@ -2,11 +2,27 @@ import type { Engine } from '../../engine.js';
 import { DEFAULT_SPACE } from '../../memory/types.js';
 import { deleteAnswer, memoryAnswer, memoryPageAnswer, recallAnswer, retainAnswer } from '../../wire/answers.js';
 import {
-  checkText, maxNewMemories, memoryEdit, parseTags, parseTimestamp, recallQuery, retainRequest,
+  checkText,
+  maxNewMemories,
+  memoryEdit,
+  parseTags,
+  parseTimestamp,
+  recallQuery,
+  retainRequest,
 } from '../../wire/input.js';
 import {
-  BankParams, ClearQuery, DeleteAnswer, MemoryAnswer, MemoryListAnswer, MemoryListQuery, MemoryParams, MemoryPatchBody,
-  RecallAnswer, RecallBody, RetainAnswer, RetainBody,
+  BankParams,
+  ClearQuery,
+  DeleteAnswer,
+  MemoryAnswer,
+  MemoryListAnswer,
+  MemoryListQuery,
+  MemoryParams,
+  MemoryPatchBody,
+  RecallAnswer,
+  RecallBody,
+  RetainAnswer,
+  RetainBody,
 } from '../../wire/schemas.js';
 import type { TypedApp } from '../typed-app.js';
 import { answers, plainJsonAnswers } from '../responses.js';
@@ -21,81 +37,138 @@ type ListRequest = { params: { tenant: string; bank: string }; query: typeof Mem
 
 export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
   const service = engine.service;
-  app.post('/v1/:tenant/banks/:bank/memories', {
-    schema: {
-      tags, operationId: 'retainMemories', summary: 'Retain memories (one or a batch)',
-      description: 'Stores content as memories, recallable as soon as the call returns. Identical content in the same '
-        + 'bank and space is stored once (the existing id is returned).',
-      params: BankParams, body: RetainBody, ...answers({ 200: RetainAnswer }, ['too_many_memories']),
+  app.post(
+    '/v1/:tenant/banks/:bank/memories',
+    {
+      schema: {
+        tags,
+        operationId: 'retainMemories',
+        summary: 'Retain memories (one or a batch)',
+        description:
+          'Stores content as memories, recallable as soon as the call returns. Identical content in the same ' +
+          'bank and space is stored once (the existing id is returned).',
+        params: BankParams,
+        body: RetainBody,
+        ...answers({ 200: RetainAnswer }, ['too_many_memories']),
+      },
     },
-  }, async (req) => {
-    const partition = { tenant: req.params.tenant, bankId: req.params.bank, space: req.body.space ?? DEFAULT_SPACE };
-    const result = await service.retain(retainRequest(partition, req.body, maxNewMemories(req.headers)));
-    return retainAnswer(partition.bankId, result);
-  });
-
-  app.post('/v1/:tenant/banks/:bank/memories/recall', {
-    ...plainJsonAnswers,
-    schema: {
-      tags, operationId: 'recallMemories', summary: 'Recall memories relevant to a query',
-      params: BankParams, body: RecallBody, ...answers({ 200: RecallAnswer }),
+    async (req) => {
+      const partition = { tenant: req.params.tenant, bankId: req.params.bank, space: req.body.space ?? DEFAULT_SPACE };
+      const result = await service.retain(retainRequest(partition, req.body, maxNewMemories(req.headers)));
+      return retainAnswer(partition.bankId, result);
     },
-  }, async (req) => recallAnswer(await service.recall(recallQuery(req.params.tenant, req.params.bank, req.body))));
+  );
 
-  const list = async ({ params, query: q }: ListRequest) => memoryPageAnswer(await service.listMemories({
-    tenant: params.tenant,
-    bankId: params.bank,
-    space: q.space,
-    type: q.type,
-    text: q.q === undefined ? undefined : checkText(q.q, '/query/q'),
-    tags: parseTags(q.tags, '/query/tags'),
-    since: date(q.since, '/query/since'),
-    until: date(q.until, '/query/until'),
-    documentId: q.document_id,
-    state: q.state,
-    limit: q.limit ?? 100,
-    offset: q.offset ?? 0,
-  }));
+  app.post(
+    '/v1/:tenant/banks/:bank/memories/recall',
+    {
+      ...plainJsonAnswers,
+      schema: {
+        tags,
+        operationId: 'recallMemories',
+        summary: 'Recall memories relevant to a query',
+        params: BankParams,
+        body: RecallBody,
+        ...answers({ 200: RecallAnswer }),
+      },
+    },
+    async (req) => recallAnswer(await service.recall(recallQuery(req.params.tenant, req.params.bank, req.body))),
+  );
+
+  const list = async ({ params, query: q }: ListRequest) =>
+    memoryPageAnswer(
+      await service.listMemories({
+        tenant: params.tenant,
+        bankId: params.bank,
+        space: q.space,
+        type: q.type,
+        text: q.q === undefined ? undefined : checkText(q.q, '/query/q'),
+        tags: parseTags(q.tags, '/query/tags'),
+        since: date(q.since, '/query/since'),
+        until: date(q.until, '/query/until'),
+        documentId: q.document_id,
+        state: q.state,
+        limit: q.limit ?? 100,
+        offset: q.offset ?? 0,
+      }),
+    );
   const listSchema = { tags, params: BankParams, querystring: MemoryListQuery, ...answers({ 200: MemoryListAnswer }) };
-  app.get('/v1/:tenant/banks/:bank/memories', {
-    schema: { ...listSchema, operationId: 'listMemories', summary: 'List memories with filters and pagination' },
-  }, list);
-  app.get('/v1/:tenant/banks/:bank/memories/list', {
-    schema: { ...listSchema, operationId: 'listMemoriesHindsight', summary: 'List memories (Hindsight path)' },
-  }, list);
-
-  app.get('/v1/:tenant/banks/:bank/memories/:id', {
-    schema: {
-      tags, operationId: 'getMemory', summary: 'Get one memory', params: MemoryParams,
-      ...answers({ 200: MemoryAnswer }, ['memory_not_found']),
+  app.get(
+    '/v1/:tenant/banks/:bank/memories',
+    {
+      schema: { ...listSchema, operationId: 'listMemories', summary: 'List memories with filters and pagination' },
     },
-  }, async (req) => memoryAnswer(await service.getMemory(req.params.tenant, req.params.bank, req.params.id)));
-
-  app.patch('/v1/:tenant/banks/:bank/memories/:id', {
-    schema: {
-      tags, operationId: 'updateMemory', summary: 'Edit a memory, or invalidate it with {state: "invalidated"}',
-      params: MemoryParams, body: MemoryPatchBody,
-      ...answers({ 200: MemoryAnswer }, ['memory_not_found', 'duplicate_memory']),
+    list,
+  );
+  app.get(
+    '/v1/:tenant/banks/:bank/memories/list',
+    {
+      schema: { ...listSchema, operationId: 'listMemoriesHindsight', summary: 'List memories (Hindsight path)' },
     },
-  }, async (req) => {
-    const { tenant, bank, id } = req.params;
-    return memoryAnswer(await service.editMemory(tenant, bank, id, memoryEdit(req.body)));
-  });
+    list,
+  );
 
-  app.delete('/v1/:tenant/banks/:bank/memories/:id', {
-    schema: {
-      tags, operationId: 'deleteMemory', summary: 'Hard-delete a memory and the facts derived from it',
-      params: MemoryParams, ...answers({ 200: DeleteAnswer }, ['memory_not_found']),
+  app.get(
+    '/v1/:tenant/banks/:bank/memories/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'getMemory',
+        summary: 'Get one memory',
+        params: MemoryParams,
+        ...answers({ 200: MemoryAnswer }, ['memory_not_found']),
+      },
     },
-  }, async (req) => deleteAnswer(await service.deleteMemory(req.params.tenant, req.params.bank, req.params.id)));
+    async (req) => memoryAnswer(await service.getMemory(req.params.tenant, req.params.bank, req.params.id)),
+  );
 
-  app.delete('/v1/:tenant/banks/:bank/memories', {
-    schema: {
-      tags, operationId: 'clearMemories', summary: 'Erase the memories of a bank (optionally one space or type)',
-      params: BankParams, querystring: ClearQuery, ...answers({ 200: DeleteAnswer }),
+  app.patch(
+    '/v1/:tenant/banks/:bank/memories/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'updateMemory',
+        summary: 'Edit a memory, or invalidate it with {state: "invalidated"}',
+        params: MemoryParams,
+        body: MemoryPatchBody,
+        ...answers({ 200: MemoryAnswer }, ['memory_not_found', 'duplicate_memory']),
+      },
     },
-  }, async (req) => {
-    const { tenant, bank } = req.params;
-    return deleteAnswer(await service.clearMemories(tenant, bank, req.query.space, req.query.type));
-  });
+    async (req) => {
+      const { tenant, bank, id } = req.params;
+      return memoryAnswer(await service.editMemory(tenant, bank, id, memoryEdit(req.body)));
+    },
+  );
+
+  app.delete(
+    '/v1/:tenant/banks/:bank/memories/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'deleteMemory',
+        summary: 'Hard-delete a memory and the facts derived from it',
+        params: MemoryParams,
+        ...answers({ 200: DeleteAnswer }, ['memory_not_found']),
+      },
+    },
+    async (req) => deleteAnswer(await service.deleteMemory(req.params.tenant, req.params.bank, req.params.id)),
+  );
+
+  app.delete(
+    '/v1/:tenant/banks/:bank/memories',
+    {
+      schema: {
+        tags,
+        operationId: 'clearMemories',
+        summary: 'Erase the memories of a bank (optionally one space or type)',
+        params: BankParams,
+        querystring: ClearQuery,
+        ...answers({ 200: DeleteAnswer }),
+      },
+    },
+    async (req) => {
+      const { tenant, bank } = req.params;
+      return deleteAnswer(await service.clearMemories(tenant, bank, req.query.space, req.query.type));
+    },
+  );
 }

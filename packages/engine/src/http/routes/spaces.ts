@@ -10,25 +10,41 @@ const tags = ['spaces'];
 
 /** Each space has one org bank: shared organisation memory, blended into bank recalls with include_org. */
 export function registerSpaceRoutes(app: TypedApp, engine: Engine): void {
-  app.post('/v1/:tenant/spaces/:space/memories', {
-    schema: {
-      tags, operationId: 'retainOrgMemories', summary: "Retain into a space's org memory", params: SpaceParams,
-      body: RetainBody, ...answers({ 200: RetainAnswer }, ['too_many_memories']),
+  app.post(
+    '/v1/:tenant/spaces/:space/memories',
+    {
+      schema: {
+        tags,
+        operationId: 'retainOrgMemories',
+        summary: "Retain into a space's org memory",
+        params: SpaceParams,
+        body: RetainBody,
+        ...answers({ 200: RetainAnswer }, ['too_many_memories']),
+      },
     },
-  }, async (req) => {
-    const { tenant, space } = req.params;
-    const request = retainRequest({ tenant, bankId: ORG_BANK_ID, space }, req.body, maxNewMemories(req.headers));
-    return retainAnswer(`org:${space}`, await engine.service.retain(request));
-  });
+    async (req) => {
+      const { tenant, space } = req.params;
+      const request = retainRequest({ tenant, bankId: ORG_BANK_ID, space }, req.body, maxNewMemories(req.headers));
+      return retainAnswer(`org:${space}`, await engine.service.retain(request));
+    },
+  );
 
-  app.post('/v1/:tenant/spaces/:space/memories/recall', {
-    ...plainJsonAnswers,
-    schema: {
-      tags, operationId: 'recallOrgMemories', summary: "Recall from a space's org memory", params: SpaceParams,
-      body: RecallBody, ...answers({ 200: RecallAnswer }),
+  app.post(
+    '/v1/:tenant/spaces/:space/memories/recall',
+    {
+      ...plainJsonAnswers,
+      schema: {
+        tags,
+        operationId: 'recallOrgMemories',
+        summary: "Recall from a space's org memory",
+        params: SpaceParams,
+        body: RecallBody,
+        ...answers({ 200: RecallAnswer }),
+      },
     },
-  }, async (req) => {
-    const body = { ...req.body, space: req.params.space, include_org: false };
-    return recallAnswer(await engine.service.recall(recallQuery(req.params.tenant, ORG_BANK_ID, body)));
-  });
+    async (req) => {
+      const body = { ...req.body, space: req.params.space, include_org: false };
+      return recallAnswer(await engine.service.recall(recallQuery(req.params.tenant, ORG_BANK_ID, body)));
+    },
+  );
 }
