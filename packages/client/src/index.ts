@@ -1,4 +1,4 @@
-// @mnemos/client: the TypeScript client of Mnemos (DESIGN 4). fetch-based, no runtime dependencies.
+// @mnemos/client: the TypeScript client of Mnemos. fetch-based, no runtime dependencies.
 export {
   Mnemos,
   type MnemosOptions,

@@ -30,7 +30,7 @@ export type ClearQuery = Query<'clearMemories'>;
 export type DeleteResult = Ok<'deleteMemory'>;
 export type Budget = NonNullable<RecallRequest['budget']>;
 
-/** The reflect answer (DESIGN 2.2); the engine's LLM layer fills it in. */
+/** The reflect answer; the engine's LLM layer fills it in. */
 export interface ReflectResult {
   text: string;
   /** Ids of the memories the answer is based on. */

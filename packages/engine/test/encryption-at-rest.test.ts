@@ -8,7 +8,7 @@ import { startEngine, type RunningEngine } from '../src/index.js';
 import { call, tempHome, testEnv } from './helpers/engine.js';
 
 /**
- * Encryption at rest end to end (DESIGN 2.6): the real engine on PGlite with the real model. Markers retained with a
+ * Encryption at rest end to end: the real engine on PGlite with the real model. Markers retained with a
  * key are found nowhere under MNEMOS_HOME once the engine stops; recall and keyword search answer the same with and
  * without encryption; wrong keys, tampering, moved ciphertexts, rotation and encrypt-existing.
  */

@@ -1,4 +1,4 @@
-// The seven scopes of DESIGN 3, plans and their monthly quotas.
+// The seven scopes, plans and their monthly quotas.
 export const SCOPES = [
   'memory:retain',
   'memory:recall',

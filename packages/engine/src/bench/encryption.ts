@@ -8,7 +8,7 @@ import { rng } from './synthetic.js';
 import { percentile } from './stats.js';
 
 /**
- * Encryption-at-rest overhead (DESIGN 2.6 bars: recall p50 with encryption <= 1.15x without, retain throughput
+ * Encryption-at-rest overhead (bars: recall p50 with encryption <= 1.15x without, retain throughput
  * >= 0.85x), in one run on the same data: two engines (plaintext and encrypted, each with its own embedded database
  * and the local model) get the same memories in batches of 32, interleaved batch by batch, then the same queries,
  * interleaved query by query. Timings are in-process (retain/recall functions, no HTTP), so the ratio is the codec's

@@ -10,7 +10,7 @@ import { memoryText, queryText, rng } from './synthetic.js';
 import { ms, percentile } from './stats.js';
 
 /**
- * `npm run bench`: the figures of DESIGN.md section 5, measured through the engine's public HTTP API on the embedded
+ * `npm run bench`: the quality-bar figures, measured through the engine's public HTTP API on the embedded
  * database with the local model. The engine runs in its own process (`mnemos serve`), as it does for users, so the
  * client's work (HTTP, JSON parsing) is not charged to the engine's event loop. Options: --memories N (bank size for
  * recall, default 10000), --mixed-seconds S (mixed-load duration, default 60), --large N (also fill to N memories and

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 
 /**
- * Engine settings (DESIGN 2.4), read from the environment once at start. Every rule lives in this schema so a bad
+ * Engine settings, read from the environment once at start. Every rule lives in this schema so a bad
  * value fails at start with one line naming the variable, never at the first request.
  */
 

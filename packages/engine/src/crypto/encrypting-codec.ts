@@ -28,7 +28,7 @@ const QUERY_KEY_TTL_MS = 5_000;
 const TERM = 't';
 const ENTITY = 'e';
 
-/** Encryption on: envelope encryption of bodies, blind keyword index, keyed dedup hash (DESIGN 2.6, docs/security.md). */
+/** Encryption on: envelope encryption of bodies, blind keyword index, keyed dedup hash (docs/security.md). */
 export class EncryptingCodec implements BodyCodec {
   readonly encrypted = true;
   /** Unwrapped data keys by tenant, bank and key id (a key id names one key forever, so entries never go stale). */

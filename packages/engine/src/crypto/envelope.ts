@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * Envelope encryption primitives (DESIGN 2.6), all AES-256-GCM / HMAC-SHA-256 from node:crypto.
+ * Envelope encryption primitives, all AES-256-GCM / HMAC-SHA-256 from node:crypto.
  *
  * - The master key (32 bytes, from MNEMOS_API_ENCRYPTION_MASTER_KEY) never encrypts data: HKDF derives a wrapping key
  *   and a fingerprint from it.

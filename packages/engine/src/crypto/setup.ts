@@ -53,7 +53,7 @@ export async function countPlaintextMemories(q: Queryable): Promise<number> {
 }
 
 /**
- * Start-up: the codec for this database and key (DESIGN 2.6).
+ * Start-up: the codec for this database and key.
  * - no key, no record: plaintext (encryption is a no-op);
  * - no key, a record: refused, the database is encrypted;
  * - a key, a record: the key must verify against it (else encryption_key_mismatch), and no plaintext row may be left;

@@ -1,4 +1,4 @@
-// Gateway overhead benchmark (DESIGN 3 bars): recall p50 through the gateway vs the same engine called directly, in the
+// Gateway overhead benchmark (its bars): recall p50 through the gateway vs the same engine called directly, in the
 // same run (interleaved, sequential), and 1,000 concurrent authenticated requests without an error.
 // Run (needs the engine's dist): MNEMOS_TEST_PG_URL=postgres://... node --conditions=source --import tsx packages/gateway/src/bench/overhead.ts
 import { randomBytes } from 'node:crypto';
