@@ -108,6 +108,12 @@ describe('console account endpoints', () => {
     const short = await new Browser(h.url).json('POST', '/v1/account/signup', { email: newEmail(), password: 'short' });
     assert.ok(isProblem(short, 400, 'weak_password'), short.text);
     assert.match(String(obj(short.body)['detail']), /at least 10 characters/);
+    // Characters as a person counts them: nine thumbs with a skin tone are nine, though 36 UTF-16 units.
+    const thumbs = await new Browser(h.url).json('POST', '/v1/account/signup', {
+      email: newEmail(),
+      password: '\u{1F44D}\u{1F3FD}'.repeat(9),
+    });
+    assert.ok(isProblem(thumbs, 400, 'weak_password'), thumbs.text);
     const same = newEmail();
     const asEmail = await new Browser(h.url).json('POST', '/v1/account/signup', { email: same, password: same });
     assert.ok(isProblem(asEmail, 400, 'weak_password'), asEmail.text);

@@ -1,5 +1,5 @@
 export { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
-export { findUnstorableText, pointerSegment, type UnstorableText } from './text.js';
+export { findUnstorableText, isStorableText, pointerSegment, type UnstorableText } from './text.js';
 export { describeIssue, frameworkProblem, type InputProblem } from './problems.js';
 export {
   installInputLayer,

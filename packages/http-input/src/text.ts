@@ -20,6 +20,9 @@ function problemWith(text: string): string | undefined {
   return undefined;
 }
 
+/** Whether PostgreSQL text can hold `text`: no NUL character, no unpaired surrogate. */
+export const isStorableText = (text: string): boolean => problemWith(text) === undefined;
+
 /**
  * Finds the first string (object key or value, at any depth) that PostgreSQL text cannot hold or that is not valid
  * Unicode. Iterative, so a deep value cannot exhaust the stack.

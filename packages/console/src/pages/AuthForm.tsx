@@ -15,8 +15,15 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 // The gateway's sign-up rule, checked here first so a person learns it before sending.
 export const MIN_PASSWORD = 10;
 
+/** Characters as the gateway counts them (grapheme clusters), so both sides agree on the rule. */
+function characterCount(text: string): number {
+  let count = 0;
+  for (const _ of new Intl.Segmenter().segment(text)) count++;
+  return count;
+}
+
 function passwordRule(email: string, password: string): string | undefined {
-  if (password.length < MIN_PASSWORD) return `Use at least ${MIN_PASSWORD} characters.`;
+  if (characterCount(password) < MIN_PASSWORD) return `Use at least ${MIN_PASSWORD} characters.`;
   if (password.trim().toLowerCase() === email.trim().toLowerCase())
     return 'Use a password other than your email address.';
   return undefined;

@@ -9,7 +9,7 @@ import { serveThread, threadData } from '../util/thread.js';
  * itself. Times are absolute (timeOrigin + now) so the main thread can compare them with its own.
  */
 async function open() {
-  const { delayMs } = threadData<{ delayMs: number }>();
+  const { delayMs } = threadData() as { delayMs: number };
   const now = () => performance.timeOrigin + performance.now();
   const calls: Array<{ start: number; end: number }> = [];
   const server = createServer((req, res) => {

@@ -21,7 +21,7 @@ export interface DbThreadStart {
 const ROLLBACK = new Error('rolled back by the caller');
 
 async function open() {
-  const start = threadData<DbThreadStart>();
+  const start = threadData() as DbThreadStart;
   const pg = await PGlite.create({ dataDir: start.dataDir, extensions: { vector }, startParams: start.startParams });
   /** Open transactions by number; `end` commits or rolls back and gives the transaction's outcome. */
   const transactions = new Map<number, { tx: Transaction; end: (commit: boolean) => Promise<void> }>();

@@ -6,7 +6,7 @@ import { createLocalEmbedder, type LocalEmbedderOptions } from './local.js';
  * time, answering with one flat Float32Array per batch (transferred, not copied). Log lines go out as events.
  */
 async function open(emit: (logLine: string) => void) {
-  const embedder = await createLocalEmbedder({ ...threadData<Omit<LocalEmbedderOptions, 'log'>>(), log: emit });
+  const embedder = await createLocalEmbedder({ ...(threadData() as Omit<LocalEmbedderOptions, 'log'>), log: emit });
   return {
     identity: () => ({ id: embedder.id, dimension: embedder.dimension }),
     async embed(texts: string[], kind: 'query' | 'document') {

@@ -24,7 +24,7 @@ export interface WholeAnswer {
  * emits a request's number when that request leaves.
  */
 async function open(emit: (sentId: number) => void) {
-  const { limit } = threadData<{ limit: number }>();
+  const { limit } = threadData() as { limit: number };
   let active = 0;
   /** Requests waiting for a slot, oldest first (a Map keeps insertion order). */
   const queued = new Map<number, { go: () => void; cancel: (error: Error) => void }>();

@@ -89,11 +89,9 @@ export function serveThread<Api extends ThreadApi>(open: (emit: (event: unknown)
   );
 }
 
-/** The data the thread's module was started with (`ThreadClient.start`'s `data`). */
-// The caller names the shape its `ThreadClient.start` sent; nothing checks it at run time.
-// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters
-export function threadData<T>(): T {
-  return workerData as T;
+/** The data the thread was started with; the thread module states its shape (it is the one that `start` sent). */
+export function threadData(): unknown {
+  return workerData;
 }
 
 export interface ThreadOptions<Event> {

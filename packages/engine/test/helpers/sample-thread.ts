@@ -2,7 +2,7 @@ import { serveThread, threadData, transferred } from '../../src/util/thread.js';
 
 /** A thread for the tests of util/thread.ts: it opens after `openAfterMs`, or fails to open when told to. */
 async function open(emit: (event: string) => void) {
-  const { failToOpen, openAfterMs } = threadData<{ failToOpen: boolean; openAfterMs: number }>();
+  const { failToOpen, openAfterMs } = threadData() as { failToOpen: boolean; openAfterMs: number };
   emit('opening');
   await new Promise((resolve) => setTimeout(resolve, openAfterMs));
   if (failToOpen) throw new Error('the sample thread could not open');

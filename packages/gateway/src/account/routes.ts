@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import type { GatewayContext } from '../context.js';
 import { verifyPassword } from '../ids.js';
 import type { SignInThrottle } from '../oauth/signin-throttle.js';
-import { isStorableText } from '../oauth/storable-text.js';
+import { isStorableText } from '@mnemos/http-input';
 import { authenticateFirst } from '../early-auth.js';
 import { HttpProblem } from '../problem.js';
 import { guarded } from '../proxy.js';

@@ -4,7 +4,7 @@
 import { createHmac } from 'node:crypto';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { Pool } from '../db.js';
-import { isStorableText } from './storable-text.js';
+import { isStorableText } from '@mnemos/http-input';
 
 export interface AdapterHooks {
   /** Called when tokens stop being valid, so cached lookups are evicted (`token:`, `grant:`, `client:` events). */

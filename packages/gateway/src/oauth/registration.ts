@@ -2,7 +2,7 @@
 // plane can store, a grant-type list of the right shape, and no project or client-credentials powers. Each failure is
 // an `invalid_client_metadata` answer (400), never a server error.
 import { errors as oidcErrors } from 'oidc-provider';
-import { isStorableText } from './storable-text.js';
+import { isStorableText } from '@mnemos/http-input';
 
 const MAX_CLIENT_NAME = 200;
 
