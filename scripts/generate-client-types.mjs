@@ -40,7 +40,7 @@ async function fetchDocument(url) {
 async function documentFromNewEngine() {
   const { startEngine } = await import('@mnemos/engine');
   const home = mkdtempSync(path.join(tmpdir(), 'mnemos-openapi-'));
-  const { testModelDir } = await import('../packages/engine/src/bench/test-assets.ts');
+  const { testModelDir } = await import('../packages/engine/bench/test-assets.ts');
   const model = process.env.MNEMOS_API_EMBEDDINGS_LOCAL_MODEL ?? testModelDir();
   const running = await startEngine({
     env: {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
-import { testLocomoDir } from '../src/bench/test-assets.js';
-import { evidenceRecall, loadConversation, parseSessionDate, percentile } from '../src/bench/locomo.js';
-import { derivedMemory, loadLocomoText } from '../src/bench/locomo-text.js';
+import { testLocomoDir } from '../bench/test-assets.js';
+import { evidenceRecall, loadConversation, parseSessionDate, percentile } from '../bench/locomo.js';
+import { derivedMemory, loadLocomoText } from '../bench/locomo-text.js';
 
 const dataDir = testLocomoDir();
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { SCOPES, startGateway, type RunningGateway } from '@mnemos/gateway';
-import { testModelDir } from '../../engine/src/bench/test-assets.js';
+import { testModelDir } from '../../engine/bench/test-assets.js';
 
 export const PG_URL = process.env['MNEMOS_TEST_PG_URL'] ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';

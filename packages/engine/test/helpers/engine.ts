@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { testModelDir } from '../../src/bench/test-assets.js';
+import { testModelDir } from '../../bench/test-assets.js';
 import { startEngine, type RunningEngine, type StartEngineOptions } from '../../src/index.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));

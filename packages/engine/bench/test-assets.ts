@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root: this file sits at packages/engine/{src,dist}/bench. */
-const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../..');
+const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 
 /** A folder from a setting (relative to the working directory), or a default relative to the repository root. */
 function folder(configured: string | undefined, besideRepository: string): string {

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEngine, type RecallQuery, type RetainItem, type RunningEngine } from '../index.js';
+import { startEngine, type RecallQuery, type RetainItem, type RunningEngine } from '../src/index.js';
 import { testModelDir } from './test-assets.js';
 import { rng } from './synthetic.js';
 import { percentile } from './stats.js';
@@ -14,8 +14,7 @@ import { percentile } from './stats.js';
  * interleaved query by query. Timings are in-process (retain/recall functions, no HTTP), so the ratio is the codec's
  * cost plus noise.
  *
- *   node --conditions=source --import tsx packages/engine/src/bench/encryption.ts [--memories 2000] [--queries 200]
- *   (or, after `tsc -b`: node packages/engine/dist/bench/encryption.js)
+ *   node --conditions=source --import tsx packages/engine/bench/encryption.ts [--memories 2000] [--queries 200]
  */
 
 function arg(name: string, fallback: number): number {

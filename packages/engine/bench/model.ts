@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BATCH_TOKENS } from '../embeddings/batcher.js';
-import type { Embedder } from '../embeddings/embedder.js';
-import { createLocalEmbedder } from '../embeddings/local.js';
+import { BATCH_TOKENS } from '../src/embeddings/batcher.js';
+import type { Embedder } from '../src/embeddings/embedder.js';
+import { createLocalEmbedder } from '../src/embeddings/local.js';
 import { benchModelDir } from './local-model.js';
 import { batchesByLength, batchesInOrder, loadLocomoText } from './locomo-text.js';
 import { memoryText, queryText, rng } from './synthetic.js';

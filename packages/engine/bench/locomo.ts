@@ -263,7 +263,7 @@ function parseArgs(argv: string[]): Options {
         opts.keep = true;
         break;
       default:
-        throw new Error(`unknown option ${arg}; see the header of packages/engine/src/bench/locomo.ts`);
+        throw new Error(`unknown option ${arg}; see the header of packages/engine/bench/locomo.ts`);
     }
   }
   return opts;
@@ -325,7 +325,7 @@ async function main(): Promise<void> {
   let home: string | undefined;
   if (!url) {
     home = mkdtempSync(path.join(tmpdir(), 'mnemos-locomo-'));
-    const { startEngine } = await import('../index.js');
+    const { startEngine } = await import('../src/index.js');
     const running = await startEngine({
       env: {
         ...process.env,

@@ -1,4 +1,4 @@
-import { engineEnvSchema } from '../config/schema.js';
+import { engineEnvSchema } from '../src/config/schema.js';
 import { testModelDir } from './test-assets.js';
 
 /** The model folder for benchmarks that honour MNEMOS_API_EMBEDDINGS_LOCAL_MODEL, as the engine does. */

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { startEngine, type RunningEngine } from '../index.js';
-import { ThreadClient } from '../util/thread.js';
+import { startEngine, type RunningEngine } from '../src/index.js';
+import { ThreadClient } from '../src/util/thread.js';
 import type { FakeLlmThread } from './fake-llm-thread.js';
 import { benchModelDir } from './local-model.js';
 import { ms, percentile } from './stats.js';
@@ -14,7 +14,7 @@ import { ms, percentile } from './stats.js';
  * OpenAI-compatible server that answers every call after a fixed delay (ideal = concurrency / delay); (2) single
  * retain latency with an LLM configured vs without (extraction is off the request path), interleaved on two engines.
  *
- *   node --conditions=source --import tsx packages/engine/src/bench/extraction.ts [--memories 200] [--delay-ms 200] [--concurrency 4] [--throughput-only]
+ *   node --conditions=source --import tsx packages/engine/bench/extraction.ts [--memories 200] [--delay-ms 200] [--concurrency 4] [--throughput-only]
  */
 
 const model = benchModelDir();

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serveThread, threadData } from '../util/thread.js';
+import { serveThread, threadData } from '../src/util/thread.js';
 
 /**
  * The extraction bench's fake LLM (extraction.ts): an OpenAI-compatible server that answers every call with one fact

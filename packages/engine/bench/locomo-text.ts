@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Embedder } from '../embeddings/embedder.js';
-import { estimateModelTokens, groupByLength } from '../embeddings/length-groups.js';
+import type { Embedder } from '../src/embeddings/embedder.js';
+import { estimateModelTokens, groupByLength } from '../src/embeddings/length-groups.js';
 import { loadConversation, type Conversation } from './locomo.js';
 import { testLocomoDir } from './test-assets.js';
 

@@ -1,13 +1,13 @@
 // Gateway overhead benchmark (its bars): recall p50 through the gateway vs the same engine called directly, in the
 // same run (interleaved, sequential), and 1,000 concurrent authenticated requests without an error.
-// Run (needs the engine's dist): MNEMOS_TEST_PG_URL=postgres://... node --conditions=source --import tsx packages/gateway/src/bench/overhead.ts
+// Run (needs the engine's dist): MNEMOS_TEST_PG_URL=postgres://... node --conditions=source --import tsx packages/gateway/bench/overhead.ts
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { startGateway } from '../app.js';
+import { startGateway } from '../src/app.js';
 
 interface EngineModule {
   spawnEngineProcess: (env: Record<string, string>) => Promise<{ url: string; stop(): Promise<void> }>;
@@ -20,7 +20,7 @@ const PG_URL = process.env['MNEMOS_TEST_PG_URL'] ?? 'postgres://postgres:postgre
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 300);
 const CONCURRENT = Number(process.env['BENCH_CONCURRENT'] ?? 1000);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const repoRoot = path.resolve(here, '../../../..');
+const repoRoot = path.resolve(here, '../../..');
 
 function pct(values: number[], p: number): number {
   const s = [...values].sort((a, b) => a - b);
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   // so the gateway's figure is its own work, not queueing behind the engine's embedding on a shared event loop.
   const specifier = pathToFileURL(path.resolve(repoRoot, 'packages/engine/dist/process.js')).href;
   const { spawnEngineProcess } = (await import(specifier)) as EngineModule;
-  const assets = pathToFileURL(path.resolve(repoRoot, 'packages/engine/dist/bench/test-assets.js')).href;
+  const assets = pathToFileURL(path.resolve(repoRoot, 'packages/engine/bench/test-assets.ts')).href;
   const { testModelDir } = (await import(assets)) as TestAssetsModule;
   const engine = await spawnEngineProcess({
     MNEMOS_HOME: home,
