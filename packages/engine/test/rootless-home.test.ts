@@ -14,7 +14,7 @@ const user: CliUser = asRoot ? { setpriv: 1000 } : {};
 
 /** A test folder the engine's user can reach (mkdtemp makes it private to the test's user). */
 function reachableRoot(): { path: string; remove(): void } {
-  const root = tempHome('mnemos-rootless-');
+  const root = tempHome('mnemos-rootless-', { database: 'none' });
   chmodSync(root.path, 0o755);
   return root;
 }

@@ -112,7 +112,7 @@ describe('start-up: the port first, then the slow parts', { timeout: 240_000 }, 
   });
 
   it('a taken port fails at once in one line naming it and MNEMOS_API_PORT, before database or model', async () => {
-    const home = tempHome();
+    const home = tempHome('mnemos-test-', { database: 'none' });
     const provider = await heldEmbeddingProvider();
     const taken = createTcpServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));

@@ -6,6 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { SCOPES, startGateway, type RunningGateway } from '@mnemos/gateway';
 import { testModelDir } from '../../engine/bench/test-assets.js';
+import { seedEmbeddedDatabase } from '../../engine/test/helpers/pristine-database.js';
 
 export const PG_URL = process.env['MNEMOS_TEST_PG_URL'] ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -59,6 +60,7 @@ export interface EngineHandle {
 /** A real engine (embedded database, local model) serving many tenants behind ENGINE_TOKEN. */
 export async function startTestEngine(): Promise<EngineHandle> {
   const home = await mkdtemp(path.join(tmpdir(), 'mnemos-gw-engine-'));
+  seedEmbeddedDatabase(home);
   const { startEngine } = await import('@mnemos/engine');
   const engine = await startEngine({
     env: {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
+import { seedEmbeddedDatabase } from '../../engine/test/helpers/pristine-database.js';
 import {
   ADMIN_TOKEN,
   ENGINE_TOKEN,
@@ -227,6 +228,7 @@ describe('slow request bodies in bulk', { timeout: 300_000 }, () => {
 
   it('the engine answers 408 or 503 and returns to its baseline memory and descriptors', async () => {
     const home = await mkdtemp(path.join(tmpdir(), 'mnemos-slow-'));
+    seedEmbeddedDatabase(home);
     cleanups.push(() => rm(home, { recursive: true, force: true }));
     const { spawnEngineProcess } = await import('@mnemos/engine');
     const engine = await spawnEngineProcess({

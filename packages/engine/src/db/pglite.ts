@@ -62,12 +62,16 @@ export async function openEmbeddedDatabase(
  * shows as about 170 MB more resident memory for the engine's whole life; the child returns it to the system.
  */
 async function createDataDirectory(dataDir: string): Promise<void> {
+  const [file, args] = initdbCommand(dataDir);
+  await promisify(execFile)(file, args, { maxBuffer: 16 * 1024 * 1024 });
+}
+
+/** The child process that creates a new, empty data folder: PGlite's initdb and nothing of the engine's own. */
+export function initdbCommand(dataDir: string): [file: string, args: string[]] {
   const script = `import { PGlite } from ${JSON.stringify(import.meta.resolve('@electric-sql/pglite'))};
 const pg = await PGlite.create({ dataDir: process.argv[1] });
 await pg.close();`;
-  await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, dataDir], {
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  return [process.execPath, ['--input-type=module', '-e', script, dataDir]];
 }
 
 /** How often the embedded database's statistics are checked while it is written to. */

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { testModelDir } from '../../bench/test-assets.js';
+import { seedEmbeddedDatabase } from './pristine-database.js';
 import { startEngine, type RunningEngine, type StartEngineOptions } from '../../src/index.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -11,8 +12,16 @@ export const REPO_ROOT = resolve(here, '../../../..');
 /** The real embedding model (MNEMOS_TEST_MODEL; never copied into the repository). */
 export const MODEL_DIR = testModelDir();
 
-export function tempHome(prefix = 'mnemos-test-'): { path: string; remove(): void } {
+/**
+ * A fresh home folder for an engine, its embedded database already through initdb (see pristine-database.ts);
+ * `{ database: 'none' }` leaves the folder empty, for tests of a first start that creates the database itself.
+ */
+export function tempHome(
+  prefix = 'mnemos-test-',
+  options: { database?: 'initdb' | 'none' } = {},
+): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
+  if (options.database !== 'none') seedEmbeddedDatabase(path);
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
 
