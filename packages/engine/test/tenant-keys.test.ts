@@ -257,10 +257,20 @@ describe('tenant keys', () => {
           JSON.stringify({ items: [queuedItem] }),
         ],
       );
+      // An operator built one new key's index ahead (it is adopted, not built again); another build failed half-way
+      // (an invalid index, as a failed CREATE INDEX CONCURRENTLY leaves: it is replaced).
+      await old.exec('CREATE UNIQUE INDEX memories_tenant_id ON memories (tenant, id)');
+      await old.exec(`CREATE UNIQUE INDEX jobs_tenant_id ON jobs (tenant, id);
+        UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'jobs_tenant_id'::regclass`);
+      const [prebuilt] = await old.query<{ oid: number }>(`SELECT 'memories_tenant_id'::regclass::oid AS oid`);
       const rowsBefore = await counts(old);
       assert.deepEqual(await migrate(old), [TENANT_KEYS]);
       assert.deepEqual(await counts(old), rowsBefore, 'the migration keeps every row');
       assert.deepEqual(await keyDefinitions(old), await keyDefinitions(fresh), 'the same keys as a new database');
+      const [adopted] = await old.query<{ oid: number }>(
+        `SELECT conindid AS oid FROM pg_constraint WHERE conname = 'memories_pkey'`,
+      );
+      assert.equal(Number(adopted?.oid), Number(prebuilt?.oid), 'the prebuilt index became the primary key');
     } finally {
       await old.close();
     }
