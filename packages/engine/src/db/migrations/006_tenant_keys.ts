@@ -40,11 +40,19 @@ CREATE UNIQUE INDEX IF NOT EXISTS jobs_tenant_id ON jobs (tenant, id);
 ALTER TABLE jobs ADD CONSTRAINT jobs_pkey PRIMARY KEY USING INDEX jobs_tenant_id;
 
 -- A memory id is deleted once (ids are never reused), so a tenant holds one tombstone per id; should two exist for
--- an id, one of them is kept.
-DELETE FROM memory_tombstones older USING memory_tombstones newer
-WHERE older.tenant = newer.tenant AND older.id = newer.id AND older.ctid < newer.ctid;
-CREATE UNIQUE INDEX IF NOT EXISTS memory_tombstones_tenant_id ON memory_tombstones (tenant, id);
-ALTER TABLE memory_tombstones ADD CONSTRAINT memory_tombstones_pkey PRIMARY KEY USING INDEX memory_tombstones_tenant_id;
+-- an id, one of them is kept. A tombstone table that already has a key of its own keeps it.
+DO $$
+BEGIN
+  IF to_regclass('memory_tombstones') IS NOT NULL AND NOT EXISTS (
+    SELECT 1 FROM pg_constraint WHERE conrelid = 'memory_tombstones'::regclass AND contype = 'p'
+  ) THEN
+    DELETE FROM memory_tombstones older USING memory_tombstones newer
+    WHERE older.tenant = newer.tenant AND older.id = newer.id AND older.ctid < newer.ctid;
+    CREATE UNIQUE INDEX IF NOT EXISTS memory_tombstones_tenant_id ON memory_tombstones (tenant, id);
+    ALTER TABLE memory_tombstones ADD CONSTRAINT memory_tombstones_pkey
+      PRIMARY KEY USING INDEX memory_tombstones_tenant_id;
+  END IF;
+END $$;
 
 -- A derived fact and its source, a job and its operation, are rows of one tenant (on one shard).
 ALTER TABLE memories ADD CONSTRAINT memories_source_fkey
