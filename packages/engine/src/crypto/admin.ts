@@ -119,7 +119,7 @@ export async function encryptExisting(
         content_hash: string;
       }>(
         `SELECT id, tenant, bank_id, text, context, metadata, entities, content_hash FROM memories
-         WHERE body_enc IS NULL ORDER BY id LIMIT ${Math.trunc(batchSize)} FOR UPDATE`,
+         WHERE body_enc IS NULL ORDER BY tenant, id LIMIT ${Math.trunc(batchSize)} FOR UPDATE`,
       );
       for (const r of rows) {
         const bank = await codec.forWrite(tx, r.tenant, r.bank_id);
@@ -131,8 +131,8 @@ export async function encryptExisting(
         });
         await tx.query(
           `UPDATE memories SET text = NULL, context = NULL, metadata = '{}'::jsonb, entities = $2::text[], body_enc = $3,
-             fts = $4::tsvector, content_hash = $5 WHERE id = $1`,
-          [r.id, sealed.entities, sealed.bodyEnc, sealed.fts ?? '', bank.dedupHash(r.content_hash)],
+             fts = $4::tsvector, content_hash = $5 WHERE tenant = $6 AND id = $1`,
+          [r.id, sealed.entities, sealed.bodyEnc, sealed.fts ?? '', bank.dedupHash(r.content_hash), r.tenant],
         );
       }
       return rows.length;

@@ -10,9 +10,10 @@ export class PgvectorMissingError extends Error {
 
 /**
  * Makes sure pgvector exists, then applies pending migrations in one transaction under an advisory lock, so two
- * engines starting against one database at the same moment apply each migration exactly once.
+ * engines starting against one database at the same moment apply each migration exactly once. `list` is every
+ * migration unless a test builds a database as an earlier release left it.
  */
-export async function migrate(db: Database): Promise<number[]> {
+export async function migrate(db: Database, list: typeof migrations = migrations): Promise<number[]> {
   await ensurePgvector(db);
   return db.transaction(async (tx) => {
     // Building tables and indexes may take longer than MNEMOS_API_DATABASE_STATEMENT_TIMEOUT_MS allows a request.
@@ -24,7 +25,7 @@ export async function migrate(db: Database): Promise<number[]> {
       (await tx.query<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version),
     );
     const applied: number[] = [];
-    for (const m of migrations) {
+    for (const m of list) {
       if (done.has(m.version)) continue;
       await tx.exec(m.sql);
       await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);

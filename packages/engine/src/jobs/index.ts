@@ -89,8 +89,8 @@ async function queuedItems(engine: Pick<JobParts, 'db' | 'codec'>, job: ClaimedJ
 }
 
 /** The content now lives in memories; a copy kept in the job would survive a later hard delete. */
-async function clearQueuedCopy(tx: Queryable, jobId: string): Promise<void> {
-  await tx.query(`UPDATE jobs SET payload = '{}'::jsonb WHERE id = $1`, [jobId]);
+async function clearQueuedCopy(tx: Queryable, job: ClaimedJob): Promise<void> {
+  await tx.query(`UPDATE jobs SET payload = '{}'::jsonb WHERE tenant = $1 AND id = $2`, [job.tenant, job.id]);
 }
 
 /** The durable job queue (async retain; fact extraction when an LLM is configured); started once handlers are in. */
@@ -129,17 +129,17 @@ export function registerAsyncRetain(engine: JobParts, queue: JobQueue): void {
       afterRetain: async (tx, p, ids, run) => {
         if (!ctx.completed) {
           await ctx.completeWithin(tx, { memory_ids: ids });
-          await clearQueuedCopy(tx, job.id);
+          await clearQueuedCopy(tx, job);
         }
         await engine.afterRetain(tx, p, ids, run);
       },
     });
     engine.metrics.memoriesRetained.inc(outcome.createdIds.length);
     // Nothing new stored (every item already present): the job completes here, its copy cleared in the same step.
-    if (!ctx.completed) await ctx.complete((tx) => clearQueuedCopy(tx, job.id), { memory_ids: outcome.memoryIds });
-    await engine.db.query('UPDATE operations SET memory_ids = $2::uuid[], updated_at = now() WHERE id = $1', [
-      job.operationId,
-      outcome.memoryIds,
-    ]);
+    if (!ctx.completed) await ctx.complete((tx) => clearQueuedCopy(tx, job), { memory_ids: outcome.memoryIds });
+    await engine.db.query(
+      'UPDATE operations SET memory_ids = $3::uuid[], updated_at = now() WHERE tenant = $1 AND id = $2',
+      [job.tenant, job.operationId, outcome.memoryIds],
+    );
   });
 }

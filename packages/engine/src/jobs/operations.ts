@@ -72,8 +72,8 @@ export async function operationStatus(db: Queryable, tenant: string, id: string)
   if (!op) return undefined;
   const jobs = await db.query<JobStatusRow>(
     `SELECT id, kind, memory_id, status, attempts, last_error, result, tokens_input, tokens_output, updated_at, finished_at
-     FROM jobs WHERE operation_id = $1 ORDER BY created_at, id`,
-    [id],
+     FROM jobs WHERE tenant = $1 AND operation_id = $2 ORDER BY created_at, id`,
+    [tenant, id],
   );
   const count = (s: string) => jobs.filter((j) => j.status === s).length;
   const counts = {

@@ -144,7 +144,7 @@ export class JobQueue {
   ): Promise<void> {
     await tx.query(
       `INSERT INTO operations (id, tenant, bank_id, space, kind, items_count) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (id) DO UPDATE SET updated_at = now()`,
+       ON CONFLICT (tenant, id) DO UPDATE SET updated_at = now()`,
       [operationId, partition.tenant, partition.bankId, partition.space, kind, itemsCount],
     );
     for (const j of jobs) {
@@ -270,18 +270,24 @@ export class JobQueue {
     this.options.onDepth?.(Number(row?.n ?? 0));
   }
 
-  /** Claims up to `limit` runnable jobs in one statement, each under a lease token of its own. */
+  /**
+   * Claims up to `limit` runnable jobs in one statement, each under a lease token of its own. The queue is shared by
+   * every tenant, so this is the one statement that spans tenants; the picked rows are materialised once, so the
+   * update takes exactly the rows it locked.
+   */
   private async claim(limit: number): Promise<ClaimedJob[]> {
     const kinds = [...this.handlers.keys()];
     if (kinds.length === 0) return [];
     const rows = await this.db.query<JobRow & { lease: string }>(
-      `UPDATE jobs SET status = 'running', attempts = attempts + 1, lease = gen_random_uuid(),
-         locked_until = now() + ($1::integer * interval '1 millisecond'), updated_at = now()
-       WHERE id = ANY(ARRAY(
-         SELECT id FROM jobs
+      `WITH picked AS MATERIALIZED (
+         SELECT tenant, id FROM jobs
          WHERE kind = ANY($2::text[]) AND ((status = 'queued' AND run_after <= now()) OR (status = 'running' AND locked_until < now()))
-         ORDER BY run_after, created_at LIMIT $3 FOR UPDATE SKIP LOCKED))
-       RETURNING id, operation_id, tenant, bank_id, space, kind, memory_id, payload, attempts, max_attempts, lease`,
+         ORDER BY run_after, created_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+       UPDATE jobs j SET status = 'running', attempts = attempts + 1, lease = gen_random_uuid(),
+         locked_until = now() + ($1::integer * interval '1 millisecond'), updated_at = now()
+       FROM picked WHERE j.tenant = picked.tenant AND j.id = picked.id
+       RETURNING j.id, j.operation_id, j.tenant, j.bank_id, j.space, j.kind, j.memory_id, j.payload, j.attempts,
+         j.max_attempts, j.lease`,
       [this.leaseMs, kinds, limit],
     );
     // They all start at once, so the order RETURNING gives them in does not matter.
@@ -316,8 +322,9 @@ export class JobQueue {
       () => {
         this.db
           .query(
-            `UPDATE jobs SET locked_until = now() + ($3::integer * interval '1 millisecond') WHERE id = $1 AND lease = $2`,
-            [job.id, job.lease, this.leaseMs],
+            `UPDATE jobs SET locked_until = now() + ($3::integer * interval '1 millisecond')
+             WHERE tenant = $4 AND id = $1 AND lease = $2`,
+            [job.id, job.lease, this.leaseMs, job.tenant],
           )
           .catch(() => undefined);
       },
@@ -330,8 +337,8 @@ export class JobQueue {
         `UPDATE jobs SET status = 'succeeded', result = $3::jsonb, tokens_input = tokens_input + $4,
            tokens_output = tokens_output + $5, lease = NULL, locked_until = NULL, last_error = NULL,
            finished_at = now(), updated_at = now()
-         WHERE id = $1 AND lease = $2 AND status = 'running' RETURNING id`,
-        [job.id, job.lease, JSON.stringify(result), tokens.input, tokens.output],
+         WHERE tenant = $6 AND id = $1 AND lease = $2 AND status = 'running' RETURNING id`,
+        [job.id, job.lease, JSON.stringify(result), tokens.input, tokens.output, job.tenant],
       );
       if (owned.length === 0) throw new LeaseLostError(`job ${job.id} is no longer ours`);
     };
@@ -389,8 +396,8 @@ export class JobQueue {
       await this.db.query(
         `UPDATE jobs SET status = 'queued', attempts = GREATEST(attempts - 1, 0), lease = NULL, locked_until = NULL,
            tokens_input = tokens_input + $3, tokens_output = tokens_output + $4, updated_at = now()
-         WHERE id = $1 AND lease = $2`,
-        [job.id, job.lease, tokens.input, tokens.output],
+         WHERE tenant = $5 AND id = $1 AND lease = $2`,
+        [job.id, job.lease, tokens.input, tokens.output, job.tenant],
       );
       return;
     }
@@ -405,8 +412,17 @@ export class JobQueue {
          run_after = now() + ($5::integer * interval '1 millisecond'),
          tokens_input = tokens_input + $6, tokens_output = tokens_output + $7,
          finished_at = CASE WHEN $3 = 'failed' THEN now() ELSE NULL END, updated_at = now()
-       WHERE id = $1 AND lease = $2`,
-      [job.id, job.lease, retry ? 'queued' : 'failed', message.slice(0, 2000), delayMs, tokens.input, tokens.output],
+       WHERE tenant = $8 AND id = $1 AND lease = $2`,
+      [
+        job.id,
+        job.lease,
+        retry ? 'queued' : 'failed',
+        message.slice(0, 2000),
+        delayMs,
+        tokens.input,
+        tokens.output,
+        job.tenant,
+      ],
     );
     if (retry) this.wakeAfter(delayMs + RETRY_WAKE_MARGIN_MS);
     this.log.warn(

@@ -144,7 +144,7 @@ export function extractionHandler(engine: { db: Database; store: MemoryStore; em
       `SELECT id, text, type, occurred_at FROM memories
        WHERE tenant = $1 AND bank_id = $2 AND space = $3 AND type <> 'raw' AND superseded_by IS NULL AND state = 'valid'
          AND source_id IS DISTINCT FROM $4::uuid
-       ORDER BY embedding <=> (SELECT embedding FROM memories WHERE id = $4::uuid) LIMIT ${NEIGHBOURS}`,
+       ORDER BY embedding <=> (SELECT embedding FROM memories WHERE tenant = $1 AND id = $4::uuid) LIMIT ${NEIGHBOURS}`,
       [job.tenant, job.bankId, job.space, raw.id],
     );
     const recordedAt = raw.occurred_at ?? raw.created_at;
@@ -211,7 +211,7 @@ export function extractionHandler(engine: { db: Database; store: MemoryStore; em
     await ctx.complete(
       async (tx) => {
         // The source may have been deleted while the model was thinking: then there is nothing to attach facts to.
-        const still = await tx.query('SELECT 1 FROM memories WHERE id = $1', [raw.id]);
+        const still = await tx.query('SELECT 1 FROM memories WHERE tenant = $1 AND id = $2', [job.tenant, raw.id]);
         if (still.length > 0 && rows.length > 0) {
           await engine.store.insert(tx, partition, rows);
           for (const [i, f] of facts.entries()) {

@@ -40,6 +40,7 @@ const SELECTED = `tenant, updated_at::text AS version, ${MEMORY_COLUMNS}`;
 type VersionedRow = MemoryRow & { tenant: string; version: string };
 
 interface Embedded {
+  tenant: string;
   id: string;
   version: string;
   vector: Float32Array;
@@ -61,15 +62,17 @@ export async function reembed(
   const total = Number((await db.query<{ n: string | number }>('SELECT count(*) AS n FROM memories'))[0]?.n ?? 0);
   let reembedded = 0;
   const unreadable = new Set<string>();
-  // Keyset pass over every memory in id order, each batch its own transaction.
-  let after = '00000000-0000-0000-0000-000000000000';
+  // Keyset pass over every memory in key order (tenant, id), each batch its own transaction.
+  let after = { tenant: '', id: '00000000-0000-0000-0000-000000000000' };
   for (;;) {
     const rows = await db.query<VersionedRow>(
-      `SELECT ${SELECTED} FROM memories WHERE id > $1::uuid AND (${NEEDS_WORK}) ORDER BY id LIMIT ${batchSize}`,
-      [after],
+      `SELECT ${SELECTED} FROM memories WHERE (tenant, id) > ($1, $2::uuid) AND (${NEEDS_WORK})
+       ORDER BY tenant, id LIMIT ${batchSize}`,
+      [after.tenant, after.id],
     );
-    if (rows.length === 0) break;
-    after = rows[rows.length - 1]!.id;
+    const last = rows[rows.length - 1];
+    if (last === undefined) break;
+    after = { tenant: last.tenant, id: last.id };
     const embedded = await embedRows(store, db, embedder, rows, unreadable);
     reembedded += await storeVectors(db, embedded);
     log(`re-embedded ${reembedded} of ${total} memories`);
@@ -85,7 +88,7 @@ export async function reembed(
     for (;;) {
       const rows = await tx.query<VersionedRow>(
         `SELECT ${SELECTED} FROM memories WHERE (${NEEDS_WORK}) AND NOT (id = ANY($1::uuid[]))
-         ORDER BY id LIMIT ${batchSize}`,
+         ORDER BY tenant, id LIMIT ${batchSize}`,
         [[...unreadable]],
       );
       if (rows.length === 0) break;
@@ -143,7 +146,7 @@ async function embedRows(
   rows: readonly VersionedRow[],
   unreadable: Set<string>,
 ): Promise<Embedded[]> {
-  const memories: Array<{ id: string; version: string; text: string }> = [];
+  const memories: Array<{ tenant: string; id: string; version: string; text: string }> = [];
   const byTenant = new Map<string, VersionedRow[]>();
   for (const r of rows) byTenant.set(r.tenant, [...(byTenant.get(r.tenant) ?? []), r]);
   for (const [tenant, group] of byTenant) {
@@ -151,7 +154,7 @@ async function embedRows(
     for (const r of group) {
       const m = opened.get(r.id);
       if (m === undefined) unreadable.add(r.id);
-      else memories.push({ id: r.id, version: r.version, text: embeddingText(m) });
+      else memories.push({ tenant, id: r.id, version: r.version, text: embeddingText(m) });
     }
   }
   if (memories.length === 0) return [];
@@ -159,7 +162,7 @@ async function embedRows(
     memories.map((m) => m.text),
     'document',
   );
-  return memories.map((m, i) => ({ id: m.id, version: m.version, vector: vectors[i]! }));
+  return memories.map((m, i) => ({ tenant: m.tenant, id: m.id, version: m.version, vector: vectors[i]! }));
 }
 
 /** Stores new vectors in one statement, except for rows edited since they were read (they are done again). */
@@ -167,9 +170,14 @@ async function storeVectors(q: Queryable, embedded: readonly Embedded[]): Promis
   if (embedded.length === 0) return 0;
   const updated = await q.query<{ id: string }>(
     `UPDATE memories m SET embedding_next = v.embedding::vector, embedding_next_of = m.updated_at
-     FROM unnest($1::uuid[], $2::text[], $3::text[]) AS v(id, version, embedding)
-     WHERE m.id = v.id AND m.updated_at = v.version::timestamptz RETURNING m.id`,
-    [embedded.map((e) => e.id), embedded.map((e) => e.version), embedded.map((e) => vectorLiteral(e.vector))],
+     FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[]) AS v(tenant, id, version, embedding)
+     WHERE m.tenant = v.tenant AND m.id = v.id AND m.updated_at = v.version::timestamptz RETURNING m.id`,
+    [
+      embedded.map((e) => e.tenant),
+      embedded.map((e) => e.id),
+      embedded.map((e) => e.version),
+      embedded.map((e) => vectorLiteral(e.vector)),
+    ],
   );
   return updated.length;
 }

@@ -254,9 +254,9 @@ export async function deleteMemory(db: Queryable, tenant: string, bankId: string
   const rows = await db.query<{ id: string }>(
     `WITH RECURSIVE doomed AS (
        SELECT id FROM memories WHERE tenant = $1 AND bank_id = $2 AND id = $3
-       UNION SELECT m.id FROM memories m JOIN doomed d ON m.source_id = d.id
+       UNION SELECT m.id FROM memories m JOIN doomed d ON m.tenant = $1 AND m.source_id = d.id
      )
-     DELETE FROM memories WHERE id IN (SELECT id FROM doomed) RETURNING id`,
+     DELETE FROM memories WHERE tenant = $1 AND id IN (SELECT id FROM doomed) RETURNING id`,
     [tenant, bankId, id],
   );
   return rows.length;
