@@ -3,7 +3,7 @@ import { chmodSync, chownSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { call, tempHome, testEnv } from './helpers/engine.js';
-import { runCliToEnd, spawnEngine, type CliUser } from './helpers/process.js';
+import { PROCESS_LIMIT_MS, runCliToEnd, spawnEngine, type CliUser } from './helpers/process.js';
 
 // A container runs the engine as uid 1000. As root (CI), the engine really runs as 1000 with no supplementary groups;
 // as any other user it runs as that user and the bind mount is a folder it cannot write.
@@ -52,7 +52,7 @@ describe('MNEMOS_HOME as the container user sees it', () => {
       const data = join(root.path, 'volume');
       mkdirSync(data);
       if (asRoot) chownSync(data, ENGINE_UID, ENGINE_GID);
-      const first = await spawnEngine(testEnv(data), 90_000, { user });
+      const first = await spawnEngine(testEnv(data), PROCESS_LIMIT_MS, { user });
       let id: string | undefined;
       try {
         const stored = await call<{ memory_ids: string[] }>(first.url, 'POST', '/v1/default/banks/volume/memories', {
@@ -65,7 +65,7 @@ describe('MNEMOS_HOME as the container user sees it', () => {
       }
       // The engine really ran as that user: the database it created is theirs.
       assert.equal(statSync(join(data, 'db')).uid, ENGINE_UID);
-      const second = await spawnEngine(testEnv(data), 90_000, { user });
+      const second = await spawnEngine(testEnv(data), PROCESS_LIMIT_MS, { user });
       try {
         const found = await call<{ results: Array<{ id: string }> }>(
           second.url,
