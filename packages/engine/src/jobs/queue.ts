@@ -414,3 +414,8 @@ export class JobQueue {
     );
   }
 }
+
+/** Empties a job's payload: once its content lives in memories, a copy kept in the job would survive a hard delete. */
+export async function clearJobPayload(q: Queryable, jobId: string): Promise<void> {
+  await q.query(`UPDATE jobs SET payload = '{}'::jsonb WHERE id = $1`, [jobId]);
+}
