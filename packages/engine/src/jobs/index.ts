@@ -12,7 +12,7 @@ import type { Partition } from '../memory/types.js';
 import { setOperationMemoryIds } from './operations.js';
 import { clearJobPayload, JobFailure, JobQueue, type ClaimedJob } from './queue.js';
 
-export { JobQueue, JobFailure, LeaseLostError, type ClaimedJob, type JobContext, type JobHandler } from './queue.js';
+export { JobQueue, JobFailure, type ClaimedJob, type JobContext } from './queue.js';
 
 /** What the job queue and async retain work with (its db, store and embedder are a retain's dependencies). */
 export interface JobParts {
