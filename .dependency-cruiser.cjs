@@ -1,7 +1,41 @@
 // The import rules of the house plan (docs/architecture.md). `npm test` checks them, so the plan stays true.
+
+// The engine's storage modules: the only ones that hold SQL (docs/architecture.md, "Storage modules"; the ESLint
+// config lists the same files for its rule against SQL text elsewhere).
+const STORAGE =
+  '^packages/engine/src/(db|vectors|crypto|keywords)/' +
+  '|^packages/engine/src/memory/(store|fact-store|sql|rows|reembed|vector-literal)\\.ts$' +
+  '|^packages/engine/src/banks/store\\.ts$' +
+  '|^packages/engine/src/jobs/(queue|operations)\\.ts$';
+// The composition roots open the database and hand it to the storage modules.
+const OPENS_THE_DATABASE = '^packages/engine/src/(engine|cli/reembed)\\.ts$';
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    {
+      name: 'sql-only-in-storage',
+      comment:
+        'SQL helpers, database drivers and the database modules are for the storage modules; the rest of the engine ' +
+        'calls storage functions (a module may still name the handle as a type, to pass it on or open a transaction).',
+      severity: 'error',
+      from: { path: '^packages/engine/src/', pathNot: [STORAGE, OPENS_THE_DATABASE] },
+      to: {
+        path: [
+          '(^|/)node_modules/(sql-template-tag|pg|pgvector|@electric-sql/pglite[^/]*)/',
+          '^packages/engine/src/memory/sql\\.ts$',
+          '^packages/engine/src/db/',
+        ],
+        pathNot: '^packages/engine/src/db/(database|availability)\\.ts$',
+      },
+    },
+    {
+      name: 'database-handle-as-a-type',
+      comment: 'Outside the storage modules the database handle is only a type: its values (helpers) stay in storage.',
+      severity: 'error',
+      from: { path: '^packages/engine/src/', pathNot: [STORAGE, OPENS_THE_DATABASE] },
+      to: { path: '^packages/engine/src/db/database\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
     {
       name: 'no-cycles',
       comment: 'Modules form layers; a cycle means two modules cannot be understood (or changed) one at a time.',
@@ -32,7 +66,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^|/)dist/|/test/' },
+    exclude: { path: '^packages/[^/]+/dist/|/test/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.test.json' },
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['source', 'import', 'types', 'default'] },

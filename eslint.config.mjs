@@ -3,6 +3,17 @@
 import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// The engine's storage modules: the only ones that hold SQL (see docs/architecture.md and .dependency-cruiser.cjs).
+const STORAGE_MODULES = [
+  'packages/engine/src/db/**',
+  'packages/engine/src/memory/{store,fact-store,sql,rows,reembed,vector-literal}.ts',
+  'packages/engine/src/banks/store.ts',
+  'packages/engine/src/jobs/{queue,operations}.ts',
+  'packages/engine/src/vectors/**',
+  'packages/engine/src/crypto/**',
+  'packages/engine/src/keywords/**',
+];
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/test-output/**', '**/*.d.mts', 'packages/client/src/generated/**', 'clients/**', '**/*.mjs', '**/*.js'] },
   eslint.configs.recommended,
@@ -38,6 +49,18 @@ export default tseslint.config(
       // Teardown hooks also run after a failed set-up, when a variable typed as set is still undefined, so tests guard
       // with `?.` where the types say it cannot be needed.
       '@typescript-eslint/no-unnecessary-condition': 'off',
+    },
+  },
+  {
+    // SQL text lives in the engine's storage modules (docs/architecture.md, "Storage modules"); the rest of the engine
+    // calls their functions. dependency-cruiser keeps the SQL helpers and drivers to the same modules.
+    files: ['packages/engine/src/**/*.ts'],
+    ignores: STORAGE_MODULES,
+    rules: {
+      'no-restricted-syntax': ['error', {
+        selector: 'CallExpression[callee.property.name=/^(query|exec)$/][arguments.0.type=/^(Literal|TemplateLiteral)$/]',
+        message: 'SQL belongs in a storage module (docs/architecture.md, "Storage modules"): call a function there.',
+      }],
     },
   },
   {

@@ -23,7 +23,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { testLocomoDir, testModelDir } from './test-assets.js';
 
-const KS = [5, 10, 20] as const;
+export const KS = [5, 10, 20] as const;
 const CATEGORY_NAMES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
 const MONTHS = [
   'january',
@@ -149,7 +149,7 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[i] ?? Number.NaN;
 }
 
-class HttpClient {
+export class HttpClient {
   constructor(private readonly base: string) {}
 
   async post(pathname: string, body: unknown): Promise<unknown> {
@@ -175,7 +175,7 @@ function authHeader(): Record<string, string> {
   return token ? { authorization: `Bearer ${token}` } : {};
 }
 
-interface RecallReply {
+export interface RecallReply {
   diaIds: string[];
   tokens: number;
 }
@@ -190,7 +190,7 @@ function parseRecallReply(v: unknown): RecallReply {
   return { diaIds, tokens: typeof usage.tokens === 'number' ? usage.tokens : 0 };
 }
 
-async function retainConversation(client: HttpClient, bank: string, conv: Conversation): Promise<number> {
+export async function retainConversation(client: HttpClient, bank: string, conv: Conversation): Promise<number> {
   let stored = 0;
   for (const session of conv.sessions) {
     const answer = await client.post(`/v1/default/banks/${encodeURIComponent(bank)}/memories`, {
@@ -206,12 +206,12 @@ async function retainConversation(client: HttpClient, bank: string, conv: Conver
   return stored;
 }
 
-async function recallOnce(
+export async function recallOnce(
   client: HttpClient,
   bank: string,
   conv: Conversation,
   query: string,
-  opts: Options,
+  opts: Pick<Options, 'budget' | 'maxTokens'>,
 ): Promise<RecallReply> {
   const body: Record<string, unknown> = { query, query_timestamp: conv.queryTimestamp, max_tokens: opts.maxTokens };
   if (opts.budget !== undefined) body.budget = opts.budget;

@@ -1,5 +1,5 @@
 import type { EngineConfig } from './config/load.js';
-import type { Database } from './db/database.js';
+import { ping, type Database } from './db/database.js';
 import { ensureEmbeddingSchema } from './db/embedding-schema.js';
 import { openDatabase } from './db/open.js';
 import type { BodyCodec } from './crypto/codec.js';
@@ -183,7 +183,7 @@ export class Engine {
   /** How long a trivial query takes, in milliseconds; throws when the database is unreachable. */
   async pingDatabase(): Promise<number> {
     const started = performance.now();
-    await this.db.query('SELECT 1');
+    await ping(this.db);
     return performance.now() - started;
   }
 

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export interface EngineProcess {
@@ -31,18 +31,24 @@ export async function waitUntilReady(url: string, timeoutMs = 120_000): Promise<
   }
 }
 
+/** This checkout's CLI: the source file when this module runs from source, else the compiled one. */
+function ownCli(): string {
+  const fromSource = fileURLToPath(import.meta.url).endsWith('.ts');
+  return resolve(fileURLToPath(new URL('.', import.meta.url)), fromSource ? 'cli.ts' : 'cli.js');
+}
+
 /**
  * Runs `mnemos serve` in its own process, as users run it, and resolves with its URL once it is ready. Benchmarks use
  * it so the client's work is not charged to the engine's event loop. Loaded from dist it runs the compiled CLI; loaded
  * from source (tsx, `--conditions=source`) it runs the source CLI the same way, so a benchmark measures the code it
- * was started from without a build.
+ * was started from without a build. `otherCli` runs another checkout's CLI (the A/B bench runs two revisions side by side).
  */
-export function spawnEngineProcess(env: Record<string, string>): Promise<EngineProcess> {
-  const self = fileURLToPath(import.meta.url);
-  const fromSource = self.endsWith('.ts');
-  const cli = resolve(fileURLToPath(new URL('.', import.meta.url)), fromSource ? 'cli.ts' : 'cli.js');
-  const loader = fromSource ? ['--conditions=source', '--import', 'tsx'] : [];
+export function spawnEngineProcess(env: Record<string, string>, otherCli?: string): Promise<EngineProcess> {
+  const cli = otherCli ?? ownCli();
+  const loader = cli.endsWith('.ts') ? ['--conditions=source', '--import', 'tsx'] : [];
   const child = spawn(process.execPath, [...loader, cli, 'serve'], {
+    // Another checkout's engine runs from that checkout, so `--import tsx` and its packages resolve there.
+    cwd: otherCli === undefined ? undefined : resolve(dirname(otherCli), '../../..'),
     env: { ...process.env, MNEMOS_API_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -33,8 +33,8 @@ export function base62(bytes: Buffer): string {
 
 export const KEY_PREFIX = 'mnm_live_';
 /** 32 random bytes in base62 is 43 characters. */
-export const KEY_SECRET_LENGTH = 43;
-const KEY_RE = /^mnm_live_[0-9A-Za-z]{43}$/;
+const KEY_SECRET_LENGTH = 43;
+const KEY_RE = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${KEY_SECRET_LENGTH}}$`);
 
 export function newId(kind: 'acc' | 'prj' | 'key' | 'cli'): string {
   // Lower-case base36 so project ids are valid engine tenant ids ([a-z0-9_-]{1,64}).

@@ -41,6 +41,11 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
+/** Runs a trivial statement: resolves when the database answers, throws when it cannot be reached. */
+export async function ping(q: Queryable): Promise<void> {
+  await q.query('SELECT 1');
+}
+
 /**
  * True when a statement may change the memories table: it names the table and is not a read. A read is a query
  * (SELECT or WITH, possibly parenthesised, as the first branch of a UNION with a LIMIT must be; or a cursor declared

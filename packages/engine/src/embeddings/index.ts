@@ -7,7 +7,6 @@ import { createThreadedLocalEmbedder } from './threaded.js';
 
 export type { Embedder } from './embedder.js';
 export { BATCH_TOKENS, MicroBatcher } from './batcher.js';
-export { ModelUnavailableError } from './model-error.js';
 export type { StartupProgress } from './acquire.js';
 
 /**

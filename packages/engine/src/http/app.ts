@@ -29,7 +29,6 @@ const require = createRequire(import.meta.url);
 const addFormats = require('ajv-formats') as (ajv: Ajv) => Ajv;
 export { ENGINE_VERSION } from '../version.js';
 
-export type App = FastifyInstance;
 export type { RouteExtender, TypedApp } from './typed-app.js';
 
 /**

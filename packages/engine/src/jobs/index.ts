@@ -2,16 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { touchBank } from '../banks/store.js';
 import type { EngineConfig } from '../config/load.js';
 import type { BodyCodec } from '../crypto/codec.js';
-import type { Database, Queryable } from '../db/database.js';
+import type { Database } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import type { Logger } from '../log.js';
 import type { EngineMetrics } from '../metrics.js';
 import { retain, type AfterRetainHook, type RetainItem } from '../memory/retain.js';
 import type { MemoryStore } from '../memory/store.js';
 import type { Partition } from '../memory/types.js';
-import { JobFailure, JobQueue, type ClaimedJob } from './queue.js';
+import { setOperationMemoryIds } from './operations.js';
+import { clearJobPayload, JobFailure, JobQueue, type ClaimedJob } from './queue.js';
 
-export { JobQueue, JobFailure, LeaseLostError, type ClaimedJob, type JobContext, type JobHandler } from './queue.js';
+export { JobQueue, JobFailure, type ClaimedJob, type JobContext } from './queue.js';
 
 /** What the job queue and async retain work with (its db, store and embedder are a retain's dependencies). */
 export interface JobParts {
@@ -88,11 +89,6 @@ async function queuedItems(engine: Pick<JobParts, 'db' | 'codec'>, job: ClaimedJ
   return JSON.parse(body.text) as StoredItem[];
 }
 
-/** The content now lives in memories; a copy kept in the job would survive a later hard delete. */
-async function clearQueuedCopy(tx: Queryable, job: ClaimedJob): Promise<void> {
-  await tx.query(`UPDATE jobs SET payload = '{}'::jsonb WHERE tenant = $1 AND id = $2`, [job.tenant, job.id]);
-}
-
 /** The durable job queue (async retain; fact extraction when an LLM is configured); started once handlers are in. */
 export function createJobQueue(engine: Pick<JobParts, 'config' | 'db' | 'log' | 'metrics'>): JobQueue {
   return new JobQueue(engine.db, engine.log, {
@@ -129,17 +125,15 @@ export function registerAsyncRetain(engine: JobParts, queue: JobQueue): void {
       afterRetain: async (tx, p, ids, run) => {
         if (!ctx.completed) {
           await ctx.completeWithin(tx, { memory_ids: ids });
-          await clearQueuedCopy(tx, job);
+          await clearJobPayload(tx, job.tenant, job.id);
         }
         await engine.afterRetain(tx, p, ids, run);
       },
     });
     engine.metrics.memoriesRetained.inc(outcome.createdIds.length);
     // Nothing new stored (every item already present): the job completes here, its copy cleared in the same step.
-    if (!ctx.completed) await ctx.complete((tx) => clearQueuedCopy(tx, job), { memory_ids: outcome.memoryIds });
-    await engine.db.query(
-      'UPDATE operations SET memory_ids = $3::uuid[], updated_at = now() WHERE tenant = $1 AND id = $2',
-      [job.tenant, job.operationId, outcome.memoryIds],
-    );
+    if (!ctx.completed)
+      await ctx.complete((tx) => clearJobPayload(tx, job.tenant, job.id), { memory_ids: outcome.memoryIds });
+    await setOperationMemoryIds(engine.db, job.tenant, job.operationId, outcome.memoryIds);
   });
 }

@@ -131,3 +131,17 @@ export async function operationStatus(db: Queryable, tenant: string, id: string)
     finishedAt: open === 0 && jobs.length > 0 ? latest([createdAt, ...finishedAts]) : null,
   };
 }
+
+/** Records the memories an operation ended with (an async retain's, once its job has run). */
+export async function setOperationMemoryIds(
+  q: Queryable,
+  tenant: string,
+  operationId: string,
+  memoryIds: readonly string[],
+): Promise<void> {
+  await q.query('UPDATE operations SET memory_ids = $3::uuid[], updated_at = now() WHERE tenant = $1 AND id = $2', [
+    tenant,
+    operationId,
+    [...memoryIds],
+  ]);
+}

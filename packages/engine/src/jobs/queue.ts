@@ -430,3 +430,8 @@ export class JobQueue {
     );
   }
 }
+
+/** Empties a job's payload: once its content lives in memories, a copy kept in the job would survive a hard delete. */
+export async function clearJobPayload(q: Queryable, tenant: string, jobId: string): Promise<void> {
+  await q.query(`UPDATE jobs SET payload = '{}'::jsonb WHERE tenant = $1 AND id = $2`, [tenant, jobId]);
+}

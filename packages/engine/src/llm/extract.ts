@@ -3,6 +3,7 @@ import { addBankUsage } from '../banks/store.js';
 import type { Database } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import { JobFailure, type ClaimedJob, type JobContext } from '../jobs/index.js';
+import { memoryExists, nearestFacts, supersedeFacts } from '../memory/fact-store.js';
 import type { MemoryStore } from '../memory/store.js';
 import type { NewMemory } from '../memory/types.js';
 import { embeddingText } from '../memory/embedding-text.js';
@@ -135,18 +136,8 @@ export function extractionHandler(engine: { db: Database; store: MemoryStore; em
       });
       return;
     }
-    const existing = await engine.db.query<{
-      id: string;
-      text: string | null;
-      type: string;
-      occurred_at: Date | string | null;
-    }>(
-      `SELECT id, text, type, occurred_at FROM memories
-       WHERE tenant = $1 AND bank_id = $2 AND space = $3 AND type <> 'raw' AND superseded_by IS NULL AND state = 'valid'
-         AND source_id IS DISTINCT FROM $4::uuid
-       ORDER BY embedding <=> (SELECT embedding FROM memories WHERE tenant = $1 AND id = $4::uuid) LIMIT ${NEIGHBOURS}`,
-      [job.tenant, job.bankId, job.space, raw.id],
-    );
+    const partition = { tenant: job.tenant, bankId: job.bankId, space: job.space };
+    const existing = await nearestFacts(engine.db, partition, raw.id, NEIGHBOURS);
     const recordedAt = raw.occurred_at ?? raw.created_at;
     const input = {
       recorded_at: recordedAt,
@@ -206,21 +197,15 @@ export function extractionHandler(engine: { db: Database; store: MemoryStore; em
       occurredAt: f.occurredAt,
       embedding: vectors[i]!,
     }));
-    const partition = { tenant: job.tenant, bankId: job.bankId, space: job.space };
     const tokens = { input: usage.input_tokens, output: usage.output_tokens };
     await ctx.complete(
       async (tx) => {
         // The source may have been deleted while the model was thinking: then there is nothing to attach facts to.
-        const still = await tx.query('SELECT 1 FROM memories WHERE tenant = $1 AND id = $2', [job.tenant, raw.id]);
-        if (still.length > 0 && rows.length > 0) {
+        if (rows.length > 0 && (await memoryExists(tx, job.tenant, raw.id))) {
           await engine.store.insert(tx, partition, rows);
           for (const [i, f] of facts.entries()) {
-            if (f.supersedes.length === 0) continue;
-            await tx.query(
-              `UPDATE memories SET superseded_by = $4, valid_to = COALESCE($5, now()), updated_at = now()
-             WHERE tenant = $1 AND bank_id = $2 AND id = ANY($3::uuid[]) AND superseded_by IS NULL`,
-              [job.tenant, job.bankId, f.supersedes, rows[i]!.id, f.occurredAt],
-            );
+            if (f.supersedes.length > 0)
+              await supersedeFacts(tx, job.tenant, job.bankId, f.supersedes, rows[i]!.id, f.occurredAt);
           }
         }
         await addBankUsage(tx, job.tenant, job.bankId, tokens.input, tokens.output);

@@ -4,8 +4,7 @@ import type { EngineMetrics } from '../metrics.js';
 import { createProvider, LlmClient } from './client.js';
 import { LlmTransport } from './transport.js';
 
-export { LlmClient, createProvider } from './client.js';
-export { LlmError, type Usage, ZERO_USAGE } from './types.js';
+export { LlmClient } from './client.js';
 
 export interface OpenedLlm {
   client: LlmClient;

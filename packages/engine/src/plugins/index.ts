@@ -3,7 +3,7 @@ import { factExtractionPlugin } from './fact-extraction.js';
 import { reflectPlugin } from './reflect.js';
 import type { EnginePlugin } from './types.js';
 
-export type { EnginePlugin, InstalledPlugin, PluginHooks, PluginParts } from './types.js';
+export type { EnginePlugin, InstalledPlugin, PluginParts } from './types.js';
 
 /**
  * The engine's optional features, in install order, which is the order of their retain hooks. An async retain's job

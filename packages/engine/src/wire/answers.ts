@@ -41,8 +41,6 @@ export function memoryAnswer(m: Memory) {
   };
 }
 
-export type MemoryAnswerT = ReturnType<typeof memoryAnswer>;
-
 export const memoryPageAnswer = (page: Page<Memory>) => ({ ...page, items: page.items.map(memoryAnswer) });
 
 /** A recall result: the memory's fields with its score, and `mentioned_at` (Hindsight's name for the date). */
