@@ -243,6 +243,42 @@ describe('the bank change log, two engines, a transaction held open in another d
     assert.ok((await late).has(id!), 'the recall issued after the acknowledgement sees the write');
   });
 
+  it('with recalls running all the time, every recall issued after a write or delete is acknowledged has it', async () => {
+    const a = await openEngine();
+    const b = await openEngine();
+    await write(a, 'busy', ['seed memory']);
+    // Engine B synchronises the bank over and over, so a synchronisation is nearly always in flight.
+    let running = true;
+    const background = (async () => {
+      while (running) await recallIds(b, 'busy');
+    })();
+    try {
+      const written = await Promise.all(
+        Array.from({ length: 30 }, async (_, i) => {
+          const [id] = await write(a, 'busy', [`busy memory ${i}`]);
+          return { id: id!, seen: (await recallIds(b, 'busy')).has(id!) };
+        }),
+      );
+      assert.deepEqual(
+        written.filter((w) => !w.seen),
+        [],
+      );
+      const deleted = await Promise.all(
+        written.slice(0, 15).map(async ({ id }) => {
+          await deleteMemory(a.db, TENANT, 'busy', id);
+          return { id, returned: (await recallIds(b, 'busy')).has(id) };
+        }),
+      );
+      assert.deepEqual(
+        deleted.filter((d) => d.returned),
+        [],
+      );
+    } finally {
+      running = false;
+      await background;
+    }
+  });
+
   it('versions of one bank commit in order: a second writer waits for the first writer`s commit', async () => {
     const a = await openEngine();
     const b = await openEngine();
