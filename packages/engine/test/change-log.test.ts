@@ -364,4 +364,41 @@ describe('the bank change log, two engines, a transaction held open in another d
     assert.ok((await bankLog('reborn')).seq < oldSeq, 'the new bank counts from the start');
     assert.deepEqual(await recallIds(b, 'reborn'), new Set([fresh!]));
   });
+
+  it('migrates a database with memories and tombstones in place: existing rows load and later changes sync', async () => {
+    const legacy = await createScratchDatabase('mnemos_changelog_legacy');
+    const db = await openExternalDatabase(legacy.url, { poolSize: 2, statementTimeoutMs: 0 });
+    opened.push(db);
+    try {
+      await legacy.admin('CREATE DOMAIN vector AS text');
+      for (const m of migrations.filter((m) => m.version < 5)) await legacy.admin(m.sql);
+      await legacy.admin('ALTER TABLE memories ADD COLUMN embedding vector');
+      const insert = `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding)
+        VALUES ($1, 'default', $2, 'default', 'raw', $3, $4, to_tsvector($3), $5)`;
+      const store = async (bankId: string, id: string, text: string) =>
+        legacy.admin(insert, [id, bankId, text, randomUUID(), `[${Array.from(vectorOf(text)).join(',')}]`]);
+      const ids = [randomUUID(), randomUUID(), randomUUID()];
+      await legacy.admin(`INSERT INTO banks (tenant, bank_id, name) VALUES ('default', 'old', 'old')`);
+      for (const [i, id] of ids.entries()) await store('old', id, `legacy memory ${i}`);
+      // Memories whose bank has no row (banks are implicit): the migration gives the bank its row and log.
+      const orphan = randomUUID();
+      await store('orphan', orphan, 'a memory of a bank without a row');
+      await legacy.admin('DELETE FROM memories WHERE id = $1', [ids[2]]);
+      assert.equal((await legacy.admin('SELECT 1 FROM memory_tombstones')).length, 1);
+
+      await legacy.admin(migrations.find((m) => m.version === 5)!.sql);
+      assert.equal((await legacy.admin('SELECT 1 FROM memory_tombstones')).length, 0, 'old tombstones go');
+      const memories = new MemoryStore(db, plaintextCodec);
+      const engine = { db, store: memories, cache: new VectorCache(memories, DIMENSION) };
+      assert.deepEqual(await recallIds(engine, 'old'), new Set(ids.slice(0, 2)), 'existing rows load as change 0');
+      assert.deepEqual(await recallIds(engine, 'orphan'), new Set([orphan]));
+      await deleteMemory(db, TENANT, 'old', ids[0]!);
+      const [added] = await write(engine, 'old', ['written after the migration']);
+      assert.deepEqual(await recallIds(engine, 'old'), new Set([ids[1]!, added!]));
+    } finally {
+      await db.close();
+      opened.splice(opened.indexOf(db), 1);
+      await legacy.drop();
+    }
+  });
 });
