@@ -102,10 +102,8 @@ function syncSql(rowLimit?: number): string {
      FROM banks WHERE tenant = $1 AND bank_id = $2`;
 }
 
-/** Ids of a bank's memories with a vector, in id order, after $3 (keyset pages). */
-const LIVE_IDS_SQL = `SELECT id::text AS id FROM memories
-  WHERE tenant = $1 AND bank_id = $2 AND embedding IS NOT NULL AND id > $3::uuid ORDER BY id LIMIT $4::int`;
-const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
+/** Ids of a bank's memories with a vector. */
+const LIVE_IDS_SQL = `SELECT id::text AS id FROM memories WHERE tenant = $1 AND bank_id = $2 AND embedding IS NOT NULL`;
 
 /** The synchronisation of one bank in progress, and the one queued behind it. */
 interface BankSync {
@@ -282,20 +280,22 @@ export class VectorCache {
   }
 
   /**
-   * Removes from the copy the memories the database no longer holds, by listing the bank's ids (a few dozen bytes
-   * each, not the rows). Runs after the copy read its changes, so every id it holds was committed before this listing
-   * began: an id missing from it was deleted.
+   * Removes from the copy the memories the database no longer holds, by listing the bank's ids through a cursor (a few
+   * dozen bytes each, not the rows). The listing's snapshot is newer than the changes the copy just read, so every id
+   * the copy holds was committed before it: an id missing from it was deleted.
    */
   private async dropDeleted(db: Database, bank: BankVectors, tenant: string, bankId: string): Promise<void> {
     const unseen = new Set(bank.ids());
     const page = this.loadPage * 40;
-    let after = FIRST_UUID;
-    for (;;) {
-      const rows = await db.query<{ id: string }>(LIVE_IDS_SQL, [tenant, bankId, after, page]);
-      for (const row of rows) unseen.delete(row.id);
-      if (rows.length < page) break;
-      after = rows[rows.length - 1]!.id;
-    }
+    await db.transaction(async (tx) => {
+      await tx.query(`DECLARE mnemos_bank_ids NO SCROLL CURSOR FOR ${LIVE_IDS_SQL}`, [tenant, bankId]);
+      for (;;) {
+        const rows = await tx.query<{ id: string }>(`FETCH ${page} FROM mnemos_bank_ids`);
+        for (const row of rows) unseen.delete(row.id);
+        if (rows.length < page) break;
+      }
+      await tx.query('CLOSE mnemos_bank_ids');
+    });
     for (const id of unseen) bank.remove(id);
   }
 
