@@ -243,7 +243,7 @@ describe('the bank change log, two engines, a transaction held open in another d
     assert.ok((await late).has(id!), 'the recall issued after the acknowledgement sees the write');
   });
 
-  it('with recalls running all the time, every recall issued after a write or delete is acknowledged has it', async () => {
+  it('with recalls always running, a recall issued after a write or delete is acknowledged has it', async () => {
     const a = await openEngine();
     const b = await openEngine();
     await write(a, 'busy', ['seed memory']);
@@ -294,7 +294,8 @@ describe('the bank change log, two engines, a transaction held open in another d
       const second = write(a, 'ordered', ['second writer']);
       await waitFor('the second writer to wait on the bank`s row', async () => {
         const rows = await scratch.admin<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
         );
         return rows[0]!.n === 1;
       });
@@ -365,7 +366,7 @@ describe('the bank change log, two engines, a transaction held open in another d
     assert.deepEqual(await recallIds(b, 'reborn'), new Set([fresh!]));
   });
 
-  it('migrates a database with memories and tombstones in place: existing rows load and later changes sync', async () => {
+  it('migrates a database with memories and tombstones in place: old rows load, later changes sync', async () => {
     const legacy = await createScratchDatabase('mnemos_changelog_legacy');
     const db = await openExternalDatabase(legacy.url, { poolSize: 2, statementTimeoutMs: 0 });
     opened.push(db);

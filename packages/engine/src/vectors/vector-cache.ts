@@ -114,8 +114,9 @@ interface BankSync {
 /**
  * Semantic search over in-memory copies of each bank's vectors. Before every search the copy is brought up to date
  * with one indexed query that returns only what changed since the change number it has (see migration 005), so
- * writes by this engine, another engine, or a background job are all seen. Scanning a dense Float32Array in JS is several times
- * faster than pgvector's exact scan inside WebAssembly, and exact (no recall lost to an approximate index).
+ * writes by this engine, another engine, or a background job are all seen. Scanning a dense Float32Array in JS is
+ * several times faster than pgvector's exact scan inside WebAssembly, and exact (no recall lost to an approximate
+ * index).
  */
 export class VectorCache {
   private readonly cached = new Map<string, BankVectors>();

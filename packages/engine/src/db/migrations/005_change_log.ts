@@ -50,7 +50,8 @@ BEGIN
     RETURN substr(held, length(mark) + 1)::bigint;
   END IF;
   IF p_retain THEN
-    INSERT INTO banks AS b (tenant, bank_id, name, last_write_at, change_seq) VALUES (p_tenant, p_bank, p_bank, now(), 1)
+    INSERT INTO banks AS b (tenant, bank_id, name, last_write_at, change_seq)
+    VALUES (p_tenant, p_bank, p_bank, now(), 1)
     ON CONFLICT (tenant, bank_id) DO UPDATE SET last_write_at = now(), change_seq = b.change_seq + 1
     RETURNING b.change_seq INTO taken;
   ELSE
