@@ -13,7 +13,7 @@ import type { Database, SqlParam } from '../src/db/database.js';
 import { migrations } from '../src/db/migrations/index.js';
 import { openExternalDatabase } from '../src/db/postgres.js';
 import { clearMemories, deleteMemory, MemoryStore } from '../src/memory/store.js';
-import { pruneTombstones } from '../src/vectors/tombstone-pruner.js';
+import { pruneTombstones, TombstonePruner } from '../src/vectors/tombstone-pruner.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { createScratchDatabase, waitFor, type ScratchDatabase } from './helpers/postgres-server.js';
 
@@ -348,6 +348,25 @@ describe('the bank change log, two engines, a transaction held open in another d
     assert.ok(caughtUp!.get(added!));
     assert.deepEqual(caughtUp!.get(ids[6]!)?.tags, ['kept']);
     assert.equal(caughtUp!.changeSeq, log.seq);
+  });
+
+  it('prunes on a schedule in the background, and stops when asked', async () => {
+    const a = await openEngine();
+    const ids = await write(a, 'scheduled', ['to be deleted', 'to stay']);
+    await deleteMemory(a.db, TENANT, 'scheduled', ids[0]!);
+    const errors: unknown[] = [];
+    const pruner = new TombstonePruner(a.db, (error) => errors.push(error), { everyMs: 20, retentionMs: 0 });
+    pruner.start();
+    try {
+      await waitFor('the scheduled pruning', async () => {
+        const left = await scratch.admin('SELECT 1 FROM memory_tombstones WHERE bank_id = $1', ['scheduled']);
+        return left.length === 0;
+      });
+    } finally {
+      await pruner.stop();
+    }
+    assert.deepEqual(errors, []);
+    assert.ok((await bankLog('scheduled')).pruned > 0);
   });
 
   it('a bank deleted and created again is read afresh, though its numbers start over', async () => {

@@ -55,6 +55,11 @@ export function pruneTombstones(db: Database, olderThanMs: number, limit = PRUNE
   });
 }
 
+export interface PruneSchedule {
+  everyMs: number;
+  retentionMs: number;
+}
+
 /** Prunes tombstones once a minute in the background, a bounded number of steps per run. */
 export class TombstonePruner {
   private timer: NodeJS.Timeout | undefined;
@@ -63,10 +68,11 @@ export class TombstonePruner {
   constructor(
     private readonly db: Database,
     private readonly onError: (error: unknown) => void,
+    private readonly schedule: PruneSchedule = { everyMs: PRUNE_EVERY_MS, retentionMs: TOMBSTONE_RETENTION_MS },
   ) {}
 
   start(): void {
-    this.timer ??= setInterval(() => this.tick(), PRUNE_EVERY_MS);
+    this.timer ??= setInterval(() => this.tick(), this.schedule.everyMs);
     // Pruning never keeps the process alive.
     this.timer.unref();
   }
@@ -89,7 +95,7 @@ export class TombstonePruner {
 
   private async run(): Promise<void> {
     for (let step = 0; step < STEPS_PER_RUN && this.timer !== undefined; step++) {
-      if ((await pruneTombstones(this.db, TOMBSTONE_RETENTION_MS)) < PRUNE_STEP) return;
+      if ((await pruneTombstones(this.db, this.schedule.retentionMs)) < PRUNE_STEP) return;
     }
   }
 }
