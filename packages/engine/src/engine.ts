@@ -15,6 +15,7 @@ import { EngineMetrics } from './metrics.js';
 import { ENGINE_PLUGINS, type EnginePlugin, type InstalledPlugin, type PluginParts } from './plugins/index.js';
 import { MemoryService } from './service/memory-service.js';
 import type { ProgressReporter } from './startup/readiness.js';
+import { TombstonePruner } from './vectors/tombstone-pruner.js';
 import { VectorCache } from './vectors/vector-cache.js';
 
 export type { Logger } from './log.js';
@@ -59,6 +60,8 @@ export class Engine {
   private readonly vectors: VectorCache;
   private readonly plugins: ReadonlyArray<InstalledPlugin & { name: string }>;
   private preloading: Promise<void> = Promise.resolve();
+  /** Removes old tombstones in the background (an engine further behind lists a bank's ids instead). */
+  private readonly pruner: TombstonePruner;
 
   private constructor(
     readonly config: EngineConfig,
@@ -74,6 +77,9 @@ export class Engine {
     this.queue = parts.queue;
     this.llm = parts.llm;
     this.vectors = parts.vectors;
+    this.pruner = new TombstonePruner(this.db, (error) =>
+      log.warn(`pruning tombstones failed (${(error as Error).message}); it is tried again in a minute`),
+    );
     const pluginParts: PluginParts = {
       config,
       db: this.db,
@@ -173,6 +179,7 @@ export class Engine {
         await engine.close().catch(() => undefined);
         throw error;
       });
+      engine.pruner.start();
       return engine;
     } catch (error) {
       await db.close().catch(() => undefined);
@@ -219,6 +226,7 @@ export class Engine {
     this.vectors.stop();
     await this.preloading;
     await this.queue.stop().catch(() => undefined);
+    await this.pruner.stop().catch(() => undefined);
     for (const plugin of this.plugins) await plugin.close().catch(() => undefined);
     await this.llm?.close().catch(() => undefined);
     await this.embedder.close().catch(() => undefined);

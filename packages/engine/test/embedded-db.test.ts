@@ -104,8 +104,8 @@ describe('embedded database', () => {
     try {
       // The shape of the engine's memories table that matters here: a partition index and the duplicate-check index.
       await db.exec(`CREATE TABLE memories (id text PRIMARY KEY, tenant text, bank_id text, space text, source_id text, content_hash text,
-        writer_xid bigint, padding text);
-        CREATE INDEX memories_bank_writer ON memories (tenant, bank_id, writer_xid);
+        change_seq bigint, padding text);
+        CREATE INDEX memories_bank_change ON memories (tenant, bank_id, change_seq);
         CREATE UNIQUE INDEX memories_dedupe ON memories (tenant, bank_id, space, content_hash) WHERE source_id IS NULL;`);
       await db.exec(
         `INSERT INTO memories SELECT 'm' || g, 't', 'b', 's', NULL, 'h' || g, g, repeat('x', 500) FROM generate_series(1, 5000) g`,

@@ -76,13 +76,25 @@ function toBank(r: BankRow): Bank {
   };
 }
 
-/** Creates the bank on first write (banks are implicit) and stamps its last write. */
+/**
+ * Creates the bank on first write (banks are implicit), stamps its last write and takes the retain's number in the
+ * bank's change log (see takeBankChange).
+ */
 export async function touchBank(db: Queryable, tenant: string, bankId: string): Promise<void> {
-  await db.query(
-    `INSERT INTO banks (tenant, bank_id, name, last_write_at) VALUES ($1, $2, $2, now())
-     ON CONFLICT (tenant, bank_id) DO UPDATE SET last_write_at = now()`,
-    [tenant, bankId],
-  );
+  await db.query('SELECT mnemos_bank_change($1, $2, true)', [tenant, bankId]);
+}
+
+/**
+ * Takes the transaction's number in the bank's change log before it changes any memory (the memories trigger stamps
+ * it on rows and tombstones). Taking it first locks the bank's row before any memory row, the order every writer of
+ * the bank follows, so two writers never wait on each other in a cycle. Undefined when the bank does not exist.
+ */
+export async function takeBankChange(db: Queryable, tenant: string, bankId: string): Promise<number | undefined> {
+  const [row] = await db.query<{ taken: string | number | null }>('SELECT mnemos_bank_change($1, $2, false) AS taken', [
+    tenant,
+    bankId,
+  ]);
+  return row?.taken === null || row?.taken === undefined ? undefined : Number(row.taken);
 }
 
 export async function getBank(db: Queryable, tenant: string, bankId: string): Promise<Bank | undefined> {
@@ -132,13 +144,18 @@ function bankParams(tenant: string, bankId: string, c: BankChanges): SqlParam[] 
   ];
 }
 
-/** Erases the bank and everything derived from it. Answers how many memories went. */
+/**
+ * Erases the bank and everything derived from it. Answers how many memories went. The bank's row goes first: its
+ * change log ends with it, so its memories leave no tombstones (an engine holding a copy sees the bank gone, or
+ * created again under another change_log_id, and drops the copy), and the tombstones it had go too.
+ */
 export async function deleteBank(db: Queryable, tenant: string, bankId: string): Promise<number> {
+  await db.query('DELETE FROM banks WHERE tenant = $1 AND bank_id = $2', [tenant, bankId]);
   const gone = await db.query<{ id: string }>('DELETE FROM memories WHERE tenant = $1 AND bank_id = $2 RETURNING id', [
     tenant,
     bankId,
   ]);
-  await db.query('DELETE FROM banks WHERE tenant = $1 AND bank_id = $2', [tenant, bankId]);
+  await db.query('DELETE FROM memory_tombstones WHERE tenant = $1 AND bank_id = $2', [tenant, bankId]);
   return gone.length;
 }
 

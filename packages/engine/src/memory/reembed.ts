@@ -80,6 +80,9 @@ export async function reembed(
   // Writers wait while the stragglers are done and the columns swap; readers keep going.
   await db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [EMBEDDING_LOCK]);
+    // Every bank's change log starts over (every vector changes): engines holding a copy of a bank load it again. The
+    // banks' rows are locked before the memories table, the order writers follow (bank row, then memories).
+    await tx.query('UPDATE banks SET change_log_id = gen_random_uuid()');
     await tx.query('LOCK TABLE memories IN SHARE ROW EXCLUSIVE MODE');
     const pending = await readEmbeddingRecord(tx, 'embedding_next');
     if (pending?.model !== to.model || pending.dimension !== to.dimension) {

@@ -1,6 +1,7 @@
 import sql, { join, raw, Sql } from 'sql-template-tag';
 import type { Database, Queryable, Transaction } from '../db/database.js';
 import { vectorCopyData } from '../db/vector-copy.js';
+import { takeBankChange } from '../banks/store.js';
 import type { BodyCodec, KeywordQuery, SealedBody } from '../crypto/codec.js';
 import { IntegrityError } from '../crypto/envelope.js';
 import { documentTsvector } from '../keywords/text-search.js';
@@ -181,11 +182,13 @@ export class MemoryStore implements MemoryReader {
 
   async update(tenant: string, bankId: string, id: string, patch: MemoryPatch): Promise<Memory | undefined> {
     const touchesBody = patch.text !== undefined || patch.context !== undefined || patch.metadata !== undefined;
-    if (!this.codec.encrypted || (!touchesBody && patch.contentHash === undefined)) {
-      return this.applyUpdate(this.db, tenant, bankId, id, patch);
-    }
-    // Encrypted: the body is one ciphertext, so an edit reads it, merges the change and seals it again.
     return this.db.transaction(async (tx) => {
+      // The bank's change number first: the bank's row is locked before the memory's, as every writer does.
+      await takeBankChange(tx, tenant, bankId);
+      if (!this.codec.encrypted || (!touchesBody && patch.contentHash === undefined)) {
+        return this.applyUpdate(tx, tenant, bankId, id, patch);
+      }
+      // Encrypted: the body is one ciphertext, so an edit reads it, merges the change and seals it again.
       const [row] = await tx.query<MemoryRow>(
         `SELECT ${MEMORY_COLUMNS} FROM memories WHERE tenant = $1 AND bank_id = $2 AND id = $3 FOR UPDATE`,
         [tenant, bankId, id],
@@ -249,21 +252,27 @@ function keywordMatch(tsq: KeywordQuery): Sql {
   return new Sql([`fts @@ ${before ?? ''}`, after ?? ''], [tsq.value]);
 }
 
-/** Hard delete; derived facts go with their source (ON DELETE CASCADE). Answers how many rows went. */
-export async function deleteMemory(db: Queryable, tenant: string, bankId: string, id: string): Promise<number> {
-  const rows = await db.query<{ id: string }>(
-    `WITH RECURSIVE doomed AS (
-       SELECT id FROM memories WHERE tenant = $1 AND bank_id = $2 AND id = $3
-       UNION SELECT m.id FROM memories m JOIN doomed d ON m.tenant = $1 AND m.source_id = d.id
-     )
-     DELETE FROM memories WHERE tenant = $1 AND id IN (SELECT id FROM doomed) RETURNING id`,
-    [tenant, bankId, id],
-  );
-  return rows.length;
+/**
+ * Hard delete; derived facts go with their source (ON DELETE CASCADE). Answers how many rows went. The bank's change
+ * number is taken first (see takeBankChange); the tombstones carry it.
+ */
+export function deleteMemory(db: Database, tenant: string, bankId: string, id: string): Promise<number> {
+  return db.transaction(async (tx) => {
+    await takeBankChange(tx, tenant, bankId);
+    const rows = await tx.query<{ id: string }>(
+      `WITH RECURSIVE doomed AS (
+         SELECT id FROM memories WHERE tenant = $1 AND bank_id = $2 AND id = $3
+         UNION SELECT m.id FROM memories m JOIN doomed d ON m.tenant = $1 AND m.source_id = d.id
+       )
+       DELETE FROM memories WHERE tenant = $1 AND id IN (SELECT id FROM doomed) RETURNING id`,
+      [tenant, bankId, id],
+    );
+    return rows.length;
+  });
 }
 
-export async function clearMemories(
-  db: Queryable,
+export function clearMemories(
+  db: Database,
   tenant: string,
   bankId: string,
   space: string | undefined,
@@ -272,6 +281,9 @@ export async function clearMemories(
   const where = [sql`tenant = ${tenant}`, sql`bank_id = ${bankId}`];
   if (space !== undefined) where.push(sql`space = ${space}`);
   if (type !== undefined) where.push(sql`type = ${type}`);
-  const rows = await run<{ id: string }>(db, sql`DELETE FROM memories WHERE ${join(where, ' AND ')} RETURNING id`);
-  return rows.length;
+  return db.transaction(async (tx) => {
+    await takeBankChange(tx, tenant, bankId);
+    const rows = await run<{ id: string }>(tx, sql`DELETE FROM memories WHERE ${join(where, ' AND ')} RETURNING id`);
+    return rows.length;
+  });
 }

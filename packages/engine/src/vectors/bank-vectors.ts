@@ -83,8 +83,10 @@ export class BankVectors {
   private marks = new Uint32Array(0);
   private picks = new Int32Array(0);
   private epoch = 0;
-  /** pg_snapshot_xmin of the last synchronisation: rows written by transactions from this one on are re-read. */
-  syncedFrom = '0';
+  /** The bank's change number this copy reflects (-1: nothing read yet); newer changes are read next time. */
+  changeSeq = -1;
+  /** The bank's change log this copy follows; undefined while the bank does not exist. */
+  changeLogId: string | undefined;
   /** The database handle's writeVersion when this copy was last synchronised (see Database.writeVersion). */
   syncedAtVersion: number | undefined;
   lastUsed = Date.now();
@@ -132,6 +134,11 @@ export class BankVectors {
     this.meta[index] = undefined;
     this.position.delete(id);
     this.free.push(index);
+  }
+
+  /** The ids of every memory in the copy. */
+  ids(): IterableIterator<string> {
+    return this.position.keys();
   }
 
   get(id: string): VectorRowMeta | undefined {

@@ -3,7 +3,7 @@ import { BankVectors, type VectorRowMeta } from './bank-vectors.js';
 import { parseTsvector } from '../keywords/tsvector.js';
 import { MEMORY_COLUMNS, MEMORY_COLUMN_COUNT, type MemoryReader, type MemoryRow } from '../memory/rows.js';
 
-/** One row of the synchronisation query: a changed memory (all its columns), a tombstone, or the snapshot. */
+/** One row of the synchronisation query: a changed memory (all its columns), a tombstone, or the bank's log state. */
 interface DeltaRow extends MemoryRow {
   kind: 'row' | 'gone' | 'snap';
   batch_id: string | null;
@@ -12,7 +12,17 @@ interface DeltaRow extends MemoryRow {
   fts: string | null;
   token_count: number | null;
   embedding: string | null;
-  xmin: string | null;
+  /** The change number of the row or tombstone; on the 'snap' row, the bank's latest. */
+  version: string | null;
+  log_id: string | null;
+  pruned_to: string | null;
+}
+
+/** The bank's change log as one synchronisation read it. */
+interface LogState {
+  changeSeq: number;
+  logId: string;
+  prunedTo: number;
 }
 
 /** Applies synchronisation rows to the bank's copy: changed memories (opened here), tombstones, the snapshot. */
@@ -22,7 +32,7 @@ async function apply(
   bank: BankVectors,
   tenant: string,
   rows: readonly DeltaRow[],
-): Promise<void> {
+): Promise<LogState | undefined> {
   const changed = rows.filter((row) => row.kind === 'row');
   // Bodies are opened (decrypted under encryption at rest) once here, so recall never reads them again. A row that
   // fails to open (tampered, moved) is dropped: it must never be returned.
@@ -54,40 +64,63 @@ async function apply(
     };
     bank.upsert(meta, keywords.terms, JSON.parse(row.embedding!) as number[]);
   }
+  let log: LogState | undefined;
   for (const row of rows) {
     if (row.kind === 'gone') bank.remove(row.id);
-    if (row.kind === 'snap') bank.syncedFrom = row.xmin!;
+    if (row.kind === 'snap') log = logState(row);
   }
+  if (log) {
+    bank.changeSeq = log.changeSeq;
+    bank.changeLogId = log.logId;
+  }
+  return log;
+}
+
+function logState(row: DeltaRow): LogState {
+  return { changeSeq: Number(row.version), logId: row.log_id!, prunedTo: Number(row.pruned_to) };
 }
 
 /**
- * What changed in a bank since a snapshot ($3): changed memories (all columns), tombstones, and the current snapshot to
- * start from next time. `rowLimit` caps the changed memories. The tombstone and snapshot branches pad the memory
- * columns with NULLs (their types come from the first branch).
+ * What changed in a bank after change number $3: changed memories (all columns), tombstones (none for a first load,
+ * $3 = -1), and the bank's log state ('snap': its latest number, log id and pruning mark; absent while the bank does
+ * not exist). One statement, so one snapshot: the bank's number read here covers exactly the changes read with it,
+ * because a bank's numbers commit in order (see migration 005). `rowLimit` caps the changed memories. The other
+ * branches pad the memory columns with NULLs (their types come from the first branch).
  */
 function syncSql(rowLimit?: number): string {
   const pad = 'NULL, '.repeat(MEMORY_COLUMN_COUNT + 6);
   return `(SELECT 'row' AS kind, ${MEMORY_COLUMNS}, batch_id::text AS batch_id, seq,
           (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms, fts::text AS fts, token_count,
-          embedding::text AS embedding, NULL AS xmin
-     FROM memories WHERE tenant = $1 AND bank_id = $2 AND writer_xid >= $3::xid8 AND embedding IS NOT NULL
+          embedding::text AS embedding, change_seq::text AS version, NULL::text AS log_id, NULL::text AS pruned_to
+     FROM memories WHERE tenant = $1 AND bank_id = $2 AND change_seq > $3::bigint AND embedding IS NOT NULL
      ${rowLimit === undefined ? '' : `LIMIT ${rowLimit}`})
    UNION ALL
-   SELECT 'gone', id, ${pad.slice(0, -2).replace(/^NULL, /, '')}, NULL
-     FROM memory_tombstones WHERE tenant = $1 AND bank_id = $2 AND writer_xid >= $3::xid8
+   SELECT 'gone', id, ${pad.replace(/^NULL, /, '')}change_seq::text, NULL, NULL
+     FROM memory_tombstones WHERE tenant = $1 AND bank_id = $2 AND change_seq > $3::bigint AND $3::bigint >= 0
    UNION ALL
-   SELECT 'snap', ${pad}pg_snapshot_xmin(pg_current_snapshot())::text`;
+   SELECT 'snap', ${pad}change_seq::text, change_log_id::text, tombstones_pruned_to::text
+     FROM banks WHERE tenant = $1 AND bank_id = $2`;
+}
+
+/** Ids of a bank's memories with a vector. */
+const LIVE_IDS_SQL = `SELECT id::text AS id FROM memories WHERE tenant = $1 AND bank_id = $2 AND embedding IS NOT NULL`;
+
+/** The synchronisation of one bank in progress, and the one queued behind it. */
+interface BankSync {
+  running: Promise<BankVectors>;
+  next: Promise<BankVectors> | undefined;
 }
 
 /**
  * Semantic search over in-memory copies of each bank's vectors. Before every search the copy is brought up to date
- * with one indexed query that returns only what changed since the last one (see migration 003), so writes by this
- * engine, another engine, or a background job are all seen. Scanning a dense Float32Array in JS is several times
- * faster than pgvector's exact scan inside WebAssembly, and exact (no recall lost to an approximate index).
+ * with one indexed query that returns only what changed since the change number it has (see migration 005), so
+ * writes by this engine, another engine, or a background job are all seen. Scanning a dense Float32Array in JS is
+ * several times faster than pgvector's exact scan inside WebAssembly, and exact (no recall lost to an approximate
+ * index).
  */
 export class VectorCache {
   private readonly cached = new Map<string, BankVectors>();
-  private readonly syncing = new Map<string, Promise<BankVectors>>();
+  private readonly syncing = new Map<string, BankSync>();
   private stopping = false;
 
   constructor(
@@ -152,14 +185,31 @@ export class VectorCache {
     this.cached.clear();
   }
 
+  /**
+   * The bank brought up to date by a synchronisation that starts after this call: one already running may have read
+   * the database before the caller's write was acknowledged, so the call waits for the next one, which starts when the
+   * running one ends and which every call arriving meanwhile shares.
+   */
   private synced(db: Database, tenant: string, bankId: string): Promise<BankVectors> {
     const key = `${tenant}\u0000${bankId}`;
-    // Concurrent recalls on one bank share one synchronisation.
-    const running = this.syncing.get(key);
-    if (running) return running;
-    const promise = this.sync(db, key, tenant, bankId).finally(() => this.syncing.delete(key));
-    this.syncing.set(key, promise);
-    return promise;
+    const state = this.syncing.get(key);
+    if (!state) return this.startSync(db, key, tenant, bankId);
+    state.next ??= state.running.then(
+      () => this.startSync(db, key, tenant, bankId),
+      () => this.startSync(db, key, tenant, bankId),
+    );
+    return state.next;
+  }
+
+  private startSync(db: Database, key: string, tenant: string, bankId: string): Promise<BankVectors> {
+    const state: BankSync = { running: this.sync(db, key, tenant, bankId), next: undefined };
+    this.syncing.set(key, state);
+    const settled = () => {
+      // The queued synchronisation, if any, replaces this state when it starts.
+      if (this.syncing.get(key) === state && state.next === undefined) this.syncing.delete(key);
+    };
+    state.running.then(settled, settled);
+    return state.running;
   }
 
   private async sync(db: Database, key: string, tenant: string, bankId: string): Promise<BankVectors> {
@@ -170,40 +220,84 @@ export class VectorCache {
       bank.lastUsed = Date.now();
       return bank;
     }
-    const fresh = bank === undefined;
-    bank ??= new BankVectors(this.dimension);
-    const params = [tenant, bankId, bank.syncedFrom];
-    // Usually only a few memories changed since the last recall: one query. When more than a page did (a bulk load
-    // between two recalls), its answer is dropped and the changes are read through the cursor, like a fresh bank.
-    let paged = fresh;
-    if (!fresh) {
-      const rows = await db.query<DeltaRow>(syncSql(this.loadPage + 1), params);
-      paged = rows.filter((row) => row.kind === 'row').length > this.loadPage;
-      if (!paged) await apply(this.reader, db, bank, tenant, rows);
+    if (bank && !(await this.catchUp(db, bank, tenant, bankId))) {
+      this.cached.delete(key);
+      bank = undefined;
     }
-    if (paged) {
-      // Read through a cursor, a page at a time: one snapshot, but neither the database (whose WebAssembly heap never
-      // shrinks, when embedded) nor this process ever holds every row's vector text at once (docs/benchmarks.md).
-      const target = bank;
-      await db.transaction(async (tx) => {
-        await tx.query(`DECLARE mnemos_bank_sync NO SCROLL CURSOR FOR ${syncSql()}`, params);
-        for (;;) {
-          // A stopping engine does not wait for a large bank to finish loading (a container gets a few seconds).
-          if (this.stopping) throw new Error('the engine is stopping; the bank index was not loaded');
-          const rows = await tx.query<DeltaRow>(`FETCH ${this.loadPage} FROM mnemos_bank_sync`);
-          await apply(this.reader, tx, target, tenant, rows);
-          if (rows.length < this.loadPage) break;
-        }
-        await tx.query('CLOSE mnemos_bank_sync');
-      });
-    }
-    bank.lastUsed = Date.now();
-    bank.syncedAtVersion = version;
-    if (fresh) {
+    if (!bank) {
+      bank = new BankVectors(this.dimension);
+      await this.readPaged(db, bank, tenant, bankId);
       this.cached.set(key, bank);
       this.evict(key);
     }
+    bank.lastUsed = Date.now();
+    bank.syncedAtVersion = version;
     return bank;
+  }
+
+  /**
+   * Brings a loaded copy up to date; false when it must be loaded again instead (the bank was deleted, or its change
+   * log started over).
+   */
+  private async catchUp(db: Database, bank: BankVectors, tenant: string, bankId: string): Promise<boolean> {
+    const from = bank.changeSeq;
+    const logId = bank.changeLogId;
+    // Usually only a few memories changed since the last recall: one query. When more than a page did (a bulk load
+    // between two recalls), its answer is dropped and the changes are read through the cursor, like a fresh bank.
+    const rows = await db.query<DeltaRow>(syncSql(this.loadPage + 1), [tenant, bankId, from]);
+    const snap = rows.find((row) => row.kind === 'snap');
+    if (snap?.log_id !== logId) return false;
+    let log: LogState | undefined;
+    if (rows.filter((row) => row.kind === 'row').length > this.loadPage) {
+      log = await this.readPaged(db, bank, tenant, bankId);
+      if (log?.logId !== logId) return false;
+    } else {
+      log = await apply(this.reader, db, bank, tenant, rows);
+    }
+    // Tombstones after `from` may have been pruned: memories deleted meanwhile are found by their absence instead.
+    if (log && log.prunedTo > from) await this.dropDeleted(db, bank, tenant, bankId);
+    return true;
+  }
+
+  /**
+   * Reads the changes after the copy's number through a cursor, a page at a time (all of them for a new copy): one
+   * snapshot, but neither the database (whose WebAssembly heap never shrinks, when embedded) nor this process ever
+   * holds every row's vector text at once (docs/benchmarks.md). Answers the log state read, if the bank exists.
+   */
+  private readPaged(db: Database, bank: BankVectors, tenant: string, bankId: string): Promise<LogState | undefined> {
+    return db.transaction(async (tx) => {
+      await tx.query(`DECLARE mnemos_bank_sync NO SCROLL CURSOR FOR ${syncSql()}`, [tenant, bankId, bank.changeSeq]);
+      let log: LogState | undefined;
+      for (;;) {
+        // A stopping engine does not wait for a large bank to finish loading (a container gets a few seconds).
+        if (this.stopping) throw new Error('the engine is stopping; the bank index was not loaded');
+        const rows = await tx.query<DeltaRow>(`FETCH ${this.loadPage} FROM mnemos_bank_sync`);
+        log = (await apply(this.reader, tx, bank, tenant, rows)) ?? log;
+        if (rows.length < this.loadPage) break;
+      }
+      await tx.query('CLOSE mnemos_bank_sync');
+      return log;
+    });
+  }
+
+  /**
+   * Removes from the copy the memories the database no longer holds, by listing the bank's ids through a cursor (a few
+   * dozen bytes each, not the rows). The listing's snapshot is newer than the changes the copy just read, so every id
+   * the copy holds was committed before it: an id missing from it was deleted.
+   */
+  private async dropDeleted(db: Database, bank: BankVectors, tenant: string, bankId: string): Promise<void> {
+    const unseen = new Set(bank.ids());
+    const page = this.loadPage * 40;
+    await db.transaction(async (tx) => {
+      await tx.query(`DECLARE mnemos_bank_ids NO SCROLL CURSOR FOR ${LIVE_IDS_SQL}`, [tenant, bankId]);
+      for (;;) {
+        const rows = await tx.query<{ id: string }>(`FETCH ${page} FROM mnemos_bank_ids`);
+        for (const row of rows) unseen.delete(row.id);
+        if (rows.length < page) break;
+      }
+      await tx.query('CLOSE mnemos_bank_ids');
+    });
+    for (const id of unseen) bank.remove(id);
   }
 
   private evict(keepKey: string): void {

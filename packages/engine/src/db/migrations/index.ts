@@ -2,6 +2,7 @@ import initial from './001_initial.js';
 import jobs from './002_jobs.js';
 import vectorSync from './003_vector_sync.js';
 import noContentStatistics from './004_no_content_statistics.js';
+import changeLog from './005_change_log.js';
 import tenantKeys from './006_tenant_keys.js';
 
 /** Numbered migrations, applied in order, each once. Append only: never edit a migration that has shipped. */
@@ -10,5 +11,6 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 2, name: 'jobs', sql: jobs },
   { version: 3, name: 'vector_sync', sql: vectorSync },
   { version: 4, name: 'no_content_statistics', sql: noContentStatistics },
+  { version: 5, name: 'change_log', sql: changeLog },
   { version: 6, name: 'tenant_keys', sql: tenantKeys },
 ];

@@ -1,0 +1,424 @@
+// The bank change log against a real PostgreSQL server: two engines (each its own connection pool, memory store and
+// bank index cache) on one database, while a transaction stays open in another database of the same server. This
+// server has no pgvector and the path under test only stores vectors and reads them back as text, so the test database
+// defines `vector` as a text domain; every other part (the migrations, triggers, the store's write paths, the cache's
+// synchronisation and the tombstone pruning) is the engine's own.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { deleteBank, touchBank } from '../src/banks/store.js';
+import { plaintextCodec } from '../src/crypto/codec.js';
+import type { Database, SqlParam } from '../src/db/database.js';
+import { migrations } from '../src/db/migrations/index.js';
+import { openExternalDatabase } from '../src/db/postgres.js';
+import { clearMemories, deleteMemory, MemoryStore } from '../src/memory/store.js';
+import { pruneTombstones, TombstonePruner } from '../src/vectors/tombstone-pruner.js';
+import { VectorCache } from '../src/vectors/vector-cache.js';
+import { createScratchDatabase, waitFor, type ScratchDatabase } from './helpers/postgres-server.js';
+
+const DIMENSION = 8;
+const TENANT = 'default';
+let scratch: ScratchDatabase;
+let elsewhere: ScratchDatabase;
+/** The transaction held open in the other database for the whole file. */
+let holder: pg.Client;
+const opened: Database[] = [];
+
+interface TestEngine {
+  db: Database;
+  store: MemoryStore;
+  cache: VectorCache;
+}
+
+async function openEngine(): Promise<TestEngine> {
+  const db = await openExternalDatabase(scratch.url, { poolSize: 4, statementTimeoutMs: 0 });
+  opened.push(db);
+  const store = new MemoryStore(db, plaintextCodec);
+  return { db, store, cache: new VectorCache(store, DIMENSION) };
+}
+
+/** A unit vector that differs per text (the cache stores whatever vector it is given). */
+function vectorOf(text: string): Float32Array {
+  const v = new Float32Array(DIMENSION);
+  for (let i = 0; i < text.length; i++) v[i % DIMENSION]! += text.charCodeAt(i);
+  const norm = Math.hypot(...v);
+  return v.map((x) => x / norm);
+}
+
+/** Stores memories as retain does (the bank touched first, all in one transaction); resolves on commit. */
+async function write(engine: TestEngine, bankId: string, texts: string[]): Promise<string[]> {
+  const partition = { tenant: TENANT, bankId, space: 'default' };
+  const batchId = randomUUID();
+  return engine.db.transaction(async (tx) => {
+    await touchBank(tx, TENANT, bankId);
+    return engine.store.insert(
+      tx,
+      partition,
+      texts.map((text, seq) => ({
+        id: randomUUID(),
+        type: 'raw',
+        text,
+        context: null,
+        metadata: {},
+        tags: [],
+        entities: [],
+        documentId: null,
+        sourceId: null,
+        batchId,
+        seq,
+        contentHash: randomUUID(),
+        tokenCount: 3,
+        occurredAt: null,
+        embedding: vectorOf(text),
+      })),
+    );
+  });
+}
+
+async function recallIds(engine: TestEngine, bankId: string, db: Database = engine.db): Promise<Set<string>> {
+  const [bank] = await engine.cache.banks(db, TENANT, [bankId]);
+  return new Set(bank!.ids());
+}
+
+async function storedIds(bankId: string): Promise<Set<string>> {
+  const rows = await scratch.admin<{ id: string }>('SELECT id::text AS id FROM memories WHERE bank_id = $1', [bankId]);
+  return new Set(rows.map((r) => r.id));
+}
+
+async function bankLog(bankId: string): Promise<{ seq: number; pruned: number }> {
+  const [row] = await scratch.admin<{ seq: string; pruned: string }>(
+    'SELECT change_seq AS seq, tombstones_pruned_to AS pruned FROM banks WHERE tenant = $1 AND bank_id = $2',
+    [TENANT, bankId],
+  );
+  return { seq: Number(row!.seq), pruned: Number(row!.pruned) };
+}
+
+/** The same database, with how many changed memories and tombstones each synchronisation query answered. */
+function counting(db: Database): { db: Database; reads: Array<{ rows: number; gone: number }> } {
+  const reads: Array<{ rows: number; gone: number }> = [];
+  const wrapped = Object.create(db, {
+    query: {
+      value: async (sql: string, params?: readonly SqlParam[]) => {
+        const rows = await db.query<{ kind?: string }>(sql, params);
+        if (sql.startsWith("(SELECT 'row' AS kind")) {
+          reads.push({
+            rows: rows.filter((r) => r.kind === 'row').length,
+            gone: rows.filter((r) => r.kind === 'gone').length,
+          });
+        }
+        return rows;
+      },
+    },
+  }) as Database;
+  return { db: wrapped, reads };
+}
+
+before(async () => {
+  scratch = await createScratchDatabase('mnemos_changelog');
+  elsewhere = await createScratchDatabase('mnemos_changelog_other');
+  await scratch.admin('CREATE DOMAIN vector AS text');
+  for (const m of migrations) await scratch.admin(m.sql);
+  await scratch.admin('ALTER TABLE memories ADD COLUMN embedding vector');
+  // A long write transaction in another database of the same server: it has a transaction id and stays open.
+  holder = new pg.Client({ connectionString: elsewhere.url });
+  await holder.connect();
+  await holder.query('BEGIN');
+  await holder.query('CREATE TABLE held (x int); INSERT INTO held VALUES (1)');
+});
+
+after(async () => {
+  await holder?.query('ROLLBACK').catch(() => undefined);
+  await holder?.end().catch(() => undefined);
+  for (const db of opened) await db.close().catch(() => undefined);
+  await elsewhere?.drop();
+  await scratch?.drop();
+});
+
+async function holderStillOpen(): Promise<boolean> {
+  const rows = await scratch.admin<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND state = 'idle in transaction'`,
+    [new URL(elsewhere.url).pathname.slice(1)],
+  );
+  return rows[0]!.n === 1;
+}
+
+describe('the bank change log, two engines, a transaction held open in another database', () => {
+  it('each write takes the bank`s next number, once per transaction, stamped on its rows and tombstones', async () => {
+    const a = await openEngine();
+    const ids = await write(a, 'numbers', ['one', 'two', 'three']);
+    const afterInsert = await bankLog('numbers');
+    assert.equal(afterInsert.seq, 1, 'a retain of three memories takes one number');
+    const stamped = await scratch.admin<{ seq: string }>(
+      'SELECT DISTINCT change_seq AS seq FROM memories WHERE bank_id = $1',
+      ['numbers'],
+    );
+    assert.deepEqual(
+      stamped.map((r) => Number(r.seq)),
+      [afterInsert.seq],
+    );
+
+    await a.store.update(TENANT, 'numbers', ids[0]!, { tags: ['edited'] });
+    const afterUpdate = await bankLog('numbers');
+    assert.equal(afterUpdate.seq, afterInsert.seq + 1);
+    const [edited] = await scratch.admin<{ seq: string }>('SELECT change_seq AS seq FROM memories WHERE id = $1', [
+      ids[0]!,
+    ]);
+    assert.equal(Number(edited!.seq), afterUpdate.seq);
+
+    assert.equal(await deleteMemory(a.db, TENANT, 'numbers', ids[1]!), 1);
+    const afterDelete = await bankLog('numbers');
+    assert.equal(afterDelete.seq, afterUpdate.seq + 1);
+    assert.equal(await clearMemories(a.db, TENANT, 'numbers', undefined, undefined), 2);
+    const afterClear = await bankLog('numbers');
+    assert.equal(afterClear.seq, afterDelete.seq + 1);
+    const tombstones = await scratch.admin<{ id: string; seq: string }>(
+      'SELECT id::text AS id, change_seq AS seq FROM memory_tombstones WHERE bank_id = $1 ORDER BY change_seq',
+      ['numbers'],
+    );
+    assert.deepEqual(
+      tombstones.map((t) => Number(t.seq)),
+      [afterDelete.seq, afterClear.seq, afterClear.seq],
+    );
+    assert.equal(tombstones[0]!.id, ids[1]);
+  });
+
+  it('a write acknowledged on one engine is in the next recall on the other, reading only what changed', async () => {
+    const a = await openEngine();
+    const b = await openEngine();
+    const seen = counting(b.db);
+    await write(a, 'shared', ['seed memory']);
+    assert.ok((await recallIds(b, 'shared', seen.db)).size === 1);
+    const written: string[] = [];
+    for (let i = 0; i < 24; i++) {
+      const [id] = await write(a, 'shared', [`fresh memory number ${i}`]);
+      written.push(id!);
+      seen.reads.length = 0;
+      const ids = await recallIds(b, 'shared', seen.db);
+      assert.ok(ids.has(id!), `write ${i} acknowledged on engine A is in engine B's next recall`);
+      // Only the one new memory is read: the transaction held open elsewhere holds nothing back.
+      assert.deepEqual(seen.reads, [{ rows: 1, gone: 0 }]);
+      if (i % 4 === 3) {
+        const doomed = written[i - 1]!;
+        assert.equal(await deleteMemory(a.db, TENANT, 'shared', doomed), 1);
+        seen.reads.length = 0;
+        assert.ok(!(await recallIds(b, 'shared', seen.db)).has(doomed), 'a deleted memory is never recalled again');
+        assert.deepEqual(seen.reads, [{ rows: 0, gone: 1 }]);
+      }
+    }
+    assert.deepEqual(await recallIds(b, 'shared'), await storedIds('shared'));
+    assert.ok(await holderStillOpen(), 'the other database`s transaction stayed open throughout');
+  });
+
+  it('a recall issued after a write never reuses a synchronisation that read the database before it', async () => {
+    const a = await openEngine();
+    const b = await openEngine();
+    await write(a, 'inflight', ['before the race']);
+    await recallIds(b, 'inflight');
+    // Engine B's synchronisation answers, then stalls before it applies what it read, until released.
+    let reached!: () => void;
+    const stalled = new Promise<void>((resolve) => (reached = resolve));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let first = true;
+    const gated = Object.create(b.db, {
+      query: {
+        value: async (sql: string, params?: readonly SqlParam[]) => {
+          const rows = await b.db.query(sql, params);
+          if (first && sql.startsWith("(SELECT 'row' AS kind")) {
+            first = false;
+            reached();
+            await gate;
+          }
+          return rows;
+        },
+      },
+    }) as Database;
+    const early = recallIds(b, 'inflight', gated);
+    await stalled;
+    const [id] = await write(a, 'inflight', ['written while a synchronisation was in flight']);
+    const late = recallIds(b, 'inflight', gated);
+    release();
+    assert.ok(!(await early).has(id!), 'the synchronisation that read before the write does not have it');
+    assert.ok((await late).has(id!), 'the recall issued after the acknowledgement sees the write');
+  });
+
+  it('with recalls always running, a recall issued after a write or delete is acknowledged has it', async () => {
+    const a = await openEngine();
+    const b = await openEngine();
+    await write(a, 'busy', ['seed memory']);
+    // Engine B synchronises the bank over and over, so a synchronisation is nearly always in flight.
+    let running = true;
+    const background = (async () => {
+      while (running) await recallIds(b, 'busy');
+    })();
+    try {
+      const written = await Promise.all(
+        Array.from({ length: 30 }, async (_, i) => {
+          const [id] = await write(a, 'busy', [`busy memory ${i}`]);
+          return { id: id!, seen: (await recallIds(b, 'busy')).has(id!) };
+        }),
+      );
+      assert.deepEqual(
+        written.filter((w) => !w.seen),
+        [],
+      );
+      const deleted = await Promise.all(
+        written.slice(0, 15).map(async ({ id }) => {
+          await deleteMemory(a.db, TENANT, 'busy', id);
+          return { id, returned: (await recallIds(b, 'busy')).has(id) };
+        }),
+      );
+      assert.deepEqual(
+        deleted.filter((d) => d.returned),
+        [],
+      );
+    } finally {
+      running = false;
+      await background;
+    }
+  });
+
+  it('versions of one bank commit in order: a second writer waits for the first writer`s commit', async () => {
+    const a = await openEngine();
+    const b = await openEngine();
+    await write(a, 'ordered', ['first memory']);
+    await recallIds(b, 'ordered');
+    const slow = new pg.Client({ connectionString: scratch.url });
+    await slow.connect();
+    try {
+      await slow.query('BEGIN');
+      const [taken] = (await slow.query<{ n: string }>(`SELECT mnemos_bank_change('default', 'ordered', true) AS n`))
+        .rows;
+      // A second writer on engine A asks for the next number and waits for the first writer to commit.
+      const second = write(a, 'ordered', ['second writer']);
+      await waitFor('the second writer to wait on the bank`s row', async () => {
+        const rows = await scratch.admin<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        return rows[0]!.n === 1;
+      });
+      await slow.query(
+        `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding)
+         VALUES ($1, 'default', 'ordered', 'default', 'raw', 'first writer', $2, to_tsvector('first writer'), $3)`,
+        [randomUUID(), randomUUID(), `[${Array.from(vectorOf('first writer')).join(',')}]`],
+      );
+      const beforeCommit = await recallIds(b, 'ordered');
+      await slow.query('COMMIT');
+      const [secondId] = await second;
+      const [secondRow] = await scratch.admin<{ seq: string }>('SELECT change_seq AS seq FROM memories WHERE id = $1', [
+        secondId!,
+      ]);
+      assert.equal(Number(secondRow!.seq), Number(taken!.n) + 1, 'the second writer took the next number');
+      assert.equal(beforeCommit.size, 1, 'nothing uncommitted was read');
+      assert.deepEqual(await recallIds(b, 'ordered'), await storedIds('ordered'));
+    } finally {
+      await slow.query('ROLLBACK').catch(() => undefined);
+      await slow.end();
+    }
+  });
+
+  it('prunes tombstones, and an engine behind the pruned ones still drops every deleted memory', async () => {
+    const a = await openEngine();
+    const behind = await openEngine();
+    const ids = await write(
+      a,
+      'pruned',
+      Array.from({ length: 12 }, (_, i) => `memory ${i} of a bank that loses some`),
+    );
+    const [copy] = await behind.cache.banks(behind.db, TENANT, ['pruned']);
+    assert.equal(copy!.size, 12);
+    for (const id of ids.slice(0, 5)) await deleteMemory(a.db, TENANT, 'pruned', id);
+    const [added] = await write(a, 'pruned', ['a memory written after the deletions']);
+    await a.store.update(TENANT, 'pruned', ids[6]!, { tags: ['kept'] });
+
+    assert.equal(await pruneTombstones(a.db, 3_600_000), 0, 'tombstones younger than the retention stay');
+    let removed = 0;
+    for (let step; (step = await pruneTombstones(a.db, 0, 2)) > 0;) removed += step;
+    assert.ok(removed >= 5, `removed ${removed} tombstones`);
+    const left = await scratch.admin('SELECT 1 FROM memory_tombstones WHERE bank_id = $1', ['pruned']);
+    assert.equal(left.length, 0);
+    const log = await bankLog('pruned');
+    assert.ok(log.pruned > copy!.changeSeq, 'the bank records how far its tombstones were pruned');
+
+    const [caughtUp] = await behind.cache.banks(behind.db, TENANT, ['pruned']);
+    assert.deepEqual(new Set(caughtUp!.ids()), await storedIds('pruned'));
+    for (const id of ids.slice(0, 5)) assert.equal(caughtUp!.get(id), undefined);
+    assert.ok(caughtUp!.get(added!));
+    assert.deepEqual(caughtUp!.get(ids[6]!)?.tags, ['kept']);
+    assert.equal(caughtUp!.changeSeq, log.seq);
+  });
+
+  it('prunes on a schedule in the background, and stops when asked', async () => {
+    const a = await openEngine();
+    const ids = await write(a, 'scheduled', ['to be deleted', 'to stay']);
+    await deleteMemory(a.db, TENANT, 'scheduled', ids[0]!);
+    const errors: unknown[] = [];
+    const pruner = new TombstonePruner(a.db, (error) => errors.push(error), { everyMs: 20, retentionMs: 0 });
+    pruner.start();
+    try {
+      await waitFor('the scheduled pruning', async () => {
+        const left = await scratch.admin('SELECT 1 FROM memory_tombstones WHERE bank_id = $1', ['scheduled']);
+        return left.length === 0;
+      });
+    } finally {
+      await pruner.stop();
+    }
+    assert.deepEqual(errors, []);
+    assert.ok((await bankLog('scheduled')).pruned > 0);
+  });
+
+  it('a bank deleted and created again is read afresh, though its numbers start over', async () => {
+    const a = await openEngine();
+    const b = await openEngine();
+    const old = await write(a, 'reborn', ['one', 'two', 'three', 'four']);
+    await a.store.update(TENANT, 'reborn', old[0]!, { tags: ['x'] });
+    const [before] = await b.cache.banks(b.db, TENANT, ['reborn']);
+    const oldSeq = before!.changeSeq;
+    await a.db.transaction((tx) => deleteBank(tx, TENANT, 'reborn'));
+    assert.equal((await recallIds(b, 'reborn')).size, 0, 'a deleted bank recalls nothing');
+    const left = await scratch.admin('SELECT 1 FROM memory_tombstones WHERE bank_id = $1', ['reborn']);
+    assert.equal(left.length, 0, 'a deleted bank leaves no tombstones');
+    const [fresh] = await write(a, 'reborn', ['a memory of the new bank']);
+    assert.ok((await bankLog('reborn')).seq < oldSeq, 'the new bank counts from the start');
+    assert.deepEqual(await recallIds(b, 'reborn'), new Set([fresh!]));
+  });
+
+  it('migrates a database with memories and tombstones in place: old rows load, later changes sync', async () => {
+    const legacy = await createScratchDatabase('mnemos_changelog_legacy');
+    const db = await openExternalDatabase(legacy.url, { poolSize: 2, statementTimeoutMs: 0 });
+    opened.push(db);
+    try {
+      await legacy.admin('CREATE DOMAIN vector AS text');
+      for (const m of migrations.filter((m) => m.version < 5)) await legacy.admin(m.sql);
+      await legacy.admin('ALTER TABLE memories ADD COLUMN embedding vector');
+      const insert = `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding)
+        VALUES ($1, 'default', $2, 'default', 'raw', $3, $4, to_tsvector($3), $5)`;
+      const store = async (bankId: string, id: string, text: string) =>
+        legacy.admin(insert, [id, bankId, text, randomUUID(), `[${Array.from(vectorOf(text)).join(',')}]`]);
+      const ids = [randomUUID(), randomUUID(), randomUUID()];
+      await legacy.admin(`INSERT INTO banks (tenant, bank_id, name) VALUES ('default', 'old', 'old')`);
+      for (const [i, id] of ids.entries()) await store('old', id, `legacy memory ${i}`);
+      // Memories whose bank has no row (banks are implicit): the migration gives the bank its row and log.
+      const orphan = randomUUID();
+      await store('orphan', orphan, 'a memory of a bank without a row');
+      await legacy.admin('DELETE FROM memories WHERE id = $1', [ids[2]]);
+      assert.equal((await legacy.admin('SELECT 1 FROM memory_tombstones')).length, 1);
+
+      await legacy.admin(migrations.find((m) => m.version === 5)!.sql);
+      assert.equal((await legacy.admin('SELECT 1 FROM memory_tombstones')).length, 0, 'old tombstones go');
+      const memories = new MemoryStore(db, plaintextCodec);
+      const engine = { db, store: memories, cache: new VectorCache(memories, DIMENSION) };
+      assert.deepEqual(await recallIds(engine, 'old'), new Set(ids.slice(0, 2)), 'existing rows load as change 0');
+      assert.deepEqual(await recallIds(engine, 'orphan'), new Set([orphan]));
+      await deleteMemory(db, TENANT, 'old', ids[0]!);
+      const [added] = await write(engine, 'old', ['written after the migration']);
+      assert.deepEqual(await recallIds(engine, 'old'), new Set([ids[1]!, added!]));
+    } finally {
+      await db.close();
+      opened.splice(opened.indexOf(db), 1);
+      await legacy.drop();
+    }
+  });
+});
