@@ -511,6 +511,23 @@ const cases: Case[] = [
     code: 'validation_failed',
     pointer: '/query/cursor',
   },
+  {
+    // Well-formed but naming no real instant: Postgres would refuse the date, so the engine refuses the cursor first.
+    name: 'list memories with a forged cursor dated 31 February',
+    method: 'GET',
+    path: '/v1/default/banks/known/memories?cursor=eyJsaXN0IjoibWVtb3JpZXMiLCJhdCI6IjIwMjQtMDItMzEgMTA6MDA6MDArMDAiLCJjcmVhdGVkQXQiOiIyMDI0LTAyLTAxIDEwOjAwOjAwKzAwIiwic2VxIjowLCJpZCI6IjAwMDAwMDAwLTAwMDAtNDAwMC04MDAwLTAwMDAwMDAwMDAwMCJ9',
+    status: 400,
+    code: 'validation_failed',
+    pointer: '/query/cursor',
+  },
+  {
+    name: 'list banks with a forged cursor holding a NUL',
+    method: 'GET',
+    path: '/v1/default/banks?cursor=eyJsaXN0IjoiYmFua3MiLCJhdCI6IjIwMjQtMDItMDEgMTA6MDA6MDArMDAiLCJiYW5rSWQiOiJhXHUwMDAwYiJ9',
+    status: 400,
+    code: 'validation_failed',
+    pointer: '/query/cursor',
+  },
   { name: 'invalid tenant', method: 'GET', path: '/v1/Not_Valid!/banks', status: 404, code: 'tenant_not_found' },
   { name: 'unknown route', method: 'GET', path: '/v1/default/nothing-here', status: 404, code: 'not_found' },
   {

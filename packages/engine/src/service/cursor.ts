@@ -7,10 +7,9 @@ import { invalidField } from '@mnemos/problems';
  * belongs to. A cursor names a place in the order, not a position, so rows inserted meanwhile shift nothing.
  */
 
-/** A time exactly as Postgres prints a timestamptz (ISO DateStyle), microseconds and offset included. */
-const PgTime = Type.String({
-  pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}(\\.\\d{1,6})?[+-]\\d{2}(:\\d{2}){0,2}$',
-});
+/** A time as Postgres prints a timestamptz (ISO DateStyle), microseconds and offset included. */
+const PG_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?[+-](\d{2})(:\d{2}){0,2}$/;
+const PgTime = Type.String({ pattern: PG_TIME.source });
 const Uuid = Type.String({ pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' });
 
 export const MEMORY_CURSOR = Type.Object({
@@ -24,7 +23,8 @@ export const MEMORY_CURSOR = Type.Object({
 export const BANK_CURSOR = Type.Object({
   list: Type.Literal('banks'),
   at: PgTime,
-  bankId: Type.String({ minLength: 1, maxLength: 256 }),
+  // Postgres text cannot hold NUL.
+  bankId: Type.String({ minLength: 1, maxLength: 256, pattern: '^[^\\u0000]+$' }),
 });
 
 export function encodeCursor<S extends TSchema>(_schema: S, key: Static<S>): string {
@@ -39,7 +39,7 @@ export function decodeCursor<S extends TSchema>(schema: S, cursor: string, point
   } catch {
     value = undefined;
   }
-  if (!/^[A-Za-z0-9_-]+$/.test(cursor) || !Value.Check(schema, value)) {
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor) || !Value.Check(schema, value) || !realTimes(value)) {
     throw invalidField(
       pointer,
       "is not a cursor this list answered; pass a previous answer's next_cursor as it is, or leave it out",
@@ -47,4 +47,26 @@ export function decodeCursor<S extends TSchema>(schema: S, cursor: string, point
     );
   }
   return value;
+}
+
+/** Whether every time in a key names a real instant (the pattern alone lets through a 31 February or a 25th hour). */
+function realTimes(key: unknown): boolean {
+  return Object.values(key as object).every((v) => typeof v !== 'string' || !PG_TIME.test(v) || isRealTime(v));
+}
+
+function isRealTime(text: string): boolean {
+  const [, year, month, day, hour, minute, second, , offsetHours] = (PG_TIME.exec(text) ?? []).map(Number);
+  if (year === undefined || month === undefined || day === undefined) return false;
+  const date = new Date(Date.UTC(year, month - 1, day));
+  date.setUTCFullYear(year);
+  return (
+    year >= 1 &&
+    date.getUTCFullYear() === year &&
+    date.getUTCMonth() === month - 1 &&
+    date.getUTCDate() === day &&
+    (hour ?? 24) < 24 &&
+    (minute ?? 60) < 60 &&
+    (second ?? 60) < 60 &&
+    (offsetHours ?? 16) < 16
+  );
 }
