@@ -139,6 +139,20 @@ describe('retain with chat messages', () => {
     assert.deepEqual(message?.metadata, { source: 'slack', role: 'user', speaker: 'user' });
   });
 
+  it('answers ids per message on the description-level and org retain paths too', async () => {
+    const top = await call<RetainAnswer>(engine.url, 'POST', '/v1/retain', {
+      bank_id: 'chat-top',
+      messages: [{ role: 'user', name: 'Ravi', content: 'I prefer aisle seats.' }],
+    });
+    assert.equal(top.status, 200, JSON.stringify(top.body));
+    assert.deepEqual(top.body.messages, [{ memory_ids: top.body.memory_ids, duplicate: false }]);
+    const org = await call<RetainAnswer>(engine.url, 'POST', '/v1/default/spaces/acme/memories', {
+      messages: [{ role: 'system', content: 'Travel policy: economy class for flights under six hours.' }],
+    });
+    assert.equal(org.status, 200, JSON.stringify(org.body));
+    assert.deepEqual(org.body.messages, [{ memory_ids: org.body.memory_ids, duplicate: false }]);
+  });
+
   it('works through async retain: the turns are stored by the job with their speaker', async () => {
     const out = await retain('chat-async', { messages: chat.slice(2), async: true });
     assert.equal(out.async, true);
