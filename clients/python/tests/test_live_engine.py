@@ -8,6 +8,7 @@ Without ``MNEMOS_URL`` these tests fail on purpose: they are never skipped.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import os
 import subprocess
 import sys
@@ -236,6 +237,59 @@ class LiveEngine(unittest.TestCase):
             self.assertEqual((caught.exception.status, caught.exception.code), (503, "llm_not_configured"))
 
 
+    def test_retain_messages_relevance_and_truncation(self) -> None:
+        bank = unique_bank("chat")
+        when = datetime.datetime(2024, 7, 1, 9, 0, tzinfo=datetime.timezone.utc)
+        chat = [
+            {"role": "user", "name": "Ines", "content": "My flight to Porto leaves on the 3rd."},
+            {"role": "assistant", "content": "Noted, I will remind you the day before.", "timestamp": when},
+        ]
+        result = self.client.retain_messages(bank, chat, tags=["travel"])
+        self.assertEqual(result.items_count, 2)
+        assert result.messages is not None
+        self.assertEqual([m.duplicate for m in result.messages], [False, False])
+        first = self.client.get_memory(bank, result.messages[0].memory_ids[0])
+        self.assertEqual(first.text, "Ines: My flight to Porto leaves on the 3rd.")
+        self.assertEqual(first.metadata, {"role": "user", "speaker": "Ines"})
+        second = self.client.get_memory(bank, result.messages[1].memory_ids[0])
+        self.assertEqual(second.text, "assistant: Noted, I will remind you the day before.")
+        self.assertEqual(second.occurred_at, "2024-07-01T09:00:00.000Z")
+        again = self.client.retain_messages(bank, chat[:1])
+        assert again.messages is not None
+        self.assertEqual((again.messages[0].duplicate, again.messages[0].memory_ids), (True, [first.id]))
+        with self.assertRaises(MnemosError) as caught:
+            self.client.retain_messages(bank, [{"role": "narrator", "content": "x"}])
+        self.assertEqual((caught.exception.status, caught.exception.code), (400, "validation_failed"))
+
+        found = self.client.recall(bank, "When does Ines fly to Porto?")
+        top = found.results[0]
+        self.assertEqual(top.id, first.id)
+        assert top.relevance is not None
+        self.assertTrue(0 < top.relevance <= 1)
+        strict = self.client.recall(bank, "When does Ines fly to Porto?", min_relevance=top.relevance)
+        self.assertTrue(all((m.relevance or 0) >= top.relevance for m in strict.results))
+        short = self.client.recall(bank, "When does Ines fly to Porto?", max_tokens=4)
+        self.assertEqual(len(short.results), 1)
+        self.assertTrue(short.results[0].truncated)
+        self.assertTrue(first.text.startswith(short.results[0].text))
+
+    def test_cursor_pages_and_iterators(self) -> None:
+        bank = unique_bank("pages")
+        ids = self.client.retain_batch(bank, [
+            RetainItem(f"Cursor note {i}.", timestamp=f"2024-02-0{i + 1}") for i in range(5)
+        ]).memory_ids
+        page = self.client.list_memories(bank, limit=2)
+        self.assertIsNotNone(page.next_cursor)
+        after = self.client.list_memories(bank, limit=2, cursor=page.next_cursor)
+        self.assertEqual([m.id for m in after.items], [ids[2], ids[1]])
+        self.assertEqual([m.id for m in self.client.iter_memories(bank, limit=2)], ids[::-1])
+        banks = [b.bank_id for b in self.client.iter_banks(limit=1)]
+        self.assertIn(bank, banks)
+        self.assertEqual(len(set(banks)), len(banks))
+        with self.assertRaises(MnemosError) as caught:
+            self.client.list_memories(bank, cursor="not-a-cursor")
+        self.assertEqual((caught.exception.status, caught.exception.code), (400, "validation_failed"))
+
 class LiveEngineAsync(unittest.IsolatedAsyncioTestCase):
     async def asyncSetUp(self) -> None:
         require_engine()
@@ -266,6 +320,21 @@ class LiveEngineAsync(unittest.IsolatedAsyncioTestCase):
             await self.client.recall(unique_bank("errors"), "")
         self.assertEqual(caught.exception.code, "validation_failed")
         self.assertIsInstance((await self.client.version()).get("version"), str)
+
+    async def test_retain_messages_and_iterate(self) -> None:
+        bank = unique_bank("async-chat")
+        result = await self.client.retain_messages(bank, [
+            {"role": "user", "name": "Kofi", "content": "I moved to Accra in May."},
+            {"role": "assistant", "content": "How do you like the city?"},
+        ])
+        assert result.messages is not None
+        self.assertEqual([len(m.memory_ids) for m in result.messages], [1, 1])
+        found = await self.client.recall(bank, "Where did Kofi move?")
+        self.assertEqual(found.results[0].text, "Kofi: I moved to Accra in May.")
+        listed = [m.id async for m in self.client.iter_memories(bank, limit=1)]
+        self.assertEqual(sorted(listed), sorted(i for m in result.messages for i in m.memory_ids))
+        self.assertIn(bank, [b.bank_id async for b in self.client.iter_banks(limit=3)])
+
 
 class Examples(unittest.TestCase):
     """The Python examples in examples/ run against the engine with the package under test."""

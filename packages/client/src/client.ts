@@ -16,6 +16,7 @@ import type {
   ReflectRequest,
   ReflectResult,
   RetainItem,
+  ChatMessage,
   RetainRequest,
   RetainResult,
   Usage,
@@ -62,6 +63,8 @@ export type ReflectOptions = Omit<ReflectRequest, 'query'> & RequestOptions;
 export type ListBanksOptions = BankListQuery & RequestOptions;
 export type ListMemoriesOptions = MemoryListQuery & RequestOptions;
 export type ClearMemoriesOptions = ClearQuery & RequestOptions;
+/** Defaults for every message (timestamp, context, metadata, tags, document_id), the space and async. */
+export type RetainMessagesOptions = Omit<RetainRequest, 'content' | 'items' | 'messages'> & RequestOptions;
 
 type QueryValue = string | number | boolean | string[] | null | undefined;
 
@@ -279,6 +282,19 @@ export class Mnemos {
     });
   }
 
+  /**
+   * Stores chat turns as they are (`{role, content, name?, timestamp?}`), one memory each, written "speaker: content"
+   * (the speaker is the name, else the role). The answer's `messages` gives each message's memory ids, in order, and
+   * `duplicate: true` for a message already stored.
+   */
+  retainMessages(bankId: string, messages: ChatMessage[], options?: RetainMessagesOptions): Promise<RetainResult> {
+    const [req, fields] = split(options);
+    return this.request('POST', this.bankPath(bankId, '/memories'), {
+      ...req,
+      body: this.withSpace({ ...fields, messages }),
+    });
+  }
+
   /** The memories relevant to a query, best first (hybrid search), cut to `max_tokens`. */
   recall(bankId: string, query: string, options?: RecallOptions): Promise<RecallResult> {
     const [req, fields] = split(options);
@@ -322,6 +338,16 @@ export class Mnemos {
     return this.request('GET', `${this.prefix}/banks`, { ...req, query: query as Record<string, QueryValue> });
   }
 
+  /** Every bank, most recently written first, page by page through `next_cursor`. */
+  async *iterateBanks(options?: Omit<ListBanksOptions, 'cursor' | 'offset'>): AsyncGenerator<Bank> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listBanks({ ...options, ...(cursor === undefined ? {} : { cursor }) });
+      yield* page.banks;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+
   getBank(bankId: string, options?: RequestOptions): Promise<Bank> {
     return this.request('GET', this.bankPath(bankId), { ...options });
   }
@@ -350,6 +376,19 @@ export class Mnemos {
       ...req,
       query: this.withSpace(query) as Record<string, QueryValue>,
     });
+  }
+
+  /** Every memory the filters match, newest first, page by page through `next_cursor` (unmoved by new memories). */
+  async *iterateMemories(
+    bankId: string,
+    options?: Omit<ListMemoriesOptions, 'cursor' | 'offset'>,
+  ): AsyncGenerator<Memory> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listMemories(bankId, { ...options, ...(cursor === undefined ? {} : { cursor }) });
+      yield* page.items;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
   }
 
   getMemory(bankId: string, memoryId: string, options?: RequestOptions): Promise<Memory> {

@@ -10,6 +10,7 @@ export {
   type ListBanksOptions,
   type ListMemoriesOptions,
   type ClearMemoriesOptions,
+  type RetainMessagesOptions,
 } from './client.js';
 export { MnemosError, parseRetryAfter, type FieldError } from './errors.js';
 export type * from './types.js';

@@ -29,6 +29,8 @@ export type MemoryPatch = RequestBody<'updateMemory'>;
 export type ClearQuery = Query<'clearMemories'>;
 export type DeleteResult = Ok<'deleteMemory'>;
 export type Budget = NonNullable<RecallRequest['budget']>;
+/** A chat turn for retainMessages: `{role, content, name?, timestamp?}`. */
+export type ChatMessage = NonNullable<RetainRequest['messages']>[number];
 
 /** The reflect answer; the engine's LLM layer fills it in. */
 export interface ReflectResult {

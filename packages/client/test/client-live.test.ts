@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Mnemos, MnemosError } from '@mnemos/client';
+import { Mnemos, MnemosError, type ChatMessage } from '@mnemos/client';
 import { REPO_ROOT, startTestEngine, type TestEngine } from '../../engine/test/helpers/engine.js';
 import { startFakeLlm, type FakeLlm } from '../../engine/test/helpers/fake-llm.js';
 
@@ -221,4 +221,70 @@ test('examples/typescript-quickstart.ts runs against the engine', async () => {
   assert.match(output, /\[raw\] Alice prefers green tea/);
   assert.match(output, /in space acme: Alice is the tech lead/);
   assert.match(output, /reflect: .+\n {2}citations: [0-9a-f]{8}-/);
+});
+
+test('retainMessages stores chat turns with their speaker and answers ids per message', async () => {
+  const out = await mnemos.retainMessages(
+    'chat-client',
+    [
+      { role: 'user', name: 'Ines', content: 'My flight to Porto leaves on the 3rd.' },
+      { role: 'assistant', content: 'Noted, I will remind you the day before.' },
+    ],
+    { timestamp: '2024-07-01T09:00:00Z', tags: ['travel'] },
+  );
+  assert.equal(out.items_count, 2);
+  assert.deepEqual(
+    out.messages?.map((m) => m.duplicate),
+    [false, false],
+  );
+  const first = await mnemos.getMemory('chat-client', out.messages[0]!.memory_ids[0]!);
+  assert.equal(first.text, 'Ines: My flight to Porto leaves on the 3rd.');
+  assert.deepEqual(first.metadata, { role: 'user', speaker: 'Ines' });
+  assert.deepEqual(first.tags, ['travel']);
+  const again = await mnemos.retainMessages('chat-client', [
+    { role: 'user', name: 'Ines', content: 'My flight to Porto leaves on the 3rd.' },
+  ]);
+  assert.equal(again.messages?.[0]?.duplicate, true);
+  // A caller without types can send any role; the engine refuses an unknown one.
+  const unknownRole = { role: 'narrator', content: 'x' } as unknown as ChatMessage;
+  await rejectsWith(mnemos.retainMessages('chat-client', [unknownRole]), {
+    status: 400,
+    code: 'validation_failed',
+  });
+});
+
+test('recall results carry relevance; min_relevance and a small max_tokens shape the answer', async () => {
+  const found = await mnemos.recall('chat-client', 'When does Ines fly to Porto?');
+  const top = found.results[0]!;
+  assert.equal(top.text, 'Ines: My flight to Porto leaves on the 3rd.');
+  assert.ok(top.relevance !== undefined && top.relevance > 0 && top.relevance <= 1);
+  const strict = await mnemos.recall('chat-client', 'When does Ines fly to Porto?', { min_relevance: top.relevance });
+  assert.ok(strict.results.every((r) => (r.relevance ?? 0) >= top.relevance!));
+  const short = await mnemos.recall('chat-client', 'When does Ines fly to Porto?', { max_tokens: 4 });
+  assert.equal(short.results.length, 1);
+  assert.equal(short.results[0]!.truncated, true);
+  assert.ok(top.text.startsWith(short.results[0]!.text));
+});
+
+test('iterateMemories and iterateBanks follow next_cursor to the end', async () => {
+  const bank = 'cursor-client';
+  const out = await mnemos.retainBatch(
+    bank,
+    Array.from({ length: 5 }, (_, i) => ({ content: `Cursor note ${i}.`, timestamp: `2024-02-0${i + 1}` })),
+  );
+  const page = await mnemos.listMemories(bank, { limit: 2 });
+  assert.ok(page.next_cursor);
+  const next = await mnemos.listMemories(bank, { limit: 2, cursor: page.next_cursor });
+  assert.deepEqual(
+    next.items.map((m) => m.id),
+    [out.memory_ids[2], out.memory_ids[1]],
+  );
+  const ids: string[] = [];
+  for await (const memory of mnemos.iterateMemories(bank, { limit: 2 })) ids.push(memory.id);
+  assert.deepEqual(ids, [...out.memory_ids].reverse());
+  const banks: string[] = [];
+  for await (const b of mnemos.iterateBanks({ limit: 1 })) banks.push(b.bank_id);
+  assert.ok(banks.includes(bank) && banks.includes('chat-client'));
+  assert.equal(new Set(banks).size, banks.length);
+  await rejectsWith(mnemos.listMemories(bank, { cursor: 'not-a-cursor' }), { status: 400, code: 'validation_failed' });
 });

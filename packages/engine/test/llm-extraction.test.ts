@@ -265,3 +265,27 @@ test('re-retaining identical content enqueues no second extraction', async () =>
   assert.deepEqual(again.memory_ids, first.memory_ids);
   assert.equal((await list(b)).length, 2);
 });
+
+test('chat messages reach the extraction prompt with their speaker and role', async () => {
+  const b = bank();
+  const before = fake.calls.length;
+  const out = await retain(b, {
+    messages: [
+      { role: 'user', name: 'Maya', content: 'I started learning the cello last month.' },
+      { role: 'assistant', content: 'How are the lessons going?' },
+    ],
+    timestamp: '2024-05-02T18:00:00Z',
+  });
+  const op = await settle(out.operation_id!);
+  assert.equal(op.status, 'completed', JSON.stringify(op));
+  const inputs = fake.calls.slice(before).flatMap((c) => (c.purpose === 'extract' && c.input ? [c.input] : []));
+  const byText = new Map(inputs.map((i) => [i['text'], i]));
+  const maya = byText.get('Maya: I started learning the cello last month.');
+  assert.ok(maya, JSON.stringify(inputs));
+  assert.equal(maya['speaker'], 'Maya');
+  assert.equal(maya['role'], 'user');
+  const assistant = byText.get('assistant: How are the lessons going?');
+  assert.ok(assistant, JSON.stringify(inputs));
+  assert.equal(assistant['speaker'], 'assistant');
+  assert.equal(assistant['role'], 'assistant');
+});

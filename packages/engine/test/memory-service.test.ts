@@ -95,6 +95,7 @@ describe('MemoryService', () => {
         state: undefined,
         limit: 10,
         offset: 0,
+        cursor: undefined,
       })
     ).items;
     const edited = await engine.service.editMemory('default', 'svc', memory!.id, { tags: ['pets'] });

@@ -12,11 +12,29 @@ export function piecesOf(content: string): number {
   return 4 + Math.ceil(length / (CHUNK_CHARS / 2 - 1));
 }
 
-/** Upper bound of the memories a retain body (`content` or `items`) stores. */
+const field = (value: unknown, name: string): unknown =>
+  value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[name] : undefined;
+
+/** The text the engine stores for a chat message: "speaker: content", the speaker being its name, else its role. */
+function messageText(message: unknown): unknown {
+  const content = field(message, 'content');
+  if (typeof content !== 'string') return content;
+  const name = field(message, 'name');
+  const role = field(message, 'role');
+  const speaker = typeof name === 'string' && name.trim() !== '' ? name : typeof role === 'string' ? role : '';
+  return `${speaker}: ${content}`;
+}
+
+/** Upper bound of the memories a retain body (`content`, or `items` and/or `messages`) stores. */
 export function estimateStored(body: Record<string, unknown>): number {
   const items = body['items'];
-  const contentOf = (item: unknown): unknown =>
-    item !== null && typeof item === 'object' ? (item as Record<string, unknown>)['content'] : undefined;
-  const contents = Array.isArray(items) ? items.map(contentOf) : [body['content']];
+  const messages = body['messages'];
+  const contents =
+    Array.isArray(items) || Array.isArray(messages)
+      ? [
+          ...(Array.isArray(items) ? items.map((item) => field(item, 'content')) : []),
+          ...(Array.isArray(messages) ? messages.map(messageText) : []),
+        ]
+      : [body['content']];
   return contents.reduce<number>((n, content) => n + (typeof content === 'string' ? piecesOf(content) : 1), 0);
 }

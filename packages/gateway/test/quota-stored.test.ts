@@ -103,6 +103,23 @@ describe('quotas count what the engine stores', () => {
     assert.equal(await storedInEngine(engine.url, tenant, 'b'), 2);
   });
 
+  it('counts chat messages like items: one memory each, refused when over the quota', async () => {
+    const { key, projectId } = await setupProject(h.url, { quotas: { memories: 2 } });
+    const tenant = await tenantOf(h, projectId);
+    const turn = (content: string) => ({ role: 'user', name: 'Ana', content });
+    const three = [turn('I sail on Sundays.'), turn('I own a red kayak.'), turn('I live by the sea.')];
+    const over = await call(h.url, 'POST', '/v1/me/banks/m/memories', { token: key, body: { messages: three } });
+    assert.ok(isProblem(over, 429, 'quota_exceeded'), over.text);
+    assert.equal(await storedInEngine(engine.url, tenant, 'm'), 0);
+    const two = await call(h.url, 'POST', '/v1/me/banks/m/memories', {
+      token: key,
+      body: { messages: three.slice(0, 2) },
+    });
+    assert.equal(two.status, 200, two.text);
+    assert.equal(two.headers.get('x-quota-used'), '2');
+    assert.equal((obj(two.body)['messages'] as unknown[]).length, 2);
+  });
+
   it('counts the memories stored after chunking, and content already stored not again', async () => {
     const { key, projectId } = await setupProject(h.url, { quotas: { memories: 200 } });
     const tenant = await tenantOf(h, projectId);

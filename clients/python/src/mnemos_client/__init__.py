@@ -26,6 +26,7 @@ from .models import (
     RetainItem,
     RetainResult,
     Usage,
+    RetainedMessage,
 )
 
 __all__ = [
@@ -46,4 +47,5 @@ __all__ = [
     "RetainResult",
     "Usage",
     "parse_retry_after",
+    "RetainedMessage",
 ]

@@ -74,7 +74,7 @@ def _memory_path(settings: Settings, /, bank_id: str, memory_id: str) -> str:
 
 
 def _one_memory_fields(
-    content: str,
+    content: Optional[str],
     timestamp: Optional[Timestamp],
     context: Optional[str],
     metadata: Optional[Mapping[str, str]],
@@ -165,6 +165,30 @@ def retain_batch(
     return Call("POST", settings.bank_path(bank_id, "/memories"), RetainResult.from_json, body=body)
 
 
+def retain_messages(
+    settings: Settings,
+    /,
+    bank_id: str,
+    messages: Iterable[Mapping[str, Any]],
+    space: Optional[str] = None,
+    *,
+    timestamp: Optional[Timestamp] = None,
+    context: Optional[str] = None,
+    metadata: Optional[Mapping[str, str]] = None,
+    tags: Optional[Sequence[str]] = None,
+    document_id: Optional[str] = None,
+    async_: Optional[bool] = None,
+) -> Call[RetainResult]:
+    """Store chat turns as they are (``{"role": ..., "content": ..., "name": ..., "timestamp": ...}``), one memory
+    each, written ``"speaker: content"`` (the speaker is the name, else the role). The other arguments are defaults
+    for every message. ``result.messages`` gives each message's memory ids, in order, and ``duplicate=True`` for a
+    message already stored."""
+    wire = [_drop_none({**message, "timestamp": _time(message.get("timestamp"))}) for message in messages]
+    body = _one_memory_fields(None, timestamp, context, metadata, tags, document_id, async_)
+    body = {**body, "messages": wire, **_drop_none({"space": settings.space_or_default(space)})}
+    return Call("POST", settings.bank_path(bank_id, "/memories"), RetainResult.from_json, body=body)
+
+
 def recall(
     settings: Settings,
     /,
@@ -181,11 +205,14 @@ def recall(
     query_timestamp: Optional[Timestamp] = None,
     trace: Optional[bool] = None,
     include: Optional[Mapping[str, Any]] = None,
+    min_relevance: Optional[float] = None,
 ) -> Call[RecallResult]:
-    """Find the memories relevant to ``query``, best first, cut to ``max_tokens``. ``include_org=True`` blends in
-    the org memory of the space."""
+    """Find the memories relevant to ``query``, best first, cut to ``max_tokens`` (the best memory alone is cut to
+    it, marked ``truncated``, when it is larger). ``include_org=True`` blends in the org memory of the space;
+    ``min_relevance`` (0 to 1) leaves out results whose ``relevance`` is lower."""
     body = _search_fields(query, max_tokens, budget, types, tags, tags_match, query_timestamp, trace, include)
-    body = _drop_none({**body, "space": settings.space_or_default(space), "include_org": include_org})
+    body = _drop_none({**body, "space": settings.space_or_default(space), "include_org": include_org,
+                       "min_relevance": min_relevance})
     return Call("POST", settings.bank_path(bank_id, "/memories/recall"), RecallResult.from_json, body=body)
 
 
@@ -268,10 +295,11 @@ def recall_org(
 
 
 def list_banks(settings: Settings, /, *, limit: Optional[int] = None, offset: Optional[int] = None,
-               q: Optional[str] = None) -> Call[BankList]:
-    """One page of the tenant's banks (``q`` filters by id or name)."""
+               q: Optional[str] = None, cursor: Optional[str] = None) -> Call[BankList]:
+    """One page of the tenant's banks, most recently written first (``q`` filters by id or name). ``cursor`` is a
+    previous page's ``next_cursor``: the page after it."""
     return Call("GET", f"{settings.prefix}/banks", BankList.from_json,
-                query={"limit": limit, "offset": offset, "q": q})
+                query={"limit": limit, "offset": offset, "q": q, "cursor": cursor})
 
 
 def get_bank(settings: Settings, /, bank_id: str) -> Call[Bank]:
@@ -334,9 +362,11 @@ def list_memories(
     until: Optional[Timestamp] = None,
     document_id: Optional[str] = None,
     state: Optional[str] = None,
+    cursor: Optional[str] = None,
 ) -> Call[MemoryList]:
     """One page of the bank's memories, newest first, filtered by space, type, text, tags, time, document or state
-    (``valid`` or ``invalidated``)."""
+    (``valid`` or ``invalidated``). ``cursor`` is a previous page's ``next_cursor``: the page after it, unmoved by
+    memories added meanwhile (not combined with ``offset``)."""
     query = {
         "space": settings.space_or_default(space),
         "type": type,
@@ -348,6 +378,7 @@ def list_memories(
         "until": _time(until),
         "document_id": document_id,
         "state": state,
+        "cursor": cursor,
     }
     return Call("GET", settings.bank_path(bank_id, "/memories"), MemoryList.from_json, query=query)
 

@@ -8,11 +8,12 @@ thread (bounded by ``timeout``) and its answer is dropped."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Callable, Coroutine, TypeVar
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Coroutine, Optional, TypeVar
 
 from . import _calls as calls
 from ._base import ClientBase, describe_method
 from ._wire import Attempts, Call, Done, build_request, exchange
+from .models import Bank, Memory
 
 if TYPE_CHECKING:
     from typing_extensions import Concatenate, ParamSpec
@@ -74,6 +75,7 @@ class AsyncMnemos(ClientBase):
 
     retain = _awaitable(calls.retain)
     retain_batch = _awaitable(calls.retain_batch)
+    retain_messages = _awaitable(calls.retain_messages)
     recall = _awaitable(calls.recall)
     reflect = _awaitable(calls.reflect)
     retain_org = _awaitable(calls.retain_org)
@@ -94,3 +96,26 @@ class AsyncMnemos(ClientBase):
     health = _awaitable(calls.health)
     version = _awaitable(calls.version)
     request = _awaitable(calls.request)
+
+    async def iter_memories(self, bank_id: str, **filters: Any) -> AsyncIterator[Memory]:
+        """Every memory :meth:`list_memories` lists with ``filters`` (``limit`` is the page size), newest first, page
+        by page through ``next_cursor``: memories added meanwhile do not shift the pages."""
+        cursor: Optional[str] = None
+        while True:
+            page = await self.list_memories(bank_id, cursor=cursor, **filters)
+            for memory in page.items:
+                yield memory
+            cursor = page.next_cursor
+            if cursor is None:
+                return
+
+    async def iter_banks(self, **filters: Any) -> AsyncIterator[Bank]:
+        """Every bank :meth:`list_banks` lists with ``filters``, page by page through ``next_cursor``."""
+        cursor: Optional[str] = None
+        while True:
+            page = await self.list_banks(cursor=cursor, **filters)
+            for bank in page.banks:
+                yield bank
+            cursor = page.next_cursor
+            if cursor is None:
+                return

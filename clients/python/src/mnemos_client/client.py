@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, TypeVar
 
 from . import _calls as calls
 from ._base import ClientBase, describe_method
 from ._wire import Attempts, Call, Done, build_request, exchange, parse_retry_after
+from .models import Bank, Memory
 
 if TYPE_CHECKING:
     from typing_extensions import Concatenate, ParamSpec
@@ -70,6 +71,7 @@ class Mnemos(ClientBase):
 
     retain = _blocking(calls.retain)
     retain_batch = _blocking(calls.retain_batch)
+    retain_messages = _blocking(calls.retain_messages)
     recall = _blocking(calls.recall)
     reflect = _blocking(calls.reflect)
     retain_org = _blocking(calls.retain_org)
@@ -90,3 +92,24 @@ class Mnemos(ClientBase):
     health = _blocking(calls.health)
     version = _blocking(calls.version)
     request = _blocking(calls.request)
+
+    def iter_memories(self, bank_id: str, **filters: Any) -> Iterator[Memory]:
+        """Every memory :meth:`list_memories` lists with ``filters`` (``limit`` is the page size), newest first, page
+        by page through ``next_cursor``: memories added meanwhile do not shift the pages."""
+        cursor: Optional[str] = None
+        while True:
+            page = self.list_memories(bank_id, cursor=cursor, **filters)
+            yield from page.items
+            cursor = page.next_cursor
+            if cursor is None:
+                return
+
+    def iter_banks(self, **filters: Any) -> Iterator[Bank]:
+        """Every bank :meth:`list_banks` lists with ``filters``, page by page through ``next_cursor``."""
+        cursor: Optional[str] = None
+        while True:
+            page = self.list_banks(cursor=cursor, **filters)
+            yield from page.banks
+            cursor = page.next_cursor
+            if cursor is None:
+                return

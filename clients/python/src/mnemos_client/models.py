@@ -61,6 +61,10 @@ class Memory:
     state: Optional[str] = None
     entities: List[Any] = field(default_factory=list)
     org: bool = False
+    #: Recall only: the calibrated chance (0 to 1) that the memory is relevant; it never rises down a result list.
+    relevance: Optional[float] = None
+    #: Recall only: the text is the memory's beginning, cut to ``max_tokens``.
+    truncated: bool = False
     raw: JsonDict = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -87,8 +91,25 @@ class Memory:
             state=_str(d.get("state")),
             entities=_list(d.get("entities")),
             org=d.get("org") is True,
+            relevance=_float(d.get("relevance")),
+            truncated=d.get("truncated") is True,
             raw=d,
         )
+
+
+@dataclass
+class RetainedMessage:
+    """What one message of :meth:`~mnemos_client.Mnemos.retain_messages` became: its memory ids (a long message is
+    split), and ``duplicate`` when nothing new was stored (the same speaker said the same already; the ids are then
+    the existing memories')."""
+
+    memory_ids: List[str]
+    duplicate: bool
+
+    @classmethod
+    def from_json(cls, data: Any) -> "RetainedMessage":
+        d = _dict(data)
+        return cls(memory_ids=[str(m) for m in _list(d.get("memory_ids"))], duplicate=d.get("duplicate") is True)
 
 
 @dataclass
@@ -102,12 +123,15 @@ class RetainResult:
     async_: bool = False
     operation_id: Optional[str] = None
     usage: Optional[JsonDict] = None
+    #: Per message sent to retain_messages, in order (synchronous retains only).
+    messages: Optional[List[RetainedMessage]] = None
     raw: JsonDict = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_json(cls, data: Any) -> "RetainResult":
         d = _dict(data)
         usage = d.get("usage")
+        messages = d.get("messages")
         return cls(
             success=d.get("success") is not False,
             bank_id=str(d.get("bank_id", "")),
@@ -116,6 +140,7 @@ class RetainResult:
             async_=d.get("async") is True,
             operation_id=_str(d.get("operation_id")),
             usage=dict(usage) if isinstance(usage, Mapping) else None,
+            messages=[RetainedMessage.from_json(m) for m in messages] if isinstance(messages, list) else None,
             raw=d,
         )
 
@@ -214,6 +239,8 @@ class BankList:
     total: int
     limit: int
     offset: int
+    #: Pass as ``cursor`` for the next page; None when this page is not full.
+    next_cursor: Optional[str] = None
     raw: JsonDict = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -221,7 +248,7 @@ class BankList:
         d = _dict(data)
         banks = [Bank.from_json(b) for b in _list(d.get("banks"))]
         return cls(banks=banks, total=_int(d.get("total"), len(banks)), limit=_int(d.get("limit"), len(banks)),
-                   offset=_int(d.get("offset")), raw=d)
+                   offset=_int(d.get("offset")), next_cursor=_str(d.get("next_cursor")), raw=d)
 
 
 @dataclass
@@ -232,6 +259,8 @@ class MemoryList:
     total: int
     limit: int
     offset: int
+    #: Pass as ``cursor`` for the next page; None when this page is not full.
+    next_cursor: Optional[str] = None
     raw: JsonDict = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -239,7 +268,7 @@ class MemoryList:
         d = _dict(data)
         items = [Memory.from_json(m) for m in _list(d.get("items"))]
         return cls(items=items, total=_int(d.get("total"), len(items)), limit=_int(d.get("limit"), len(items)),
-                   offset=_int(d.get("offset")), raw=d)
+                   offset=_int(d.get("offset")), next_cursor=_str(d.get("next_cursor")), raw=d)
 
 
 @dataclass

@@ -477,6 +477,8 @@ export interface operations {
     listBanks: {
         parameters: {
             query?: {
+                /** @description A previous page's next_cursor: this page starts after it (not combined with offset) */
+                cursor?: string;
                 limit?: number;
                 offset?: number;
                 q?: string;
@@ -499,6 +501,7 @@ export interface operations {
                     "application/json": {
                         banks: components["schemas"]["Bank"][];
                         limit: number;
+                        next_cursor?: string | null;
                         offset: number;
                         total: number;
                     };
@@ -848,6 +851,8 @@ export interface operations {
     listMemories: {
         parameters: {
             query?: {
+                /** @description A previous page's next_cursor: this page starts after it (not combined with offset) */
+                cursor?: string;
                 document_id?: string;
                 limit?: number;
                 offset?: number;
@@ -881,6 +886,7 @@ export interface operations {
                     "application/json": {
                         items: components["schemas"]["Memory"][];
                         limit: number;
+                        next_cursor?: string | null;
                         offset: number;
                         total: number;
                     };
@@ -926,7 +932,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Either `{content, ...}` for one memory or `{items: [{content, ...}]}` for a batch */
+        /** @description Either `{content, ...}` for one memory, or `{items: [{content, ...}]}` and/or `{messages: [{role, content, name?, timestamp?}]}` for a batch */
         requestBody: {
             content: {
                 "application/json": {
@@ -950,6 +956,20 @@ export interface operations {
                         } | null;
                         /** @description Tags; a JSON-encoded list or a single string is accepted too */
                         tags?: string[] | string | null;
+                        timestamp?: string | null;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    /** @description Chat turns, stored one memory each as "speaker: content" with metadata role and speaker; alone or beside items (the top-level fields are their defaults too) */
+                    messages?: ({
+                        /** @description What was said */
+                        content: string;
+                        name?: string | null;
+                        /**
+                         * @description Who sent the turn: user, assistant, system, tool, developer
+                         * @enum {string}
+                         */
+                        role: "user" | "assistant" | "system" | "tool" | "developer";
                         timestamp?: string | null;
                     } & {
                         [key: string]: unknown;
@@ -978,6 +998,13 @@ export interface operations {
                         bank_id: string;
                         items_count: number;
                         memory_ids: string[];
+                        /** @description One entry per message sent, in order (synchronous retains) */
+                        messages?: {
+                            /** @description Nothing new was stored: the same speaker said the same already (ids are the existing ones) */
+                            duplicate: boolean;
+                            /** @description The message's memories (a long one is split) */
+                            memory_ids: string[];
+                        }[];
                         operation_id?: string;
                         /** @description New memories this call stored (synchronous retains); content already present is not counted */
                         stored_count?: number;
@@ -1321,6 +1348,8 @@ export interface operations {
     listMemoriesHindsight: {
         parameters: {
             query?: {
+                /** @description A previous page's next_cursor: this page starts after it (not combined with offset) */
+                cursor?: string;
                 document_id?: string;
                 limit?: number;
                 offset?: number;
@@ -1354,6 +1383,7 @@ export interface operations {
                     "application/json": {
                         items: components["schemas"]["Memory"][];
                         limit: number;
+                        next_cursor?: string | null;
                         offset: number;
                         total: number;
                     };
@@ -1408,6 +1438,7 @@ export interface operations {
                     } | null;
                     include_org?: boolean | null;
                     max_tokens?: number | null;
+                    min_relevance?: number | null;
                     query: string;
                     query_timestamp?: string | null;
                     space?: string | null;
@@ -1448,6 +1479,8 @@ export interface operations {
                             };
                             occurred_at: string | null;
                             org?: boolean;
+                            /** @description Calibrated chance that the result is relevant (a logistic over score and cosine fitted on LoCoMo); never rises down the list */
+                            relevance?: number;
                             score: number;
                             scores: {
                                 [key: string]: number;
@@ -1458,6 +1491,8 @@ export interface operations {
                             superseded_by: string | null;
                             tags: string[];
                             text: string;
+                            /** @description The text is the memory cut to max_tokens (the best match alone was larger) */
+                            truncated?: boolean;
                             type: string;
                             updated_at: string;
                             valid_to: string | null;
@@ -1770,7 +1805,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Either `{content, ...}` for one memory or `{items: [{content, ...}]}` for a batch */
+        /** @description Either `{content, ...}` for one memory, or `{items: [{content, ...}]}` and/or `{messages: [{role, content, name?, timestamp?}]}` for a batch */
         requestBody: {
             content: {
                 "application/json": {
@@ -1794,6 +1829,20 @@ export interface operations {
                         } | null;
                         /** @description Tags; a JSON-encoded list or a single string is accepted too */
                         tags?: string[] | string | null;
+                        timestamp?: string | null;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    /** @description Chat turns, stored one memory each as "speaker: content" with metadata role and speaker; alone or beside items (the top-level fields are their defaults too) */
+                    messages?: ({
+                        /** @description What was said */
+                        content: string;
+                        name?: string | null;
+                        /**
+                         * @description Who sent the turn: user, assistant, system, tool, developer
+                         * @enum {string}
+                         */
+                        role: "user" | "assistant" | "system" | "tool" | "developer";
                         timestamp?: string | null;
                     } & {
                         [key: string]: unknown;
@@ -1822,6 +1871,13 @@ export interface operations {
                         bank_id: string;
                         items_count: number;
                         memory_ids: string[];
+                        /** @description One entry per message sent, in order (synchronous retains) */
+                        messages?: {
+                            /** @description Nothing new was stored: the same speaker said the same already (ids are the existing ones) */
+                            duplicate: boolean;
+                            /** @description The message's memories (a long one is split) */
+                            memory_ids: string[];
+                        }[];
                         operation_id?: string;
                         /** @description New memories this call stored (synchronous retains); content already present is not counted */
                         stored_count?: number;
@@ -1893,6 +1949,7 @@ export interface operations {
                     } | null;
                     include_org?: boolean | null;
                     max_tokens?: number | null;
+                    min_relevance?: number | null;
                     query: string;
                     query_timestamp?: string | null;
                     space?: string | null;
@@ -1933,6 +1990,8 @@ export interface operations {
                             };
                             occurred_at: string | null;
                             org?: boolean;
+                            /** @description Calibrated chance that the result is relevant (a logistic over score and cosine fitted on LoCoMo); never rises down the list */
+                            relevance?: number;
                             score: number;
                             scores: {
                                 [key: string]: number;
@@ -1943,6 +2002,8 @@ export interface operations {
                             superseded_by: string | null;
                             tags: string[];
                             text: string;
+                            /** @description The text is the memory cut to max_tokens (the best match alone was larger) */
+                            truncated?: boolean;
                             type: string;
                             updated_at: string;
                             valid_to: string | null;
@@ -2003,6 +2064,7 @@ export interface operations {
                     } | null;
                     include_org?: boolean | null;
                     max_tokens?: number | null;
+                    min_relevance?: number | null;
                     query: string;
                     query_timestamp?: string | null;
                     space?: string | null;
@@ -2043,6 +2105,8 @@ export interface operations {
                             };
                             occurred_at: string | null;
                             org?: boolean;
+                            /** @description Calibrated chance that the result is relevant (a logistic over score and cosine fitted on LoCoMo); never rises down the list */
+                            relevance?: number;
                             score: number;
                             scores: {
                                 [key: string]: number;
@@ -2053,6 +2117,8 @@ export interface operations {
                             superseded_by: string | null;
                             tags: string[];
                             text: string;
+                            /** @description The text is the memory cut to max_tokens (the best match alone was larger) */
+                            truncated?: boolean;
                             type: string;
                             updated_at: string;
                             valid_to: string | null;
@@ -2221,6 +2287,20 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     })[];
+                    /** @description Chat turns, stored one memory each as "speaker: content" with metadata role and speaker; alone or beside items (the top-level fields are their defaults too) */
+                    messages?: ({
+                        /** @description What was said */
+                        content: string;
+                        name?: string | null;
+                        /**
+                         * @description Who sent the turn: user, assistant, system, tool, developer
+                         * @enum {string}
+                         */
+                        role: "user" | "assistant" | "system" | "tool" | "developer";
+                        timestamp?: string | null;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
                     metadata?: {
                         [key: string]: string;
                     } | null;
@@ -2245,6 +2325,13 @@ export interface operations {
                         bank_id: string;
                         items_count: number;
                         memory_ids: string[];
+                        /** @description One entry per message sent, in order (synchronous retains) */
+                        messages?: {
+                            /** @description Nothing new was stored: the same speaker said the same already (ids are the existing ones) */
+                            duplicate: boolean;
+                            /** @description The message's memories (a long one is split) */
+                            memory_ids: string[];
+                        }[];
                         operation_id?: string;
                         /** @description New memories this call stored (synchronous retains); content already present is not counted */
                         stored_count?: number;

@@ -56,10 +56,12 @@ interface BankRow {
 
 const DEFAULT_DISPOSITION: Disposition = { skepticism: 3, literalism: 3, empathy: 3 };
 
-const SELECT_BANK = `SELECT b.bank_id, b.name, b.mission, b.disposition, b.space, b.created_at, b.updated_at,
+const BANK_COLUMNS = `b.bank_id, b.name, b.mission, b.disposition, b.space, b.created_at, b.updated_at,
   b.last_write_at, b.tokens_input, b.tokens_output,
-  (SELECT count(*) FROM memories m WHERE m.tenant = b.tenant AND m.bank_id = b.bank_id) AS memory_count
-  FROM banks b`;
+  (SELECT count(*) FROM memories m WHERE m.tenant = b.tenant AND m.bank_id = b.bank_id) AS memory_count`;
+const SELECT_BANK = `SELECT ${BANK_COLUMNS} FROM banks b`;
+/** The bank list's order: most recently written first. */
+const BANK_LIST_KEY = 'COALESCE(b.last_write_at, b.updated_at)';
 
 function toBank(r: BankRow): Bank {
   return {
@@ -159,13 +161,19 @@ export async function deleteBank(db: Queryable, tenant: string, bankId: string):
   return gone.length;
 }
 
+/** A bank's place in the list order: its last write (else update) as Postgres's text, then its id. */
+export interface BankListKey {
+  at: string;
+  bankId: string;
+}
+
+/** A page of banks, most recently written first, with the total and the key of the page's last bank. */
 export async function listBanks(
   db: Queryable,
   tenant: string,
   q: string | undefined,
-  limit: number,
-  offset: number,
-): Promise<{ banks: Bank[]; total: number }> {
+  page: { limit: number; offset: number; after: BankListKey | undefined },
+): Promise<{ banks: Bank[]; total: number; last: BankListKey | undefined }> {
   const params: SqlParam[] = [tenant];
   let where = "b.tenant = $1 AND b.bank_id <> ''";
   if (q !== undefined && q !== '') {
@@ -173,12 +181,25 @@ export async function listBanks(
     where += ` AND (b.bank_id ILIKE $2 OR b.name ILIKE $2)`;
   }
   const [count] = await db.query<{ n: number | string }>(`SELECT count(*) AS n FROM banks b WHERE ${where}`, params);
-  const rows = await db.query<BankRow>(
-    `${SELECT_BANK} WHERE ${where} ORDER BY COALESCE(b.last_write_at, b.updated_at) DESC, b.bank_id
-     LIMIT $${params.length + 1}::int OFFSET $${params.length + 2}::bigint`,
-    [...params, limit, offset],
+  const pageParams = [...params];
+  let pageWhere = where;
+  if (page.after !== undefined) {
+    pageParams.push(page.after.at, page.after.bankId);
+    const [at, id] = [`$${pageParams.length - 1}::timestamptz`, `$${pageParams.length}`];
+    pageWhere += ` AND (${BANK_LIST_KEY} < ${at} OR (${BANK_LIST_KEY} = ${at} AND b.bank_id > ${id}))`;
+  }
+  const rows = await db.query<BankRow & { key_at: string }>(
+    `SELECT ${BANK_COLUMNS}, ${BANK_LIST_KEY}::text AS key_at FROM banks b WHERE ${pageWhere}
+     ORDER BY ${BANK_LIST_KEY} DESC, b.bank_id
+     LIMIT $${pageParams.length + 1}::int OFFSET $${pageParams.length + 2}::bigint`,
+    [...pageParams, page.limit, page.offset],
   );
-  return { banks: rows.map(toBank), total: Number(count?.n ?? 0) };
+  const end = rows.at(-1);
+  return {
+    banks: rows.map(toBank),
+    total: Number(count?.n ?? 0),
+    last: end && { at: end.key_at, bankId: end.bank_id },
+  };
 }
 
 export async function addBankUsage(

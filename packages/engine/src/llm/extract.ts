@@ -142,6 +142,9 @@ export function extractionHandler(engine: { db: Database; store: MemoryStore; em
     const input = {
       recorded_at: recordedAt,
       context: raw.context,
+      // A chat message's sender (retained from `messages`); absent from other memories, and then left out.
+      speaker: raw.metadata['speaker'],
+      role: raw.metadata['role'],
       text: raw.text,
       existing_facts: existing.map((e) => ({
         id: e.id,

@@ -42,12 +42,14 @@ export type ListMemoriesArgs = {
   q?: string | undefined;
   limit?: number | undefined;
   offset?: number | undefined;
+  cursor?: string | undefined;
 };
 
 export type ListBanksArgs = {
   q?: string | undefined;
   limit?: number | undefined;
   offset?: number | undefined;
+  cursor?: string | undefined;
 };
 
 /**
@@ -92,6 +94,7 @@ export function engineBackend(service: MemoryService, tenant: string): MemoryBac
           state: undefined,
           limit: args.limit ?? 20,
           offset: args.offset ?? 0,
+          cursor: args.cursor,
         }),
       );
     },
@@ -107,7 +110,8 @@ export function engineBackend(service: MemoryService, tenant: string): MemoryBac
       }
     },
     async listBanks(args) {
-      return bankPageAnswer(await service.listBanks(tenant, args.q, args.limit ?? 50, args.offset ?? 0));
+      const page = { limit: args.limit ?? 50, offset: args.offset ?? 0, cursor: args.cursor };
+      return bankPageAnswer(await service.listBanks(tenant, args.q, page));
     },
   };
 }

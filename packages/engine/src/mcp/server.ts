@@ -201,6 +201,11 @@ export function createMcpServer(backend: MemoryBackend, options: McpServerOption
         q: z.string().max(2000).optional().describe('Only memories whose text contains these words.'),
         limit: z.number().int().min(1).max(200).optional().describe('Page size (default 20).'),
         offset: z.number().int().min(0).optional().describe('How many to skip (default 0).'),
+        cursor: z
+          .string()
+          .max(2048)
+          .optional()
+          .describe("The previous answer's next_cursor, to get the page after it (instead of offset)."),
       }),
       annotations: {
         title: 'List memories',
@@ -243,6 +248,11 @@ export function createMcpServer(backend: MemoryBackend, options: McpServerOption
         q: z.string().max(256).optional().describe('Only banks whose id or name contains this text.'),
         limit: z.number().int().min(1).max(200).optional().describe('Page size (default 50).'),
         offset: z.number().int().min(0).optional().describe('How many to skip (default 0).'),
+        cursor: z
+          .string()
+          .max(2048)
+          .optional()
+          .describe("The previous answer's next_cursor, to get the page after it (instead of offset)."),
       }),
       annotations: {
         title: 'List memory banks',

@@ -19,8 +19,18 @@ export interface RetainItem {
   entities: string[] | undefined;
 }
 
+/** What one retained item became. */
+export interface ItemOutcome {
+  /** Its memories' ids, one per piece (a long item is split); an existing memory's id for content already stored. */
+  memoryIds: string[];
+  /** How many of its pieces this call stored (0: everything in it was already stored, or came earlier in the call). */
+  storedCount: number;
+}
+
 export interface RetainOutcome {
   memoryIds: string[];
+  /** Per item, in order. */
+  items: ItemOutcome[];
   /** Ids stored by this call (not already present). */
   createdIds: string[];
   /** The operation that reports the work this retain started (fact extraction), when there is one. */
@@ -83,7 +93,7 @@ export async function retain(
   items: readonly RetainItem[],
   options: RetainOptions = {},
 ): Promise<RetainOutcome> {
-  const pieces = await chunkItems(items, new Date());
+  const { pieces, itemOf } = await chunkItems(items, new Date());
   const unique = uniqueByContent(pieces);
   const existing = await deps.store.findByHashes(deps.db, partition, [...unique.keys()]);
   const fresh = [...unique.values()].filter((p) => !existing.has(p.contentHash));
@@ -109,20 +119,35 @@ export async function retain(
   });
   const idByHash = new Map(existing);
   fresh.forEach((p, i) => idByHash.set(p.contentHash, stored.ids[i]!));
+  const created = new Set(stored.created);
+  const perItem: ItemOutcome[] = items.map(() => ({ memoryIds: [], storedCount: 0 }));
+  pieces.forEach((p, i) => {
+    const id = idByHash.get(p.contentHash)!;
+    const outcome = perItem[itemOf[i]!]!;
+    outcome.memoryIds.push(id);
+    // Only the piece that was stored counts: a later piece with the same content in this call is a duplicate.
+    if (created.has(id) && unique.get(p.contentHash) === p) outcome.storedCount++;
+  });
   return {
     memoryIds: pieces.map((p) => idByHash.get(p.contentHash)!),
+    items: perItem,
     createdIds: stored.created,
     operationId,
   };
 }
 
-/** The items as the memories they become: chunked, numbered in order within one retain call (its batch). */
-async function chunkItems(items: readonly RetainItem[], now: Date): Promise<NewMemory[]> {
+/**
+ * The items as the memories they become: chunked, numbered in order within one retain call (its batch), with the
+ * index of the item each piece came from.
+ */
+async function chunkItems(items: readonly RetainItem[], now: Date): Promise<{ pieces: NewMemory[]; itemOf: number[] }> {
   const batchId = randomUUID();
   const pieces: NewMemory[] = [];
+  const itemOf: number[] = [];
   let seq = 0;
-  for (const item of items) {
+  for (const [index, item] of items.entries()) {
     for (const { text, tokens } of await chunkText(item.content.trim())) {
+      itemOf.push(index);
       pieces.push({
         id: randomUUID(),
         type: 'raw',
@@ -141,7 +166,7 @@ async function chunkItems(items: readonly RetainItem[], now: Date): Promise<NewM
       });
     }
   }
-  return pieces;
+  return { pieces, itemOf };
 }
 
 /** Identical content within one call is stored once: the first piece of each content hash. */

@@ -28,6 +28,19 @@ export interface ListFilter {
   state: string | undefined;
   limit: number;
   offset: number;
+  /** Start after this row of the list order (keyset pagination); undefined starts at the top. */
+  after: MemoryListKey | undefined;
+}
+
+/**
+ * A memory's place in the list order: its date (occurred, else created), creation time and position in its retain
+ * call, with the id as the last tie-break. Times are Postgres's own text, which keeps their microseconds.
+ */
+export interface MemoryListKey {
+  at: string;
+  createdAt: string;
+  seq: number;
+  id: string;
 }
 
 export interface MemoryPatch {
@@ -152,7 +165,8 @@ export class MemoryStore implements MemoryReader {
     return rows[0] ? (await this.open(q, tenant, rows))[0] : undefined;
   }
 
-  async list(f: ListFilter): Promise<{ items: Memory[]; total: number }> {
+  /** A page of memories in list order, with the total matching the filter and the key of the page's last row. */
+  async list(f: ListFilter): Promise<{ items: Memory[]; total: number; last: MemoryListKey | undefined }> {
     const where: Sql[] = [sql`tenant = ${f.tenant}`, sql`bank_id = ${f.bankId}`];
     if (f.space !== undefined) where.push(sql`space = ${f.space}`);
     if (f.type !== undefined) where.push(sql`type = ${f.type}`);
@@ -171,13 +185,18 @@ export class MemoryStore implements MemoryReader {
     const condition = join(where, ' AND ');
     const counted = sql`SELECT count(*) AS n FROM memories WHERE ${condition}`;
     const [count] = await run<{ n: number | string }>(this.db, counted);
-    const rows = await run<MemoryRow>(
+    const page = f.after === undefined ? condition : sql`${condition} AND ${afterKey(f.after)}`;
+    const rows = await run<MemoryRow & { key_at: string; key_created: string; seq: number }>(
       this.db,
-      sql`SELECT ${raw(MEMORY_COLUMNS)} FROM memories WHERE ${condition}
+      sql`SELECT ${raw(MEMORY_COLUMNS)}, seq, COALESCE(occurred_at, created_at)::text AS key_at,
+        created_at::text AS key_created
+      FROM memories WHERE ${page}
       ORDER BY COALESCE(occurred_at, created_at) DESC, created_at DESC, seq DESC, id
       LIMIT ${f.limit}::int OFFSET ${f.offset}::bigint`,
     );
-    return { items: await this.open(this.db, f.tenant, rows), total: Number(count?.n ?? 0) };
+    const end = rows.at(-1);
+    const last = end && { at: end.key_at, createdAt: end.key_created, seq: end.seq, id: end.id };
+    return { items: await this.open(this.db, f.tenant, rows), total: Number(count?.n ?? 0), last };
   }
 
   async update(tenant: string, bankId: string, id: string, patch: MemoryPatch): Promise<Memory | undefined> {
@@ -286,4 +305,11 @@ export function clearMemories(
     const rows = await run<{ id: string }>(tx, sql`DELETE FROM memories WHERE ${join(where, ' AND ')} RETURNING id`);
     return rows.length;
   });
+}
+
+/** Rows after `key` in the list order (date, creation time and position descending, then id ascending). */
+function afterKey(key: MemoryListKey): Sql {
+  const row = sql`(COALESCE(occurred_at, created_at), created_at, seq)`;
+  const at = sql`(${key.at}::timestamptz, ${key.createdAt}::timestamptz, ${key.seq}::int)`;
+  return sql`(${row} < ${at} OR (${row} = ${at} AND id > ${key.id}::uuid))`;
 }

@@ -74,11 +74,22 @@ export async function recall(deps: RecallDependencies, r: RecallRequest): Promis
   stage('neighbours', pool.length);
   const scored = candidates(r.query, pool, keyword, intervals);
   const corpus = { queryTerms: terms, documentFrequency: (t: string) => arms.documentFrequency(t), size: arms.size };
-  const { taken, tokens, considered } = order(scored, corpus, limit, r.maxTokens);
+  const { taken, relevance, truncatedText, tokens, considered } = order(
+    scored,
+    corpus,
+    limit,
+    r.maxTokens,
+    r.minRelevance ?? 0,
+  );
   stage('fuse', scored.length);
   // 'hydrate' keeps its name in traces: the candidates taken from the index until the budget was full.
   stage('hydrate', considered);
-  const results = taken.map(recallHit);
+  const results = taken.map((c, i) => recallHit(c, relevance[i]!));
+  const first = results[0];
+  if (truncatedText !== undefined && first !== undefined) {
+    first.text = truncatedText;
+    first.truncated = true;
+  }
   stage('select', results.length);
   const outcome: RecallOutcome = { results, tokens };
   if (r.trace) outcome.trace = { stages, total_ms: round(performance.now() - started) };
@@ -86,7 +97,7 @@ export async function recall(deps: RecallDependencies, r: RecallRequest): Promis
 }
 
 /** A result: the memory's fields written out, not spread (up to 100 per recall; see docs/benchmarks.md). */
-function recallHit(c: Candidate): RecallHit {
+function recallHit(c: Candidate, relevance: number): RecallHit {
   const m: Memory = c.meta.memory;
   const hit: RecallHit = {
     id: m.id,
@@ -108,6 +119,7 @@ function recallHit(c: Candidate): RecallHit {
     valid_to: m.valid_to,
     score: round6(c.score),
     scores: shownScores(c),
+    relevance,
   };
   if (m.bank_id === ORG_BANK_ID) hit.org = true;
   return hit;

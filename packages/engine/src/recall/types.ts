@@ -16,11 +16,17 @@ export interface RecallRequest {
   tagsMatch: TagsMatch;
   queryTimestamp: Date;
   trace: boolean;
+  /** Results less relevant than this (0 to 1, relevance.ts) are left out; none when absent. */
+  minRelevance?: number | undefined;
 }
 
 export interface RecallHit extends Memory {
   score: number;
   scores: Record<string, number>;
+  /** Calibrated chance, 0 to 1, that the result is relevant (relevance.ts); never rises down the list. */
+  relevance: number;
+  /** The text is the memory's beginning, cut to the token budget. */
+  truncated?: true;
   org?: true;
 }
 

@@ -28,5 +28,12 @@ export function toMemory(m: StoredMemory): Memory {
 }
 
 export function toRecalledMemory(h: RecallHit): RecalledMemory {
-  return { ...toMemory(h), score: h.score, scores: h.scores, org: h.org === true };
+  return {
+    ...toMemory(h),
+    score: h.score,
+    scores: h.scores,
+    relevance: h.relevance,
+    truncated: h.truncated === true,
+    org: h.org === true,
+  };
 }

@@ -1,4 +1,4 @@
-import { problem } from '@mnemos/problems';
+import { invalidField, problem } from '@mnemos/problems';
 import {
   bankStats,
   deleteBank,
@@ -11,6 +11,7 @@ import {
   type BankStats,
 } from '../banks/store.js';
 import type { Operation } from '../jobs/operations.js';
+import { BANK_CURSOR, decodeCursor, encodeCursor, MEMORY_CURSOR } from './cursor.js';
 import type { EngineMetrics } from '../metrics.js';
 import { embeddingText } from '../memory/embedding-text.js';
 import {
@@ -33,6 +34,7 @@ import type {
   MemoryEdit,
   MemoryListQuery,
   Page,
+  PageRequest,
   RecallQuery,
   RecallResult,
   ReflectRequest,
@@ -73,6 +75,23 @@ const retainLimitProblem = (wouldStore: number, allowed: number) =>
     },
   );
 
+/** The key a page starts after, from its cursor; a cursor with an offset is a 400 (one or the other). */
+function startAfter<S extends typeof MEMORY_CURSOR | typeof BANK_CURSOR>(schema: S, page: PageRequest) {
+  if (page.cursor === undefined) return undefined;
+  if (page.offset > 0) {
+    throw invalidField(
+      '/query/offset',
+      'cannot be combined with cursor: a cursor already says where to start',
+      'query',
+    );
+  }
+  return decodeCursor(schema, page.cursor, '/query/cursor');
+}
+
+/** The cursor of the next page: given when this page is full, so there may be more. */
+const nextCursor = (page: PageRequest, count: number, encode: () => string): string | undefined =>
+  page.limit > 0 && count >= page.limit ? encode() : undefined;
+
 const memoryNotFound = (id: string) => problem('memory_not_found', 'inThisBank', { id });
 
 /**
@@ -111,6 +130,7 @@ export class MemoryService {
       memoryIds: outcome.memoryIds,
       storedCount: outcome.createdIds.length,
       operationId: outcome.operationId,
+      items: outcome.items,
     };
   }
 
@@ -149,7 +169,8 @@ export class MemoryService {
   }
 
   async listMemories(q: MemoryListQuery): Promise<Page<Memory>> {
-    const { items, total } = await this.parts.store.list({
+    const after = startAfter(MEMORY_CURSOR, q);
+    const { items, total, last } = await this.parts.store.list({
       tenant: q.tenant,
       bankId: q.bankId,
       space: q.space,
@@ -162,8 +183,10 @@ export class MemoryService {
       state: q.state,
       limit: q.limit,
       offset: q.offset,
+      after: after && { at: after.at, createdAt: after.createdAt, seq: after.seq, id: after.id },
     });
-    return { items: items.map(toMemory), total, limit: q.limit, offset: q.offset };
+    const next = last && nextCursor(q, items.length, () => encodeCursor(MEMORY_CURSOR, { list: 'memories', ...last }));
+    return { items: items.map(toMemory), total, limit: q.limit, offset: q.offset, nextCursor: next ?? null };
   }
 
   async getMemory(tenant: string, bankId: string, id: string): Promise<Memory> {
@@ -210,9 +233,15 @@ export class MemoryService {
     return clearMemories(this.parts.db, tenant, bankId, space, type);
   }
 
-  async listBanks(tenant: string, text: string | undefined, limit: number, offset: number): Promise<Page<Bank>> {
-    const { banks, total } = await listBanks(this.parts.db, tenant, text, limit, offset);
-    return { items: banks, total, limit, offset };
+  async listBanks(tenant: string, text: string | undefined, page: PageRequest): Promise<Page<Bank>> {
+    const after = startAfter(BANK_CURSOR, page);
+    const { banks, total, last } = await listBanks(this.parts.db, tenant, text, {
+      limit: page.limit,
+      offset: page.offset,
+      after: after && { at: after.at, bankId: after.bankId },
+    });
+    const next = last && nextCursor(page, banks.length, () => encodeCursor(BANK_CURSOR, { list: 'banks', ...last }));
+    return { items: banks, total, limit: page.limit, offset: page.offset, nextCursor: next ?? null };
   }
 
   async getBank(tenant: string, bankId: string): Promise<Bank> {

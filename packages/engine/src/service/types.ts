@@ -36,6 +36,10 @@ export interface RecalledMemory extends Memory {
   score: number;
   /** Each ranking signal's contribution, by signal name. */
   scores: Record<string, number>;
+  /** Calibrated chance, 0 to 1, that the memory is relevant to the query; never rises down a result list. */
+  relevance: number;
+  /** The text is the memory's beginning, cut to the caller's token budget. */
+  truncated: boolean;
   /** Recalled from the space's org bank (include_org). */
   org: boolean;
 }
@@ -60,6 +64,8 @@ export type RetainResult =
       storedCount: number;
       /** The operation that reports fact extraction started by this retain, if any. */
       operationId: string | undefined;
+      /** What each item became, in order. */
+      items: Array<{ memoryIds: string[]; storedCount: number }>;
     }
   | { async: true; itemsCount: number; operationId: string };
 
@@ -114,6 +120,15 @@ export interface MemoryListQuery {
   state: 'valid' | 'invalidated' | undefined;
   limit: number;
   offset: number;
+  /** A previous page's `nextCursor`: the page starts after it. */
+  cursor: string | undefined;
+}
+
+/** A page's size and where it starts: after `cursor` when there is one, else `offset` rows from the top. */
+export interface PageRequest {
+  limit: number;
+  offset: number;
+  cursor: string | undefined;
 }
 
 export interface MemoryEdit {
@@ -130,4 +145,6 @@ export interface Page<T> {
   total: number;
   limit: number;
   offset: number;
+  /** Where the next page starts, when this one is full (there may be more); null otherwise. */
+  nextCursor: string | null;
 }

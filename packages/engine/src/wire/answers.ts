@@ -41,7 +41,13 @@ export function memoryAnswer(m: Memory) {
   };
 }
 
-export const memoryPageAnswer = (page: Page<Memory>) => ({ ...page, items: page.items.map(memoryAnswer) });
+export const memoryPageAnswer = (page: Page<Memory>) => ({
+  items: page.items.map(memoryAnswer),
+  total: page.total,
+  limit: page.limit,
+  offset: page.offset,
+  next_cursor: page.nextCursor,
+});
 
 /** A recall result: the memory's fields with its score, and `mentioned_at` (Hindsight's name for the date). */
 export function recalledAnswer(m: RecalledMemory) {
@@ -50,6 +56,8 @@ export function recalledAnswer(m: RecalledMemory) {
     ...memory,
     score: m.score,
     scores: m.scores,
+    relevance: m.relevance,
+    ...(m.truncated ? { truncated: true as const } : {}),
     ...(m.org ? { org: true as const } : {}),
     ...(memory.occurred_at !== null ? { mentioned_at: memory.occurred_at } : {}),
   };
@@ -64,7 +72,11 @@ export function recallAnswer(r: RecallResult) {
   };
 }
 
-export function retainAnswer(bankId: string, r: RetainResult) {
+/**
+ * A retain's answer. The last `messageCount` items were the body's chat messages (wire/input.ts puts them after the
+ * items): a synchronous answer says, per message, its memories and whether it was already stored.
+ */
+export function retainAnswer(bankId: string, r: RetainResult, messageCount = 0) {
   if (r.async) {
     return {
       success: true,
@@ -84,6 +96,14 @@ export function retainAnswer(bankId: string, r: RetainResult) {
     async: false,
     ...(r.operationId !== undefined ? { operation_id: r.operationId } : {}),
     usage: { ...ZERO_USAGE },
+    ...(messageCount > 0
+      ? {
+          messages: r.items.slice(r.items.length - messageCount).map((item) => ({
+            memory_ids: item.memoryIds,
+            duplicate: item.storedCount === 0,
+          })),
+        }
+      : {}),
   };
 }
 
@@ -114,6 +134,7 @@ export const bankPageAnswer = (page: Page<Bank>) => ({
   total: page.total,
   limit: page.limit,
   offset: page.offset,
+  next_cursor: page.nextCursor,
 });
 
 export function bankStatsAnswer(s: BankStats) {

@@ -10,6 +10,7 @@ import type {
   RetainRequest,
   TagsMatch,
 } from '../service/types.js';
+import { MAX_RETAIN_ENTRIES } from './schemas.js';
 import type { BankBodyT, MemoryPatchBody, RecallBodyT, ReflectBodyT, RetainBodyT } from './schemas.js';
 
 /** Turns wire values into engine values, with the leniency Hindsight clients rely on; errors are 400 problems. */
@@ -83,15 +84,50 @@ function nonBlank(content: string, pointer: string): string {
   return content;
 }
 
-/** Both retain body forms: `{content, ...}` and `{items: [...]}` (top-level fields are defaults for items). */
+type RetainDefaults = Omit<RetainItem, 'content' | 'entities'>;
+type RetainMessage = NonNullable<RetainBodyT['messages']>[number];
+
+/** The longest speaker name: recall reads a memory's speaker from a "Name: " prefix of at most this length. */
+const MAX_SPEAKER_CHARS = 40;
+
+/**
+ * A chat message as an item: stored as "speaker: content", the form recall's speaker signal and fact extraction read,
+ * with `role` and `speaker` in its metadata. The speaker is the message's name, else its role.
+ */
+function messageItem(message: RetainMessage, at: string, defaults: RetainDefaults): RetainItem {
+  const content = nonBlank(message.content, `${at}/content`).trim();
+  const name = message.name?.trim() ?? '';
+  if (message.name !== undefined && message.name !== null) checkText(message.name, `${at}/name`);
+  if (name.length > MAX_SPEAKER_CHARS || /[:\r\n]/.test(name)) {
+    throw invalid(`${at}/name`, `must be at most ${MAX_SPEAKER_CHARS} characters, without a colon or line break`);
+  }
+  const speaker = name === '' ? message.role : name;
+  return {
+    ...defaults,
+    content: `${speaker}: ${content}`,
+    timestamp:
+      message.timestamp === undefined ? defaults.timestamp : parseTimestamp(message.timestamp, `${at}/timestamp`),
+    metadata: { ...defaults.metadata, role: message.role, speaker },
+    entities: undefined,
+  };
+}
+
+/**
+ * The retain body forms: `{content, ...}`, `{items: [...]}` and `{messages: [...]}` (items and messages may come
+ * together: the items first, then the messages). Top-level fields are defaults for items and messages.
+ */
 export function retainItems(body: RetainBodyT): RetainItem[] {
-  if (body.items === undefined && body.content === undefined) {
+  if (body.items === undefined && body.content === undefined && body.messages === undefined) {
     throw problem('validation_failed', 'retainWithoutContent', {
-      errors: [{ pointer: '/content', detail: 'is required when items is absent' }],
+      errors: [{ pointer: '/content', detail: 'is required when items and messages are absent' }],
     });
   }
-  if (body.items !== undefined && body.content !== undefined) {
-    throw invalid('/content', 'cannot be sent together with items; send one form or the other');
+  if (body.content !== undefined && (body.items !== undefined || body.messages !== undefined)) {
+    throw invalid('/content', 'cannot be sent together with items or messages; send one form or the other');
+  }
+  const entries = (body.items?.length ?? 0) + (body.messages?.length ?? 0);
+  if (entries > MAX_RETAIN_ENTRIES) {
+    throw invalid('/messages', `items and messages together must be at most ${MAX_RETAIN_ENTRIES} (got ${entries})`);
   }
   const defaults = {
     timestamp: parseTimestamp(body.timestamp, '/timestamp'),
@@ -104,7 +140,12 @@ export function retainItems(body: RetainBodyT): RetainItem[] {
   if (body.content !== undefined) {
     return [{ ...defaults, content: nonBlank(body.content, '/content'), entities: undefined }];
   }
-  return body.items!.map((item, i) => {
+  const messages = (body.messages ?? []).map((m, i) => messageItem(m, `/messages/${i}`, defaults));
+  return [...itemsOf(body, defaults), ...messages];
+}
+
+function itemsOf(body: RetainBodyT, defaults: RetainDefaults): RetainItem[] {
+  return (body.items ?? []).map((item, i) => {
     const at = `/items/${i}`;
     const context = item.context ?? defaults.context;
     if (context !== undefined) checkText(context, `${at}/context`);
@@ -155,6 +196,7 @@ export function recallQuery(tenant: string, bankId: string, body: RecallBodyT): 
     tagsMatch: (body.tags_match ?? 'any') as TagsMatch,
     queryTimestamp: parseTimestamp(body.query_timestamp, '/query_timestamp') ?? new Date(),
     trace: body.trace ?? false,
+    minRelevance: body.min_relevance ?? undefined,
   };
 }
 

@@ -15,6 +15,17 @@ export const SPACE_PATTERN = '^[A-Za-z0-9._:@+\\-]{1,128}$';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
+const Cursor = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description: "A previous page's next_cursor: this page starts after it (not combined with offset)",
+});
+const NextCursor = Nullable(
+  Type.String({
+    description: 'Pass as cursor for the next page; null when this page is not full (there is no more)',
+  }),
+);
+
 export const Problem = Type.Object(
   {
     type: Type.String(),
@@ -78,10 +89,40 @@ export const RetainItemBody = Type.Object(
   open,
 );
 
+/** The roles a chat message may have (OpenAI's chat roles); the role is the speaker when the message has no name. */
+export const CHAT_ROLES = ['user', 'assistant', 'system', 'tool', 'developer'] as const;
+
+/** Most items and messages one retain call takes, together. */
+export const MAX_RETAIN_ENTRIES = 1000;
+
+export const RetainMessageBody = Type.Object(
+  {
+    role: Type.String({
+      enum: [...CHAT_ROLES],
+      description: 'Who sent the turn: user, assistant, system, tool, developer',
+    }),
+    content: Type.String({ minLength: 1, description: 'What was said' }),
+    name: Type.Optional(
+      Nullable(Type.String({ description: 'The speaker (1 to 40 characters, no colon); the role when absent' })),
+    ),
+    timestamp: Type.Optional(Timestamp),
+  },
+  open,
+);
+
 export const RetainBody = Type.Object(
   {
     content: Type.Optional(Type.String({ minLength: 1 })),
-    items: Type.Optional(Type.Array(RetainItemBody, { minItems: 1, maxItems: 1000 })),
+    items: Type.Optional(Type.Array(RetainItemBody, { minItems: 1, maxItems: MAX_RETAIN_ENTRIES })),
+    messages: Type.Optional(
+      Type.Array(RetainMessageBody, {
+        minItems: 1,
+        maxItems: MAX_RETAIN_ENTRIES,
+        description:
+          'Chat turns, stored one memory each as "speaker: content" with metadata role and speaker; ' +
+          'alone or beside items (the top-level fields are their defaults too)',
+      }),
+    ),
     space: Type.Optional(Nullable(Space)),
     timestamp: Type.Optional(Timestamp),
     context: Type.Optional(Nullable(Type.String())),
@@ -90,7 +131,12 @@ export const RetainBody = Type.Object(
     document_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 512 }))),
     async: Type.Optional(Nullable(Type.Boolean())),
   },
-  { ...open, description: 'Either `{content, ...}` for one memory or `{items: [{content, ...}]}` for a batch' },
+  {
+    ...open,
+    description:
+      'Either `{content, ...}` for one memory, or `{items: [{content, ...}]}` and/or ' +
+      '`{messages: [{role, content, name?, timestamp?}]}` for a batch',
+  },
 );
 export type RetainBodyT = Static<typeof RetainBody>;
 
@@ -116,6 +162,17 @@ export const RetainAnswer = Type.Object({
   async: Type.Boolean(),
   operation_id: Type.Optional(Type.String()),
   usage: Type.Optional(Usage),
+  messages: Type.Optional(
+    Type.Array(
+      Type.Object({
+        memory_ids: Type.Array(Type.String(), { description: "The message's memories (a long one is split)" }),
+        duplicate: Type.Boolean({
+          description: 'Nothing new was stored: the same speaker said the same already (ids are the existing ones)',
+        }),
+      }),
+      { description: 'One entry per message sent, in order (synchronous retains)' },
+    ),
+  ),
 });
 
 const Budget = Type.Union(
@@ -142,6 +199,15 @@ export const RecallBody = Type.Object(
     query_timestamp: Type.Optional(Timestamp),
     trace: Type.Optional(Nullable(Type.Boolean())),
     include: Type.Optional(Nullable(Type.Object({}, open))),
+    min_relevance: Type.Optional(
+      Nullable(
+        Type.Number({
+          minimum: 0,
+          maximum: 1,
+          description: 'Leave out results whose relevance is below this (0 to 1)',
+        }),
+      ),
+    ),
   },
   open,
 );
@@ -173,6 +239,18 @@ export const RecallHitAnswer = Type.Object({
   ...MemoryFields,
   score: Type.Number(),
   scores: Type.Record(Type.String(), Type.Number()),
+  relevance: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description:
+        'Calibrated chance that the result is relevant (a logistic over score and cosine fitted on LoCoMo); ' +
+        'never rises down the list',
+    }),
+  ),
+  truncated: Type.Optional(
+    Type.Boolean({ description: 'The text is the memory cut to max_tokens (the best match alone was larger)' }),
+  ),
   org: Type.Optional(Type.Boolean()),
   mentioned_at: Type.Optional(Type.String()),
 });
@@ -196,6 +274,7 @@ export const MemoryListQuery = Type.Object(
     until: Type.Optional(Type.String({ description: 'ISO date-time: occurred before' })),
     limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, default: 100 })),
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LIST_OFFSET, default: 0 })),
+    cursor: Type.Optional(Cursor),
   },
   open,
 );
@@ -205,6 +284,7 @@ export const MemoryListAnswer = Type.Object({
   total: Type.Integer(),
   limit: Type.Integer(),
   offset: Type.Integer(),
+  next_cursor: Type.Optional(NextCursor),
 });
 
 export const MemoryPatchBody = Type.Object(
@@ -271,6 +351,7 @@ export const BankListQuery = Type.Object(
     q: Type.Optional(Type.String({ maxLength: 256 })),
     limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, default: 100 })),
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LIST_OFFSET, default: 0 })),
+    cursor: Type.Optional(Cursor),
   },
   open,
 );
@@ -280,6 +361,7 @@ export const BankListAnswer = Type.Object({
   total: Type.Integer(),
   limit: Type.Integer(),
   offset: Type.Integer(),
+  next_cursor: Type.Optional(NextCursor),
 });
 
 export const ReflectBody = Type.Object(

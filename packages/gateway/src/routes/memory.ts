@@ -87,11 +87,13 @@ function queryWithSpace(p: Principal, query: Query): Query {
 
 /** Quota units reserved for a retain: an upper bound of the memories it stores, settled to what the engine stored. */
 function retainCount(body: Body): number {
-  if (Array.isArray(body['items']) || typeof body['content'] === 'string') return estimateStored(body);
+  if (Array.isArray(body['items']) || Array.isArray(body['messages']) || typeof body['content'] === 'string') {
+    return estimateStored(body);
+  }
   throw new HttpProblem(
     400,
     'validation_failed',
-    'A retain needs "content" (a string) or "items" (a non-empty list of {content}).',
+    'A retain needs "content" (a string), "items" (a non-empty list of {content}) or "messages" ({role, content}).',
     {
       errors: [{ pointer: '/body/content', detail: 'is required unless items is given' }],
     },

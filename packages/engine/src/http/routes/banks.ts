@@ -31,8 +31,8 @@ export function registerBankRoutes(app: TypedApp, engine: Engine): void {
       },
     },
     async (req) => {
-      const { q, limit = 100, offset = 0 } = req.query;
-      return bankPageAnswer(await service.listBanks(req.params.tenant, q, limit, offset));
+      const { q, limit = 100, offset = 0, cursor } = req.query;
+      return bankPageAnswer(await service.listBanks(req.params.tenant, q, { limit, offset, cursor }));
     },
   );
 

@@ -27,7 +27,7 @@ export function registerDescriptionRoutes(app: TypedApp, engine: Engine): void {
     async (req) => {
       const partition = { tenant: 'default', bankId: req.body.bank_id, space: req.body.space ?? DEFAULT_SPACE };
       const result = await engine.service.retain(retainRequest(partition, req.body, maxNewMemories(req.headers)));
-      return retainAnswer(partition.bankId, result);
+      return retainAnswer(partition.bankId, result, req.body.messages?.length);
     },
   );
 

@@ -55,7 +55,7 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
     async (req) => {
       const partition = { tenant: req.params.tenant, bankId: req.params.bank, space: req.body.space ?? DEFAULT_SPACE };
       const result = await service.retain(retainRequest(partition, req.body, maxNewMemories(req.headers)));
-      return retainAnswer(partition.bankId, result);
+      return retainAnswer(partition.bankId, result, req.body.messages?.length);
     },
   );
 
@@ -90,6 +90,7 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
         state: q.state,
         limit: q.limit ?? 100,
         offset: q.offset ?? 0,
+        cursor: q.cursor,
       }),
     );
   const listSchema = { tags, params: BankParams, querystring: MemoryListQuery, ...answers({ 200: MemoryListAnswer }) };

@@ -25,7 +25,7 @@ export function registerSpaceRoutes(app: TypedApp, engine: Engine): void {
     async (req) => {
       const { tenant, space } = req.params;
       const request = retainRequest({ tenant, bankId: ORG_BANK_ID, space }, req.body, maxNewMemories(req.headers));
-      return retainAnswer(`org:${space}`, await engine.service.retain(request));
+      return retainAnswer(`org:${space}`, await engine.service.retain(request), req.body.messages?.length);
     },
   );
 
