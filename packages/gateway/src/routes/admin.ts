@@ -22,7 +22,7 @@ const Plan = Type.String({ pattern: '^[a-z0-9_-]{1,32}$' });
 const Quota = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 /** Most admin routes name a project (or a key or client of one) that may not exist. */
 const PROJECT_ROUTE: readonly ProblemCode[] = [...ADMIN_ROUTE, 'not_found'];
-/** Wrong admin tokens allowed per address: a burst of this many, then this many a minute. */
+/** Wrong admin tokens allowed per address in a one-minute window. */
 export const ADMIN_FAILURES_PER_MINUTE = 10;
 
 export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: ProjectHandlers): void {
