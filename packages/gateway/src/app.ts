@@ -4,7 +4,8 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
-import { frameworkProblem, installInputLayer, type InputProblem } from '@mnemos/http-input';
+import { frameworkProblem, installInputLayer } from '@mnemos/http-input';
+import { problem } from '@mnemos/problems';
 import { ConsoleAuth, CSRF_HEADER, PROJECT_HEADER } from './account/console-auth.js';
 import { consentRoutes } from './account/oauth-consent.js';
 import { accountRoutes } from './account/routes.js';
@@ -22,10 +23,10 @@ import { ProjectClients } from './oauth/clients.js';
 import { createOAuthServer, type OAuthServer } from './oauth/provider.js';
 import { SignInThrottle } from './oauth/signin-throttle.js';
 import { openApiOptions, openApiDocument } from './openapi.js';
-import { errorHandler, HttpProblem, sendProblem, TOO_LARGE_DETAIL } from './problem.js';
+import { errorHandler, sendProblem, TOO_LARGE_DETAIL } from './problem.js';
 import { startTimes } from './proxy.js';
 import { QUOTA_CHANNEL, QuotaLedger } from './quota.js';
-import { RateLimiter } from './ratelimit.js';
+import { installRateLimits } from './ratelimit.js';
 import { adminRoutes } from './routes/admin.js';
 import { memoryRoutes } from './routes/memory.js';
 import { meProjectRoutes, projectHandlers } from './routes/project.js';
@@ -49,12 +50,6 @@ export interface RunningGateway {
 }
 
 export { VERSION } from './version.js';
-
-const problemFrom = (p: InputProblem): HttpProblem =>
-  new HttpProblem(p.status, p.code, p.detail, {
-    ...(p.errors !== undefined ? { errors: p.errors } : {}),
-    ...(p.headers !== undefined ? { headers: p.headers } : {}),
-  });
 
 /** A failure to open the port, in one line that names the setting to change. */
 function listenError(error: unknown, config: GatewayConfig): Error {
@@ -96,19 +91,6 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   let publicUrl = config.publicUrl ?? '';
   let oauth: OAuthServer | undefined;
   const sessions = new Sessions(pool, config.sessionTtlMs);
-  const ctx: GatewayContext = {
-    config,
-    pool,
-    store,
-    auth,
-    engines,
-    limiter: new RateLimiter(),
-    quotas,
-    sessions,
-    console: new ConsoleAuth(sessions, store, () => publicUrl),
-    publicUrl: () => publicUrl,
-    consoleUrl: () => config.consoleUrl ?? publicUrl,
-  };
   const clients = new ProjectClients(pool, secrets.clientSecretKey, (e) => auth.evict(e));
 
   const app = Fastify({
@@ -120,13 +102,13 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     routerOptions: { maxParamLength: 2048 },
     // Router-level failures (bad URL encoding, over-long parameters) are problems too.
     frameworkErrors: (error, _request, reply) => {
-      void sendProblem(reply, problemFrom(frameworkProblem(error)));
+      void sendProblem(reply, frameworkProblem(error));
     },
   });
   const bodyBudget = new BodyBudget({ maxBodyBytes: config.maxBodyBytes, ...budgetOf(config.http) });
-  bodyBudget.register(app, (reply, problem) => sendProblem(reply, problemFrom(problem)), TOO_LARGE_DETAIL);
+  bodyBudget.register(app, sendProblem, TOO_LARGE_DETAIL);
   const input = installInputLayer(app, {
-    toError: problemFrom,
+    toError: (inputProblem) => inputProblem,
     pointerPrefix: (part) => `/${part}`,
     maxParamLength: 2048,
   });
@@ -138,9 +120,9 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     const wrongMethod = input.wrongMethod(request);
-    if (wrongMethod !== undefined) return sendProblem(reply, problemFrom(wrongMethod));
+    if (wrongMethod !== undefined) return sendProblem(reply, wrongMethod);
     const route = `${request.method} ${request.url.split('?')[0] ?? ''}`;
-    return sendProblem(reply, new HttpProblem(404, 'not_found', `No route ${route}; see /openapi.json for the paths.`));
+    return sendProblem(reply, problem('not_found', 'noGatewayRoute', { route }));
   });
   app.addSchema(ProblemSchema);
 
@@ -172,6 +154,19 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     maxAge: 600,
   });
   await app.register(swagger, openApiOptions());
+  const ctx: GatewayContext = {
+    config,
+    pool,
+    store,
+    auth,
+    engines,
+    limiter: await installRateLimits(app),
+    quotas,
+    sessions,
+    console: new ConsoleAuth(sessions, store, () => publicUrl),
+    publicUrl: () => publicUrl,
+    consoleUrl: () => config.consoleUrl ?? publicUrl,
+  };
 
   app.get('/health/live', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/health', { schema: { hide: true } }, async (_request, reply) => {
@@ -179,10 +174,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
       await pool.query('SELECT 1');
       return { status: 'ok', version: VERSION };
     } catch {
-      return sendProblem(
-        reply.header('retry-after', '5'),
-        new HttpProblem(503, 'database_unavailable', 'The control-plane database is unreachable.'),
-      );
+      return sendProblem(reply.header('retry-after', '5'), problem('database_unavailable', 'controlPlane'));
     }
   });
   app.get('/version', { schema: { hide: true } }, async () => ({ version: VERSION, service: 'mnemos-gateway' }));
@@ -203,7 +195,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   // oidc-provider serves the OAuth endpoints itself (raw Node handler; Fastify does not parse these bodies).
   const delegate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (oauth === undefined) {
-      await sendProblem(reply, new HttpProblem(503, 'starting', 'The gateway is starting.'));
+      await sendProblem(reply, problem('starting', 'gateway'));
       return;
     }
     reply.hijack();

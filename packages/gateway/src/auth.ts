@@ -5,7 +5,8 @@
 import pg from 'pg';
 import type { Pool } from './db.js';
 import { constantTimeEqual, hashSecret, isWellFormedKey, KEY_PREFIX, keyPrefix } from './ids.js';
-import { HttpProblem, insufficientScope, unauthorized } from './problem.js';
+import { problem } from '@mnemos/problems';
+import { insufficientScope } from './problem.js';
 import type { ApiKeyRow, ClientLimits, Project, Store } from './store.js';
 import type { Scope } from './scopes.js';
 
@@ -158,12 +159,12 @@ export class Authenticator {
   /** Resolves the Authorization header to a principal, or throws a 401 problem. */
   async authenticate(header: string | undefined): Promise<Principal> {
     if (header === undefined || header.length === 0) {
-      throw unauthorized('Send an API key or OAuth access token as "Authorization: Bearer <credential>".');
+      throw problem('unauthorized', 'noCredential');
     }
     const m = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
     const credential = m?.[1];
     if (credential === undefined) {
-      throw unauthorized('The Authorization header must be "Bearer <credential>".');
+      throw problem('unauthorized', 'notBearer');
     }
     if (credential.startsWith(KEY_PREFIX)) return this.fromKey(credential);
     return this.fromToken(credential);
@@ -171,7 +172,7 @@ export class Authenticator {
 
   private async fromKey(key: string): Promise<Principal> {
     if (!isWellFormedKey(key)) {
-      throw unauthorized('The API key is malformed: keys are "mnm_live_" followed by 43 letters and digits.');
+      throw problem('unauthorized', 'malformedKey');
     }
     const prefix = keyPrefix(key);
     const now = Date.now();
@@ -183,12 +184,12 @@ export class Authenticator {
     }
     const row = hit.value;
     if (row === null || !constantTimeEqual(hashSecret(key), row.hash)) {
-      throw unauthorized('The API key is not valid.');
+      throw problem('unauthorized', 'unknownKey');
     }
-    if (row.revoked_at !== null) throw unauthorized('The API key was revoked.');
-    if (row.expires_at !== null && row.expires_at.getTime() <= now) throw unauthorized('The API key has expired.');
+    if (row.revoked_at !== null) throw problem('unauthorized', 'revokedKey');
+    if (row.expires_at !== null && row.expires_at.getTime() <= now) throw problem('unauthorized', 'expiredKey');
     const project = await this.project(row.project_id);
-    if (project === undefined) throw unauthorized('The API key is not valid.');
+    if (project === undefined) throw problem('unauthorized', 'unknownKey');
     this.lastUsed.set(row.id, new Date(now));
     return {
       kind: 'key',
@@ -205,7 +206,7 @@ export class Authenticator {
 
   private async fromToken(token: string): Promise<Principal> {
     if (token.length > 512 || !/^[A-Za-z0-9._~+/=-]+$/.test(token) || this.tokenResolver === undefined) {
-      throw unauthorized('The access token is malformed.');
+      throw problem('unauthorized', 'malformedToken');
     }
     const now = Date.now();
     let hit = this.tokens.get(token);
@@ -216,17 +217,17 @@ export class Authenticator {
       if (this.tokens.size > 100_000) this.tokens.delete(this.tokens.keys().next().value ?? '');
     }
     const t = hit.value;
-    if (t === null) throw unauthorized('The access token is not valid, expired or was revoked.');
+    if (t === null) throw problem('unauthorized', 'unknownToken');
     if (t.exp * 1000 <= now) {
       this.tokens.delete(token);
-      throw unauthorized('The access token has expired.');
+      throw problem('unauthorized', 'expiredToken');
     }
     const { banks, spaces, expires_at: clientExpiry } = t.limits;
     if (clientExpiry !== null && clientExpiry.getTime() <= now) {
-      throw unauthorized('The OAuth client this token was issued to has expired; create a new client.');
+      throw problem('unauthorized', 'clientExpired');
     }
     const project = await this.project(t.projectId);
-    if (project === undefined) throw unauthorized('The access token is not valid.');
+    if (project === undefined) throw problem('unauthorized', 'unknownToken');
     return {
       kind: 'oauth',
       id: t.clientId,
@@ -260,21 +261,13 @@ export function requireScope(principal: Principal, scope: Scope): void {
 
 export function requireBank(principal: Principal, bank: string): void {
   if (principal.banks !== null && !principal.banks.has(bank)) {
-    throw new HttpProblem(
-      403,
-      'forbidden',
-      `This credential is limited to certain banks and may not use bank "${bank}".`,
-    );
+    throw problem('forbidden', 'outsideBanks', { bank });
   }
 }
 
 export function requireSpace(principal: Principal, space: string): void {
   if (principal.spaces !== null && !principal.spaces.has(space)) {
-    throw new HttpProblem(
-      403,
-      'forbidden',
-      `This credential is limited to certain spaces and may not use space "${space}".`,
-    );
+    throw problem('forbidden', 'outsideSpaces', { space });
   }
 }
 
@@ -284,11 +277,6 @@ export const orgBank = (space: string): string => `org:${space}`;
 /** A bank-limited credential reaches a space's org memory only if "org:<space>" is among its banks. */
 export function requireOrg(principal: Principal, space: string): void {
   if (principal.banks !== null && !principal.banks.has(orgBank(space))) {
-    throw new HttpProblem(
-      403,
-      'forbidden',
-      `This credential is limited to certain banks and may not use the org memory of space "${space}"; ` +
-        `that needs "${orgBank(space)}" among its banks.`,
-    );
+    throw problem('forbidden', 'orgBankOutsideBanks', { space, orgBank: orgBank(space) });
   }
 }

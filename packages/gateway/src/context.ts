@@ -6,7 +6,7 @@ import type { GatewayConfig } from './config.js';
 import type { Pool } from './db.js';
 import type { QuotaLedger } from './quota.js';
 import type { Engines } from './engine.js';
-import type { RateLimiter } from './ratelimit.js';
+import type { RateLimits } from './ratelimit.js';
 import type { Store } from './store.js';
 
 export interface GatewayContext {
@@ -18,7 +18,7 @@ export interface GatewayContext {
   console: ConsoleAuth;
   sessions: Sessions;
   engines: Engines;
-  limiter: RateLimiter;
+  limiter: RateLimits;
   quotas: QuotaLedger;
   /** Known once the gateway listens (the port may be chosen at start). */
   publicUrl: () => string;

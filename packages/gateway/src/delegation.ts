@@ -1,6 +1,6 @@
 // What a credential may hand on when it creates an API key or an OAuth client: never more than it holds itself.
 // Scopes are a subset of the creator's; banks, spaces and expiry are at most the creator's, and inherited when omitted.
-import { HttpProblem } from './problem.js';
+import { problem, type Problem } from '@mnemos/problems';
 import type { Scope } from './scopes.js';
 
 /** Scopes of a new key when none are asked for: memory work and MCP, never project management. */
@@ -54,11 +54,10 @@ function narrowed(
   if (held === null) return requested;
   const wider = requested.filter((v) => !held.has(v));
   if (wider.length > 0) {
-    throw new HttpProblem(
-      403,
+    throw problem(
       'forbidden',
-      `This credential is limited to certain ${kind} and cannot grant ${named(wider)}; ` +
-        `ask only for its own ${kind}, or omit ${kind} to inherit them.`,
+      'grantWider',
+      { kind, wider: named(wider) },
       { errors: [{ pointer: `/body/${kind}`, detail: `must lie within the creating credential's ${kind}` }] },
     );
   }
@@ -67,18 +66,17 @@ function narrowed(
 
 function expiry(requested: string | undefined, held: Date | null, now: number): string | null {
   if (requested !== undefined && Date.parse(requested) <= now) {
-    throw new HttpProblem(400, 'validation_failed', 'expires_at must be in the future.', {
+    throw problem('validation_failed', 'expiryInPast', {
       errors: [{ pointer: '/body/expires_at', detail: 'must be in the future' }],
     });
   }
   if (held === null) return requested ?? null;
   if (requested === undefined) return held.toISOString();
   if (Date.parse(requested) > held.getTime()) {
-    throw new HttpProblem(
-      403,
+    throw problem(
       'forbidden',
-      `This credential expires at ${held.toISOString()} and cannot grant access beyond that; ` +
-        'ask for an earlier expires_at or omit it to inherit.',
+      'expiryBeyondHeld',
+      { heldUntil: held.toISOString() },
       { errors: [{ pointer: '/body/expires_at', detail: "must not be later than the creating credential's expiry" }] },
     );
   }
@@ -94,19 +92,14 @@ function scopesOf(
   if (held !== null) {
     const extra = scopes.filter((s) => !held.has(s));
     if (extra.length > 0) {
-      throw new HttpProblem(
-        403,
-        'insufficient_scope',
-        `A credential can only grant scopes it holds itself; it lacks ${extra.join(', ')}.`,
-      );
+      throw problem('insufficient_scope', 'grantUnheld', { missing: extra });
     }
   }
   if (scopes.length === 0) {
-    throw new HttpProblem(
-      400,
+    throw problem(
       'validation_failed',
-      `This credential holds none of the default scopes (${defaults.join(', ')}); ` +
-        'name the scopes to grant in "scopes".',
+      'noDefaultScopes',
+      { defaults },
       { errors: [{ pointer: '/body/scopes', detail: 'is required for this credential' }] },
     );
   }
@@ -157,11 +150,6 @@ export function withinReach(manager: Delegator | null, granted: GrantedLimits): 
 }
 
 /** The 403 for a credential managing a key or client wider than itself. */
-export function beyondReach(what: 'API key' | 'OAuth client', id: string): HttpProblem {
-  return new HttpProblem(
-    403,
-    'forbidden',
-    `The ${what} "${id}" grants more than this credential holds (scopes, banks, spaces or a later expiry); ` +
-      'manage it with a credential that holds at least as much.',
-  );
+export function beyondReach(what: 'API key' | 'OAuth client', id: string): Problem {
+  return problem('forbidden', 'beyondReach', { what, id });
 }

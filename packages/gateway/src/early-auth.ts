@@ -1,7 +1,7 @@
 // The onRequest hook that authenticates a route before its body is read. A refusal is answered at once and closes
 // the connection, so a body the client still sends is never received (not even read and thrown away).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HttpProblem } from './problem.js';
+import { Problem } from '@mnemos/problems';
 import { hookGuard } from './proxy.js';
 
 const bodyExpected = (request: FastifyRequest): boolean =>
@@ -12,7 +12,7 @@ export function authenticateFirst(fn: (request: FastifyRequest, reply: FastifyRe
     try {
       await fn(request, reply);
     } catch (err) {
-      if (err instanceof HttpProblem && bodyExpected(request)) reply.header('connection', 'close');
+      if (err instanceof Problem && bodyExpected(request)) reply.header('connection', 'close');
       throw err;
     }
   });

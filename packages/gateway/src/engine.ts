@@ -3,8 +3,7 @@
 // 504, engine 5xx 502 (except 503, whose problem is passed through).
 import { Readable } from 'node:stream';
 import { Pool, errors as undiciErrors } from 'undici';
-import type { ProblemCode } from '@mnemos/problems';
-import { HttpProblem } from './problem.js';
+import { problem, Problem } from '@mnemos/problems';
 
 /** Header of an engine's refusal of a retain over its bound: how many new memories the retain would store. */
 export const WOULD_STORE_HEADER = 'x-mnemos-would-store';
@@ -55,17 +54,16 @@ const NOT_CONNECTED = new Set([
  * out, or the connection broke after the request was sent): the gateway then keeps its quota units counted, since a
  * retain the gateway gave up on can still be stored.
  */
-export class EngineProblem extends HttpProblem {
+export class EngineProblem extends Problem {
   constructor(
     readonly mayHaveRun: boolean,
-    status: number,
-    code: ProblemCode,
-    detail: string,
-    headers: Record<string, string> = {},
+    failure: Problem,
   ) {
-    super(status, code, detail, { headers });
+    super(failure.code, failure.detail, { headers: failure.headers });
   }
 }
+
+const RETRY_SOON = { headers: { 'retry-after': '5' } };
 
 export class Engines {
   private readonly pools = new Map<string, { pool: Pool; token: string; url: string }>();
@@ -100,14 +98,7 @@ export class Engines {
   async forward(engine: string, req: ForwardRequest): Promise<EngineResponse> {
     const target = this.pools.get(engine);
     if (target === undefined) {
-      throw new HttpProblem(
-        503,
-        'engine_unavailable',
-        `The project's engine "${engine}" is not configured on this gateway.`,
-        {
-          headers: { 'retry-after': '30' },
-        },
-      );
+      throw problem('engine_unavailable', 'notConfigured', { engine }, { headers: { 'retry-after': '30' } });
     }
     let path = req.path;
     if (req.query !== undefined) {
@@ -145,50 +136,19 @@ export class Engines {
       }
       if (res.statusCode >= 500 && res.statusCode !== 503) {
         res.body.resume();
-        throw new EngineProblem(
-          false,
-          502,
-          'engine_error',
-          'The memory engine failed to complete the request; nothing was counted. Try again.',
-        );
+        throw new EngineProblem(false, problem('engine_error', 'failed'));
       }
       return { status: res.statusCode, headers: out, body: res.body };
     } catch (err) {
-      if (err instanceof HttpProblem) throw err;
+      if (err instanceof Problem) throw err;
       const code = (err as { code?: unknown }).code;
       if (typeof code === 'string' && NOT_CONNECTED.has(code)) {
-        throw new EngineProblem(
-          false,
-          503,
-          'engine_unavailable',
-          'The memory engine is unreachable right now; nothing was counted. Retry after the delay given.',
-          {
-            'retry-after': '5',
-          },
-        );
+        throw new EngineProblem(false, problem('engine_unavailable', 'unreachable', RETRY_SOON));
       }
       if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
-        throw new EngineProblem(
-          true,
-          504,
-          'engine_timeout',
-          'The memory engine did not answer in time; it may still complete the request, so it was counted. ' +
-            'Check before retrying.',
-          {
-            'retry-after': '5',
-          },
-        );
+        throw new EngineProblem(true, problem('engine_timeout', 'tooSlow', RETRY_SOON));
       }
-      throw new EngineProblem(
-        true,
-        503,
-        'engine_unavailable',
-        'The connection to the memory engine broke during the request; it may have completed, so it was counted. ' +
-          'Check before retrying.',
-        {
-          'retry-after': '5',
-        },
-      );
+      throw new EngineProblem(true, problem('engine_unavailable', 'connectionBroke', RETRY_SOON));
     }
   }
 

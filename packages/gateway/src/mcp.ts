@@ -11,7 +11,7 @@ import { Engines, type EngineResponse } from './engine.js';
 import { rewriteToolResults, rpcKey, succeededCalls } from './mcp-results.js';
 import { authenticateFirst } from './early-auth.js';
 import { authenticate, execute, guarded, seg, tenantPath } from './proxy.js';
-import { HttpProblem } from './problem.js';
+import { problem, Problem } from '@mnemos/problems';
 import { MCP_CLIENT_SCOPES } from './oauth/client-scopes.js';
 import { visibleBanks } from './routes/memory.js';
 import { SCOPES, type Metric, type Scope } from './scopes.js';
@@ -70,11 +70,7 @@ function checkCall(principal: Principal, bank: string | undefined, call: ToolCal
   // list_banks takes no space: its answer is filtered to the credential's banks and spaces instead.
   if (principal.spaces !== null && call.name !== 'list_banks') {
     if (call.name === 'delete_memory') {
-      throw new HttpProblem(
-        403,
-        'forbidden',
-        'Space-limited credentials cannot delete through MCP; use the REST path.',
-      );
+      throw problem('forbidden', 'mcpDeleteWithSpaces');
     }
     requireSpace(principal, typeof call.args['space'] === 'string' ? call.args['space'] : 'default');
   }
@@ -93,11 +89,7 @@ function answerReader(principal: Principal, calls: ToolCall[], succeeded: Set<st
       // Not JSON (the engine answers JSON-RPC as JSON): nothing can be told apart, so every call counts, and a listing
       // that cannot be filtered is not passed on.
       if (limited && listings.size > 0) {
-        throw new HttpProblem(
-          502,
-          'engine_error',
-          'The memory engine answered list_banks in a form the gateway cannot filter; try again.',
-        );
+        throw problem('engine_error', 'unfilterable', { tool: 'list_banks' });
       }
       for (const call of calls) succeeded.add(call.id);
       const body = Buffer.from(answer);
@@ -136,7 +128,7 @@ export function mcpRoutes(app: FastifyInstance, ctx: GatewayContext): void {
     try {
       principals.set(request, await authenticate(ctx, request, 'mcp', { session: false }));
     } catch (err) {
-      if (err instanceof HttpProblem && err.status === 401) {
+      if (err instanceof Problem && err.status === 401) {
         const meta = `${ctx.publicUrl()}/.well-known/oauth-protected-resource/mcp`;
         // MCP clients register and ask for the scopes named here (MCP authorization, scope selection).
         const scope = MCP_CLIENT_SCOPES.join(' ');
@@ -148,7 +140,7 @@ export function mcpRoutes(app: FastifyInstance, ctx: GatewayContext): void {
 
   const handler = guarded(async (request: FastifyRequest, reply: FastifyReply) => {
     const principal = principals.get(request);
-    if (principal === undefined) throw new HttpProblem(401, 'unauthorized', 'Not authenticated.');
+    if (principal === undefined) throw problem('unauthorized', 'unauthenticated');
     const bank = (request.params as { bank?: string }).bank;
     if (bank !== undefined) requireBank(principal, bank);
     const calls = toolCalls(request.body).filter((call) => TOOL_SCOPES[call.name] !== undefined);

@@ -2,50 +2,29 @@
 // through here, so no malformed input ever turns into a 500.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { describeIssue } from '@mnemos/http-input';
-import { Problem, type FieldError, type ProblemCode } from '@mnemos/problems';
+import { messageOf, problem, Problem } from '@mnemos/problems';
 
-/** Why a body over GATEWAY_MAX_BODY_BYTES is refused, and what to do. */
-export const TOO_LARGE_DETAIL =
-  'The request body is larger than the gateway accepts (GATEWAY_MAX_BODY_BYTES); send fewer or smaller items per call.';
+/** Why a body over GATEWAY_MAX_BODY_BYTES is refused, and what to do (the input layer's body budget says it too). */
+export const TOO_LARGE_DETAIL = messageOf('payload_too_large', 'gatewayBody');
 
-/**
- * A gateway error: a catalogue problem with the gateway's own sentence. The status names what the gateway answers;
- * the catalogue's is the same for every code the gateway uses, and framework errors keep their own 4xx.
- */
-export class HttpProblem extends Problem {
-  constructor(
-    status: number,
-    code: ProblemCode,
-    detail: string,
-    options: { extra?: Record<string, unknown>; headers?: Record<string, string>; errors?: FieldError[] } = {},
-  ) {
-    super(code, detail, { ...options, status });
-  }
-}
-
-export function sendProblem(reply: FastifyReply, problem: HttpProblem): FastifyReply {
-  for (const [k, v] of Object.entries(problem.headers ?? {})) reply.header(k, v);
-  if (problem.status === 401 && !reply.hasHeader('www-authenticate')) {
+export function sendProblem(reply: FastifyReply, answer: Problem): FastifyReply {
+  for (const [k, v] of Object.entries(answer.headers ?? {})) reply.header(k, v);
+  if (answer.status === 401 && !reply.hasHeader('www-authenticate')) {
     reply.header('www-authenticate', 'Bearer realm="mnemos"');
   }
-  return reply.code(problem.status).type('application/problem+json').send(problem.document());
+  return reply.code(answer.status).type('application/problem+json').send(answer.document());
 }
 
-export const unauthorized = (detail: string): HttpProblem => new HttpProblem(401, 'unauthorized', detail);
-export const insufficientScope = (scope: string): HttpProblem =>
-  new HttpProblem(
-    403,
+export const insufficientScope = (scope: string): Problem =>
+  problem(
     'insufficient_scope',
-    `This operation needs the scope "${scope}", which the credential does not have.`,
+    'missingScope',
+    { scope },
     {
       extra: { required_scope: scope },
       headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}"` },
     },
   );
-export const forbidden = (detail: string): HttpProblem => new HttpProblem(403, 'forbidden', detail);
-export const notFound = (detail: string): HttpProblem => new HttpProblem(404, 'not_found', detail);
-export const validation = (detail: string, errors?: FieldError[]): HttpProblem =>
-  new HttpProblem(400, 'validation_failed', detail, errors === undefined ? {} : { errors });
 
 interface ValidationItem {
   instancePath?: string;
@@ -57,7 +36,7 @@ interface ValidationItem {
 
 /** Fastify error handler: maps schema validation, body parsing and size errors to 4xx problems. */
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (error instanceof HttpProblem) return sendProblem(reply, error);
+  if (error instanceof Problem) return sendProblem(reply, error);
   const validationItems = (error as FastifyError & { validation?: ValidationItem[] }).validation;
   if (validationItems !== undefined) {
     const where = (error as FastifyError & { validationContext?: string }).validationContext ?? 'body';
@@ -67,46 +46,33 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
       return { pointer: `/${where}${pointer}`.replace(/\/$/, ''), detail: describeIssue(v) };
     });
     const first = errors[0];
+    const options = { errors };
     return sendProblem(
       reply,
-      validation(
-        first === undefined
-          ? 'The request is invalid.'
-          : `The request ${where} is invalid: ${first.pointer} ${first.detail}.`,
-        errors,
-      ),
+      first === undefined
+        ? problem('validation_failed', 'unexplained', options)
+        : problem('validation_failed', 'field', { where, pointer: first.pointer, issue: first.detail }, options),
     );
   }
   const status = error.statusCode ?? 500;
   if (status === 413 || error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return sendProblem(reply, new HttpProblem(413, 'payload_too_large', TOO_LARGE_DETAIL));
+    return sendProblem(reply, problem('payload_too_large', 'gatewayBody'));
   }
   if (status === 415 || error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return sendProblem(reply, new HttpProblem(415, 'unsupported_media_type', 'Send the body as application/json.'));
+    return sendProblem(reply, problem('unsupported_media_type', 'json'));
   }
   if (status >= 400 && status < 500) {
-    const code =
+    const notJson =
       error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
       error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
-      error instanceof SyntaxError
-        ? 'validation_failed'
-        : 'bad_request';
+      error instanceof SyntaxError;
     return sendProblem(
       reply,
-      new HttpProblem(
-        status,
-        code,
-        code === 'validation_failed' ? `The request body is not valid JSON: ${error.message}` : error.message,
-      ),
+      notJson
+        ? problem('validation_failed', 'notJson', { reason: error.message }, { status })
+        : problem('bad_request', 'framework', { reason: error.message }, { status }),
     );
   }
   request.log.error({ err: error }, 'unhandled error');
-  return sendProblem(
-    reply,
-    new HttpProblem(
-      500,
-      'internal_error',
-      'The gateway failed unexpectedly; the request was not completed. Try again.',
-    ),
-  );
+  return sendProblem(reply, problem('internal_error', 'gateway'));
 }

@@ -11,7 +11,8 @@ import {
   type EngineResponse,
   type ForwardRequest,
 } from './engine.js';
-import { HttpProblem, sendProblem } from './problem.js';
+import { problem, Problem } from '@mnemos/problems';
+import { sendProblem } from './problem.js';
 import type { Reservation } from './quota.js';
 import { limitsFor, periodOf, type Limits, type Metric, type Scope } from './scopes.js';
 
@@ -58,16 +59,13 @@ export async function authenticate(
   for (const s of Array.isArray(scope) ? scope : [scope]) requireScope(principal, s);
   const limits = limitsFor(principal.project.plan, principal.project.quotas);
   const perMinute = Math.min(principal.rateLimitPerMinute ?? Infinity, limits.requests_per_minute);
-  const wait = ctx.limiter.take(principal.rateKey, perMinute);
+  const wait = await ctx.limiter.take(request, principal.rateKey, perMinute);
   if (wait > 0) {
-    throw new HttpProblem(
-      429,
+    throw problem(
       'rate_limited',
-      `This credential is limited to ${perMinute} requests per minute; retry in ${wait} s.`,
-      {
-        headers: { 'retry-after': String(wait) },
-        extra: { limit: perMinute, retry_after: wait },
-      },
+      'credential',
+      { perMinute, wait },
+      { headers: { 'retry-after': String(wait) }, extra: { limit: perMinute, retry_after: wait } },
     );
   }
   return principal;
@@ -102,23 +100,15 @@ async function reserveAll(
       r = await ctx.quotas.reserve(projectId, metric, amount, limit, now);
     } catch {
       releaseAll();
-      throw new HttpProblem(
-        503,
-        'database_unavailable',
-        'The quota ledger is unreachable right now; nothing was counted. Retry after the delay given.',
-        {
-          headers: { 'retry-after': '5' },
-        },
-      );
+      throw problem('database_unavailable', 'quotaLedger', { headers: { 'retry-after': '5' } });
     }
     if (!r.ok) {
       releaseAll();
       const retryAfter = Math.max(1, Math.ceil((resetsAt.getTime() - now.getTime()) / 1000));
-      throw new HttpProblem(
-        429,
+      throw problem(
         'quota_exceeded',
-        `The project has used ${r.used} of its ${limit} ${metric} for ${period}` +
-          `${amount > 1 ? ` and this request needs ${amount}` : ''}; the quota resets at ${resetsAt.toISOString()}. Upgrade the plan for more.`,
+        'used',
+        { used: r.used, limit, metric, period, needed: amount, resetsAt: resetsAt.toISOString() },
         {
           headers: { 'retry-after': String(retryAfter), ...quotaHeaders(metric, limit, r.used, resetsAt) },
           extra: { metric, limit, used: r.used, requested: amount, period, resets_at: resetsAt.toISOString() },
@@ -243,7 +233,7 @@ export function guarded<R extends FastifyRequest>(fn: (request: R, reply: Fastif
     try {
       return await fn(request, reply);
     } catch (err) {
-      if (err instanceof HttpProblem) return sendProblem(reply, err);
+      if (err instanceof Problem) return sendProblem(reply, err);
       throw err;
     }
   };
@@ -256,7 +246,7 @@ export function hookGuard(fn: (request: FastifyRequest, reply: FastifyReply) => 
       await fn(request, reply);
       return undefined;
     } catch (err) {
-      if (err instanceof HttpProblem) return sendProblem(reply, err);
+      if (err instanceof Problem) return sendProblem(reply, err);
       throw err;
     }
   };

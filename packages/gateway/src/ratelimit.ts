@@ -1,56 +1,53 @@
-// Per-credential rate limits: a token bucket per key (or OAuth client), refilled continuously over a minute.
-// Buckets live in each gateway's memory (a request is admitted by the gateway that serves it), so with N gateways
-// behind a balancer a credential can reach at most N times its rate; monthly quotas, by contrast, are exact and
-// global (in Postgres).
+// Request rates per credential (and the admin API's wrong-token throttle), counted by @fastify/rate-limit in fixed
+// one-minute windows. Counts live in each gateway's memory (the library's local store), so with N gateways behind a
+// balancer a credential can reach at most N times its rate; monthly quotas, by contrast, are exact and global (in
+// Postgres).
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 
-interface Bucket {
-  tokens: number;
-  at: number;
-  capacity: number;
+/** The window a per-minute allowance is counted in. */
+export const WINDOW_MS = 60_000;
+/** Keys tracked at once; past this the least recently used key starts a fresh window. */
+const MAX_TRACKED_KEYS = 200_000;
+
+export interface RateLimits {
+  /** Counts one request against `key`; 0 if admitted, else the seconds until its window has room again. */
+  take(request: FastifyRequest, key: string, perMinute: number): Promise<number>;
+  /** Like take, but only looks: 0 if a request would be admitted now (nothing is counted), else the seconds to wait. */
+  wait(request: FastifyRequest, key: string, perMinute: number): Promise<number>;
 }
 
-export class RateLimiter {
-  private readonly buckets = new Map<string, Bucket>();
-
-  /** Takes one token; returns 0 if admitted, else the seconds to wait before a token is available. */
-  take(key: string, perMinute: number, now: number = Date.now()): number {
-    if (perMinute <= 0) return 60;
-    const b = this.refilled(key, perMinute, now);
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
-      return 0;
-    }
-    return secondsToNextToken(b, perMinute);
-  }
-
-  /** Like take, but only looks: 0 if a token is available now (it stays there), else the seconds to wait. */
-  wait(key: string, perMinute: number, now: number = Date.now()): number {
-    if (perMinute <= 0) return 60;
-    const b = this.buckets.get(key);
-    if (b === undefined) return 0;
-    const refilled = this.refilled(key, perMinute, now);
-    return refilled.tokens >= 1 ? 0 : secondsToNextToken(refilled, perMinute);
-  }
-
-  private refilled(key: string, perMinute: number, now: number): Bucket {
-    let b = this.buckets.get(key);
-    if (b === undefined || b.capacity !== perMinute) {
-      b = { tokens: perMinute, at: now, capacity: perMinute };
-      this.buckets.set(key, b);
-      if (this.buckets.size > 200_000) this.prune(now);
-    }
-    b.tokens = Math.min(b.capacity, b.tokens + (now - b.at) * (perMinute / 60_000));
-    b.at = now;
-    return b;
-  }
-
-  private prune(now: number): void {
-    for (const [k, b] of this.buckets) {
-      if (b.tokens + (now - b.at) * (b.capacity / 60_000) >= b.capacity) this.buckets.delete(k);
-    }
-  }
+interface Allowance {
+  key: string;
+  perMinute: number;
 }
 
-function secondsToNextToken(b: Bucket, perMinute: number): number {
-  return Math.max(1, Math.ceil((1 - b.tokens) / (perMinute / 60_000) / 1000));
+/** Registers the rate-limit plugin (on no route by itself) and returns the limits the request pipeline applies. */
+export async function installRateLimits(app: FastifyInstance): Promise<RateLimits> {
+  await app.register(rateLimit, { global: false, cache: MAX_TRACKED_KEYS });
+  // The key and the allowance are known only once the caller is authenticated, so each call states them here.
+  const asked = new WeakMap<FastifyRequest, Allowance>();
+  const allowanceOf = (request: FastifyRequest): Allowance => {
+    const allowance = asked.get(request);
+    if (allowance === undefined) throw new Error('rate limit asked without an allowance');
+    return allowance;
+  };
+  const limiter = app.createRateLimit({
+    timeWindow: WINDOW_MS,
+    keyGenerator: (request) => allowanceOf(request).key,
+    max: (request) => allowanceOf(request).perMinute,
+  });
+  const windowSeconds = WINDOW_MS / 1000;
+  const check = async (request: FastifyRequest, key: string, perMinute: number, increment: boolean) => {
+    if (perMinute <= 0) return windowSeconds;
+    asked.set(request, { key, perMinute });
+    const state = await limiter(request, { increment });
+    if (state.isAllowed) return 0;
+    const full = increment ? state.isExceeded : state.remaining === 0;
+    return full ? Math.max(1, state.ttlInSeconds) : 0;
+  };
+  return {
+    take: (request, key, perMinute) => check(request, key, perMinute, true),
+    wait: (request, key, perMinute) => check(request, key, perMinute, false),
+  };
 }

@@ -31,7 +31,7 @@ export interface Limits {
   memories: number;
   recalls: number;
   reflects: number;
-  /** Per-key request rate (token bucket of this size, refilled over a minute). */
+  /** Per-key request rate: requests admitted per one-minute window. */
   requests_per_minute: number;
 }
 

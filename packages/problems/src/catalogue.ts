@@ -11,12 +11,16 @@ interface CodeEntry {
   readonly messages: Readonly<Record<string, Template>>;
 }
 
-/** The gateway's own sentences, until its call sites move onto named messages. */
+/**
+ * A sentence its caller writes, for the few situations whose text is not the catalogue's to know: the input layer's
+ * body limits (each server names its own setting) and a database driver's reason for being out of reach.
+ */
 const stated = (p: { detail: string }) => p.detail;
 
 const TOO_LARGE_ENGINE =
   'The request body is larger than this engine accepts (MNEMOS_API_MAX_BODY_BYTES); split it into smaller requests.';
 const LLM_SETTINGS = 'set MNEMOS_API_LLM_PROVIDER and MNEMOS_API_LLM_MODEL (and the key) and restart';
+const CHECK_BEFORE_RETRY = 'it may still complete the request, so it was counted. Check before retrying.';
 
 export const CATALOGUE = {
   validation_failed: {
@@ -32,13 +36,26 @@ export const CATALOGUE = {
       queryWithoutWords: () => 'The query has no letters or digits; ask a question in words.',
       unknownMemoryType: (p: { type: string; allowed: readonly string[] }) =>
         `Unknown memory type ${JSON.stringify(p.type)}; use one of ${p.allowed.join(', ')}.`,
-      retainWithoutContent: () => 'The request body needs `content` (one memory) or `items` (a list of {content}).',
+      retainWithoutContent: () =>
+        'The request body needs `content` (one memory), `items` (a list of {content}) or `messages` (a list of {role, content}).',
       emptyText: () => 'text must not be empty.',
       nothingToChange: () =>
         'Nothing to change: send at least one of text, context, tags, metadata, state, occurred_at.',
       notJsonRpc: () =>
         'The body must be a JSON-RPC 2.0 message (or a batch of them): {"jsonrpc": "2.0", "method": ..., "id": ...}.',
-      stated,
+      unexplained: () => 'The request is invalid; check it against /openapi.json.',
+      notJson: (p: { reason: string }) => `The request body is not valid JSON: ${p.reason}`,
+      expiryInPast: () => 'expires_at must be in the future; send a later time or omit it.',
+      noDefaultScopes: (p: { defaults: readonly string[] }) =>
+        `This credential holds none of the default scopes (${p.defaults.join(', ')}); ` +
+        'name the scopes to grant in "scopes".',
+      unknownAccount: (p: { accountId: string }) =>
+        `No account "${p.accountId}"; create it with POST /admin/accounts or use the id of an existing one.`,
+      unknownPlan: (p: { plan: string; plans: readonly string[] }) =>
+        `Unknown plan "${p.plan}"; plans are ${p.plans.join(', ')}.`,
+      unknownEngine: (p: { engine: string; engines: readonly string[] }) =>
+        `Unknown engine "${p.engine}"; engines are ${p.engines.join(', ')}.`,
+      consentWithoutProject: () => 'Name the project the client may act on in "project_id".',
     },
   },
   malformed_json: {
@@ -70,23 +87,70 @@ export const CATALOGUE = {
     messages: {
       missingToken: () => 'This engine requires a token: send Authorization: Bearer <MNEMOS_API_AUTH_TOKEN>.',
       wrongToken: () => 'The token is not valid for this engine; send the value of its MNEMOS_API_AUTH_TOKEN.',
-      stated,
+      noCredential: () => 'Send an API key or OAuth access token as "Authorization: Bearer <credential>".',
+      notBearer: () => 'The Authorization header must be "Bearer <credential>".',
+      malformedKey: () => 'The API key is malformed: keys are "mnm_live_" followed by 43 letters and digits.',
+      unknownKey: () => 'The API key is not valid; check that it was copied in full, or create a new one.',
+      revokedKey: () => 'The API key was revoked; create a new one.',
+      expiredKey: () => 'The API key has expired; create a new one.',
+      malformedToken: () => 'The access token is malformed; send the access_token the token endpoint issued.',
+      unknownToken: () => 'The access token is not valid, expired or was revoked; obtain a new one.',
+      expiredToken: () => 'The access token has expired; obtain a new one (refresh it or authorize again).',
+      clientExpired: () => 'The OAuth client this token was issued to has expired; create a new client.',
+      unauthenticated: () => 'Not authenticated; send a credential as "Authorization: Bearer <credential>".',
+      notSignedIn: () => 'Not signed in; sign in with POST /v1/account/session.',
+      sessionEnded: () => 'Not signed in, or the session has ended; sign in with POST /v1/account/session.',
+      adminToken: () => 'The admin API needs "Authorization: Bearer <GATEWAY_ADMIN_TOKEN>".',
     },
   },
-  forbidden: { status: 403, messages: { stated } },
+  forbidden: {
+    status: 403,
+    messages: {
+      outsideBanks: (p: { bank: string }) =>
+        `This credential is limited to certain banks and may not use bank "${p.bank}".`,
+      outsideSpaces: (p: { space: string }) =>
+        `This credential is limited to certain spaces and may not use space "${p.space}".`,
+      orgBankOutsideBanks: (p: { space: string; orgBank: string }) =>
+        `This credential is limited to certain banks and may not use the org memory of space "${p.space}"; ` +
+        `that needs "${p.orgBank}" among its banks.`,
+      bankWideWithSpaces: () =>
+        'This credential is limited to certain spaces; bank-wide operations (profile edits, bank deletion) need a ' +
+        'credential without space limits.',
+      mcpDeleteWithSpaces: () => 'Space-limited credentials cannot delete through MCP; use the REST path.',
+      grantWider: (p: { kind: string; wider: string }) =>
+        `This credential is limited to certain ${p.kind} and cannot grant ${p.wider}; ` +
+        `ask only for its own ${p.kind}, or omit ${p.kind} to inherit them.`,
+      expiryBeyondHeld: (p: { heldUntil: string }) =>
+        `This credential expires at ${p.heldUntil} and cannot grant access beyond that; ` +
+        'ask for an earlier expires_at or omit it to inherit.',
+      beyondReach: (p: { what: string; id: string }) =>
+        `The ${p.what} "${p.id}" grants more than this credential holds (scopes, banks, spaces or a later expiry); ` +
+        'manage it with a credential that holds at least as much.',
+      clientOfOtherProject: (p: { project: string }) =>
+        `This client belongs to project "${p.project}" and can be authorized for that project only.`,
+    },
+  },
   insufficient_scope: {
     status: 403,
     messages: {
       missingScope: (p: { scope: string }) =>
         `This operation needs the scope "${p.scope}", which the credential does not have.`,
-      stated,
+      grantUnheld: (p: { missing: readonly string[] }) =>
+        `A credential can only grant scopes it holds itself; it lacks ${p.missing.join(', ')}.`,
     },
   },
   not_found: {
     status: 404,
     messages: {
       noRoute: (p: { route: string }) => `No route ${p.route}; see /docs for the API.`,
-      stated,
+      noGatewayRoute: (p: { route: string }) => `No route ${p.route}; see /openapi.json for the paths.`,
+      noProject: (p: { id: string }) => `No project "${p.id}"; list the projects to find its id.`,
+      noAccountProject: (p: { id: string }) =>
+        `No project "${p.id}" among the projects of the signed-in account; list them with GET /v1/account/projects.`,
+      noKey: (p: { id: string }) => `No API key "${p.id}" in this project; list them with GET /v1/me/keys.`,
+      noClient: (p: { id: string }) =>
+        `No OAuth client "${p.id}" in this project; list them with GET /v1/me/oauth/clients.`,
+      noConsoleFile: (p: { path: string }) => `No console file ${p.path}; the console starts at /console/.`,
     },
   },
   tenant_not_found: {
@@ -110,14 +174,15 @@ export const CATALOGUE = {
       inThisBank: (p: { id: string }) => `Memory ${p.id} does not exist in this bank (it may have been deleted).`,
       inNamedBank: (p: { id: string; bankId: string }) =>
         `Memory ${p.id} does not exist in bank "${p.bankId}" (it may have been deleted).`,
-      stated,
+      notVisible: (p: { id: string; bankId: string }) =>
+        `No memory "${p.id}" in bank "${p.bankId}" is visible to this credential.`,
     },
   },
   operation_not_found: {
     status: 404,
     messages: {
       unknown: (p: { id: string }) => `Operation ${p.id} does not exist.`,
-      stated,
+      notVisible: (p: { id: string }) => `No operation "${p.id}" is visible to this credential.`,
     },
   },
   method_not_allowed: {
@@ -141,10 +206,22 @@ export const CATALOGUE = {
     status: 409,
     messages: { sameText: () => 'Another memory in this bank and space already has exactly this text.' },
   },
-  account_exists: { status: 409, messages: { stated } },
+  account_exists: {
+    status: 409,
+    messages: {
+      signUp: () => 'An account with this email already exists; sign in instead.',
+      adminCreate: () => 'An account with this email already exists; use its id, or choose another email.',
+    },
+  },
   payload_too_large: {
     status: 413,
-    messages: { engineBody: () => TOO_LARGE_ENGINE, stated },
+    messages: {
+      engineBody: () => TOO_LARGE_ENGINE,
+      gatewayBody: () =>
+        'The request body is larger than the gateway accepts (GATEWAY_MAX_BODY_BYTES); ' +
+        'send fewer or smaller items per call.',
+      stated,
+    },
   },
   too_many_memories: {
     status: 413,
@@ -158,11 +235,27 @@ export const CATALOGUE = {
     status: 415,
     messages: {
       json: () => 'Send the body as JSON with Content-Type: application/json.',
-      stated,
     },
   },
-  rate_limited: { status: 429, messages: { stated } },
-  quota_exceeded: { status: 429, messages: { stated } },
+  rate_limited: {
+    status: 429,
+    messages: {
+      credential: (p: { perMinute: number; wait: number }) =>
+        `This credential is limited to ${p.perMinute} requests per minute; retry in ${p.wait} s.`,
+      adminTokenGuessing: (p: { wait: number }) =>
+        `Too many requests with a wrong admin token from this address; retry in ${p.wait} s ` +
+        'with the right GATEWAY_ADMIN_TOKEN.',
+    },
+  },
+  quota_exceeded: {
+    status: 429,
+    messages: {
+      used: (p: { used: number; limit: number; metric: string; period: string; needed: number; resetsAt: string }) =>
+        `The project has used ${p.used} of its ${p.limit} ${p.metric} for ${p.period}` +
+        `${p.needed > 1 ? ` and this request needs ${p.needed}` : ''}; the quota resets at ${p.resetsAt}. ` +
+        'Upgrade the plan for more.',
+    },
+  },
   headers_too_large: {
     status: 431,
     messages: {
@@ -173,7 +266,7 @@ export const CATALOGUE = {
     status: 500,
     messages: {
       engine: () => 'The engine failed to handle this request; it has been logged. Try again.',
-      stated,
+      gateway: () => 'The gateway failed unexpectedly; the request was not completed. Try again.',
     },
   },
   llm_bad_answer: {
@@ -187,7 +280,14 @@ export const CATALOGUE = {
         `The LLM provider rejected the call: ${p.reason} Check MNEMOS_API_LLM_* settings.`,
     },
   },
-  engine_error: { status: 502, messages: { stated } },
+  engine_error: {
+    status: 502,
+    messages: {
+      failed: () => 'The memory engine failed to complete the request; nothing was counted. Try again.',
+      unfilterable: (p: { tool: string }) =>
+        `The memory engine answered ${p.tool} in a form the gateway cannot filter; try again.`,
+    },
+  },
   llm_not_configured: {
     status: 503,
     messages: {
@@ -219,10 +319,33 @@ export const CATALOGUE = {
     status: 503,
     messages: { shuttingDown: () => 'The engine is shutting down; retry once it is back.' },
   },
-  starting: { status: 503, messages: { stated } },
-  database_unavailable: { status: 503, messages: { stated } },
-  engine_unavailable: { status: 503, messages: { stated } },
-  engine_timeout: { status: 504, messages: { stated } },
+  starting: {
+    status: 503,
+    messages: { gateway: () => 'The gateway is starting; retry in a few seconds.' },
+  },
+  database_unavailable: {
+    status: 503,
+    messages: {
+      controlPlane: () => 'The control-plane database is unreachable; retry after the delay given.',
+      quotaLedger: () => 'The quota ledger is unreachable right now; nothing was counted. Retry after the delay given.',
+      stated,
+    },
+  },
+  engine_unavailable: {
+    status: 503,
+    messages: {
+      notConfigured: (p: { engine: string }) =>
+        `The project's engine "${p.engine}" is not configured on this gateway; ` +
+        'name it in GATEWAY_ENGINE_URL and GATEWAY_ENGINE_TOKEN, or move the project to a configured engine.',
+      unreachable: () =>
+        'The memory engine is unreachable right now; nothing was counted. Retry after the delay given.',
+      connectionBroke: () => `The connection to the memory engine broke during the request; ${CHECK_BEFORE_RETRY}`,
+    },
+  },
+  engine_timeout: {
+    status: 504,
+    messages: { tooSlow: () => `The memory engine did not answer in time; ${CHECK_BEFORE_RETRY}` },
+  },
   llm_timeout: {
     status: 504,
     messages: {
@@ -231,14 +354,56 @@ export const CATALOGUE = {
     },
   },
   // The console's accounts and sessions (gateway).
-  weak_password: { status: 400, messages: { stated } },
-  project_required: { status: 400, messages: { stated } },
-  invalid_credentials: { status: 401, messages: { stated } },
-  csrf_failed: { status: 403, messages: { stated } },
-  signup_closed: { status: 403, messages: { stated } },
-  interaction_not_found: { status: 404, messages: { stated } },
-  signin_throttled: { status: 429, messages: { stated } },
-  console_not_built: { status: 503, messages: { stated } },
+  weak_password: {
+    status: 400,
+    messages: {
+      tooShort: (p: { min: number }) => `The password is too short: use at least ${p.min} characters.`,
+      isEmail: (p: { min: number }) =>
+        `The password must not be the email address: choose something else of at least ${p.min} characters.`,
+    },
+  },
+  project_required: {
+    status: 400,
+    messages: {
+      header: () =>
+        'A call signed in by the console session cookie must name its project in the header X-Mnemos-Project ' +
+        '(an id from GET /v1/account/projects).',
+    },
+  },
+  invalid_credentials: { status: 401, messages: { wrongPassword: () => 'Wrong email or password.' } },
+  csrf_failed: {
+    status: 403,
+    messages: {
+      missingToken: () =>
+        'A call signed in by the console session cookie that changes something must carry the header X-CSRF-Token ' +
+        'with the csrf_token from GET /v1/account/session.',
+    },
+  },
+  signup_closed: {
+    status: 403,
+    messages: {
+      closed: () => 'Sign-up is closed on this gateway (GATEWAY_SIGNUP=closed); ask its operator for an account.',
+    },
+  },
+  interaction_not_found: {
+    status: 404,
+    messages: { ended: () => 'This authorization request has ended or expired; start again from the application.' },
+  },
+  signin_throttled: {
+    status: 429,
+    messages: {
+      paused: (p: { minutes: number; at: string }) =>
+        'Too many failed sign-ins: sign-in is paused for this account or network after several wrong passwords. ' +
+        `Try again in ${p.minutes} minute${p.minutes === 1 ? '' : 's'} (at ${p.at} UTC).`,
+    },
+  },
+  console_not_built: {
+    status: 503,
+    messages: {
+      missing: (p: { indexFile: string }) =>
+        `The console app is not built (no ${p.indexFile}); run \`npm run build\` and restart the gateway.`,
+    },
+  },
 } as const satisfies Record<string, CodeEntry>;
 
 type Catalogue = typeof CATALOGUE;

@@ -8,3 +8,4 @@ export {
   type ProblemOptions,
 } from './problem.js';
 export { invalidField } from './field.js';
+export { documentProblems, type DocumentedProblems, type ProblemResponse } from './openapi.js';

@@ -3,7 +3,15 @@
 import assert from 'node:assert/strict';
 import { STATUS_CODES } from 'node:http';
 import { describe, it } from 'node:test';
-import { CATALOGUE, invalidField, messageOf, Problem, problem, type ProblemCode } from '../src/index.js';
+import {
+  CATALOGUE,
+  documentProblems,
+  invalidField,
+  messageOf,
+  Problem,
+  problem,
+  type ProblemCode,
+} from '../src/index.js';
 
 describe('the catalogue', () => {
   it('gives every code an HTTP error status with a standard title, and at least one message', () => {
@@ -40,6 +48,49 @@ describe('the catalogue', () => {
       ['engine_timeout', 504],
     ];
     for (const [code, status] of gateway) assert.equal(CATALOGUE[code].status, status, code);
+  });
+
+  it('fills the gateway messages in, each one line ending in a full stop', () => {
+    const samples = [
+      messageOf('rate_limited', 'credential', { perMinute: 3, wait: 20 }),
+      messageOf('forbidden', 'outsideBanks', { bank: 'b9' }),
+      messageOf('insufficient_scope', 'grantUnheld', { missing: ['memory:delete', 'mcp'] }),
+      messageOf('quota_exceeded', 'used', {
+        used: 5,
+        limit: 5,
+        metric: 'recalls',
+        period: '2026-01',
+        needed: 2,
+        resetsAt: '2026-02-01T00:00:00.000Z',
+      }),
+      messageOf('signin_throttled', 'paused', { minutes: 1, at: '10:15' }),
+      messageOf('weak_password', 'tooShort', { min: 10 }),
+      messageOf('engine_timeout', 'tooSlow'),
+    ];
+    for (const text of samples) assert.match(text, /^[^\n]+\.$/, text);
+    assert.match(samples[0] ?? '', /limited to 3 requests per minute; retry in 20 s/);
+    assert.match(samples[2] ?? '', /it lacks memory:delete, mcp/);
+    assert.match(samples[3] ?? '', /used 5 of its 5 recalls for 2026-01 and this request needs 2/);
+    assert.match(samples[4] ?? '', /Try again in 1 minute \(at 10:15 UTC\)/);
+  });
+
+  it("keeps caller-written sentences only where the text is not the catalogue's to know", () => {
+    const withStated = Object.entries(CATALOGUE)
+      .filter(([, entry]) => 'stated' in entry.messages)
+      .map(([code]) => code)
+      .sort();
+    assert.deepEqual(withStated, ['database_unavailable', 'payload_too_large', 'request_timeout']);
+  });
+});
+
+describe('documentProblems', () => {
+  it('groups the codes by status for the responses and lists each code once', () => {
+    const documented = documentProblems(['unauthorized', 'forbidden', 'insufficient_scope', 'unauthorized']);
+    assert.deepEqual(documented.codes, ['unauthorized', 'forbidden', 'insufficient_scope']);
+    assert.deepEqual(documented.responses, {
+      401: { $ref: 'Problem#', description: 'Problem: unauthorized' },
+      403: { $ref: 'Problem#', description: 'Problem: forbidden, insufficient_scope' },
+    });
   });
 });
 

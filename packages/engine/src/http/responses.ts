@@ -1,4 +1,4 @@
-import { statusOf, type ProblemCode } from '@mnemos/problems';
+import { documentProblems, type ProblemCode } from '@mnemos/problems';
 import type { TSchema } from '@sinclair/typebox';
 
 /** Problems any route may answer: a malformed or unauthorised request, or an unknown tenant. */
@@ -15,14 +15,8 @@ const EVERY_ROUTE: readonly ProblemCode[] = [
  * lists them all under `x-problem-codes`, so a client knows every code to expect.
  */
 export function answers<A extends Record<number, TSchema>>(success: A, codes: readonly ProblemCode[] = []) {
-  const all = [...new Set([...EVERY_ROUTE, ...codes])];
-  const byStatus = new Map<number, ProblemCode[]>();
-  for (const code of all) byStatus.set(statusOf(code), [...(byStatus.get(statusOf(code)) ?? []), code]);
-  const problems: Record<number, { $ref: string; description: string }> = {};
-  for (const [status, list] of byStatus) {
-    problems[status] = { $ref: 'Problem#', description: `Problem: ${list.join(', ')}` };
-  }
-  return { response: { ...problems, ...success }, 'x-problem-codes': all };
+  const problems = documentProblems([...EVERY_ROUTE, ...codes]);
+  return { response: { ...problems.responses, ...success }, 'x-problem-codes': problems.codes };
 }
 
 /**

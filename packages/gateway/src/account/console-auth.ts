@@ -3,7 +3,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../auth.js';
 import { constantTimeEqualString } from '../ids.js';
-import { HttpProblem, notFound, unauthorized } from '../problem.js';
+import { problem, type Problem } from '@mnemos/problems';
 import { SCOPES } from '../scopes.js';
 import type { Project, Store } from '../store.js';
 import type { Session, Sessions } from './sessions.js';
@@ -15,13 +15,7 @@ export const PROJECT_HEADER = 'x-mnemos-project';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const PROJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-export const csrfFailed = (): HttpProblem =>
-  new HttpProblem(
-    403,
-    'csrf_failed',
-    'A call signed in by the console session cookie that changes something must carry the header X-CSRF-Token with ' +
-      'the csrf_token from GET /v1/account/session.',
-  );
+export const csrfFailed = (): Problem => problem('csrf_failed', 'missingToken');
 
 export class ConsoleAuth {
   constructor(
@@ -48,7 +42,7 @@ export class ConsoleAuth {
   async require(request: FastifyRequest): Promise<{ token: string; session: Session }> {
     const found = await this.current(request);
     if (found === undefined) {
-      throw unauthorized('Not signed in, or the session has ended; sign in with POST /v1/account/session.');
+      throw problem('unauthorized', 'sessionEnded');
     }
     if (!SAFE_METHODS.has(request.method)) {
       const sent = request.headers[CSRF_HEADER];
@@ -61,10 +55,7 @@ export class ConsoleAuth {
   async ownProject(session: Session, projectId: string): Promise<Project> {
     const project = PROJECT_ID.test(projectId) ? await this.store.getProject(projectId) : undefined;
     if (project === undefined || project.account_id !== session.accountId) {
-      throw notFound(
-        `No project "${projectId}" among the projects of the signed-in account; ` +
-          'list them with GET /v1/account/projects.',
-      );
+      throw problem('not_found', 'noAccountProject', { id: projectId });
     }
     return project;
   }
@@ -74,12 +65,7 @@ export class ConsoleAuth {
     const { session } = await this.require(request);
     const header = request.headers[PROJECT_HEADER];
     if (typeof header !== 'string' || header.length === 0) {
-      throw new HttpProblem(
-        400,
-        'project_required',
-        'A call signed in by the console session cookie must name its project in the header X-Mnemos-Project ' +
-          '(an id from GET /v1/account/projects).',
-      );
+      throw problem('project_required', 'header');
     }
     const project = await this.ownProject(session, header);
     return {

@@ -9,7 +9,8 @@ import type { Interaction, InteractionResults } from 'oidc-provider';
 import type { GatewayContext } from '../context.js';
 import { clientScopes } from '../oauth/client-scopes.js';
 import { subjectOf } from '../oauth/provider.js';
-import { forbidden, HttpProblem, validation } from '../problem.js';
+import { problem } from '@mnemos/problems';
+import { answers, SESSION_ROUTE } from '../route-problems.js';
 import { guarded } from '../proxy.js';
 import { isScope, SCOPE_DESCRIPTIONS, type Scope } from '../scopes.js';
 import { ACCOUNT_SECURITY } from './routes.js';
@@ -33,7 +34,6 @@ const DecisionBody = Type.Object(
   },
   { additionalProperties: false },
 );
-const problem = { $ref: 'Problem#' };
 
 interface Details {
   interaction: Interaction;
@@ -49,11 +49,7 @@ interface Details {
 async function details(provider: Provider, uid: string): Promise<Details> {
   const interaction = await provider.Interaction.find(uid);
   if (interaction === undefined) {
-    throw new HttpProblem(
-      404,
-      'interaction_not_found',
-      'This authorization request has ended or expired; start again from the application.',
-    );
+    throw problem('interaction_not_found', 'ended');
   }
   const clientId = textParam(interaction.params['client_id']) ?? '';
   const client = await provider.Client.find(clientId);
@@ -109,7 +105,7 @@ export function consentRoutes(app: FastifyInstance, ctx: GatewayContext, getProv
         tags,
         security: [],
         params: UidParam,
-        response: { 200: InteractionAnswer, 400: problem, 404: problem },
+        ...answers({ 200: InteractionAnswer }, ['interaction_not_found']),
       },
     },
     guarded(async (request: FastifyRequest, reply: FastifyReply) => {
@@ -134,13 +130,12 @@ export function consentRoutes(app: FastifyInstance, ctx: GatewayContext, getProv
         security: ACCOUNT_SECURITY,
         params: UidParam,
         body: DecisionBody,
-        response: {
-          200: Type.Object({ redirect_to: Type.String({ description: 'Send the browser here' }) }),
-          400: problem,
-          401: problem,
-          403: problem,
-          404: problem,
-        },
+        ...answers({ 200: Type.Object({ redirect_to: Type.String({ description: 'Send the browser here' }) }) }, [
+          ...SESSION_ROUTE,
+          'interaction_not_found',
+          'forbidden',
+          'not_found',
+        ]),
       },
       onRequest: requireSession,
     },
@@ -154,15 +149,13 @@ export function consentRoutes(app: FastifyInstance, ctx: GatewayContext, getProv
         result = { error: 'access_denied', error_description: 'The user denied the request.' };
       } else {
         if (body.project_id === undefined) {
-          throw validation('Name the project the client may act on in "project_id".', [
-            { pointer: '/body/project_id', detail: 'is required when allow is true' },
-          ]);
+          throw problem('validation_failed', 'consentWithoutProject', {
+            errors: [{ pointer: '/body/project_id', detail: 'is required when allow is true' }],
+          });
         }
         const project = await ctx.console.ownProject(session, body.project_id);
         if (d.fixedProject !== undefined && d.fixedProject !== project.id) {
-          throw forbidden(
-            `This client belongs to project "${d.fixedProject}" and can be authorized for that project only.`,
-          );
+          throw problem('forbidden', 'clientOfOtherProject', { project: d.fixedProject });
         }
         result = await allow(provider, d, session.accountId, project.id);
       }

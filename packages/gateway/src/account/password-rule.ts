@@ -1,5 +1,5 @@
 // The one rule a new console password must meet, named in the refusal so the person knows what to change.
-import { HttpProblem } from '../problem.js';
+import { messageOf, problem } from '@mnemos/problems';
 
 export const MIN_PASSWORD_LENGTH = 10;
 
@@ -12,16 +12,11 @@ function characterCount(text: string): number {
 
 /** Throws 400 `weak_password` naming the rule the password breaks. */
 export function checkPassword(password: string, email: string): void {
-  const refuse = (detail: string): never => {
-    throw new HttpProblem(400, 'weak_password', detail, { errors: [{ pointer: '/body/password', detail }] });
+  const refuse = (rule: 'tooShort' | 'isEmail'): never => {
+    const params = { min: MIN_PASSWORD_LENGTH };
+    const detail = messageOf('weak_password', rule, params);
+    throw problem('weak_password', rule, params, { errors: [{ pointer: '/body/password', detail }] });
   };
-  if (characterCount(password) < MIN_PASSWORD_LENGTH) {
-    refuse(`The password is too short: use at least ${MIN_PASSWORD_LENGTH} characters.`);
-  }
-  if (password.trim().toLowerCase() === email.trim().toLowerCase()) {
-    refuse(
-      'The password must not be the email address: choose something else of at least ' +
-        `${MIN_PASSWORD_LENGTH} characters.`,
-    );
-  }
+  if (characterCount(password) < MIN_PASSWORD_LENGTH) refuse('tooShort');
+  if (password.trim().toLowerCase() === email.trim().toLowerCase()) refuse('isEmail');
 }

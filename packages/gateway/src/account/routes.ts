@@ -7,7 +7,8 @@ import { verifyPassword } from '../ids.js';
 import type { SignInThrottle } from '../oauth/signin-throttle.js';
 import { isStorableText } from '@mnemos/http-input';
 import { authenticateFirst } from '../early-auth.js';
-import { HttpProblem } from '../problem.js';
+import { problem, type Problem } from '@mnemos/problems';
+import { answers, SESSION_ROUTE } from '../route-problems.js';
 import { guarded } from '../proxy.js';
 import type { Project } from '../store.js';
 import { checkPassword } from './password-rule.js';
@@ -49,7 +50,6 @@ const ProjectBody = Type.Object(
   { additionalProperties: false },
 );
 const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
-const problem = { $ref: 'Problem#' };
 
 const sessionAnswer = (s: Session): { account: { id: string; email: string }; csrf_token: string } => ({
   account: { id: s.accountId, email: s.email },
@@ -65,15 +65,14 @@ const projectAnswer = (p: Project): { id: string; name: string; plan: string; te
 });
 
 /** The answer to a sign-in while the account or address is paused, saying when to try again. */
-function throttled(waitMs: number, now: number): HttpProblem {
+function throttled(waitMs: number, now: number): Problem {
   const seconds = Math.ceil(waitMs / 1000);
   const at = new Date(now + seconds * 1000).toISOString().slice(11, 16);
   const minutes = Math.ceil(seconds / 60);
-  return new HttpProblem(
-    429,
+  return problem(
     'signin_throttled',
-    'Too many failed sign-ins: sign-in is paused for this account or network after several wrong passwords. ' +
-      `Try again in ${minutes} minute${minutes === 1 ? '' : 's'} (at ${at} UTC).`,
+    'paused',
+    { minutes, at },
     { headers: { 'retry-after': String(seconds) }, extra: { retry_after: seconds } },
   );
 }
@@ -105,16 +104,12 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
         tags,
         security: [],
         body: SignUpBody,
-        response: { 201: SessionAnswer, 400: problem, 403: problem, 409: problem },
+        ...answers({ 201: SessionAnswer }, ['weak_password', 'signup_closed', 'account_exists']),
       },
       // Closed sign-up is refused before the body is read.
       onRequest: authenticateFirst(async () => {
         if (ctx.config.signup === 'closed') {
-          throw new HttpProblem(
-            403,
-            'signup_closed',
-            'Sign-up is closed on this gateway (GATEWAY_SIGNUP=closed); ask its operator for an account.',
-          );
+          throw problem('signup_closed', 'closed');
         }
       }),
     },
@@ -123,7 +118,7 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
       checkPassword(body.password, body.email);
       const account = await ctx.store.createAccount({ email: body.email, password: body.password });
       if (account === null) {
-        throw new HttpProblem(409, 'account_exists', 'An account with this email already exists; sign in instead.');
+        throw problem('account_exists', 'signUp');
       }
       return startSession(request, reply, account.id, 201);
     }),
@@ -138,7 +133,7 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
         tags,
         security: [],
         body: Credentials,
-        response: { 200: SessionAnswer, 400: problem, 401: problem, 429: problem },
+        ...answers({ 200: SessionAnswer }, ['invalid_credentials', 'signin_throttled']),
       },
     },
     guarded(async (request: FastifyRequest, reply: FastifyReply) => {
@@ -150,7 +145,7 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
       const ok = await verifyPassword(password, creds?.password_hash ?? null);
       if (creds === undefined || !ok) {
         throttle.recordFailure(email, request.ip);
-        throw new HttpProblem(401, 'invalid_credentials', 'Wrong email or password.');
+        throw problem('invalid_credentials', 'wrongPassword');
       }
       throttle.recordSuccess(email);
       return startSession(request, reply, creds.id, 200);
@@ -165,7 +160,7 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
         summary: 'The signed-in account and its CSRF token',
         tags,
         security: ACCOUNT_SECURITY,
-        response: { 200: SessionAnswer, 401: problem },
+        ...answers({ 200: SessionAnswer }, SESSION_ROUTE),
       },
       onRequest: requireSession,
     },
@@ -183,7 +178,7 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
         summary: 'Sign out: ends the session everywhere and clears the cookie',
         tags,
         security: ACCOUNT_SECURITY,
-        response: { 204: Type.Null(), 401: problem, 403: problem },
+        ...answers({ 204: Type.Null() }, SESSION_ROUTE),
       },
       onRequest: requireSession,
     },
@@ -203,7 +198,7 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
         summary: 'Projects of the signed-in account',
         tags,
         security: ACCOUNT_SECURITY,
-        response: { 200: Type.Object({ projects: Type.Array(ProjectSchema) }), 401: problem },
+        ...answers({ 200: Type.Object({ projects: Type.Array(ProjectSchema) }) }, SESSION_ROUTE),
       },
       onRequest: requireSession,
     },
@@ -223,7 +218,7 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
         tags,
         security: ACCOUNT_SECURITY,
         body: ProjectBody,
-        response: { 201: ProjectSchema, 400: problem, 401: problem, 403: problem },
+        ...answers({ 201: ProjectSchema }, SESSION_ROUTE),
       },
       onRequest: requireSession,
     },
@@ -245,7 +240,7 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
         security: ACCOUNT_SECURITY,
         params: IdParam,
         body: ProjectBody,
-        response: { 200: ProjectSchema, 400: problem, 401: problem, 403: problem, 404: problem },
+        ...answers({ 200: ProjectSchema }, [...SESSION_ROUTE, 'not_found']),
       },
       onRequest: requireSession,
     },
@@ -255,7 +250,7 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
       await ctx.console.ownProject(session, id);
       const { name } = request.body as { name: string };
       const updated = await ctx.store.updateProject(id, { name });
-      if (updated === undefined) throw new HttpProblem(404, 'not_found', `No project "${id}".`);
+      if (updated === undefined) throw problem('not_found', 'noAccountProject', { id });
       ctx.auth.evict(`project:${id}`);
       return reply.send(projectAnswer(updated));
     }),

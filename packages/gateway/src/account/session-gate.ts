@@ -2,7 +2,7 @@
 // CSRF token) is checked before the body is read, and the handler reads the session it found.
 import type { FastifyRequest } from 'fastify';
 import { authenticateFirst } from '../early-auth.js';
-import { unauthorized } from '../problem.js';
+import { problem } from '@mnemos/problems';
 import type { ConsoleAuth } from './console-auth.js';
 import type { Session } from './sessions.js';
 
@@ -22,7 +22,7 @@ export function sessionGate(auth: ConsoleAuth): {
     }),
     sessionOf: (request) => {
       const found = signedIn.get(request);
-      if (found === undefined) throw unauthorized('Not signed in.');
+      if (found === undefined) throw problem('unauthorized', 'notSignedIn');
       return found;
     },
   };

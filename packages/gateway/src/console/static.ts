@@ -6,7 +6,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { HttpProblem, notFound, sendProblem } from '../problem.js';
+import { problem } from '@mnemos/problems';
+import { sendProblem } from '../problem.js';
 
 /** The console package's build folder, from this module in packages/gateway/{src,dist}/console/. */
 export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../../console/dist', import.meta.url));
@@ -48,12 +49,7 @@ export async function consoleRoutes(app: FastifyInstance, dir: string = DEFAULT_
     scope.get('/console', hidden, toApp);
 
     if (!built) {
-      const notBuilt = new HttpProblem(
-        503,
-        'console_not_built',
-        `The console app is not built ` +
-          `(no ${path.join(root, 'index.html')}); run \`npm run build\` and restart the gateway.`,
-      );
+      const notBuilt = problem('console_not_built', 'missing', { indexFile: path.join(root, 'index.html') });
       scope.get('/console/*', hidden, async (_request, reply) => sendProblem(reply, notBuilt));
       return;
     }
@@ -73,7 +69,7 @@ export async function consoleRoutes(app: FastifyInstance, dir: string = DEFAULT_
       const urlPath = request.url.split('?')[0] ?? '';
       // A missing file (a name with an extension) is a 404; any other path is a route of the app.
       if ((urlPath.split('/').pop() ?? '').includes('.')) {
-        return sendProblem(reply, notFound(`No console file ${urlPath}.`));
+        return sendProblem(reply, problem('not_found', 'noConsoleFile', { path: urlPath }));
       }
       return reply.header('cache-control', 'no-cache').sendFile('index.html');
     });

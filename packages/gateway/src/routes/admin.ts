@@ -2,11 +2,12 @@
 // quotas, engine placement and usage.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
+import { problem, type ProblemCode } from '@mnemos/problems';
 import type { GatewayContext } from '../context.js';
 import { constantTimeEqualString } from '../ids.js';
 import { authenticateFirst } from '../early-auth.js';
 import { guarded } from '../proxy.js';
-import { HttpProblem, notFound, unauthorized } from '../problem.js';
+import { ADMIN_ROUTE, answers } from '../route-problems.js';
 import { PLANS, type Limits } from '../scopes.js';
 import type { KeyInput, Project } from '../store.js';
 import { KeyCreateBody, Open, UsageSchema } from '../schemas.js';
@@ -19,13 +20,9 @@ const ProjectSub = Type.Object({
 });
 const Plan = Type.String({ pattern: '^[a-z0-9_-]{1,32}$' });
 const Quota = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
-const problems = {
-  400: { $ref: 'Problem#' },
-  401: { $ref: 'Problem#' },
-  404: { $ref: 'Problem#' },
-  429: { $ref: 'Problem#' },
-};
-/** Wrong admin tokens allowed per address: a burst of this many, then this many a minute. */
+/** Most admin routes name a project (or a key or client of one) that may not exist. */
+const PROJECT_ROUTE: readonly ProblemCode[] = [...ADMIN_ROUTE, 'not_found'];
+/** Wrong admin tokens allowed per address in a one-minute window. */
 export const ADMIN_FAILURES_PER_MINUTE = 10;
 
 export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: ProjectHandlers): void {
@@ -36,20 +33,19 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
         // Wrong tokens are counted per address; an address past the limit is refused before its token is compared, so
         // guessing is slow, while the token from any other address works as before.
         const failures = `admin-failures:${request.ip}`;
-        const wait = ctx.limiter.wait(failures, ADMIN_FAILURES_PER_MINUTE);
+        const wait = await ctx.limiter.wait(request, failures, ADMIN_FAILURES_PER_MINUTE);
         if (wait > 0) {
-          throw new HttpProblem(
-            429,
+          throw problem(
             'rate_limited',
-            `Too many requests with a wrong admin token from this address; retry in ${wait} s ` +
-              'with the right GATEWAY_ADMIN_TOKEN.',
+            'adminTokenGuessing',
+            { wait },
             { headers: { 'retry-after': String(wait) }, extra: { retry_after: wait } },
           );
         }
         const m = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
         if (m?.[1] === undefined || !constantTimeEqualString(m[1], ctx.config.adminToken)) {
-          ctx.limiter.take(failures, ADMIN_FAILURES_PER_MINUTE);
-          throw unauthorized('The admin API needs "Authorization: Bearer <GATEWAY_ADMIN_TOKEN>".');
+          await ctx.limiter.take(request, failures, ADMIN_FAILURES_PER_MINUTE);
+          throw problem('unauthorized', 'adminToken');
         }
       }),
     );
@@ -57,7 +53,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
     const project = async (req: FastifyRequest): Promise<Project> => {
       const id = (req.params as { id: string }).id;
       const p = await ctx.store.getProject(id);
-      if (p === undefined) throw notFound(`No project "${id}".`);
+      if (p === undefined) throw problem('not_found', 'noProject', { id });
       return p;
     };
     const sub = (req: FastifyRequest): string => (req.params as { sub: string }).sub;
@@ -79,22 +75,21 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
             },
             { additionalProperties: false },
           ),
-          response: { 201: Open, 409: { $ref: 'Problem#' }, ...problems },
+          ...answers({ 201: Open }, [...ADMIN_ROUTE, 'account_exists']),
         },
       },
       guarded(async (request, reply: FastifyReply) => {
         const account = await ctx.store.createAccount(
           request.body as { email: string; name?: string; password?: string },
         );
-        if (account === null)
-          throw new HttpProblem(409, 'account_exists', 'An account with this email already exists.');
+        if (account === null) throw problem('account_exists', 'adminCreate');
         return reply.code(201).send(account);
       }),
     );
 
     admin.get(
       '/admin/projects',
-      { schema: { operationId: 'adminListProjects', tags, security: sec, response: { 200: Open, ...problems } } },
+      { schema: { operationId: 'adminListProjects', tags, security: sec, ...answers({ 200: Open }, ADMIN_ROUTE) } },
       guarded(async (_request, reply: FastifyReply) => reply.send({ items: await ctx.store.listProjects() })),
     );
 
@@ -114,16 +109,21 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
             },
             { additionalProperties: false },
           ),
-          response: { 201: Open, ...problems },
+          ...answers({ 201: Open }, PROJECT_ROUTE),
         },
       },
       guarded(async (request, reply: FastifyReply) => {
         const body = request.body as { name: string; account_id?: string; plan?: string; engine?: string };
         checkPlanAndEngine(ctx, body.plan, body.engine);
         if (body.account_id !== undefined && !(await ctx.store.accountExists(body.account_id))) {
-          throw new HttpProblem(400, 'validation_failed', `No account "${body.account_id}".`, {
-            errors: [{ pointer: '/body/account_id', detail: 'unknown account' }],
-          });
+          throw problem(
+            'validation_failed',
+            'unknownAccount',
+            { accountId: body.account_id },
+            {
+              errors: [{ pointer: '/body/account_id', detail: 'unknown account' }],
+            },
+          );
         }
         return reply.code(201).send(await ctx.store.createProject(body));
       }),
@@ -137,7 +137,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
           tags,
           security: sec,
           params: ProjectId,
-          response: { 200: Open, ...problems },
+          ...answers({ 200: Open }, PROJECT_ROUTE),
         },
       },
       guarded(async (request, reply: FastifyReply) => reply.send(await project(request))),
@@ -170,7 +170,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
             },
             { additionalProperties: false },
           ),
-          response: { 200: Open, ...problems },
+          ...answers({ 200: Open }, PROJECT_ROUTE),
         },
       },
       guarded(async (request, reply: FastifyReply) => {
@@ -178,7 +178,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
         checkPlanAndEngine(ctx, body.plan, body.engine);
         const id = (request.params as { id: string }).id;
         const updated = await ctx.store.updateProject(id, body);
-        if (updated === undefined) throw notFound(`No project "${id}".`);
+        if (updated === undefined) throw problem('not_found', 'noProject', { id });
         ctx.auth.evict(`project:${id}`);
         return reply.send(updated);
       }),
@@ -192,7 +192,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
           tags,
           security: sec,
           params: ProjectId,
-          response: { 200: UsageSchema, ...problems },
+          ...answers({ 200: UsageSchema }, PROJECT_ROUTE),
         },
       },
       guarded(async (request, reply: FastifyReply) => reply.send(await h.usage(await project(request)))),
@@ -207,7 +207,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
           security: sec,
           params: ProjectId,
           body: KeyCreateBody,
-          response: { 201: Open, ...problems },
+          ...answers({ 201: Open }, PROJECT_ROUTE),
         },
       },
       guarded(async (request, reply: FastifyReply) =>
@@ -222,7 +222,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
           tags,
           security: sec,
           params: ProjectId,
-          response: { 200: Open, ...problems },
+          ...answers({ 200: Open }, PROJECT_ROUTE),
         },
       },
       guarded(async (request, reply: FastifyReply) => reply.send(await h.listKeys(await project(request), null))),
@@ -235,7 +235,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
           tags,
           security: sec,
           params: ProjectSub,
-          response: { 200: Open, ...problems },
+          ...answers({ 200: Open }, PROJECT_ROUTE),
         },
       },
       guarded(async (request, reply: FastifyReply) =>
@@ -252,7 +252,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
           security: sec,
           params: ProjectId,
           body: ClientBody,
-          response: { 201: Open, ...problems },
+          ...answers({ 201: Open }, PROJECT_ROUTE),
         },
       },
       guarded(async (request, reply: FastifyReply) =>
@@ -267,7 +267,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
           tags,
           security: sec,
           params: ProjectId,
-          response: { 200: Open, ...problems },
+          ...answers({ 200: Open }, PROJECT_ROUTE),
         },
       },
       guarded(async (request, reply: FastifyReply) => reply.send(await h.listClients(await project(request), null))),
@@ -280,7 +280,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
           tags,
           security: sec,
           params: ProjectSub,
-          response: { 200: Open, ...problems },
+          ...answers({ 200: Open }, PROJECT_ROUTE),
         },
       },
       guarded(async (request, reply: FastifyReply) =>
@@ -292,18 +292,18 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
 
 function checkPlanAndEngine(ctx: GatewayContext, plan: string | undefined, engine: string | undefined): void {
   if (plan !== undefined && PLANS[plan] === undefined) {
-    throw new HttpProblem(
-      400,
+    throw problem(
       'validation_failed',
-      `Unknown plan "${plan}"; plans are ${Object.keys(PLANS).join(', ')}.`,
+      'unknownPlan',
+      { plan, plans: Object.keys(PLANS) },
       { errors: [{ pointer: '/body/plan', detail: 'unknown plan' }] },
     );
   }
   if (engine !== undefined && !ctx.engines.has(engine)) {
-    throw new HttpProblem(
-      400,
+    throw problem(
       'validation_failed',
-      `Unknown engine "${engine}"; engines are ${ctx.engines.names().join(', ')}.`,
+      'unknownEngine',
+      { engine, engines: ctx.engines.names() },
       { errors: [{ pointer: '/body/engine', detail: 'unknown engine' }] },
     );
   }

@@ -7,7 +7,8 @@ import type { GatewayContext } from '../context.js';
 import { Engines, type EngineResponse } from '../engine.js';
 import { authenticateFirst } from '../early-auth.js';
 import { authenticate, execute, guarded, seg, tenantPath, type Plan } from '../proxy.js';
-import { HttpProblem } from '../problem.js';
+import { problem, type ProblemCode } from '@mnemos/problems';
+import { answers, COUNTED, CREDENTIAL_ROUTE, FORWARDED, REFLECTS } from '../route-problems.js';
 import type { Scope } from '../scopes.js';
 import { estimateStored } from '../retain-estimate.js';
 import {
@@ -43,15 +44,9 @@ interface RouteSpec {
   body?: TSchema;
   querystring?: TSchema;
   plan: (p: Principal, req: FastifyRequest) => Promise<Plan> | Plan;
+  /** The codes this operation answers beyond those of every forwarded call (quota, the engine's own). */
+  problems?: readonly ProblemCode[];
 }
-
-const problemResponses = {
-  400: { $ref: 'Problem#' },
-  401: { $ref: 'Problem#' },
-  403: { $ref: 'Problem#' },
-  429: { $ref: 'Problem#' },
-  503: { $ref: 'Problem#' },
-};
 
 export function security(scope: Scope): Array<Record<string, string[]>> {
   return [{ oauth2: [scope] }, { apiKey: [] }, { consoleSession: [], consoleProject: [] }];
@@ -90,14 +85,9 @@ function retainCount(body: Body): number {
   if (Array.isArray(body['items']) || Array.isArray(body['messages']) || typeof body['content'] === 'string') {
     return estimateStored(body);
   }
-  throw new HttpProblem(
-    400,
-    'validation_failed',
-    'A retain needs "content" (a string), "items" (a non-empty list of {content}) or "messages" ({role, content}).',
-    {
-      errors: [{ pointer: '/body/content', detail: 'is required unless items is given' }],
-    },
-  );
+  throw problem('validation_failed', 'retainWithoutContent', {
+    errors: [{ pointer: '/body/content', detail: 'is required unless items or messages are given' }],
+  });
 }
 
 function retainPlan(p: Principal, bank: string, body: Body): Plan {
@@ -147,21 +137,13 @@ async function checkMemorySpace(ctx: GatewayContext, p: Principal, bank: string,
   const memory = await Engines.json(res);
   const space = memory !== null && typeof memory === 'object' ? (memory as Body)['space'] : undefined;
   if (res.status >= 400 || typeof space !== 'string' || !p.spaces.has(space)) {
-    throw new HttpProblem(
-      404,
-      'memory_not_found',
-      `No memory "${id}" in bank "${bank}" is visible to this credential.`,
-    );
+    throw problem('memory_not_found', 'notVisible', { id, bankId: bank });
   }
 }
 
 function noBankWideForSpaceLimited(p: Principal): void {
   if (p.spaces !== null) {
-    throw new HttpProblem(
-      403,
-      'forbidden',
-      'This credential is limited to certain spaces; bank-wide operations (profile edits, bank deletion) need a credential without space limits.',
-    );
+    throw problem('forbidden', 'bankWideWithSpaces');
   }
 }
 
@@ -201,7 +183,7 @@ function operationFilter(p: Principal, id: string): ((res: EngineResponse) => Pr
     const bank = op['bank_id'] === '' ? orgBank(space) : op['bank_id'];
     const bankAllowed = typeof bank === 'string' && (p.banks === null || p.banks.has(bank));
     if (!bankAllowed || (p.spaces !== null && !p.spaces.has(space))) {
-      throw new HttpProblem(404, 'operation_not_found', `No operation "${id}" is visible to this credential.`);
+      throw problem('operation_not_found', 'notVisible', { id });
     }
     return Engines.fromJson(res.status, res.headers, data);
   };
@@ -222,6 +204,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/retain',
       scope: 'memory:retain',
       operationId: 'retain',
+      problems: [...COUNTED, 'too_many_memories'],
       tags: ['memory'],
       summary: 'Retain memories in a bank (bank_id in the body)',
       body: RetainTopBody,
@@ -235,6 +218,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/recall',
       scope: 'memory:recall',
       operationId: 'recall',
+      problems: COUNTED,
       tags: ['memory'],
       summary: 'Recall memories relevant to a query (bank_id in the body)',
       body: RecallTopBody,
@@ -248,6 +232,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/reflect',
       scope: 'memory:reflect',
       operationId: 'reflect',
+      problems: [...COUNTED, ...REFLECTS],
       tags: ['memory'],
       summary: 'Answer a question from memory, with citations (bank_id in the body)',
       body: ReflectTopBody,
@@ -263,6 +248,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/me/banks/:bank/memories',
       scope: 'memory:retain',
       operationId: 'retainToBank',
+      problems: [...COUNTED, 'too_many_memories'],
       tags: ['memory'],
       summary: 'Retain memories',
       params: BankParams,
@@ -274,6 +260,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/me/banks/:bank/memories/recall',
       scope: 'memory:recall',
       operationId: 'recallFromBank',
+      problems: COUNTED,
       tags: ['memory'],
       summary: 'Recall memories',
       params: BankParams,
@@ -285,6 +272,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/me/banks/:bank/reflect',
       scope: 'memory:reflect',
       operationId: 'reflectOnBank',
+      problems: [...COUNTED, ...REFLECTS],
       tags: ['memory'],
       summary: 'Reflect',
       params: BankParams,
@@ -324,6 +312,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/me/banks/:bank',
       scope: 'memory:recall',
       operationId: 'getBank',
+      problems: ['bank_not_found'],
       tags: ['banks'],
       summary: 'Get a bank profile',
       params: BankParams,
@@ -337,6 +326,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/me/banks/:bank/profile',
       scope: 'memory:recall',
       operationId: 'getBankProfile',
+      problems: ['bank_not_found'],
       tags: ['banks'],
       summary: 'Get a bank profile (Hindsight path)',
       params: BankParams,
@@ -350,6 +340,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/me/banks/:bank/stats',
       scope: 'memory:recall',
       operationId: 'getBankStats',
+      problems: ['bank_not_found'],
       tags: ['banks'],
       summary: 'Bank statistics',
       params: BankParams,
@@ -364,6 +355,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/me/banks/:bank',
       scope: 'memory:retain',
       operationId: 'patchBank',
+      problems: ['bank_not_found'],
       tags: ['banks'],
       summary: 'Edit a bank profile',
       params: BankParams,
@@ -379,6 +371,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/me/banks/:bank',
       scope: 'memory:delete',
       operationId: 'deleteBank',
+      problems: ['bank_not_found'],
       tags: ['banks'],
       summary: 'Erase a bank and everything derived from it',
       params: BankParams,
@@ -393,6 +386,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/me/banks/:bank/memories',
       scope: 'memory:recall',
       operationId: 'listMemories',
+      problems: ['bank_not_found'],
       tags: ['memories'],
       summary: 'List memories',
       params: BankParams,
@@ -413,6 +407,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/me/banks/:bank/memories/list',
       scope: 'memory:recall',
       operationId: 'listMemoriesCompat',
+      problems: ['bank_not_found'],
       tags: ['memories'],
       summary: 'List memories (Hindsight path)',
       params: BankParams,
@@ -433,6 +428,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/me/banks/:bank/memories',
       scope: 'memory:delete',
       operationId: 'deleteMemories',
+      problems: ['bank_not_found'],
       tags: ['memories'],
       summary: 'Erase a selection of memories',
       params: BankParams,
@@ -453,6 +449,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/me/banks/:bank/memories/:id',
       scope: 'memory:recall',
       operationId: 'getMemory',
+      problems: ['memory_not_found'],
       tags: ['memories'],
       summary: 'Get a memory',
       params: BankMemoryParams,
@@ -472,6 +469,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/me/banks/:bank/memories/:id',
       scope: 'memory:retain',
       operationId: 'patchMemory',
+      problems: ['memory_not_found', 'duplicate_memory'],
       tags: ['memories'],
       summary: 'Edit or invalidate a memory',
       params: BankMemoryParams,
@@ -493,6 +491,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/me/banks/:bank/memories/:id',
       scope: 'memory:delete',
       operationId: 'deleteMemory',
+      problems: ['memory_not_found'],
       tags: ['memories'],
       summary: 'Hard-delete a memory',
       params: BankMemoryParams,
@@ -512,6 +511,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/me/operations/:id',
       scope: 'memory:retain',
       operationId: 'getOperation',
+      problems: ['operation_not_found'],
       tags: ['memory'],
       summary: 'Status of an async retain',
       params: IdParams,
@@ -527,6 +527,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/me/spaces/:space/memories',
       scope: 'memory:retain',
       operationId: 'retainToSpace',
+      problems: [...COUNTED, 'too_many_memories'],
       tags: ['spaces'],
       summary: "Retain into a space's org memory",
       params: SpaceParams,
@@ -547,6 +548,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       url: '/v1/me/spaces/:space/memories/recall',
       scope: 'memory:recall',
       operationId: 'recallFromSpace',
+      problems: COUNTED,
       tags: ['spaces'],
       summary: "Recall from a space's org memory",
       params: SpaceParams,
@@ -574,7 +576,11 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: spec.summary,
       tags: spec.tags,
       security: security(spec.scope),
-      response: { 200: { description: 'Success', ...Open }, ...problemResponses },
+      ...answers({ 200: { description: 'Success', ...Open } }, [
+        ...CREDENTIAL_ROUTE,
+        ...FORWARDED,
+        ...(spec.problems ?? []),
+      ]),
     };
     if ('alias' in spec) {
       schema['hide'] = true;
@@ -594,7 +600,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       }),
       handler: guarded(async (request: FastifyRequest, reply: FastifyReply) => {
         const principal = principals.get(request);
-        if (principal === undefined) throw new HttpProblem(401, 'unauthorized', 'Not authenticated.');
+        if (principal === undefined) throw problem('unauthorized', 'unauthenticated');
         const plan = await spec.plan(principal, request);
         return execute(ctx, request, reply, principal, plan);
       }),

@@ -2,25 +2,20 @@
 // /admin/projects/{id} (admin token). Both share the handlers below.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
+import { problem } from '@mnemos/problems';
 import type { Principal } from '../auth.js';
 import type { GatewayContext } from '../context.js';
 import { beyondReach, delegate, withinReach, type Delegator, type RequestedLimits } from '../delegation.js';
 import type { ProjectClients } from '../oauth/clients.js';
 import { authenticateFirst } from '../early-auth.js';
 import { authenticate, guarded } from '../proxy.js';
-import { HttpProblem, notFound } from '../problem.js';
+import { answers, CREDENTIAL_ROUTE } from '../route-problems.js';
 import type { Scope } from '../scopes.js';
 import { publicKey, type KeyInput, type Project } from '../store.js';
 import { ClientCreateBody, KeyCreateBody, KeyCreated, Open, UsageSchema } from '../schemas.js';
 import { security } from './memory.js';
 
 const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
-const problems = {
-  400: { $ref: 'Problem#' },
-  401: { $ref: 'Problem#' },
-  403: { $ref: 'Problem#' },
-  404: { $ref: 'Problem#' },
-};
 
 /** An OAuth client may be given narrower banks, spaces and expiry, as a key can. */
 export const ClientBody = Type.Composite(
@@ -80,7 +75,7 @@ export function projectHandlers(ctx: GatewayContext, clients: ProjectClients): P
       const target = (await ctx.store.listKeys(project.id)).find((row) => row.id === id);
       if (target !== undefined && !withinReach(manager, target)) throw beyondReach('API key', id);
       const row = await ctx.store.revokeKey(project.id, id);
-      if (row === undefined) throw notFound(`No API key "${id}" in this project.`);
+      if (row === undefined) throw problem('not_found', 'noKey', { id });
       ctx.auth.evict(`key:${row.prefix}`);
       return publicKey(row);
     },
@@ -94,7 +89,7 @@ export function projectHandlers(ctx: GatewayContext, clients: ProjectClients): P
     async deleteClient(project, id, manager) {
       const target = (await clients.list(project.id)).find((client) => client.client_id === id);
       if (target !== undefined && !withinReach(manager, target)) throw beyondReach('OAuth client', id);
-      if (!(await clients.remove(project.id, id))) throw notFound(`No OAuth client "${id}" in this project.`);
+      if (!(await clients.remove(project.id, id))) throw problem('not_found', 'noClient', { id });
       return { client_id: id, deleted: true };
     },
   };
@@ -122,7 +117,7 @@ export function meProjectRoutes(app: FastifyInstance, ctx: GatewayContext, h: Pr
       }),
       handler: guarded(async (request: FastifyRequest, reply: FastifyReply) => {
         const p = principalOf.get(request);
-        if (p === undefined) throw new HttpProblem(401, 'unauthorized', 'Not authenticated.');
+        if (p === undefined) throw problem('unauthorized', 'unauthenticated');
         return reply.code(status).send(await fn(p.project, request, p));
       }),
     });
@@ -136,7 +131,7 @@ export function meProjectRoutes(app: FastifyInstance, ctx: GatewayContext, h: Pr
     'project:read',
     'getUsage',
     'Usage against quotas this month',
-    { response: { 200: UsageSchema, ...problems } },
+    answers({ 200: UsageSchema }, CREDENTIAL_ROUTE),
     (project) => h.usage(project),
   );
   route(
@@ -145,7 +140,7 @@ export function meProjectRoutes(app: FastifyInstance, ctx: GatewayContext, h: Pr
     'project:write',
     'createKey',
     'Create an API key (the secret is shown only here)',
-    { body: KeyCreateBody, response: { 201: KeyCreated, ...problems } },
+    { body: KeyCreateBody, ...answers({ 201: KeyCreated }, CREDENTIAL_ROUTE) },
     (project, req, creator) => h.createKey(project, req.body as KeyInput, creator),
     201,
   );
@@ -155,7 +150,7 @@ export function meProjectRoutes(app: FastifyInstance, ctx: GatewayContext, h: Pr
     'project:write',
     'listKeys',
     'List API keys',
-    { response: { 200: Open, ...problems } },
+    answers({ 200: Open }, CREDENTIAL_ROUTE),
     (project, _req, manager) => h.listKeys(project, manager),
   );
   route(
@@ -164,7 +159,7 @@ export function meProjectRoutes(app: FastifyInstance, ctx: GatewayContext, h: Pr
     'project:write',
     'revokeKey',
     'Revoke an API key (at once)',
-    { params: IdParam, response: { 200: Open, ...problems } },
+    { params: IdParam, ...answers({ 200: Open }, CREDENTIAL_ROUTE) },
     (project, req, manager) => h.revokeKey(project, id(req), manager),
   );
   route(
@@ -173,7 +168,7 @@ export function meProjectRoutes(app: FastifyInstance, ctx: GatewayContext, h: Pr
     'project:write',
     'createOAuthClient',
     'Create an OAuth client (the secret is shown only here)',
-    { body: ClientBody, response: { 201: Open, ...problems } },
+    { body: ClientBody, ...answers({ 201: Open }, CREDENTIAL_ROUTE) },
     (project, req, creator) => h.createClient(project, req.body as ClientRequest, creator),
     201,
   );
@@ -183,7 +178,7 @@ export function meProjectRoutes(app: FastifyInstance, ctx: GatewayContext, h: Pr
     'project:write',
     'listOAuthClients',
     'List OAuth clients',
-    { response: { 200: Open, ...problems } },
+    answers({ 200: Open }, CREDENTIAL_ROUTE),
     (project, _req, manager) => h.listClients(project, manager),
   );
   route(
@@ -192,7 +187,7 @@ export function meProjectRoutes(app: FastifyInstance, ctx: GatewayContext, h: Pr
     'project:write',
     'deleteOAuthClient',
     'Delete an OAuth client and its tokens',
-    { params: IdParam, response: { 200: Open, ...problems } },
+    { params: IdParam, ...answers({ 200: Open }, CREDENTIAL_ROUTE) },
     (project, req, manager) => h.deleteClient(project, id(req), manager),
   );
 }
