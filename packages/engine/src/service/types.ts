@@ -131,3 +131,11 @@ export interface Page<T> {
   limit: number;
   offset: number;
 }
+
+/** How a streamed reflect hands on its answer while the LLM writes it. */
+export interface ReflectStream {
+  /** Called with each new piece of the answer's text, in order. */
+  onDelta(text: string): void;
+  /** Aborts the LLM call (the caller went away). */
+  signal?: AbortSignal | undefined;
+}
