@@ -406,6 +406,8 @@ export class FakeLlm {
     const texts = pieces(content, this.streamChunkChars);
     for (const [i, text] of texts.entries()) {
       if (behaviour?.kind === 'cut-stream' && i === behaviour.afterChunks) {
+        // The pieces already written leave first; then the connection breaks.
+        await sleep(this.streamGapMs);
         res.socket?.destroy();
         return;
       }
