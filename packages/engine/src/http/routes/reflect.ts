@@ -10,6 +10,10 @@ import { answers } from '../responses.js';
 import { sendEventStream, wantsEventStream } from '../event-stream.js';
 
 const open = { additionalProperties: true } as const;
+const STREAMING =
+  'With `Accept: text/event-stream` the answer streams as server-sent events: `delta` events ({text}) carry the ' +
+  "answer's text as the LLM writes it, then a `done` event holds this operation's JSON answer; a failure after the " +
+  'first event ends the stream with an `error` event holding a problem document (the status is already 200).';
 const REFLECT_PROBLEMS = [
   'llm_not_configured',
   'llm_timeout',
@@ -39,6 +43,7 @@ export function registerReflectRoutes(app: TypedApp, engine: Engine): void {
         tags: ['reflect'],
         operationId: 'reflectBank',
         summary: 'Answer a question from memory, with citations',
+        description: STREAMING,
         params: BankParams,
         body: ReflectBody,
         ...answers({}, REFLECT_PROBLEMS),
@@ -54,6 +59,7 @@ export function registerReflectRoutes(app: TypedApp, engine: Engine): void {
         tags: ['operations'],
         operationId: 'reflect',
         summary: 'Answer a question from a bank, with citations',
+        description: STREAMING,
         body: Type.Composite([ReflectBody, Type.Object({ bank_id: Type.String({ pattern: BANK_ID_PATTERN }) })], open),
         ...answers({}, REFLECT_PROBLEMS),
       },
