@@ -47,8 +47,8 @@ export async function sendEventStream(
     () => void events.end(),
     (error: unknown) => {
       if (!begun) throw error;
+      // As for an answer that has not begun: a catalogue problem as it is, anything else logged and made a 500.
       const problem = toProblem(error instanceof Error ? error : new Error(String(error)), request);
-      if (problem.status >= 500 && !gone.signal.aborted) request.log.error({ err: error }, 'event stream failed');
       emit('error', problem.document());
       events.end();
     },
