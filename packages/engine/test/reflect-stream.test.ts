@@ -6,6 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 import { startFakeLlm, type FakeLlm } from './helpers/fake-llm.js';
+import { operationCompleted } from './helpers/operations.js';
 import { allEvents, postForEvents, readEvents, type StreamEvent } from './helpers/event-stream.js';
 
 let fake: FakeLlm;
@@ -33,13 +34,7 @@ async function fill(engine: TestEngine): Promise<void> {
     ],
   });
   assert.equal(r.status, 200, JSON.stringify(r.body));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const op = await call<{ status: string }>(engine.url, 'GET', `/v1/default/operations/${r.body.operation_id}`);
-    if (op.body.status === 'completed') return;
-    assert.ok(op.body.status !== 'failed' && Date.now() < deadline, `extraction ${op.body.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await operationCompleted(engine.url, r.body.operation_id);
 }
 
 before(async () => {
