@@ -1,5 +1,5 @@
 /** One server-sent event: its type (`message` when the server names none) and its data lines joined. */
-export interface ServerSentEvent {
+interface ServerSentEvent {
   event: string;
   data: string;
 }

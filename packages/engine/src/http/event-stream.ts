@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { toProblem } from './problem.js';
 
-export const EVENT_STREAM = 'text/event-stream';
+const EVENT_STREAM = 'text/event-stream';
 
 /** Whether the caller asked for server-sent events (`Accept: text/event-stream`, alone or among other types). */
 export function wantsEventStream(accept: string | undefined): boolean {
@@ -13,11 +13,11 @@ export function wantsEventStream(accept: string | undefined): boolean {
  * One server-sent event. The data is JSON, which never holds a raw line break, so each event is exactly one `event:`
  * line and one `data:` line.
  */
-export function eventFrame(event: string, data: unknown): string {
+function eventFrame(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-export type Emit = (event: string, data: unknown) => void;
+type Emit = (event: string, data: unknown) => void;
 
 /**
  * Answers with the events `produce` emits. Nothing is sent before its first event, so a failure before then is an
