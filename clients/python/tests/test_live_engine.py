@@ -18,7 +18,7 @@ import uuid
 import helpers
 
 import mnemos_client
-from mnemos_client import AsyncMnemos, Mnemos, MnemosError, RetainItem
+from mnemos_client import AsyncMnemos, Mnemos, MnemosError, ReflectDelta, ReflectDone, RetainItem
 
 URL = os.environ.get("MNEMOS_URL", "")
 PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -236,6 +236,28 @@ class LiveEngine(unittest.TestCase):
                 self.client.reflect(bank, "What is Erin's favourite city?")
             self.assertEqual((caught.exception.status, caught.exception.code), (503, "llm_not_configured"))
 
+    def test_reflect_stream(self) -> None:
+        bank = unique_bank("stream")
+        memory_id = self.client.retain(bank, "Erin's favourite city is Porto, for its river.").memory_ids[0]
+        question = "What is Erin's favourite city?"
+        if not FAKE_LLM:
+            with self.assertRaises(MnemosError) as caught:
+                list(self.client.reflect_stream(bank, question))
+            self.assertEqual((caught.exception.status, caught.exception.code), (503, "llm_not_configured"))
+            return
+        events = list(self.client.reflect_stream(bank, question))
+        deltas = [event.text for event in events if isinstance(event, ReflectDelta)]
+        self.assertGreaterEqual(len(deltas), 2, "the answer arrives in several pieces")
+        done = events[-1]
+        self.assertIsInstance(done, ReflectDone)
+        assert isinstance(done, ReflectDone)
+        self.assertEqual("".join(deltas), done.result.text)
+        self.assertIn(memory_id, done.result.citations)
+        self.assertEqual(done.result.citations, self.client.reflect(bank, question).citations)
+        for event in self.client.reflect_stream(bank, question):
+            self.assertEqual(event.type, "delta")
+            break
+
 
     def test_retain_messages_relevance_and_truncation(self) -> None:
         bank = unique_bank("chat")
@@ -311,6 +333,24 @@ class LiveEngineAsync(unittest.IsolatedAsyncioTestCase):
         edited = await self.client.update_memory(bank, ids[0], tags=["hobby"])
         self.assertEqual(edited.tags, ["hobby"])
         self.assertTrue((await self.client.delete_bank(bank)).success)
+
+    async def test_reflect_stream(self) -> None:
+        bank = unique_bank("async-stream")
+        memory_id = (await self.client.retain(bank, "Hugo's favourite city is Lyon, for its food.")).memory_ids[0]
+        stream = self.client.reflect_stream(bank, "What is Hugo's favourite city?")
+        if not FAKE_LLM:
+            with self.assertRaises(MnemosError) as caught:
+                async for _ in stream:
+                    pass
+            self.assertEqual(caught.exception.code, "llm_not_configured")
+            return
+        events = [event async for event in stream]
+        deltas = [event.text for event in events if isinstance(event, ReflectDelta)]
+        self.assertGreaterEqual(len(deltas), 2)
+        done = events[-1]
+        assert isinstance(done, ReflectDone)
+        self.assertEqual("".join(deltas), done.result.text)
+        self.assertIn(memory_id, done.result.citations)
 
     async def test_errors_are_mapped(self) -> None:
         with self.assertRaises(MnemosError) as caught:

@@ -1,4 +1,5 @@
 import { errorFromAnswer, MnemosError, PERMANENT_CODES } from './errors.js';
+import { serverSentEvents } from './event-stream.js';
 import type {
   Bank,
   BankList,
@@ -15,6 +16,7 @@ import type {
   RecallResult,
   ReflectRequest,
   ReflectResult,
+  ReflectStreamEvent,
   RetainItem,
   ChatMessage,
   RetainRequest,
@@ -65,6 +67,30 @@ export type ListMemoriesOptions = MemoryListQuery & RequestOptions;
 export type ClearMemoriesOptions = ClearQuery & RequestOptions;
 /** Defaults for every message (timestamp, context, metadata, tags, document_id), the space and async. */
 export type RetainMessagesOptions = Omit<RetainRequest, 'content' | 'items' | 'messages'> & RequestOptions;
+
+/** Reads a 2xx answer into the call's value, inside the attempt's timeout. */
+type ReadAnswer = (answer: Response) => Promise<unknown>;
+
+const JSON_ACCEPT = 'application/json, application/problem+json';
+const EVENTS_ACCEPT = 'text/event-stream, application/problem+json';
+
+async function readJson(answer: Response): Promise<unknown> {
+  const text = await answer.text();
+  if (text === '') return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (cause) {
+    throw new MnemosError({
+      status: answer.status,
+      code: 'invalid_response',
+      detail: `The server answered ${answer.status} with a body that is not JSON.`,
+      cause,
+    });
+  }
+}
+
+/** A streamed answer is read by its consumer, after the attempt: the attempt's timeout covers its start only. */
+const leaveUnread: ReadAnswer = (answer) => Promise.resolve(answer);
 
 type QueryValue = string | number | boolean | string[] | null | undefined;
 
@@ -167,6 +193,11 @@ export class Mnemos {
 
   /** One HTTP call with timeouts, abort and retries; answers the decoded JSON body. */
   async request<T>(method: string, path: string, call: Call = {}): Promise<T> {
+    return (await this.send(method, path, call, JSON_ACCEPT, readJson)) as T;
+  }
+
+  /** The retry loop under every call: each attempt's 2xx answer is read by `read`. */
+  private async send(method: string, path: string, call: Call, accept: string, read: ReadAnswer): Promise<unknown> {
     let url = this.baseUrl + path;
     if (call.query) {
       const params = new URLSearchParams();
@@ -178,7 +209,7 @@ export class Mnemos {
       const qs = params.toString();
       if (qs) url += `?${qs}`;
     }
-    const headers: Record<string, string> = { accept: 'application/json, application/problem+json', ...this.headers };
+    const headers: Record<string, string> = { accept, ...this.headers };
     if (this.apiKey !== undefined) headers['authorization'] = `Bearer ${this.apiKey}`;
     let body: string | undefined;
     if (call.body !== undefined) {
@@ -188,8 +219,8 @@ export class Mnemos {
     const timeoutMs = call.timeoutMs ?? this.timeoutMs;
     for (let attempt = 0; ; attempt++) {
       if (call.signal?.aborted) throw abortError(call.signal);
-      const outcome = await this.attempt(method, url, headers, body, timeoutMs, call.signal);
-      if ('ok' in outcome) return outcome.ok as T;
+      const outcome = await this.attempt(method, url, headers, body, timeoutMs, call.signal, read);
+      if ('ok' in outcome) return outcome.ok;
       const error = outcome.error;
       const retryable =
         (error.status === 429 || error.status === 503 || error.code === 'connection_error') &&
@@ -208,6 +239,7 @@ export class Mnemos {
     body: string | undefined,
     timeoutMs: number,
     signal: AbortSignal | undefined,
+    read: ReadAnswer,
   ): Promise<{ ok: unknown } | { error: MnemosError }> {
     const controller = new AbortController();
     const timeout = { expired: false };
@@ -219,19 +251,11 @@ export class Mnemos {
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const answer = await this.fetchImpl(url, { method, headers, body, signal: controller.signal });
-      const text = await answer.text();
-      if (!answer.ok) return { error: errorFromAnswer(answer.status, answer.headers.get('retry-after'), text) };
-      if (text === '') return { ok: {} };
-      try {
-        return { ok: JSON.parse(text) as unknown };
-      } catch (cause) {
-        throw new MnemosError({
-          status: answer.status,
-          code: 'invalid_response',
-          detail: `The server answered ${answer.status} with a body that is not JSON.`,
-          cause,
-        });
+      if (!answer.ok) {
+        const text = await answer.text();
+        return { error: errorFromAnswer(answer.status, answer.headers.get('retry-after'), text) };
       }
+      return { ok: await read(answer) };
     } catch (cause) {
       if (cause instanceof MnemosError) throw cause;
       if (signal?.aborted) throw abortError(signal);
@@ -311,6 +335,62 @@ export class Mnemos {
       ...req,
       body: this.withSpace({ ...fields, query }),
     });
+  }
+
+  /**
+   * The same answer streamed (server-sent events): `delta` events carry the answer's text as the LLM writes it, and
+   * the last event, `done`, the whole result as `reflect` answers it (also the generator's return value). A failure
+   * once the stream has begun throws a MnemosError from the problem the server sent; leaving the loop early closes the
+   * connection, which stops the LLM call. Failures before the stream begins are retried as every call's are.
+   *
+   * ```ts
+   * for await (const event of mnemos.reflectStream('alice', 'What does Alice drink?')) {
+   *   if (event.type === 'delta') process.stdout.write(event.text);
+   *   else console.log(event.result.citations);
+   * }
+   * ```
+   */
+  async *reflectStream(
+    bankId: string,
+    query: string,
+    options?: ReflectOptions,
+  ): AsyncGenerator<ReflectStreamEvent, ReflectResult, undefined> {
+    const [req, fields] = split(options);
+    const path = this.bankPath(bankId, '/reflect');
+    const body = this.withSpace({ ...fields, query });
+    const answer = (await this.send('POST', path, { ...req, body }, EVENTS_ACCEPT, leaveUnread)) as Response;
+    const signal = req.signal;
+    try {
+      if (!answer.body || !(answer.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+        throw new MnemosError({
+          status: answer.status,
+          code: 'invalid_response',
+          detail: 'The server did not answer with an event stream; is it an engine that streams reflect?',
+        });
+      }
+      for await (const event of serverSentEvents(answer.body, signal)) {
+        if (event.event === 'delta') {
+          yield { type: 'delta', text: (JSON.parse(event.data) as { text: string }).text };
+        } else if (event.event === 'done') {
+          const result = JSON.parse(event.data) as ReflectResult;
+          yield { type: 'done', result };
+          return result;
+        } else if (event.event === 'error') {
+          const status = (JSON.parse(event.data) as { status?: unknown }).status;
+          throw errorFromAnswer(typeof status === 'number' ? status : 502, null, event.data);
+        }
+      }
+      if (signal?.aborted) throw abortError(signal);
+      throw new MnemosError({
+        status: answer.status,
+        code: 'invalid_response',
+        detail: 'The reflect stream ended before its done event; the connection may have been cut. Try again.',
+      });
+    } catch (cause) {
+      // A read cut short by the caller's abort surfaces as the abort, whatever the body reported.
+      if (signal?.aborted && !(cause instanceof MnemosError && cause.code === 'aborted')) throw abortError(signal);
+      throw cause;
+    }
   }
 
   /** Stores org memory of a space (shared by its banks; recall with `include_org: true` blends it in). */

@@ -43,6 +43,9 @@ export interface ReflectResult {
   [key: string]: unknown;
 }
 
+/** An event of a streamed reflect: a piece of the answer's text, then the whole result. */
+export type ReflectStreamEvent = { type: 'delta'; text: string } | { type: 'done'; result: ReflectResult };
+
 export interface UsageCounter {
   used: number;
   limit: number | null;

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Mnemos, MnemosError, type ChatMessage } from '@mnemos/client';
+import { Mnemos, MnemosError, type ChatMessage, type ReflectResult } from '@mnemos/client';
 import { REPO_ROOT, startTestEngine, type TestEngine } from '../../engine/test/helpers/engine.js';
 import { startFakeLlm, type FakeLlm } from '../../engine/test/helpers/fake-llm.js';
 
@@ -200,6 +200,64 @@ test('reflect answers from memory with citations (fake LLM); LLM failures map to
   } finally {
     llm.always = { purpose: 'extract', behaviour: { kind: 'content', content: { facts: [] } } };
   }
+});
+
+test('reflectStream yields the answer in delta events, then the same result reflect answers', async () => {
+  const bank = 'reflect-stream-client';
+  await mnemos.retainBatch(bank, [
+    'Ivan adopted a grey cat named Pixel, who sleeps all afternoon.',
+    'Ivan works in Lyon.',
+  ]);
+  const question = 'What is the name of the cat Ivan adopted?';
+  const unary = await mnemos.reflect(bank, question);
+
+  const stream = mnemos.reflectStream(bank, question);
+  const deltas: string[] = [];
+  let done: ReflectResult | undefined;
+  for await (const event of stream) {
+    if (event.type === 'delta') deltas.push(event.text);
+    else done = event.result;
+  }
+  assert.ok(deltas.length >= 2, `several delta events (got ${deltas.length})`);
+  assert.ok(done);
+  assert.equal(deltas.join(''), done.text);
+  assert.deepEqual(done, unary);
+
+  // The generator's return value is the result as well.
+  const generator = mnemos.reflectStream(bank, question);
+  let step = await generator.next();
+  while (step.done !== true) step = await generator.next();
+  assert.deepEqual(step.value, unary);
+});
+
+test('reflectStream: an error event throws MnemosError; leaving early closes the LLM request', async () => {
+  const bank = 'reflect-stream-client';
+  llm.next({ kind: 'cut-stream', afterChunks: 2 }, 'reflect');
+  const seen: string[] = [];
+  await rejectsWith(
+    (async () => {
+      for await (const event of mnemos.reflectStream(bank, 'What is the name of the cat?')) seen.push(event.type);
+    })(),
+    { status: 503, code: 'llm_unavailable' },
+  );
+  assert.ok(seen.includes('delta'), 'deltas came before the error');
+
+  const abandoned = llm.streamsAbandoned;
+  llm.next({ kind: 'stall-stream', afterChunks: 1 }, 'reflect');
+  for await (const event of mnemos.reflectStream(bank, 'What is the name of the cat?')) {
+    assert.equal(event.type, 'delta');
+    break;
+  }
+  const deadline = Date.now() + 30_000;
+  while (llm.streamsAbandoned === abandoned && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(llm.streamsAbandoned, abandoned + 1);
+
+  await rejectsWith(
+    (async () => {
+      for await (const event of mnemos.reflectStream(bank, '')) seen.push(event.type);
+    })(),
+    { status: 400, code: 'validation_failed' },
+  );
 });
 
 test('health and version', async () => {

@@ -28,6 +28,19 @@ function fakeLlmAnswer(body: string): string {
   return JSON.stringify({ answer: text, text, citations: ids, facts: [] });
 }
 
+/** A streamed answer in the OpenAI wire format: the content in pieces of 16 characters, then the finish and usage. */
+function streamAnswer(res: ServerResponse, content: string): void {
+  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 0, model: 'fake', choices, ...extra })}\n\n`;
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  for (let i = 0; i < content.length; i += 16) {
+    res.write(chunk([{ index: 0, delta: { content: content.slice(i, i + 16) }, finish_reason: null }]));
+  }
+  res.write(chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]));
+  res.write(chunk([], { usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 } }));
+  res.end('data: [DONE]\n\n');
+}
+
 function startFakeLlm(): Promise<{ server: Server; baseUrl: string }> {
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -41,6 +54,10 @@ function startFakeLlm(): Promise<{ server: Server; baseUrl: string }> {
         return;
       }
       const content = fakeLlmAnswer(body);
+      if ((JSON.parse(body) as { stream?: unknown }).stream === true) {
+        streamAnswer(res, content);
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' }).end(
         JSON.stringify({
           id: 'chatcmpl-fake',

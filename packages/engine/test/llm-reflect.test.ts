@@ -5,6 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 import { startFakeLlm, type FakeLlm } from './helpers/fake-llm.js';
+import { operationCompleted } from './helpers/operations.js';
 
 let fake: FakeLlm;
 let engine: TestEngine;
@@ -30,15 +31,22 @@ before(async () => {
   });
   // Facts are not needed here: answer extraction with nothing so the bank holds exactly the raw memories.
   fake.always = { purpose: 'extract', behaviour: { kind: 'content', content: { facts: [] } } };
-  const r = await call<{ memory_ids: string[] }>(engine.url, 'POST', `/v1/default/banks/${BANK}/memories`, {
-    items: [
-      { content: 'Maria adopted a grey cat named Pixel.' },
-      { content: 'Maria works as a structural engineer in Lyon.' },
-      { content: 'The office coffee machine broke on Monday.' },
-    ],
-  });
+  const r = await call<{ memory_ids: string[]; operation_id: string }>(
+    engine.url,
+    'POST',
+    `/v1/default/banks/${BANK}/memories`,
+    {
+      items: [
+        { content: 'Maria adopted a grey cat named Pixel.' },
+        { content: 'Maria works as a structural engineer in Lyon.' },
+        { content: 'The office coffee machine broke on Monday.' },
+      ],
+    },
+  );
   assert.equal(r.status, 200);
   ids = r.body.memory_ids;
+  // Extraction counts its tokens to the bank too: a usage test must not see them arrive while it measures.
+  await operationCompleted(engine.url, r.body.operation_id);
   await call(engine.url, 'POST', '/v1/default/banks/other-bank/memories', { content: 'Maria secretly owns a parrot.' });
 });
 

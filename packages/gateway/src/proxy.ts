@@ -12,6 +12,7 @@ import {
   type ForwardRequest,
 } from './engine.js';
 import { problem, Problem } from '@mnemos/problems';
+import { isEventStream, watchForDone } from './event-stream.js';
 import { sendProblem } from './problem.js';
 import type { Reservation } from './quota.js';
 import { limitsFor, periodOf, type Limits, type Metric, type Scope } from './scopes.js';
@@ -157,6 +158,15 @@ async function forwardReserved(
       return { res, uncounted: 0 };
     }
     if (plan.transform !== undefined) res = await plan.transform(res);
+    if (bound === undefined && isEventStream(res.headers)) {
+      const settle = (done: boolean): void => {
+        for (const r of reserved) {
+          if (done) r.commit();
+          else r.release();
+        }
+      };
+      return { res: { ...res, body: watchForDone(res.body, settle) }, uncounted: 0 };
+    }
     if (bound === undefined) {
       for (const r of reserved) {
         if (r.counted?.() === false) r.release();

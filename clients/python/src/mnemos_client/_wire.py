@@ -175,13 +175,35 @@ def build_request(settings: Settings, call: "Call[Any]") -> HttpRequest:
 _OPENER = urllib.request.build_opener()
 
 
+@dataclass(frozen=True)
+class OpenStream:
+    """A 2xx answer left open, its body to be read as it arrives (a streamed reflect). Close it when done."""
+
+    response: Any
+
+
+def _read_whole(response: Any) -> HttpAnswer:
+    with response:
+        return HttpAnswer(response.status, response.headers.get("Retry-After"), response.read())
+
+
 def exchange(request: HttpRequest, timeout: float, base_url: str) -> Union[HttpAnswer, NoAnswer]:
     """One attempt over blocking urllib: the answer, whatever its status, or why none came."""
+    return _attempt(request, timeout, base_url, _read_whole)
+
+
+def open_stream(request: HttpRequest, timeout: float, base_url: str) -> Union[OpenStream, HttpAnswer, NoAnswer]:
+    """One attempt whose 2xx answer is left open (``timeout`` then bounds each wait for more of it); any other
+    answer is read whole, as :func:`exchange` reads it."""
+    return _attempt(request, timeout, base_url, OpenStream)
+
+
+def _attempt(request: HttpRequest, timeout: float, base_url: str,
+             read: Callable[[Any], Union[HttpAnswer, OpenStream]]) -> Union[HttpAnswer, OpenStream, NoAnswer]:
     prepared = urllib.request.Request(request.url, data=request.data, method=request.method,
                                       headers=dict(request.headers))
     try:
-        with _OPENER.open(prepared, timeout=timeout) as response:
-            return HttpAnswer(response.status, response.headers.get("Retry-After"), response.read())
+        return read(_OPENER.open(prepared, timeout=timeout))
     except urllib.error.HTTPError as error:
         try:
             body = error.read()

@@ -8,11 +8,12 @@ thread (bounded by ``timeout``) and its answer is dropped."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Coroutine, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, Callable, Coroutine, Optional, TypeVar
 
 from . import _calls as calls
 from ._base import ClientBase, describe_method
-from ._wire import Attempts, Call, Done, build_request, exchange
+from ._stream import ReflectEvents, ReflectStreamEvent, read_line, stream_request
+from ._wire import Attempts, Call, Done, OpenStream, build_request, exchange, open_stream
 from .models import Bank, Memory
 
 if TYPE_CHECKING:
@@ -72,6 +73,36 @@ class AsyncMnemos(ClientBase):
             if isinstance(step, Done):
                 return step.value
             await self._sleep(step)
+
+    async def reflect_stream(self, bank_id: str, query: str,
+                             **options: Any) -> AsyncGenerator[ReflectStreamEvent, None]:
+        """``reflect`` streamed, for ``async for``: :class:`ReflectDelta` events, then one :class:`ReflectDone`
+        with the result. Takes the same arguments as ``reflect``; fails and stops as :meth:`Mnemos.reflect_stream`
+        does (each read of the stream runs in a worker thread, as every exchange of this client does)."""
+        call = calls.reflect(self._settings, bank_id, query, **options)
+        request = stream_request(build_request(self._settings, call))
+        attempts = Attempts(self._settings, call)
+        timeout, base_url = self._settings.timeout, self._settings.base_url
+        loop = asyncio.get_running_loop()
+        while True:
+            outcome = await loop.run_in_executor(None, open_stream, request, timeout, base_url)
+            if isinstance(outcome, OpenStream):
+                break
+            step = attempts.settle(outcome)
+            if isinstance(step, Done):  # only a 2xx answer is done, and it arrives as an OpenStream
+                return
+            await self._sleep(step)
+        events = ReflectEvents()
+        try:
+            while events.result is None:
+                line = await loop.run_in_executor(None, read_line, outcome.response, base_url, timeout)
+                if not line:
+                    break
+                for event in events.push(line.decode("utf-8")):
+                    yield event
+        finally:
+            outcome.response.close()
+        events.finished()
 
     retain = _awaitable(calls.retain)
     retain_batch = _awaitable(calls.retain_batch)

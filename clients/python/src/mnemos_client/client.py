@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generator, Iterator, Optional, TypeVar
 
 from . import _calls as calls
 from ._base import ClientBase, describe_method
-from ._wire import Attempts, Call, Done, build_request, exchange, parse_retry_after
-from .models import Bank, Memory
+from ._stream import ReflectEvents, ReflectStreamEvent, read_line, stream_request
+from ._wire import Attempts, Call, Done, OpenStream, build_request, exchange, open_stream, parse_retry_after
+from .models import Bank, Memory, ReflectResult
 
 if TYPE_CHECKING:
     from typing_extensions import Concatenate, ParamSpec
@@ -68,6 +69,38 @@ class Mnemos(ClientBase):
             if isinstance(step, Done):
                 return step.value
             self._sleep(step)
+
+    def reflect_stream(self, bank_id: str, query: str,
+                       **options: Any) -> Generator[ReflectStreamEvent, None, ReflectResult]:
+        """``reflect`` streamed: yields :class:`ReflectDelta` events (``.text``, the answer as the LLM writes it),
+        then one :class:`ReflectDone` (``.result``, what ``reflect`` returns; also the generator's return value).
+        Takes the same arguments as ``reflect``. A failure once the stream has begun raises the MnemosError of the
+        problem the server sent; failures before it are retried as every call's are. Leaving the loop early closes
+        the connection, which stops the server's LLM call.
+
+        >>> for event in mnemos.reflect_stream("alice", "What does Alice drink?"):   # doctest: +SKIP
+        ...     print(event.text if event.type == "delta" else event.result.citations)
+        """
+        call = calls.reflect(self._settings, bank_id, query, **options)
+        request = stream_request(build_request(self._settings, call))
+        attempts = Attempts(self._settings, call)
+        timeout, base_url = self._settings.timeout, self._settings.base_url
+        while True:
+            outcome = open_stream(request, timeout, base_url)
+            if isinstance(outcome, OpenStream):
+                break
+            step = attempts.settle(outcome)
+            if isinstance(step, Done):  # only a 2xx answer is done, and it arrives as an OpenStream
+                return step.value
+            self._sleep(step)
+        events = ReflectEvents()
+        with outcome.response as response:
+            while events.result is None:
+                line = read_line(response, base_url, timeout)
+                if not line:
+                    break
+                yield from events.push(line.decode("utf-8"))
+        return events.finished()
 
     retain = _blocking(calls.retain)
     retain_batch = _blocking(calls.retain_batch)

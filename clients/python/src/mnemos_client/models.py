@@ -197,6 +197,22 @@ class ReflectResult:
 
 
 @dataclass
+class ReflectDelta:
+    """An event of a streamed reflect: the next piece of the answer's text."""
+
+    text: str
+    type: str = "delta"
+
+
+@dataclass
+class ReflectDone:
+    """The last event of a streamed reflect: the whole result, as ``reflect`` returns it."""
+
+    result: ReflectResult
+    type: str = "done"
+
+
+@dataclass
 class Bank:
     """A bank profile."""
 

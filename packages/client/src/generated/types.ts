@@ -242,7 +242,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Answer a question from memory, with citations */
+        /**
+         * Answer a question from memory, with citations
+         * @description With `Accept: text/event-stream` the answer streams as server-sent events: `delta` events ({text}) carry the answer's text as the LLM writes it, then a `done` event holds this operation's JSON answer; a failure after the first event ends the stream with an `error` event holding a problem document (the status is already 200).
+         */
         post: operations["reflectBank"];
         delete?: never;
         options?: never;
@@ -344,7 +347,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Answer a question from a bank, with citations */
+        /**
+         * Answer a question from a bank, with citations
+         * @description With `Accept: text/event-stream` the answer streams as server-sent events: `delta` events ({text}) carry the answer's text as the LLM writes it, then a `done` event holds this operation's JSON answer; a failure after the first event ends the stream with an `error` event holding a problem document (the status is already 200).
+         */
         post: operations["reflect"];
         delete?: never;
         options?: never;

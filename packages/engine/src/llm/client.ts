@@ -1,11 +1,19 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { LlmConfig } from '../config/load.js';
-import { BASE_DELAY_MS, MAX_DELAY_MS, resilientFetch } from './fetch.js';
+import { BASE_DELAY_MS, MAX_DELAY_MS, resilientFetch, streamingFetch, type RetryPolicy } from './fetch.js';
 import { GeminiProvider } from './gemini.js';
 import { OpenAiProvider } from './openai.js';
 import type { LlmTransport } from './transport.js';
-import { addUsage, LlmError, ZERO_USAGE, type GenerateRequest, type LlmProvider, type Usage } from './types.js';
+import {
+  addUsage,
+  LlmError,
+  ZERO_USAGE,
+  type GenerateRequest,
+  type GenerateResult,
+  type LlmProvider,
+  type Usage,
+} from './types.js';
 
 /** `transport`: send the HTTP requests through the LLM transport thread (the engine does; see transport.ts). */
 export function createProvider(
@@ -13,23 +21,22 @@ export function createProvider(
   onRetry?: (reason: string, delayMs: number) => void,
   transport?: LlmTransport,
 ): LlmProvider {
-  const fetchImpl = resilientFetch(
-    {
-      timeoutMs: config.timeoutMs,
-      maxRetries: config.maxRetries,
-      baseDelayMs: BASE_DELAY_MS,
-      maxDelayMs: MAX_DELAY_MS,
-      ...(onRetry ? { onRetry } : {}),
-    },
-    transport,
-  );
+  const policy: RetryPolicy = {
+    timeoutMs: config.timeoutMs,
+    maxRetries: config.maxRetries,
+    baseDelayMs: BASE_DELAY_MS,
+    maxDelayMs: MAX_DELAY_MS,
+    ...(onRetry ? { onRetry } : {}),
+  };
+  const fetchImpl = resilientFetch(policy, transport);
+  const streamFetch = streamingFetch(policy);
   switch (config.provider) {
     case 'openai':
     case 'litellm':
-      return new OpenAiProvider(config, fetchImpl);
+      return new OpenAiProvider(config, fetchImpl, streamFetch);
     case 'gemini':
     case 'vertex':
-      return new GeminiProvider(config, fetchImpl);
+      return new GeminiProvider(config, fetchImpl, streamFetch);
   }
 }
 
@@ -97,46 +104,75 @@ export class LlmClient {
   async structured<T>(r: StructuredRequest<T>): Promise<{ value: T; usage: Usage }> {
     let usage = ZERO_USAGE;
     let reason = '';
-    const labels = { provider: this.provider.name, purpose: r.purpose };
     for (let attempt = 1; attempt <= this.attempts; attempt++) {
-      const stop = this.seconds.startTimer(labels);
-      let result;
-      try {
-        result = await this.limiter(() => this.provider.generate(r));
-      } catch (error) {
-        this.calls.inc({ ...labels, outcome: 'error' });
-        const e = error instanceof LlmError ? error : new LlmError(String(error), 'unavailable');
-        throw new LlmError(e.message, e.kind, addUsage(usage, e.usage));
-      } finally {
-        stop();
-      }
-      usage = addUsage(usage, result.usage);
-      this.tokens.inc({ ...labels, direction: 'input' }, result.usage.input_tokens);
-      this.tokens.inc({ ...labels, direction: 'output' }, result.usage.output_tokens);
-      if (result.refusal !== undefined) {
-        this.calls.inc({ ...labels, outcome: 'refused' });
-        reason = `the model refused (${result.refusal.slice(0, 200)})`;
-        continue;
-      }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(stripFences(result.text));
-      } catch {
-        this.calls.inc({ ...labels, outcome: 'malformed' });
-        reason = `the answer was not valid JSON (${JSON.stringify(result.text.slice(0, 120))})`;
-        continue;
-      }
-      const checked = r.validate(parsed);
-      if (!checked.ok) {
-        this.calls.inc({ ...labels, outcome: 'malformed' });
-        reason = `the answer did not match the expected shape: ${checked.reason}`;
-        continue;
-      }
-      this.calls.inc({ ...labels, outcome: 'ok' });
-      return { value: checked.value, usage };
+      const outcome = await this.attempt(r, () => this.provider.generate(r), usage);
+      usage = outcome.usage;
+      if (outcome.ok) return outcome;
+      reason = outcome.reason;
     }
-    throw new LlmError(
-      `${this.provider.name} ${this.provider.model}: ${reason}; gave up after ${this.attempts} attempts.`,
+    throw this.gaveUp(reason, this.attempts, usage);
+  }
+
+  /**
+   * The same call streamed: `onText` sees the answer text as it arrives, and the whole answer is parsed and validated
+   * as `structured` does, counted the same way. A bad answer is not asked again (its text has already been passed on).
+   */
+  async streamed<T>(
+    r: StructuredRequest<T> & { onText: (delta: string) => void },
+  ): Promise<{ value: T; usage: Usage }> {
+    const outcome = await this.attempt(r, () => this.provider.stream(r), ZERO_USAGE);
+    if (outcome.ok) return outcome;
+    throw this.gaveUp(outcome.reason, 1, outcome.usage);
+  }
+
+  /** One call: admitted under the cap, timed, its tokens counted, its answer parsed and validated. */
+  private async attempt<T>(
+    r: StructuredRequest<T>,
+    call: () => Promise<GenerateResult>,
+    before: Usage,
+  ): Promise<{ ok: true; value: T; usage: Usage } | { ok: false; reason: string; usage: Usage }> {
+    const labels = { provider: this.provider.name, purpose: r.purpose };
+    const stop = this.seconds.startTimer(labels);
+    let result;
+    try {
+      result = await this.limiter(call);
+    } catch (error) {
+      this.calls.inc({ ...labels, outcome: 'error' });
+      const e = error instanceof LlmError ? error : new LlmError(String(error), 'unavailable');
+      throw new LlmError(e.message, e.kind, addUsage(before, e.usage));
+    } finally {
+      stop();
+    }
+    const usage = addUsage(before, result.usage);
+    this.tokens.inc({ ...labels, direction: 'input' }, result.usage.input_tokens);
+    this.tokens.inc({ ...labels, direction: 'output' }, result.usage.output_tokens);
+    if (result.refusal !== undefined) {
+      this.calls.inc({ ...labels, outcome: 'refused' });
+      return { ok: false, reason: `the model refused (${result.refusal.slice(0, 200)})`, usage };
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(stripFences(result.text));
+    } catch {
+      this.calls.inc({ ...labels, outcome: 'malformed' });
+      return {
+        ok: false,
+        reason: `the answer was not valid JSON (${JSON.stringify(result.text.slice(0, 120))})`,
+        usage,
+      };
+    }
+    const checked = r.validate(parsed);
+    if (!checked.ok) {
+      this.calls.inc({ ...labels, outcome: 'malformed' });
+      return { ok: false, reason: `the answer did not match the expected shape: ${checked.reason}`, usage };
+    }
+    this.calls.inc({ ...labels, outcome: 'ok' });
+    return { ok: true, value: checked.value, usage };
+  }
+
+  private gaveUp(reason: string, attempts: number, usage: Usage): LlmError {
+    return new LlmError(
+      `${this.provider.name} ${this.provider.model}: ${reason}; gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}.`,
       reason.startsWith('the model refused') ? 'refused' : 'malformed',
       usage,
     );

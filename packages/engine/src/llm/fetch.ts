@@ -86,8 +86,107 @@ async function fetchWithin(
   }
 }
 
+type Attempt = (
+  input: Parameters<typeof fetch>[0],
+  init: RequestInit | undefined,
+  outer: AbortSignal | undefined,
+) => Promise<Response>;
+
+/**
+ * One streamed attempt: `ms` bounds the wait for the response headers and then each silence between body chunks, so a
+ * provider that stops sending mid-answer times out without bounding how long a whole answer may take. The body is
+ * handed on as it arrives.
+ */
+async function fetchStreaming(
+  ms: number,
+  input: Parameters<typeof fetch>[0],
+  init: RequestInit | undefined,
+  outer: AbortSignal | undefined,
+): Promise<Response> {
+  const controller = new AbortController();
+  let timedOut = false;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new DOMException('The operation timed out.', 'TimeoutError'));
+    }, ms);
+  };
+  const onAbort = () => controller.abort(outer?.reason);
+  const release = () => {
+    clearTimeout(timer);
+    outer?.removeEventListener('abort', onAbort);
+  };
+  arm();
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener('abort', onAbort, { once: true });
+  let response: Response;
+  try {
+    response = await fetch(input, { ...init, signal: controller.signal });
+  } catch (error) {
+    release();
+    throw error;
+  }
+  if (!response.body || !response.ok) {
+    // Error answers are small: read them whole within the attempt, as the unary path does.
+    try {
+      return wholeResponse(response.status, response.statusText, response.headers, await response.arrayBuffer());
+    } finally {
+      release();
+    }
+  }
+  const reader: ReadableStreamDefaultReader<Uint8Array> = (response.body as ReadableStream<Uint8Array>).getReader();
+  arm();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(stream) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          release();
+          stream.close();
+          return;
+        }
+        arm();
+        stream.enqueue(value);
+      } catch (error) {
+        release();
+        stream.error(
+          timedOut
+            ? new LlmError(`the LLM stopped sending for ${ms} ms (MNEMOS_API_LLM_TIMEOUT_MS) mid-answer.`, 'timeout')
+            : outer?.aborted
+              ? new LlmError('The LLM call was cancelled.', 'aborted')
+              : error,
+        );
+      }
+    },
+    cancel(reason) {
+      release();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
 /** `transport`: send through the LLM transport thread (it starts each attempt's timeout when the request leaves). */
 export function resilientFetch(policy: RetryPolicy, transport?: LlmTransport): typeof fetch {
+  const attempt: Attempt = transport
+    ? (input, init, outer) =>
+        transport.fetch(input, { ...init, signal: outer ?? null }, { timeoutMs: policy.timeoutMs })
+    : (input, init, outer) => fetchWithin(policy.timeoutMs, input, init, outer);
+  return retrying(policy, attempt);
+}
+
+/**
+ * The fetch under streamed calls: the same retries, but only until an answer starts (a stream cut off mid-answer is
+ * not replayed), and the body is not read ahead. Streamed calls leave from the main thread, not the transport thread,
+ * which hands over whole bodies only; the LLM client's concurrency cap still admits them.
+ */
+export function streamingFetch(policy: RetryPolicy): typeof fetch {
+  return retrying(policy, (input, init, outer) => fetchStreaming(policy.timeoutMs, input, init, outer));
+}
+
+function retrying(policy: RetryPolicy, send: Attempt): typeof fetch {
   return async (input, init) => {
     const outer = init?.signal ?? undefined;
     // Bodies the SDKs send are strings; anything else cannot be replayed, so it gets one attempt.
@@ -96,9 +195,7 @@ export function resilientFetch(policy: RetryPolicy, transport?: LlmTransport): t
       const last = !replayable || attempt >= policy.maxRetries;
       let response: Response;
       try {
-        response = transport
-          ? await transport.fetch(input, { ...init, signal: outer ?? null }, { timeoutMs: policy.timeoutMs })
-          : await fetchWithin(policy.timeoutMs, input, init, outer);
+        response = await send(input, init, outer);
       } catch (error) {
         if (outer?.aborted) throw new LlmError('The LLM call was cancelled.', 'aborted');
         const timedOut = (error as Error).name === 'TimeoutError';

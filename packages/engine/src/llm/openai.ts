@@ -1,6 +1,13 @@
 import OpenAI from 'openai';
 import type { LlmConfig } from '../config/load.js';
-import { LlmError, type GenerateRequest, type GenerateResult, type LlmProvider } from './types.js';
+import {
+  LlmError,
+  type GenerateRequest,
+  type GenerateResult,
+  type LlmProvider,
+  type StreamRequest,
+  type Usage,
+} from './types.js';
 import { wholeCallBoundMs } from './fetch.js';
 
 /**
@@ -12,58 +19,97 @@ export class OpenAiProvider implements LlmProvider {
   readonly name: string;
   readonly model: string;
   private readonly client: OpenAI;
+  /** The same SDK over the fetch that hands bodies on as they arrive (streamed calls). */
+  private readonly streamingClient: OpenAI;
   private readonly timeoutMs: number;
 
-  constructor(config: LlmConfig, fetchImpl: typeof fetch) {
+  constructor(config: LlmConfig, fetchImpl: typeof fetch, streamFetch: typeof fetch) {
     this.name = config.provider;
     this.model = config.model;
     this.timeoutMs = config.timeoutMs;
-    this.client = new OpenAI({
-      // A LiteLLM proxy may run without a key; the SDK insists on a value.
-      apiKey: config.apiKey ?? 'none',
-      ...(config.baseUrl !== undefined ? { baseURL: config.baseUrl } : {}),
-      maxRetries: 0,
-      // Per-attempt timeouts live in the fetch layer; this only bounds the whole call.
-      timeout: wholeCallBoundMs(config),
-      fetch: fetchImpl,
-    });
+    this.client = openAiClient(config, fetchImpl);
+    this.streamingClient = openAiClient(config, streamFetch);
+  }
+
+  private body(r: GenerateRequest) {
+    return {
+      model: this.model,
+      messages: [
+        { role: 'system' as const, content: r.system },
+        { role: 'user' as const, content: r.user },
+      ],
+      temperature: 0,
+      response_format: {
+        type: 'json_schema' as const,
+        json_schema: { name: r.schemaName, schema: r.schema, strict: false },
+      },
+    };
   }
 
   async generate(r: GenerateRequest): Promise<GenerateResult> {
     let completion: OpenAI.Chat.Completions.ChatCompletion;
     try {
-      completion = await this.client.chat.completions.create(
-        {
-          model: this.model,
-          messages: [
-            { role: 'system', content: r.system },
-            { role: 'user', content: r.user },
-          ],
-          temperature: 0,
-          response_format: {
-            type: 'json_schema',
-            json_schema: { name: r.schemaName, schema: r.schema, strict: false },
-          },
-        },
-        r.signal ? { signal: r.signal } : {},
-      );
+      completion = await this.client.chat.completions.create(this.body(r), r.signal ? { signal: r.signal } : {});
     } catch (error) {
       throw toLlmError(error, this.name, this.timeoutMs);
     }
-    const u = completion.usage;
-    const usage = {
-      input_tokens: u?.prompt_tokens ?? 0,
-      output_tokens: u?.completion_tokens ?? 0,
-      total_tokens: u?.total_tokens ?? (u?.prompt_tokens ?? 0) + (u?.completion_tokens ?? 0),
-      cached_tokens: u?.prompt_tokens_details?.cached_tokens ?? 0,
-      thoughts_tokens: u?.completion_tokens_details?.reasoning_tokens ?? 0,
-    };
     // Servers that imitate the API may leave `choices` out.
     const choice = (completion.choices as typeof completion.choices | undefined)?.[0];
     const message = choice?.message;
     const refusal = message?.refusal ?? (choice?.finish_reason === 'content_filter' ? 'content filter' : undefined);
-    return { text: message?.content ?? '', refusal: refusal ?? undefined, usage };
+    return { text: message?.content ?? '', refusal: refusal ?? undefined, usage: openAiUsage(completion.usage) };
   }
+
+  /** `stream: true` with `stream_options.include_usage`: text deltas in `data:` chunks, the usage in the last one. */
+  async stream(r: StreamRequest): Promise<GenerateResult> {
+    let text = '';
+    let refusal: string | undefined;
+    let usage: OpenAI.CompletionUsage | undefined;
+    try {
+      const chunks = await this.streamingClient.chat.completions.create(
+        { ...this.body(r), stream: true, stream_options: { include_usage: true } },
+        r.signal ? { signal: r.signal } : {},
+      );
+      for await (const chunk of chunks) {
+        usage = chunk.usage ?? usage;
+        const choice = (chunk.choices as typeof chunk.choices | undefined)?.[0];
+        const delta = choice?.delta;
+        if (delta?.refusal) refusal = (refusal ?? '') + delta.refusal;
+        if (choice?.finish_reason === 'content_filter') refusal ??= 'content filter';
+        if (delta?.content) {
+          text += delta.content;
+          r.onText(delta.content);
+        }
+      }
+    } catch (error) {
+      throw toLlmError(error, this.name, this.timeoutMs);
+    }
+    // The SDK ends a stream quietly when its request is aborted.
+    if (r.signal?.aborted) throw new LlmError('The LLM call was cancelled.', 'aborted');
+    return { text, refusal, usage: openAiUsage(usage) };
+  }
+}
+
+function openAiUsage(u: OpenAI.CompletionUsage | null | undefined): Usage {
+  return {
+    input_tokens: u?.prompt_tokens ?? 0,
+    output_tokens: u?.completion_tokens ?? 0,
+    total_tokens: u?.total_tokens ?? (u?.prompt_tokens ?? 0) + (u?.completion_tokens ?? 0),
+    cached_tokens: u?.prompt_tokens_details?.cached_tokens ?? 0,
+    thoughts_tokens: u?.completion_tokens_details?.reasoning_tokens ?? 0,
+  };
+}
+
+function openAiClient(config: LlmConfig, fetchImpl: typeof fetch): OpenAI {
+  return new OpenAI({
+    // A LiteLLM proxy may run without a key; the SDK insists on a value.
+    apiKey: config.apiKey ?? 'none',
+    ...(config.baseUrl !== undefined ? { baseURL: config.baseUrl } : {}),
+    maxRetries: 0,
+    // Per-attempt timeouts live in the fetch layer; this only bounds the whole call.
+    timeout: wholeCallBoundMs(config),
+    fetch: fetchImpl,
+  });
 }
 
 export function toLlmError(error: unknown, provider: string, timeoutMs: number): LlmError {

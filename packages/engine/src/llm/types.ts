@@ -1,4 +1,4 @@
-/** The one interface every LLM provider implements: a single structured-output chat call. */
+/** The one interface every LLM provider implements: a structured-output chat call, whole or streamed. */
 
 export interface Usage {
   input_tokens: number;
@@ -43,10 +43,17 @@ export interface GenerateResult {
   usage: Usage;
 }
 
+export interface StreamRequest extends GenerateRequest {
+  /** Called with each piece of answer text as the provider sends it. */
+  onText: (delta: string) => void;
+}
+
 export interface LlmProvider {
   readonly name: string;
   readonly model: string;
   generate(request: GenerateRequest): Promise<GenerateResult>;
+  /** The same call streamed in the provider's own wire format; resolves to the whole answer once it is complete. */
+  stream(request: StreamRequest): Promise<GenerateResult>;
 }
 
 /** Why an LLM call failed; `transient` failures are worth retrying later (the job queue does). */

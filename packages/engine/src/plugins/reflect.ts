@@ -17,6 +17,6 @@ export const reflectPlugin: EnginePlugin = {
         await addBankUsage(engine.db, tenant, bankId, usage.input_tokens, usage.output_tokens).catch(() => undefined);
       },
     };
-    return { hooks: { reflect: (request) => reflect(parts, request) }, close: NOTHING_TO_CLOSE };
+    return { hooks: { reflect: (request, stream) => reflect(parts, request, stream) }, close: NOTHING_TO_CLOSE };
   },
 };

@@ -39,6 +39,7 @@ import type {
   RecallResult,
   ReflectRequest,
   ReflectResult,
+  ReflectStream,
   RetainRequest,
   RetainResult,
 } from './types.js';
@@ -52,8 +53,8 @@ export const candidatesFor = (budget: Budget): number => (typeof budget === 'num
 export interface ServiceFeatures {
   /** Stores the items as a durable job; answers its operation id. */
   retainLater?: ((partition: Partition, items: readonly RetainItem[]) => Promise<string>) | undefined;
-  /** Answers a question from memory through the LLM. */
-  reflect?: ((request: ReflectRequest) => Promise<ReflectResult>) | undefined;
+  /** Answers a question from memory through the LLM (streamed to `stream` when given). */
+  reflect?: ((request: ReflectRequest, stream?: ReflectStream) => Promise<ReflectResult>) | undefined;
   /** An operation's status, or undefined when unknown. */
   operationStatus?: ((tenant: string, id: string) => Promise<Operation | undefined>) | undefined;
 }
@@ -162,10 +163,13 @@ export class MemoryService {
     };
   }
 
-  /** Needs the LLM feature; without it the answer is 503 llm_not_configured. */
-  async reflect(request: ReflectRequest): Promise<ReflectResult> {
+  /**
+   * Needs the LLM feature; without it the answer is 503 llm_not_configured. With `stream`, the answer's text is handed
+   * on as the LLM writes it; the result is the same.
+   */
+  async reflect(request: ReflectRequest, stream?: ReflectStream): Promise<ReflectResult> {
     if (!this.features.reflect) throw problem('llm_not_configured', 'noLlm');
-    return this.features.reflect(request);
+    return this.features.reflect(request, stream);
   }
 
   async listMemories(q: MemoryListQuery): Promise<Page<Memory>> {

@@ -148,3 +148,11 @@ export interface Page<T> {
   /** Where the next page starts, when this one is full (there may be more); null otherwise. */
   nextCursor: string | null;
 }
+
+/** How a streamed reflect hands on its answer while the LLM writes it. */
+export interface ReflectStream {
+  /** Called with each new piece of the answer's text, in order. */
+  onDelta(text: string): void;
+  /** Aborts the LLM call (the caller went away). */
+  signal?: AbortSignal | undefined;
+}

@@ -6,6 +6,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  * the memory into sentences and types them by keywords, resolving "yesterday"/"last week"/"tomorrow" against
  * recorded_at; reflect answers from the memories that share a word with the question and cites them. One-shot
  * behaviours (`next`) make it fail, hang, rate-limit, refuse or answer malformed JSON; `delayMs` delays every answer.
+ * Asked to stream (OpenAI `stream: true`, Gemini `:streamGenerateContent?alt=sse`), it sends the same answer as
+ * server-sent events in pieces of `streamChunkChars` characters, `streamGapMs` apart, in that provider's wire format;
+ * `cut-stream` breaks the connection after some pieces and `stall-stream` stops sending until the caller goes away.
  */
 
 export type Purpose = 'extract' | 'reflect' | 'other';
@@ -17,11 +20,17 @@ export type Behaviour =
   | { kind: 'refuse' }
   | { kind: 'hang'; ms: number }
   | { kind: 'content'; content: unknown }
+  /** A streamed answer whose connection breaks after `afterChunks` pieces. */
+  | { kind: 'cut-stream'; afterChunks: number }
+  /** A streamed answer that stops after `afterChunks` pieces and waits for the caller to close the connection. */
+  | { kind: 'stall-stream'; afterChunks: number }
   /** Answers function calls (OpenAI `tool_calls`) instead of text; the OpenAI format only. */
   | { kind: 'tool-calls'; calls: Array<{ name: string; arguments: Record<string, unknown> }> };
 
 export interface FakeCall {
   format: 'openai' | 'gemini';
+  /** Whether the answer was asked for as a stream. */
+  streamed: boolean;
   purpose: Purpose;
   path: string;
   input: Record<string, unknown> | undefined;
@@ -192,6 +201,12 @@ export class FakeLlm {
   /** Behaviour applied to every matching call until cleared. */
   always: { purpose: Purpose | 'any'; behaviour: Behaviour } | undefined;
   delayMs = 0;
+  /** Characters of answer text per streamed event. */
+  streamChunkChars = 24;
+  /** Pause between streamed events. */
+  streamGapMs = 5;
+  /** Streamed answers whose caller closed the connection before the last event. */
+  streamsAbandoned = 0;
   inFlight = 0;
   maxInFlight = 0;
   private server: Server | undefined;
@@ -255,7 +270,8 @@ export class FakeLlm {
       // handled below as a 400
     }
     const openai = path.endsWith('/chat/completions');
-    const gemini = /:generateContent$/.test(path.split('?')[0]!);
+    const gemini = /:(generateContent|streamGenerateContent)$/.test(path.split('?')[0]!);
+    const streamed = openai ? body['stream'] === true : /:streamGenerateContent$/.test(path.split('?')[0]!);
     if (req.method !== 'POST' || (!openai && !gemini)) {
       res
         .writeHead(404, { 'content-type': 'application/json' })
@@ -291,7 +307,7 @@ export class FakeLlm {
     } catch {
       input = undefined;
     }
-    this.calls.push({ format: openai ? 'openai' : 'gemini', purpose, path, input, body, at: Date.now() });
+    this.calls.push({ format: openai ? 'openai' : 'gemini', streamed, purpose, path, input, body, at: Date.now() });
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     try {
@@ -321,6 +337,12 @@ export class FakeLlm {
       const refused = behaviour?.kind === 'refuse';
       const promptTokens = Math.ceil(prompt.length / 4);
       const outputTokens = Math.ceil(content.length / 4);
+      if (streamed) {
+        const usage = { promptTokens, outputTokens };
+        const model = stringField(body, 'model') ?? 'fake';
+        await this.stream(res, openai ? 'openai' : 'gemini', refused ? '' : content, usage, model, behaviour, body);
+        return;
+      }
       if (behaviour?.kind === 'tool-calls' && openai) {
         const toolCalls = JSON.stringify(toolCallAnswer(behaviour.calls));
         res.writeHead(200, { 'content-type': 'application/json' }).end(toolCalls);
@@ -368,6 +390,113 @@ export class FakeLlm {
       this.inFlight--;
     }
   }
+
+  private async stream(
+    res: ServerResponse,
+    format: 'openai' | 'gemini',
+    content: string,
+    usage: { promptTokens: number; outputTokens: number },
+    model: string,
+    behaviour: Behaviour | undefined,
+    body: Record<string, unknown>,
+  ): Promise<void> {
+    const closed = new Promise<void>((resolve) => res.once('close', resolve));
+    const abandoned = () => !res.writableFinished;
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const texts = pieces(content, this.streamChunkChars);
+    for (const [i, text] of texts.entries()) {
+      if (behaviour?.kind === 'cut-stream' && i === behaviour.afterChunks) {
+        // The pieces already written leave first; then the connection breaks.
+        await sleep(this.streamGapMs);
+        res.socket?.destroy();
+        return;
+      }
+      if (behaviour?.kind === 'stall-stream' && i === behaviour.afterChunks) {
+        await closed;
+        if (abandoned()) this.streamsAbandoned++;
+        return;
+      }
+      if (i > 0 && this.streamGapMs > 0) await sleep(this.streamGapMs);
+      if (res.destroyed) {
+        this.streamsAbandoned++;
+        return;
+      }
+      res.write(streamEvent(format, model, { text }));
+    }
+    const options = (body['stream_options'] ?? {}) as Record<string, unknown>;
+    if (format === 'openai') {
+      res.write(streamEvent(format, model, { finish: 'stop' }));
+      if (options['include_usage'] === true) res.write(streamEvent(format, model, { usage }));
+      res.end('data: [DONE]\n\n');
+    } else {
+      res.end(streamEvent(format, model, { finish: content === '' ? 'SAFETY' : 'STOP', usage }));
+    }
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function pieces(text: string, size: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+/** One streamed event in a provider's wire format: OpenAI `chat.completion.chunk`s, Gemini `GenerateContentResponse`s. */
+function streamEvent(
+  format: 'openai' | 'gemini',
+  model: string,
+  part: { text?: string; finish?: string; usage?: { promptTokens: number; outputTokens: number } },
+): string {
+  const usage = part.usage;
+  if (format === 'openai') {
+    const chunk = {
+      id: 'chatcmpl-fake',
+      object: 'chat.completion.chunk',
+      created: Math.floor(Date.now() / 1000),
+      model,
+      choices:
+        usage !== undefined
+          ? []
+          : [
+              {
+                index: 0,
+                delta: part.text !== undefined ? { role: 'assistant', content: part.text } : {},
+                finish_reason: part.finish ?? null,
+              },
+            ],
+      ...(usage !== undefined
+        ? {
+            usage: {
+              prompt_tokens: usage.promptTokens,
+              completion_tokens: usage.outputTokens,
+              total_tokens: usage.promptTokens + usage.outputTokens,
+            },
+          }
+        : {}),
+    };
+    return `data: ${JSON.stringify(chunk)}\n\n`;
+  }
+  const chunk = {
+    candidates: [
+      {
+        content: { role: 'model', parts: [{ text: part.text ?? '' }] },
+        index: 0,
+        ...(part.finish !== undefined ? { finishReason: part.finish } : {}),
+      },
+    ],
+    ...(usage !== undefined
+      ? {
+          usageMetadata: {
+            promptTokenCount: usage.promptTokens,
+            candidatesTokenCount: usage.outputTokens,
+            totalTokenCount: usage.promptTokens + usage.outputTokens,
+          },
+        }
+      : {}),
+    modelVersion: model,
+  };
+  return `data: ${JSON.stringify(chunk)}\r\n\r\n`;
 }
 
 export async function startFakeLlm(): Promise<FakeLlm> {

@@ -114,11 +114,18 @@ function recallPlan(p: Principal, bank: string, body: Body): Plan {
   };
 }
 
-function reflectPlan(p: Principal, bank: string, body: Body): Plan {
+/** A streamed reflect (`Accept: text/event-stream`) is asked of the engine as a stream and passed on as it comes. */
+function reflectPlan(p: Principal, bank: string, body: Body, accept: string | undefined): Plan {
   requireBank(p, bank);
+  const stream = accept !== undefined && accept.toLowerCase().includes('text/event-stream');
   return {
     metric: 'reflects',
-    forward: { method: 'POST', path: tenantPath(p, `/banks/${seg(bank)}/reflect`), body: withSpace(p, body) },
+    forward: {
+      method: 'POST',
+      path: tenantPath(p, `/banks/${seg(bank)}/reflect`),
+      body: withSpace(p, body),
+      ...(stream ? { accept: 'text/event-stream' } : {}),
+    },
   };
 }
 
@@ -238,7 +245,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       body: ReflectTopBody,
       plan: (p, req) => {
         const { bank, rest } = withoutBankId(body(req));
-        return reflectPlan(p, bank, rest);
+        return reflectPlan(p, bank, rest, req.headers.accept);
       },
     },
 
@@ -277,7 +284,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'Reflect',
       params: BankParams,
       body: ReflectBody,
-      plan: (p, req) => reflectPlan(p, bankParam(req), body(req)),
+      plan: (p, req) => reflectPlan(p, bankParam(req), body(req), req.headers.accept),
     },
     {
       method: 'GET',

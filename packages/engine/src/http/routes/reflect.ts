@@ -1,12 +1,19 @@
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../../engine.js';
+import type { ReflectRequest } from '../../service/types.js';
 import { operationAnswer, reflectAnswer } from '../../wire/answers.js';
 import { reflectRequest } from '../../wire/input.js';
 import { BANK_ID_PATTERN, BankParams, OperationParams, ReflectBody } from '../../wire/schemas.js';
 import type { TypedApp } from '../typed-app.js';
 import { answers } from '../responses.js';
+import { sendEventStream, wantsEventStream } from '../event-stream.js';
 
 const open = { additionalProperties: true } as const;
+const STREAMING =
+  'With `Accept: text/event-stream` the answer streams as server-sent events: `delta` events ({text}) carry the ' +
+  "answer's text as the LLM writes it, then a `done` event holds this operation's JSON answer; a failure after the " +
+  'first event ends the stream with an `error` event holding a problem document (the status is already 200).';
 const REFLECT_PROBLEMS = [
   'llm_not_configured',
   'llm_timeout',
@@ -15,8 +22,20 @@ const REFLECT_PROBLEMS = [
   'llm_unavailable',
 ] as const;
 
-/** Reflect (needs an LLM: without one it answers 503 llm_not_configured) and operation status. */
+/**
+ * Reflect (needs an LLM: without one it answers 503 llm_not_configured) and operation status. With
+ * `Accept: text/event-stream`, reflect streams `delta` events (the answer's text as the LLM writes it) and ends with a
+ * `done` event holding the whole answer, or an `error` event holding a problem.
+ */
 export function registerReflectRoutes(app: TypedApp, engine: Engine): void {
+  const answer = async (req: FastifyRequest, reply: FastifyReply, request: ReflectRequest) => {
+    if (!wantsEventStream(req.headers.accept)) return reflectAnswer(await engine.service.reflect(request));
+    return sendEventStream(req, reply, async (emit, signal) => {
+      const result = await engine.service.reflect(request, { onDelta: (text) => emit('delta', { text }), signal });
+      emit('done', reflectAnswer(result));
+    });
+  };
+
   app.post(
     '/v1/:tenant/banks/:bank/reflect',
     {
@@ -24,15 +43,13 @@ export function registerReflectRoutes(app: TypedApp, engine: Engine): void {
         tags: ['reflect'],
         operationId: 'reflectBank',
         summary: 'Answer a question from memory, with citations',
+        description: STREAMING,
         params: BankParams,
         body: ReflectBody,
         ...answers({}, REFLECT_PROBLEMS),
       },
     },
-    async (req) => {
-      const request = reflectRequest(req.params.tenant, req.params.bank, req.body);
-      return reflectAnswer(await engine.service.reflect(request));
-    },
+    async (req, reply) => answer(req, reply, reflectRequest(req.params.tenant, req.params.bank, req.body)),
   );
 
   app.post(
@@ -42,11 +59,12 @@ export function registerReflectRoutes(app: TypedApp, engine: Engine): void {
         tags: ['operations'],
         operationId: 'reflect',
         summary: 'Answer a question from a bank, with citations',
+        description: STREAMING,
         body: Type.Composite([ReflectBody, Type.Object({ bank_id: Type.String({ pattern: BANK_ID_PATTERN }) })], open),
         ...answers({}, REFLECT_PROBLEMS),
       },
     },
-    async (req) => reflectAnswer(await engine.service.reflect(reflectRequest('default', req.body.bank_id, req.body))),
+    async (req, reply) => answer(req, reply, reflectRequest('default', req.body.bank_id, req.body)),
   );
 
   app.get(
