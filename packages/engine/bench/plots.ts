@@ -147,6 +147,9 @@ export function locomoSpec(
   };
 }
 
+/** The open-loop capacity is the highest offered rate at which recall p95 stays within this. */
+const CAPACITY_BAR_MS = 100;
+
 export function openLoopSpec(load: z.infer<typeof loadFile>): TopLevelSpec {
   const runs = [...load.runs].sort((a, b) => a.offered_per_s - b.offered_per_s);
   const values = runs.flatMap((r) => [
@@ -172,9 +175,24 @@ export function openLoopSpec(load: z.infer<typeof loadFile>): TopLevelSpec {
         },
       },
       {
-        data: { values: [{ rate: load.model_only.requests_per_s }] },
-        mark: { type: 'rule', strokeDash: [4, 4] },
-        encoding: { x: { field: 'rate', type: 'quantitative' } },
+        data: { values: [{ rate: load.model_only.requests_per_s, label: 'model alone' }] },
+        layer: [
+          { mark: { type: 'rule', strokeDash: [4, 4] }, encoding: { x: { field: 'rate', type: 'quantitative' } } },
+          {
+            mark: { type: 'text', align: 'right', dx: -4, baseline: 'top', y: 4 },
+            encoding: { x: { field: 'rate', type: 'quantitative' }, text: { field: 'label' } },
+          },
+        ],
+      },
+      {
+        data: { values: [{ ms: CAPACITY_BAR_MS, label: `capacity bar: recall p95 ${CAPACITY_BAR_MS} ms` }] },
+        layer: [
+          { mark: { type: 'rule', strokeDash: [2, 2] }, encoding: { y: { field: 'ms', type: 'quantitative' } } },
+          {
+            mark: { type: 'text', align: 'left', x: 4, dy: -6 },
+            encoding: { y: { field: 'ms', type: 'quantitative' }, text: { field: 'label' } },
+          },
+        ],
       },
     ],
   };
