@@ -414,7 +414,7 @@ async function main(): Promise<void> {
     const ms = results.map((r) => r.ms).sort((a, b) => a - b);
     writeFileSync(
       opts.json,
-      `${JSON.stringify({ arms: opts.arms, overall, by_category: byCategory(results), p50_ms: percentile(ms, 50), p95_ms: percentile(ms, 95), questions: results }, null, 2)}\n`,
+      `${JSON.stringify({ arms: opts.arms, date: new Date().toISOString(), overall, by_category: byCategory(results), p50_ms: percentile(ms, 50), p95_ms: percentile(ms, 95), questions: results }, null, 2)}\n`,
     );
   }
 }
