@@ -115,6 +115,19 @@ function folderMiB(dir: string): number {
   return bytes / 1024 / 1024;
 }
 
+/** The sizes are counted from an empty database: one that already holds the bench's banks would skew them. */
+async function refuseFilledDatabase(engine: Engine): Promise<void> {
+  const [row] = await engine.db.query<{ n: number | string }>(
+    "SELECT count(*) AS n FROM memories WHERE tenant = 'default' AND bank_id LIKE 'scale-%'",
+  );
+  if (Number(row?.n ?? 0) > 0) {
+    throw new Error(
+      `the database already holds ${row?.n} memories in the bench's banks (scale-*): point ` +
+        '--env MNEMOS_API_DATABASE_URL at an empty database',
+    );
+  }
+}
+
 class ScaleFill {
   private turnVectors: Float32Array[] = [];
   filled = 0;
@@ -135,6 +148,7 @@ class ScaleFill {
     };
     const engine = await Engine.open(loadEngineConfig({ ...process.env, ...this.env }), quiet);
     try {
+      if (this.filled === 0) await refuseFilledDatabase(engine);
       if (this.turnVectors.length === 0) {
         this.turnVectors = await engine.embedder.embed(this.turns, 'document');
         this.fidelity = await this.measureFidelity(engine.embedder);
