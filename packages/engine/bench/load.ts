@@ -15,7 +15,7 @@ import {
   type LatencySummary,
   type Operation,
 } from './open-loop.js';
-import { numberOption, parseBenchOptions } from './options.js';
+import { listOption, numberOption, parseBenchOptions } from './options.js';
 import { machineTicks, rssMiB, threadCpuSeconds } from './process-stats.js';
 import { rng } from './synthetic.js';
 
@@ -237,16 +237,16 @@ async function main() {
       printRun(r);
       return r.recall_ms.p95 <= CAPACITY_P95_MS && r.errors === 0;
     };
-    const rates = options.values.get('rates');
+    const rates = listOption(options, 'rates', []);
     let capacity: number | undefined;
-    if (rates === undefined) {
+    if (rates.length === 0) {
       const search = await searchCapacity(
         { start: BAR_SHARE * model.rate, step: 0.2 * model.rate, max: 2 * model.rate, rounds: BISECT },
         measure,
       );
       capacity = search.capacity;
     } else {
-      for (const rate of rates.split(',').map(Number)) await measure(rate);
+      for (const rate of rates) await measure(rate);
     }
     const atBar = runs.find((r) => Math.abs(r.share_of_model - BAR_SHARE) < 1e-9);
     const bars = {
@@ -284,6 +284,11 @@ async function main() {
         fill_seconds: fillSeconds,
         model_only: { requests_per_s: model.rate, batch_tokens: model.cap, sample: MODEL_SAMPLE },
         runs,
+        capacity_procedure:
+          capacity === undefined
+            ? 'none: the rates given with --rates'
+            : `from 40% of the model-only rate up in steps of 20% while recall p95 <= ${CAPACITY_P95_MS} ms with ` +
+              `no errors (up to 200%), then ${BISECT} rounds of bisection`,
         capacity_per_s: capacity,
         capacity_share_of_model: capacity === undefined ? undefined : capacity / model.rate,
         bars,
