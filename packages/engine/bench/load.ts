@@ -15,7 +15,7 @@ import {
   type LatencySummary,
   type Operation,
 } from './open-loop.js';
-import { listOption, numberOption, parseBenchOptions } from './options.js';
+import { listOption, numberOption, parseBenchOptions, recordedSettings } from './options.js';
 import { machineTicks, rssMiB, threadCpuSeconds } from './process-stats.js';
 import { rng } from './synthetic.js';
 
@@ -279,7 +279,7 @@ async function main() {
           seconds: SECONDS,
           connections: CONNECTIONS,
           retain_share: RETAIN_SHARE,
-          env: options.env,
+          env: recordedSettings(options.env),
         },
         fill_seconds: fillSeconds,
         model_only: { requests_per_s: model.rate, batch_tokens: model.cap, sample: MODEL_SAMPLE },

@@ -43,3 +43,20 @@ export function listOption(options: BenchOptions, name: string, fallback: readon
   }
   return list;
 }
+
+/**
+ * The engine settings as the JSON output records them: secrets (keys, tokens, passwords) are masked, and a
+ * connection URL keeps its host and database but not its password.
+ */
+export function recordedSettings(env: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (/(^|_)(KEY|TOKEN|SECRET|PASSWORD)(_|$)/.test(key)) out[key] = '***';
+    else if (URL.canParse(value) && new URL(value).password !== '') {
+      const url = new URL(value);
+      url.password = '***';
+      out[key] = url.toString();
+    } else out[key] = value;
+  }
+  return out;
+}

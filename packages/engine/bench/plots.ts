@@ -82,7 +82,9 @@ export function readInputs(dataDir: string): PlotInputs {
 
 /** A series' name for one scale file: its bank count, and the engine settings it ran with. */
 function scaleLabel(f: PlotInputs['scale'][number]): string {
-  const settings = Object.entries(f.options.env).map(([k, v]) => `${k.replace(/^MNEMOS_API_/, '')}=${v}`);
+  const settings = Object.entries(f.options.env).map(([k, v]) =>
+    k === 'MNEMOS_API_DATABASE_URL' ? 'external Postgres' : `${k.replace(/^MNEMOS_API_/, '')}=${v}`,
+  );
   return [`${f.options.banks} bank${f.options.banks === 1 ? '' : 's'}`, ...settings].join(', ');
 }
 

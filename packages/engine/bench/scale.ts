@@ -11,7 +11,7 @@ import { JsonClient } from './http-json.js';
 import { benchModelDir } from './local-model.js';
 import { derivedMemory, derivedParts, loadLocomoText } from './locomo-text.js';
 import { summarise, type LatencySummary } from './open-loop.js';
-import { listOption, numberOption, parseBenchOptions } from './options.js';
+import { listOption, numberOption, parseBenchOptions, recordedSettings } from './options.js';
 import { rssMiB } from './process-stats.js';
 
 /**
@@ -300,7 +300,13 @@ async function main() {
         bench: 'scale',
         date: new Date().toISOString(),
         machine: { cores: availableParallelism(), load_average_at_start: loadAverage, node: process.version },
-        options: { sizes: SIZES, banks: BANKS, queries: QUERIES, model_vectors: MODEL_VECTORS, env: options.env },
+        options: {
+          sizes: SIZES,
+          banks: BANKS,
+          queries: QUERIES,
+          model_vectors: MODEL_VECTORS,
+          env: recordedSettings(options.env),
+        },
         synthetic_vector_fidelity: fill.fidelity,
         runs,
       };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { listOption, numberOption, parseBenchOptions } from '../bench/options.js';
+import { listOption, numberOption, parseBenchOptions, recordedSettings } from '../bench/options.js';
 
 test('bench options: values, repeated engine settings, and clear refusals', () => {
   const options = parseBenchOptions(
@@ -18,4 +18,21 @@ test('bench options: values, repeated engine settings, and clear refusals', () =
   assert.throws(() => parseBenchOptions(['--sizes'], ['sizes'], 'u'), /--sizes needs a value/);
   const bad = parseBenchOptions(['--sizes', '10,x'], ['sizes'], 'u');
   assert.throws(() => listOption(bad, 'sizes', []), /--sizes 10,x: must be numbers above 0/);
+});
+
+test('the JSON records engine settings without their secrets', () => {
+  assert.deepEqual(
+    recordedSettings({
+      MNEMOS_API_DATABASE_URL: 'postgres://postgres:hunter2@db.example:5432/mnemos',
+      MNEMOS_API_KEY: 'abc',
+      MNEMOS_API_RECALL_CACHE_MIB: '512',
+      MNEMOS_API_RECALL_KEYWORD_LIMIT: '100',
+    }),
+    {
+      MNEMOS_API_DATABASE_URL: 'postgres://postgres:***@db.example:5432/mnemos',
+      MNEMOS_API_KEY: '***',
+      MNEMOS_API_RECALL_CACHE_MIB: '512',
+      MNEMOS_API_RECALL_KEYWORD_LIMIT: '100',
+    },
+  );
 });
