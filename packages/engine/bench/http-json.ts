@@ -7,8 +7,8 @@ export interface JsonAnswer {
 
 /**
  * JSON over keep-alive node:http connections, at most `maxSockets` at once (further requests wait in the agent). The
- * bench client shares the cores with the engine, so it should cost little: `fetch` took 1.6-2.1 ms of CPU per
- * mixed-load request here, node:http 0.9-1.2 ms (measured).
+ * bench client shares the cores with the engine, so it should cost little, and node:http costs less CPU per request
+ * than `fetch` (the benches print the client's CPU per request).
  */
 export class JsonClient {
   private readonly agent: Agent;
