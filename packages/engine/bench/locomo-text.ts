@@ -37,12 +37,18 @@ const ROUND_STRIDE = 389;
  * a sentence longer than the turns, as a memory that joins two remarks would be.
  */
 export function derivedMemory(turns: readonly string[], k: number): string {
-  const round = Math.floor(k / turns.length);
-  const turn = turns[k % turns.length]!;
-  if (round === 0) return turn;
-  const other = turns[(k * ROUND_STRIDE + round) % turns.length]!;
+  const parts = derivedParts(turns.length, k);
+  const turn = turns[parts.turn]!;
+  if (parts.other === undefined) return turn;
+  const other = turns[parts.other]!;
   const sentence = /^[^:]*:\s*(.*?[.!?])(\s|$)/.exec(other)?.[1] ?? other.slice(other.indexOf(':') + 1).trim();
   return `${turn} ${sentence}`;
+}
+
+/** Which turns the k-th derived memory is made of: its turn, and the turn whose first sentence follows it (if any). */
+export function derivedParts(turnCount: number, k: number): { turn: number; other: number | undefined } {
+  const round = Math.floor(k / turnCount);
+  return { turn: k % turnCount, other: round === 0 ? undefined : (k * ROUND_STRIDE + round) % turnCount };
 }
 
 /** Texts per second the model embeds `texts` at, in the given batches (one pass; lists of indices into `texts`). */

@@ -7,7 +7,8 @@
  *
  * Options: --data <dir> (default MNEMOS_TEST_LOCOMO), --conversations conv-26,conv-30, --budget low|mid|high|<n>,
  * --max-tokens <n> (default 8192: large enough never to cut the top 20), --json <file> (write the results as JSON),
- * --keep (do not delete the benchmark banks afterwards).
+ * --keep (do not delete the benchmark banks afterwards), --arms keyword (rank by BM25 alone instead of recall: the
+ * baseline, see keyword-baseline.ts; needs the bench's own engine, so no --url).
  *
  * Retain: one bank per conversation, one POST per session whose items are the session's turns in order
  * (`content` = "Speaker: text [shares <caption>]", `timestamp` = the session's date, `document_id` = the session key,
@@ -21,6 +22,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { KeywordBaseline } from './keyword-baseline.js';
 import { testLocomoDir, testModelDir } from './test-assets.js';
 
 export const KS = [5, 10, 20] as const;
@@ -73,6 +75,7 @@ interface Options {
   maxTokens: number;
   json: string | undefined;
   keep: boolean;
+  arms: 'all' | 'keyword';
 }
 
 interface QuestionResult {
@@ -227,6 +230,7 @@ function parseArgs(argv: string[]): Options {
     maxTokens: 8192,
     json: undefined,
     keep: false,
+    arms: 'all',
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -262,6 +266,12 @@ function parseArgs(argv: string[]): Options {
       case '--keep':
         opts.keep = true;
         break;
+      case '--arms': {
+        const v = value();
+        if (v !== 'all' && v !== 'keyword') throw new Error(`--arms ${v}: must be all or keyword`);
+        opts.arms = v;
+        break;
+      }
       default:
         throw new Error(`unknown option ${arg}; see the header of packages/engine/bench/locomo.ts`);
     }
@@ -277,6 +287,14 @@ function summarise(rows: readonly QuestionResult[]): Record<number, number> {
   const out: Record<number, number> = {};
   for (const k of KS)
     out[k] = rows.length === 0 ? Number.NaN : rows.reduce((s, r) => s + (r.recall[k] ?? 0), 0) / rows.length;
+  return out;
+}
+
+/** recall@k per category name, as the JSON output gives it. */
+function byCategory(results: readonly QuestionResult[]): Record<string, Record<number, number>> {
+  const out: Record<string, Record<number, number>> = {};
+  for (const c of [1, 2, 3, 4])
+    out[CATEGORY_NAMES[c] ?? String(c)] = summarise(results.filter((r) => r.category === c));
   return out;
 }
 
@@ -320,8 +338,10 @@ async function main(): Promise<void> {
   if (files.length === 0) throw new Error(`no conversations found in ${opts.dataDir}`);
   const conversations = files.map((f) => loadConversation(path.join(opts.dataDir, f)));
 
+  if (opts.arms === 'keyword' && opts.url) throw new Error('--arms keyword ranks inside the bench: leave out --url');
   let url = opts.url;
   let close: (() => Promise<void>) | undefined;
+  let keyword: KeywordBaseline | undefined;
   let home: string | undefined;
   if (!url) {
     home = mkdtempSync(path.join(tmpdir(), 'mnemos-locomo-'));
@@ -339,6 +359,7 @@ async function main(): Promise<void> {
     });
     url = running.url;
     close = () => running.close();
+    if (opts.arms === 'keyword') keyword = new KeywordBaseline(running.engine);
   }
   console.log(`LoCoMo retrieval benchmark against ${url} (${conversations.map((c) => c.name).join(', ')})`);
 
@@ -359,7 +380,9 @@ async function main(): Promise<void> {
       if (first) await recallOnce(client, bank, conv, first.question, opts); // warm-up, not measured
       for (const q of conv.questions) {
         const t1 = performance.now();
-        const reply = await recallOnce(client, bank, conv, q.question, opts);
+        const reply = keyword
+          ? { diaIds: await keyword.rank('default', bank, q.question), tokens: 0 }
+          : await recallOnce(client, bank, conv, q.question, opts);
         const ms = performance.now() - t1;
         const recall: Record<number, number> = {};
         for (const k of KS) recall[k] = evidenceRecall(q.evidence, reply.diaIds, k);
@@ -391,7 +414,7 @@ async function main(): Promise<void> {
     const ms = results.map((r) => r.ms).sort((a, b) => a - b);
     writeFileSync(
       opts.json,
-      `${JSON.stringify({ overall, p50_ms: percentile(ms, 50), p95_ms: percentile(ms, 95), questions: results }, null, 2)}\n`,
+      `${JSON.stringify({ arms: opts.arms, date: new Date().toISOString(), overall, by_category: byCategory(results), p50_ms: percentile(ms, 50), p95_ms: percentile(ms, 95), questions: results }, null, 2)}\n`,
     );
   }
 }

@@ -1,5 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalEmbedder } from '../src/embeddings/local.js';
@@ -7,6 +6,8 @@ import { spawnEngineProcess } from '../src/process.js';
 import { benchModelDir, benchModelDtype } from './local-model.js';
 import { bestModelRate, derivedMemory, loadLocomoText } from './locomo-text.js';
 import { memoryText, queryText, rng } from './synthetic.js';
+import { JsonClient } from './http-json.js';
+import { machineTicks, rssMiB, threadCpuSeconds } from './process-stats.js';
 import { ms, percentile } from './stats.js';
 
 /**
@@ -31,65 +32,12 @@ const LOCOMO_TURNS = Number(args.get('locomo-turns') ?? 640);
 
 const model = benchModelDir();
 
-/**
- * Keep-alive connections through node:http. The bench client shares the 2 cores with the engine, so it should cost
- * little, and node:http costs less CPU per request than `fetch` (the mixed load prints the client's CPU per request).
- */
-const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-
-function post(url: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const payload = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) };
-    const req = request(url, { method: 'POST', agent, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', reject);
-      res.on('end', () => {
-        try {
-          resolve({
-            status: res.statusCode ?? 0,
-            json: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>,
-          });
-        } catch (error) {
-          reject(error instanceof Error ? error : new Error(String(error)));
-        }
-      });
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+const http = new JsonClient(64);
+const post = (url: string, body: unknown) => http.post(url, body);
 
 function line(name: string, value: string, bar: string, ok: boolean | undefined) {
   const verdict = ok === undefined ? '' : ok ? 'PASS' : 'FAIL';
   console.log(`${name.padEnd(50)} ${value.padEnd(28)} ${bar.padEnd(26)} ${verdict}`);
-}
-
-/** Resident memory of a process in MiB: now (VmRSS), or the peak since it started (VmHWM). */
-function rssMiB(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
-}
-
-/** CPU seconds a process has used so far: its main thread, and all its other threads (the model's and the database's). */
-function threadCpuSeconds(pid: number | undefined): { main: number; others: number } {
-  const out = { main: 0, others: 0 };
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    // utime and stime are fields 14 and 15; the command name before them is in parentheses and may hold spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
-    if (Number(tid) === pid) out.main += seconds;
-    else out.others += seconds;
-  }
-  return out;
-}
-
-/** The machine's idle and total CPU time so far, in clock ticks (first line of /proc/stat). */
-function machineTicks(): { idle: number; total: number } {
-  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return { idle: ticks[3]! + ticks[4]!, total: ticks.reduce((a, b) => a + b, 0) };
 }
 
 async function count(base: string, bank: string): Promise<number> {
@@ -332,7 +280,7 @@ async function main() {
       atBar ? rssAfter <= 1 : undefined,
     );
   } finally {
-    agent.destroy();
+    http.close();
     await floorModel.close();
     await engine.stop();
     rmSync(home, { recursive: true, force: true });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { testLocomoDir } from '../bench/test-assets.js';
 import { evidenceRecall, loadConversation, parseSessionDate, percentile } from '../bench/locomo.js';
-import { derivedMemory, loadLocomoText } from '../bench/locomo-text.js';
+import { derivedMemory, derivedParts, loadLocomoText } from '../bench/locomo-text.js';
 
 const dataDir = testLocomoDir();
 
@@ -48,4 +48,19 @@ test('the benchmarks read LoCoMo as turns and questions, and derive as many dist
   assert.ok(later.startsWith(`${turns[5]!} `) && later.length > turns[5]!.length + 1, later);
   // Repeats come only from turns that are themselves repeated in the data set (short replies).
   assert.ok(new Set(memories).size > 0.99 * memories.length, `${new Set(memories).size} distinct of 10,000`);
+});
+
+test('a derived memory is made of the turns derivedParts names', () => {
+  const { turns } = loadLocomoText(dataDir);
+  assert.deepEqual(derivedParts(turns.length, 7), { turn: 7, other: undefined });
+  for (const k of [turns.length, turns.length + 11, 3 * turns.length + 5]) {
+    const { turn, other } = derivedParts(turns.length, k);
+    assert.ok(other !== undefined);
+    const memory = derivedMemory(turns, k);
+    assert.ok(memory.startsWith(`${turns[turn]!} `), memory);
+    // The appended sentence is the start of the other turn's text (after its speaker).
+    const otherTurn = turns[other]!;
+    const otherText = otherTurn.slice(otherTurn.indexOf(':') + 1).trim();
+    assert.ok(otherText.startsWith(memory.slice(turns[turn]!.length + 1)), `${memory} / ${otherText}`);
+  }
 });

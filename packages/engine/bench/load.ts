@@ -1,0 +1,308 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createLocalEmbedder } from '../src/embeddings/local.js';
+import { spawnEngineProcess, type EngineProcess } from '../src/process.js';
+import { JsonClient, type JsonAnswer } from './http-json.js';
+import { benchModelDir, benchModelDtype } from './local-model.js';
+import { bestModelRate, derivedMemory, loadLocomoText, type LocomoText } from './locomo-text.js';
+import {
+  mixedArrivals,
+  runOpenLoop,
+  searchCapacity,
+  summarise,
+  type Completion,
+  type LatencySummary,
+  type Operation,
+} from './open-loop.js';
+import { listOption, numberOption, parseBenchOptions, recordedSettings } from './options.js';
+import { machineTicks, rssMiB, threadCpuSeconds } from './process-stats.js';
+import { rng } from './synthetic.js';
+
+/**
+ * `npm run bench:load`: the load agents generate. Requests arrive open-loop (a Poisson process at a fixed offered
+ * rate; 80% recalls with LoCoMo questions, 20% single retains of LoCoMo-derived turns) over 32 keep-alive
+ * connections, against an engine in its own process on the embedded database, pre-filled with LoCoMo-derived
+ * memories. Latency counts from each request's scheduled send time (open-loop.ts). In the same run, with the engine
+ * idle, the model alone embeds a sample of the same mix in its best batching: its rate is the model-only capacity the
+ * offered rates are fractions of.
+ *
+ * Procedure: one run at 40% of the model-only capacity (the latency bar), then the capacity search: up in steps of
+ * 20% of the model-only capacity while recall p95 stays <= 100 ms with no errors, then bisection between the last rate
+ * that met it and the first that did not (--bisect rounds). After each run every acknowledged retain is read back.
+ */
+
+const USAGE =
+  'options: --memories N (bank size, 10000) --seconds S (per run, 30) --connections C (32) --rates R1,R2 (offered ' +
+  'requests/s instead of the search) --bisect N (2) --seed N (1) --model-sample N (texts of the mix the model alone ' +
+  'embeds, 640) --json FILE --env KEY=VALUE (engine setting)';
+const options = parseBenchOptions(
+  process.argv.slice(2),
+  ['memories', 'seconds', 'connections', 'rates', 'bisect', 'seed', 'model-sample', 'json'],
+  USAGE,
+);
+const BANK_SIZE = numberOption(options, 'memories', 10_000);
+const SECONDS = numberOption(options, 'seconds', 30);
+const CONNECTIONS = numberOption(options, 'connections', 32);
+const BISECT = numberOption(options, 'bisect', 2, 0);
+const SEED = numberOption(options, 'seed', 1);
+const RETAIN_SHARE = 0.2;
+/** Texts of the mix the model alone embeds for its capacity. */
+const MODEL_SAMPLE = numberOption(options, 'model-sample', 640);
+const BAR_SHARE = 0.4;
+const CAPACITY_P95_MS = 100;
+
+interface LoadRun {
+  offered_per_s: number;
+  share_of_model: number;
+  seconds: number;
+  requests: number;
+  achieved_per_s: number;
+  errors: number;
+  acknowledged_retains: number;
+  lost: number;
+  recall_ms: LatencySummary;
+  retain_ms: LatencySummary;
+  /** Time requests waited for a free connection (or for the client to reach them), p95. */
+  queued_p95_ms: number;
+  client_cpu_ms_per_request: number;
+  engine_cpu_ms_per_request: number;
+  machine_idle_share: number;
+  engine_rss_mib: number;
+}
+
+type Answered = Completion<Operation, JsonAnswer>;
+
+class LoadBench {
+  private readonly http = new JsonClient(CONNECTIONS);
+  private recalls = 0;
+  private retains = 0;
+  private seed = SEED;
+
+  constructor(
+    private readonly engine: EngineProcess,
+    private readonly locomo: LocomoText,
+  ) {}
+
+  private get memories(): string {
+    return `${this.engine.url}/v1/default/banks/load/memories`;
+  }
+
+  /** The k-th retain of the run: a LoCoMo-derived memory after the ones the bank was filled with (all distinct). */
+  retainText(k: number): string {
+    return derivedMemory(this.locomo.turns, BANK_SIZE + k);
+  }
+
+  question(k: number): string {
+    return this.locomo.questions[k % this.locomo.questions.length]!;
+  }
+
+  async fill(): Promise<number> {
+    const started = performance.now();
+    for (let n = 0; n < BANK_SIZE; n += 100) {
+      const items = Array.from({ length: Math.min(100, BANK_SIZE - n) }, (_, i) => ({
+        content: derivedMemory(this.locomo.turns, n + i),
+      }));
+      const a = await this.http.post(this.memories, { items });
+      if (a.status !== 200) throw new Error(`fill failed: ${JSON.stringify(a.json)}`);
+    }
+    for (let i = 0; i < 20; i++) await this.http.post(`${this.memories}/recall`, { query: this.question(i) });
+    return (performance.now() - started) / 1000;
+  }
+
+  private send(op: Operation): Promise<JsonAnswer> {
+    return op === 'recall'
+      ? this.http.post(`${this.memories}/recall`, { query: this.question(this.recalls++) })
+      : this.http.post(this.memories, { content: this.retainText(this.retains++) });
+  }
+
+  async run(rate: number, modelRate: number): Promise<LoadRun> {
+    this.seed += 2;
+    const arrivals = mixedArrivals(rate, SECONDS, RETAIN_SHARE, rng(this.seed), rng(this.seed + 1));
+    const pid = this.engine.child.pid;
+    const engineBefore = threadCpuSeconds(pid);
+    const clientBefore = process.cpuUsage();
+    const ticksBefore = machineTicks();
+    const started = performance.now();
+    const done = await runOpenLoop(arrivals, CONNECTIONS, (op) => this.send(op));
+    const wall = (performance.now() - started) / 1000;
+    const client = process.cpuUsage(clientBefore);
+    const engineAfter = threadCpuSeconds(pid);
+    const ticksAfter = machineTicks();
+    const failed = (c: Answered) => c.error !== undefined || c.result?.status !== 200;
+    const acknowledged = done.filter((c) => c.op === 'retain' && !failed(c)).map((c) => memoryIdOf(c.result));
+    const engineCpu = engineAfter.main + engineAfter.others - engineBefore.main - engineBefore.others;
+    return {
+      offered_per_s: rate,
+      share_of_model: rate / modelRate,
+      seconds: SECONDS,
+      requests: done.length,
+      achieved_per_s: done.length / wall,
+      errors: done.filter(failed).length,
+      acknowledged_retains: acknowledged.length,
+      lost: await this.lost(acknowledged),
+      recall_ms: summarise(done.filter((c) => c.op === 'recall' && !failed(c)).map((c) => c.latency)),
+      retain_ms: summarise(done.filter((c) => c.op === 'retain' && !failed(c)).map((c) => c.latency)),
+      queued_p95_ms: summarise(done.map((c) => c.queued)).p95,
+      client_cpu_ms_per_request: (client.user + client.system) / 1000 / Math.max(1, done.length),
+      engine_cpu_ms_per_request: (1000 * engineCpu) / Math.max(1, done.length),
+      machine_idle_share: (ticksAfter.idle - ticksBefore.idle) / (ticksAfter.total - ticksBefore.total),
+      engine_rss_mib: rssMiB(pid),
+    };
+  }
+
+  /** How many acknowledged retains cannot be read back (each id fetched once the run is over). */
+  private async lost(ids: readonly string[]): Promise<number> {
+    let lost = 0;
+    for (let i = 0; i < ids.length; i += 16) {
+      const answers = await Promise.all(ids.slice(i, i + 16).map((id) => this.http.get(`${this.memories}/${id}`)));
+      lost += answers.filter((a) => a.status !== 200).length;
+    }
+    return lost;
+  }
+
+  close(): void {
+    this.http.close();
+  }
+}
+
+function memoryIdOf(answer: JsonAnswer | undefined): string {
+  const ids = answer?.json.memory_ids;
+  const id: unknown = Array.isArray(ids) ? ids[0] : undefined;
+  if (typeof id !== 'string') throw new Error(`a retain answered 200 without memory_ids: ${JSON.stringify(answer)}`);
+  return id;
+}
+
+const f1 = (n: number) => n.toFixed(1);
+
+function printRun(r: LoadRun): void {
+  console.log(
+    [
+      `${f1(r.offered_per_s).padStart(7)}/s (${(100 * r.share_of_model).toFixed(0).padStart(3)}%)`,
+      `achieved ${f1(r.achieved_per_s).padStart(6)}/s`,
+      `recall p50/p95/p99 ${f1(r.recall_ms.p50)}/${f1(r.recall_ms.p95)}/${f1(r.recall_ms.p99)} ms`,
+      `retain p50/p95/p99 ${f1(r.retain_ms.p50)}/${f1(r.retain_ms.p95)}/${f1(r.retain_ms.p99)} ms`,
+      `errors ${r.errors}, lost ${r.lost} of ${r.acknowledged_retains}`,
+      `CPU/request engine ${r.engine_cpu_ms_per_request.toFixed(2)} ms, client ${r.client_cpu_ms_per_request.toFixed(2)} ms`,
+    ].join('  '),
+  );
+}
+
+async function modelOnlyRate(bench: LoadBench, home: string) {
+  const model = benchModelDir();
+  const embedder = await createLocalEmbedder({
+    model,
+    cacheDir: join(home, 'models'),
+    dtype: benchModelDtype(),
+    log: () => undefined,
+  });
+  try {
+    // A sample of the mix in its proportions: one text per request (a recall's question, a retain's memory).
+    const kinds = rng(SEED + 1000);
+    let recall = 0;
+    let retain = 0;
+    const texts = Array.from({ length: MODEL_SAMPLE }, () =>
+      kinds() < RETAIN_SHARE ? bench.retainText(1_000_000 + retain++) : bench.question(recall++),
+    );
+    return await bestModelRate(embedder, texts);
+  } finally {
+    await embedder.close();
+  }
+}
+
+async function main() {
+  const home = mkdtempSync(join(tmpdir(), 'mnemos-bench-load-'));
+  const env = {
+    MNEMOS_HOME: home,
+    MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: benchModelDir(),
+    MNEMOS_API_PORT: '0',
+    MNEMOS_API_HOST: '127.0.0.1',
+    ...options.env,
+  };
+  const loadAverage = loadavg();
+  const engine = await spawnEngineProcess(env);
+  const bench = new LoadBench(engine, loadLocomoText());
+  try {
+    console.log(
+      `Open-loop load (${CONNECTIONS} connections, ${SECONDS} s per rate, load average ${f1(loadAverage[0]!)})`,
+    );
+    const model = await modelOnlyRate(bench, home);
+    console.log(`model alone, this mix, best batching: ${f1(model.rate)} requests/s (batches <= ${model.cap} tokens)`);
+    const fillSeconds = await bench.fill();
+    console.log(`filled ${BANK_SIZE} LoCoMo-derived memories in ${f1(fillSeconds)} s`);
+    const runs: LoadRun[] = [];
+    const measure = async (rate: number) => {
+      const r = await bench.run(rate, model.rate);
+      runs.push(r);
+      printRun(r);
+      return r.recall_ms.p95 <= CAPACITY_P95_MS && r.errors === 0;
+    };
+    const rates = listOption(options, 'rates', []);
+    let capacity: number | undefined;
+    if (rates.length === 0) {
+      const search = await searchCapacity(
+        { start: BAR_SHARE * model.rate, step: 0.2 * model.rate, max: 2 * model.rate, rounds: BISECT },
+        measure,
+      );
+      capacity = search.capacity;
+    } else {
+      for (const rate of rates) await measure(rate);
+    }
+    const atBar = runs.find((r) => Math.abs(r.share_of_model - BAR_SHARE) < 1e-9);
+    const bars = {
+      at_40_percent: atBar && {
+        recall_p95_le_50: atBar.recall_ms.p95 <= 50,
+        recall_p99_le_100: atBar.recall_ms.p99 <= 100,
+        no_errors: atBar.errors === 0,
+        none_lost: atBar.lost === 0,
+      },
+      capacity_ge_80_percent: capacity === undefined ? undefined : capacity >= 0.8 * model.rate,
+    };
+    if (bars.at_40_percent) {
+      const verdicts = Object.entries(bars.at_40_percent).map(([bar, met]) => `${bar} ${met ? 'PASS' : 'FAIL'}`);
+      console.log(`at 40% of the model alone: ${verdicts.join(', ')}`);
+    }
+    if (capacity !== undefined) {
+      console.log(
+        `capacity (recall p95 <= ${CAPACITY_P95_MS} ms, no errors): ${f1(capacity)} requests/s, ` +
+          `${(100 * (capacity / model.rate)).toFixed(0)}% of the model alone (bar >= 80%)`,
+      );
+    }
+    const json = options.values.get('json');
+    if (json !== undefined) {
+      const out = {
+        bench: 'open-loop',
+        date: new Date().toISOString(),
+        machine: { cores: availableParallelism(), load_average_at_start: loadAverage, node: process.version },
+        options: {
+          memories: BANK_SIZE,
+          seconds: SECONDS,
+          connections: CONNECTIONS,
+          retain_share: RETAIN_SHARE,
+          env: recordedSettings(options.env),
+        },
+        fill_seconds: fillSeconds,
+        model_only: { requests_per_s: model.rate, batch_tokens: model.cap, sample: MODEL_SAMPLE },
+        runs,
+        capacity_procedure:
+          capacity === undefined
+            ? 'none: the rates given with --rates'
+            : `from 40% of the model-only rate up in steps of 20% while recall p95 <= ${CAPACITY_P95_MS} ms with ` +
+              `no errors (up to 200%), then ${BISECT} rounds of bisection`,
+        capacity_per_s: capacity,
+        capacity_share_of_model: capacity === undefined ? undefined : capacity / model.rate,
+        bars,
+      };
+      writeFileSync(resolve(json), `${JSON.stringify(out, null, 2)}\n`);
+    }
+  } finally {
+    bench.close();
+    await engine.stop();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,27 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Resident memory of a process in MiB: now (VmRSS), or the peak since it started (VmHWM). */
+export function rssMiB(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
+}
+
+/** CPU seconds a process has used so far: its main thread, and all its other threads (the model's and the database's). */
+export function threadCpuSeconds(pid: number | undefined): { main: number; others: number } {
+  const out = { main: 0, others: 0 };
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    // utime and stime are fields 14 and 15; the command name before them is in parentheses and may hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
+    if (Number(tid) === pid) out.main += seconds;
+    else out.others += seconds;
+  }
+  return out;
+}
+
+/** The machine's idle and total CPU time so far, in clock ticks (first line of /proc/stat). */
+export function machineTicks(): { idle: number; total: number } {
+  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return { idle: ticks[3]! + ticks[4]!, total: ticks.reduce((a, b) => a + b, 0) };
+}

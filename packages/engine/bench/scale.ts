@@ -1,0 +1,323 @@
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { loadEngineConfig } from '../src/config/load.js';
+import { normalize, type Embedder } from '../src/embeddings/embedder.js';
+import { Engine } from '../src/engine.js';
+import { retain, type RetainItem } from '../src/memory/retain.js';
+import { DEFAULT_SPACE } from '../src/memory/types.js';
+import { spawnEngineProcess } from '../src/process.js';
+import { JsonClient } from './http-json.js';
+import { benchModelDir } from './local-model.js';
+import { derivedMemory, derivedParts, loadLocomoText } from './locomo-text.js';
+import { summarise, type LatencySummary } from './open-loop.js';
+import { listOption, numberOption, parseBenchOptions, recordedSettings } from './options.js';
+import { rssMiB } from './process-stats.js';
+
+/**
+ * `npm run bench:scale`: recall latency, the engine's memory, start-up and index load time by bank size. The banks
+ * are filled in bulk through the engine's own retain path (chunking, dedup, one transaction per 1,000 memories, the
+ * store's batched INSERT with binary vectors) in this process, with the model call replaced by a table of vectors;
+ * then the engine starts in its own process on that database and answers LoCoMo questions over HTTP.
+ *
+ * The memories are LoCoMo-derived (locomo-text.ts): the turns, then each turn followed by the first sentence of
+ * another. Their vectors: every turn is embedded by the model once; the first --model-vectors memories are embedded by
+ * the model as they are; every later one gets the normalised sum of its turn's vector and half its other turn's
+ * vector (synthetic, since embedding a million texts takes hours). The run reports how close that comes to the
+ * model's own vector on a sample.
+ *
+ * Sizes grow one database: each size adds memories to the previous fill, then restarts the engine.
+ */
+
+const USAGE =
+  'options: --sizes N1,N2 (memories in all, 10000,100000,1000000) --banks N (1) --queries N (300) ' +
+  '--model-vectors N (10000) --json FILE --env KEY=VALUE (engine setting, also for the fill)';
+const options = parseBenchOptions(process.argv.slice(2), ['sizes', 'banks', 'queries', 'model-vectors', 'json'], USAGE);
+const SIZES = listOption(options, 'sizes', [10_000, 100_000, 1_000_000]).sort((a, b) => a - b);
+const BANKS = numberOption(options, 'banks', 1);
+const QUERIES = numberOption(options, 'queries', 300);
+const MODEL_VECTORS = numberOption(options, 'model-vectors', 10_000, 0);
+/** Memories per retain call (one transaction) in the fill. */
+const FILL_BATCH = 1000;
+/** Synthetic memories whose vector is compared with the model's. */
+const FIDELITY_SAMPLE = 200;
+
+interface ScaleRun {
+  /** Memories the fill sent, and the ones stored (identical texts are stored once). */
+  memories: number;
+  stored: number;
+  banks: number;
+  fill_seconds: number;
+  startup_ms: number;
+  /** The first recall of each bank after the start (the bank's index loads): the first, and all banks together. */
+  first_recall_ms: number;
+  first_recalls_total_ms: number;
+  recall_ms: LatencySummary;
+  engine_rss_mib: number;
+  engine_peak_rss_mib: number;
+  database_mib: number | undefined;
+}
+
+/**
+ * Retain's embedding step for the fill: vectors already known, looked up by text; a text not in the table (a memory
+ * whose content retain changed, e.g. trimmed or cut into pieces) goes to the model.
+ */
+class VectorTable implements Embedder {
+  readonly vectors = new Map<string, Float32Array>();
+  readonly id: string;
+  readonly dimension: number;
+
+  constructor(private readonly model: Embedder) {
+    this.id = model.id;
+    this.dimension = model.dimension;
+  }
+
+  async embed(texts: readonly string[], kind: 'query' | 'document'): Promise<Float32Array[]> {
+    const missing = texts.filter((t) => !this.vectors.has(t));
+    const embedded = missing.length > 0 ? await this.model.embed(missing, kind) : [];
+    missing.forEach((t, i) => this.vectors.set(t, embedded[i]!));
+    return texts.map((t) => this.vectors.get(t)!);
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+const bankOf = (k: number) => `scale-${k % BANKS}`;
+
+function synthetic(turnVectors: readonly Float32Array[], k: number): Float32Array {
+  const parts = derivedParts(turnVectors.length, k);
+  const out = Float32Array.from(turnVectors[parts.turn]!);
+  if (parts.other !== undefined) {
+    const other = turnVectors[parts.other]!;
+    for (let i = 0; i < out.length; i++) out[i] = out[i]! + 0.5 * other[i]!;
+  }
+  return normalize(out);
+}
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+}
+
+/** Size on disk of a folder and everything in it, in MiB. */
+function folderMiB(dir: string): number {
+  let bytes = 0;
+  const walk = (d: string) => {
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      if (entry.isDirectory()) walk(join(d, entry.name));
+      else bytes += statSync(join(d, entry.name)).size;
+    }
+  };
+  walk(dir);
+  return bytes / 1024 / 1024;
+}
+
+/** The sizes are counted from an empty database: one that already holds the bench's banks would skew them. */
+async function refuseFilledDatabase(engine: Engine): Promise<void> {
+  const [row] = await engine.db.query<{ n: number | string }>(
+    "SELECT count(*) AS n FROM memories WHERE tenant = 'default' AND bank_id LIKE 'scale-%'",
+  );
+  if (Number(row?.n ?? 0) > 0) {
+    throw new Error(
+      `the database already holds ${row?.n} memories in the bench's banks (scale-*): point ` +
+        '--env MNEMOS_API_DATABASE_URL at an empty database',
+    );
+  }
+}
+
+class ScaleFill {
+  private turnVectors: Float32Array[] = [];
+  filled = 0;
+  fidelity: { mean: number; min: number; sample: number } | undefined;
+
+  constructor(
+    private readonly turns: readonly string[],
+    private readonly env: Record<string, string>,
+  ) {}
+
+  /** Adds memories up to `total` (over all banks) through an engine opened in this process. */
+  async fillTo(total: number): Promise<number> {
+    const started = performance.now();
+    const quiet = {
+      info: () => undefined,
+      warn: (m: string) => console.warn(m),
+      error: (m: string) => console.error(m),
+    };
+    const engine = await Engine.open(loadEngineConfig({ ...process.env, ...this.env }), quiet);
+    try {
+      if (this.filled === 0) await refuseFilledDatabase(engine);
+      if (this.turnVectors.length === 0) {
+        this.turnVectors = await engine.embedder.embed(this.turns, 'document');
+        this.fidelity = await this.measureFidelity(engine.embedder);
+      }
+      const table = new VectorTable(engine.embedder);
+      const deps = { db: engine.db, store: engine.store, embedder: table };
+      for (let k0 = this.filled; k0 < total; k0 += FILL_BATCH * BANKS) {
+        for (let b = 0; b < BANKS; b++) {
+          const ks: number[] = [];
+          for (let k = k0 + b; k < total && ks.length < FILL_BATCH; k += BANKS) ks.push(k);
+          if (ks.length === 0) continue;
+          const texts = ks.map((k) => derivedMemory(this.turns, k));
+          const vectors = await this.vectorsFor(engine.embedder, ks, texts);
+          table.vectors.clear();
+          texts.forEach((text, i) => table.vectors.set(text.trim(), vectors[i]!));
+          const items: RetainItem[] = texts.map((content) => ({
+            content,
+            timestamp: undefined,
+            context: undefined,
+            metadata: undefined,
+            tags: undefined,
+            documentId: undefined,
+            entities: undefined,
+          }));
+          await retain(deps, { tenant: 'default', bankId: bankOf(ks[0]!), space: DEFAULT_SPACE }, items);
+        }
+        process.stdout.write(`\r  filled ${Math.min(total, k0 + FILL_BATCH * BANKS)} of ${total}`);
+      }
+      process.stdout.write('\n');
+      this.filled = total;
+    } finally {
+      await engine.close();
+    }
+    return (performance.now() - started) / 1000;
+  }
+
+  /** The model's vectors for memories below --model-vectors, synthetic ones for the rest. */
+  private async vectorsFor(model: Embedder, ks: readonly number[], texts: readonly string[]): Promise<Float32Array[]> {
+    const byModel = ks.flatMap((k, i) => (k < MODEL_VECTORS && k >= this.turns.length ? [i] : []));
+    const embedded =
+      byModel.length > 0
+        ? await model.embed(
+            byModel.map((i) => texts[i]!),
+            'document',
+          )
+        : [];
+    const exact = new Map(byModel.map((i, j) => [i, embedded[j]!]));
+    return ks.map((k, i) => exact.get(i) ?? synthetic(this.turnVectors, k));
+  }
+
+  /** Cosine between the synthetic vector and the model's own for a sample of memories past the turns. */
+  private async measureFidelity(model: Embedder) {
+    const ks = Array.from({ length: FIDELITY_SAMPLE }, (_, i) => this.turns.length + i * 4999);
+    const exact = await model.embed(
+      ks.map((k) => derivedMemory(this.turns, k)),
+      'document',
+    );
+    const cosines = ks.map((k, i) => cosine(synthetic(this.turnVectors, k), exact[i]!));
+    return {
+      mean: cosines.reduce((a, b) => a + b, 0) / cosines.length,
+      min: Math.min(...cosines),
+      sample: cosines.length,
+    };
+  }
+}
+
+async function measure(
+  env: Record<string, string>,
+  questions: readonly string[],
+): Promise<Omit<ScaleRun, 'fill_seconds'>> {
+  const started = performance.now();
+  const engine = await spawnEngineProcess(env);
+  const startup = performance.now() - started;
+  const http = new JsonClient(1);
+  const recall = async (bank: number, query: string) => {
+    const t = performance.now();
+    const a = await http.post(`${engine.url}/v1/default/banks/scale-${bank}/memories/recall`, { query });
+    if (a.status !== 200) throw new Error(`recall answered ${a.status}: ${JSON.stringify(a.json)}`);
+    return performance.now() - t;
+  };
+  try {
+    const first: number[] = [];
+    for (let b = 0; b < BANKS; b++) first.push(await recall(b, questions[b % questions.length]!));
+    const times: number[] = [];
+    for (let i = 0; i < QUERIES; i++) times.push(await recall(i % BANKS, questions[(i + BANKS) % questions.length]!));
+    let stored = 0;
+    for (let b = 0; b < BANKS; b++) {
+      const a = await http.get(`${engine.url}/v1/default/banks/scale-${b}/memories?limit=0`);
+      stored += Number(a.json.total);
+    }
+    const pid = engine.child.pid;
+    return {
+      memories: 0,
+      stored,
+      banks: BANKS,
+      startup_ms: startup,
+      first_recall_ms: first[0]!,
+      first_recalls_total_ms: first.reduce((a, b) => a + b, 0),
+      recall_ms: summarise(times),
+      engine_rss_mib: rssMiB(pid),
+      engine_peak_rss_mib: rssMiB(pid, 'VmHWM'),
+      database_mib: env.MNEMOS_API_DATABASE_URL === undefined ? folderMiB(join(env.MNEMOS_HOME!, 'db')) : undefined,
+    };
+  } finally {
+    http.close();
+    await engine.stop();
+  }
+}
+
+async function main() {
+  const home = mkdtempSync(join(tmpdir(), 'mnemos-bench-scale-'));
+  const env: Record<string, string> = {
+    MNEMOS_HOME: home,
+    MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: benchModelDir(),
+    MNEMOS_API_PORT: '0',
+    MNEMOS_API_HOST: '127.0.0.1',
+    MNEMOS_API_LOG_LEVEL: 'warn',
+    ...options.env,
+  };
+  const loadAverage = loadavg();
+  const locomo = loadLocomoText();
+  const fill = new ScaleFill(locomo.turns, env);
+  const runs: ScaleRun[] = [];
+  console.log(
+    `Scale bench: ${SIZES.join(', ')} memories over ${BANKS} bank(s), load average ${loadAverage[0]!.toFixed(1)}`,
+  );
+  try {
+    for (const size of SIZES) {
+      const fillSeconds = await fill.fillTo(size);
+      const run = { ...(await measure(env, locomo.questions)), memories: size, fill_seconds: fillSeconds };
+      runs.push(run);
+      const r = run.recall_ms;
+      console.log(
+        `${String(size).padStart(9)} memories (${run.stored} stored): recall p50 ${r.p50.toFixed(1)} / p95 ${r.p95.toFixed(1)} ms, ` +
+          `RSS ${run.engine_rss_mib.toFixed(0)} MiB (peak ${run.engine_peak_rss_mib.toFixed(0)}), ` +
+          `start-up ${run.startup_ms.toFixed(0)} ms, first recall ${run.first_recall_ms.toFixed(0)} ms, ` +
+          `fill ${fillSeconds.toFixed(0)} s`,
+      );
+    }
+    if (fill.fidelity) {
+      console.log(
+        `synthetic vectors against the model's (${fill.fidelity.sample} memories): ` +
+          `cosine mean ${fill.fidelity.mean.toFixed(3)}, min ${fill.fidelity.min.toFixed(3)}`,
+      );
+    }
+    const json = options.values.get('json');
+    if (json !== undefined) {
+      const out = {
+        bench: 'scale',
+        date: new Date().toISOString(),
+        machine: { cores: availableParallelism(), load_average_at_start: loadAverage, node: process.version },
+        options: {
+          sizes: SIZES,
+          banks: BANKS,
+          queries: QUERIES,
+          model_vectors: MODEL_VECTORS,
+          env: recordedSettings(options.env),
+        },
+        synthetic_vector_fidelity: fill.fidelity,
+        runs,
+      };
+      writeFileSync(resolve(json), `${JSON.stringify(out, null, 2)}\n`);
+    }
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});
