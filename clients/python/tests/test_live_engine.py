@@ -304,8 +304,8 @@ class LiveEngine(unittest.TestCase):
         self.assertIsNotNone(page.next_cursor)
         after = self.client.list_memories(bank, limit=2, cursor=page.next_cursor)
         self.assertEqual([m.id for m in after.items], [ids[2], ids[1]])
-        self.assertEqual([m.id for m in self.client.iter_memories(bank, limit=2)], ids[::-1])
-        banks = [b.bank_id for b in self.client.iter_banks(limit=1)]
+        self.assertEqual([m.id for m in self.client.iterate_memories(bank, limit=2)], ids[::-1])
+        banks = [b.bank_id for b in self.client.iterate_banks(limit=1)]
         self.assertIn(bank, banks)
         self.assertEqual(len(set(banks)), len(banks))
         with self.assertRaises(MnemosError) as caught:
@@ -371,9 +371,9 @@ class LiveEngineAsync(unittest.IsolatedAsyncioTestCase):
         self.assertEqual([len(m.memory_ids) for m in result.messages], [1, 1])
         found = await self.client.recall(bank, "Where did Kofi move?")
         self.assertEqual(found.results[0].text, "Kofi: I moved to Accra in May.")
-        listed = [m.id async for m in self.client.iter_memories(bank, limit=1)]
+        listed = [m.id async for m in self.client.iterate_memories(bank, limit=1)]
         self.assertEqual(sorted(listed), sorted(i for m in result.messages for i in m.memory_ids))
-        self.assertIn(bank, [b.bank_id async for b in self.client.iter_banks(limit=3)])
+        self.assertIn(bank, [b.bank_id async for b in self.client.iterate_banks(limit=3)])
 
 
 class Examples(unittest.TestCase):

@@ -1,5 +1,5 @@
-// The external-database layer against a real PostgreSQL server (no pgvector needed: no engine schema here, only the
-// job queue's tables): backends killed with pg_terminate_backend fail only the work that was on them and never end
+// The external-database layer against a real PostgreSQL server (no pgvector needed: only the schema's first steps, for
+// the job queue's tables): backends killed with pg_terminate_backend fail only the work that was on them and never end
 // the process, the pool recovers by itself, a statement over the timeout fails as "unavailable" (503, not 500), and
 // job workers on one engine are woken by another engine's enqueue through LISTEN/NOTIFY, also after their listening
 // connection was killed.
@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { DatabaseUnavailableError, findDatabaseUnavailable } from '../src/db/availability.js';
 import type { Database } from '../src/db/database.js';
-import jobsMigration from '../src/db/migrations/002_jobs.js';
+import { migrations } from '../src/db/migrations/index.js';
 import { openExternalDatabase } from '../src/db/postgres.js';
 import { JobQueue } from '../src/jobs/queue.js';
 import { createScratchDatabase, waitFor, type ScratchDatabase } from './helpers/postgres-server.js';
@@ -22,7 +22,9 @@ const availability: Array<{ available: boolean; reason: string }> = [];
 
 before(async () => {
   scratch = await createScratchDatabase('mnemos_connloss');
-  await scratch.admin(jobsMigration);
+  // The job queue's tables with their current keys: the migrations up to the tenant keys, which need no pgvector (the
+  // embedding column and its indexes come from later steps this server cannot run).
+  for (const m of migrations.filter((m) => m.version <= 6)) await scratch.admin(m.sql);
 });
 
 after(async () => {

@@ -128,7 +128,7 @@ class AsyncMnemos(ClientBase):
     version = _awaitable(calls.version)
     request = _awaitable(calls.request)
 
-    async def iter_memories(self, bank_id: str, **filters: Any) -> AsyncIterator[Memory]:
+    async def iterate_memories(self, bank_id: str, **filters: Any) -> AsyncIterator[Memory]:
         """Every memory :meth:`list_memories` lists with ``filters`` (``limit`` is the page size), newest first, page
         by page through ``next_cursor``: memories added meanwhile do not shift the pages."""
         cursor: Optional[str] = None
@@ -140,7 +140,7 @@ class AsyncMnemos(ClientBase):
             if cursor is None:
                 return
 
-    async def iter_banks(self, **filters: Any) -> AsyncIterator[Bank]:
+    async def iterate_banks(self, **filters: Any) -> AsyncIterator[Bank]:
         """Every bank :meth:`list_banks` lists with ``filters``, page by page through ``next_cursor``."""
         cursor: Optional[str] = None
         while True:

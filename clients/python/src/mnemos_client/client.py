@@ -126,7 +126,7 @@ class Mnemos(ClientBase):
     version = _blocking(calls.version)
     request = _blocking(calls.request)
 
-    def iter_memories(self, bank_id: str, **filters: Any) -> Iterator[Memory]:
+    def iterate_memories(self, bank_id: str, **filters: Any) -> Iterator[Memory]:
         """Every memory :meth:`list_memories` lists with ``filters`` (``limit`` is the page size), newest first, page
         by page through ``next_cursor``: memories added meanwhile do not shift the pages."""
         cursor: Optional[str] = None
@@ -137,7 +137,7 @@ class Mnemos(ClientBase):
             if cursor is None:
                 return
 
-    def iter_banks(self, **filters: Any) -> Iterator[Bank]:
+    def iterate_banks(self, **filters: Any) -> Iterator[Bank]:
         """Every bank :meth:`list_banks` lists with ``filters``, page by page through ``next_cursor``."""
         cursor: Optional[str] = None
         while True:
