@@ -2,6 +2,7 @@ import type { EngineConfig } from './config/load.js';
 import type { Database } from './db/database.js';
 import { ensureEmbeddingSchema } from './db/embedding-schema.js';
 import { openDatabase } from './db/open.js';
+import { ensureRecallIndex, type RecallIndexOutcome } from './db/recall-index.js';
 import type { BodyCodec } from './crypto/codec.js';
 import { openBodyCodec } from './crypto/setup.js';
 import { BATCH_TOKENS, createEmbedder, MicroBatcher } from './embeddings/index.js';
@@ -15,6 +16,8 @@ import { EngineMetrics } from './metrics.js';
 import { ENGINE_PLUGINS, type EnginePlugin, type InstalledPlugin, type PluginParts } from './plugins/index.js';
 import { MemoryService } from './service/memory-service.js';
 import type { ProgressReporter } from './startup/readiness.js';
+import type { PostgresTier } from './recall/tier.js';
+import { PostgresBankIndex } from './vectors/postgres-index.js';
 import { VectorCache } from './vectors/vector-cache.js';
 
 export type { Logger } from './log.js';
@@ -25,10 +28,34 @@ interface OpenedParts {
   codec: BodyCodec;
   store: MemoryStore;
   vectors: VectorCache;
+  postgres: PostgresTier | undefined;
   embedder: MicroBatcher;
   metrics: EngineMetrics;
   queue: JobQueue;
   llm: OpenedLlm | undefined;
+}
+
+/**
+ * Builds the Postgres tier's vector index when it is missing (db/recall-index.ts): at start on the embedded database,
+ * whose one connection would otherwise be held by the build while the engine serves; in the background on a server,
+ * which builds it without blocking writes (the tier answers by exact scans until it is there). A failure (pgvector
+ * cannot index this many dimensions with HNSW, say) leaves the tier on exact scans, with a warning.
+ */
+async function openRecallIndex(db: Database, log: Logger, onProgress: ProgressReporter): Promise<void> {
+  const warn = (error: unknown) =>
+    log.warn(
+      `building the vector index for large banks failed (${(error as Error).message}); recalls of banks above ` +
+        'MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES scan every vector instead (slower, same results)',
+    );
+  const report = (outcome: RecallIndexOutcome) => {
+    if (outcome === 'built') log.info('vector index for large banks built');
+  };
+  if (db.kind === 'embedded') {
+    onProgress('building vector index');
+    await ensureRecallIndex(db).then(report, warn);
+    return;
+  }
+  ensureRecallIndex(db).then(report, warn);
 }
 
 /** Runs each hook in order, in the retain's transaction. */
@@ -99,6 +126,7 @@ export class Engine {
         db: this.db,
         store: this.store,
         index: this.vectors,
+        postgres: parts.postgres,
         codec: this.codec,
         embedder: this.embedder,
         metrics: this.metrics,
@@ -149,10 +177,15 @@ export class Engine {
         await model.close().catch(() => undefined);
         throw error;
       });
+      const tierMin = config.recall.postgresTierMinMemories;
+      if (tierMin !== undefined) await openRecallIndex(db, log, onProgress);
       // Every reader and writer of memories gets the store, so bodies pass through the codec on their way.
       const store = new MemoryStore(db, codec);
-      // Semantic search scans in-memory copies of each bank's vectors, kept in step with the database.
-      const vectors = new VectorCache(store, model.dimension);
+      // Recall searches in-memory copies of each bank (vectors, terms, bodies), kept in step with the database, up to
+      // the cache's bound; banks above the Postgres tier's threshold are searched in the database's indexes instead.
+      const vectors = new VectorCache(store, model.dimension, config.recall.cacheBytes);
+      const postgres =
+        tierMin === undefined ? undefined : { search: new PostgresBankIndex(db, store), minMemories: tierMin };
       const metrics = new EngineMetrics();
       // Two batches in flight: the model's thread starts the next one without waiting for the main thread.
       const embedder = new MicroBatcher(
@@ -167,7 +200,12 @@ export class Engine {
       log.info(`embedding model ${model.id} ready (${model.dimension} dimensions)`);
       const queue = createJobQueue({ config, db, log, metrics });
       const llm = openLlm(config, log, metrics);
-      const engine = new Engine(config, log, { db, codec, store, vectors, embedder, metrics, queue, llm }, plugins);
+      const engine = new Engine(
+        config,
+        log,
+        { db, codec, store, vectors, postgres, embedder, metrics, queue, llm },
+        plugins,
+      );
       // A queue that fails to start must not leave the model's or the LLM's thread running.
       await queue.start().catch(async (error: unknown) => {
         await engine.close().catch(() => undefined);
@@ -198,7 +236,7 @@ export class Engine {
   /** Loads recently written banks' indexes in the background; `close` waits for it (between banks). */
   preloadIndexes(): void {
     const started = performance.now();
-    this.preloading = this.vectors.preload(this.db).then(
+    this.preloading = this.vectors.preload(this.db, this.config.recall.postgresTierMinMemories).then(
       (n) => {
         const ms = Math.round(performance.now() - started);
         if (n > 0) this.log.info(`bank indexes of ${n} bank(s) loaded in ${ms} ms`);
