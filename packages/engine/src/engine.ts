@@ -2,7 +2,7 @@ import type { EngineConfig } from './config/load.js';
 import type { Database } from './db/database.js';
 import { ensureEmbeddingSchema } from './db/embedding-schema.js';
 import { openDatabase } from './db/open.js';
-import { ensureRecallIndex, type RecallIndexOutcome } from './db/recall-index.js';
+import { BankIndexes } from './db/recall-index.js';
 import type { BodyCodec } from './crypto/codec.js';
 import { openBodyCodec } from './crypto/setup.js';
 import { BATCH_TOKENS, createEmbedder, MicroBatcher } from './embeddings/index.js';
@@ -35,27 +35,14 @@ interface OpenedParts {
   llm: OpenedLlm | undefined;
 }
 
-/**
- * Builds the Postgres tier's vector index when it is missing (db/recall-index.ts): at start on the embedded database,
- * whose one connection would otherwise be held by the build while the engine serves; in the background on a server,
- * which builds it without blocking writes (the tier answers by exact scans until it is there). A failure (pgvector
- * cannot index this many dimensions with HNSW, say) leaves the tier on exact scans, with a warning.
- */
-async function openRecallIndex(db: Database, log: Logger, onProgress: ProgressReporter): Promise<void> {
-  const warn = (error: unknown) =>
+/** The Postgres tier's per-bank vector indexes; a failed build is logged (recalls of the bank scan exactly meanwhile). */
+function bankIndexes(db: Database, log: Logger): BankIndexes {
+  return new BankIndexes(db, (tenant, bankId, error) =>
     log.warn(
-      `building the vector index for large banks failed (${(error as Error).message}); recalls of banks above ` +
-        'MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES scan every vector instead (slower, same results)',
-    );
-  const report = (outcome: RecallIndexOutcome) => {
-    if (outcome === 'built') log.info('vector index for large banks built');
-  };
-  if (db.kind === 'embedded') {
-    onProgress('building vector index');
-    await ensureRecallIndex(db).then(report, warn);
-    return;
-  }
-  ensureRecallIndex(db).then(report, warn);
+      `building the vector index of bank ${JSON.stringify(bankId)} (tenant ${tenant}) failed (${error.message}); ` +
+        'its recalls scan every vector until a later recall builds it',
+    ),
+  );
 }
 
 /** Runs each hook in order, in the retain's transaction. */
@@ -178,14 +165,15 @@ export class Engine {
         throw error;
       });
       const tierMin = config.recall.postgresTierMinMemories;
-      if (tierMin !== undefined) await openRecallIndex(db, log, onProgress);
       // Every reader and writer of memories gets the store, so bodies pass through the codec on their way.
       const store = new MemoryStore(db, codec);
       // Recall searches in-memory copies of each bank (vectors, terms, bodies), kept in step with the database, up to
       // the cache's bound; banks above the Postgres tier's threshold are searched in the database's indexes instead.
       const vectors = new VectorCache(store, model.dimension, config.recall.cacheBytes);
       const postgres =
-        tierMin === undefined ? undefined : { search: new PostgresBankIndex(db, store), minMemories: tierMin };
+        tierMin === undefined
+          ? undefined
+          : { search: new PostgresBankIndex(db, store, bankIndexes(db, log)), minMemories: tierMin };
       const metrics = new EngineMetrics();
       // Two batches in flight: the model's thread starts the next one without waiting for the main thread.
       const embedder = new MicroBatcher(

@@ -1,7 +1,6 @@
 import { loadEngineConfig } from '../config/load.js';
 import { openBodyCodec } from '../crypto/setup.js';
 import { openDatabase } from '../db/open.js';
-import { ensureRecallIndex } from '../db/recall-index.js';
 import { createEmbedder } from '../embeddings/index.js';
 import { reembed, type ReembedOutcome } from '../memory/reembed.js';
 import { MemoryStore } from '../memory/store.js';
@@ -33,11 +32,6 @@ export async function reembedCommand(args: readonly string[], io: CliIo): Promis
     if (outcome.alreadyCurrent) {
       io.stdout(`[mnemos] the database already uses ${target}; nothing to re-embed.\n`);
       return 0;
-    }
-    if (config.recall.postgresTierMinMemories !== undefined) {
-      // The new column has no vector index yet: the Postgres tier's recalls would scan every vector until it does.
-      log('building the vector index on the new embeddings');
-      await ensureRecallIndex(db);
     }
     const unreadable =
       outcome.unreadable > 0 ? ` ${outcome.unreadable} memories failed to decrypt and have no vector.` : '';

@@ -1,36 +1,78 @@
-import type { Database } from './database.js';
-import { RECALL_INDEX, recallIndexSql } from './migrations/007_recall_index.js';
+import type { Database, Queryable } from './database.js';
+import { bankIndexName, bankIndexSql } from './migrations/007_recall_index.js';
 
-/** Arbitrary constant naming the recall index build among the server's advisory locks. */
-const RECALL_INDEX_LOCK = 0x6d6e656f;
+/** What ensureBankIndex found or did. */
+export type BankIndexOutcome = 'present' | 'built' | 'building elsewhere';
 
-/** What ensureRecallIndex found or did. */
-export type RecallIndexOutcome = 'present' | 'built' | 'building elsewhere';
+/** Whether the bank's vector index exists and is valid (an interrupted concurrent build leaves an invalid one). */
+export async function bankIndexState(
+  q: Queryable,
+  tenant: string,
+  bankId: string,
+): Promise<'valid' | 'invalid' | 'none'> {
+  const [index] = await q.query<{ valid: boolean }>(
+    `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+     WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`,
+    [bankIndexName(tenant, bankId)],
+  );
+  return index === undefined ? 'none' : index.valid ? 'valid' : 'invalid';
+}
 
 /**
- * Builds the Postgres tier's HNSW index (migration 007) unless it is there and valid. On a server it is built
- * concurrently (writes go on meanwhile) on a connection of its own; one engine builds it while the others skip (an
- * advisory lock), and an invalid index left by an interrupted build is dropped and built again. The embedded database
- * is one connection that runs one statement at a time, so no build there can let writes through: it is built at start,
- * before the engine serves (instantly on a new database; once, on an existing one).
+ * Builds a bank's vector index (migration 007) unless it is there and valid. On a server it is built concurrently
+ * (writes go on meanwhile) on a connection of its own; one engine builds it while the others skip (an advisory lock
+ * named by the index), and an invalid index left by an interrupted build is dropped and built again. The embedded
+ * database is one connection that runs one statement at a time: there the build holds every other statement until it
+ * ends (once per bank, when it grows past the tier's threshold).
  */
-export async function ensureRecallIndex(db: Database): Promise<RecallIndexOutcome> {
+export async function ensureBankIndex(db: Database, tenant: string, bankId: string): Promise<BankIndexOutcome> {
   const concurrently = db.kind === 'external';
+  const name = bankIndexName(tenant, bankId);
   return db.session(async (session) => {
-    const [locked] = await session.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [RECALL_INDEX_LOCK]);
+    const [locked] = await session.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [name]);
     if (!locked?.ok) return 'building elsewhere';
     try {
-      const [index] = await session.query<{ valid: boolean }>(
-        `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-         WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`,
-        [RECALL_INDEX],
-      );
-      if (index?.valid) return 'present';
-      if (index) await session.query(`DROP INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF EXISTS ${RECALL_INDEX}`);
-      await session.query(recallIndexSql(concurrently));
+      const state = await bankIndexState(session, tenant, bankId);
+      if (state === 'valid') return 'present';
+      if (state === 'invalid')
+        await session.query(`DROP INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF EXISTS ${name}`);
+      await session.query(bankIndexSql(tenant, bankId, concurrently));
       return 'built';
     } finally {
-      await session.query('SELECT pg_advisory_unlock($1)', [RECALL_INDEX_LOCK]);
+      await session.query('SELECT pg_advisory_unlock(hashtext($1))', [name]);
     }
   });
+}
+
+/**
+ * Makes sure the banks the Postgres tier searches have their vector index, building a missing one in the background
+ * (one build per bank at a time); recalls meanwhile scan the bank's vectors exactly (slower, same results).
+ */
+export class BankIndexes {
+  private readonly building = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly db: Database,
+    /** Hears a build that failed (it is tried again at the bank's next recall). */
+    private readonly onFailure: (tenant: string, bankId: string, error: Error) => void = () => undefined,
+  ) {}
+
+  /** Starts building the bank's index when it has none (checked in the background too); answers at once. */
+  request(tenant: string, bankId: string): void {
+    const key = `${tenant}\u0000${bankId}`;
+    if (this.building.has(key)) return;
+    const build = (async () => {
+      if ((await bankIndexState(this.db, tenant, bankId)) !== 'valid') await ensureBankIndex(this.db, tenant, bankId);
+    })()
+      .catch((error: unknown) =>
+        this.onFailure(tenant, bankId, error instanceof Error ? error : new Error(String(error))),
+      )
+      .finally(() => this.building.delete(key));
+    this.building.set(key, build);
+  }
+
+  /** Waits for the bank's build in progress, if any. */
+  async built(tenant: string, bankId: string): Promise<void> {
+    await this.building.get(`${tenant}\u0000${bankId}`);
+  }
 }

@@ -1,4 +1,5 @@
 import type { Database, Queryable, SqlParam } from '../db/database.js';
+import { BankIndexes } from '../db/recall-index.js';
 import { parseTsvector } from '../keywords/tsvector.js';
 import type { MemoryReader } from '../memory/rows.js';
 import { vectorLiteral } from '../memory/vector-literal.js';
@@ -66,8 +67,10 @@ function anyOf(terms: readonly string[]): string {
  * the in-memory index leaves them out.
  */
 function scopeSql(scope: BankScope, filter?: RowFilter): { where: string; params: SqlParam[] } {
-  const params: SqlParam[] = [scope.tenant, [...scope.bankIds]];
-  let where = 'm.tenant = $1 AND m.bank_id = ANY($2::text[]) AND m.embedding IS NOT NULL';
+  // One bank is named by an equality, which a bank's partial index (migration 007) matches.
+  const single = scope.bankIds.length === 1;
+  const params: SqlParam[] = [scope.tenant, single ? scope.bankIds[0]! : [...scope.bankIds]];
+  let where = `m.tenant = $1 AND ${single ? 'm.bank_id = $2' : 'm.bank_id = ANY($2::text[])'} AND m.embedding IS NOT NULL`;
   if (filter === undefined) return { where, params };
   params.push(filter.space, filter.types?.length ? [...filter.types] : null, filter.tags ? [...filter.tags] : null);
   where += ` AND m.space = $3 AND m.state = 'valid' AND ($4::text[] IS NULL OR m.type = ANY($4::text[]))`;
@@ -110,8 +113,8 @@ class ParsedKeywords implements KeywordDoc {
 }
 
 /**
- * A bank's search in the database itself, for banks too large to copy into memory: pgvector's HNSW index (migration
- * 007) for the nearest vectors and the GIN index on `fts` for keyword matches. Each query answers ids and the raw arm
+ * A bank's search in the database itself, for banks too large to copy into memory: the bank's pgvector HNSW index
+ * (migration 007) for the nearest vectors and the GIN index on `fts` for keyword matches. Each query answers ids and the raw arm
  * score; recall reads the pool's rows with `rows` and ranks them as it ranks the in-memory index's.
  */
 export class PostgresBankIndex {
@@ -119,6 +122,8 @@ export class PostgresBankIndex {
     private readonly db: Database,
     /** Opens the rows read (decrypting bodies under encryption at rest); rows that fail to open are left out. */
     private readonly reader: MemoryReader,
+    /** Each searched bank's HNSW index, built when missing. */
+    readonly indexes: BankIndexes = new BankIndexes(db),
   ) {}
 
   /** Memories with a vector in the banks (filters not applied): the corpus size the in-memory index counts. */
@@ -176,9 +181,10 @@ export class PostgresBankIndex {
   }
 
   /**
-   * The `k` rows nearest to `query` (cosine) that pass the filter, and lie in `window` when one is given, through the
-   * HNSW index: `ef_search` grows with `k`, and pgvector's iterative scan (0.8 and later; an unknown setting is a
-   * harmless placeholder before) keeps scanning until enough rows pass the filter. Scores are cosines.
+   * The `k` rows nearest to `query` (cosine) that pass the filter, and lie in `window` when one is given, through each
+   * bank's HNSW index (requested here when missing): one query per bank, since a partial index answers only a query
+   * naming its one bank. `ef_search` grows with `k`, and pgvector's iterative scan (0.8 and later; an unknown setting
+   * is a harmless placeholder before) keeps scanning until enough rows pass the filter. Scores are cosines.
    */
   async nearest(
     scope: BankScope,
@@ -187,26 +193,32 @@ export class PostgresBankIndex {
     k: number,
     window?: TimeWindow,
   ): Promise<ScoredId[]> {
-    const { where, params } = scopeSql(scope, filter);
     const limit = Math.max(1, Math.trunc(k));
     const efSearch = Math.min(MAX_EF_SEARCH, Math.max(MIN_EF_SEARCH, 2 * limit));
     const inWindow = window
       ? ` AND m.occurred_at >= to_timestamp($7::float8 / 1000) AND m.occurred_at < to_timestamp($8::float8 / 1000)`
       : '';
-    const all = [...params, vectorLiteral(query), ...(window ? [window.from, window.to] : [])];
-    const rows = await this.db.transaction(async (tx) => {
+    for (const bankId of scope.bankIds) this.indexes.request(scope.tenant, bankId);
+    const found = await this.db.transaction(async (tx) => {
       await tx.query(
         `SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`,
         [String(efSearch)],
       );
-      return tx.query<{ id: string; score: number }>(
-        `SELECT m.id, 1 - (m.embedding <=> $6::vector) AS score FROM memories m WHERE ${where}${inWindow}
-         ORDER BY m.embedding <=> $6::vector LIMIT ${limit}`,
-        all,
-      );
+      const rows: ScoredId[] = [];
+      for (const bankId of scope.bankIds) {
+        const { where, params } = scopeSql({ tenant: scope.tenant, bankIds: [bankId] }, filter);
+        const all = [...params, vectorLiteral(query), ...(window ? [window.from, window.to] : [])];
+        const hits = await tx.query<ScoredId>(
+          `SELECT m.id, 1 - (m.embedding <=> $6::vector) AS score FROM memories m WHERE ${where}${inWindow}
+           ORDER BY m.embedding <=> $6::vector LIMIT ${limit}`,
+          all,
+        );
+        for (const hit of hits) rows.push(hit);
+      }
+      return rows;
     });
-    // A relaxed-order scan may answer a few rows out of order.
-    return rows.map((r) => ({ id: r.id, score: r.score })).sort((a, b) => b.score - a.score);
+    // A relaxed-order scan may answer a few rows out of order, and each bank answered its own best.
+    return found.sort((a, b) => b.score - a.score).slice(0, limit);
   }
 
   /** The memories of the banks with these ids (any space or state), opened, with their vectors and terms. */
