@@ -50,10 +50,10 @@ const masterKey = z
 export const DEFAULT_DATABASE_SETTINGS = { poolSize: 10, statementTimeoutMs: 30_000 } as const;
 
 /**
- * Recall's tiers when not set: banks of 50,000 memories or more are searched in Postgres (docs/decisions.md), and the
+ * Recall's tiers when not set: banks of 100,000 memories or more are searched in Postgres (docs/decisions.md), and the
  * in-memory copies of the smaller ones take at most 512 MiB.
  */
-export const DEFAULT_RECALL_SETTINGS = { postgresTierMinMemories: 50_000, cacheMib: 512 } as const;
+export const DEFAULT_RECALL_SETTINGS = { postgresTierMinMemories: 100_000, cacheMib: 512 } as const;
 
 export const engineEnvSchema = z.object({
   MNEMOS_HOME: optionalText,

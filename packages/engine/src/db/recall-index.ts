@@ -44,12 +44,17 @@ export async function ensureBankIndex(db: Database, tenant: string, bankId: stri
   });
 }
 
+/** How long a bank's index, once seen valid, is taken to be there without asking the catalog again. */
+const INDEX_RECHECK_MS = 60_000;
+
 /**
  * Makes sure the banks the Postgres tier searches have their vector index, building a missing one in the background
  * (one build per bank at a time); recalls meanwhile scan the bank's vectors exactly (slower, same results).
  */
 export class BankIndexes {
   private readonly building = new Map<string, Promise<void>>();
+  /** When each bank's index was last seen valid: looked at again after INDEX_RECHECK_MS (a reembed drops them). */
+  private readonly seenValid = new Map<string, number>();
 
   constructor(
     private readonly db: Database,
@@ -60,9 +65,13 @@ export class BankIndexes {
   /** Starts building the bank's index when it has none (checked in the background too); answers at once. */
   request(tenant: string, bankId: string): void {
     const key = `${tenant}\u0000${bankId}`;
-    if (this.building.has(key)) return;
+    const seen = this.seenValid.get(key);
+    if (this.building.has(key) || (seen !== undefined && Date.now() - seen < INDEX_RECHECK_MS)) return;
     const build = (async () => {
-      if ((await bankIndexState(this.db, tenant, bankId)) !== 'valid') await ensureBankIndex(this.db, tenant, bankId);
+      if ((await bankIndexState(this.db, tenant, bankId)) === 'valid') this.seenValid.set(key, Date.now());
+      else if ((await ensureBankIndex(this.db, tenant, bankId)) !== 'building elsewhere') {
+        this.seenValid.set(key, Date.now());
+      }
     })()
       .catch((error: unknown) =>
         this.onFailure(tenant, bankId, error instanceof Error ? error : new Error(String(error))),

@@ -4,7 +4,7 @@ import type { PooledRow, PostgresBankIndex, RowFilter } from '../vectors/postgre
 import { keywordPlan, NEIGHBOUR_SEEDS, type Ranked } from './arms.js';
 import { BM25_B, BM25_K1 } from './bm25.js';
 import type { PoolMember } from './candidate.js';
-import { FEEDBACK, votedTerms } from './feedback.js';
+import { votedTerms } from './feedback.js';
 import type { Gathered, StageMark } from './gathered.js';
 import { temporalWindow, type TimeInterval } from './temporal.js';
 import type { RecallRequest } from './types.js';
@@ -64,9 +64,7 @@ export async function gatherFromPostgres(
         scored.map((c) => ({ doc: c.keywords, score: c.firstPass })),
         terms,
       ).filter((t) => !frequencies.has(t));
-      // Feedback drops terms above this many memories: counting stops just past it.
-      const common = Math.floor(Math.max(5, FEEDBACK.maxShare * size)) + 1;
-      for (const [t, n] of await search.documentFrequencies(scope, wanted, common)) frequencies.set(t, n);
+      for (const [t, n] of await search.documentFrequencies(scope, wanted)) frequencies.set(t, n);
     },
   };
 }
