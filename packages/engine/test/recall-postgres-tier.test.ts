@@ -300,6 +300,7 @@ describe('the in-memory cache', () => {
       const again = await recall(deps, request(bank, question));
       assert.equal(again.trace?.tier, 'memory', `${bank} is in memory now`);
     }
+    assert.equal(await bankIndexState(db, 'default', 'lru-1'), 'none', 'a bank below the threshold gets no HNSW index');
     assert.equal(cache.cachedSize('default', 'lru-1'), undefined, 'the least recently used bank was dropped');
     assert.equal(cache.cachedSize('default', 'lru-2'), undefined, 'two banks do not fit');
     assert.ok(cache.bytes <= Math.floor(one * 1.5));

@@ -25,11 +25,17 @@ export async function chooseTier(
   bankIds: readonly string[],
 ): Promise<Tier> {
   if (tier === undefined) return 'memory';
-  if (tier.minMemories === 0) return 'postgres';
+  // Only banks large enough for this tier get an HNSW index (and its cost on every insert); a smaller bank answered
+  // here while it loads is scanned exactly.
+  const large = (): Tier => {
+    for (const bankId of bankIds) tier.search.indexes.request(tenant, bankId);
+    return 'postgres';
+  };
+  if (tier.minMemories === 0) return large();
   const cached = bankIds.map((b) => cache.cachedSize(tenant, b));
   const inMemory = cached.every((n) => n !== undefined);
   const size = inMemory ? cached.reduce((s, n) => s + n, 0) : await tier.search.count({ tenant, bankIds });
-  if (size >= tier.minMemories) return 'postgres';
+  if (size >= tier.minMemories) return large();
   if (inMemory || cache.loadsQuickly(size)) return 'memory';
   for (const bankId of bankIds) {
     if (cache.cachedSize(tenant, bankId) === undefined) cache.loadInBackground(db, tenant, bankId, size);

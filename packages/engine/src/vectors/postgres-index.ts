@@ -122,7 +122,7 @@ export class PostgresBankIndex {
     private readonly db: Database,
     /** Opens the rows read (decrypting bodies under encryption at rest); rows that fail to open are left out. */
     private readonly reader: MemoryReader,
-    /** Each searched bank's HNSW index, built when missing. */
+    /** The HNSW indexes of the banks large enough for this tier (tier.ts requests them). */
     readonly indexes: BankIndexes = new BankIndexes(db),
   ) {}
 
@@ -182,7 +182,7 @@ export class PostgresBankIndex {
 
   /**
    * The `k` rows nearest to `query` (cosine) that pass the filter, and lie in `window` when one is given, through each
-   * bank's HNSW index (requested here when missing): one query per bank, since a partial index answers only a query
+   * bank's HNSW index (exactly while it has none): one query per bank, since a partial index answers only a query
    * naming its one bank. `ef_search` grows with `k`, and pgvector's iterative scan (0.8 and later; an unknown setting
    * is a harmless placeholder before) keeps scanning until enough rows pass the filter. Scores are cosines.
    */
@@ -198,7 +198,6 @@ export class PostgresBankIndex {
     const inWindow = window
       ? ` AND m.occurred_at >= to_timestamp($7::float8 / 1000) AND m.occurred_at < to_timestamp($8::float8 / 1000)`
       : '';
-    for (const bankId of scope.bankIds) this.indexes.request(scope.tenant, bankId);
     const found = await this.db.transaction(async (tx) => {
       await tx.query(
         `SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`,
