@@ -307,6 +307,15 @@ describe('the in-memory cache', () => {
     const evicted = await recall(deps, request('lru-1', question));
     assert.equal(evicted.trace?.tier, 'postgres');
     assert.match(evicted.results[0]!.text, /Iris volunteers/);
+    // A cache that cannot hold the bank at all never loads it: the bank is searched in Postgres, with its own index.
+    const tiny = new VectorCache(store, 384, 1024, 250, 0);
+    const deps2 = dependencies(1_000_000, tiny);
+    const unfit = await recall(deps2, request('lru-2', question));
+    assert.equal(unfit.trace?.tier, 'postgres');
+    await tiny.loading('default', 'lru-2');
+    assert.equal(tiny.cachedSize('default', 'lru-2'), undefined, 'never loaded');
+    await deps2.postgres!.search.indexes.built('default', 'lru-2');
+    assert.equal(await bankIndexState(db, 'default', 'lru-2'), 'valid');
   });
 });
 

@@ -36,7 +36,10 @@ export async function chooseTier(
   const inMemory = cached.every((n) => n !== undefined);
   const size = inMemory ? cached.reduce((s, n) => s + n, 0) : await tier.search.count({ tenant, bankIds });
   if (size >= tier.minMemories) return large();
-  if (inMemory || cache.loadsQuickly(size)) return 'memory';
+  if (inMemory) return 'memory';
+  // A bank the cache cannot hold is never loaded: it is searched here for good, so it gets its index too.
+  if (!cache.fits(size)) return large();
+  if (cache.loadsQuickly(size)) return 'memory';
   for (const bankId of bankIds) {
     if (cache.cachedSize(tenant, bankId) === undefined) cache.loadInBackground(db, tenant, bankId, size);
   }

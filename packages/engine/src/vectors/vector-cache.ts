@@ -121,7 +121,7 @@ export class VectorCache {
   }
 
   /** Whether a bank of `memories` memories would fit in the cache (on its own), by the estimate per memory. */
-  private fits(memories: number): boolean {
+  fits(memories: number): boolean {
     return memories * this.bytesPerMemory() <= this.maxBytes;
   }
 
