@@ -2,6 +2,7 @@ import type { EngineConfig } from './config/load.js';
 import { ping, type Database } from './db/database.js';
 import { ensureEmbeddingSchema } from './db/embedding-schema.js';
 import { openDatabase } from './db/open.js';
+import { BankIndexes } from './db/recall-index.js';
 import type { BodyCodec } from './crypto/codec.js';
 import { openBodyCodec } from './crypto/setup.js';
 import { BATCH_TOKENS, createEmbedder, MicroBatcher } from './embeddings/index.js';
@@ -15,6 +16,8 @@ import { EngineMetrics } from './metrics.js';
 import { ENGINE_PLUGINS, type EnginePlugin, type InstalledPlugin, type PluginParts } from './plugins/index.js';
 import { MemoryService } from './service/memory-service.js';
 import type { ProgressReporter } from './startup/readiness.js';
+import type { PostgresTier } from './recall/tier.js';
+import { PostgresBankIndex } from './vectors/postgres-index.js';
 import { TombstonePruner } from './vectors/tombstone-pruner.js';
 import { VectorCache } from './vectors/vector-cache.js';
 
@@ -26,10 +29,21 @@ interface OpenedParts {
   codec: BodyCodec;
   store: MemoryStore;
   vectors: VectorCache;
+  postgres: PostgresTier | undefined;
   embedder: MicroBatcher;
   metrics: EngineMetrics;
   queue: JobQueue;
   llm: OpenedLlm | undefined;
+}
+
+/** The Postgres tier's per-bank vector indexes; a failed build is logged (recalls of the bank scan exactly meanwhile). */
+function bankIndexes(db: Database, log: Logger): BankIndexes {
+  return new BankIndexes(db, (tenant, bankId, error) =>
+    log.warn(
+      `building the vector index of bank ${JSON.stringify(bankId)} (tenant ${tenant}) failed (${error.message}); ` +
+        'its recalls scan every vector until a later recall builds it',
+    ),
+  );
 }
 
 /** Runs each hook in order, in the retain's transaction. */
@@ -105,6 +119,7 @@ export class Engine {
         db: this.db,
         store: this.store,
         index: this.vectors,
+        postgres: parts.postgres,
         codec: this.codec,
         embedder: this.embedder,
         metrics: this.metrics,
@@ -155,10 +170,16 @@ export class Engine {
         await model.close().catch(() => undefined);
         throw error;
       });
+      const tierMin = config.recall.postgresTierMinMemories;
       // Every reader and writer of memories gets the store, so bodies pass through the codec on their way.
       const store = new MemoryStore(db, codec);
-      // Semantic search scans in-memory copies of each bank's vectors, kept in step with the database.
-      const vectors = new VectorCache(store, model.dimension);
+      // Recall searches in-memory copies of each bank (vectors, terms, bodies), kept in step with the database, up to
+      // the cache's bound; banks above the Postgres tier's threshold are searched in the database's indexes instead.
+      const vectors = new VectorCache(store, model.dimension, config.recall.cacheBytes);
+      const postgres =
+        tierMin === undefined
+          ? undefined
+          : { search: new PostgresBankIndex(db, store, bankIndexes(db, log)), minMemories: tierMin };
       const metrics = new EngineMetrics();
       // Two batches in flight: the model's thread starts the next one without waiting for the main thread.
       const embedder = new MicroBatcher(
@@ -173,7 +194,12 @@ export class Engine {
       log.info(`embedding model ${model.id} ready (${model.dimension} dimensions)`);
       const queue = createJobQueue({ config, db, log, metrics });
       const llm = openLlm(config, log, metrics);
-      const engine = new Engine(config, log, { db, codec, store, vectors, embedder, metrics, queue, llm }, plugins);
+      const engine = new Engine(
+        config,
+        log,
+        { db, codec, store, vectors, postgres, embedder, metrics, queue, llm },
+        plugins,
+      );
       // A queue that fails to start must not leave the model's or the LLM's thread running.
       await queue.start().catch(async (error: unknown) => {
         await engine.close().catch(() => undefined);
@@ -205,7 +231,7 @@ export class Engine {
   /** Loads recently written banks' indexes in the background; `close` waits for it (between banks). */
   preloadIndexes(): void {
     const started = performance.now();
-    this.preloading = this.vectors.preload(this.db).then(
+    this.preloading = this.vectors.preload(this.db, this.config.recall.postgresTierMinMemories).then(
       (n) => {
         const ms = Math.round(performance.now() - started);
         if (n > 0) this.log.info(`bank indexes of ${n} bank(s) loaded in ${ms} ms`);

@@ -16,6 +16,12 @@ export class EngineMetrics {
     labelNames: ['operation'],
     registers: [this.registry],
   });
+  readonly recallTiers = new Counter({
+    name: 'mnemos_recall_tier_total',
+    help: 'Recalls by the tier that searched: memory (the in-memory bank copy) or postgres (the database indexes)',
+    labelNames: ['tier'],
+    registers: [this.registry],
+  });
   readonly memoriesRetained = new Counter({
     name: 'mnemos_memories_retained_total',
     help: 'Memories stored by retain',

@@ -2,57 +2,19 @@
 // matching row once, counts read back, and removals (lazy, with row reuse and rebuilds) never leaving a stale match.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Memory } from '../src/memory/types.js';
-import { BankVectors, type VectorRowMeta } from '../src/vectors/bank-vectors.js';
+import { BankVectors } from '../src/vectors/bank-vectors.js';
 import { postingRow, TermIndex } from '../src/vectors/term-index.js';
+import { indexRow } from './helpers/index-row.js';
 
-const now = new Date().toISOString();
-function meta(id: string, length: number): VectorRowMeta {
-  const memory: Memory = {
-    id,
-    bank_id: 'b',
-    space: 'default',
-    type: 'raw',
-    text: id,
-    context: null,
-    metadata: {},
-    tags: [],
-    entities: [],
-    document_id: null,
-    source_id: null,
-    occurred_at: null,
-    created_at: now,
-    updated_at: now,
-    state: 'valid',
-    superseded_by: null,
-    valid_to: null,
-  };
-  return {
-    id,
-    bankId: 'b',
-    space: 'default',
-    type: 'raw',
-    valid: true,
-    superseded: false,
-    tags: [],
-    batchId: null,
-    seq: 0,
-    documentId: null,
-    occurredAt: null,
-    length,
-    tokenCount: 1,
-    memory,
-  };
-}
 const terms = (...pairs: Array<[string, number]>) => new Map(pairs);
 const unit = (i: number) => Float32Array.from({ length: 8 }, (_, j) => (j === i % 8 ? 1 : 0));
 
 describe('keyword index in typed arrays', () => {
   it('matches each row once, with its counts of the scoring terms, in posting order', () => {
     const bank = new BankVectors(8);
-    bank.upsert(meta('a', 3), terms(['cat', 2], ['grey', 1]), unit(0));
-    bank.upsert(meta('b', 2), terms(['dog', 1], ['grey', 1]), unit(1));
-    bank.upsert(meta('c', 1), terms(['fish', 1]), unit(2));
+    bank.upsert(indexRow('a', 3), terms(['cat', 2], ['grey', 1]), unit(0));
+    bank.upsert(indexRow('b', 2), terms(['dog', 1], ['grey', 1]), unit(1));
+    bank.upsert(indexRow('c', 1), terms(['fish', 1]), unit(2));
     assert.equal(bank.documentFrequency('grey'), 2);
     assert.equal(bank.documentFrequency('unknown'), 0);
     const found = bank.matching(['cat', 'grey'], ['cat', 'grey', 'fish'], () => true);
@@ -82,20 +44,20 @@ describe('keyword index in typed arrays', () => {
 
   it("forgets a removed or replaced memory's terms, also when its row is reused", () => {
     const bank = new BankVectors(8);
-    bank.upsert(meta('a', 1), terms(['cat', 1]), unit(0));
-    bank.upsert(meta('b', 1), terms(['dog', 1]), unit(1));
+    bank.upsert(indexRow('a', 1), terms(['cat', 1]), unit(0));
+    bank.upsert(indexRow('b', 1), terms(['dog', 1]), unit(1));
     bank.remove('a');
     assert.equal(bank.size, 1);
     assert.equal(bank.documentFrequency('cat'), 0);
     // The new memory takes the freed row; the old posting for "cat" must not match it.
-    bank.upsert(meta('c', 1), terms(['owl', 1]), unit(2));
+    bank.upsert(indexRow('c', 1), terms(['owl', 1]), unit(2));
     assert.deepEqual(bank.matching(['cat'], ['cat'], () => true).rows, []);
     assert.deepEqual(
       bank.matching(['owl', 'dog'], ['owl'], () => true).rows.map((m) => m.id),
       ['c', 'b'],
     );
     // Replacing a memory's terms (an edit) moves it from one term to the other.
-    bank.upsert(meta('b', 1), terms(['cat', 1]), unit(1));
+    bank.upsert(indexRow('b', 1), terms(['cat', 1]), unit(1));
     assert.deepEqual([bank.documentFrequency('dog'), bank.documentFrequency('cat')], [0, 1]);
     assert.deepEqual(
       bank.matching(['dog', 'cat'], ['cat'], () => true).rows.map((m) => m.id),

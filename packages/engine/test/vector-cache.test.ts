@@ -118,7 +118,7 @@ describe('vector cache', () => {
     await call(engine.url, 'POST', '/v1/default/banks/vc-small/memories', {
       items: [{ content: 'A small bank.' }, { content: 'Written last.' }],
     });
-    const cache = new VectorCache(engine.engine.store, 384, 100);
+    const cache = new VectorCache(engine.engine.store, 384, 64 * 1024); // bytes: two memories fit, 140 do not
     assert.equal(await cache.preload(engine.engine.db), 1);
     assert.ok(cache.has('default', 'vc-small'));
     assert.ok(!cache.has('default', 'vc'), 'a bank larger than the budget waits for its first recall');

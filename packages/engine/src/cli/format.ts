@@ -1,9 +1,16 @@
+import { maxOf } from '../util/extremes.js';
+
 /** Plain-text tables for people: padded columns, the last one cut to the terminal width. */
 export function table(headers: string[], rows: string[][], width = 120): string {
   const clean = (cell: string) => cell.replace(/\s+/g, ' ').trim();
   const all = [headers, ...rows.map((r) => r.map(clean))];
   const last = headers.length - 1;
-  const widths = headers.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
+  const widths = headers.map((_, i) =>
+    maxOf(
+      all.map((r) => (r[i] ?? '').length),
+      0,
+    ),
+  );
   const fixed = widths.slice(0, last).reduce((a, b) => a + b + 2, 0);
   const lastWidth = Math.max(20, width - fixed);
   const lines = all.map((r) =>

@@ -37,6 +37,8 @@ export interface EngineConfig {
   database: DatabaseSettings;
   /** How often idle job workers look for work they were not woken for (retries, jobs of a stopped engine). */
   jobsPollIntervalMs: number;
+  /** Recall's two tiers: where the Postgres tier starts, and the in-memory tier's cache bound. */
+  recall: RecallSettings;
   embeddings: EmbeddingsConfig;
   llm: LlmConfig | undefined;
   encryptionMasterKey: Buffer | undefined;
@@ -54,6 +56,13 @@ export interface DatabaseSettings {
   poolSize: number;
   /** Longest one statement may run before the server cancels it; 0 for no limit. */
   statementTimeoutMs: number;
+}
+
+export interface RecallSettings {
+  /** Banks of at least this many memories are searched in Postgres; undefined: never (the tier is off). */
+  postgresTierMinMemories: number | undefined;
+  /** The in-memory bank copies take at most this many bytes (least recently used banks are dropped). */
+  cacheBytes: number;
 }
 
 export interface HttpLimits {
@@ -90,6 +99,10 @@ export function loadEngineConfig(env: Env = process.env): EngineConfig {
       statementTimeoutMs: e.MNEMOS_API_DATABASE_STATEMENT_TIMEOUT_MS,
     },
     jobsPollIntervalMs: e.MNEMOS_API_JOBS_POLL_INTERVAL_MS,
+    recall: {
+      postgresTierMinMemories: e.MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES,
+      cacheBytes: e.MNEMOS_API_RECALL_CACHE_MIB * 1024 * 1024,
+    },
     embeddings: resolveEmbeddings(e),
     llm: resolveLlm(e, env),
     encryptionMasterKey: e.MNEMOS_API_ENCRYPTION_MASTER_KEY

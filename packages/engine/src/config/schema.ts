@@ -49,6 +49,12 @@ const masterKey = z
 /** An external database's connection settings when none are given. */
 export const DEFAULT_DATABASE_SETTINGS = { poolSize: 10, statementTimeoutMs: 30_000 } as const;
 
+/**
+ * Recall's tiers when not set: banks of 100,000 memories or more are searched in Postgres (docs/decisions.md), and the
+ * in-memory copies of the smaller ones take at most 512 MiB.
+ */
+export const DEFAULT_RECALL_SETTINGS = { postgresTierMinMemories: 100_000, cacheMib: 512 } as const;
+
 export const engineEnvSchema = z.object({
   MNEMOS_HOME: optionalText,
   MNEMOS_API_PORT: port.default(8888),
@@ -73,6 +79,25 @@ export const engineEnvSchema = z.object({
     .min(100, 'must be between 100 and 3600000 ms')
     .max(3_600_000, 'must be between 100 and 3600000 ms')
     .default(5_000),
+  MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES: z
+    .string()
+    .trim()
+    .refine((v) => v === 'off' || /^\d{0,12}$/.test(v), 'must be a whole number of memories (0: every bank) or off')
+    .optional()
+    // undefined: the tier is off.
+    .transform((v) =>
+      v === undefined || v === ''
+        ? DEFAULT_RECALL_SETTINGS.postgresTierMinMemories
+        : v === 'off'
+          ? undefined
+          : Number(v),
+    ),
+  MNEMOS_API_RECALL_CACHE_MIB: z.coerce
+    .number({ error: 'must be a number of MiB' })
+    .int('must be a whole number of MiB')
+    .min(1, 'must be between 1 and 1048576 MiB')
+    .max(1_048_576, 'must be between 1 and 1048576 MiB')
+    .default(DEFAULT_RECALL_SETTINGS.cacheMib),
   MNEMOS_API_EMBEDDINGS_LITELLM_MODEL: optionalText,
   MNEMOS_API_EMBEDDINGS_LITELLM_API_KEY: optionalText,
   MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE: httpUrl.optional(),

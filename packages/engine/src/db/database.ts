@@ -36,6 +36,12 @@ export interface Database extends Queryable {
    * owns it, so whatever it notifies about happened in this process, which can be told directly.
    */
   listen?(channel: string, onNotify: () => void): () => Promise<void>;
+  /**
+   * Runs `fn` on a connection of its own, each statement committing by itself and without the statement timeout: for
+   * maintenance that cannot run inside a transaction and may take long (CREATE INDEX CONCURRENTLY). Session settings
+   * and advisory locks last until `fn` ends.
+   */
+  session<T>(fn: (session: Queryable) => Promise<T>): Promise<T>;
   /** Pool statistics for /health and /metrics. */
   stats(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;

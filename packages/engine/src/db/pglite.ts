@@ -7,7 +7,13 @@ import { ThreadClient } from '../util/thread.js';
 import type { DatabaseThread, DbThreadStart } from './pglite-thread.js';
 import { acquireDatabaseLock, type DatabaseLock } from './lock.js';
 import { keepStatisticsFresh, type RawSql } from './embedded-statistics.js';
-import { mayWriteMemories, type Database, type SqlParam, type Transaction as TxApi } from './database.js';
+import {
+  mayWriteMemories,
+  type Database,
+  type Queryable,
+  type SqlParam,
+  type Transaction as TxApi,
+} from './database.js';
 
 /**
  * Postgres settings for the embedded database, sized for one process that keeps its hot data (vectors, terms) in its
@@ -156,6 +162,11 @@ class EmbeddedDatabase implements Database {
     } finally {
       this.writeVersion++;
     }
+  }
+
+  /** The one connection: PGlite runs each statement by itself and has no statement timeout. */
+  async session<T>(fn: (session: Queryable) => Promise<T>): Promise<T> {
+    return fn(this);
   }
 
   stats() {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { classifyDatabaseError, unavailableReason } from './availability.js';
-import type { Database, SqlParam, Transaction } from './database.js';
+import type { Database, Queryable, SqlParam, Transaction } from './database.js';
 import { NotificationListener } from './notifications.js';
 
 export interface ExternalDatabaseOptions {
@@ -49,6 +49,8 @@ class ExternalDatabase implements Database {
   /** Other engines may write to the same database: caches must always ask it. */
   readonly writeVersion = undefined;
   private unreachable = false;
+  /** Connections of running sessions, ended on close. */
+  private readonly sessions = new Set<pg.Client>();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -112,6 +114,26 @@ class ExternalDatabase implements Database {
     }
   }
 
+  async session<T>(fn: (session: Queryable) => Promise<T>): Promise<T> {
+    // Outside the pool, so a long build neither holds a pooled connection nor keeps close() waiting for it; without
+    // the statement timeout (0 is not sent), which is meant for requests.
+    const client = new pg.Client({ ...this.config, statement_timeout: 0 });
+    client.on('error', (error) => this.failed(error));
+    this.sessions.add(client);
+    try {
+      await client.connect();
+      return await fn({
+        query: async <R extends object>(sql: string, params: readonly SqlParam[] = []) =>
+          (await client.query<R>(sql, [...params])).rows,
+      });
+    } catch (error) {
+      throw this.failed(error);
+    } finally {
+      this.sessions.delete(client);
+      await client.end().catch(() => undefined);
+    }
+  }
+
   listen(channel: string, onNotify: () => void): () => Promise<void> {
     const listener = new NotificationListener(this.config, channel, onNotify);
     return () => listener.close();
@@ -122,6 +144,7 @@ class ExternalDatabase implements Database {
   }
 
   async close(): Promise<void> {
+    for (const client of this.sessions) await client.end().catch(() => undefined);
     await this.pool.end();
   }
 

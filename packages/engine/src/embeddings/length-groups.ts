@@ -1,11 +1,12 @@
 import { countTokens } from '../util/tokens.js';
+import { maxOf } from '../util/extremes.js';
 
 /**
  * A model pads every text of a batch to the batch's longest, so a batch costs about its size times its longest
  * text's length in tokens. Texts of similar length batched together waste little on padding.
  */
 export function paddedTokens(lengths: readonly number[]): number {
-  return lengths.length * Math.max(0, ...lengths);
+  return lengths.length * Math.max(0, maxOf(lengths, 0));
 }
 
 /**

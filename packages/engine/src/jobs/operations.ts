@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import { maxOf } from '../util/extremes.js';
 
 interface OperationRow {
   id: string;
@@ -56,7 +57,7 @@ export interface Operation {
   finishedAt: Date | null;
 }
 
-const latest = (dates: Date[]): Date => new Date(Math.max(...dates.map((d) => d.getTime())));
+const latest = (dates: Date[]): Date => new Date(maxOf(dates.map((d) => d.getTime())));
 
 /**
  * An operation's status, summed over its jobs: `pending` (nothing started), `running`, `completed` (every job done)

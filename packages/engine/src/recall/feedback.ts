@@ -1,5 +1,6 @@
 import type { KeywordDoc } from '../vectors/bank-vectors.js';
 import { bm25Scores } from './bm25.js';
+import { maxOf } from '../util/extremes.js';
 
 /**
  * Pseudo-relevance feedback (RM3-like, over keyword-index terms). The best few candidates of the first fusion pass
@@ -67,8 +68,22 @@ export function feedbackScores(
     corpus.size,
     weights,
   );
-  const max = Math.max(0, ...scores);
+  const max = Math.max(0, maxOf(scores, 0));
   return max > 0 ? scores.map((s) => s / max) : none;
+}
+
+/**
+ * The terms the voters of `feedbackScores(ranked, ...)` vote for (those the query does not use): the terms whose
+ * document frequencies feedback asks for, so a caller that reads them from the database can fetch them first.
+ */
+export function votedTerms(
+  ranked: ReadonlyArray<{ doc: FeedbackDoc; score: number }>,
+  queryTerms: readonly string[],
+): string[] {
+  const own = new Set(queryTerms);
+  const terms = new Set<string>();
+  for (const { doc } of best(ranked, FEEDBACK.voters)) for (const term of doc.terms().keys()) terms.add(term);
+  return [...terms].filter((t) => !own.has(t));
 }
 
 /** The `n` best-scoring entries, best first, ties in input order: a stable sort then slice, without the sort. */

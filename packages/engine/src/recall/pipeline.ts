@@ -1,42 +1,48 @@
 import type { Database } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import type { BodyCodec } from '../crypto/codec.js';
+import type { EngineMetrics } from '../metrics.js';
 import type { Memory } from '../memory/types.js';
 import { ORG_BANK_ID } from '../memory/types.js';
 import { NO_KEYWORDS } from '../vectors/bank-vectors.js';
 import type { VectorCache } from '../vectors/vector-cache.js';
-import { IndexArms } from './arms.js';
+import { IndexArms, NEIGHBOUR_SEEDS } from './arms.js';
 import { round6, shownScores, type Candidate, type PoolMember } from './candidate.js';
 import { recallPredicate } from './filters.js';
+import type { Gathered, StageMark } from './gathered.js';
 import { order } from './order.js';
+import { gatherFromPostgres } from './postgres-arms.js';
 import { candidates } from './signals.js';
-import { resolveTemporal } from './temporal.js';
+import { resolveTemporal, type TimeInterval } from './temporal.js';
+import { chooseTier, type PostgresTier } from './tier.js';
 import type { RecallHit, RecallOutcome, RecallRequest, RecallTrace } from './types.js';
 
 /** What recall works with; the engine builds it once. */
 export interface RecallDependencies {
   db: Database;
-  /** The in-memory bank indexes every arm searches. */
+  /** The in-memory bank indexes every arm searches on the in-memory tier. */
   index: VectorCache;
   /** Turns the query into the keyword index's terms (english lexemes, or blind tokens under encryption). */
   codec: BodyCodec;
   embedder: Embedder;
+  /** The Postgres tier for large banks (tier.ts); absent: every bank is searched in memory. */
+  postgres?: PostgresTier | undefined;
+  /** Counts recalls by tier, when given. */
+  metrics?: Pick<EngineMetrics, 'recallTiers'>;
 }
-
-/** Neighbours are fetched for this many of each arm's best candidates (measured: no loss on LoCoMo against all). */
-const NEIGHBOUR_SEEDS = 30;
 
 /**
  * Hybrid recall, in stages (README.md): the arms find candidates (semantic, keyword, temporal, and the neighbours of
- * the best of them), signals.ts measures each candidate's signals, order.ts ranks them and cuts the list to the
- * budgets, and the results are written out.
+ * the best of them) on one of two tiers, the in-memory bank index or the database's indexes (tier.ts), signals.ts
+ * measures each candidate's signals, order.ts ranks them and cuts the list to the budgets, and the results are written
+ * out. Both tiers hand the same pool to the same ranking.
  */
 export async function recall(deps: RecallDependencies, r: RecallRequest): Promise<RecallOutcome> {
-  const { db, index, codec, embedder } = deps;
+  const { db, index, embedder } = deps;
   const started = performance.now();
   const stages: RecallTrace['stages'] = [];
   let mark = started;
-  const stage = (name: string, candidates?: number) => {
+  const stage: StageMark = (name, candidates) => {
     const now = performance.now();
     stages.push({ stage: name, ms: round(now - mark), ...(candidates !== undefined ? { candidates } : {}) });
     mark = now;
@@ -46,37 +52,20 @@ export async function recall(deps: RecallDependencies, r: RecallRequest): Promis
 
   // The query embeds on the model's thread while this one brings the bank index up to date and runs the keyword arm;
   // `embed_query` in the trace is the time left to wait for it after that.
-  const embedding = embedder.embed([r.query], 'query');
+  const embedding = embedder.embed([r.query], 'query').then((vectors) => vectors[0]!);
   embedding.catch(() => undefined); // awaited below; this only keeps an early failure elsewhere from leaving it unhandled
   const intervals = resolveTemporal(r.query, r.queryTimestamp);
-  // The engine's in-memory bank indexes serve every arm and hold each memory's opened body; the database is asked
-  // only for the changes since the last recall (and for query words never seen before).
-  const arms = new IndexArms(await index.banks(db, r.tenant, banks), recallPredicate(r));
-  const terms = await codec.indexTerms(db, r.tenant, banks, r.query);
-  stage('index', terms.length);
-  const keyword = arms.keyword(terms, limit);
-  stage('keyword', keyword.length);
-  const queryVector = (await embedding)[0]!;
-  stage('embed_query');
-  const semantic = arms.semantic(queryVector, limit);
-  stage('semantic', semantic.length);
-  const temporal = arms.temporal(queryVector, intervals, limit);
-  if (intervals.length > 0) stage('temporal', temporal.length);
-  const seeds = [semantic, keyword, temporal].flatMap((arm) => arm.slice(0, NEIGHBOUR_SEEDS).map((h) => h.id));
-  const ids = [
-    ...new Set([...[...semantic, ...keyword, ...temporal].map((h) => h.id), ...arms.expand([...new Set(seeds)])]),
-  ];
-  const pool: PoolMember[] = [];
-  for (const id of ids) {
-    const meta = arms.meta(id);
-    if (meta) pool.push({ meta, cosine: arms.cosine(id, queryVector), keywords: arms.keywordDoc(id) ?? NO_KEYWORDS });
-  }
-  stage('neighbours', pool.length);
-  const scored = candidates(r.query, pool, keyword, intervals);
-  const corpus = { queryTerms: terms, documentFrequency: (t: string) => arms.documentFrequency(t), size: arms.size };
+  const tier = await chooseTier(db, index, deps.postgres, r.tenant, banks);
+  deps.metrics?.recallTiers.inc({ tier });
+  const gathered =
+    tier === 'postgres' && deps.postgres
+      ? await gatherFromPostgres(deps.postgres.search, deps.codec, db, r, banks, limit, embedding, intervals, stage)
+      : await gatherInMemory(deps, r, banks, limit, embedding, intervals, stage);
+  const scored = candidates(r.query, gathered.pool, gathered.keyword, intervals);
+  await gathered.prepareFeedback?.(scored);
   const { taken, relevance, truncatedText, tokens, considered } = order(
     scored,
-    corpus,
+    gathered.corpus,
     limit,
     r.maxTokens,
     r.minRelevance ?? 0,
@@ -92,8 +81,47 @@ export async function recall(deps: RecallDependencies, r: RecallRequest): Promis
   }
   stage('select', results.length);
   const outcome: RecallOutcome = { results, tokens };
-  if (r.trace) outcome.trace = { stages, total_ms: round(performance.now() - started) };
+  if (r.trace) outcome.trace = { tier, stages, total_ms: round(performance.now() - started) };
   return outcome;
+}
+
+/**
+ * The arms on the in-memory tier. The engine's in-memory bank indexes serve every arm and hold each memory's opened
+ * body; the database is asked only for the changes since the last recall (and for query words never seen before).
+ */
+async function gatherInMemory(
+  deps: RecallDependencies,
+  r: RecallRequest,
+  banks: readonly string[],
+  limit: number,
+  embedding: Promise<Float32Array>,
+  intervals: readonly TimeInterval[],
+  stage: StageMark,
+): Promise<Gathered> {
+  const { db, index, codec } = deps;
+  const arms = new IndexArms(await index.banks(db, r.tenant, banks), recallPredicate(r));
+  const terms = await codec.indexTerms(db, r.tenant, banks, r.query);
+  stage('index', terms.length);
+  const keyword = arms.keyword(terms, limit);
+  stage('keyword', keyword.length);
+  const queryVector = await embedding;
+  stage('embed_query');
+  const semantic = arms.semantic(queryVector, limit);
+  stage('semantic', semantic.length);
+  const temporal = arms.temporal(queryVector, intervals, limit);
+  if (intervals.length > 0) stage('temporal', temporal.length);
+  const seeds = [semantic, keyword, temporal].flatMap((arm) => arm.slice(0, NEIGHBOUR_SEEDS).map((h) => h.id));
+  const ids = [
+    ...new Set([...[...semantic, ...keyword, ...temporal].map((h) => h.id), ...arms.expand([...new Set(seeds)])]),
+  ];
+  const pool: PoolMember[] = [];
+  for (const id of ids) {
+    const meta = arms.meta(id);
+    if (meta) pool.push({ meta, cosine: arms.cosine(id, queryVector), keywords: arms.keywordDoc(id) ?? NO_KEYWORDS });
+  }
+  stage('neighbours', pool.length);
+  const corpus = { queryTerms: terms, documentFrequency: (t: string) => arms.documentFrequency(t), size: arms.size };
+  return { semantic, keyword, temporal, pool, corpus };
 }
 
 /** A result: the memory's fields written out, not spread (up to 100 per recall; see docs/benchmarks.md). */

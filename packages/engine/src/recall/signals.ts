@@ -1,6 +1,7 @@
 import type { Ranked } from './arms.js';
 import { FIRST_PASS_SIGNALS, weightedSum, type Candidate, type PoolMember, type Signals } from './candidate.js';
 import { temporalScore, type TimeInterval } from './temporal.js';
+import { maxOf } from '../util/extremes.js';
 
 /**
  * The per-candidate signals (candidate.ts names and weighs them), measured over the whole pool: a memory's neighbours
@@ -12,7 +13,10 @@ export function candidates(
   keyword: readonly Ranked[],
   intervals: readonly TimeInterval[],
 ): Candidate[] {
-  const bestKeyword = keyword.length > 0 ? Math.max(...keyword.map((k) => k.score)) : 0;
+  const bestKeyword = maxOf(
+    keyword.map((k) => k.score),
+    0,
+  );
   const kw = new Map(keyword.map((k) => [k.id, k.score] as const));
   const kwNorm = (id: string | undefined) =>
     id !== undefined && bestKeyword > 0 ? (kw.get(id) ?? 0) / bestKeyword : 0;

@@ -1,4 +1,5 @@
 import * as chrono from 'chrono-node';
+import { maxOf, minOf } from '../util/extremes.js';
 
 /**
  * The temporal signal: dates and relative time expressions named in a query, resolved against the query time into
@@ -170,7 +171,7 @@ export function temporalScore(intervals: readonly TimeInterval[], time: number |
  */
 export function temporalWindow(intervals: readonly TimeInterval[]): { from: number; to: number } | undefined {
   if (intervals.length === 0) return undefined;
-  const start = Math.min(...intervals.map((i) => i.start));
-  const end = Math.max(...intervals.map((i) => i.end));
+  const start = minOf(intervals.map((i) => i.start));
+  const end = maxOf(intervals.map((i) => i.end));
   return { from: start - 7 * DAY, to: end + 30 * DAY };
 }

@@ -31,6 +31,8 @@ export interface RecallHit extends Memory {
 }
 
 export interface RecallTrace {
+  /** Where the arms searched: the in-memory bank index, or the database's indexes (tier.ts). */
+  tier: 'memory' | 'postgres';
   stages: Array<{ stage: string; ms: number; candidates?: number }>;
   total_ms: number;
 }

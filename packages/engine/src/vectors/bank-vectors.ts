@@ -87,6 +87,8 @@ export class BankVectors {
   changeSeq = -1;
   /** The bank's change log this copy follows; undefined while the bank does not exist. */
   changeLogId: string | undefined;
+  /** Bytes of the rows' texts and term lists (see `bytes`). */
+  private contentBytes = 0;
   /** The database handle's writeVersion when this copy was last synchronised (see Database.writeVersion). */
   syncedAtVersion: number | undefined;
   lastUsed = Date.now();
@@ -103,11 +105,21 @@ export class BankVectors {
     return this.position.size;
   }
 
+  /**
+   * About how much memory the copy takes: its vector storage, a fixed share per row (metadata, the memory's fields,
+   * map entries) and the rows' texts and terms. An estimate the cache bounds itself by, not an exact count.
+   */
+  get bytes(): number {
+    const vectors = this.simd ? this.simd.rowCapacity * this.dimension * 2 : this.data.length * 4;
+    return vectors + this.meta.length * ROW_OVERHEAD_BYTES + this.contentBytes;
+  }
+
   /** Adds or replaces a memory: its metadata, its keyword-index terms with their counts, and its vector. */
   upsert(meta: VectorRowMeta, terms: ReadonlyMap<string, number>, vector: ArrayLike<number>): void {
     this.lastScan = undefined;
     let index = this.position.get(meta.id);
     if (index !== undefined) {
+      this.contentBytes -= contentBytes(this.meta[index]!, this.keywords.termCount(index));
       this.unlink(index, this.meta[index]!);
     } else {
       index = this.free.pop() ?? this.meta.length;
@@ -121,6 +133,7 @@ export class BankVectors {
       this.position.set(meta.id, index);
     }
     this.meta[index] = meta;
+    this.contentBytes += contentBytes(meta, terms.size);
     this.link(index, meta, terms);
     if (this.simd) this.simd.set(index, vector);
     else this.data.set(vector, index * this.dimension);
@@ -130,6 +143,7 @@ export class BankVectors {
     const index = this.position.get(id);
     if (index === undefined) return;
     this.lastScan = undefined;
+    this.contentBytes -= contentBytes(this.meta[index]!, this.keywords.termCount(index));
     this.unlink(index, this.meta[index]!);
     this.meta[index] = undefined;
     this.position.delete(id);
@@ -275,6 +289,14 @@ export class BankVectors {
       if (meta && keep(meta)) into.offer(meta.id, score, k);
     }
   }
+}
+
+/** Memory a row takes besides its vector, text and terms: its metadata and memory objects, ids, map entries. */
+const ROW_OVERHEAD_BYTES = 1024;
+
+/** A row's texts (two bytes a character) and its term list (a posting and an arena word per term, and slack). */
+function contentBytes(meta: VectorRowMeta, terms: number): number {
+  return 2 * (meta.memory.text.length + (meta.memory.context?.length ?? 0)) + 16 * terms;
 }
 
 /** Dot product of `q` with `data[offset .. offset + d)`; four accumulators let V8 pipeline the multiply-adds (2x). */

@@ -72,6 +72,11 @@ export class TermIndex {
     this.livePostings += n;
   }
 
+  /** How many distinct terms `row` holds. */
+  termCount(row: number): number {
+    return row < this.count.length ? this.count[row]! : 0;
+  }
+
   /** Forgets `row`'s terms. */
   remove(row: number): void {
     if (row >= this.count.length) return;

@@ -1,17 +1,12 @@
 import type { Database, Queryable } from '../db/database.js';
-import { BankVectors, type VectorRowMeta } from './bank-vectors.js';
+import { BankVectors } from './bank-vectors.js';
+import { indexedRowMeta, type IndexedRow } from './indexed-row.js';
 import { parseTsvector } from '../keywords/tsvector.js';
-import { MEMORY_COLUMNS, MEMORY_COLUMN_COUNT, type MemoryReader, type MemoryRow } from '../memory/rows.js';
+import { MEMORY_COLUMNS, MEMORY_COLUMN_COUNT, type MemoryReader } from '../memory/rows.js';
 
 /** One row of the synchronisation query: a changed memory (all its columns), a tombstone, or the bank's log state. */
-interface DeltaRow extends MemoryRow {
+interface DeltaRow extends IndexedRow {
   kind: 'row' | 'gone' | 'snap';
-  batch_id: string | null;
-  seq: number | null;
-  occurred_ms: string | number | null;
-  fts: string | null;
-  token_count: number | null;
-  embedding: string | null;
   /** The change number of the row or tombstone; on the 'snap' row, the bank's latest. */
   version: string | null;
   log_id: string | null;
@@ -44,24 +39,7 @@ async function apply(
       continue;
     }
     const keywords = parseTsvector(row.fts ?? '');
-    const meta: VectorRowMeta = {
-      id: row.id,
-      bankId: row.bank_id,
-      space: row.space,
-      type: row.type,
-      valid: row.state === 'valid',
-      superseded: row.superseded_by !== null,
-      tags: row.tags,
-      batchId: row.batch_id,
-      seq: row.seq ?? 0,
-      documentId: row.document_id,
-      occurredAt: row.occurred_ms === null ? null : Number(row.occurred_ms),
-      tokenCount: row.token_count ?? 0,
-      memory,
-      length: keywords.length,
-      // Set here so every row has the same shape; filled by the first recall that considers the memory.
-      nearCopySignature: undefined,
-    };
+    const meta = indexedRowMeta(row, memory, keywords.length);
     bank.upsert(meta, keywords.terms, JSON.parse(row.embedding!) as number[]);
   }
   let log: LogState | undefined;
@@ -111,6 +89,11 @@ interface BankSync {
   next: Promise<BankVectors> | undefined;
 }
 
+/** The cache's bound when none is set: 512 MiB. */
+export const DEFAULT_CACHE_BYTES = 512 * 1024 * 1024;
+/** Banks up to this size load within a recall (about a second); larger ones load in the background. */
+export const QUICK_LOAD_MEMORIES = 5_000;
+
 /**
  * Semantic search over in-memory copies of each bank's vectors. Before every search the copy is brought up to date
  * with one indexed query that returns only what changed since the change number it has (see migration 005), so
@@ -127,14 +110,65 @@ export class VectorCache {
     /** Opens the rows read (decrypting bodies under encryption at rest). */
     private readonly reader: MemoryReader,
     private readonly dimension: number,
-    /** Evict the least recently used banks beyond this many vectors in total (about 1.5 KiB each at 384 dims). */
-    private readonly maxVectors = 250_000,
+    /** Evict the least recently used banks beyond this many bytes in all (BankVectors.bytes estimates each). */
+    private readonly maxBytes = DEFAULT_CACHE_BYTES,
     /**
      * Rows per page when a whole bank is loaded. Small pages keep each page's rows (vector text, parsed arrays) young
      * enough to die in the young generation instead of being promoted (docs/benchmarks.md).
      */
     private readonly loadPage = 250,
+    /** Banks of up to this many memories load while a recall waits (quick); larger ones load in the background. */
+    private readonly quickLoadMemories = QUICK_LOAD_MEMORIES,
   ) {}
+
+  /** The number of memories the bank's in-memory copy holds, or undefined when it is not in memory. */
+  cachedSize(tenant: string, bankId: string): number | undefined {
+    return this.cached.get(`${tenant}\u0000${bankId}`)?.size;
+  }
+
+  /** About how many bytes the banks in memory take (BankVectors.bytes). */
+  get bytes(): number {
+    let total = 0;
+    for (const b of this.cached.values()) total += b.bytes;
+    return total;
+  }
+
+  /** Waits for the bank's load or synchronisation in progress, if any (whether it succeeds or not). */
+  async loading(tenant: string, bankId: string): Promise<void> {
+    const state = this.syncing.get(`${tenant}\u0000${bankId}`);
+    await (state?.next ?? state?.running)?.catch(() => undefined);
+  }
+
+  /** Whether a bank of `memories` memories not in memory yet is worth a recall's wait: quick to load, and it fits. */
+  loadsQuickly(memories: number): boolean {
+    return memories <= this.quickLoadMemories && this.fits(memories);
+  }
+
+  /**
+   * Starts loading the bank's copy unless it is in memory, loading, or would not fit the cache; answers at once (the
+   * next recall of the bank finds it). A load that fails is forgotten: the next call tries again.
+   */
+  loadInBackground(db: Database, tenant: string, bankId: string, memories: number): void {
+    const key = `${tenant}\u0000${bankId}`;
+    if (this.stopping || this.cached.has(key) || this.syncing.has(key) || !this.fits(memories)) return;
+    this.synced(db, tenant, bankId).catch(() => undefined);
+  }
+
+  /** Whether a bank of `memories` memories would fit in the cache (on its own), by the estimate per memory. */
+  fits(memories: number): boolean {
+    return memories * this.bytesPerMemory() <= this.maxBytes;
+  }
+
+  /** The average size of a memory in the banks in memory, or an estimate before any is. */
+  private bytesPerMemory(): number {
+    let bytes = 0;
+    let memories = 0;
+    for (const b of this.cached.values()) {
+      bytes += b.bytes;
+      memories += b.size;
+    }
+    return memories >= 100 ? bytes / memories : this.dimension * 2 + 2048;
+  }
 
   /** Makes the preload, and loads of whole banks in progress, give up at their next bank or page (the engine closes). */
   stop(): void {
@@ -154,9 +188,10 @@ export class VectorCache {
   /**
    * Loads the indexes of the banks most recently written to, as many as fit the cache's budget, one after the other
    * (started after the engine listens, so a restarted engine's first recall of a large bank does not wait for its
-   * index). Stops between banks once stop() is called.
+   * index). Stops between banks once stop() is called. Banks of `below` memories or more are skipped: the Postgres
+   * tier searches them.
    */
-  async preload(db: Database): Promise<number> {
+  async preload(db: Database, below = Infinity): Promise<number> {
     const banks = await db.query<{ tenant: string; bank_id: string; n: number }>(
       `SELECT b.tenant, b.bank_id, (SELECT count(*) FROM memories m WHERE m.tenant = b.tenant AND m.bank_id = b.bank_id)::int AS n
        FROM banks b ORDER BY b.last_write_at DESC NULLS LAST LIMIT 1000`,
@@ -165,7 +200,7 @@ export class VectorCache {
     let loaded = 0;
     for (const b of banks) {
       if (this.stopping) break;
-      if (b.n === 0 || total + b.n > this.maxVectors) continue;
+      if (b.n === 0 || b.n >= below || !this.fits(total + b.n)) continue;
       total += b.n;
       await this.synced(db, b.tenant, b.bank_id);
       loaded++;
@@ -228,10 +263,11 @@ export class VectorCache {
       bank = new BankVectors(this.dimension);
       await this.readPaged(db, bank, tenant, bankId);
       this.cached.set(key, bank);
-      this.evict(key);
     }
     bank.lastUsed = Date.now();
     bank.syncedAtVersion = version;
+    // A bank that grew counts at its new size too.
+    this.evict(key);
     return bank;
   }
 
@@ -300,17 +336,17 @@ export class VectorCache {
     for (const id of unseen) bank.remove(id);
   }
 
+  /** Drops the least recently used banks (never `keepKey`, the one just used) until the rest fit in maxBytes. */
   private evict(keepKey: string): void {
-    let total = 0;
-    for (const b of this.cached.values()) total += b.size;
-    if (total <= this.maxVectors) return;
+    let total = this.bytes;
+    if (total <= this.maxBytes) return;
     const byAge = [...this.cached.entries()]
       .filter(([k]) => k !== keepKey)
       .sort((a, b) => a[1].lastUsed - b[1].lastUsed);
     for (const [k, b] of byAge) {
-      if (total <= this.maxVectors) break;
+      if (total <= this.maxBytes) break;
       this.cached.delete(k);
-      total -= b.size;
+      total -= b.bytes;
     }
   }
 }

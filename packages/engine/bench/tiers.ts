@@ -1,0 +1,130 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startEngine } from '../src/index.js';
+import { vectorLiteral } from '../src/memory/vector-literal.js';
+import { recall, type RecallDependencies } from '../src/recall/pipeline.js';
+import type { RecallRequest } from '../src/recall/types.js';
+import { PostgresBankIndex } from '../src/vectors/postgres-index.js';
+import { VectorCache } from '../src/vectors/vector-cache.js';
+import { derivedMemory, loadLocomoText } from './locomo-text.js';
+import { ms, percentile } from './stats.js';
+import { testModelDir } from './test-assets.js';
+
+/**
+ * `npm run bench:tiers`: recall latency on each tier, on one bank grown to each size given, in one process on the
+ * embedded database. The bank holds LoCoMo-derived memories (locomo-text.ts) with random unit vectors (real embeddings
+ * of so many texts would take the model hours; a random vector is the hard case for HNSW), inserted in bulk; the
+ * queries are LoCoMo questions, each recalled on both tiers in turn. Reports, per size, the bank's HNSW index build
+ * time, the in-memory copy's load time, and recall p50 / p95 per tier with the Postgres tier's slowest stages.
+ *
+ *   npm run bench:tiers -- --memories 10000,100000 --queries 60
+ */
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i += 2)
+  args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
+const SIZES = (args.get('memories') ?? '10000').split(',').map(Number);
+const QUERIES = Number(args.get('queries') ?? 60);
+/** The first recalls of each tier warm it and are not counted. */
+const WARM_UP = 5;
+const BANK = 'tiers';
+const INSERT_BATCH = 500;
+
+function unitVector(dimension: number): number[] {
+  const v = Array.from({ length: dimension }, () => Math.random() - 0.5);
+  const norm = Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+  return v.map((x) => x / norm);
+}
+
+const home = mkdtempSync(join(tmpdir(), 'mnemos-bench-tiers-'));
+const engine = await startEngine({
+  env: {
+    ...process.env,
+    MNEMOS_HOME: home,
+    MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: testModelDir(),
+    MNEMOS_API_PORT: '0',
+    MNEMOS_API_HOST: '127.0.0.1',
+    MNEMOS_API_LOG_LEVEL: 'warn',
+    MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES: 'off',
+  },
+});
+try {
+  const { db, store, codec, embedder } = engine.engine;
+  const text = loadLocomoText();
+  let stored = 0;
+  console.log(
+    '| memories | HNSW build | in-memory load | memory p50 / p95 | postgres p50 / p95 | postgres stages (p50) |',
+  );
+  console.log('|---|---|---|---|---|---|');
+  for (const size of SIZES) {
+    for (; stored < size; stored += INSERT_BATCH) {
+      const texts = Array.from({ length: Math.min(INSERT_BATCH, size - stored) }, (_, i) =>
+        derivedMemory(text.turns, stored + i),
+      );
+      await db.query(
+        `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding)
+         SELECT gen_random_uuid(), 'default', $1, 'default', 'raw', t, md5(($4::int + n)::text),
+                to_tsvector('english', t), v::vector
+         FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS x(t, v, n)`,
+        [BANK, texts, texts.map(() => vectorLiteral(unitVector(embedder.dimension))), stored],
+      );
+    }
+    const search = new PostgresBankIndex(db, store);
+    const buildStart = performance.now();
+    search.indexes.request('default', BANK);
+    await search.indexes.built('default', BANK);
+    const build = performance.now() - buildStart;
+    const cache = new VectorCache(store, embedder.dimension, Number.MAX_SAFE_INTEGER);
+    const loadStart = performance.now();
+    await cache.banks(db, 'default', [BANK]);
+    const load = performance.now() - loadStart;
+    const tiers: Array<[string, RecallDependencies]> = [
+      ['memory', { db, index: cache, codec, embedder }],
+      ['postgres', { db, index: cache, codec, embedder, postgres: { search, minMemories: 0 } }],
+    ];
+    const times = new Map<string, number[]>(tiers.map(([name]) => [name, []]));
+    const stages = new Map<string, number[]>();
+    for (let i = 0; i < QUERIES + WARM_UP; i++) {
+      const request: RecallRequest = {
+        tenant: 'default',
+        bankId: BANK,
+        space: 'default',
+        query: text.questions[(i * 37) % text.questions.length]!,
+        maxTokens: 4096,
+        candidates: 100,
+        includeOrg: false,
+        types: undefined,
+        tags: undefined,
+        tagsMatch: 'any',
+        queryTimestamp: new Date(),
+        trace: true,
+      };
+      for (const [name, deps] of tiers) {
+        const started = performance.now();
+        const outcome = await recall(deps, request);
+        if (i < WARM_UP) continue;
+        times.get(name)!.push(performance.now() - started);
+        if (name !== 'postgres') continue;
+        for (const s of outcome.trace?.stages ?? []) {
+          const values = stages.get(s.stage);
+          if (values) values.push(s.ms);
+          else stages.set(s.stage, [s.ms]);
+        }
+      }
+    }
+    const p = (name: string) => `${ms(percentile(times.get(name)!, 50))} / ${ms(percentile(times.get(name)!, 95))}`;
+    const slowest = [...stages]
+      .map(([stage, values]) => [stage, percentile(values, 50)] as const)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 4)
+      .map(([stage, value]) => `${stage} ${ms(value)}`)
+      .join(', ');
+    console.log(
+      `| ${size} | ${(build / 1000).toFixed(1)} s | ${(load / 1000).toFixed(1)} s | ${p('memory')} | ${p('postgres')} | ${slowest} |`,
+    );
+  }
+} finally {
+  await engine.close();
+  rmSync(home, { recursive: true, force: true });
+}

@@ -1,0 +1,87 @@
+import type { Database, Queryable } from './database.js';
+import { bankIndexName, bankIndexSql } from './migrations/007_recall_index.js';
+
+/** What ensureBankIndex found or did. */
+export type BankIndexOutcome = 'present' | 'built' | 'building elsewhere';
+
+/** Whether the bank's vector index exists and is valid (an interrupted concurrent build leaves an invalid one). */
+export async function bankIndexState(
+  q: Queryable,
+  tenant: string,
+  bankId: string,
+): Promise<'valid' | 'invalid' | 'none'> {
+  const [index] = await q.query<{ valid: boolean }>(
+    `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+     WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`,
+    [bankIndexName(tenant, bankId)],
+  );
+  return index === undefined ? 'none' : index.valid ? 'valid' : 'invalid';
+}
+
+/**
+ * Builds a bank's vector index (migration 007) unless it is there and valid. On a server it is built concurrently
+ * (writes go on meanwhile) on a connection of its own; one engine builds it while the others skip (an advisory lock
+ * named by the index), and an invalid index left by an interrupted build is dropped and built again. The embedded
+ * database is one connection that runs one statement at a time: there the build holds every other statement until it
+ * ends (once per bank, when it grows past the tier's threshold).
+ */
+export async function ensureBankIndex(db: Database, tenant: string, bankId: string): Promise<BankIndexOutcome> {
+  const concurrently = db.kind === 'external';
+  const name = bankIndexName(tenant, bankId);
+  return db.session(async (session) => {
+    const [locked] = await session.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [name]);
+    if (!locked?.ok) return 'building elsewhere';
+    try {
+      const state = await bankIndexState(session, tenant, bankId);
+      if (state === 'valid') return 'present';
+      if (state === 'invalid')
+        await session.query(`DROP INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF EXISTS ${name}`);
+      await session.query(bankIndexSql(tenant, bankId, concurrently));
+      return 'built';
+    } finally {
+      await session.query('SELECT pg_advisory_unlock(hashtext($1))', [name]);
+    }
+  });
+}
+
+/** How long a bank's index, once seen valid, is taken to be there without asking the catalog again. */
+const INDEX_RECHECK_MS = 60_000;
+
+/**
+ * Makes sure the banks the Postgres tier searches have their vector index, building a missing one in the background
+ * (one build per bank at a time); recalls meanwhile scan the bank's vectors exactly (slower, same results).
+ */
+export class BankIndexes {
+  private readonly building = new Map<string, Promise<void>>();
+  /** When each bank's index was last seen valid: looked at again after INDEX_RECHECK_MS (a reembed drops them). */
+  private readonly seenValid = new Map<string, number>();
+
+  constructor(
+    private readonly db: Database,
+    /** Hears a build that failed (it is tried again at the bank's next recall). */
+    private readonly onFailure: (tenant: string, bankId: string, error: Error) => void = () => undefined,
+  ) {}
+
+  /** Starts building the bank's index when it has none (checked in the background too); answers at once. */
+  request(tenant: string, bankId: string): void {
+    const key = `${tenant}\u0000${bankId}`;
+    const seen = this.seenValid.get(key);
+    if (this.building.has(key) || (seen !== undefined && Date.now() - seen < INDEX_RECHECK_MS)) return;
+    const build = (async () => {
+      if ((await bankIndexState(this.db, tenant, bankId)) === 'valid') this.seenValid.set(key, Date.now());
+      else if ((await ensureBankIndex(this.db, tenant, bankId)) !== 'building elsewhere') {
+        this.seenValid.set(key, Date.now());
+      }
+    })()
+      .catch((error: unknown) =>
+        this.onFailure(tenant, bankId, error instanceof Error ? error : new Error(String(error))),
+      )
+      .finally(() => this.building.delete(key));
+    this.building.set(key, build);
+  }
+
+  /** Waits for the bank's build in progress, if any. */
+  async built(tenant: string, bankId: string): Promise<void> {
+    await this.building.get(`${tenant}\u0000${bankId}`);
+  }
+}

@@ -1,0 +1,116 @@
+import type { BodyCodec } from '../crypto/codec.js';
+import type { Database } from '../db/database.js';
+import type { PooledRow, PostgresBankIndex, RowFilter } from '../vectors/postgres-index.js';
+import { keywordPlan, NEIGHBOUR_SEEDS, type Ranked } from './arms.js';
+import { BM25_B, BM25_K1 } from './bm25.js';
+import type { PoolMember } from './candidate.js';
+import { votedTerms } from './feedback.js';
+import type { Gathered, StageMark } from './gathered.js';
+import { temporalWindow, type TimeInterval } from './temporal.js';
+import type { RecallRequest } from './types.js';
+
+/**
+ * Recall's arms on the Postgres tier: the same arms as the in-memory index's (arms.ts), answered by the database's
+ * indexes (HNSW for the semantic and temporal arms, GIN for the keyword arm, the retain-call index for neighbours).
+ * The keyword arm selects and scores rows with the same plan and BM25 as the in-memory arm; the pool's rows are read
+ * once, so signals and ordering run on them exactly as they run on the in-memory index's rows.
+ */
+export async function gatherFromPostgres(
+  search: PostgresBankIndex,
+  codec: BodyCodec,
+  db: Database,
+  r: RecallRequest,
+  bankIds: readonly string[],
+  limit: number,
+  embedding: Promise<Float32Array>,
+  intervals: readonly TimeInterval[],
+  stage: StageMark,
+): Promise<Gathered> {
+  const scope = { tenant: r.tenant, bankIds };
+  const filter: RowFilter = { space: r.space, types: r.types, tags: r.tags, tagsMatch: r.tagsMatch };
+  const terms = await codec.indexTerms(db, r.tenant, bankIds, r.query);
+  const size = await search.count(scope);
+  const frequencies = await search.documentFrequencies(scope, terms);
+  stage('index', terms.length);
+  const plan = keywordPlan(terms, frequencies, size);
+  const keyword = plan
+    ? await search.keyword(
+        scope,
+        filter,
+        plan.selective,
+        plan.present.map((term, i) => ({ term, idf: plan.idf[i]! })),
+        { k1: BM25_K1, b: BM25_B },
+        limit,
+      )
+    : [];
+  stage('keyword', keyword.length);
+  const query = await embedding;
+  stage('embed_query');
+  const semantic = await search.nearest(scope, filter, query, limit);
+  stage('semantic', semantic.length);
+  const window = temporalWindow(intervals);
+  const temporal = window ? await search.nearest(scope, filter, query, limit, window) : [];
+  if (intervals.length > 0) stage('temporal', temporal.length);
+  const pool = await poolOf(search, scope, filter, [semantic, keyword, temporal], query);
+  stage('neighbours', pool.length);
+  return {
+    semantic,
+    keyword,
+    temporal,
+    pool,
+    corpus: { queryTerms: terms, documentFrequency: (t) => frequencies.get(t) ?? 0, size },
+    prepareFeedback: async (scored) => {
+      const wanted = votedTerms(
+        scored.map((c) => ({ doc: c.keywords, score: c.firstPass })),
+        terms,
+      ).filter((t) => !frequencies.has(t));
+      for (const [t, n] of await search.documentFrequencies(scope, wanted)) frequencies.set(t, n);
+    },
+  };
+}
+
+/**
+ * The arms' hits, then the neighbours (same retain call, one position either side) of each arm's best, each once and
+ * in that order, as the in-memory tier pools them (pipeline.ts).
+ */
+async function poolOf(
+  search: PostgresBankIndex,
+  scope: { tenant: string; bankIds: readonly string[] },
+  filter: RowFilter,
+  arms: ReadonlyArray<readonly Ranked[]>,
+  query: Float32Array,
+): Promise<PoolMember[]> {
+  const hits = [...new Set(arms.flatMap((arm) => arm.map((h) => h.id)))];
+  const rows = new Map((await search.rows(scope, hits)).map((row) => [row.meta.id, row] as const));
+  const seeds = [...new Set(arms.flatMap((arm) => arm.slice(0, NEIGHBOUR_SEEDS).map((h) => h.id)))];
+  const places: Array<{ batchId: string; seq: number }> = [];
+  for (const id of seeds) {
+    const meta = rows.get(id)?.meta;
+    if (meta?.batchId == null) continue;
+    places.push({ batchId: meta.batchId, seq: meta.seq - 1 }, { batchId: meta.batchId, seq: meta.seq + 1 });
+  }
+  const at = new Map<string, PooledRow>();
+  for (const row of await search.at(scope, filter, places)) {
+    at.set(`${row.meta.batchId}\u0000${row.meta.seq}`, row);
+    rows.set(row.meta.id, row);
+  }
+  const ids = new Set(hits);
+  for (const id of seeds) ids.add(id);
+  for (const place of places) {
+    const row = at.get(`${place.batchId}\u0000${place.seq}`);
+    if (row) ids.add(row.meta.id);
+  }
+  const pool: PoolMember[] = [];
+  for (const id of ids) {
+    const row = rows.get(id);
+    if (row) pool.push({ meta: row.meta, cosine: dot(row.vector, query), keywords: row.keywords });
+  }
+  return pool;
+}
+
+/** The cosine of two unit vectors. */
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+}

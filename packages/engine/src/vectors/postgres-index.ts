@@ -1,0 +1,268 @@
+import type { Database, Queryable, SqlParam } from '../db/database.js';
+import { BankIndexes } from '../db/recall-index.js';
+import { parseTsvector } from '../keywords/tsvector.js';
+import type { MemoryReader } from '../memory/rows.js';
+import { vectorLiteral } from '../memory/vector-literal.js';
+import type { KeywordDoc, VectorRowMeta } from './bank-vectors.js';
+import { INDEXED_COLUMNS, indexedRowMeta, type IndexedRow } from './indexed-row.js';
+
+/** The banks searched: one tenant's bank ids (a bank and its tenant's org bank). */
+export interface BankScope {
+  tenant: string;
+  bankIds: readonly string[];
+}
+
+/** What a recall keeps, as the database filters it (the same rules as recall's in-memory predicate). */
+export interface RowFilter {
+  space: string;
+  types: readonly string[] | undefined;
+  tags: readonly string[] | undefined;
+  tagsMatch: 'any' | 'all' | 'any_strict' | 'all_strict' | 'exact';
+}
+
+export interface ScoredId {
+  id: string;
+  score: number;
+}
+
+/** A memory read for recall's pool: its index row, its vector and its keyword-index terms. */
+export interface PooledRow {
+  meta: VectorRowMeta;
+  vector: Float32Array;
+  keywords: KeywordDoc;
+}
+
+/** A BM25 term: its keyword-index form and its inverse document frequency. */
+export interface WeightedTerm {
+  term: string;
+  idf: number;
+}
+
+/** A half-open time window in epoch milliseconds. */
+export interface TimeWindow {
+  from: number;
+  to: number;
+}
+
+/** The largest `hnsw.ef_search` pgvector accepts. */
+const MAX_EF_SEARCH = 1000;
+/** The smallest, pgvector's default. */
+const MIN_EF_SEARCH = 40;
+
+/**
+ * The tsquery text form of one term, quoted so the term is taken as it is stored (an english lexeme or a blind index
+ * token), never parsed or normalised again.
+ */
+export function tsqueryTerm(term: string): string {
+  return `'${term.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+}
+
+/** The tsquery matching any of `terms`. */
+function anyOf(terms: readonly string[]): string {
+  return terms.map(tsqueryTerm).join(' | ');
+}
+
+/**
+ * The scope and filter as SQL over `memories m`, with their parameters ($1-$5). Rows without a vector are left out, as
+ * the in-memory index leaves them out.
+ */
+function scopeSql(scope: BankScope, filter?: RowFilter): { where: string; params: SqlParam[] } {
+  // One bank is named by an equality, which a bank's partial index (migration 007) matches.
+  const single = scope.bankIds.length === 1;
+  const params: SqlParam[] = [scope.tenant, single ? scope.bankIds[0]! : [...scope.bankIds]];
+  let where = `m.tenant = $1 AND ${single ? 'm.bank_id = $2' : 'm.bank_id = ANY($2::text[])'} AND m.embedding IS NOT NULL`;
+  if (filter === undefined) return { where, params };
+  params.push(filter.space, filter.types?.length ? [...filter.types] : null, filter.tags ? [...filter.tags] : null);
+  where += ` AND m.space = $3 AND m.state = 'valid' AND ($4::text[] IS NULL OR m.type = ANY($4::text[]))`;
+  // $5 is always named (an unnamed parameter has no type): null when the request has no tags.
+  where += ` AND ($5::text[] IS NULL OR ${tagsSql(filter.tagsMatch)})`;
+  return { where, params };
+}
+
+/** Hindsight's tags_match over `m.tags` and the requested tags ($5): `any`/`all` also match untagged memories. */
+function tagsSql(mode: RowFilter['tagsMatch']): string {
+  const lenient = 'cardinality($5::text[]) = 0 OR cardinality(m.tags) = 0';
+  switch (mode) {
+    case 'any':
+      return `(${lenient} OR m.tags && $5::text[])`;
+    case 'all':
+      return `(${lenient} OR m.tags @> $5::text[])`;
+    case 'any_strict':
+      return 'm.tags && $5::text[]';
+    case 'all_strict':
+      return 'm.tags @> $5::text[]';
+    case 'exact':
+      return '(m.tags @> $5::text[] AND m.tags <@ $5::text[])';
+  }
+}
+
+/** A row's keyword-index terms, parsed from its tsvector. */
+class ParsedKeywords implements KeywordDoc {
+  constructor(
+    private readonly counts: ReadonlyMap<string, number>,
+    readonly length: number,
+  ) {}
+
+  get(term: string): number {
+    return this.counts.get(term) ?? 0;
+  }
+
+  terms(): ReadonlyMap<string, number> {
+    return this.counts;
+  }
+}
+
+/**
+ * A bank's search in the database itself, for banks too large to copy into memory: the bank's pgvector HNSW index
+ * (migration 007) for the nearest vectors and the GIN index on `fts` for keyword matches. Each query answers ids and the raw arm
+ * score; recall reads the pool's rows with `rows` and ranks them as it ranks the in-memory index's.
+ */
+export class PostgresBankIndex {
+  constructor(
+    private readonly db: Database,
+    /** Opens the rows read (decrypting bodies under encryption at rest); rows that fail to open are left out. */
+    private readonly reader: MemoryReader,
+    /** The HNSW indexes of the banks large enough for this tier (tier.ts requests them). */
+    readonly indexes: BankIndexes = new BankIndexes(db),
+  ) {}
+
+  /** Memories with a vector in the banks (filters not applied): the corpus size the in-memory index counts. */
+  async count(scope: BankScope): Promise<number> {
+    const { where, params } = scopeSql(scope);
+    const rows = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM memories m WHERE ${where}`, params);
+    return rows[0]?.n ?? 0;
+  }
+
+  /**
+   * How many memories of the banks hold each term (filters not applied). One pass over the rows holding any of the
+   * terms (found through the GIN index), each row read once, instead of one count per term.
+   */
+  async documentFrequencies(scope: BankScope, terms: readonly string[]): Promise<Map<string, number>> {
+    const counts = new Map<string, number>(terms.map((t) => [t, 0]));
+    if (terms.length === 0) return counts;
+    const { where, params } = scopeSql(scope);
+    const rows = await this.db.query<{ term: string; n: number }>(
+      `SELECT u.lexeme AS term, count(*)::int AS n FROM memories m, unnest(m.fts) u
+       WHERE ${where} AND m.fts @@ $3::tsquery AND u.lexeme = ANY($4::text[]) GROUP BY u.lexeme`,
+      [...params, anyOf(terms), [...terms]],
+    );
+    for (const r of rows) counts.set(r.term, r.n);
+    return counts;
+  }
+
+  /**
+   * The `k` best BM25 scores among the rows holding any of `select` that pass the filter, scored for every term of
+   * `score` (k1 and b as given; the average length is taken over the rows matched, as the in-memory arm takes it).
+   */
+  async keyword(
+    scope: BankScope,
+    filter: RowFilter,
+    select: readonly string[],
+    score: readonly WeightedTerm[],
+    bm25: { k1: number; b: number },
+    k: number,
+  ): Promise<ScoredId[]> {
+    if (select.length === 0 || score.length === 0) return [];
+    const { where, params } = scopeSql(scope, filter);
+    const rows = await this.db.query<{ id: string; score: number }>(
+      `WITH hits AS (SELECT m.id, m.fts FROM memories m WHERE ${where} AND m.fts @@ $6::tsquery),
+       docs AS (SELECT h.id, sum(coalesce(array_length(u.positions, 1), 1))::float8 AS len
+                FROM hits h, unnest(h.fts) u GROUP BY h.id),
+       tf AS (SELECT h.id, q.idf, coalesce(array_length(u.positions, 1), 1)::float8 AS f
+              FROM hits h, unnest(h.fts) u JOIN unnest($7::text[], $8::float8[]) AS q(term, idf) ON q.term = u.lexeme),
+       average AS (SELECT coalesce(nullif(avg(len), 0), 1) AS len FROM docs)
+       SELECT d.id, sum(tf.idf * (tf.f * ($9::float8 + 1))
+                        / (tf.f + $9::float8 * (1 - $10::float8 + $10::float8 * d.len / average.len)))::float8 AS score
+       FROM docs d JOIN tf ON tf.id = d.id CROSS JOIN average
+       GROUP BY d.id ORDER BY score DESC, d.id LIMIT ${Math.max(1, Math.trunc(k))}`,
+      [...params, anyOf(select), score.map((t) => t.term), score.map((t) => t.idf), bm25.k1, bm25.b],
+    );
+    return rows.filter((r) => r.score > 0).map((r) => ({ id: r.id, score: r.score }));
+  }
+
+  /**
+   * The `k` rows nearest to `query` (cosine) that pass the filter, and lie in `window` when one is given, through each
+   * bank's HNSW index (exactly while it has none): one query per bank, since a partial index answers only a query
+   * naming its one bank. `ef_search` grows with `k`, and pgvector's iterative scan (0.8 and later; an unknown setting
+   * is a harmless placeholder before) keeps scanning until enough rows pass the filter. Scores are cosines.
+   */
+  async nearest(
+    scope: BankScope,
+    filter: RowFilter,
+    query: Float32Array,
+    k: number,
+    window?: TimeWindow,
+  ): Promise<ScoredId[]> {
+    const limit = Math.max(1, Math.trunc(k));
+    const efSearch = Math.min(MAX_EF_SEARCH, Math.max(MIN_EF_SEARCH, 2 * limit));
+    const inWindow = window
+      ? ` AND m.occurred_at >= to_timestamp($7::float8 / 1000) AND m.occurred_at < to_timestamp($8::float8 / 1000)`
+      : '';
+    const found = await this.db.transaction(async (tx) => {
+      await tx.query(
+        `SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`,
+        [String(efSearch)],
+      );
+      const rows: ScoredId[] = [];
+      for (const bankId of scope.bankIds) {
+        const { where, params } = scopeSql({ tenant: scope.tenant, bankIds: [bankId] }, filter);
+        const all = [...params, vectorLiteral(query), ...(window ? [window.from, window.to] : [])];
+        const hits = await tx.query<ScoredId>(
+          `SELECT m.id, 1 - (m.embedding <=> $6::vector) AS score FROM memories m WHERE ${where}${inWindow}
+           ORDER BY m.embedding <=> $6::vector LIMIT ${limit}`,
+          all,
+        );
+        for (const hit of hits) rows.push(hit);
+      }
+      return rows;
+    });
+    // A relaxed-order scan may answer a few rows out of order, and each bank answered its own best.
+    return found.sort((a, b) => b.score - a.score).slice(0, limit);
+  }
+
+  /** The memories of the banks with these ids (any space or state), opened, with their vectors and terms. */
+  async rows(scope: BankScope, ids: readonly string[]): Promise<PooledRow[]> {
+    if (ids.length === 0) return [];
+    const { where, params } = scopeSql(scope);
+    return this.pooled(
+      this.db,
+      scope.tenant,
+      `SELECT ${INDEXED_COLUMNS} FROM memories m WHERE ${where} AND m.id = ANY($3::uuid[])`,
+      [...params, [...ids]],
+    );
+  }
+
+  /** The memories that pass the filter at these (retain call, position) places: the neighbours of pooled memories. */
+  async at(
+    scope: BankScope,
+    filter: RowFilter,
+    places: ReadonlyArray<{ batchId: string; seq: number }>,
+  ): Promise<PooledRow[]> {
+    if (places.length === 0) return [];
+    const { where, params } = scopeSql(scope, filter);
+    return this.pooled(
+      this.db,
+      scope.tenant,
+      `SELECT ${INDEXED_COLUMNS} FROM memories m
+       WHERE ${where} AND (m.batch_id, m.seq) IN (SELECT * FROM unnest($6::uuid[], $7::int[]))`,
+      [...params, places.map((p) => p.batchId), places.map((p) => p.seq)],
+    );
+  }
+
+  private async pooled(q: Queryable, tenant: string, sql: string, params: readonly SqlParam[]): Promise<PooledRow[]> {
+    const rows = await q.query<IndexedRow>(sql, params);
+    const memories = new Map((await this.reader.open(q, tenant, rows)).map((m) => [m.id, m] as const));
+    const out: PooledRow[] = [];
+    for (const row of rows) {
+      const memory = memories.get(row.id);
+      if (!memory || row.embedding === null) continue;
+      const parsed = parseTsvector(row.fts ?? '');
+      out.push({
+        meta: indexedRowMeta(row, memory, parsed.length),
+        vector: Float32Array.from(JSON.parse(row.embedding) as number[]),
+        keywords: new ParsedKeywords(parsed.terms, parsed.length),
+      });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,352 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { bankIndexName } from '../src/db/migrations/007_recall_index.js';
+import { bankIndexState } from '../src/db/recall-index.js';
+import type { RetainItem } from '../src/memory/retain.js';
+import { vectorLiteral } from '../src/memory/vector-literal.js';
+import { IndexArms } from '../src/recall/arms.js';
+import { recall, type RecallDependencies } from '../src/recall/pipeline.js';
+import type { RecallOutcome, RecallRequest } from '../src/recall/types.js';
+import { BankVectors } from '../src/vectors/bank-vectors.js';
+import { PostgresBankIndex } from '../src/vectors/postgres-index.js';
+import { VectorCache } from '../src/vectors/vector-cache.js';
+import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
+import { indexRow } from './helpers/index-row.js';
+
+/**
+ * The Postgres tier answers what the in-memory tier answers: the known memory of each question near the top, the
+ * same filters, never a deleted memory; the in-memory cache drops its least recently used banks by size; and a keyword
+ * matching thousands of memories is answered on both tiers.
+ */
+
+let engine: TestEngine;
+
+/** A small bank of real sentences, each the answer to one question below. */
+const FACTS = [
+  'Alice adopted a grey cat named Pepper from the shelter last spring.',
+  'Bob works as a structural engineer designing bridges in Rotterdam.',
+  'The team decided to move the weekly planning meeting to Thursday mornings.',
+  'Carol is allergic to peanuts and always carries an epinephrine pen.',
+  'Our flight to Lisbon leaves from gate 22 at seven in the evening.',
+  'Dan finished his first marathon in Berlin in just under four hours.',
+  'The quarterly budget review showed that cloud hosting costs doubled.',
+  'Erin is learning to play the cello and practices every night after dinner.',
+  'The garden tomatoes were ruined by an early frost in September.',
+  'Frank prefers green tea without sugar and dislikes coffee entirely.',
+  'The new office in Montreal opens on the first of March.',
+  'Grace wrote her thesis on coral reef bleaching in the Pacific.',
+  'The printer on the third floor jams whenever someone prints on thick paper.',
+  'Henry sold his old motorcycle and bought a touring bicycle instead.',
+  'The library closes early on Sundays during the summer holidays.',
+  'Iris volunteers at the food bank every Saturday morning.',
+];
+
+const QUESTIONS: Array<[question: string, answer: number]> = [
+  ["What is the name of Alice's cat?", 0],
+  ['What does Bob do for a living?', 1],
+  ['When is the planning meeting now?', 2],
+  ['What is Carol allergic to?', 3],
+  ['Which gate does the Lisbon flight leave from?', 4],
+  ['Where did Dan run his marathon?', 5],
+  ['What happened to the cloud hosting costs?', 6],
+  ['Which instrument is Erin learning?', 7],
+  ['What ruined the tomatoes?', 8],
+  ['What does Frank like to drink?', 9],
+];
+
+const items = (texts: readonly string[], tags: string[] = []): RetainItem[] =>
+  texts.map((content) => ({
+    content,
+    timestamp: undefined,
+    context: undefined,
+    metadata: undefined,
+    tags,
+    documentId: undefined,
+    entities: undefined,
+  }));
+
+async function retain(
+  tenant: string,
+  bankId: string,
+  texts: readonly string[],
+  space = 'default',
+  tags: string[] = [],
+  on: TestEngine = engine,
+) {
+  const r = await on.engine.service.retain({
+    partition: { tenant, bankId, space },
+    items: items(texts, tags),
+    async: false,
+    maxNewMemories: undefined,
+  });
+  assert.equal(r.async, false);
+  return r.async ? [] : r.memoryIds;
+}
+
+const request = (bankId: string, query: string, extra: Partial<RecallRequest> = {}): RecallRequest => ({
+  tenant: 'default',
+  bankId,
+  space: 'default',
+  query,
+  maxTokens: 4096,
+  candidates: 100,
+  includeOrg: false,
+  types: undefined,
+  tags: undefined,
+  tagsMatch: 'any',
+  queryTimestamp: new Date(),
+  trace: true,
+  ...extra,
+});
+
+/** Recall's dependencies on the engine's parts, with its own cache and the Postgres tier from `minMemories`. */
+function dependencies(
+  minMemories: number | undefined,
+  cache?: VectorCache,
+  on: TestEngine = engine,
+): RecallDependencies {
+  const e = on.engine;
+  return {
+    db: e.db,
+    index: cache ?? new VectorCache(e.store, 384),
+    codec: e.codec,
+    embedder: e.embedder,
+    postgres: minMemories === undefined ? undefined : { search: new PostgresBankIndex(e.db, e.store), minMemories },
+  };
+}
+
+const ids = (o: RecallOutcome, k = o.results.length) => o.results.slice(0, k).map((h) => h.id);
+
+let factIds: string[] = [];
+
+before(async () => {
+  engine = await startTestEngine({ MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES: '0' });
+  factIds = await retain('default', 'main', FACTS);
+  // The same sentences where recall of `main` must never look: another bank, space and tenant.
+  await retain('default', 'elsewhere', FACTS);
+  await retain(
+    'default',
+    'main',
+    FACTS.map((f) => `${f} (noted at work)`),
+    'work',
+  );
+  await retain(
+    'acme',
+    'main',
+    FACTS.map((f) => `${f} (acme copy)`),
+  );
+});
+after(async () => {
+  await engine?.dispose();
+});
+
+describe('the Postgres tier', () => {
+  it('finds the known memory near the top for each question, as the in-memory tier does', async () => {
+    const onPostgres = dependencies(0);
+    const inMemory = dependencies(undefined);
+    for (const [question, answer] of QUESTIONS) {
+      const pg = await recall(onPostgres, request('main', question));
+      const mem = await recall(inMemory, request('main', question));
+      assert.equal(pg.trace?.tier, 'postgres');
+      assert.equal(mem.trace?.tier, 'memory');
+      assert.ok(ids(pg, 3).includes(factIds[answer]!), `${question}: the answer is in the Postgres tier's top 3`);
+      assert.ok(ids(mem, 3).includes(factIds[answer]!), `${question}: the answer is in the in-memory tier's top 3`);
+      assert.equal(pg.results[0]!.id, mem.results[0]!.id, `${question}: both tiers rank the same memory first`);
+      assert.deepEqual(new Set(ids(pg)), new Set(ids(mem)), `${question}: both tiers answer the same memories`);
+    }
+  });
+
+  it('is what the engine uses when the threshold is 0', async () => {
+    const r = await call<{ results: Array<{ id: string }> }>(
+      engine.url,
+      'POST',
+      '/v1/default/banks/main/memories/recall',
+      {
+        query: 'Who has a cat?',
+      },
+    );
+    assert.equal(r.status, 200);
+    assert.equal(r.body.results[0]?.id, factIds[0]);
+    const metrics = await fetch(`${engine.url}/metrics`).then((m) => m.text());
+    assert.match(metrics, /mnemos_recall_tier_total\{tier="postgres"\} [1-9]/);
+    assert.doesNotMatch(metrics, /mnemos_recall_tier_total\{tier="memory"\}/);
+  });
+
+  it('builds a vector index for each bank it searches, which its semantic arm can use', async () => {
+    const db = engine.engine.db;
+    const deps = dependencies(0);
+    await recall(deps, request('main', 'Who has a cat?'));
+    await deps.postgres!.search.indexes.built('default', 'main');
+    assert.equal(await bankIndexState(db, 'default', 'main'), 'valid');
+    assert.equal(
+      await bankIndexState(db, 'default', 'elsewhere'),
+      'none',
+      'a bank never searched in Postgres has none',
+    );
+    const [query] = await engine.engine.embedder.embed(['a cat'], 'query');
+    // On a table this small the planner prefers other plans: with them priced out, the plan shows the index matches.
+    const plan = await db.transaction(async (tx) => {
+      await tx.query('SET LOCAL enable_seqscan = off');
+      await tx.query('SET LOCAL enable_bitmapscan = off');
+      await tx.query('SET LOCAL enable_sort = off');
+      return tx.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN SELECT m.id FROM memories m WHERE m.tenant = $1 AND m.bank_id = $2 AND m.embedding IS NOT NULL
+         AND m.space = $3 ORDER BY m.embedding <=> $4::vector LIMIT 10`,
+        ['default', 'main', 'default', vectorLiteral(query!)],
+      );
+    });
+    const scans = plan.map((r) => r['QUERY PLAN']).filter((line) => line.includes(' Scan '));
+    assert.match(scans.join('\n'), new RegExp(`Index Scan using ${bankIndexName('default', 'main')}`));
+  });
+
+  it('never answers a memory of another bank, space or tenant', async () => {
+    const deps = dependencies(0);
+    for (const [question] of QUESTIONS) {
+      const r = await recall(deps, request('main', question));
+      assert.ok(r.results.length > 0);
+      for (const hit of r.results) {
+        assert.equal(hit.bank_id, 'main');
+        assert.equal(hit.space, 'default');
+        assert.ok(factIds.includes(hit.id), 'only memories retained in the default space of default/main');
+      }
+      const work = await recall(deps, request('main', question, { space: 'work' }));
+      assert.ok(work.results.length > 0);
+      assert.ok(work.results.every((h) => h.space === 'work' && h.text.endsWith('(noted at work)')));
+      const acme = await recall(deps, request('main', question, { tenant: 'acme' }));
+      assert.ok(acme.results.length > 0);
+      assert.ok(acme.results.every((h) => h.text.endsWith('(acme copy)')));
+    }
+  });
+
+  it('honours tags and types', async () => {
+    const tagged = await retain('default', 'tagged', ['Mangoes are sweet tropical fruit.'], 'default', ['fruit']);
+    const plain = await retain('default', 'tagged', ['Broccoli is a green vegetable people steam.']);
+    await retain('default', 'tagged', ['Carrots are orange root vegetables.'], 'default', ['vegetable']);
+    const deps = dependencies(0);
+    const strict = await recall(deps, request('tagged', 'food', { tags: ['fruit'], tagsMatch: 'any_strict' }));
+    assert.deepEqual(ids(strict), tagged);
+    const lenient = await recall(deps, request('tagged', 'food', { tags: ['fruit'], tagsMatch: 'any' }));
+    assert.deepEqual(new Set(ids(lenient)), new Set([...tagged, ...plain]));
+    const exact = await recall(deps, request('tagged', 'food', { tags: [], tagsMatch: 'exact' }));
+    assert.deepEqual(ids(exact), plain);
+    const none = await recall(deps, request('tagged', 'food', { types: ['world'] }));
+    assert.deepEqual(ids(none), [], 'every memory here is raw');
+  });
+
+  it('never answers a deleted memory', async () => {
+    const deps = dependencies(0);
+    const [question, answer] = QUESTIONS[3]!;
+    const before = await recall(deps, request('main', question));
+    assert.equal(before.results[0]?.id, factIds[answer]);
+    await engine.engine.service.deleteMemory('default', 'main', factIds[answer]!);
+    const afterDelete = await recall(deps, request('main', question));
+    assert.ok(afterDelete.results.length > 0);
+    assert.ok(!ids(afterDelete).includes(factIds[answer]!));
+  });
+});
+
+describe('under encryption at rest', () => {
+  // Bodies are sealed and the keyword index holds keyed tokens; vectors stay plain. The tier reads what the in-memory
+  // copy reads (vectors, tokens, filter columns) and opens the pool's bodies through the same codec.
+  let encrypted: TestEngine;
+  let encryptedIds: string[] = [];
+  before(async () => {
+    encrypted = await startTestEngine({ MNEMOS_API_ENCRYPTION_MASTER_KEY: Buffer.alloc(32, 7).toString('base64') });
+    encryptedIds = await retain('default', 'sealed', FACTS, 'default', [], encrypted);
+  });
+  after(async () => {
+    await encrypted?.dispose();
+  });
+
+  it('answers what the in-memory tier answers', async () => {
+    const onPostgres = dependencies(0, undefined, encrypted);
+    const inMemory = dependencies(undefined, undefined, encrypted);
+    for (const [question, answer] of QUESTIONS.slice(0, 5)) {
+      const pg = await recall(onPostgres, request('sealed', question));
+      const mem = await recall(inMemory, request('sealed', question));
+      assert.equal(pg.trace?.tier, 'postgres');
+      assert.ok(ids(pg, 3).includes(encryptedIds[answer]!), `${question}: the answer is in the top 3`);
+      assert.equal(pg.results[0]!.id, mem.results[0]!.id, `${question}: both tiers rank the same memory first`);
+      assert.equal(pg.results[0]!.text, mem.results[0]!.text, 'bodies are opened');
+      assert.deepEqual(
+        pg.results.map((h) => h.scores['keyword']),
+        pg.results.map((h) => mem.results.find((m) => m.id === h.id)?.scores['keyword']),
+        `${question}: the same keyword scores on both tiers`,
+      );
+    }
+  });
+});
+
+describe('the in-memory cache', () => {
+  it('drops the least recently used bank beyond its size, which the Postgres tier then answers', async () => {
+    const store = engine.engine.store;
+    const db = engine.engine.db;
+    for (const bank of ['lru-1', 'lru-2', 'lru-3']) await retain('default', bank, FACTS.slice(10));
+    // One bank's size, measured: the bound holds one and a half.
+    const probe = new VectorCache(store, 384);
+    await probe.banks(db, 'default', ['lru-1']);
+    const one = probe.bytes;
+    assert.ok(one > 0);
+    // Every bank not in memory is answered by the Postgres tier while it loads in the background.
+    const cache = new VectorCache(store, 384, Math.floor(one * 1.5), 250, 0);
+    const deps = dependencies(1_000_000, cache);
+    const question = 'Where does Iris volunteer?';
+    for (const bank of ['lru-1', 'lru-2', 'lru-3']) {
+      const r = await recall(deps, request(bank, question));
+      assert.equal(r.trace?.tier, 'postgres', `${bank} is not in memory yet`);
+      assert.match(r.results[0]!.text, /Iris volunteers/);
+      await cache.loading('default', bank);
+      assert.notEqual(cache.cachedSize('default', bank), undefined, `${bank} was loaded in the background`);
+      const again = await recall(deps, request(bank, question));
+      assert.equal(again.trace?.tier, 'memory', `${bank} is in memory now`);
+    }
+    assert.equal(await bankIndexState(db, 'default', 'lru-1'), 'none', 'a bank below the threshold gets no HNSW index');
+    assert.equal(cache.cachedSize('default', 'lru-1'), undefined, 'the least recently used bank was dropped');
+    assert.equal(cache.cachedSize('default', 'lru-2'), undefined, 'two banks do not fit');
+    assert.ok(cache.bytes <= Math.floor(one * 1.5));
+    const evicted = await recall(deps, request('lru-1', question));
+    assert.equal(evicted.trace?.tier, 'postgres');
+    assert.match(evicted.results[0]!.text, /Iris volunteers/);
+    // A cache that cannot hold the bank at all never loads it: the bank is searched in Postgres, with its own index.
+    const tiny = new VectorCache(store, 384, 1024, 250, 0);
+    const deps2 = dependencies(1_000_000, tiny);
+    const unfit = await recall(deps2, request('lru-2', question));
+    assert.equal(unfit.trace?.tier, 'postgres');
+    await tiny.loading('default', 'lru-2');
+    assert.equal(tiny.cachedSize('default', 'lru-2'), undefined, 'never loaded');
+    await deps2.postgres!.search.indexes.built('default', 'lru-2');
+    assert.equal(await bankIndexState(db, 'default', 'lru-2'), 'valid');
+  });
+});
+
+describe('a keyword that thousands of memories hold', () => {
+  it('is answered by the Postgres tier', async () => {
+    const db = engine.engine.db;
+    const [vector] = await engine.engine.embedder.embed(['a note about the harbour'], 'document');
+    // Rows written straight into the table: thousands of embeddings would take the model minutes.
+    await db.query(
+      `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding, batch_id, seq)
+       SELECT gen_random_uuid(), 'default', 'wide', 'default', 'raw', 'harbour note number ' || i, md5(i::text),
+              to_tsvector('english', 'harbour note number ' || i), $1::vector, NULL, 0
+       FROM generate_series(1, 3000) AS i`,
+      [vectorLiteral(vector!)],
+    );
+    const r = await recall(dependencies(0), request('wide', 'harbour'));
+    assert.equal(r.results.length, 100);
+    assert.ok(r.results.every((h) => h.text.startsWith('harbour note number')));
+  });
+
+  it('is answered by the in-memory arm when more memories hold it than a call can take arguments', () => {
+    // More matching rows than the stack allows as spread arguments (about 120,000 here); small vectors keep it light.
+    const bank = new BankVectors(4);
+    const rows = 200_000;
+    const terms = new Map([['harbour', 1]]);
+    const vector = [1, 0, 0, 0];
+    for (let i = 0; i < rows; i++) {
+      bank.upsert(indexRow(`m${i}`, 1, 'harbour'), terms, vector);
+    }
+    const arms = new IndexArms([bank], () => true);
+    const found = arms.keyword(['harbour'], 10);
+    assert.equal(found.length, 10);
+  });
+});

@@ -1,0 +1,45 @@
+// Recall's tier settings: defaults, accepted values, and one clear line naming the variable for a value that cannot work.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadEngineConfig } from '../src/index.js';
+
+const MIB = 1024 * 1024;
+
+describe('recall tier settings', () => {
+  it('default to the Postgres tier from 100,000 memories and a 512 MiB cache', () => {
+    assert.deepEqual(loadEngineConfig({}).recall, { postgresTierMinMemories: 100_000, cacheBytes: 512 * MIB });
+  });
+
+  it('accept 0 (every bank in Postgres), off (never), and a cache size in MiB', () => {
+    const forced = loadEngineConfig({
+      MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES: '0',
+      MNEMOS_API_RECALL_CACHE_MIB: '64',
+    });
+    assert.deepEqual(forced.recall, { postgresTierMinMemories: 0, cacheBytes: 64 * MIB });
+    const off = loadEngineConfig({ MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES: 'off' });
+    assert.equal(off.recall.postgresTierMinMemories, undefined);
+    const large = loadEngineConfig({ MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES: ' 250000 ' });
+    assert.equal(large.recall.postgresTierMinMemories, 250_000);
+  });
+
+  const refused: Array<[string, string, RegExp]> = [
+    ['MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES', '-1', /whole number of memories \(0: every bank\) or off/],
+    ['MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES', '1e5', /whole number of memories/],
+    ['MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES', 'never', /whole number of memories/],
+    ['MNEMOS_API_RECALL_CACHE_MIB', '0', /between 1 and 1048576 MiB/],
+    ['MNEMOS_API_RECALL_CACHE_MIB', '1.5', /whole number of MiB/],
+    ['MNEMOS_API_RECALL_CACHE_MIB', 'lots', /must be a number of MiB/],
+  ];
+  for (const [variable, value, reason] of refused) {
+    it(`refuses ${variable}=${value} at start, in one line naming it`, () => {
+      assert.throws(
+        () => loadEngineConfig({ [variable]: value }),
+        (e: unknown) =>
+          e instanceof ConfigError &&
+          e.message.startsWith(variable) &&
+          reason.test(e.message) &&
+          !e.message.includes('\n'),
+      );
+    });
+  }
+});
