@@ -3,8 +3,9 @@
 // Sources are loaded through tsx with the "source" export condition, so workspace packages resolve to
 // their TypeScript sources and the tests need no separate build step; `npm test` type-checks first.
 //
-// Files run in two phases: most files run several at once; files that measure how fast a server answers (they carry
-// the line `// test-runner: alone`) run afterwards one at a time, because other files' CPU would blur what they time.
+// Files run in two phases: most files run several at once, the longest (marked `// test-runner: long`) first; files
+// that measure how fast a server answers (they carry the line `// test-runner: alone`) run afterwards one at a time,
+// because other files' CPU would blur what they time.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,8 +42,12 @@ if (!Number.isInteger(concurrency) || concurrency < 1) {
 }
 
 const runsAlone = (file) => /^\/\/ test-runner: alone\b/m.test(readFileSync(file, 'utf8'));
+// Files run in the order given, as many at once as allowed: the longest ones (marked `// test-runner: long`) start
+// first, so the short ones fill the gaps around them instead of one long file running on alone at the end.
+const runsLong = (file) => /^\/\/ test-runner: long\b/m.test(readFileSync(file, 'utf8'));
+const longFirst = (list) => [...list.filter(runsLong), ...list.filter((f) => !runsLong(f))];
 const phases = [
-  { files: files.filter((f) => !runsAlone(f)), concurrency },
+  { files: longFirst(files.filter((f) => !runsAlone(f))), concurrency },
   { files: files.filter(runsAlone), concurrency: 1 },
 ].filter((phase) => phase.files.length > 0);
 

@@ -1,3 +1,4 @@
+// test-runner: long (started first, so the suite does not wait for it at the end)
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';

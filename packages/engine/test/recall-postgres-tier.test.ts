@@ -1,3 +1,4 @@
+// test-runner: long (started first, so the suite does not wait for it at the end)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bankIndexName } from '../src/db/migrations/007_recall_index.js';

@@ -1,3 +1,4 @@
+// test-runner: long (started first, so the suite does not wait for it at the end)
 import assert from 'node:assert/strict';
 import { chmodSync, chownSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+// test-runner: long (started first, so the suite does not wait for it at the end)
 // The console's account endpoints over plain HTTP: sign-up (open and closed), sign-in and its throttle, sign-out,
 // cookie flags, CSRF, projects of the account, and the /v1/me routes acting on a project through the session cookie.
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// test-runner: long (started first, so the suite does not wait for it at the end)
 // Quotas count what the engine stores: memories after chunking, content already present not counted again, and
 // retains the gateway gives up on (engine too slow) stay counted, so stored memories never exceed the quota.
 import assert from 'node:assert/strict';

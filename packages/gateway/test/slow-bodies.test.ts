@@ -1,3 +1,4 @@
+// test-runner: long (started first, so the suite does not wait for it at the end)
 // Slow uploads in bulk against the engine and the gateway, each in its own process: bodies that stall get a 408 once
 // the (short, injected) request timeout passes, bodies over the in-flight budget get a 503 with Retry-After at once,
 // and afterwards the server's memory and descriptors return to their baseline.
