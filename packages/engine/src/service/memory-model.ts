@@ -28,12 +28,12 @@ export function toMemory(m: StoredMemory): Memory {
 }
 
 export function toRecalledMemory(h: RecallHit): RecalledMemory {
-  return {
-    ...toMemory(h),
+  // Added to the memory rather than spread into a new object: a recall converts up to 100 of them.
+  return Object.assign(toMemory(h), {
     score: h.score,
     scores: h.scores,
     relevance: h.relevance,
     truncated: h.truncated === true,
     org: h.org === true,
-  };
+  });
 }
