@@ -27,9 +27,18 @@ const RetainItem = Type.Object({
   document_id: Type.Optional(Type.String()),
 });
 
+// A chat turn; the engine checks the roles, the name and the timestamp.
+const RetainMessage = Type.Object({
+  role: Type.String(),
+  content: Type.String(),
+  name: Type.Optional(Type.String()),
+  timestamp: Type.Optional(Type.String()),
+});
+
 export const RetainBody = Type.Object({
   content: Type.Optional(Type.String({ minLength: 1 })),
   items: Type.Optional(Type.Array(RetainItem, { minItems: 1, maxItems: 1000 })),
+  messages: Type.Optional(Type.Array(RetainMessage, { minItems: 1, maxItems: 1000 })),
   space: Type.Optional(Type.String({ pattern: SPACE_PATTERN })),
   timestamp: Type.Optional(Type.String()),
   context: Type.Optional(Type.String()),
@@ -50,6 +59,7 @@ export const RecallBody = Type.Object({
   query: Type.String({ minLength: 1 }),
   space: Type.Optional(Type.String({ pattern: SPACE_PATTERN })),
   max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+  min_relevance: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   budget: Type.Optional(Budget),
   include_org: Type.Optional(Type.Boolean()),
   types: Type.Optional(Type.Array(Type.String())),
@@ -101,6 +111,7 @@ export const MemoryListQuery = Type.Object({
   tags: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LIST_OFFSET })),
+  cursor: Type.Optional(Type.String({ description: 'next_cursor of the previous page' })),
   since: Type.Optional(Type.String()),
   until: Type.Optional(Type.String()),
 });
