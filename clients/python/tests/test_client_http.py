@@ -285,6 +285,8 @@ class Bodies(ClientTestCase):
         self.assertEqual(self.server.last.path, "/v1/default/spaces/acme%20corp/memories/recall")
         self.assertEqual(self.server.last.body, {"query": "rollback?", "max_tokens": 100})
         self.assertTrue(recalled.results[0].org)
+        client.recall_org("acme corp", "rollback?", min_relevance=0.5)
+        self.assertEqual(self.server.last.body, {"query": "rollback?", "min_relevance": 0.5})
         with self.assertRaises(ValueError):
             client.recall_org("", "q")
 

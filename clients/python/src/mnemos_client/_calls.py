@@ -103,6 +103,7 @@ def _search_fields(
     query_timestamp: Optional[Timestamp],
     trace: Optional[bool],
     include: Optional[Mapping[str, Any]],
+    min_relevance: Optional[float],
 ) -> JsonDict:
     return _drop_none({
         "query": query,
@@ -114,6 +115,7 @@ def _search_fields(
         "query_timestamp": _time(query_timestamp),
         "trace": trace,
         "include": _optional_dict(include),
+        "min_relevance": min_relevance,
     })
 
 
@@ -210,9 +212,9 @@ def recall(
     """Find the memories relevant to ``query``, best first, cut to ``max_tokens`` (the best memory alone is cut to
     it, marked ``truncated``, when it is larger). ``include_org=True`` blends in the org memory of the space;
     ``min_relevance`` (0 to 1) leaves out results whose ``relevance`` is lower."""
-    body = _search_fields(query, max_tokens, budget, types, tags, tags_match, query_timestamp, trace, include)
-    body = _drop_none({**body, "space": settings.space_or_default(space), "include_org": include_org,
-                       "min_relevance": min_relevance})
+    body = _search_fields(query, max_tokens, budget, types, tags, tags_match, query_timestamp, trace, include,
+                          min_relevance)
+    body = _drop_none({**body, "space": settings.space_or_default(space), "include_org": include_org})
     return Call("POST", settings.bank_path(bank_id, "/memories/recall"), RecallResult.from_json, body=body)
 
 
@@ -241,7 +243,7 @@ def reflect(
     if include_facts:
         wanted.setdefault("facts", {})
     body = _search_fields(query, max_tokens, budget, types, tags, tags_match, query_timestamp, None,
-                          wanted or None)
+                          wanted or None, None)
     body = _drop_none({
         **body,
         "space": settings.space_or_default(space),
@@ -285,9 +287,11 @@ def recall_org(
     query_timestamp: Optional[Timestamp] = None,
     trace: Optional[bool] = None,
     include: Optional[Mapping[str, Any]] = None,
+    min_relevance: Optional[float] = None,
 ) -> Call[RecallResult]:
-    """Search a space's org memory alone, best first."""
-    body = _search_fields(query, max_tokens, budget, types, tags, tags_match, query_timestamp, trace, include)
+    """Search a space's org memory alone, best first (``min_relevance`` as in :func:`recall`)."""
+    body = _search_fields(query, max_tokens, budget, types, tags, tags_match, query_timestamp, trace, include,
+                          min_relevance)
     return Call("POST", _space_path(settings, space, "/memories/recall"), RecallResult.from_json, body=body)
 
 
