@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { mayWriteMemories, type Database, type SqlParam } from '../src/db/database.js';
-import type { Memory } from '../src/memory/types.js';
 import { TopK, type VectorRowMeta } from '../src/vectors/bank-vectors.js';
 import { vectorLiteral } from '../src/memory/vector-literal.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
+import { indexRow } from './helpers/index-row.js';
 
 /** The in-memory vector cache answers exactly what pgvector's exact scan answers, and follows every kind of write. */
 
@@ -293,46 +293,7 @@ describe('int16 matrix', () => {
     );
     const vectors = await engine.engine.embedder.embed(texts, 'document');
     const bank = new BankVectors(384);
-    const now = new Date().toISOString();
-    vectors.forEach((v, i) => {
-      const id = String(i);
-      const memory: Memory = {
-        id,
-        bank_id: 'q',
-        space: 'default',
-        type: 'raw',
-        text: texts[i]!,
-        context: null,
-        metadata: {},
-        tags: [],
-        entities: [],
-        document_id: null,
-        source_id: null,
-        occurred_at: null,
-        created_at: now,
-        updated_at: now,
-        state: 'valid',
-        superseded_by: null,
-        valid_to: null,
-      };
-      const meta: VectorRowMeta = {
-        id,
-        bankId: 'q',
-        space: 'default',
-        type: 'raw',
-        valid: true,
-        superseded: false,
-        tags: [],
-        batchId: null,
-        seq: i,
-        documentId: null,
-        occurredAt: null,
-        length: 0,
-        tokenCount: 0,
-        memory,
-      };
-      bank.upsert(meta, new Map(), v);
-    });
+    vectors.forEach((v, i) => bank.upsert(indexRow(String(i), 0, texts[i]), new Map(), v));
     for (const q of ['boats on the sea', 'sourdough', 'a chess game', 'the night sky']) {
       const [query] = await engine.engine.embedder.embed([q], 'query');
       const top = new TopK();
