@@ -204,6 +204,15 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
   const body = (req: FastifyRequest): Body => (req.body ?? {}) as Body;
   const query = (req: FastifyRequest): Query => (req.query ?? {}) as Query;
 
+  /** Forwards a call on the bank's memories whose only input is the query (a list, an erase by filter). */
+  const bankQueryPlan =
+    (method: 'GET' | 'DELETE', suffix: string): RouteSpec['plan'] =>
+    (p, req) => {
+      requireBank(p, bankParam(req));
+      const path = tenantPath(p, `/banks/${seg(bankParam(req))}${suffix}`);
+      return { forward: { method, path, query: queryWithSpace(p, query(req)) } };
+    };
+
   const specs: RouteSpec[] = [
     // Description-level operations (bank in the body).
     {
@@ -398,16 +407,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'List memories',
       params: BankParams,
       querystring: MemoryListQuery,
-      plan: (p, req) => {
-        requireBank(p, bankParam(req));
-        return {
-          forward: {
-            method: 'GET',
-            path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories`),
-            query: queryWithSpace(p, query(req)),
-          },
-        };
-      },
+      plan: bankQueryPlan('GET', '/memories'),
     },
     {
       method: 'GET',
@@ -419,16 +419,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'List memories (Hindsight path)',
       params: BankParams,
       querystring: MemoryListQuery,
-      plan: (p, req) => {
-        requireBank(p, bankParam(req));
-        return {
-          forward: {
-            method: 'GET',
-            path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/list`),
-            query: queryWithSpace(p, query(req)),
-          },
-        };
-      },
+      plan: bankQueryPlan('GET', '/memories/list'),
     },
     {
       method: 'DELETE',
@@ -440,16 +431,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'Erase a selection of memories',
       params: BankParams,
       querystring: DeleteMemoriesQuery,
-      plan: (p, req) => {
-        requireBank(p, bankParam(req));
-        return {
-          forward: {
-            method: 'DELETE',
-            path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories`),
-            query: queryWithSpace(p, query(req)),
-          },
-        };
-      },
+      plan: bankQueryPlan('DELETE', '/memories'),
     },
     {
       method: 'GET',
