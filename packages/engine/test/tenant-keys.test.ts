@@ -265,8 +265,10 @@ describe('tenant keys', () => {
         UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'jobs_tenant_id'::regclass`);
       const [prebuilt] = await old.query<{ oid: number }>(`SELECT 'memories_tenant_id'::regclass::oid AS oid`);
       const rowsBefore = await counts(old);
-      assert.deepEqual(await migrate(old), [TENANT_KEYS]);
+      const applied = await migrate(old);
+      assert.equal(applied[0], TENANT_KEYS, 'the tenant keys are the first migration it lacked');
       assert.deepEqual(await counts(old), rowsBefore, 'the migration keeps every row');
+      assert.deepEqual(await termCounts(old), await recountedTerms(old), 'the bank statistics count the rows it had');
       assert.deepEqual(await keyDefinitions(old), await keyDefinitions(fresh), 'the same keys as a new database');
       const [adopted] = await old.query<{ oid: number }>(
         `SELECT conindid AS oid FROM pg_constraint WHERE conname = 'memories_pkey'`,
@@ -373,3 +375,22 @@ describe('tenant keys', () => {
     }
   });
 });
+
+/** The bank statistics as the writes keep them (migration 008), zero counts left out. */
+async function termCounts(db: Queryable): Promise<Array<{ bank: string; term: string; n: number }>> {
+  return db.query<{ bank: string; term: string; n: number }>(
+    `SELECT tenant || '/' || bank_id AS bank, term, memories::int AS n FROM bank_term_counts WHERE memories <> 0
+     UNION ALL SELECT tenant || '/' || bank_id, '', memory_count::int FROM banks WHERE memory_count <> 0
+     ORDER BY 1, 2`,
+  );
+}
+
+/** The same statistics counted from the rows themselves. */
+async function recountedTerms(db: Queryable): Promise<Array<{ bank: string; term: string; n: number }>> {
+  return db.query<{ bank: string; term: string; n: number }>(
+    `SELECT m.tenant || '/' || m.bank_id AS bank, u.lexeme AS term, count(*)::int AS n
+     FROM memories m, unnest(m.fts) u GROUP BY 1, 2
+     UNION ALL SELECT tenant || '/' || bank_id, '', count(*)::int FROM memories GROUP BY 1
+     ORDER BY 1, 2`,
+  );
+}

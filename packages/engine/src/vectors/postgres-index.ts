@@ -126,25 +126,26 @@ export class PostgresBankIndex {
     readonly indexes: BankIndexes = new BankIndexes(db),
   ) {}
 
-  /** Memories with a vector in the banks (filters not applied): the corpus size the in-memory index counts. */
+  /**
+   * Memories in the banks (filters not applied): the corpus size BM25 counts, kept by the writes themselves
+   * (migration 008), so reading it costs the same at any size.
+   */
   async count(scope: BankScope): Promise<number> {
-    const { where, params } = scopeSql(scope);
-    const rows = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM memories m WHERE ${where}`, params);
+    const rows = await this.db.query<{ n: number }>(
+      'SELECT coalesce(sum(memory_count), 0)::int AS n FROM banks WHERE tenant = $1 AND bank_id = ANY($2::text[])',
+      [scope.tenant, [...scope.bankIds]],
+    );
     return rows[0]?.n ?? 0;
   }
 
-  /**
-   * How many memories of the banks hold each term (filters not applied). One pass over the rows holding any of the
-   * terms (found through the GIN index), each row read once, instead of one count per term.
-   */
+  /** How many memories of the banks hold each term (filters not applied), kept by the writes (migration 008). */
   async documentFrequencies(scope: BankScope, terms: readonly string[]): Promise<Map<string, number>> {
     const counts = new Map<string, number>(terms.map((t) => [t, 0]));
     if (terms.length === 0) return counts;
-    const { where, params } = scopeSql(scope);
     const rows = await this.db.query<{ term: string; n: number }>(
-      `SELECT u.lexeme AS term, count(*)::int AS n FROM memories m, unnest(m.fts) u
-       WHERE ${where} AND m.fts @@ $3::tsquery AND u.lexeme = ANY($4::text[]) GROUP BY u.lexeme`,
-      [...params, anyOf(terms), [...terms]],
+      `SELECT term, sum(memories)::int AS n FROM bank_term_counts
+       WHERE tenant = $1 AND bank_id = ANY($2::text[]) AND term = ANY($3::text[]) GROUP BY term`,
+      [scope.tenant, [...scope.bankIds], [...terms]],
     );
     for (const r of rows) counts.set(r.term, r.n);
     return counts;

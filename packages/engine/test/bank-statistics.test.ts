@@ -1,0 +1,88 @@
+// The keyword statistics the writes keep per bank (a bank's size and each term's document frequency, which the
+// Postgres tier of recall reads instead of counting rows) stay equal to a count of the rows after every kind of write:
+// retains, an edit that changes a memory's text, a delete of one and of a whole bank's memories, a bank deleted and created again.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Queryable } from '../src/db/database.js';
+import { PostgresBankIndex } from '../src/vectors/postgres-index.js';
+import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
+
+type Counts = Array<{ bank: string; term: string; n: number }>;
+
+/** The statistics as the writes keep them, zero counts left out (a term no memory holds any more). */
+async function kept(db: Queryable): Promise<Counts> {
+  return db.query(
+    `SELECT bank_id AS bank, term, memories::int AS n FROM bank_term_counts WHERE memories <> 0
+     UNION ALL SELECT bank_id, '', memory_count::int FROM banks WHERE memory_count <> 0
+     ORDER BY 1, 2`,
+  );
+}
+
+/** The same statistics counted from the rows. */
+async function recounted(db: Queryable): Promise<Counts> {
+  return db.query(
+    `SELECT m.bank_id AS bank, u.lexeme AS term, count(*)::int AS n FROM memories m, unnest(m.fts) u GROUP BY 1, 2
+     UNION ALL SELECT bank_id, '', count(*)::int FROM memories GROUP BY 1
+     ORDER BY 1, 2`,
+  );
+}
+
+let engine: TestEngine;
+
+before(async () => {
+  engine = await startTestEngine();
+});
+
+after(async () => {
+  await engine.dispose();
+});
+
+async function retain(bank: string, texts: string[]): Promise<string[]> {
+  const r = await call<{ memory_ids: string[] }>(engine.url, 'POST', `/v1/default/banks/${bank}/memories`, {
+    items: texts.map((content) => ({ content })),
+  });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body.memory_ids;
+}
+
+describe('bank statistics', () => {
+  it('equal a count of the rows after retains, an edit, deletes and a bank made again', async () => {
+    const db = engine.engine.db;
+    const ids = await retain('garden', [
+      'Alice planted tomatoes and basil in the garden in May.',
+      'Bob waters the tomatoes every evening.',
+      'The basil went to seed in August.',
+    ]);
+    await retain('kitchen', ['Alice cooks tomato soup on Sundays.']);
+    await retain('kitchen', ['Bob bakes bread with rosemary.', 'Rosemary grows by the kitchen door.']);
+    assert.deepEqual(await kept(db), await recounted(db), 'after retains');
+    const search = new PostgresBankIndex(db, engine.engine.store);
+    assert.equal(await search.count({ tenant: 'default', bankIds: ['garden', 'kitchen'] }), 6);
+    const tomato = await search.documentFrequencies({ tenant: 'default', bankIds: ['garden', 'kitchen'] }, ['tomato']);
+    assert.equal(tomato.get('tomato'), 3, 'tomatoes, tomatoes and tomato, in two banks');
+
+    const edited = await call(engine.url, 'PATCH', `/v1/default/banks/garden/memories/${ids[1]}`, {
+      text: 'Bob mows the lawn every evening.',
+    });
+    assert.equal(edited.status, 200, JSON.stringify(edited.body));
+    assert.deepEqual(await kept(db), await recounted(db), 'after an edit of the text');
+
+    const gone = await call(engine.url, 'DELETE', `/v1/default/banks/garden/memories/${ids[2]}`);
+    assert.ok(gone.status < 300, JSON.stringify(gone.body));
+    const cleared = await call(engine.url, 'DELETE', '/v1/default/banks/kitchen/memories');
+    assert.ok(cleared.status < 300, JSON.stringify(cleared.body));
+    assert.deepEqual(await kept(db), await recounted(db), 'after deletes');
+
+    assert.ok((await call(engine.url, 'DELETE', '/v1/default/banks/garden')).status < 300);
+    await retain('garden', ['Carol keeps bees beside the garden wall.']);
+    assert.deepEqual(await kept(db), await recounted(db), 'after the bank was deleted and made again');
+    const garden = await search.documentFrequencies({ tenant: 'default', bankIds: ['garden'] }, ['tomato', 'bee']);
+    assert.deepEqual(
+      [...garden],
+      [
+        ['tomato', 0],
+        ['bee', 1],
+      ],
+    );
+  });
+});
