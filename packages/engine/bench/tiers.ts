@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Database } from '../src/db/database.js';
 import { startEngine } from '../src/index.js';
 import { vectorLiteral } from '../src/memory/vector-literal.js';
 import { recall, type RecallDependencies } from '../src/recall/pipeline.js';
@@ -8,6 +9,7 @@ import type { RecallRequest } from '../src/recall/types.js';
 import { PostgresBankIndex } from '../src/vectors/postgres-index.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { derivedMemory, loadLocomoText } from './locomo-text.js';
+import { rssMiB } from './process-stats.js';
 import { ms, percentile } from './stats.js';
 import { testModelDir } from './test-assets.js';
 
@@ -16,7 +18,9 @@ import { testModelDir } from './test-assets.js';
  * embedded database. The bank holds LoCoMo-derived memories (locomo-text.ts) with random unit vectors (real embeddings
  * of so many texts would take the model hours; a random vector is the hard case for HNSW), inserted in bulk; the
  * queries are LoCoMo questions, each recalled on both tiers in turn. Reports, per size, the bank's HNSW index build
- * time, the in-memory copy's load time, and recall p50 / p95 per tier with the Postgres tier's slowest stages.
+ * time, what a single-row insert costs once the index exists, the process's resident memory (the embedded database
+ * runs on one of its threads), the in-memory copy's load time, and recall p50 / p95 per tier with the Postgres tier's
+ * slowest stages.
  *
  *   npm run bench:tiers -- --memories 10000,100000 --queries 60
  */
@@ -37,6 +41,26 @@ function unitVector(dimension: number): number[] {
   return v.map((x) => x / norm);
 }
 
+/** Single-row inserts timed into the indexed bank (each pays the HNSW insert). */
+const INSERT_PROBES = 50;
+
+/** Milliseconds per memory of single-row inserts into the bank once its HNSW index exists (median). */
+async function insertCost(db: Database, turns: readonly string[], from: number, dimension: number): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < INSERT_PROBES; i++) {
+    const t = derivedMemory(turns, from + i);
+    const started = performance.now();
+    await db.query(
+      `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding)
+       VALUES (gen_random_uuid(), 'default', $1, 'default', 'raw', $2, md5($3::text), to_tsvector('english', $2),
+               $4::vector)`,
+      [BANK, t, `probe-${from + i}`, vectorLiteral(unitVector(dimension))],
+    );
+    times.push(performance.now() - started);
+  }
+  return percentile(times, 50);
+}
+
 const home = mkdtempSync(join(tmpdir(), 'mnemos-bench-tiers-'));
 const engine = await startEngine({
   env: {
@@ -54,9 +78,10 @@ try {
   const text = loadLocomoText();
   let stored = 0;
   console.log(
-    '| memories | HNSW build | in-memory load | memory p50 / p95 | postgres p50 / p95 | postgres stages (p50) |',
+    '| memories | HNSW build | insert with the index | RSS | in-memory load | memory p50 / p95 | postgres p50 / p95 | ' +
+      'postgres stages (p50) |',
   );
-  console.log('|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const size of SIZES) {
     for (; stored < size; stored += INSERT_BATCH) {
       const texts = Array.from({ length: Math.min(INSERT_BATCH, size - stored) }, (_, i) =>
@@ -75,6 +100,8 @@ try {
     search.indexes.request('default', BANK);
     await search.indexes.built('default', BANK);
     const build = performance.now() - buildStart;
+    const insert = await insertCost(db, text.turns, stored, embedder.dimension);
+    stored += INSERT_PROBES;
     const cache = new VectorCache(store, embedder.dimension, Number.MAX_SAFE_INTEGER);
     const loadStart = performance.now();
     await cache.banks(db, 'default', [BANK]);
@@ -121,7 +148,8 @@ try {
       .map(([stage, value]) => `${stage} ${ms(value)}`)
       .join(', ');
     console.log(
-      `| ${size} | ${(build / 1000).toFixed(1)} s | ${(load / 1000).toFixed(1)} s | ${p('memory')} | ${p('postgres')} | ${slowest} |`,
+      `| ${size} | ${(build / 1000).toFixed(1)} s | ${ms(insert)} per memory | ${rssMiB(process.pid).toFixed(0)} MiB | ` +
+        `${(load / 1000).toFixed(1)} s | ${p('memory')} | ${p('postgres')} | ${slowest} |`,
     );
   }
 } finally {

@@ -11,6 +11,13 @@ export const NEIGHBOUR_SEEDS = 30;
 /** Query terms matching more than this share of the partition do not select rows (they still score the rows found). */
 export const COMMON_TERM_SHARE = 0.3;
 
+/**
+ * The rows the selecting terms may hold together: the rarest terms select while their rows fit (the rarest always
+ * does). It bounds the keyword arm's work in a very large bank, where even a term below COMMON_TERM_SHARE can hold a
+ * hundred thousand rows, while a bank of up to about this many memories keeps every selecting term.
+ */
+export const KEYWORD_SELECT_ROWS = 20_000;
+
 export interface Ranked {
   id: string;
   score: number;
@@ -20,7 +27,10 @@ export interface Ranked {
 export interface KeywordPlan {
   /** The terms some memory holds: they score the rows. */
   present: string[];
-  /** The terms that select rows: those not in more than COMMON_TERM_SHARE of the memories (else the rarest). */
+  /**
+   * The terms that select rows, in query order: those not in more than COMMON_TERM_SHARE of the memories (else the
+   * rarest), the rarest of them while their rows fit KEYWORD_SELECT_ROWS.
+   */
   selective: string[];
   /** The idf of each present term. */
   idf: number[];
@@ -38,8 +48,16 @@ export function keywordPlan(
   const present = terms.filter((t) => (df.get(t) ?? 0) > 0);
   if (present.length === 0) return undefined;
   const cap = Math.max(50, COMMON_TERM_SHARE * total);
-  let selective = present.filter((t) => (df.get(t) ?? 0) <= cap);
-  if (selective.length === 0) selective = [...present].sort((a, b) => (df.get(a) ?? 0) - (df.get(b) ?? 0)).slice(0, 1);
+  const rarestFirst = [...present].sort((a, b) => (df.get(a) ?? 0) - (df.get(b) ?? 0));
+  const selecting = new Set<string>();
+  let rows = 0;
+  for (const t of rarestFirst) {
+    const n = df.get(t) ?? 0;
+    if (selecting.size > 0 && (n > cap || rows + n > KEYWORD_SELECT_ROWS)) break;
+    selecting.add(t);
+    rows += n;
+  }
+  const selective = present.filter((t) => selecting.has(t));
   const idf = present.map((t) => bm25Idf(df.get(t) ?? 0, Math.max(total, 1)));
   return { present, selective, idf };
 }

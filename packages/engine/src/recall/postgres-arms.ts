@@ -1,7 +1,7 @@
 import type { BodyCodec } from '../crypto/codec.js';
 import type { Database } from '../db/database.js';
 import type { PooledRow, PostgresBankIndex, RowFilter } from '../vectors/postgres-index.js';
-import { keywordPlan, NEIGHBOUR_SEEDS, type Ranked } from './arms.js';
+import { KEYWORD_SELECT_ROWS, keywordPlan, NEIGHBOUR_SEEDS, type Ranked } from './arms.js';
 import { BM25_B, BM25_K1 } from './bm25.js';
 import type { PoolMember } from './candidate.js';
 import { votedTerms } from './feedback.js';
@@ -41,6 +41,7 @@ export async function gatherFromPostgres(
         plan.present.map((term, i) => ({ term, idf: plan.idf[i]! })),
         { k1: BM25_K1, b: BM25_B },
         limit,
+        KEYWORD_SELECT_ROWS,
       )
     : [];
   stage('keyword', keyword.length);

@@ -152,8 +152,9 @@ export class PostgresBankIndex {
   }
 
   /**
-   * The `k` best BM25 scores among the rows holding any of `select` that pass the filter, scored for every term of
-   * `score` (k1 and b as given; the average length is taken over the rows matched, as the in-memory arm takes it).
+   * The `k` best BM25 scores among the rows holding any of `select` that pass the filter (at most `maxRows` of them),
+   * scored for every term of `score` (k1 and b as given; the average length is taken over the rows matched, as the
+   * in-memory arm takes it).
    */
   async keyword(
     scope: BankScope,
@@ -162,11 +163,14 @@ export class PostgresBankIndex {
     score: readonly WeightedTerm[],
     bm25: { k1: number; b: number },
     k: number,
+    maxRows: number,
   ): Promise<ScoredId[]> {
     if (select.length === 0 || score.length === 0) return [];
     const { where, params } = scopeSql(scope, filter);
+    // The plan keeps the selected rows within the budget unless one term alone holds more: then that many of its rows.
+    const rowLimit = Math.max(1, Math.trunc(maxRows));
     const rows = await this.db.query<{ id: string; score: number }>(
-      `WITH hits AS (SELECT m.id, m.fts FROM memories m WHERE ${where} AND m.fts @@ $6::tsquery),
+      `WITH hits AS (SELECT m.id, m.fts FROM memories m WHERE ${where} AND m.fts @@ $6::tsquery LIMIT ${rowLimit}),
        docs AS (SELECT h.id, sum(coalesce(array_length(u.positions, 1), 1))::float8 AS len
                 FROM hits h, unnest(h.fts) u GROUP BY h.id),
        tf AS (SELECT h.id, q.idf, coalesce(array_length(u.positions, 1), 1)::float8 AS f
