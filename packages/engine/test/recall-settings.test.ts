@@ -6,8 +6,18 @@ import { ConfigError, loadEngineConfig } from '../src/index.js';
 const MIB = 1024 * 1024;
 
 describe('recall tier settings', () => {
-  it('default to the Postgres tier from 100,000 memories and a 512 MiB cache', () => {
-    assert.deepEqual(loadEngineConfig({}).recall, { postgresTierMinMemories: 100_000, cacheBytes: 512 * MIB });
+  it('default to a 512 MiB cache, and the Postgres tier from 100,000 memories on a server', () => {
+    const server = loadEngineConfig({ MNEMOS_API_DATABASE_URL: 'postgres://mnemos@db.example:5432/mnemos' });
+    assert.deepEqual(server.recall, { postgresTierMinMemories: 100_000, cacheBytes: 512 * MIB });
+  });
+
+  it('default on the embedded database to the Postgres tier only for banks the cache cannot hold', () => {
+    assert.deepEqual(loadEngineConfig({}).recall, {
+      postgresTierMinMemories: Number.POSITIVE_INFINITY,
+      cacheBytes: 512 * MIB,
+    });
+    const set = loadEngineConfig({ MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES: '100000' });
+    assert.equal(set.recall.postgresTierMinMemories, 100_000, 'a threshold set is kept');
   });
 
   it('accept 0 (every bank in Postgres), off (never), and a cache size in MiB', () => {

@@ -1,5 +1,11 @@
 import { isAbsolute, resolve } from 'node:path';
-import { defaultHome, DEFAULT_LOCAL_MODEL, engineEnvSchema, type EngineEnv } from './schema.js';
+import {
+  defaultHome,
+  DEFAULT_LOCAL_MODEL,
+  DEFAULT_RECALL_SETTINGS,
+  engineEnvSchema,
+  type EngineEnv,
+} from './schema.js';
 
 /** A setting that cannot work. `message` is one line: the variable, what is wrong, and the fix. */
 export class ConfigError extends Error {
@@ -59,7 +65,10 @@ export interface DatabaseSettings {
 }
 
 export interface RecallSettings {
-  /** Banks of at least this many memories are searched in Postgres; undefined: never (the tier is off). */
+  /**
+   * Banks of at least this many memories are searched in Postgres (Infinity: only banks the cache cannot hold);
+   * undefined: never (the tier is off).
+   */
   postgresTierMinMemories: number | undefined;
   /** The in-memory bank copies take at most this many bytes (least recently used banks are dropped). */
   cacheBytes: number;
@@ -100,7 +109,10 @@ export function loadEngineConfig(env: Env = process.env): EngineConfig {
     },
     jobsPollIntervalMs: e.MNEMOS_API_JOBS_POLL_INTERVAL_MS,
     recall: {
-      postgresTierMinMemories: e.MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES,
+      postgresTierMinMemories: tierThreshold(
+        e.MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES,
+        e.MNEMOS_API_DATABASE_URL !== undefined,
+      ),
       cacheBytes: e.MNEMOS_API_RECALL_CACHE_MIB * 1024 * 1024,
     },
     embeddings: resolveEmbeddings(e),
@@ -255,4 +267,13 @@ function resolveLlm(e: EngineEnv, env: Env): LlmConfig | undefined {
     vertexProject,
     vertexLocation: e.MNEMOS_API_LLM_VERTEX_LOCATION ?? env['GOOGLE_CLOUD_LOCATION'],
   };
+}
+
+/** The Postgres tier's threshold as set, or the default for the database in use (undefined: the tier is off). */
+function tierThreshold(setting: number | 'off' | 'unset', external: boolean): number | undefined {
+  if (setting === 'off') return undefined;
+  if (setting !== 'unset') return setting;
+  return external
+    ? DEFAULT_RECALL_SETTINGS.postgresTierMinMemories
+    : DEFAULT_RECALL_SETTINGS.embeddedPostgresTierMinMemories;
 }

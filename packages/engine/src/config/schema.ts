@@ -50,10 +50,16 @@ const masterKey = z
 export const DEFAULT_DATABASE_SETTINGS = { poolSize: 10, statementTimeoutMs: 30_000 } as const;
 
 /**
- * Recall's tiers when not set: banks of 100,000 memories or more are searched in Postgres (docs/decisions.md), and the
- * in-memory copies of the smaller ones take at most 512 MiB.
+ * Recall's tiers when not set (docs/decisions.md): on a server, banks of 100,000 memories or more are searched in
+ * Postgres; on the embedded database only banks the cache cannot hold are (there an index build stops every other
+ * statement while it runs, and the in-memory copy answers a bank it holds faster). The in-memory copies take at most
+ * 512 MiB.
  */
-export const DEFAULT_RECALL_SETTINGS = { postgresTierMinMemories: 100_000, cacheMib: 512 } as const;
+export const DEFAULT_RECALL_SETTINGS = {
+  postgresTierMinMemories: 100_000,
+  embeddedPostgresTierMinMemories: Number.POSITIVE_INFINITY,
+  cacheMib: 512,
+} as const;
 
 export const engineEnvSchema = z.object({
   MNEMOS_HOME: optionalText,
@@ -84,13 +90,9 @@ export const engineEnvSchema = z.object({
     .trim()
     .refine((v) => v === 'off' || /^\d{0,12}$/.test(v), 'must be a whole number of memories (0: every bank) or off')
     .optional()
-    // undefined: the tier is off.
-    .transform((v) =>
-      v === undefined || v === ''
-        ? DEFAULT_RECALL_SETTINGS.postgresTierMinMemories
-        : v === 'off'
-          ? undefined
-          : Number(v),
+    // 'off': the tier is off; 'unset': the default for the database in use (config/load.ts).
+    .transform((v): number | 'off' | 'unset' =>
+      v === undefined || v === '' ? 'unset' : v === 'off' ? 'off' : Number(v),
     ),
   MNEMOS_API_RECALL_CACHE_MIB: z.coerce
     .number({ error: 'must be a number of MiB' })
