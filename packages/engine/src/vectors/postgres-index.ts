@@ -153,8 +153,8 @@ export class PostgresBankIndex {
 
   /**
    * The `k` best BM25 scores among the rows holding any of `select` that pass the filter (at most `maxRows` of them),
-   * scored for every term of `score` (k1 and b as given; the average length is taken over the rows matched, as the
-   * in-memory arm takes it).
+   * scored for every term of `score` (distinct terms; k1 and b as given; the average length is taken over the rows
+   * matched, as the in-memory arm takes it).
    */
   async keyword(
     scope: BankScope,
@@ -169,20 +169,24 @@ export class PostgresBankIndex {
     const { where, params } = scopeSql(scope, filter);
     // The plan keeps the selected rows within the budget unless one term alone holds more: then that many of its rows.
     const rowLimit = Math.max(1, Math.trunc(maxRows));
-    const rows = await this.db.query<{ id: string; score: number }>(
+    const rows = await this.db.query<{ id: string; score: number | null }>(
+      // One pass over each hit's terms gives its length and its counts of the scoring terms.
       `WITH hits AS (SELECT m.id, m.fts FROM memories m WHERE ${where} AND m.fts @@ $6::tsquery LIMIT ${rowLimit}),
-       docs AS (SELECT h.id, sum(coalesce(array_length(u.positions, 1), 1))::float8 AS len
-                FROM hits h, unnest(h.fts) u GROUP BY h.id),
-       tf AS (SELECT h.id, q.idf, coalesce(array_length(u.positions, 1), 1)::float8 AS f
-              FROM hits h, unnest(h.fts) u JOIN unnest($7::text[], $8::float8[]) AS q(term, idf) ON q.term = u.lexeme),
-       average AS (SELECT coalesce(nullif(avg(len), 0), 1) AS len FROM docs)
-       SELECT d.id, sum(tf.idf * (tf.f * ($9::float8 + 1))
-                        / (tf.f + $9::float8 * (1 - $10::float8 + $10::float8 * d.len / average.len)))::float8 AS score
-       FROM docs d JOIN tf ON tf.id = d.id CROSS JOIN average
-       GROUP BY d.id ORDER BY score DESC, d.id LIMIT ${Math.max(1, Math.trunc(k))}`,
+       per AS (SELECT h.id, sum(coalesce(array_length(u.positions, 1), 1))::float8 AS len,
+                      array_agg(q.idf) FILTER (WHERE q.idf IS NOT NULL) AS idfs,
+                      array_agg(coalesce(array_length(u.positions, 1), 1)::float8) FILTER (WHERE q.idf IS NOT NULL) AS fs
+               FROM hits h CROSS JOIN LATERAL unnest(h.fts) u
+               LEFT JOIN unnest($7::text[], $8::float8[]) AS q(term, idf) ON q.term = u.lexeme
+               GROUP BY h.id),
+       average AS (SELECT coalesce(nullif(avg(len), 0), 1) AS len FROM per)
+       SELECT p.id, (SELECT sum(x.idf * (x.f * ($9::float8 + 1))
+                                / (x.f + $9::float8 * (1 - $10::float8 + $10::float8 * p.len / a.len)))
+                     FROM unnest(p.idfs, p.fs) AS x(idf, f))::float8 AS score
+       FROM per p CROSS JOIN average a
+       ORDER BY score DESC NULLS LAST, p.id LIMIT ${Math.max(1, Math.trunc(k))}`,
       [...params, anyOf(select), score.map((t) => t.term), score.map((t) => t.idf), bm25.k1, bm25.b],
     );
-    return rows.filter((r) => r.score > 0).map((r) => ({ id: r.id, score: r.score }));
+    return rows.flatMap((r) => (r.score !== null && r.score > 0 ? [{ id: r.id, score: r.score }] : []));
   }
 
   /**
