@@ -38,12 +38,24 @@ interface OpenedParts {
 
 /** The Postgres tier's per-bank vector indexes; a failed build is logged (recalls of the bank scan exactly meanwhile). */
 function bankIndexes(db: Database, log: Logger): BankIndexes {
-  return new BankIndexes(db, (tenant, bankId, error) =>
-    log.warn(
-      `building the vector index of bank ${JSON.stringify(bankId)} (tenant ${tenant}) failed (${error.message}); ` +
-        'its recalls scan every vector until a later recall builds it',
-    ),
-  );
+  const bank = (tenant: string, bankId: string) => `bank ${JSON.stringify(bankId)} (tenant ${tenant})`;
+  return new BankIndexes(db, {
+    building: (tenant, bankId) => {
+      if (db.kind === 'external') log.info(`building the vector index of ${bank(tenant, bankId)} concurrently`);
+      else
+        log.warn(
+          `building the vector index of ${bank(tenant, bankId)} for the Postgres tier: the embedded database ` +
+            'answers nothing else until it ends (minutes for a large bank); to avoid it, raise ' +
+            'MNEMOS_API_RECALL_CACHE_MIB until the bank fits in memory and leave ' +
+            'MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES unset, or use an external database',
+        );
+    },
+    failed: (tenant, bankId, error) =>
+      log.warn(
+        `building the vector index of ${bank(tenant, bankId)} failed (${error.message}); ` +
+          'its recalls scan every vector until a later recall builds it',
+      ),
+  });
 }
 
 /** Runs each hook in order, in the retain's transaction. */

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bankIndexName } from '../src/db/migrations/007_recall_index.js';
-import { bankIndexState } from '../src/db/recall-index.js';
+import { BankIndexes, bankIndexState } from '../src/db/recall-index.js';
 import type { RetainItem } from '../src/memory/retain.js';
 import { vectorLiteral } from '../src/memory/vector-literal.js';
 import { IndexArms } from '../src/recall/arms.js';
@@ -198,6 +198,21 @@ describe('the Postgres tier', () => {
     });
     const scans = plan.map((r) => r['QUERY PLAN']).filter((line) => line.includes(' Scan '));
     assert.match(scans.join('\n'), new RegExp(`Index Scan using ${bankIndexName('default', 'main')}`));
+  });
+
+  it('tells its owner when a build starts, once, and not for an index that is there', async () => {
+    const db = engine.engine.db;
+    const started: string[] = [];
+    const indexes = new BankIndexes(db, { building: (tenant, bankId) => started.push(`${tenant}/${bankId}`) });
+    indexes.request('default', 'announced');
+    indexes.request('default', 'announced');
+    await indexes.built('default', 'announced');
+    assert.equal(await bankIndexState(db, 'default', 'announced'), 'valid');
+    assert.deepEqual(started, ['default/announced']);
+    const again = new BankIndexes(db, { building: (tenant, bankId) => started.push(`${tenant}/${bankId}`) });
+    again.request('default', 'announced');
+    await again.built('default', 'announced');
+    assert.deepEqual(started, ['default/announced'], 'an index that exists is not built again');
   });
 
   it('never answers a memory of another bank, space or tenant', async () => {

@@ -25,7 +25,13 @@ export async function bankIndexState(
  * database is one connection that runs one statement at a time: there the build holds every other statement until it
  * ends (once per bank, when it grows past the tier's threshold).
  */
-export async function ensureBankIndex(db: Database, tenant: string, bankId: string): Promise<BankIndexOutcome> {
+export async function ensureBankIndex(
+  db: Database,
+  tenant: string,
+  bankId: string,
+  /** Hears that the build starts (after the checks that may make it unnecessary). */
+  onBuild: () => void = () => undefined,
+): Promise<BankIndexOutcome> {
   const concurrently = db.kind === 'external';
   const name = bankIndexName(tenant, bankId);
   return db.session(async (session) => {
@@ -36,12 +42,21 @@ export async function ensureBankIndex(db: Database, tenant: string, bankId: stri
       if (state === 'valid') return 'present';
       if (state === 'invalid')
         await session.query(`DROP INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF EXISTS ${name}`);
+      onBuild();
       await session.query(bankIndexSql(tenant, bankId, concurrently));
       return 'built';
     } finally {
       await session.query('SELECT pg_advisory_unlock(hashtext($1))', [name]);
     }
   });
+}
+
+/** What a bank's index build tells its owner. */
+export interface BankIndexEvents {
+  /** The build starts. */
+  building?: (tenant: string, bankId: string) => void;
+  /** The build failed (it is tried again at the bank's next recall). */
+  failed?: (tenant: string, bankId: string, error: Error) => void;
 }
 
 /** How long a bank's index, once seen valid, is taken to be there without asking the catalog again. */
@@ -58,8 +73,8 @@ export class BankIndexes {
 
   constructor(
     private readonly db: Database,
-    /** Hears a build that failed (it is tried again at the bank's next recall). */
-    private readonly onFailure: (tenant: string, bankId: string, error: Error) => void = () => undefined,
+    /** Hears a build that starts, and one that failed (it is tried again at the bank's next recall). */
+    private readonly events: BankIndexEvents = {},
   ) {}
 
   /** Starts building the bank's index when it has none (checked in the background too); answers at once. */
@@ -69,12 +84,15 @@ export class BankIndexes {
     if (this.building.has(key) || (seen !== undefined && Date.now() - seen < INDEX_RECHECK_MS)) return;
     const build = (async () => {
       if ((await bankIndexState(this.db, tenant, bankId)) === 'valid') this.seenValid.set(key, Date.now());
-      else if ((await ensureBankIndex(this.db, tenant, bankId)) !== 'building elsewhere') {
+      else if (
+        (await ensureBankIndex(this.db, tenant, bankId, () => this.events.building?.(tenant, bankId))) !==
+        'building elsewhere'
+      ) {
         this.seenValid.set(key, Date.now());
       }
     })()
       .catch((error: unknown) =>
-        this.onFailure(tenant, bankId, error instanceof Error ? error : new Error(String(error))),
+        this.events.failed?.(tenant, bankId, error instanceof Error ? error : new Error(String(error))),
       )
       .finally(() => this.building.delete(key));
     this.building.set(key, build);
