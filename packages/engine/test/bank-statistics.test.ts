@@ -9,10 +9,13 @@ import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 
 type Counts = Array<{ bank: string; term: string; n: number }>;
 
-/** The statistics as the writes keep them, zero counts left out (a term no memory holds any more). */
+/**
+ * The statistics as the writes keep them: every term row (one that reached zero must be gone: under encryption at rest
+ * a plaintext word must not stay behind), and the banks' sizes that are not zero (a bank may be empty).
+ */
 async function kept(db: Queryable): Promise<Counts> {
   return db.query(
-    `SELECT bank_id AS bank, term, memories::int AS n FROM bank_term_counts WHERE memories <> 0
+    `SELECT bank_id AS bank, term, memories::int AS n FROM bank_term_counts
      UNION ALL SELECT bank_id, '', memory_count::int FROM banks WHERE memory_count <> 0
      ORDER BY 1, 2`,
   );

@@ -141,9 +141,11 @@ export async function encryptExisting(
     if (done < batchSize) break;
   }
   if (encrypted > 0) {
-    // Old row versions hold the plaintext until the table is rewritten; so may old versions of pg_statistic rows
-    // (statistics gathered before migration 004), which only a superuser may rewrite.
+    // Old row versions hold the plaintext until the table is rewritten (the memories, and the keyword statistics that
+    // counted their words); so may old versions of pg_statistic rows (statistics gathered before migration 004), which
+    // only a superuser may rewrite.
     await db.exec('VACUUM FULL memories');
+    await db.exec('VACUUM FULL bank_term_counts');
     await db.exec('VACUUM FULL pg_statistic').catch(() => undefined);
     await db.exec('CHECKPOINT').catch(() => undefined);
   }

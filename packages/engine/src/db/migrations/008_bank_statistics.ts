@@ -7,12 +7,15 @@
  *
  * Statement triggers with transition tables keep them: one grouped upsert per statement, whatever the number of rows.
  * A bank's changes already hold its row lock until commit (migration 005), so two writers of one bank never update
- * its counts in an order that could deadlock. Decrements only update: the counts of a bank deleted first (its row,
- * then its memories) are gone with it, and nothing inserts them again.
+ * its counts in an order that could deadlock. Decrements never insert: the counts of a bank deleted first (its row,
+ * then its memories) are gone with it, and nothing inserts them again. A term no memory holds any more is deleted, not
+ * kept at zero: the terms are the keyword index's (english lexemes, or the bank's keyed tokens under encryption at
+ * rest), and a plaintext database encrypted in place must keep none of its words.
  */
 /**
  * The statement that applies a statement's changed rows, given as `changed` (tenant, bank_id, fts, sign): +1 for a row
  * that arrived and -1 for one that went; what cancels out (an update that kept the bank and the text) writes nothing.
+ * Its parts see one snapshot, so the decrement and the delete of a term that reaches zero touch different rows.
  */
 function applyChanges(changed: string): string {
   return `WITH changed AS (${changed}),
@@ -28,6 +31,12 @@ function applyChanges(changed: string): string {
   removed AS (
     UPDATE bank_term_counts t SET memories = t.memories + d.delta
     FROM terms d WHERE d.delta < 0 AND t.tenant = d.tenant AND t.bank_id = d.bank_id AND t.term = d.term
+      AND t.memories + d.delta > 0
+  ),
+  emptied AS (
+    DELETE FROM bank_term_counts t
+    USING terms d WHERE d.delta < 0 AND t.tenant = d.tenant AND t.bank_id = d.bank_id AND t.term = d.term
+      AND t.memories + d.delta <= 0
   )
   UPDATE banks b SET memory_count = b.memory_count + s.delta
   FROM (SELECT tenant, bank_id, sum(sign) AS delta FROM changed GROUP BY 1, 2 HAVING sum(sign) <> 0) s
