@@ -51,19 +51,30 @@ export function derivedParts(turnCount: number, k: number): { turn: number; othe
   return { turn: k % turnCount, other: round === 0 ? undefined : (k * ROUND_STRIDE + round) % turnCount };
 }
 
-/** Texts per second the model embeds `texts` at, in the given batches (one pass; lists of indices into `texts`). */
-export async function embedRate(
+/** One pass of `model` over `texts` in `batches` (lists of indices): wall seconds and this process's CPU milliseconds. */
+export async function embedPass(
   model: Embedder,
   texts: readonly string[],
   batches: readonly number[][],
-): Promise<number> {
+): Promise<{ seconds: number; cpuMs: number }> {
+  const cpu = process.cpuUsage();
   const started = performance.now();
   for (const batch of batches)
     await model.embed(
       batch.map((i) => texts[i]!),
       'document',
     );
-  return texts.length / ((performance.now() - started) / 1000);
+  const used = process.cpuUsage(cpu);
+  return { seconds: (performance.now() - started) / 1000, cpuMs: (used.user + used.system) / 1000 };
+}
+
+/** Texts per second the model embeds `texts` at, in the given batches (one pass; lists of indices into `texts`). */
+export async function embedRate(
+  model: Embedder,
+  texts: readonly string[],
+  batches: readonly number[][],
+): Promise<number> {
+  return texts.length / (await embedPass(model, texts, batches)).seconds;
 }
 
 /** Batches of `size` texts in the given order. */

@@ -5,7 +5,7 @@ import { BATCH_TOKENS } from '../src/embeddings/batcher.js';
 import type { Embedder } from '../src/embeddings/embedder.js';
 import { createLocalEmbedder } from '../src/embeddings/local.js';
 import { benchModelDir } from './local-model.js';
-import { batchesByLength, batchesInOrder, loadLocomoText } from './locomo-text.js';
+import { batchesByLength, batchesInOrder, embedPass, loadLocomoText } from './locomo-text.js';
 import { memoryText, queryText, rng } from './synthetic.js';
 
 /**
@@ -26,16 +26,8 @@ const TURNS = 512;
 
 /** Wall and CPU milliseconds per text of one pass over `texts` in `batches` (lists of indices). */
 async function cost(embedder: Embedder, texts: readonly string[], batches: readonly number[][]) {
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  for (const batch of batches)
-    await embedder.embed(
-      batch.map((i) => texts[i]!),
-      'document',
-    );
-  const wall = (performance.now() - started) / texts.length;
-  const used = process.cpuUsage(cpu);
-  return { wall, cpu: (used.user + used.system) / 1000 / texts.length };
+  const { seconds, cpuMs } = await embedPass(embedder, texts, batches);
+  return { wall: (1000 * seconds) / texts.length, cpu: cpuMs / texts.length };
 }
 
 async function main() {
@@ -68,7 +60,7 @@ async function main() {
       }
       const ways: Array<[string, number[][]]> = [
         ['32', batchesInOrder(turns.length, 32)],
-        [`<=${BATCH_TOKENS} tok`, batchesByLength(turns, BATCH_TOKENS)],
+        [`<=${BATCH_TOKENS.document} tok`, batchesByLength(turns, BATCH_TOKENS.document)],
       ];
       for (const [name, batches] of ways) {
         await embedder.embed(

@@ -6,15 +6,23 @@ export function rssMiB(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRS
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
 }
 
-/** CPU seconds a process has used so far: its main thread, and all its other threads (the model's and the database's). */
-export function threadCpuSeconds(pid: number | undefined): { main: number; others: number } {
-  const out = { main: 0, others: 0 };
+/** CPU seconds each thread of a process has used so far, by thread id (the main thread's id is the process id). */
+export function perThreadCpuSeconds(pid: number | undefined): Map<number, number> {
+  const out = new Map<number, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
     // utime and stime are fields 14 and 15; the command name before them is in parentheses and may hold spaces.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
-    if (Number(tid) === pid) out.main += seconds;
+    out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / 100);
+  }
+  return out;
+}
+
+/** CPU seconds a process has used so far: its main thread, and all its other threads (the model's and the database's). */
+export function threadCpuSeconds(pid: number | undefined): { main: number; others: number } {
+  const out = { main: 0, others: 0 };
+  for (const [tid, seconds] of perThreadCpuSeconds(pid)) {
+    if (tid === pid) out.main += seconds;
     else out.others += seconds;
   }
   return out;

@@ -7,6 +7,7 @@ import { benchModelDir, benchModelDtype } from './local-model.js';
 import { bestModelRate, derivedMemory, loadLocomoText } from './locomo-text.js';
 import { memoryText, queryText, rng } from './synthetic.js';
 import { JsonClient } from './http-json.js';
+import { retainTurnsInSessions } from './locomo-retain.js';
 import { machineTicks, rssMiB, threadCpuSeconds } from './process-stats.js';
 import { ms, percentile } from './stats.js';
 
@@ -97,20 +98,8 @@ async function main() {
     // Retain throughput on LoCoMo turns (a session's turns per request, 32 at most, two requests in flight), next to
     // the model alone on the same texts in its best batching, measured in this process while the engine is idle.
     const turns = locomo.turns.slice(100, 100 + LOCOMO_TURNS);
-    const t1 = performance.now();
-    const sessions: Array<Promise<unknown>> = [];
-    for (let i = 0; i < turns.length; i += 32) {
-      const items = turns.slice(i, i + 32).map((content) => ({ content }));
-      counter += items.length;
-      sessions.push(
-        post(`${base}/locomo/memories`, { items }).then((a) => {
-          if (a.status !== 200) throw new Error(`retain failed: ${JSON.stringify(a.json)}`);
-        }),
-      );
-      if (sessions.length >= 2) await sessions.shift();
-    }
-    await Promise.all(sessions);
-    const locomoRate = turns.length / ((performance.now() - t1) / 1000);
+    counter += turns.length;
+    const locomoRate = await retainTurnsInSessions(post, `${base}/locomo/memories`, turns);
     const alone = await bestModelRate(floorModel, turns);
     line(`Retain throughput, ${turns.length} LoCoMo turns`, `${locomoRate.toFixed(1)} memories/s`, '', undefined);
     const aloneRate = `${alone.rate.toFixed(1)} texts/s`;

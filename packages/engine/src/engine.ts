@@ -5,7 +5,7 @@ import { openDatabase } from './db/open.js';
 import { BankIndexes } from './db/recall-index.js';
 import type { BodyCodec } from './crypto/codec.js';
 import { openBodyCodec } from './crypto/setup.js';
-import { BATCH_TOKENS, createEmbedder, MicroBatcher } from './embeddings/index.js';
+import { BATCH_TOKENS, createEmbedder, MicroBatcher, paddedTokens } from './embeddings/index.js';
 import { createJobQueue } from './jobs/index.js';
 import type { JobQueue } from './jobs/queue.js';
 import { openLlm, type OpenedLlm } from './llm/index.js';
@@ -197,9 +197,11 @@ export class Engine {
       const embedder = new MicroBatcher(
         model,
         BATCH_TOKENS,
-        (size, seconds) => {
+        (size, seconds, tokens) => {
           metrics.embeddingBatch.observe(size);
           metrics.embeddingSeconds.observe(seconds);
+          metrics.embeddingTokens.inc(tokens.reduce((sum, n) => sum + n, 0));
+          metrics.embeddingPaddedTokens.inc(paddedTokens(tokens));
         },
         2,
       );

@@ -39,6 +39,16 @@ export class EngineMetrics {
     buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
     registers: [this.registry],
   });
+  readonly embeddingTokens = new Counter({
+    name: 'mnemos_embedding_tokens_total',
+    help: 'Tokens of the texts sent to the embedding model (estimated; the model adds its two marker tokens)',
+    registers: [this.registry],
+  });
+  readonly embeddingPaddedTokens = new Counter({
+    name: 'mnemos_embedding_padded_tokens_total',
+    help: 'Tokens the embedding model ran: per batch, its size times its longest text (the rest is padding)',
+    registers: [this.registry],
+  });
   readonly queueDepth = new Gauge({
     name: 'mnemos_queue_depth',
     help: 'Pending work: embedding texts waiting and background jobs queued',

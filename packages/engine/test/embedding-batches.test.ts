@@ -56,13 +56,26 @@ describe('grouping texts by token length', () => {
     const lengths = locomoTurns().map(estimateModelTokens);
     let arrival = 0;
     for (let i = 0; i < lengths.length; i += 32) arrival += paddedTokens(lengths.slice(i, i + 32));
-    const grouped = groupByLength(lengths, BATCH_TOKENS)
+    const grouped = groupByLength(lengths, BATCH_TOKENS.document)
       .map((group) => paddedTokens(group.map((i) => lengths[i]!)))
       .reduce((a, b) => a + b, 0);
     const real = lengths.reduce((a, b) => a + b, 0);
     // Arrival order pads LoCoMo turns to about twice their tokens; length groups stay close to the real count.
     assert.ok(arrival > 1.6 * real, `arrival-order batches ${arrival} against ${real} real tokens`);
     assert.ok(grouped < 1.15 * real, `length groups ${grouped} against ${real} real tokens`);
+  });
+
+  it("cuts one retain request's turns (32, as a session comes) into groups that pad them by under a tenth", () => {
+    // The batcher often sees one request's texts alone; a large cap would leave a sixth of the model's work on padding.
+    const lengths = locomoTurns().map(estimateModelTokens);
+    let padded = 0;
+    for (let start = 0; start < lengths.length; start += 32) {
+      const request = lengths.slice(start, start + 32);
+      for (const group of groupByLength(request, BATCH_TOKENS.document))
+        padded += paddedTokens(group.map((i) => request[i]!));
+    }
+    const real = lengths.reduce((a, b) => a + b, 0);
+    assert.ok(padded < 1.1 * real, `per-request groups ${padded} against ${real} real tokens`);
   });
 
   it("estimates the model's own token count closely, and caps it at what the model reads", async () => {
@@ -105,7 +118,7 @@ describe('micro-batcher grouping by token length', () => {
     const { inner, batches, answerNext } = heldEmbedder();
     // A text "n:xxx" is n (its vector) and as many tokens as it has x.
     const tokens = (text: string) => text.split(':')[1]!.length;
-    const batcher = new MicroBatcher(inner, 64, undefined, 1, tokens);
+    const batcher = new MicroBatcher(inner, { query: 64, document: 64 }, undefined, 1, tokens);
     const text = (id: number, length: number) => `${id}:${'x'.repeat(length)}`;
     const first = batcher.embed([text(1, 4)], 'document');
     // The model is idle, so the first text left alone; these queue behind it.
@@ -129,6 +142,29 @@ describe('micro-batcher grouping by token length', () => {
     assert.equal(batcher.queueDepth, 0);
   });
 
+  it('caps query batches and document batches each by their own padded tokens', async () => {
+    const { inner, batches, answerNext } = heldEmbedder();
+    const tokens = (text: string) => text.split(':')[1]!.length;
+    const batcher = new MicroBatcher(inner, { query: 32, document: 8 }, undefined, 1, tokens);
+    const busy = batcher.embed(['0:xx'], 'document');
+    const documents = batcher.embed(
+      Array.from({ length: 8 }, (_, i) => `${i}:xx`),
+      'document',
+    );
+    const queries = batcher.embed(
+      Array.from({ length: 8 }, (_, i) => `${i}:xx`),
+      'query',
+    );
+    while (batches.length < 4) await answerNext();
+    // Queries leave first, eight of two tokens within 32; documents go four of two tokens at a time within 8.
+    assert.deepEqual(
+      batches.map((b) => b.length),
+      [1, 8, 4, 4],
+    );
+    await answerNext();
+    assert.equal((await Promise.all([busy, documents, queries])).flat().length, 17);
+  });
+
   it("counts a bulk retain's texts a window at a time, not all at once", async () => {
     const { inner, batches, answerNext } = heldEmbedder();
     let counted = 0;
@@ -136,7 +172,7 @@ describe('micro-batcher grouping by token length', () => {
       counted++;
       return text.split(':')[1]!.length;
     };
-    const batcher = new MicroBatcher(inner, 64, undefined, 1, tokens);
+    const batcher = new MicroBatcher(inner, { query: 64, document: 64 }, undefined, 1, tokens);
     const all = batcher.embed(
       Array.from({ length: 5_000 }, (_, i) => `${i}:xxxx`),
       'document',
@@ -159,7 +195,7 @@ describe('micro-batcher grouping by token length', () => {
     const model = await createLocalEmbedder(options);
     try {
       const turns = locomoTurns().slice(0, 48);
-      const batcher = new MicroBatcher(model, 512, undefined, 2);
+      const batcher = new MicroBatcher(model, BATCH_TOKENS, undefined, 2);
       const callers = [turns.slice(0, 20), turns.slice(20, 21), turns.slice(21, 48)];
       const answers = await Promise.all(callers.map((texts) => batcher.embed(texts, 'document')));
       const expected = await model.embed(turns, 'document');

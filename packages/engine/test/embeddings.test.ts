@@ -107,7 +107,7 @@ describe('micro-batcher', () => {
       },
       async close() {},
     };
-    const batcher = new MicroBatcher(inner, 8, undefined, 1, oneToken);
+    const batcher = new MicroBatcher(inner, { query: 8, document: 8 }, undefined, 1, oneToken);
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, i) => batcher.embed(['x'.repeat(i + 1)], 'document')),
     );
@@ -138,7 +138,7 @@ describe('micro-batcher', () => {
       },
       async close() {},
     };
-    const batcher = new MicroBatcher(inner, 8, undefined, 2, oneToken);
+    const batcher = new MicroBatcher(inner, { query: 8, document: 8 }, undefined, 2, oneToken);
     const answers = await Promise.all(
       Array.from({ length: 12 }, (_, i) => batcher.embed(['x'.repeat(i + 1)], 'query')),
     );
@@ -166,7 +166,7 @@ describe('micro-batcher', () => {
       },
       async close() {},
     };
-    const batcher = new MicroBatcher(inner, 4, undefined, 1, oneToken);
+    const batcher = new MicroBatcher(inner, { query: 4, document: 4 }, undefined, 1, oneToken);
     await Promise.all([
       batcher.embed(['d1'], 'document'),
       batcher.embed(['d2', 'd3'], 'document'),

@@ -380,6 +380,10 @@ describe('service endpoints', () => {
     const metrics = await fetch(`${base()}/metrics`).then((r) => r.text());
     assert.match(metrics, /mnemos_http_request_duration_seconds_bucket/);
     assert.match(metrics, /mnemos_operations_total\{operation="recall"\}/);
+    // The tokens sent to the model, and what they became once each batch was padded to its longest text.
+    const counter = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1]);
+    assert.ok(counter('mnemos_embedding_tokens_total') > 0, 'tokens embedded');
+    assert.ok(counter('mnemos_embedding_padded_tokens_total') >= counter('mnemos_embedding_tokens_total'));
     const doc = await call<{ openapi: string; paths: Record<string, Record<string, { operationId?: string }>> }>(
       base(),
       'GET',

@@ -10,16 +10,25 @@ interface Pending {
 }
 
 export interface BatchObserver {
-  (batchSize: number, seconds: number): void;
+  /** `tokens`: each text's token length as the batcher counted it (the model pads every text to the longest). */
+  (batchSize: number, seconds: number, tokens: readonly number[]): void;
 }
 
+/** What a text is embedded as: a recall query or a stored document. */
+export type EmbeddingKind = 'query' | 'document';
+
+/** Padded tokens (texts times the longest text's tokens) one batch may hold, per kind of text. */
+export type BatchTokenCaps = Readonly<Record<EmbeddingKind, number>>;
+
 /**
- * Padded tokens per batch (texts times the longest text's tokens) the engine's batcher sends at most. The local model's
- * cost is about proportional to padded tokens once a batch holds a few texts, so a small cap costs nothing in
- * throughput, and it cuts the few texts waiting at a time (a retain request or two) into tighter length groups than a
- * large one would.
+ * Padded tokens per batch the engine's batcher sends at most. The local model's CPU per text follows the padded
+ * tokens, not the batch size: on LoCoMo turns, batches of two or three texts of nearly equal length cost no more per
+ * text than batches of ten (docs/benchmarks.md, "Retain on real text against the model alone"). So documents get a
+ * small cap: the one or two retain requests waiting at a time are cut into tight length groups, and padding falls from
+ * about a sixth of the model's work to a few percent. Queries are short and alike in length, so they pad little
+ * whatever the cap; theirs stays large so that a burst of recalls shares few batches.
  */
-export const BATCH_TOKENS = 512;
+export const BATCH_TOKENS: BatchTokenCaps = { query: 512, document: 128 };
 
 /**
  * How many of the oldest waiting texts are grouped at once. Texts are counted only when they enter this window, so a
@@ -43,12 +52,12 @@ const GROUPING_WINDOW = 128;
  * the model idle and queries waited.
  */
 export class MicroBatcher implements Embedder {
-  private readonly queues: Record<'query' | 'document', Pending[]> = { query: [], document: [] };
+  private readonly queues: Record<EmbeddingKind, Pending[]> = { query: [], document: [] };
   private inFlight = 0;
 
   constructor(
     private readonly inner: Embedder,
-    private readonly maxTokens = BATCH_TOKENS,
+    private readonly maxTokens: BatchTokenCaps = BATCH_TOKENS,
     private readonly observe: BatchObserver = () => undefined,
     private readonly maxInFlight = 1,
     private readonly tokenLength: (text: string) => number = estimateModelTokens,
@@ -66,7 +75,7 @@ export class MicroBatcher implements Embedder {
     return this.queues.query.length + this.queues.document.length;
   }
 
-  embed(texts: readonly string[], kind: 'query' | 'document'): Promise<Float32Array[]> {
+  embed(texts: readonly string[], kind: EmbeddingKind): Promise<Float32Array[]> {
     const promises = texts.map(
       (text) => new Promise<Float32Array>((resolve, reject) => this.queues[kind].push({ text, resolve, reject })),
     );
@@ -80,11 +89,11 @@ export class MicroBatcher implements Embedder {
       const kind = this.queues.query.length > 0 ? 'query' : 'document';
       const queue = this.queues[kind];
       if (queue.length === 0) return;
-      this.send(takeNextBatch(queue, this.maxTokens, this.tokenLength), kind);
+      this.send(takeNextBatch(queue, this.maxTokens[kind], this.tokenLength), kind);
     }
   }
 
-  private send(batch: Pending[], kind: 'query' | 'document'): void {
+  private send(batch: Pending[], kind: EmbeddingKind): void {
     this.inFlight++;
     const started = performance.now();
     this.inner
@@ -94,7 +103,11 @@ export class MicroBatcher implements Embedder {
       )
       .then(
         (vectors) => {
-          this.observe(batch.length, (performance.now() - started) / 1000);
+          this.observe(
+            batch.length,
+            (performance.now() - started) / 1000,
+            batch.map((p) => p.tokens ?? this.tokenLength(p.text)),
+          );
           batch.forEach((p, i) => p.resolve(vectors[i]!));
         },
         (error: unknown) => batch.forEach((p) => p.reject(error)),

@@ -7,6 +7,7 @@ import { createThreadedLocalEmbedder } from './threaded.js';
 
 export type { Embedder } from './embedder.js';
 export { BATCH_TOKENS, MicroBatcher } from './batcher.js';
+export { paddedTokens } from './length-groups.js';
 export type { StartupProgress } from './acquire.js';
 
 /**
