@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { binaryVectorSql, vectorFromBase64 } from '../src/db/vector-copy.js';
 import { parseTsvector, parseTsvectorByPattern } from '../src/keywords/tsvector.js';
+import { roundHalfUp } from '../src/vectors/int16-matrix.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 
@@ -126,5 +127,17 @@ describe('the tsvector scan', () => {
       assert.deepEqual([...scanned.terms], [...matched.terms], text);
       assert.equal(scanned.length, matched.length, text);
     }
+  });
+});
+
+describe('the quantization rounding', () => {
+  it('rounds every value as Math.round does, halves and the doubles next to them included', () => {
+    const values = [0.49999999999999994, -0.49999999999999994, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, -0.4, -1e-300, 1e-300];
+    for (let k = -32768; k <= 32767; k += 7) values.push(k, k + 0.5, k + 0.5 - 2 ** -40, k + 0.5 + 2 ** -40, k - 1e-9);
+    let seed = 7;
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    for (let i = 0; i < 100_000; i++)
+      values.push((random() - 0.5) * 65534, (random() - 0.5) * 2 ** -Math.floor(random() * 60));
+    for (const x of values) assert.equal(roundHalfUp(x) + 0, Math.round(x) + 0, String(x));
   });
 });
