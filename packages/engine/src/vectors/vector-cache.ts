@@ -303,18 +303,28 @@ export class VectorCache {
   /**
    * Reads the changes after the copy's number through a cursor, a page at a time (all of them for a new copy): one
    * snapshot, but neither the database (whose WebAssembly heap never shrinks, when embedded) nor this process ever
-   * holds every row at once (docs/benchmarks.md). Answers the log state read, if the bank exists.
+   * holds every row at once (docs/benchmarks.md). The next page is asked for before this one is applied, so the
+   * database produces it (on its own thread, when embedded) while this thread indexes the rows. Answers the log state
+   * read, if the bank exists.
    */
   private readPaged(db: Database, bank: BankVectors, tenant: string, bankId: string): Promise<LogState | undefined> {
     return db.transaction(async (tx) => {
       await tx.query(`DECLARE mnemos_bank_sync NO SCROLL CURSOR FOR ${syncSql()}`, [tenant, bankId, bank.changeSeq]);
+      const fetchPage = () => tx.query<DeltaRow>(`FETCH ${this.loadPage} FROM mnemos_bank_sync`);
+      let next: Promise<DeltaRow[]> | undefined = fetchPage();
       let log: LogState | undefined;
-      for (;;) {
-        // A stopping engine does not wait for a large bank to finish loading (a container gets a few seconds).
-        if (this.stopping) throw new Error('the engine is stopping; the bank index was not loaded');
-        const rows = await tx.query<DeltaRow>(`FETCH ${this.loadPage} FROM mnemos_bank_sync`);
-        log = (await apply(this.reader, tx, bank, tenant, rows)) ?? log;
-        if (rows.length < this.loadPage) break;
+      try {
+        while (next) {
+          const rows: DeltaRow[] = await next;
+          next = rows.length < this.loadPage ? undefined : fetchPage();
+          // A stopping engine does not wait for a large bank to finish loading (a container gets a few seconds).
+          if (this.stopping) throw new Error('the engine is stopping; the bank index was not loaded');
+          log = (await apply(this.reader, tx, bank, tenant, rows)) ?? log;
+        }
+      } catch (error) {
+        // The page asked for ahead is not read: its outcome (rows, or the same failure) is dropped.
+        await next?.catch(() => undefined);
+        throw error;
       }
       await tx.query('CLOSE mnemos_bank_sync');
       return log;
