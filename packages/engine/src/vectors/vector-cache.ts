@@ -96,8 +96,11 @@ interface BankSync {
 
 /** The cache's bound when none is set: 512 MiB. */
 export const DEFAULT_CACHE_BYTES = 512 * 1024 * 1024;
-/** Banks up to this size load within a recall (about a second); larger ones load in the background. */
-export const QUICK_LOAD_MEMORIES = 5_000;
+/**
+ * Banks up to this size load within a recall (about a second: a load takes about 70 us of CPU a memory, see
+ * `npm run bench:cold-load`); larger ones load in the background.
+ */
+export const QUICK_LOAD_MEMORIES = 15_000;
 
 /**
  * Semantic search over in-memory copies of each bank's vectors. Before every search the copy is brought up to date
