@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadEngineConfig } from '../src/config/load.js';
@@ -78,7 +78,7 @@ async function fill(engine: Engine, total: number): Promise<void> {
 }
 
 /** What the copy holds, summed: equal for two loads of the same rows, and different when a vector or term is not. */
-function fingerprint(cache: VectorCache, engine: Engine, bank: Awaited<ReturnType<VectorCache['banks']>>[number]) {
+function fingerprint(engine: Engine, bank: Awaited<ReturnType<VectorCache['banks']>>[number]) {
   const probe = normalize(Float32Array.from({ length: engine.embedder.dimension }, (_, i) => Math.sin(i + 1)));
   let cosines = 0;
   let lengths = 0;
@@ -117,12 +117,12 @@ async function main(): Promise<void> {
       console.log(
         `load ${i + 1}: ${bank!.size} memories, CPU ${cpuSeconds.toFixed(2)} s ` +
           `(${((cpuSeconds * 1e6) / bank!.size).toFixed(0)} us a memory), wall ${wall.toFixed(2)} s; ` +
-          fingerprint(cache, engine, bank!),
+          fingerprint(engine, bank!),
       );
     }
   } finally {
     await engine.close();
-    if (kept === undefined || !existsSync(home)) rmSync(home, { recursive: true, force: true });
+    if (kept === undefined) rmSync(home, { recursive: true, force: true });
   }
 }
 
