@@ -1,7 +1,7 @@
 // The bank change log against a real PostgreSQL server: two engines (each its own connection pool, memory store and
 // bank index cache) on one database, while a transaction stays open in another database of the same server. This
-// server has no pgvector and the path under test only stores vectors and reads them back as text, so the test database
-// defines `vector` as a text domain; every other part (the migrations, triggers, the store's write paths, the cache's
+// server has no pgvector and the path under test only stores vectors and reads them back, so the test database defines
+// `vector` as a text domain and pgvector's binary send function over it (TEXT_VECTOR_SQL); every other part (the migrations, triggers, the store's write paths, the cache's
 // synchronisation and the tombstone pruning) is the engine's own.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -18,6 +18,15 @@ import { VectorCache } from '../src/vectors/vector-cache.js';
 import { createScratchDatabase, waitFor, type ScratchDatabase } from './helpers/postgres-server.js';
 
 const DIMENSION = 8;
+/**
+ * `vector` as a text domain ('[1,2,3]'), and `vector_send` giving pgvector's binary form of it (int16 dimension, int16
+ * unused, then the float4s, all big-endian), which the bank copy reads.
+ */
+const TEXT_VECTOR_SQL = `CREATE DOMAIN vector AS text;
+  CREATE FUNCTION vector_send(v vector) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
+    SELECT int2send(count(*)::int2) || int2send(0::int2) || string_agg(float4send(x), ''::bytea ORDER BY i)
+    FROM unnest(string_to_array(btrim(v, '[]'), ',')::float4[]) WITH ORDINALITY AS u(x, i)
+  $$`;
 const TENANT = 'default';
 let scratch: ScratchDatabase;
 let elsewhere: ScratchDatabase;
@@ -117,7 +126,7 @@ function counting(db: Database): { db: Database; reads: Array<{ rows: number; go
 before(async () => {
   scratch = await createScratchDatabase('mnemos_changelog');
   elsewhere = await createScratchDatabase('mnemos_changelog_other');
-  await scratch.admin('CREATE DOMAIN vector AS text');
+  await scratch.admin(TEXT_VECTOR_SQL);
   for (const m of migrations) await scratch.admin(m.sql);
   await scratch.admin('ALTER TABLE memories ADD COLUMN embedding vector');
   // A long write transaction in another database of the same server: it has a transaction id and stays open.
@@ -390,7 +399,7 @@ describe('the bank change log, two engines, a transaction held open in another d
     const db = await openExternalDatabase(legacy.url, { poolSize: 2, statementTimeoutMs: 0 });
     opened.push(db);
     try {
-      await legacy.admin('CREATE DOMAIN vector AS text');
+      await legacy.admin(TEXT_VECTOR_SQL);
       for (const m of migrations.filter((m) => m.version < 5)) await legacy.admin(m.sql);
       await legacy.admin('ALTER TABLE memories ADD COLUMN embedding vector');
       const insert = `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding)

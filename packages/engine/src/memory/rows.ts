@@ -5,7 +5,6 @@ import type { Memory, MemoryType } from './types.js';
 /** Columns read for a memory; `body_enc` is there for encryption at rest. */
 export const MEMORY_COLUMNS = `id, bank_id, space, type, text, context, metadata, body_enc, tags, entities, document_id,
   source_id, occurred_at, created_at, updated_at, state, superseded_by, valid_to`;
-export const MEMORY_COLUMN_COUNT = MEMORY_COLUMNS.split(',').length;
 
 export interface MemoryRow {
   id: string;

@@ -1,5 +1,6 @@
 import type { Memory } from '../memory/types.js';
 import { MEMORY_COLUMNS, type MemoryRow } from '../memory/rows.js';
+import { binaryVectorSql } from '../db/vector-copy.js';
 import type { VectorRowMeta } from './bank-vectors.js';
 
 /** A memory row as the bank indexes read it: every memory column plus what recall ranks by. */
@@ -9,6 +10,7 @@ export interface IndexedRow extends MemoryRow {
   occurred_ms: string | number | null;
   fts: string | null;
   token_count: number | null;
+  /** The vector's text form, or binaryVectorSql's text when read with INDEXED_JSON_COLUMNS. */
   embedding: string | null;
 }
 
@@ -37,4 +39,27 @@ export function indexedRowMeta(row: IndexedRow, memory: Memory, keywordLength: n
     // Set here so every row has the same shape; filled by the first recall that considers the memory.
     nearCopySignature: undefined,
   };
+}
+
+/**
+ * The select list of an IndexedRow for reading each row as one JSON text (`to_json(alias)::text` over a subquery of
+ * `memories` aliased `alias` that selects these; see indexedRowFromJson). A whole bank's load reads every row: as ~25
+ * columns, the embedded database's client slices, decodes and parses each field in JavaScript on its thread and
+ * clones the row object to this one; as one text, that is one string, parsed here by the native JSON parser. The
+ * vector comes in binary (binaryVectorSql).
+ */
+export const INDEXED_JSON_COLUMNS = `${MEMORY_COLUMNS}, batch_id::text AS batch_id, seq,
+  (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms, fts::text AS fts, token_count,
+  ${binaryVectorSql('embedding')} AS embedding`;
+
+/** A row of INDEXED_JSON_COLUMNS as JSON: bytea comes as `\\x` and hex digits. */
+interface JsonIndexedRow extends Omit<IndexedRow, 'body_enc'> {
+  body_enc: string | Uint8Array | null;
+}
+
+/** A row of INDEXED_JSON_COLUMNS read as one JSON text; its `embedding` is binaryVectorSql's text. */
+export function indexedRowFromJson(text: string): IndexedRow {
+  const row = JSON.parse(text) as JsonIndexedRow;
+  if (typeof row.body_enc === 'string') row.body_enc = Buffer.from(row.body_enc.slice(2), 'hex');
+  return row as IndexedRow;
 }

@@ -1,13 +1,19 @@
 import type { Database, Queryable } from '../db/database.js';
+import { vectorFromBase64 } from '../db/vector-copy.js';
 import { BankVectors } from './bank-vectors.js';
-import { indexedRowMeta, type IndexedRow } from './indexed-row.js';
+import { INDEXED_JSON_COLUMNS, indexedRowFromJson, indexedRowMeta } from './indexed-row.js';
 import { parseTsvector } from '../keywords/tsvector.js';
-import { MEMORY_COLUMNS, MEMORY_COLUMN_COUNT, type MemoryReader } from '../memory/rows.js';
+import type { MemoryReader } from '../memory/rows.js';
 
-/** One row of the synchronisation query: a changed memory (all its columns), a tombstone, or the bank's log state. */
-interface DeltaRow extends IndexedRow {
+/**
+ * One row of the synchronisation query: a changed memory (`row`: all its columns as one JSON text, see
+ * indexedRowFromJson), a tombstone (`id`), or the bank's log state.
+ */
+interface DeltaRow {
   kind: 'row' | 'gone' | 'snap';
-  /** The change number of the row or tombstone; on the 'snap' row, the bank's latest. */
+  row: string | null;
+  id: string | null;
+  /** On the 'gone' row, the tombstone's change number; on the 'snap' row, the bank's latest. */
   version: string | null;
   log_id: string | null;
   pruned_to: string | null;
@@ -28,7 +34,7 @@ async function apply(
   tenant: string,
   rows: readonly DeltaRow[],
 ): Promise<LogState | undefined> {
-  const changed = rows.filter((row) => row.kind === 'row');
+  const changed = rows.flatMap((row) => (row.kind === 'row' ? [indexedRowFromJson(row.row!)] : []));
   // Bodies are opened (decrypted under encryption at rest) once here, so recall never reads them again. A row that
   // fails to open (tampered, moved) is dropped: it must never be returned.
   const memories = new Map((await reader.open(db, tenant, changed)).map((m) => [m.id, m]));
@@ -40,11 +46,11 @@ async function apply(
     }
     const keywords = parseTsvector(row.fts ?? '');
     const meta = indexedRowMeta(row, memory, keywords.length);
-    bank.upsert(meta, keywords.terms, JSON.parse(row.embedding!) as number[]);
+    bank.upsert(meta, keywords.terms, vectorFromBase64(row.embedding!));
   }
   let log: LogState | undefined;
   for (const row of rows) {
-    if (row.kind === 'gone') bank.remove(row.id);
+    if (row.kind === 'gone') bank.remove(row.id!);
     if (row.kind === 'snap') log = logState(row);
   }
   if (log) {
@@ -59,24 +65,23 @@ function logState(row: DeltaRow): LogState {
 }
 
 /**
- * What changed in a bank after change number $3: changed memories (all columns), tombstones (none for a first load,
- * $3 = -1), and the bank's log state ('snap': its latest number, log id and pruning mark; absent while the bank does
- * not exist). One statement, so one snapshot: the bank's number read here covers exactly the changes read with it,
- * because a bank's numbers commit in order (see migration 005). `rowLimit` caps the changed memories. The other
- * branches pad the memory columns with NULLs (their types come from the first branch).
+ * What changed in a bank after change number $3: changed memories (all columns as one JSON text each), tombstones
+ * (none for a first load, $3 = -1), and the bank's log state ('snap': its latest number, log id and pruning mark;
+ * absent while the bank does not exist). One statement, so one snapshot: the bank's number read here covers exactly
+ * the changes read with it, because a bank's numbers commit in order (see migration 005). `rowLimit` caps the changed
+ * memories.
  */
 function syncSql(rowLimit?: number): string {
-  const pad = 'NULL, '.repeat(MEMORY_COLUMN_COUNT + 6);
-  return `(SELECT 'row' AS kind, ${MEMORY_COLUMNS}, batch_id::text AS batch_id, seq,
-          (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms, fts::text AS fts, token_count,
-          embedding::text AS embedding, change_seq::text AS version, NULL::text AS log_id, NULL::text AS pruned_to
-     FROM memories WHERE tenant = $1 AND bank_id = $2 AND change_seq > $3::bigint AND embedding IS NOT NULL
-     ${rowLimit === undefined ? '' : `LIMIT ${rowLimit}`})
+  return `(SELECT 'row' AS kind, to_json(m)::text AS row, NULL::text AS id, NULL::text AS version, NULL::text AS log_id,
+          NULL::text AS pruned_to
+     FROM (SELECT ${INDEXED_JSON_COLUMNS} FROM memories
+           WHERE tenant = $1 AND bank_id = $2 AND change_seq > $3::bigint AND embedding IS NOT NULL
+           ${rowLimit === undefined ? '' : `LIMIT ${Math.trunc(rowLimit)}`}) m)
    UNION ALL
-   SELECT 'gone', id, ${pad.replace(/^NULL, /, '')}change_seq::text, NULL, NULL
+   SELECT 'gone', NULL, id::text, change_seq::text, NULL, NULL
      FROM memory_tombstones WHERE tenant = $1 AND bank_id = $2 AND change_seq > $3::bigint AND $3::bigint >= 0
    UNION ALL
-   SELECT 'snap', ${pad}change_seq::text, change_log_id::text, tombstones_pruned_to::text
+   SELECT 'snap', NULL, NULL, change_seq::text, change_log_id::text, tombstones_pruned_to::text
      FROM banks WHERE tenant = $1 AND bank_id = $2`;
 }
 
@@ -91,8 +96,11 @@ interface BankSync {
 
 /** The cache's bound when none is set: 512 MiB. */
 export const DEFAULT_CACHE_BYTES = 512 * 1024 * 1024;
-/** Banks up to this size load within a recall (about a second); larger ones load in the background. */
-export const QUICK_LOAD_MEMORIES = 5_000;
+/**
+ * Banks up to this size load within a recall (about a second: a load takes about 70 us of CPU a memory, see
+ * `npm run bench:cold-load`); larger ones load in the background.
+ */
+export const QUICK_LOAD_MEMORIES = 15_000;
 
 /**
  * Semantic search over in-memory copies of each bank's vectors. Before every search the copy is brought up to date
@@ -298,18 +306,28 @@ export class VectorCache {
   /**
    * Reads the changes after the copy's number through a cursor, a page at a time (all of them for a new copy): one
    * snapshot, but neither the database (whose WebAssembly heap never shrinks, when embedded) nor this process ever
-   * holds every row's vector text at once (docs/benchmarks.md). Answers the log state read, if the bank exists.
+   * holds every row at once (docs/benchmarks.md). The next page is asked for before this one is applied, so the
+   * database produces it (on its own thread, when embedded) while this thread indexes the rows. Answers the log state
+   * read, if the bank exists.
    */
   private readPaged(db: Database, bank: BankVectors, tenant: string, bankId: string): Promise<LogState | undefined> {
     return db.transaction(async (tx) => {
       await tx.query(`DECLARE mnemos_bank_sync NO SCROLL CURSOR FOR ${syncSql()}`, [tenant, bankId, bank.changeSeq]);
+      const fetchPage = () => tx.query<DeltaRow>(`FETCH ${this.loadPage} FROM mnemos_bank_sync`);
+      let next: Promise<DeltaRow[]> | undefined = fetchPage();
       let log: LogState | undefined;
-      for (;;) {
-        // A stopping engine does not wait for a large bank to finish loading (a container gets a few seconds).
-        if (this.stopping) throw new Error('the engine is stopping; the bank index was not loaded');
-        const rows = await tx.query<DeltaRow>(`FETCH ${this.loadPage} FROM mnemos_bank_sync`);
-        log = (await apply(this.reader, tx, bank, tenant, rows)) ?? log;
-        if (rows.length < this.loadPage) break;
+      try {
+        while (next) {
+          const rows: DeltaRow[] = await next;
+          next = rows.length < this.loadPage ? undefined : fetchPage();
+          // A stopping engine does not wait for a large bank to finish loading (a container gets a few seconds).
+          if (this.stopping) throw new Error('the engine is stopping; the bank index was not loaded');
+          log = (await apply(this.reader, tx, bank, tenant, rows)) ?? log;
+        }
+      } catch (error) {
+        // The page asked for ahead is not read: its outcome (rows, or the same failure) is dropped.
+        await next?.catch(() => undefined);
+        throw error;
       }
       await tx.query('CLOSE mnemos_bank_sync');
       return log;
