@@ -204,7 +204,13 @@ function printRun(r: LoadRun): void {
   const threads = r.engine_cpu_ms_per_request_by_thread;
   const others = threads.others.map((ms) => ms.toFixed(2)).join(', ');
   console.log(`         engine CPU ms/request by thread: main ${threads.main.toFixed(2)}; others ${others}`);
-  if (r.profile_window_us) console.log(`         profile window (us): ${r.profile_window_us.join(' ')}`);
+  if (r.profile_window_us && CPU_PROFILE_DIR !== undefined) {
+    const [from, to] = r.profile_window_us;
+    console.log(
+      `         profiles of this run: node --conditions=source --import tsx packages/engine/bench/cpu-profile.ts ` +
+        `--dir ${resolve(CPU_PROFILE_DIR)} --from ${from} --to ${to} --requests ${r.requests}`,
+    );
+  }
 }
 
 async function modelOnlyRate(bench: LoadBench, home: string) {
