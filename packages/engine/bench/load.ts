@@ -16,7 +16,7 @@ import {
   type Operation,
 } from './open-loop.js';
 import { listOption, numberOption, parseBenchOptions, recordedSettings } from './options.js';
-import { machineTicks, rssMiB, threadCpuSeconds } from './process-stats.js';
+import { cpuPerRequestByThread, machineTicks, rssMiB, perThreadCpuSeconds } from './process-stats.js';
 import { rng } from './synthetic.js';
 
 /**
@@ -35,10 +35,11 @@ import { rng } from './synthetic.js';
 const USAGE =
   'options: --memories N (bank size, 10000) --seconds S (per run, 30) --connections C (32) --rates R1,R2 (offered ' +
   'requests/s instead of the search) --bisect N (2) --seed N (1) --model-sample N (texts of the mix the model alone ' +
-  'embeds, 640) --json FILE --env KEY=VALUE (engine setting)';
+  'embeds, 640) --json FILE --env KEY=VALUE (engine setting) --cpu-prof DIR (the engine writes CPU profiles there; ' +
+  'each run reports its profile window for cpu-profile.ts)';
 const options = parseBenchOptions(
   process.argv.slice(2),
-  ['memories', 'seconds', 'connections', 'rates', 'bisect', 'seed', 'model-sample', 'json'],
+  ['memories', 'seconds', 'connections', 'rates', 'bisect', 'seed', 'model-sample', 'json', 'cpu-prof'],
   USAGE,
 );
 const BANK_SIZE = numberOption(options, 'memories', 10_000);
@@ -51,6 +52,7 @@ const RETAIN_SHARE = 0.2;
 const MODEL_SAMPLE = numberOption(options, 'model-sample', 640);
 const BAR_SHARE = 0.4;
 const CAPACITY_P95_MS = 100;
+const CPU_PROFILE_DIR = options.values.get('cpu-prof');
 
 interface LoadRun {
   offered_per_s: number;
@@ -67,6 +69,10 @@ interface LoadRun {
   queued_p95_ms: number;
   client_cpu_ms_per_request: number;
   engine_cpu_ms_per_request: number;
+  /** The engine's main thread, then its other threads from the busiest down (model, database, V8's helpers). */
+  engine_cpu_ms_per_request_by_thread: { main: number; others: number[] };
+  /** With --cpu-prof: the run's start and end on the profiles' clock (monotonic microseconds). */
+  profile_window_us?: [number, number];
   machine_idle_share: number;
   engine_rss_mib: number;
 }
@@ -120,18 +126,20 @@ class LoadBench {
     this.seed += 2;
     const arrivals = mixedArrivals(rate, SECONDS, RETAIN_SHARE, rng(this.seed), rng(this.seed + 1));
     const pid = this.engine.child.pid;
-    const engineBefore = threadCpuSeconds(pid);
+    const engineBefore = perThreadCpuSeconds(pid);
     const clientBefore = process.cpuUsage();
     const ticksBefore = machineTicks();
     const started = performance.now();
+    const startedUs = monotonicUs();
     const done = await runOpenLoop(arrivals, CONNECTIONS, (op) => this.send(op));
+    const endedUs = monotonicUs();
     const wall = (performance.now() - started) / 1000;
     const client = process.cpuUsage(clientBefore);
-    const engineAfter = threadCpuSeconds(pid);
+    const engineAfter = perThreadCpuSeconds(pid);
     const ticksAfter = machineTicks();
     const failed = (c: Answered) => c.error !== undefined || c.result?.status !== 200;
     const acknowledged = done.filter((c) => c.op === 'retain' && !failed(c)).map((c) => memoryIdOf(c.result));
-    const engineCpu = engineAfter.main + engineAfter.others - engineBefore.main - engineBefore.others;
+    const engineCpu = sum(engineAfter.values()) - sum(engineBefore.values());
     return {
       offered_per_s: rate,
       share_of_model: rate / modelRate,
@@ -146,6 +154,8 @@ class LoadBench {
       queued_p95_ms: summarise(done.map((c) => c.queued)).p95,
       client_cpu_ms_per_request: (client.user + client.system) / 1000 / Math.max(1, done.length),
       engine_cpu_ms_per_request: (1000 * engineCpu) / Math.max(1, done.length),
+      engine_cpu_ms_per_request_by_thread: cpuPerRequestByThread(pid, engineBefore, engineAfter, done.length),
+      ...(CPU_PROFILE_DIR === undefined ? {} : { profile_window_us: [startedUs, endedUs] as [number, number] }),
       machine_idle_share: (ticksAfter.idle - ticksBefore.idle) / (ticksAfter.total - ticksBefore.total),
       engine_rss_mib: rssMiB(pid),
     };
@@ -175,6 +185,11 @@ function memoryIdOf(answer: JsonAnswer | undefined): string {
 
 const f1 = (n: number) => n.toFixed(1);
 
+/** Now on the clock V8's CPU profiles use (CLOCK_MONOTONIC), in microseconds. */
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+const sum = (values: Iterable<number>) => [...values].reduce((a, b) => a + b, 0);
+
 function printRun(r: LoadRun): void {
   console.log(
     [
@@ -186,6 +201,16 @@ function printRun(r: LoadRun): void {
       `CPU/request engine ${r.engine_cpu_ms_per_request.toFixed(2)} ms, client ${r.client_cpu_ms_per_request.toFixed(2)} ms`,
     ].join('  '),
   );
+  const threads = r.engine_cpu_ms_per_request_by_thread;
+  const others = threads.others.map((ms) => ms.toFixed(2)).join(', ');
+  console.log(`         engine CPU ms/request by thread: main ${threads.main.toFixed(2)}; others ${others}`);
+  if (r.profile_window_us && CPU_PROFILE_DIR !== undefined) {
+    const [from, to] = r.profile_window_us;
+    console.log(
+      `         profiles of this run: node --conditions=source --import tsx packages/engine/bench/cpu-profile.ts ` +
+        `--dir ${resolve(CPU_PROFILE_DIR)} --from ${from} --to ${to} --requests ${r.requests}`,
+    );
+  }
 }
 
 async function modelOnlyRate(bench: LoadBench, home: string) {
@@ -220,7 +245,8 @@ async function main() {
     ...options.env,
   };
   const loadAverage = loadavg();
-  const engine = await spawnEngineProcess(env);
+  const profiling = CPU_PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${resolve(CPU_PROFILE_DIR)}`];
+  const engine = await spawnEngineProcess(env, undefined, profiling);
   const bench = new LoadBench(engine, loadLocomoText());
   try {
     console.log(

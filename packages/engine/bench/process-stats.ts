@@ -6,11 +6,16 @@ export function rssMiB(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRS
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
 }
 
-/** CPU seconds each thread of a process has used so far, by thread id (the main thread's id is the process id). */
+/** CPU seconds each thread of a process has used so far, by thread id (threads that ended are not counted). */
 export function perThreadCpuSeconds(pid: number | undefined): Map<number, number> {
   const out = new Map<number, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended between the listing and the read
+    }
     // utime and stime are fields 14 and 15; the command name before them is in parentheses and may hold spaces.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / 100);
@@ -26,6 +31,25 @@ export function threadCpuSeconds(pid: number | undefined): { main: number; other
     else out.others += seconds;
   }
   return out;
+}
+
+/**
+ * CPU milliseconds per request of each thread between two perThreadCpuSeconds readings: the main thread first, then the others
+ * from the busiest down (threads under 0.05 ms per request left out). Worker threads have no names of their own.
+ */
+export function cpuPerRequestByThread(
+  pid: number | undefined,
+  before: ReadonlyMap<number, number>,
+  after: ReadonlyMap<number, number>,
+  requests: number,
+): { main: number; others: number[] } {
+  const perRequest = (tid: number) => (1000 * ((after.get(tid) ?? 0) - (before.get(tid) ?? 0))) / Math.max(1, requests);
+  const others = [...after.keys()]
+    .filter((tid) => tid !== pid)
+    .map(perRequest)
+    .filter((ms) => ms >= 0.05)
+    .sort((a, b) => b - a);
+  return { main: perRequest(pid ?? 0), others };
 }
 
 /** The machine's idle and total CPU time so far, in clock ticks (first line of /proc/stat). */

@@ -42,11 +42,16 @@ function ownCli(): string {
  * it so the client's work is not charged to the engine's event loop. Loaded from dist it runs the compiled CLI; loaded
  * from source (tsx, `--conditions=source`) it runs the source CLI the same way, so a benchmark measures the code it
  * was started from without a build. `otherCli` runs another checkout's CLI (the A/B bench runs two revisions side by side).
+ * `nodeArgs` go to Node itself (`--cpu-prof`, which NODE_OPTIONS does not accept).
  */
-export function spawnEngineProcess(env: Record<string, string>, otherCli?: string): Promise<EngineProcess> {
+export function spawnEngineProcess(
+  env: Record<string, string>,
+  otherCli?: string,
+  nodeArgs: readonly string[] = [],
+): Promise<EngineProcess> {
   const cli = otherCli ?? ownCli();
   const loader = cli.endsWith('.ts') ? ['--conditions=source', '--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...loader, cli, 'serve'], {
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, cli, 'serve'], {
     // Another checkout's engine runs from that checkout, so `--import tsx` and its packages resolve there.
     cwd: otherCli === undefined ? undefined : resolve(dirname(otherCli), '../../..'),
     env: { ...process.env, MNEMOS_API_LOG_LEVEL: 'warn', ...env },

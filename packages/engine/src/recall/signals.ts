@@ -2,6 +2,7 @@ import type { Ranked } from './arms.js';
 import { FIRST_PASS_SIGNALS, weightedSum, type Candidate, type PoolMember, type Signals } from './candidate.js';
 import { temporalScore, type TimeInterval } from './temporal.js';
 import { maxOf } from '../util/extremes.js';
+import type { VectorRowMeta } from '../vectors/bank-vectors.js';
 
 /**
  * The per-candidate signals (candidate.ts names and weighs them), measured over the whole pool: a memory's neighbours
@@ -35,7 +36,7 @@ export function candidates(
       neighbour: neighbours(p, 1, kwNorm, keywordScore),
       neighbourSemantic: neighbours(p, 1, cosineOf, p.cosine),
       neighbour2: neighbours(p, 2, kwNorm, keywordScore),
-      speaker: single !== undefined && isAbout(m.memory, single) ? 1 : 0,
+      speaker: single !== undefined && isAbout(m, single) ? 1 : 0,
       document: document.semantic,
       documentKeyword: document.keyword,
       temporal: intervals.length > 0 ? temporalScore(intervals, m.occurredAt) : 0,
@@ -87,45 +88,78 @@ function documentScores(
   pool: readonly PoolMember[],
   kwNorm: (id: string) => number,
 ): Array<{ semantic: number; keyword: number }> {
-  const groups = pool.map(({ meta: m }) =>
-    m.documentId !== null ? `d:${m.documentId}` : m.batchId !== null ? `b:${m.batchId}` : `m:${m.id}`,
-  );
-  const members = new Map<string, PoolMember[]>();
-  pool.forEach((p, i) => {
-    const g = members.get(groups[i]!);
-    if (g) g.push(p);
-    else members.set(groups[i]!, [p]);
+  // One map per kind of group, keyed by the id itself: no key string is built per candidate.
+  const byDocument = new Map<string, DocumentGroup>();
+  const byBatch = new Map<string, DocumentGroup>();
+  const alone = new Map<string, DocumentGroup>();
+  const groupOf = (m: VectorRowMeta): DocumentGroup => {
+    const [map, key] =
+      m.documentId !== null ? [byDocument, m.documentId] : m.batchId !== null ? [byBatch, m.batchId] : [alone, m.id];
+    let group = map.get(key);
+    if (!group) map.set(key, (group = new DocumentGroup()));
+    return group;
+  };
+  const groups = pool.map(({ meta, cosine }) => {
+    const group = groupOf(meta);
+    group.add(cosine, kwNorm(meta.id));
+    return group;
   });
-  const scores = new Map<string, { semantic: number; keyword: number }>();
-  for (const [g, rows] of members) {
-    scores.set(g, {
-      // A lone candidate is its own document, but a lone keyword match does not make a document: halved.
-      semantic:
-        sumOfBest(
-          rows.map((p) => p.cosine),
-          2,
-        ) / Math.min(rows.length, 2),
-      keyword:
-        sumOfBest(
-          rows.map((p) => kwNorm(p.meta.id)),
-          2,
-        ) / 2,
+  return groups.map((g) => g.scores());
+}
+
+/** A document group's members as the two best values of each signal (what its scores use) and a count. */
+class DocumentGroup {
+  private members = 0;
+  private readonly semantic = new BestTwo();
+  private readonly keyword = new BestTwo();
+  private computed: { semantic: number; keyword: number } | undefined;
+
+  add(cosine: number, keyword: number): void {
+    this.members++;
+    this.semantic.add(cosine);
+    this.keyword.add(keyword);
+  }
+
+  scores(): { semantic: number; keyword: number } {
+    // A lone candidate is its own document, but a lone keyword match does not make a document: halved.
+    return (this.computed ??= {
+      semantic: this.semantic.sum() / Math.min(this.members, 2),
+      keyword: this.keyword.sum() / 2,
     });
   }
-  return groups.map((g) => scores.get(g)!);
+}
+
+/** The two largest values added, summed largest first (as summing a sorted copy's first two does). */
+class BestTwo {
+  private first = -Infinity;
+  private second = -Infinity;
+  private count = 0;
+
+  add(value: number): void {
+    this.count++;
+    if (value > this.first) {
+      this.second = this.first;
+      this.first = value;
+    } else if (value > this.second) this.second = value;
+  }
+
+  sum(): number {
+    let s = 0;
+    if (this.count > 0) s += this.first;
+    if (this.count > 1) s += this.second;
+    return s;
+  }
 }
 
 /** Whether the memory is by `name` (its speaker prefix) or about it (an extracted entity). */
-function isAbout(memory: { text: string; entities: string[] }, name: string): boolean {
-  return speakerOf(memory.text) === name || memory.entities.some((e) => e.toLowerCase() === name);
+function isAbout(meta: VectorRowMeta, name: string): boolean {
+  return speakerOfRow(meta) === name || meta.memory.entities.some((e) => e.toLowerCase() === name);
 }
 
-/** Sum of the `n` largest values (all of them when there are fewer). */
-function sumOfBest(values: number[], n: number): number {
-  values.sort((a, b) => b - a);
-  let s = 0;
-  for (let i = 0; i < Math.min(n, values.length); i++) s += values[i]!;
-  return s;
+/** The row's speaker prefix (speakerOf), kept with the row: recalls meet the same memories again and again. */
+function speakerOfRow(meta: VectorRowMeta): string | null {
+  if (meta.speaker === undefined) meta.speaker = speakerOf(meta.memory.text);
+  return meta.speaker;
 }
 
 /**
@@ -135,7 +169,7 @@ function sumOfBest(values: number[], n: number): number {
 function singleNamed(query: string, pool: readonly PoolMember[]): string | undefined {
   const names = new Set<string>();
   for (const { meta } of pool) {
-    const s = speakerOf(meta.memory.text);
+    const s = speakerOfRow(meta);
     if (s !== null) names.add(s);
     for (const e of meta.memory.entities) names.add(e.toLowerCase());
   }

@@ -1,8 +1,9 @@
 import type { Memory as StoredMemory } from '../memory/types.js';
 import type { RecallHit } from '../recall/types.js';
+import { storedDate } from './stored-dates.js';
 import type { Memory, RecalledMemory } from './types.js';
 
-const date = (iso: string | null): Date | null => (iso === null ? null : new Date(iso));
+const date = (iso: string | null): Date | null => (iso === null ? null : storedDate(iso));
 
 /** A stored memory (as the store and recall read it) in the service's own terms. */
 export function toMemory(m: StoredMemory): Memory {
@@ -19,8 +20,8 @@ export function toMemory(m: StoredMemory): Memory {
     documentId: m.document_id,
     sourceId: m.source_id,
     occurredAt: date(m.occurred_at),
-    createdAt: new Date(m.created_at),
-    updatedAt: new Date(m.updated_at),
+    createdAt: storedDate(m.created_at),
+    updatedAt: storedDate(m.updated_at),
     state: m.state,
     supersededBy: m.superseded_by,
     validTo: date(m.valid_to),

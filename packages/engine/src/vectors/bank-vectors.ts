@@ -28,6 +28,8 @@ export interface VectorRowMeta {
    * memory is a recall candidate and kept with the row (about 60 bytes for a short memory).
    */
   nearCopySignature?: Uint32Array | undefined;
+  /** The text's speaker prefix (recall/signals.ts speakerOf), computed and kept like `nearCopySignature`. */
+  speaker?: string | null | undefined;
 }
 
 /** A memory's keyword-index terms, read from the bank's term index (term-index.ts). */

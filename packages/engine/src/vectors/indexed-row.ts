@@ -38,6 +38,7 @@ export function indexedRowMeta(row: IndexedRow, memory: Memory, keywordLength: n
     length: keywordLength,
     // Set here so every row has the same shape; filled by the first recall that considers the memory.
     nearCopySignature: undefined,
+    speaker: undefined,
   };
 }
 

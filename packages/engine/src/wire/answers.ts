@@ -1,4 +1,5 @@
 import { ZERO_USAGE } from '../llm/types.js';
+import { isoText } from './iso-dates.js';
 import type {
   Bank,
   BankStats,
@@ -16,7 +17,7 @@ import type {
  * (`fact_type`, `mentioned_at`, `background`, `total_nodes`, ...).
  */
 
-const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
+const iso = (d: Date | null): string | null => (d === null ? null : isoText(d));
 
 /**
  * A memory's wire fields, written out: a recall answers up to 100 of them, and building them by spreading and
@@ -36,8 +37,8 @@ function memoryFields(m: Memory) {
     document_id: m.documentId,
     source_id: m.sourceId,
     occurred_at: iso(m.occurredAt),
-    created_at: m.createdAt.toISOString(),
-    updated_at: m.updatedAt.toISOString(),
+    created_at: isoText(m.createdAt),
+    updated_at: isoText(m.updatedAt),
     state: m.state,
     superseded_by: m.supersededBy,
     valid_to: iso(m.validTo),

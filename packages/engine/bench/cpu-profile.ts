@@ -1,0 +1,119 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { numberOption, parseBenchOptions } from './options.js';
+
+/**
+ * Where an engine's time goes, from the CPU profiles `npm run bench:load -- --cpu-prof DIR` has it write (one file
+ * per thread: CPU.<date>.<pid>.<thread>.<n>.cpuprofile, thread 0 being the main one). Only the samples inside one
+ * run's window count (load.ts prints it); each is charged to the first frame, from the sampled function outwards,
+ * that belongs to a component below. Samples are wall-clock time the thread was busy: on a loaded machine they
+ * include time the thread waited for a core, so the shares within a thread are what this tells; the CPU each thread
+ * used comes from load.ts (`engine CPU ms/request by thread`).
+ *
+ *   node --conditions=source --import tsx packages/engine/bench/cpu-profile.ts --dir DIR --from US --to US \
+ *     --requests N
+ */
+
+const USAGE = 'options: --dir DIR --from US --to US (a run profile window) --requests N (requests in that run)';
+
+interface CallFrame {
+  functionName: string;
+  url: string;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** The components, tried in this order on each frame from the sampled function outwards. */
+const COMPONENTS: ReadonlyArray<[name: string, matches: (frame: CallFrame) => boolean]> = [
+  ['garbage collection', (f) => f.functionName === '(garbage collector)'],
+  ['answer serialisation (JSON)', (f) => /\/http\/responses\.ts|fast-json-stringify/.test(f.url)],
+  ['answer shaping (wire, service)', (f) => /\/wire\/answers\.ts|\/service\/memory-model\.ts/.test(f.url)],
+  ['request parsing (wire)', (f) => /\/wire\/input\.ts/.test(f.url)],
+  // WebAssembly frames carry no module name: the JS frame that called them tells (int16-matrix.ts, or PGlite's).
+  ['recall: semantic scan', (f) => /int16-matrix/.test(f.url)],
+  ['recall: keyword arm', (f) => /\/vectors\/term-index\.ts|\/keywords\//.test(f.url) || f.functionName === 'matching'],
+  ['recall: signals', (f) => /\/recall\/(signals|bm25|near-copy|feedback|relevance)\.ts/.test(f.url)],
+  ['recall: other stages', (f) => /\/recall\/|\/vectors\//.test(f.url)],
+  ['retain', (f) => /\/memory\//.test(f.url)],
+  ['thread messages (database, model)', (f) => /\/util\/thread\.ts|\/db\/|\/embeddings\//.test(f.url)],
+  ['request validation', (f) => /ajv|http-input|\/validation\.js/.test(f.url)],
+  ['HTTP (fastify, node:http)', (f) => /fastify|node:_http|node:net|node:internal\/streams|\/http\//.test(f.url)],
+  ['metrics and logging', (f) => /prom-client|pino|\/metrics\.ts|\/log\.ts/.test(f.url)],
+  ['embedded Postgres (PGlite)', (f) => /pglite/.test(f.url)],
+  ['the model (onnxruntime)', (f) => /onnxruntime/.test(f.url)],
+  ['the model (tokenizer, pooling)', (f) => /@huggingface\/transformers/.test(f.url)],
+];
+
+/** Busy sampled microseconds per component inside [from, to]. */
+function attribute(profile: CpuProfile, from: number, to: number): Map<string, number> {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n] as const));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const componentOf = new Map<number, string>();
+  const component = (leaf: number): string => {
+    const known = componentOf.get(leaf);
+    if (known !== undefined) return known;
+    let found = 'other (event loop, Node internals)';
+    for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) {
+      const frame = byId.get(id)!.callFrame;
+      const match = COMPONENTS.find(([, matches]) => matches(frame));
+      if (match) {
+        found = match[0];
+        break;
+      }
+    }
+    componentOf.set(leaf, found);
+    return found;
+  };
+  const out = new Map<string, number>();
+  let t = profile.startTime;
+  for (let i = 0; i < profile.samples.length; i++) {
+    t += profile.timeDeltas[i]!;
+    const leaf = profile.samples[i]!;
+    if (t < from || t > to || byId.get(leaf)!.callFrame.functionName === '(idle)') continue;
+    const name = component(leaf);
+    // A sample stands for the time until the next one.
+    out.set(name, (out.get(name) ?? 0) + (profile.timeDeltas[i + 1] ?? 0));
+  }
+  return out;
+}
+
+function main(): void {
+  const options = parseBenchOptions(process.argv.slice(2), ['dir', 'from', 'to', 'requests'], USAGE);
+  const dir = options.values.get('dir');
+  if (dir === undefined) throw new Error(`--dir is missing; ${USAGE}`);
+  const from = numberOption(options, 'from', NaN);
+  const to = numberOption(options, 'to', NaN);
+  const requests = numberOption(options, 'requests', NaN);
+  if ([from, to, requests].some(Number.isNaN)) throw new Error(`--from, --to and --requests are needed; ${USAGE}`);
+  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+  if (files.length === 0) throw new Error(`${dir} holds no .cpuprofile files; run bench:load with --cpu-prof ${dir}`);
+  for (const file of files.sort()) {
+    const thread = file.split('.')[4];
+    const times = attribute(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, from, to);
+    const busy = [...times.values()].reduce((a, b) => a + b, 0);
+    if (busy === 0) continue;
+    console.log(
+      `\nthread ${thread}${thread === '0' ? ' (main)' : ''}: ${(busy / 1000 / requests).toFixed(2)} ms/request sampled`,
+    );
+    for (const [name, us] of [...times].sort((a, b) => b[1] - a[1])) {
+      console.log(`  ${((100 * us) / busy).toFixed(1).padStart(5)}%  ${name}`);
+    }
+  }
+}
+
+try {
+  main();
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+}
