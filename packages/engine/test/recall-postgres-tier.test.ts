@@ -1,6 +1,7 @@
 // test-runner: long (started first, so the suite does not wait for it at the end)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { Database } from '../src/db/database.js';
 import { bankIndexName } from '../src/db/migrations/007_recall_index.js';
 import { BankIndexes, bankIndexState } from '../src/db/recall-index.js';
 import type { RetainItem } from '../src/memory/retain.js';
@@ -293,19 +294,37 @@ describe('under encryption at rest', () => {
   });
 });
 
+/**
+ * The engine's database as a server would present it (`kind` 'external'): the same data, for the choices recall makes
+ * differently on a server, where a long load runs on its own connection.
+ */
+function asServer(db: Database): Database {
+  return new Proxy(db, {
+    get: (target, key) => {
+      if (key === 'kind') return 'external';
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 describe('the in-memory cache', () => {
-  it('drops the least recently used bank beyond its size, which the Postgres tier then answers', async () => {
-    const store = engine.engine.store;
-    const db = engine.engine.db;
+  /** The cache bound that holds one and a half of these banks, measured. */
+  async function oneAndAHalfBanks(): Promise<number> {
     for (const bank of ['lru-1', 'lru-2', 'lru-3']) await retain('default', bank, FACTS.slice(10));
-    // One bank's size, measured: the bound holds one and a half.
-    const probe = new VectorCache(store, 384);
-    await probe.banks(db, 'default', ['lru-1']);
-    const one = probe.bytes;
-    assert.ok(one > 0);
+    const probe = new VectorCache(engine.engine.store, 384);
+    await probe.banks(engine.engine.db, 'default', ['lru-1']);
+    assert.ok(probe.bytes > 0);
+    return Math.floor(probe.bytes * 1.5);
+  }
+
+  it('drops the least recently used bank beyond its size; on a server the Postgres tier answers while one loads', async () => {
+    const store = engine.engine.store;
+    const bound = await oneAndAHalfBanks();
+    const db = asServer(engine.engine.db);
     // Every bank not in memory is answered by the Postgres tier while it loads in the background.
-    const cache = new VectorCache(store, 384, Math.floor(one * 1.5), 250, 0);
-    const deps = dependencies(1_000_000, cache);
+    const cache = new VectorCache(store, 384, bound, 250, 0);
+    const deps = { ...dependencies(1_000_000, cache), db };
     const question = 'Where does Iris volunteer?';
     for (const bank of ['lru-1', 'lru-2', 'lru-3']) {
       const r = await recall(deps, request(bank, question));
@@ -319,18 +338,40 @@ describe('the in-memory cache', () => {
     assert.equal(await bankIndexState(db, 'default', 'lru-1'), 'none', 'a bank below the threshold gets no HNSW index');
     assert.equal(cache.cachedSize('default', 'lru-1'), undefined, 'the least recently used bank was dropped');
     assert.equal(cache.cachedSize('default', 'lru-2'), undefined, 'two banks do not fit');
-    assert.ok(cache.bytes <= Math.floor(one * 1.5));
+    assert.ok(cache.bytes <= bound);
     const evicted = await recall(deps, request('lru-1', question));
     assert.equal(evicted.trace?.tier, 'postgres');
     assert.match(evicted.results[0]!.text, /Iris volunteers/);
-    // A cache that cannot hold the bank at all never loads it: the bank is searched in Postgres, with its own index.
+  });
+
+  it('on the embedded database loads a bank that fits within the recall, whatever its size', async () => {
+    const store = engine.engine.store;
+    const db = engine.engine.db;
+    assert.equal(db.kind, 'embedded');
+    const bound = await oneAndAHalfBanks();
+    // No bank counts as quick to load (0): the embedded database waits for the load all the same.
+    const cache = new VectorCache(store, 384, bound, 250, 0);
+    const deps = dependencies(1_000_000, cache);
+    for (const bank of ['lru-1', 'lru-2']) {
+      const r = await recall(deps, request(bank, 'Where does Iris volunteer?'));
+      assert.equal(r.trace?.tier, 'memory', `${bank} was loaded within the recall`);
+      assert.match(r.results[0]!.text, /Iris volunteers/);
+    }
+    assert.equal(cache.cachedSize('default', 'lru-1'), undefined, 'the least recently used bank was dropped');
+  });
+
+  it('never loads a bank the cache cannot hold: it is searched in Postgres, with its own index', async () => {
+    const store = engine.engine.store;
+    const db = engine.engine.db;
+    await oneAndAHalfBanks();
     const tiny = new VectorCache(store, 384, 1024, 250, 0);
-    const deps2 = dependencies(1_000_000, tiny);
-    const unfit = await recall(deps2, request('lru-2', question));
+    const deps = dependencies(1_000_000, tiny);
+    const unfit = await recall(deps, request('lru-2', 'Where does Iris volunteer?'));
     assert.equal(unfit.trace?.tier, 'postgres');
+    assert.match(unfit.results[0]!.text, /Iris volunteers/);
     await tiny.loading('default', 'lru-2');
     assert.equal(tiny.cachedSize('default', 'lru-2'), undefined, 'never loaded');
-    await deps2.postgres!.search.indexes.built('default', 'lru-2');
+    await deps.postgres!.search.indexes.built('default', 'lru-2');
     assert.equal(await bankIndexState(db, 'default', 'lru-2'), 'valid');
   });
 });

@@ -14,8 +14,9 @@ export type Tier = 'memory' | 'postgres';
 
 /**
  * Chooses the tier for a recall of `bankIds`. Small banks are searched in memory; a bank not in memory yet loads
- * within the recall when that is quick, else in the background while the Postgres tier answers, so no recall waits
- * for a long load. Without a Postgres tier every bank is searched in memory.
+ * within the recall when that is quick or the database is the embedded one, else in the background while the Postgres
+ * tier answers, so no recall on a server waits for a long load. Without a Postgres tier every bank is searched in
+ * memory.
  */
 export async function chooseTier(
   db: Database,
@@ -39,7 +40,9 @@ export async function chooseTier(
   if (inMemory) return 'memory';
   // A bank the cache cannot hold is never loaded: it is searched here for good, so it gets its index too.
   if (!cache.fits(size)) return large();
-  if (cache.loadsQuickly(size)) return 'memory';
+  // The embedded database runs one transaction at a time and the load reads through a cursor in one: a recall the
+  // Postgres tier answered meanwhile would wait for the whole load anyway, and then scan every vector.
+  if (cache.loadsQuickly(size) || db.kind === 'embedded') return 'memory';
   for (const bankId of bankIds) {
     if (cache.cachedSize(tenant, bankId) === undefined) cache.loadInBackground(db, tenant, bankId, size);
   }
