@@ -184,7 +184,8 @@ async function main() {
     const mixedP95 = percentile(mixedRecall, 95);
     line(`Mixed load, 32 clients, ${MIXED_SECONDS}s: errors`, String(errors), '0', errors === 0);
     line('Mixed load: lost memories', `${lost} of ${retainedIds.length}`, '0', lost === 0);
-    line('Mixed load: recall p95', ms(mixedP95), '<= 100 ms', mixedP95 <= 100);
+    // A stress figure with no latency bar: closed loops with no think time measure saturation (bench:load has the bars).
+    line('Mixed load: recall p95', ms(mixedP95), '', undefined);
     line('Mixed load: recalls served', String(mixedRecall.length), '', undefined);
     line(
       'Mixed load: requests/s',
