@@ -21,12 +21,12 @@ export type EmbeddingKind = 'query' | 'document';
 export type BatchTokenCaps = Readonly<Record<EmbeddingKind, number>>;
 
 /**
- * Padded tokens per batch the engine's batcher sends at most. The local model's CPU per text follows the padded
- * tokens, not the batch size: on LoCoMo turns, batches of two or three texts of nearly equal length cost no more per
- * text than batches of ten (docs/benchmarks.md, "Retain on real text against the model alone"). So documents get a
+ * Padded tokens per batch the engine's batcher sends at most. The local model's CPU per text follows the padded tokens
+ * more than the batch size (docs/benchmarks.md, "Retain on real text against the model alone"). So documents get a
  * small cap: the one or two retain requests waiting at a time are cut into tight length groups, and padding falls from
- * about a sixth of the model's work to a few percent. Queries are short and alike in length, so they pad little
- * whatever the cap; theirs stays large so that a burst of recalls shares few batches.
+ * about a sixth of the model's work to a few percent, while groups of two or three texts cost the model a little more
+ * per text than large ones. Queries are short and alike in length, so they pad little whatever the cap; theirs stays
+ * large so that a burst of recalls shares few batches.
  */
 export const BATCH_TOKENS: BatchTokenCaps = { query: 512, document: 128 };
 
