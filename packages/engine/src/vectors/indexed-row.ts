@@ -10,14 +10,20 @@ export interface IndexedRow extends MemoryRow {
   occurred_ms: string | number | null;
   fts: string | null;
   token_count: number | null;
-  /** The vector's text form, or binaryVectorSql's text when read with INDEXED_JSON_COLUMNS. */
+  /** The vector as binaryVectorSql's text (vectorFromBase64 reads it). */
   embedding: string | null;
 }
 
-/** The select list of an IndexedRow (from `memories`, unaliased). */
+/**
+ * The select list of an IndexedRow (from `memories`, unaliased). The vector comes in binary (binaryVectorSql): its
+ * text form costs the database a formatting of every float and the reader a JSON parse. A whole bank's load reads
+ * these as one JSON text per row (`to_json(alias)::text` over a subquery that selects them; see indexedRowFromJson):
+ * as ~25 columns, the embedded database's client slices, decodes and parses each field in JavaScript on its thread
+ * and clones the row object to this one; as one text, that is one string, parsed here by the native JSON parser.
+ */
 export const INDEXED_COLUMNS = `${MEMORY_COLUMNS}, batch_id::text AS batch_id, seq,
   (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms, fts::text AS fts, token_count,
-  embedding::text AS embedding`;
+  ${binaryVectorSql('embedding')} AS embedding`;
 
 /** What recall filters and ranks a row by, with the memory opened from it and its keyword-index length. */
 export function indexedRowMeta(row: IndexedRow, memory: Memory, keywordLength: number): VectorRowMeta {
@@ -42,23 +48,12 @@ export function indexedRowMeta(row: IndexedRow, memory: Memory, keywordLength: n
   };
 }
 
-/**
- * The select list of an IndexedRow for reading each row as one JSON text (`to_json(alias)::text` over a subquery of
- * `memories` aliased `alias` that selects these; see indexedRowFromJson). A whole bank's load reads every row: as ~25
- * columns, the embedded database's client slices, decodes and parses each field in JavaScript on its thread and
- * clones the row object to this one; as one text, that is one string, parsed here by the native JSON parser. The
- * vector comes in binary (binaryVectorSql).
- */
-export const INDEXED_JSON_COLUMNS = `${MEMORY_COLUMNS}, batch_id::text AS batch_id, seq,
-  (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms, fts::text AS fts, token_count,
-  ${binaryVectorSql('embedding')} AS embedding`;
-
-/** A row of INDEXED_JSON_COLUMNS as JSON: bytea comes as `\\x` and hex digits. */
+/** A row of INDEXED_COLUMNS as JSON: bytea comes as `\\x` and hex digits. */
 interface JsonIndexedRow extends Omit<IndexedRow, 'body_enc'> {
   body_enc: string | Uint8Array | null;
 }
 
-/** A row of INDEXED_JSON_COLUMNS read as one JSON text; its `embedding` is binaryVectorSql's text. */
+/** A row of INDEXED_COLUMNS read as one JSON text. */
 export function indexedRowFromJson(text: string): IndexedRow {
   const row = JSON.parse(text) as JsonIndexedRow;
   if (typeof row.body_enc === 'string') row.body_enc = Buffer.from(row.body_enc.slice(2), 'hex');

@@ -1,5 +1,6 @@
 import type { Database, Queryable, SqlParam } from '../db/database.js';
 import { BankIndexes } from '../db/recall-index.js';
+import { vectorFromBase64 } from '../db/vector-copy.js';
 import { parseTsvector } from '../keywords/tsvector.js';
 import type { MemoryReader } from '../memory/rows.js';
 import { vectorLiteral } from '../memory/vector-literal.js';
@@ -268,7 +269,7 @@ export class PostgresBankIndex {
       const parsed = parseTsvector(row.fts ?? '');
       out.push({
         meta: indexedRowMeta(row, memory, parsed.length),
-        vector: Float32Array.from(JSON.parse(row.embedding) as number[]),
+        vector: vectorFromBase64(row.embedding),
         keywords: new ParsedKeywords(parsed.terms, parsed.length),
       });
     }

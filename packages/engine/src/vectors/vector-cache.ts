@@ -1,7 +1,7 @@
 import type { Database, Queryable } from '../db/database.js';
 import { vectorFromBase64 } from '../db/vector-copy.js';
 import { BankVectors } from './bank-vectors.js';
-import { INDEXED_JSON_COLUMNS, indexedRowFromJson, indexedRowMeta } from './indexed-row.js';
+import { INDEXED_COLUMNS, indexedRowFromJson, indexedRowMeta } from './indexed-row.js';
 import { parseTsvector } from '../keywords/tsvector.js';
 import type { MemoryReader } from '../memory/rows.js';
 
@@ -74,7 +74,7 @@ function logState(row: DeltaRow): LogState {
 function syncSql(rowLimit?: number): string {
   return `(SELECT 'row' AS kind, to_json(m)::text AS row, NULL::text AS id, NULL::text AS version, NULL::text AS log_id,
           NULL::text AS pruned_to
-     FROM (SELECT ${INDEXED_JSON_COLUMNS} FROM memories
+     FROM (SELECT ${INDEXED_COLUMNS} FROM memories
            WHERE tenant = $1 AND bank_id = $2 AND change_seq > $3::bigint AND embedding IS NOT NULL
            ${rowLimit === undefined ? '' : `LIMIT ${Math.trunc(rowLimit)}`}) m)
    UNION ALL
