@@ -200,9 +200,9 @@ export class VectorCache {
    * tier searches them.
    */
   async preload(db: Database, below = Infinity): Promise<number> {
+    // The sizes are the ones the writes keep (migration 008): no count of every bank's rows at start.
     const banks = await db.query<{ tenant: string; bank_id: string; n: number }>(
-      `SELECT b.tenant, b.bank_id, (SELECT count(*) FROM memories m WHERE m.tenant = b.tenant AND m.bank_id = b.bank_id)::int AS n
-       FROM banks b ORDER BY b.last_write_at DESC NULLS LAST LIMIT 1000`,
+      `SELECT tenant, bank_id, memory_count::int AS n FROM banks ORDER BY last_write_at DESC NULLS LAST LIMIT 1000`,
     );
     let total = 0;
     let loaded = 0;
