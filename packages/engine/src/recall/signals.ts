@@ -88,13 +88,14 @@ function documentScores(
   pool: readonly PoolMember[],
   kwNorm: (id: string) => number,
 ): Array<{ semantic: number; keyword: number }> {
-  // One map per kind of group, keyed by the id itself: no key string is built per candidate.
+  // One map per kind of group, keyed by the id itself: no key string is built per candidate. A memory with neither
+  // is a group of its own (a pool holds each memory once).
   const byDocument = new Map<string, DocumentGroup>();
   const byBatch = new Map<string, DocumentGroup>();
-  const alone = new Map<string, DocumentGroup>();
   const groupOf = (m: VectorRowMeta): DocumentGroup => {
-    const [map, key] =
-      m.documentId !== null ? [byDocument, m.documentId] : m.batchId !== null ? [byBatch, m.batchId] : [alone, m.id];
+    const key = m.documentId ?? m.batchId;
+    if (key === null) return new DocumentGroup();
+    const map = m.documentId !== null ? byDocument : byBatch;
     let group = map.get(key);
     if (!group) map.set(key, (group = new DocumentGroup()));
     return group;
