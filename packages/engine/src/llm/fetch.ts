@@ -73,17 +73,23 @@ async function fetchWithin(
 ): Promise<Response> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new DOMException('The operation timed out.', 'TimeoutError')), ms);
-  const onAbort = () => controller.abort(outer?.reason);
-  if (outer?.aborted) onAbort();
-  else outer?.addEventListener('abort', onAbort, { once: true });
+  const unfollow = follow(outer, controller);
   try {
     // The body is read inside the attempt, so a server that sends headers and then stalls times out too.
     const response = await fetch(input, { ...init, signal: controller.signal });
     return wholeResponse(response.status, response.statusText, response.headers, await response.arrayBuffer());
   } finally {
     clearTimeout(timer);
-    outer?.removeEventListener('abort', onAbort);
+    unfollow();
   }
+}
+
+/** Aborts `controller` when `outer` aborts (at once if it has); answers what stops following it. */
+function follow(outer: AbortSignal | undefined, controller: AbortController): () => void {
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener('abort', onAbort, { once: true });
+  return () => outer?.removeEventListener('abort', onAbort);
 }
 
 type Attempt = (
@@ -113,14 +119,12 @@ async function fetchStreaming(
       controller.abort(new DOMException('The operation timed out.', 'TimeoutError'));
     }, ms);
   };
-  const onAbort = () => controller.abort(outer?.reason);
+  arm();
+  const unfollow = follow(outer, controller);
   const release = () => {
     clearTimeout(timer);
-    outer?.removeEventListener('abort', onAbort);
+    unfollow();
   };
-  arm();
-  if (outer?.aborted) onAbort();
-  else outer?.addEventListener('abort', onAbort, { once: true });
   let response: Response;
   try {
     response = await fetch(input, { ...init, signal: controller.signal });
