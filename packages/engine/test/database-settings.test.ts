@@ -2,7 +2,8 @@
 // variable for every value that cannot work.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadEngineConfig } from '../src/index.js';
+import { loadEngineConfig } from '../src/index.js';
+import { itRefusesAtStart } from './helpers/refused-settings.js';
 
 describe('database and job settings', () => {
   it('default to a pool of 10, a 30 s statement timeout and a 5 s job poll', () => {
@@ -21,7 +22,7 @@ describe('database and job settings', () => {
     assert.equal(c.jobsPollIntervalMs, 250);
   });
 
-  const refused: Array<[string, string, RegExp]> = [
+  itRefusesAtStart([
     ['MNEMOS_API_DATABASE_POOL_SIZE', '0', /between 1 and 1000/],
     ['MNEMOS_API_DATABASE_POOL_SIZE', '1001', /between 1 and 1000/],
     ['MNEMOS_API_DATABASE_POOL_SIZE', 'ten', /must be a number of connections/],
@@ -31,18 +32,5 @@ describe('database and job settings', () => {
     ['MNEMOS_API_DATABASE_STATEMENT_TIMEOUT_MS', 'soon', /number of milliseconds/],
     ['MNEMOS_API_JOBS_POLL_INTERVAL_MS', '99', /between 100 and 3600000/],
     ['MNEMOS_API_JOBS_POLL_INTERVAL_MS', '3600001', /between 100 and 3600000/],
-  ];
-  for (const [variable, value, reason] of refused) {
-    it(`refuses ${variable}=${value} at start, in one line naming it`, () => {
-      assert.throws(
-        () => loadEngineConfig({ [variable]: value }),
-        (e: unknown) =>
-          e instanceof ConfigError &&
-          e.message.startsWith(variable) &&
-          reason.test(e.message) &&
-          e.message.includes(JSON.stringify(value)) &&
-          !e.message.includes('\n'),
-      );
-    });
-  }
+  ]);
 });

@@ -1,7 +1,8 @@
 // Recall's tier settings: defaults, accepted values, and one clear line naming the variable for a value that cannot work.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadEngineConfig } from '../src/index.js';
+import { loadEngineConfig } from '../src/index.js';
+import { itRefusesAtStart } from './helpers/refused-settings.js';
 
 const MIB = 1024 * 1024;
 
@@ -32,24 +33,12 @@ describe('recall tier settings', () => {
     assert.equal(large.recall.postgresTierMinMemories, 250_000);
   });
 
-  const refused: Array<[string, string, RegExp]> = [
+  itRefusesAtStart([
     ['MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES', '-1', /whole number of memories \(0: every bank\) or off/],
     ['MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES', '1e5', /whole number of memories/],
     ['MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES', 'never', /whole number of memories/],
     ['MNEMOS_API_RECALL_CACHE_MIB', '0', /between 1 and 1048576 MiB/],
     ['MNEMOS_API_RECALL_CACHE_MIB', '1.5', /whole number of MiB/],
     ['MNEMOS_API_RECALL_CACHE_MIB', 'lots', /must be a number of MiB/],
-  ];
-  for (const [variable, value, reason] of refused) {
-    it(`refuses ${variable}=${value} at start, in one line naming it`, () => {
-      assert.throws(
-        () => loadEngineConfig({ [variable]: value }),
-        (e: unknown) =>
-          e instanceof ConfigError &&
-          e.message.startsWith(variable) &&
-          reason.test(e.message) &&
-          !e.message.includes('\n'),
-      );
-    });
-  }
+  ]);
 });
