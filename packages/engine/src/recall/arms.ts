@@ -133,7 +133,7 @@ export class IndexArms {
       for (let r = 0; r < c.length / present.length; r++, i++)
         scores[i] = bm25FromCounts(c, r * present.length, rows[i]!.length, idf, avg);
     }
-    return bestFirst(rows, scores, k);
+    return bestFirst(scores, k).map((i) => ({ id: rows[i]!.id, score: scores[i]! }));
   }
 
   /** The memories inside the window the query names, nearest to the query first. */
@@ -167,10 +167,10 @@ export class IndexArms {
 }
 
 /**
- * The `k` best-scoring rows (score > 0), best first, ties in row order: what a stable sort by score then slice gives,
- * without sorting every matching row (a common term can match thousands).
+ * The places of the `k` best scores (score > 0), best first, ties in place order: what a stable sort by score then
+ * slice gives, without sorting every matching row (a common term can match thousands).
  */
-function bestFirst(rows: readonly VectorRowMeta[], scores: Float64Array, k: number): Ranked[] {
+export function bestFirst(scores: Float64Array, k: number): number[] {
   let positive = 0;
   for (const s of scores) if (s > 0) positive++;
   // The k-th best score: rows above it are all in; rows equal to it fill the remaining places in row order.
@@ -188,6 +188,5 @@ function bestFirst(rows: readonly VectorRowMeta[], scores: Float64Array, k: numb
       ties--;
     }
   }
-  picked.sort((a, b) => scores[b]! - scores[a]! || a - b);
-  return picked.map((i) => ({ id: rows[i]!.id, score: scores[i]! }));
+  return picked.sort((a, b) => scores[b]! - scores[a]! || a - b);
 }
