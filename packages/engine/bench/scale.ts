@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadEngineConfig } from '../src/config/load.js';
@@ -31,8 +31,13 @@ import { rssMiB } from './process-stats.js';
 
 const USAGE =
   'options: --sizes N1,N2 (memories in all, 10000,100000,1000000) --banks N (1) --queries N (300) ' +
-  '--model-vectors N (10000) --json FILE --env KEY=VALUE (engine setting, also for the fill)';
-const options = parseBenchOptions(process.argv.slice(2), ['sizes', 'banks', 'queries', 'model-vectors', 'json'], USAGE);
+  '--model-vectors N (10000) --json FILE --env KEY=VALUE (engine setting, also for the fill) ' +
+  '--home DIR (keep the filled database there; a later run with the same folder continues its fill)';
+const options = parseBenchOptions(
+  process.argv.slice(2),
+  ['sizes', 'banks', 'queries', 'model-vectors', 'json', 'home'],
+  USAGE,
+);
 const SIZES = listOption(options, 'sizes', [10_000, 100_000, 1_000_000]).sort((a, b) => a - b);
 const BANKS = numberOption(options, 'banks', 1);
 const QUERIES = numberOption(options, 'queries', 300);
@@ -53,6 +58,8 @@ interface ScaleRun {
   first_recall_ms: number;
   first_recalls_total_ms: number;
   recall_ms: LatencySummary;
+  /** Recalls answered by each tier (the recall trace's `tier`), the first ones included. */
+  tiers: Record<string, number>;
   engine_rss_mib: number;
   engine_peak_rss_mib: number;
   database_mib: number | undefined;
@@ -82,6 +89,13 @@ class VectorTable implements Embedder {
   close(): Promise<void> {
     return Promise.resolve();
   }
+}
+
+/** The file in a kept home (--home) that says how many memories its fill sent. */
+const FILL_MARK = 'bench-scale-fill.json';
+
+interface Mark {
+  filled: number;
 }
 
 const bankOf = (k: number) => `scale-${k % BANKS}`;
@@ -136,7 +150,11 @@ class ScaleFill {
   constructor(
     private readonly turns: readonly string[],
     private readonly env: Record<string, string>,
-  ) {}
+    /** Where the count of memories sent is kept, when the database outlives the run (--home). */
+    private readonly mark: string | undefined,
+  ) {
+    if (mark !== undefined && existsSync(mark)) this.filled = (JSON.parse(readFileSync(mark, 'utf8')) as Mark).filled;
+  }
 
   /** Adds memories up to `total` (over all banks) through an engine opened in this process. */
   async fillTo(total: number): Promise<number> {
@@ -149,6 +167,7 @@ class ScaleFill {
     const engine = await Engine.open(loadEngineConfig({ ...process.env, ...this.env }), quiet);
     try {
       if (this.filled === 0) await refuseFilledDatabase(engine);
+      if (this.filled >= total) return 0;
       if (this.turnVectors.length === 0) {
         this.turnVectors = await engine.embedder.embed(this.turns, 'document');
         this.fidelity = await this.measureFidelity(engine.embedder);
@@ -179,6 +198,7 @@ class ScaleFill {
       }
       process.stdout.write('\n');
       this.filled = total;
+      if (this.mark !== undefined) writeFileSync(this.mark, JSON.stringify({ filled: total } satisfies Mark));
     } finally {
       await engine.close();
     }
@@ -223,11 +243,16 @@ async function measure(
   const engine = await spawnEngineProcess(env);
   const startup = performance.now() - started;
   const http = new JsonClient(1);
+  const tiers: Record<string, number> = {};
   const recall = async (bank: number, query: string) => {
     const t = performance.now();
-    const a = await http.post(`${engine.url}/v1/default/banks/scale-${bank}/memories/recall`, { query });
+    const a = await http.post(`${engine.url}/v1/default/banks/scale-${bank}/memories/recall`, { query, trace: true });
     if (a.status !== 200) throw new Error(`recall answered ${a.status}: ${JSON.stringify(a.json)}`);
-    return performance.now() - t;
+    const elapsed = performance.now() - t;
+    const named = (a.json.trace as { tier?: unknown } | undefined)?.tier;
+    const tier = typeof named === 'string' ? named : 'unknown';
+    tiers[tier] = (tiers[tier] ?? 0) + 1;
+    return elapsed;
   };
   try {
     const first: number[] = [];
@@ -248,6 +273,7 @@ async function measure(
       first_recall_ms: first[0]!,
       first_recalls_total_ms: first.reduce((a, b) => a + b, 0),
       recall_ms: summarise(times),
+      tiers,
       engine_rss_mib: rssMiB(pid),
       engine_peak_rss_mib: rssMiB(pid, 'VmHWM'),
       database_mib: env.MNEMOS_API_DATABASE_URL === undefined ? folderMiB(join(env.MNEMOS_HOME!, 'db')) : undefined,
@@ -259,7 +285,8 @@ async function measure(
 }
 
 async function main() {
-  const home = mkdtempSync(join(tmpdir(), 'mnemos-bench-scale-'));
+  const kept = options.values.get('home');
+  const home = kept === undefined ? mkdtempSync(join(tmpdir(), 'mnemos-bench-scale-')) : resolve(kept);
   const env: Record<string, string> = {
     MNEMOS_HOME: home,
     MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: benchModelDir(),
@@ -270,7 +297,7 @@ async function main() {
   };
   const loadAverage = loadavg();
   const locomo = loadLocomoText();
-  const fill = new ScaleFill(locomo.turns, env);
+  const fill = new ScaleFill(locomo.turns, env, kept === undefined ? undefined : join(home, FILL_MARK));
   const runs: ScaleRun[] = [];
   console.log(
     `Scale bench: ${SIZES.join(', ')} memories over ${BANKS} bank(s), load average ${loadAverage[0]!.toFixed(1)}`,
@@ -285,7 +312,7 @@ async function main() {
         `${String(size).padStart(9)} memories (${run.stored} stored): recall p50 ${r.p50.toFixed(1)} / p95 ${r.p95.toFixed(1)} ms, ` +
           `RSS ${run.engine_rss_mib.toFixed(0)} MiB (peak ${run.engine_peak_rss_mib.toFixed(0)}), ` +
           `start-up ${run.startup_ms.toFixed(0)} ms, first recall ${run.first_recall_ms.toFixed(0)} ms, ` +
-          `fill ${fillSeconds.toFixed(0)} s`,
+          `fill ${fillSeconds.toFixed(0)} s, tiers ${JSON.stringify(run.tiers)}`,
       );
     }
     if (fill.fidelity) {
@@ -313,7 +340,7 @@ async function main() {
       writeFileSync(resolve(json), `${JSON.stringify(out, null, 2)}\n`);
     }
   } finally {
-    rmSync(home, { recursive: true, force: true });
+    if (kept === undefined) rmSync(home, { recursive: true, force: true });
   }
 }
 
