@@ -116,6 +116,14 @@ function cosine(a: Float32Array, b: Float32Array): number {
   return s;
 }
 
+/** Recalls by tier, from the engine's `mnemos_recall_tier_total` counter. */
+function recallTiers(metrics: string): Record<string, number> {
+  const tiers: Record<string, number> = {};
+  for (const m of metrics.matchAll(/^mnemos_recall_tier_total\{tier="([a-z]+)"\} (\d+)$/gm))
+    tiers[m[1]!] = Number(m[2]);
+  return tiers;
+}
+
 /** Size on disk of a folder and everything in it, in MiB. */
 function folderMiB(dir: string): number {
   let bytes = 0;
@@ -243,16 +251,11 @@ async function measure(
   const engine = await spawnEngineProcess(env);
   const startup = performance.now() - started;
   const http = new JsonClient(1);
-  const tiers: Record<string, number> = {};
   const recall = async (bank: number, query: string) => {
     const t = performance.now();
-    const a = await http.post(`${engine.url}/v1/default/banks/scale-${bank}/memories/recall`, { query, trace: true });
+    const a = await http.post(`${engine.url}/v1/default/banks/scale-${bank}/memories/recall`, { query });
     if (a.status !== 200) throw new Error(`recall answered ${a.status}: ${JSON.stringify(a.json)}`);
-    const elapsed = performance.now() - t;
-    const named = (a.json.trace as { tier?: unknown } | undefined)?.tier;
-    const tier = typeof named === 'string' ? named : 'unknown';
-    tiers[tier] = (tiers[tier] ?? 0) + 1;
-    return elapsed;
+    return performance.now() - t;
   };
   try {
     const first: number[] = [];
@@ -265,6 +268,7 @@ async function measure(
       stored += Number(a.json.total);
     }
     const pid = engine.child.pid;
+    const tiers = recallTiers(await fetch(`${engine.url}/metrics`).then((r) => r.text()));
     return {
       memories: 0,
       stored,
