@@ -96,21 +96,26 @@ async function embedLocomo(turns: readonly string[], questions: readonly string[
 }
 
 interface VariantResult {
-  /** Mean fraction of the exact top k among the Hamming top R, by k then R. */
+  /** Mean fraction of the exact top k among the first R candidates, by k then R. */
   recall: Record<number, Record<number, number>>;
   /** The smallest R whose mean fraction reaches TARGET, by k (null: not within R_LIMIT). */
   r_for_target: Record<number, number | null>;
   distances_ms: LatencySummary;
   nearest_rows_ms: LatencySummary;
+  /** signedDots over the Hamming top R_LIMIT (the re-scored variant only; ordering them is not counted). */
+  signed_dots_ms?: LatencySummary;
 }
+
+/** The candidate orders compared: Hamming distance to plain or centered codes, and the centered re-scored. */
+const VARIANTS = ['plain', 'centered', 'centered_rescored'] as const;
+type Variant = (typeof VARIANTS)[number];
 
 interface SizeRun {
   memories: number;
   queries: number;
   code_bytes: number;
   exact_scan_seconds: number;
-  plain: VariantResult;
-  centered: VariantResult;
+  variants: Record<Variant, VariantResult>;
 }
 
 /** Evenly spread questions: all of them, or `count` picked at equal steps. */
@@ -165,27 +170,39 @@ function fillAndRankExactly(
   return tops.map((top) => top.results().map((hit) => Number(hit.id)));
 }
 
-/** Each query's Hamming ranks of its exact top rows, and the recall figures they give. */
+/**
+ * Each query's candidate ranks of its exact top rows, and the recall figures they give. The candidates: the Hamming
+ * top R_LIMIT, in Hamming order or (`rescore`) ordered by signedDots, best first.
+ */
 function measureVariant(
   codes: BinaryCodes,
   size: number,
   queries: readonly Float32Array[],
   exact: readonly number[][],
+  rescore: boolean,
 ): VariantResult {
   const scanMs: number[] = [];
   const pickMs: number[] = [];
+  const rescoreMs: number[] = [];
   const limit = Math.min(R_LIMIT, size);
-  /** By k: every query's Hamming rank of each of its exact top k rows (Infinity past R_LIMIT). */
+  /** By k: every query's candidate rank of each of its exact top k rows (Infinity past R_LIMIT). */
   const ranks = new Map<number, number[]>(KS.map((k) => [k, []]));
   queries.forEach((query, q) => {
     let t = performance.now();
     const distances = codes.distances(query, size);
     scanMs.push(performance.now() - t);
     t = performance.now();
-    const nearest = nearestRows(distances, size, limit, () => true);
+    let candidates = nearestRows(distances, size, limit, () => true);
     pickMs.push(performance.now() - t);
+    if (rescore) {
+      t = performance.now();
+      const dots = codes.signedDots(query, candidates);
+      rescoreMs.push(performance.now() - t);
+      const order = Array.from(candidates.keys()).sort((i, j) => dots[j]! - dots[i]! || i - j);
+      candidates = Int32Array.from(order, (i) => candidates[i]!);
+    }
     const rankOf = new Map<number, number>();
-    nearest.forEach((row, i) => rankOf.set(row, i));
+    candidates.forEach((row, i) => rankOf.set(row, i));
     for (const k of KS) {
       const list = ranks.get(k)!;
       for (const row of exact[q]!.slice(0, k)) list.push(rankOf.get(row) ?? Number.POSITIVE_INFINITY);
@@ -201,7 +218,13 @@ function measureVariant(
     const needed = list[Math.ceil(TARGET * list.length) - 1]!;
     rForTarget[k] = Number.isFinite(needed) ? needed + 1 : null;
   }
-  return { recall, r_for_target: rForTarget, distances_ms: summarise(scanMs), nearest_rows_ms: summarise(pickMs) };
+  return {
+    recall,
+    r_for_target: rForTarget,
+    distances_ms: summarise(scanMs),
+    nearest_rows_ms: summarise(pickMs),
+    ...(rescore ? { signed_dots_ms: summarise(rescoreMs) } : {}),
+  };
 }
 
 function measureSize(embedded: Embedded, size: number): SizeRun {
@@ -218,29 +241,34 @@ function measureSize(embedded: Embedded, size: number): SizeRun {
     queries: queries.length,
     code_bytes: plain.bytes,
     exact_scan_seconds: exactSeconds,
-    plain: measureVariant(plain, size, queries, exact),
-    centered: measureVariant(centered, size, queries, exact),
+    variants: {
+      plain: measureVariant(plain, size, queries, exact, false),
+      centered: measureVariant(centered, size, queries, exact, false),
+      centered_rescored: measureVariant(centered, size, queries, exact, true),
+    },
   };
 }
 
 const fixed = (x: number, digits: number, width: number) => x.toFixed(digits).padStart(width);
 
 function printRun(run: SizeRun): void {
+  const { plain, centered_rescored: rescored } = run.variants;
   console.log(
-    `\n${run.memories} memories, ${run.queries} queries; one scan of the codes: ` +
-      `p50 ${run.plain.distances_ms.p50.toFixed(2)} ms (centered ${run.centered.distances_ms.p50.toFixed(2)}), ` +
-      `nearest ${Math.min(R_LIMIT, run.memories)} rows from its distances: p50 ${run.plain.nearest_rows_ms.p50.toFixed(2)} ms`,
+    `\n${run.memories} memories, ${run.queries} queries: one scan of the codes p50 ${plain.distances_ms.p50.toFixed(2)} ms, ` +
+      `the nearest ${Math.min(R_LIMIT, run.memories)} rows from its distances p50 ${plain.nearest_rows_ms.p50.toFixed(2)} ms, ` +
+      `signedDots of those p50 ${rescored.signed_dots_ms?.p50.toFixed(2)} ms`,
   );
-  const header = R_FACTORS.map((f) => `R=${f}k`.padStart(13)).join('');
-  console.log(`${'k'.padStart(5)}${header}${'R for 0.97'.padStart(18)}   (plain / centered)`);
-  for (const k of KS) {
-    const cells = R_FACTORS.map(
-      (f) => `${fixed(run.plain.recall[k]![f * k]!, 3, 6)}/${fixed(run.centered.recall[k]![f * k]!, 3, 5)}`,
-    ).join(' ');
-    const r = (v: number | null) => (v === null ? `>${R_LIMIT}` : String(v));
-    console.log(
-      `${String(k).padStart(5)} ${cells}${`${r(run.plain.r_for_target[k]!)}/${r(run.centered.r_for_target[k]!)}`.padStart(18)}`,
-    );
+  const header = R_FACTORS.map((f) => `R=${f}k`.padStart(8)).join('');
+  console.log(`${'candidates'.padEnd(18)}${'k'.padStart(5)}${header}${`R for ${TARGET}`.padStart(12)}`);
+  for (const variant of VARIANTS) {
+    const result = run.variants[variant];
+    for (const k of KS) {
+      const cells = R_FACTORS.map((f) => fixed(result.recall[k]![f * k]!, 3, 8)).join('');
+      const r = result.r_for_target[k];
+      console.log(
+        `${variant.padEnd(18)}${String(k).padStart(5)}${cells}${(r === null ? `>${R_LIMIT}` : String(r)).padStart(12)}`,
+      );
+    }
   }
 }
 

@@ -89,6 +89,28 @@ describe('BinaryCodes', () => {
     }
   });
 
+  it('signedDots: the query dotted with each listed row read as +1 above the center and -1 below', () => {
+    for (const [dimension, simd] of [
+      [384, true],
+      [100, false],
+    ] as const) {
+      const rows = vectors(40, dimension, 21);
+      const center = Float32Array.from(vectors(1, dimension, 22)[0]!, (x) => x / 4);
+      const codes = BinaryCodes.create(dimension, rows.length, center, { simd });
+      rows.forEach((v, i) => codes.set(i, v));
+      const query = vectors(1, dimension, 23)[0]!;
+      const listed = [39, 0, 17, 17, 5];
+      const expected = listed.map((r) =>
+        rows[r]!.reduce((sum, x, j) => sum + (x > center[j]! ? 1 : -1) * query[j]!, 0),
+      );
+      const got = codes.signedDots(query, Int32Array.from(listed));
+      assert.equal(got.length, listed.length);
+      got.forEach((value, i) =>
+        assert.ok(Math.abs(value - expected[i]!) < 1e-9, `row ${listed[i]}: ${value} against ${expected[i]}`),
+      );
+    }
+  });
+
   it('the JS path and the SIMD path agree on a larger store', () => {
     const dimension = 384;
     const rows = vectors(1000, dimension, 11);
