@@ -12,33 +12,82 @@
  *   (func (export "hamming") (param $q i32) (param $data i32) (param $rows i32) (param $bytes i32) (param $out i32)
  *     ;; out[r] (u16) = popcount(q XOR data[r]) for r < rows; codes $bytes long, a multiple of 16 and at most 496
  *     ;; (each byte lane adds one popcount of at most 8 per 16 bytes: 31 of them stay below 256); byte offsets.
- *     ;; The byte counts are summed only once per row, by two pairwise widenings and one swap of halves.
- *     (local $end i32) (local $j i32) (local $acc v128)
+ *     ;; Four rows at a time share each load of the query and one reduction of their byte counts to four sums
+ *     ;; (pairwise widenings, then two rounds of shuffles and adds); the last rows one at a time.
+ *     (local $end i32) (local $end4 i32) (local $j i32) (local $p1 i32) (local $p2 i32) (local $p3 i32)
+ *     (local $qv v128) (local $a v128) (local $b v128) (local $c v128) (local $d v128)
  *     (local.set $end (i32.add (local.get $out) (i32.shl (local.get $rows) (i32.const 1))))
- *     (block $done (loop $rowloop
- *       (br_if $done (i32.ge_u (local.get $out) (local.get $end)))
- *       (local.set $acc (v128.const i32x4 0 0 0 0))
+ *     (local.set $end4 (i32.add (local.get $out) (i32.shl (i32.and (local.get $rows) (i32.const -4)) (i32.const 1))))
+ *     (block $done4 (loop $quad
+ *       (br_if $done4 (i32.ge_u (local.get $out) (local.get $end4)))
+ *       (local.set $p1 (i32.add (local.get $data) (local.get $bytes)))
+ *       (local.set $p2 (i32.add (local.get $p1) (local.get $bytes)))
+ *       (local.set $p3 (i32.add (local.get $p2) (local.get $bytes)))
+ *       (local.set $a (v128.const i32x4 0 0 0 0))
+ *       (local.set $b (v128.const i32x4 0 0 0 0))
+ *       (local.set $c (v128.const i32x4 0 0 0 0))
+ *       (local.set $d (v128.const i32x4 0 0 0 0))
  *       (local.set $j (i32.const 0))
  *       (loop $chunk
- *         (local.set $acc (i8x16.add (local.get $acc)
+ *         (local.set $qv (v128.load (i32.add (local.get $q) (local.get $j))))
+ *         (local.set $a (i8x16.add (local.get $a)
+ *           (i8x16.popcnt (v128.xor (v128.load (i32.add (local.get $data) (local.get $j))) (local.get $qv)))))
+ *         (local.set $b (i8x16.add (local.get $b)
+ *           (i8x16.popcnt (v128.xor (v128.load (i32.add (local.get $p1) (local.get $j))) (local.get $qv)))))
+ *         (local.set $c (i8x16.add (local.get $c)
+ *           (i8x16.popcnt (v128.xor (v128.load (i32.add (local.get $p2) (local.get $j))) (local.get $qv)))))
+ *         (local.set $d (i8x16.add (local.get $d)
+ *           (i8x16.popcnt (v128.xor (v128.load (i32.add (local.get $p3) (local.get $j))) (local.get $qv)))))
+ *         (local.set $j (i32.add (local.get $j) (i32.const 16)))
+ *         (br_if $chunk (i32.lt_u (local.get $j) (local.get $bytes))))
+ *       (local.set $a (i32x4.extadd_pairwise_i16x8_u (i16x8.extadd_pairwise_i8x16_u (local.get $a))))
+ *       (local.set $b (i32x4.extadd_pairwise_i16x8_u (i16x8.extadd_pairwise_i8x16_u (local.get $b))))
+ *       (local.set $c (i32x4.extadd_pairwise_i16x8_u (i16x8.extadd_pairwise_i8x16_u (local.get $c))))
+ *       (local.set $d (i32x4.extadd_pairwise_i16x8_u (i16x8.extadd_pairwise_i8x16_u (local.get $d))))
+ *       ;; [a0+a1, a2+a3, b0+b1, b2+b3] and the same for c, d; then [a, b, c, d], narrowed to u16 and stored
+ *       (local.set $a (i32x4.add
+ *         (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27 (local.get $a) (local.get $b))
+ *         (i8x16.shuffle 4 5 6 7 12 13 14 15 20 21 22 23 28 29 30 31 (local.get $a) (local.get $b))))
+ *       (local.set $c (i32x4.add
+ *         (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27 (local.get $c) (local.get $d))
+ *         (i8x16.shuffle 4 5 6 7 12 13 14 15 20 21 22 23 28 29 30 31 (local.get $c) (local.get $d))))
+ *       (local.set $a (i32x4.add
+ *         (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27 (local.get $a) (local.get $c))
+ *         (i8x16.shuffle 4 5 6 7 12 13 14 15 20 21 22 23 28 29 30 31 (local.get $a) (local.get $c))))
+ *       (v128.store64_lane 0 (local.get $out) (i16x8.narrow_i32x4_u (local.get $a) (local.get $a)))
+ *       (local.set $data (i32.add (local.get $p3) (local.get $bytes)))
+ *       (local.set $out (i32.add (local.get $out) (i32.const 8)))
+ *       (br $quad)))
+ *     (block $done (loop $single
+ *       (br_if $done (i32.ge_u (local.get $out) (local.get $end)))
+ *       (local.set $a (v128.const i32x4 0 0 0 0))
+ *       (local.set $j (i32.const 0))
+ *       (loop $chunk1
+ *         (local.set $a (i8x16.add (local.get $a)
  *           (i8x16.popcnt (v128.xor
  *             (v128.load (i32.add (local.get $data) (local.get $j)))
  *             (v128.load (i32.add (local.get $q) (local.get $j)))))))
  *         (local.set $j (i32.add (local.get $j) (i32.const 16)))
- *         (br_if $chunk (i32.lt_u (local.get $j) (local.get $bytes))))
- *       (local.set $acc (i32x4.extadd_pairwise_i16x8_u (i16x8.extadd_pairwise_i8x16_u (local.get $acc))))
- *       (local.set $acc (i32x4.add (local.get $acc)
- *         (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $acc) (local.get $acc))))
+ *         (br_if $chunk1 (i32.lt_u (local.get $j) (local.get $bytes))))
+ *       (local.set $a (i32x4.extadd_pairwise_i16x8_u (i16x8.extadd_pairwise_i8x16_u (local.get $a))))
+ *       (local.set $a (i32x4.add (local.get $a)
+ *         (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $a) (local.get $a))))
  *       (i32.store16 (local.get $out)
- *         (i32.add (i32x4.extract_lane 0 (local.get $acc)) (i32x4.extract_lane 1 (local.get $acc))))
+ *         (i32.add (i32x4.extract_lane 0 (local.get $a)) (i32x4.extract_lane 1 (local.get $a))))
  *       (local.set $data (i32.add (local.get $data) (local.get $bytes)))
  *       (local.set $out (i32.add (local.get $out) (i32.const 2)))
- *       (br $rowloop)))))
+ *       (br $single)))))
  */
 const HAMMING_WASM =
-  'AGFzbQEAAAABCQFgBX9/f39/AAMCAQAFAwEAAQcUAgZtZW1vcnkCAAdoYW1taW5nAAAKqgEBpwECAn8BeyAEIAJBAXRqIQUCQANAIAQgBU8NAf0MAAAAA' +
-  'AAAAAAAAAAAAAAAACEHQQAhBgNAIAcgASAGav0ABAAgACAGav0ABAD9Uf1i/W4hByAGQRBqIQYgBiADSQ0ACyAH/X39fyEHIAcgByAH/Q0ICQoLDA0ODw' +
-  'ABAgMEBQYH/a4BIQcgBCAH/RsAIAf9GwFqOwEAIAEgA2ohASAEQQJqIQQMAAsLCw==';
+  'AGFzbQEAAAABCQFgBX9/f39/AAMCAQAFAwEAAQcUAgZtZW1vcnkCAAdoYW1taW5nAAAK7gQB6wQCBn8FeyAEIAJBAXRqIQUgBCACQXxxQQF0ai' +
+  'EGAkADQCAEIAZPDQEgASADaiEIIAggA2ohCSAJIANqIQr9DAAAAAAAAAAAAAAAAAAAAAAhDP0MAAAAAAAAAAAAAAAAAAAAACEN/QwAAAAAAAAA' +
+  'AAAAAAAAAAAAIQ79DAAAAAAAAAAAAAAAAAAAAAAhD0EAIQcDQCAAIAdq/QAEACELIAwgASAHav0ABAAgC/1R/WL9biEMIA0gCCAHav0ABAAgC/' +
+  '1R/WL9biENIA4gCSAHav0ABAAgC/1R/WL9biEOIA8gCiAHav0ABAAgC/1R/WL9biEPIAdBEGohByAHIANJDQALIAz9ff1/IQwgDf19/X8hDSAO' +
+  '/X39fyEOIA/9ff1/IQ8gDCAN/Q0AAQIDCAkKCxAREhMYGRobIAwgDf0NBAUGBwwNDg8UFRYXHB0eH/2uASEMIA4gD/0NAAECAwgJCgsQERITGB' +
+  'kaGyAOIA/9DQQFBgcMDQ4PFBUWFxwdHh/9rgEhDiAMIA79DQABAgMICQoLEBESExgZGhsgDCAO/Q0EBQYHDA0ODxQVFhccHR4f/a4BIQwgBCAM' +
+  'IAz9hgH9WwMAACAKIANqIQEgBEEIaiEEDAALCwJAA0AgBCAFTw0B/QwAAAAAAAAAAAAAAAAAAAAAIQxBACEHA0AgDCABIAdq/QAEACAAIAdq/Q' +
+  'AEAP1R/WL9biEMIAdBEGohByAHIANJDQALIAz9ff1/IQwgDCAMIAz9DQgJCgsMDQ4PAAECAwQFBgf9rgEhDCAEIAz9GwAgDP0bAWo7AQAgASAD' +
+  'aiEBIARBAmohBAwACwsL';
 
 /** Widest code the kernel sums without a byte lane overflowing: 31 blocks of 128 dimensions. */
 const MAX_SIMD_DIMENSION = 31 * 128;
