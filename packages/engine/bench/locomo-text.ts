@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Embedder } from '../src/embeddings/embedder.js';
+import { normalize, type Embedder } from '../src/embeddings/embedder.js';
 import { estimateModelTokens, groupByLength } from '../src/embeddings/length-groups.js';
 import { loadConversation, type Conversation } from './locomo.js';
 import { testLocomoDir } from './test-assets.js';
@@ -49,6 +49,20 @@ export function derivedMemory(turns: readonly string[], k: number): string {
 export function derivedParts(turnCount: number, k: number): { turn: number; other: number | undefined } {
   const round = Math.floor(k / turnCount);
   return { turn: k % turnCount, other: round === 0 ? undefined : (k * ROUND_STRIDE + round) % turnCount };
+}
+
+/**
+ * A stand-in vector for the k-th derived memory, made from its turns' vectors (embedding a million texts takes hours):
+ * the normalised sum of its turn's vector and half its other turn's vector; a plain turn keeps its own vector.
+ */
+export function derivedVector(turnVectors: readonly Float32Array[], k: number): Float32Array {
+  const parts = derivedParts(turnVectors.length, k);
+  const out = Float32Array.from(turnVectors[parts.turn]!);
+  if (parts.other !== undefined) {
+    const other = turnVectors[parts.other]!;
+    for (let i = 0; i < out.length; i++) out[i] = out[i]! + 0.5 * other[i]!;
+  }
+  return normalize(out);
 }
 
 /** One pass of `model` over `texts` in `batches` (lists of indices): wall seconds and this process's CPU milliseconds. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { testLocomoDir } from '../bench/test-assets.js';
 import { evidenceRecall, loadConversation, parseSessionDate, percentile } from '../bench/locomo.js';
-import { derivedMemory, derivedParts, loadLocomoText } from '../bench/locomo-text.js';
+import { derivedMemory, derivedParts, derivedVector, loadLocomoText } from '../bench/locomo-text.js';
 
 const dataDir = testLocomoDir();
 
@@ -63,4 +63,17 @@ test('a derived memory is made of the turns derivedParts names', () => {
     const otherText = otherTurn.slice(otherTurn.indexOf(':') + 1).trim();
     assert.ok(otherText.startsWith(memory.slice(turns[turn]!.length + 1)), `${memory} / ${otherText}`);
   }
+});
+
+test("a derived memory's stand-in vector is its turn's, plus half its other turn's, normalised", () => {
+  const turnVectors = [Float32Array.from([3, 4, 0]), Float32Array.from([0, 0, 2]), Float32Array.from([1, 0, 0])];
+  assert.deepEqual(Array.from(derivedVector(turnVectors, 1)), [0, 0, 1]);
+  const k = 4;
+  const { turn, other } = derivedParts(turnVectors.length, k);
+  assert.ok(other !== undefined && other !== turn);
+  const sum = turnVectors[turn]!.map((x, i) => x + 0.5 * turnVectors[other]![i]!);
+  const norm = Math.hypot(...sum);
+  const got = derivedVector(turnVectors, k);
+  sum.forEach((x, i) => assert.ok(Math.abs(got[i]! - x / norm) < 1e-6, `${got[i]} against ${x / norm}`));
+  assert.deepEqual(Array.from(turnVectors[0]!), [3, 4, 0], 'the turn vectors are left as they are');
 });
