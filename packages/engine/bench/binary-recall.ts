@@ -13,7 +13,7 @@ import { summarise, type LatencySummary } from './open-loop.js';
 import { listOption, numberOption, parseBenchOptions } from './options.js';
 
 /**
- * `npm run bench:binary-recall -w packages/engine`: how many Hamming candidates a binary-code scan must pass on so
+ * `npm run bench:binary-recall`: how many Hamming candidates a binary-code scan must pass on so
  * that they hold the exact top k by cosine. The banks are made as bench/scale.ts makes them: LoCoMo turns embedded by
  * the model, then derived memories whose vectors mix two turn vectors (derivedVector); the queries are LoCoMo
  * questions embedded as queries. For each bank size, k and R: the mean fraction of the exact top k (the engine's

@@ -2,14 +2,14 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadEngineConfig } from '../src/config/load.js';
-import { normalize, type Embedder } from '../src/embeddings/embedder.js';
+import type { Embedder } from '../src/embeddings/embedder.js';
 import { Engine } from '../src/engine.js';
 import { retain, type RetainItem } from '../src/memory/retain.js';
 import { DEFAULT_SPACE } from '../src/memory/types.js';
 import { spawnEngineProcess } from '../src/process.js';
 import { JsonClient } from './http-json.js';
 import { benchModelDir } from './local-model.js';
-import { derivedMemory, derivedParts, loadLocomoText } from './locomo-text.js';
+import { derivedMemory, derivedVector, loadLocomoText } from './locomo-text.js';
 import { summarise, type LatencySummary } from './open-loop.js';
 import { listOption, numberOption, parseBenchOptions, recordedSettings } from './options.js';
 import { rssMiB } from './process-stats.js';
@@ -99,16 +99,6 @@ interface Mark {
 }
 
 const bankOf = (k: number) => `scale-${k % BANKS}`;
-
-function synthetic(turnVectors: readonly Float32Array[], k: number): Float32Array {
-  const parts = derivedParts(turnVectors.length, k);
-  const out = Float32Array.from(turnVectors[parts.turn]!);
-  if (parts.other !== undefined) {
-    const other = turnVectors[parts.other]!;
-    for (let i = 0; i < out.length; i++) out[i] = out[i]! + 0.5 * other[i]!;
-  }
-  return normalize(out);
-}
 
 function cosine(a: Float32Array, b: Float32Array): number {
   let s = 0;
@@ -224,7 +214,7 @@ class ScaleFill {
           )
         : [];
     const exact = new Map(byModel.map((i, j) => [i, embedded[j]!]));
-    return ks.map((k, i) => exact.get(i) ?? synthetic(this.turnVectors, k));
+    return ks.map((k, i) => exact.get(i) ?? derivedVector(this.turnVectors, k));
   }
 
   /** Cosine between the synthetic vector and the model's own for a sample of memories past the turns. */
@@ -234,7 +224,7 @@ class ScaleFill {
       ks.map((k) => derivedMemory(this.turns, k)),
       'document',
     );
-    const cosines = ks.map((k, i) => cosine(synthetic(this.turnVectors, k), exact[i]!));
+    const cosines = ks.map((k, i) => cosine(derivedVector(this.turnVectors, k), exact[i]!));
     return {
       mean: cosines.reduce((a, b) => a + b, 0) / cosines.length,
       min: Math.min(...cosines),

@@ -16,7 +16,7 @@ import { EngineMetrics } from './metrics.js';
 import { ENGINE_PLUGINS, type EnginePlugin, type InstalledPlugin, type PluginParts } from './plugins/index.js';
 import { MemoryService } from './service/memory-service.js';
 import type { ProgressReporter } from './startup/readiness.js';
-import type { PostgresTier } from './recall/tier.js';
+import type { CompactTier, PostgresTier } from './recall/tier.js';
 import { PostgresBankIndex } from './vectors/postgres-index.js';
 import { TombstonePruner } from './vectors/tombstone-pruner.js';
 import { VectorCache } from './vectors/vector-cache.js';
@@ -30,6 +30,7 @@ interface OpenedParts {
   store: MemoryStore;
   vectors: VectorCache;
   postgres: PostgresTier | undefined;
+  compact: CompactTier;
   embedder: MicroBatcher;
   metrics: EngineMetrics;
   queue: JobQueue;
@@ -132,6 +133,7 @@ export class Engine {
         store: this.store,
         index: this.vectors,
         postgres: parts.postgres,
+        compact: parts.compact,
         codec: this.codec,
         embedder: this.embedder,
         metrics: this.metrics,
@@ -188,10 +190,10 @@ export class Engine {
       // Recall searches in-memory copies of each bank (vectors, terms, bodies), kept in step with the database, up to
       // the cache's bound; banks above the Postgres tier's threshold are searched in the database's indexes instead.
       const vectors = new VectorCache(store, model.dimension, config.recall.cacheBytes);
-      const postgres =
-        tierMin === undefined
-          ? undefined
-          : { search: new PostgresBankIndex(db, store, bankIndexes(db, log)), minMemories: tierMin };
+      const search = new PostgresBankIndex(db, store, bankIndexes(db, log));
+      const postgres = tierMin === undefined ? undefined : { search, minMemories: tierMin };
+      // Banks too large for a full copy are held compact: their arms in memory, their rows read from the database.
+      const compact = { search, minMemories: config.recall.compactMinMemories };
       const metrics = new EngineMetrics();
       // Two batches in flight: the model's thread starts the next one without waiting for the main thread.
       const embedder = new MicroBatcher(
@@ -211,7 +213,7 @@ export class Engine {
       const engine = new Engine(
         config,
         log,
-        { db, codec, store, vectors, postgres, embedder, metrics, queue, llm },
+        { db, codec, store, vectors, postgres, compact, embedder, metrics, queue, llm },
         plugins,
       );
       // A queue that fails to start must not leave the model's or the LLM's thread running.

@@ -121,7 +121,8 @@ describe('vector cache', () => {
     const cache = new VectorCache(engine.engine.store, 384, 64 * 1024); // bytes: two memories fit, 140 do not
     assert.equal(await cache.preload(engine.engine.db), 1);
     assert.ok(cache.has('default', 'vc-small'));
-    assert.ok(!cache.has('default', 'vc'), 'a bank larger than the budget waits for its first recall');
+    assert.ok(!cache.has('default', 'vc'), 'a bank larger than the room left waits for its first recall');
+    assert.ok(!cache.has('default', 'vc', 'compact'), 'whole or compact');
     const stopped = new VectorCache(engine.engine.store, 384);
     stopped.stop();
     assert.equal(await stopped.preload(engine.engine.db), 0);
@@ -132,6 +133,17 @@ describe('vector cache', () => {
     stopping.stop();
     await assert.rejects(loading, /the engine is stopping/);
     assert.ok(!stopping.has('default', 'vc'));
+  });
+
+  it('preloads a bank too large for a whole copy as a compact one, when that fits', async () => {
+    await call(engine.url, 'DELETE', '/v1/default/banks/vc-small');
+    // Bytes: 140 memories do not fit whole (about 2.8 KB each), but do compact (a few hundred bytes each).
+    const cache = new VectorCache(engine.engine.store, 384, 200 * 1024);
+    assert.equal(await cache.preload(engine.engine.db), 1);
+    assert.ok(!cache.has('default', 'vc'));
+    assert.equal(cache.cachedSize('default', 'vc', 'compact'), 140);
+    const tight = new VectorCache(engine.engine.store, 384, 10 * 1024);
+    assert.equal(await tight.preload(engine.engine.db), 0, 'nor compact in a smaller cache');
   });
 
   it('stores the same vector whether it went as text (a few memories) or in binary (larger batches)', async () => {

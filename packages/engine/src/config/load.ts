@@ -72,6 +72,11 @@ export interface RecallSettings {
   postgresTierMinMemories: number | undefined;
   /** The in-memory bank copies take at most this many bytes (least recently used banks are dropped). */
   cacheBytes: number;
+  /**
+   * Banks of at least this many memories are held as compact copies (Infinity: only banks whose full copy the cache
+   * cannot hold).
+   */
+  compactMinMemories: number;
 }
 
 export interface HttpLimits {
@@ -114,6 +119,7 @@ export function loadEngineConfig(env: Env = process.env): EngineConfig {
         e.MNEMOS_API_DATABASE_URL !== undefined,
       ),
       cacheBytes: e.MNEMOS_API_RECALL_CACHE_MIB * 1024 * 1024,
+      compactMinMemories: e.MNEMOS_API_RECALL_COMPACT_MIN_MEMORIES,
     },
     embeddings: resolveEmbeddings(e),
     llm: resolveLlm(e, env),

@@ -94,6 +94,13 @@ export const engineEnvSchema = z.object({
     .transform((v): number | 'off' | 'unset' =>
       v === undefined || v === '' ? 'unset' : v === 'off' ? 'off' : Number(v),
     ),
+  MNEMOS_API_RECALL_COMPACT_MIN_MEMORIES: z
+    .string()
+    .trim()
+    .refine((v) => /^\d{0,12}$/.test(v), 'must be a whole number of memories (0: every bank)')
+    .optional()
+    // Unset: only banks whose full copy the cache cannot hold are held compact.
+    .transform((v): number => (v === undefined || v === '' ? Number.POSITIVE_INFINITY : Number(v))),
   MNEMOS_API_RECALL_CACHE_MIB: z.coerce
     .number({ error: 'must be a number of MiB' })
     .int('must be a whole number of MiB')

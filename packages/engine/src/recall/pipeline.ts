@@ -14,8 +14,9 @@ import { order } from './order.js';
 import { gatherFromPostgres } from './postgres-arms.js';
 import { candidates } from './signals.js';
 import { resolveTemporal, type TimeInterval } from './temporal.js';
-import { chooseTier, type PostgresTier } from './tier.js';
-import type { RecallHit, RecallOutcome, RecallRequest, RecallTrace } from './types.js';
+import { chooseTier, type CompactTier, type PostgresTier } from './tier.js';
+import { CompactArms } from './compact-arms.js';
+import type { RecallHit, RecallOutcome, RecallRequest, RecallTrace, Tier } from './types.js';
 
 /** What recall works with; the engine builds it once. */
 export interface RecallDependencies {
@@ -27,6 +28,8 @@ export interface RecallDependencies {
   embedder: Embedder;
   /** The Postgres tier for large banks (tier.ts); absent: every bank is searched in memory. */
   postgres?: PostgresTier | undefined;
+  /** The compact tier for banks too large for the full in-memory copy (tier.ts); absent: none is held compact. */
+  compact?: CompactTier | undefined;
   /** Counts recalls by tier, when given. */
   metrics?: Pick<EngineMetrics, 'recallTiers'>;
 }
@@ -55,12 +58,9 @@ export async function recall(deps: RecallDependencies, r: RecallRequest): Promis
   const embedding = embedder.embed([r.query], 'query').then((vectors) => vectors[0]!);
   embedding.catch(() => undefined); // awaited below; this only keeps an early failure elsewhere from leaving it unhandled
   const intervals = resolveTemporal(r.query, r.queryTimestamp);
-  const tier = await chooseTier(db, index, deps.postgres, r.tenant, banks);
+  const tier = await chooseTier(db, index, deps, r.tenant, banks);
   deps.metrics?.recallTiers.inc({ tier });
-  const gathered =
-    tier === 'postgres' && deps.postgres
-      ? await gatherFromPostgres(deps.postgres.search, deps.codec, db, r, banks, limit, embedding, intervals, stage)
-      : await gatherInMemory(deps, r, banks, limit, embedding, intervals, stage);
+  const gathered = await gather(deps, tier, r, banks, limit, embedding, intervals, stage);
   const scored = candidates(r.query, gathered.pool, gathered.keyword, intervals);
   await gathered.prepareFeedback?.(scored);
   const { taken, relevance, truncatedText, tokens, considered } = order(
@@ -83,6 +83,29 @@ export async function recall(deps: RecallDependencies, r: RecallRequest): Promis
   const outcome: RecallOutcome = { results, tokens };
   if (r.trace) outcome.trace = { tier, stages, total_ms: round(performance.now() - started) };
   return outcome;
+}
+
+/** The arms on the tier chosen. */
+async function gather(
+  deps: RecallDependencies,
+  tier: Tier,
+  r: RecallRequest,
+  banks: readonly string[],
+  limit: number,
+  embedding: Promise<Float32Array>,
+  intervals: readonly TimeInterval[],
+  stage: StageMark,
+): Promise<Gathered> {
+  const { db, codec } = deps;
+  if (tier === 'postgres' && deps.postgres) {
+    return gatherFromPostgres(deps.postgres.search, codec, db, r, banks, limit, embedding, intervals, stage);
+  }
+  if (tier === 'compact' && deps.compact) {
+    const search = deps.compact.search;
+    const arms = new CompactArms(await deps.index.compactBanks(db, r.tenant, banks), search);
+    return gatherFromPostgres(search, codec, db, r, banks, limit, embedding, intervals, stage, arms);
+  }
+  return gatherInMemory(deps, r, banks, limit, embedding, intervals, stage);
 }
 
 /**

@@ -9,11 +9,15 @@ import type { Gathered, StageMark } from './gathered.js';
 import { temporalWindow, type TimeInterval } from './temporal.js';
 import type { RecallRequest } from './types.js';
 
+/** Where the semantic, temporal and keyword arms search when the pool is read from the database. */
+export type ArmSearch = Pick<PostgresBankIndex, 'nearest' | 'keyword'>;
+
 /**
- * Recall's arms on the Postgres tier: the same arms as the in-memory index's (arms.ts), answered by the database's
- * indexes (HNSW for the semantic and temporal arms, GIN for the keyword arm, the retain-call index for neighbours).
- * The keyword arm selects and scores rows with the same plan and BM25 as the in-memory arm; the pool's rows are read
- * once, so signals and ordering run on them exactly as they run on the in-memory index's rows.
+ * Recall's arms on the Postgres and compact tiers: the same arms as the in-memory index's (arms.ts), answered by the
+ * database's indexes (HNSW for the semantic and temporal arms, GIN for the keyword arm) or by the banks' compact copies
+ * (`arms`, compact-arms.ts), and the retain-call index for neighbours. The keyword arm selects and scores rows with the
+ * same plan and BM25 as the in-memory arm; the pool's rows are read once, so signals and ordering run on them exactly
+ * as they run on the in-memory index's rows.
  */
 export async function gatherFromPostgres(
   search: PostgresBankIndex,
@@ -25,6 +29,7 @@ export async function gatherFromPostgres(
   embedding: Promise<Float32Array>,
   intervals: readonly TimeInterval[],
   stage: StageMark,
+  arms: ArmSearch = search,
 ): Promise<Gathered> {
   const scope = { tenant: r.tenant, bankIds };
   const filter: RowFilter = { space: r.space, types: r.types, tags: r.tags, tagsMatch: r.tagsMatch };
@@ -34,7 +39,7 @@ export async function gatherFromPostgres(
   stage('index', terms.length);
   const plan = keywordPlan(terms, frequencies, size);
   const keyword = plan
-    ? await search.keyword(
+    ? await arms.keyword(
         scope,
         filter,
         plan.selective,
@@ -47,10 +52,10 @@ export async function gatherFromPostgres(
   stage('keyword', keyword.length);
   const query = await embedding;
   stage('embed_query');
-  const semantic = await search.nearest(scope, filter, query, limit);
+  const semantic = await arms.nearest(scope, filter, query, limit);
   stage('semantic', semantic.length);
   const window = temporalWindow(intervals);
-  const temporal = window ? await search.nearest(scope, filter, query, limit, window) : [];
+  const temporal = window ? await arms.nearest(scope, filter, query, limit, window) : [];
   if (intervals.length > 0) stage('temporal', temporal.length);
   const pool = await poolOf(search, scope, filter, [semantic, keyword, temporal], query);
   stage('neighbours', pool.length);
@@ -104,13 +109,13 @@ async function poolOf(
   const pool: PoolMember[] = [];
   for (const id of ids) {
     const row = rows.get(id);
-    if (row) pool.push({ meta: row.meta, cosine: dot(row.vector, query), keywords: row.keywords });
+    if (row) pool.push({ meta: row.meta, cosine: unitCosine(row.vector, query), keywords: row.keywords });
   }
   return pool;
 }
 
 /** The cosine of two unit vectors. */
-function dot(a: Float32Array, b: Float32Array): number {
+export function unitCosine(a: Float32Array, b: Float32Array): number {
   let s = 0;
   for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
   return s;

@@ -1,6 +1,7 @@
 import type { Database } from '../db/database.js';
 import type { PostgresBankIndex } from '../vectors/postgres-index.js';
 import type { VectorCache } from '../vectors/vector-cache.js';
+import type { Tier } from './types.js';
 
 /** The Postgres tier of recall: the database's own indexes, for banks too large for the in-memory copy. */
 export interface PostgresTier {
@@ -9,40 +10,65 @@ export interface PostgresTier {
   minMemories: number;
 }
 
-/** Where a recall's arms search: the engine's in-memory copy of the banks, or the database's indexes. */
-export type Tier = 'memory' | 'postgres';
+/**
+ * The compact tier: banks' compact copies in memory (vectors/compact-bank.ts) for the arms, the database for the
+ * pool's rows. For banks whose full copy the cache cannot hold, or of at least `minMemories` memories.
+ */
+export interface CompactTier {
+  /** Reads counts, frequencies, exact vectors and the pool's rows (no vector index is asked for). */
+  search: PostgresBankIndex;
+  minMemories: number;
+}
+
+/** The tiers an engine offers besides the in-memory copy. */
+export interface Tiers {
+  postgres?: PostgresTier | undefined;
+  compact?: CompactTier | undefined;
+}
 
 /**
  * Chooses the tier for a recall of `bankIds`. Small banks are searched in memory; a bank not in memory yet loads
  * within the recall when that is quick or the database is the embedded one, else in the background while the Postgres
- * tier answers, so no recall on a server waits for a long load. Without a Postgres tier every bank is searched in
- * memory.
+ * tier answers, so no recall on a server waits for a long load. A bank whose full copy the cache cannot hold gets a
+ * compact copy when that fits (loaded the same way), else the Postgres tier. Without other tiers every bank is
+ * searched in memory.
  */
 export async function chooseTier(
   db: Database,
   cache: VectorCache,
-  tier: PostgresTier | undefined,
+  tiers: Tiers,
   tenant: string,
   bankIds: readonly string[],
 ): Promise<Tier> {
-  if (tier === undefined) return 'memory';
+  const { postgres, compact } = tiers;
+  const search = postgres?.search ?? compact?.search;
+  if (search === undefined) return 'memory';
   // Only banks large enough for this tier get an HNSW index (and its cost on every insert); a smaller bank answered
   // here while it loads is scanned exactly.
   const large = (): Tier => {
-    for (const bankId of bankIds) tier.search.indexes.request(tenant, bankId);
+    if (!postgres) return 'memory';
+    for (const bankId of bankIds) postgres.search.indexes.request(tenant, bankId);
     return 'postgres';
   };
-  if (tier.minMemories === 0) return large();
+  const compacted = (size: number): Tier => {
+    const held = bankIds.every((b) => cache.cachedSize(tenant, b, 'compact') !== undefined);
+    if (held || !postgres || db.kind === 'embedded') return 'compact';
+    for (const bankId of bankIds) cache.loadInBackground(db, tenant, bankId, size, 'compact');
+    return large();
+  };
+  if (postgres?.minMemories === 0) return large();
+  if (compact?.minMemories === 0) return 'compact';
   const cached = bankIds.map((b) => cache.cachedSize(tenant, b));
   const inMemory = cached.every((n) => n !== undefined);
-  const size = inMemory ? cached.reduce((s, n) => s + n, 0) : await tier.search.count({ tenant, bankIds });
-  if (size >= tier.minMemories) return large();
+  const size = inMemory ? cached.reduce((s, n) => s + n, 0) : await search.count({ tenant, bankIds });
+  if (postgres && size >= postgres.minMemories) return large();
+  if (compact && size >= compact.minMemories) return compacted(size);
   if (inMemory) return 'memory';
-  // A bank the cache cannot hold is never loaded: it is searched here for good, so it gets its index too.
-  if (!cache.fits(size)) return large();
+  // A bank the cache cannot hold whole is never loaded whole: it is searched compact, or here, for good.
+  if (!cache.fits(size)) return compact && cache.fits(size, 'compact') ? compacted(size) : large();
   // The embedded database runs one transaction at a time and the load reads through a cursor in one: a recall the
   // Postgres tier answered meanwhile would wait for the whole load anyway, and then scan every vector.
-  if (cache.loadsQuickly(size) || db.kind === 'embedded') return 'memory';
+  if (!postgres || cache.loadsQuickly(size) || db.kind === 'embedded') return 'memory';
   for (const bankId of bankIds) {
     if (cache.cachedSize(tenant, bankId) === undefined) cache.loadInBackground(db, tenant, bankId, size);
   }

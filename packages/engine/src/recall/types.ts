@@ -32,7 +32,7 @@ export interface RecallHit extends Memory {
 
 export interface RecallTrace {
   /** Where the arms searched: the in-memory bank index, or the database's indexes (tier.ts). */
-  tier: 'memory' | 'postgres';
+  tier: Tier;
   stages: Array<{ stage: string; ms: number; candidates?: number }>;
   total_ms: number;
 }
@@ -42,3 +42,6 @@ export interface RecallOutcome {
   tokens: number;
   trace?: RecallTrace;
 }
+
+/** Where a recall's arms search: the in-memory copy of the banks, their compact copies, or the database's indexes. */
+export type Tier = 'memory' | 'compact' | 'postgres';

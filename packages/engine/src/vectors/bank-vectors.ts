@@ -1,5 +1,6 @@
 import type { Memory } from '../memory/types.js';
 import { Int16Matrix } from './int16-matrix.js';
+import { RowMarks } from './row-marks.js';
 import { postingRow, TermIndex } from './term-index.js';
 
 /** What recall filters on, kept beside each vector so filtering needs no database round trip. */
@@ -81,10 +82,8 @@ export class BankVectors {
   /** The last SIMD scan: its query (compared by identity) and every row's score; dropped on any change of rows. */
   private lastScan: { query: Float32Array; scores: Float32Array } | undefined;
   private scanBuffer = new Float32Array(0);
-  /** Rows seen by the current keyword match (marks[row] === epoch), to take each row once without a Set. */
-  private marks = new Uint32Array(0);
-  private picks = new Int32Array(0);
-  private epoch = 0;
+  /** Rows seen by the current keyword match, to take each row once. */
+  private readonly seen = new RowMarks();
   /** The bank's change number this copy reflects (-1: nothing read yet); newer changes are read next time. */
   changeSeq = -1;
   /** The bank's change log this copy follows; undefined while the bank does not exist. */
@@ -194,18 +193,8 @@ export class BankVectors {
     score: readonly string[],
     keep: (m: VectorRowMeta) => boolean,
   ): { rows: VectorRowMeta[]; counts: Uint8Array } {
-    if (this.marks.length < this.meta.length) {
-      this.marks = new Uint32Array(Math.max(1024, this.meta.length * 2));
-      this.picks = new Int32Array(this.marks.length);
-      this.epoch = 0;
-    }
-    const epoch = ++this.epoch;
-    if (epoch === 0xffffffff) {
-      this.marks.fill(0);
-      this.epoch = 1;
-    }
-    const marks = this.marks;
-    const picks = this.picks;
+    const epoch = this.seen.begin(this.meta.length);
+    const { marks, picks } = this.seen;
     const rows: VectorRowMeta[] = [];
     const keywords = this.keywords;
     // Rows holding a selecting term, each once; picks[row] is its place in `rows` (-1: filtered out). Plain loops over

@@ -4,9 +4,9 @@
  * hundred bytes a memory; this takes 16 bytes plus two to four table slots of 4 bytes.
  */
 export class UuidRows {
-  private bytes = new Uint8Array(16 * 1024);
+  private bytes = new Uint8Array(16 * 64);
   /** Row + 1 per slot; 0 is an empty slot. */
-  private slots = new Int32Array(2048);
+  private slots = new Int32Array(128);
   private count = 0;
 
   get size(): number {

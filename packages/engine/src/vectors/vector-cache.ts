@@ -1,6 +1,7 @@
 import type { Database, Queryable } from '../db/database.js';
-import { vectorFromBase64 } from '../db/vector-copy.js';
+import { binaryVectorSql, vectorFromBase64 } from '../db/vector-copy.js';
 import { BankVectors } from './bank-vectors.js';
+import { CompactBank, compactRow } from './compact-bank.js';
 import { INDEXED_COLUMNS, indexedRowFromJson, indexedRowMeta } from './indexed-row.js';
 import { parseTsvector } from '../keywords/tsvector.js';
 import type { MemoryReader } from '../memory/rows.js';
@@ -26,27 +27,38 @@ interface LogState {
   prunedTo: number;
 }
 
+/** A bank's copy in memory: whole (bodies, int16 vectors), or compact for banks too large for that. */
+export type BankCopy = BankVectors | CompactBank;
+
 /** Applies synchronisation rows to the bank's copy: changed memories (opened here), tombstones, the snapshot. */
 async function apply(
   reader: MemoryReader,
   db: Queryable,
-  bank: BankVectors,
+  bank: BankCopy,
   tenant: string,
   rows: readonly DeltaRow[],
 ): Promise<LogState | undefined> {
   const changed = rows.flatMap((row) => (row.kind === 'row' ? [indexedRowFromJson(row.row!)] : []));
-  // Bodies are opened (decrypted under encryption at rest) once here, so recall never reads them again. A row that
-  // fails to open (tampered, moved) is dropped: it must never be returned.
-  const memories = new Map((await reader.open(db, tenant, changed)).map((m) => [m.id, m]));
-  for (const row of changed) {
-    const memory = memories.get(row.id);
-    if (!memory) {
-      bank.remove(row.id);
-      continue;
+  if (bank instanceof CompactBank) {
+    // No bodies: recall reads the pool's rows from the database, and drops there the ones that fail to open.
+    for (const row of changed) {
+      const keywords = parseTsvector(row.fts ?? '');
+      bank.upsert(compactRow(row, keywords.length), keywords.terms, vectorFromBase64(row.embedding!));
     }
-    const keywords = parseTsvector(row.fts ?? '');
-    const meta = indexedRowMeta(row, memory, keywords.length);
-    bank.upsert(meta, keywords.terms, vectorFromBase64(row.embedding!));
+  } else {
+    // Bodies are opened (decrypted under encryption at rest) once here, so recall never reads them again. A row that
+    // fails to open (tampered, moved) is dropped: it must never be returned.
+    const memories = new Map((await reader.open(db, tenant, changed)).map((m) => [m.id, m]));
+    for (const row of changed) {
+      const memory = memories.get(row.id);
+      if (!memory) {
+        bank.remove(row.id);
+        continue;
+      }
+      const keywords = parseTsvector(row.fts ?? '');
+      const meta = indexedRowMeta(row, memory, keywords.length);
+      bank.upsert(meta, keywords.terms, vectorFromBase64(row.embedding!));
+    }
   }
   let log: LogState | undefined;
   for (const row of rows) {
@@ -85,13 +97,26 @@ function syncSql(rowLimit?: number): string {
      FROM banks WHERE tenant = $1 AND bank_id = $2`;
 }
 
+/** Vectors a compact copy's center is the mean of. */
+const CENTER_SAMPLE = 10_000;
+
+/** The mean of the first CENTER_SAMPLE vectors of a bank (undefined when it has none): a compact copy's center. */
+async function centerOf(db: Queryable, tenant: string, bankId: string): Promise<Float32Array | undefined> {
+  const [row] = await db.query<{ center: string | null }>(
+    `SELECT ${binaryVectorSql('avg(embedding)')} AS center FROM (SELECT embedding FROM memories
+       WHERE tenant = $1 AND bank_id = $2 AND embedding IS NOT NULL LIMIT ${CENTER_SAMPLE}) m`,
+    [tenant, bankId],
+  );
+  return row?.center ? vectorFromBase64(row.center) : undefined;
+}
+
 /** Ids of a bank's memories with a vector. */
 const LIVE_IDS_SQL = `SELECT id::text AS id FROM memories WHERE tenant = $1 AND bank_id = $2 AND embedding IS NOT NULL`;
 
 /** The synchronisation of one bank in progress, and the one queued behind it. */
 interface BankSync {
-  running: Promise<BankVectors>;
-  next: Promise<BankVectors> | undefined;
+  running: Promise<BankCopy>;
+  next: Promise<BankCopy> | undefined;
 }
 
 /** The cache's bound when none is set: 512 MiB. */
@@ -102,6 +127,13 @@ export const DEFAULT_CACHE_BYTES = 512 * 1024 * 1024;
  */
 export const QUICK_LOAD_MEMORIES = 15_000;
 
+/** The form of a bank's copy. */
+export type CopyForm = 'full' | 'compact';
+
+function keyOf(tenant: string, bankId: string, form: CopyForm): string {
+  return form === 'full' ? `${tenant}\u0000${bankId}` : `${tenant}\u0000${bankId}\u0000compact`;
+}
+
 /**
  * Semantic search over in-memory copies of each bank's vectors. Before every search the copy is brought up to date
  * with one indexed query that returns only what changed since the change number it has (see migration 005), so
@@ -110,7 +142,7 @@ export const QUICK_LOAD_MEMORIES = 15_000;
  * index).
  */
 export class VectorCache {
-  private readonly cached = new Map<string, BankVectors>();
+  private readonly cached = new Map<string, BankCopy>();
   private readonly syncing = new Map<string, BankSync>();
   private stopping = false;
 
@@ -118,7 +150,7 @@ export class VectorCache {
     /** Opens the rows read (decrypting bodies under encryption at rest). */
     private readonly reader: MemoryReader,
     private readonly dimension: number,
-    /** Evict the least recently used banks beyond this many bytes in all (BankVectors.bytes estimates each). */
+    /** Evict the least recently used banks beyond this many bytes in all (each copy's `bytes` estimates it). */
     private readonly maxBytes = DEFAULT_CACHE_BYTES,
     /**
      * Rows per page when a whole bank is loaded. Small pages keep each page's rows (vector text, parsed arrays) young
@@ -129,12 +161,12 @@ export class VectorCache {
     private readonly quickLoadMemories = QUICK_LOAD_MEMORIES,
   ) {}
 
-  /** The number of memories the bank's in-memory copy holds, or undefined when it is not in memory. */
-  cachedSize(tenant: string, bankId: string): number | undefined {
-    return this.cached.get(`${tenant}\u0000${bankId}`)?.size;
+  /** The number of memories the bank's copy in this form holds, or undefined when it is not in memory. */
+  cachedSize(tenant: string, bankId: string, form: CopyForm = 'full'): number | undefined {
+    return this.cached.get(keyOf(tenant, bankId, form))?.size;
   }
 
-  /** About how many bytes the banks in memory take (BankVectors.bytes). */
+  /** About how many bytes the banks in memory take (each copy's `bytes`). */
   get bytes(): number {
     let total = 0;
     for (const b of this.cached.values()) total += b.bytes;
@@ -142,8 +174,8 @@ export class VectorCache {
   }
 
   /** Waits for the bank's load or synchronisation in progress, if any (whether it succeeds or not). */
-  async loading(tenant: string, bankId: string): Promise<void> {
-    const state = this.syncing.get(`${tenant}\u0000${bankId}`);
+  async loading(tenant: string, bankId: string, form: CopyForm = 'full'): Promise<void> {
+    const state = this.syncing.get(keyOf(tenant, bankId, form));
     await (state?.next ?? state?.running)?.catch(() => undefined);
   }
 
@@ -156,26 +188,28 @@ export class VectorCache {
    * Starts loading the bank's copy unless it is in memory, loading, or would not fit the cache; answers at once (the
    * next recall of the bank finds it). A load that fails is forgotten: the next call tries again.
    */
-  loadInBackground(db: Database, tenant: string, bankId: string, memories: number): void {
-    const key = `${tenant}\u0000${bankId}`;
-    if (this.stopping || this.cached.has(key) || this.syncing.has(key) || !this.fits(memories)) return;
-    this.synced(db, tenant, bankId).catch(() => undefined);
+  loadInBackground(db: Database, tenant: string, bankId: string, memories: number, form: CopyForm = 'full'): void {
+    const key = keyOf(tenant, bankId, form);
+    if (this.stopping || this.cached.has(key) || this.syncing.has(key) || !this.fits(memories, form)) return;
+    this.synced(db, tenant, bankId, form).catch(() => undefined);
   }
 
-  /** Whether a bank of `memories` memories would fit in the cache (on its own), by the estimate per memory. */
-  fits(memories: number): boolean {
-    return memories * this.bytesPerMemory() <= this.maxBytes;
+  /** Whether a bank of `memories` memories would fit in the cache (on its own) in this form, by the estimate per memory. */
+  fits(memories: number, form: CopyForm = 'full'): boolean {
+    return memories * this.bytesPerMemory(form) <= this.maxBytes;
   }
 
-  /** The average size of a memory in the banks in memory, or an estimate before any is. */
-  private bytesPerMemory(): number {
+  /** The average size of a memory in the banks in memory in this form, or an estimate before any is. */
+  private bytesPerMemory(form: CopyForm): number {
     let bytes = 0;
     let memories = 0;
     for (const b of this.cached.values()) {
+      if (b instanceof CompactBank !== (form === 'compact')) continue;
       bytes += b.bytes;
       memories += b.size;
     }
-    return memories >= 100 ? bytes / memories : this.dimension * 2 + 2048;
+    if (memories >= 100) return bytes / memories;
+    return form === 'full' ? this.dimension * 2 + 2048 : this.dimension / 8 + 256;
   }
 
   /** Makes the preload, and loads of whole banks in progress, give up at their next bank or page (the engine closes). */
@@ -188,29 +222,30 @@ export class VectorCache {
     return this.stopping;
   }
 
-  /** Whether the bank's index is in memory. */
-  has(tenant: string, bankId: string): boolean {
-    return this.cached.has(`${tenant}\u0000${bankId}`);
+  /** Whether the bank's copy in this form is in memory. */
+  has(tenant: string, bankId: string, form: CopyForm = 'full'): boolean {
+    return this.cached.has(keyOf(tenant, bankId, form));
   }
 
   /**
    * Loads the indexes of the banks most recently written to, as many as fit the cache's budget, one after the other
    * (started after the engine listens, so a restarted engine's first recall of a large bank does not wait for its
    * index). Stops between banks once stop() is called. Banks of `below` memories or more are skipped: the Postgres
-   * tier searches them.
+   * tier searches them. A bank too large for a full copy gets a compact one when that fits.
    */
   async preload(db: Database, below = Infinity): Promise<number> {
     // The sizes are the ones the writes keep (migration 008): no count of every bank's rows at start.
     const banks = await db.query<{ tenant: string; bank_id: string; n: number }>(
       `SELECT tenant, bank_id, memory_count::int AS n FROM banks ORDER BY last_write_at DESC NULLS LAST LIMIT 1000`,
     );
-    let total = 0;
     let loaded = 0;
     for (const b of banks) {
       if (this.stopping) break;
-      if (b.n === 0 || b.n >= below || !this.fits(total + b.n)) continue;
-      total += b.n;
-      await this.synced(db, b.tenant, b.bank_id);
+      if (b.n === 0 || b.n >= below) continue;
+      const form: CopyForm = !this.fits(b.n) && this.fits(b.n, 'compact') ? 'compact' : 'full';
+      // The room left after the banks loaded so far, as they measure: a load never evicts one loaded before it.
+      if (this.bytes + b.n * this.bytesPerMemory(form) > this.maxBytes) continue;
+      await this.synced(db, b.tenant, b.bank_id, form);
       loaded++;
     }
     return loaded;
@@ -219,7 +254,20 @@ export class VectorCache {
   /** The banks' indexes, each brought up to date first (for recall arms that need more than the vector scan). */
   async banks(db: Database, tenant: string, bankIds: readonly string[]): Promise<BankVectors[]> {
     const out: BankVectors[] = [];
-    for (const bankId of bankIds) out.push(await this.synced(db, tenant, bankId));
+    for (const bankId of bankIds) {
+      const bank = await this.synced(db, tenant, bankId, 'full');
+      if (bank instanceof BankVectors) out.push(bank);
+    }
+    return out;
+  }
+
+  /** The banks' compact copies, each brought up to date first (loaded when not in memory). */
+  async compactBanks(db: Database, tenant: string, bankIds: readonly string[]): Promise<CompactBank[]> {
+    const out: CompactBank[] = [];
+    for (const bankId of bankIds) {
+      const bank = await this.synced(db, tenant, bankId, 'compact');
+      if (bank instanceof CompactBank) out.push(bank);
+    }
     return out;
   }
 
@@ -233,19 +281,19 @@ export class VectorCache {
    * the database before the caller's write was acknowledged, so the call waits for the next one, which starts when the
    * running one ends and which every call arriving meanwhile shares.
    */
-  private synced(db: Database, tenant: string, bankId: string): Promise<BankVectors> {
-    const key = `${tenant}\u0000${bankId}`;
+  private synced(db: Database, tenant: string, bankId: string, form: CopyForm = 'full'): Promise<BankCopy> {
+    const key = keyOf(tenant, bankId, form);
     const state = this.syncing.get(key);
-    if (!state) return this.startSync(db, key, tenant, bankId);
+    if (!state) return this.startSync(db, key, tenant, bankId, form);
     state.next ??= state.running.then(
-      () => this.startSync(db, key, tenant, bankId),
-      () => this.startSync(db, key, tenant, bankId),
+      () => this.startSync(db, key, tenant, bankId, form),
+      () => this.startSync(db, key, tenant, bankId, form),
     );
     return state.next;
   }
 
-  private startSync(db: Database, key: string, tenant: string, bankId: string): Promise<BankVectors> {
-    const state: BankSync = { running: this.sync(db, key, tenant, bankId), next: undefined };
+  private startSync(db: Database, key: string, tenant: string, bankId: string, form: CopyForm): Promise<BankCopy> {
+    const state: BankSync = { running: this.sync(db, key, tenant, bankId, form), next: undefined };
     this.syncing.set(key, state);
     const settled = () => {
       // The queued synchronisation, if any, replaces this state when it starts.
@@ -255,7 +303,7 @@ export class VectorCache {
     return state.running;
   }
 
-  private async sync(db: Database, key: string, tenant: string, bankId: string): Promise<BankVectors> {
+  private async sync(db: Database, key: string, tenant: string, bankId: string, form: CopyForm): Promise<BankCopy> {
     let bank = this.cached.get(key);
     // A sole writer that has written nothing since the last synchronisation has nothing new to read.
     const version = db.writeVersion;
@@ -263,12 +311,16 @@ export class VectorCache {
       bank.lastUsed = Date.now();
       return bank;
     }
-    if (bank && !(await this.catchUp(db, bank, tenant, bankId))) {
+    // A compact copy that has many dead rows (memories removed or edited) is read again rather than kept growing.
+    if (bank && (!(await this.catchUp(db, bank, tenant, bankId)) || (bank instanceof CompactBank && bank.wasteful))) {
       this.cached.delete(key);
       bank = undefined;
     }
     if (!bank) {
-      bank = new BankVectors(this.dimension);
+      bank =
+        form === 'full'
+          ? new BankVectors(this.dimension)
+          : new CompactBank(this.dimension, await centerOf(db, tenant, bankId));
       await this.readPaged(db, bank, tenant, bankId);
       this.cached.set(key, bank);
     }
@@ -283,7 +335,7 @@ export class VectorCache {
    * Brings a loaded copy up to date; false when it must be loaded again instead (the bank was deleted, or its change
    * log started over).
    */
-  private async catchUp(db: Database, bank: BankVectors, tenant: string, bankId: string): Promise<boolean> {
+  private async catchUp(db: Database, bank: BankCopy, tenant: string, bankId: string): Promise<boolean> {
     const from = bank.changeSeq;
     const logId = bank.changeLogId;
     // Usually only a few memories changed since the last recall: one query. When more than a page did (a bulk load
@@ -310,7 +362,7 @@ export class VectorCache {
    * database produces it (on its own thread, when embedded) while this thread indexes the rows. Answers the log state
    * read, if the bank exists.
    */
-  private readPaged(db: Database, bank: BankVectors, tenant: string, bankId: string): Promise<LogState | undefined> {
+  private readPaged(db: Database, bank: BankCopy, tenant: string, bankId: string): Promise<LogState | undefined> {
     return db.transaction(async (tx) => {
       await tx.query(`DECLARE mnemos_bank_sync NO SCROLL CURSOR FOR ${syncSql()}`, [tenant, bankId, bank.changeSeq]);
       const fetchPage = () => tx.query<DeltaRow>(`FETCH ${this.loadPage} FROM mnemos_bank_sync`);
@@ -339,7 +391,7 @@ export class VectorCache {
    * dozen bytes each, not the rows). The listing's snapshot is newer than the changes the copy just read, so every id
    * the copy holds was committed before it: an id missing from it was deleted.
    */
-  private async dropDeleted(db: Database, bank: BankVectors, tenant: string, bankId: string): Promise<void> {
+  private async dropDeleted(db: Database, bank: BankCopy, tenant: string, bankId: string): Promise<void> {
     const unseen = new Set(bank.ids());
     const page = this.loadPage * 40;
     await db.transaction(async (tx) => {

@@ -1,0 +1,283 @@
+import { tagsPass } from '../recall/filters.js';
+import { BinaryCodes, nearestRows } from './binary-codes.js';
+import type { IndexedRow } from './indexed-row.js';
+import type { RowFilter, TimeWindow } from './postgres-index.js';
+import { RowMarks } from './row-marks.js';
+import { Postings, postingRow, postingWordCount } from './term-index.js';
+import { UuidRows } from './uuid-rows.js';
+
+/** What the compact copy keeps of a memory: what recall filters on and what BM25 needs besides the terms. */
+export interface CompactRow {
+  id: string;
+  space: string;
+  type: string;
+  valid: boolean;
+  tags: readonly string[];
+  /** occurred_at in epoch milliseconds, or null. */
+  occurredAt: number | null;
+  /** Keyword-index terms in the text, repeats counted. */
+  length: number;
+}
+
+/** What a bank's compact copy keeps of a row, given its keyword-index length. */
+export function compactRow(row: IndexedRow, keywordLength: number): CompactRow {
+  return {
+    id: row.id,
+    space: row.space,
+    type: row.type,
+    valid: row.state === 'valid',
+    tags: row.tags,
+    occurredAt: row.occurred_ms === null ? null : Number(row.occurred_ms),
+    length: keywordLength,
+  };
+}
+
+/** The rows holding selecting terms, as `matching` answers them: row numbers, lengths and scoring-term counts. */
+export interface CompactMatches {
+  rows: Int32Array;
+  lengths: Uint16Array;
+  /** counts[i * scoreTerms + j]: row i's count of the j-th scoring term. */
+  counts: Uint8Array;
+}
+
+const LIVE = 1;
+const VALID = 2;
+const NO_TAGS: readonly string[] = [];
+
+/** Numbers for the few distinct strings of a column (spaces, types). */
+class Dictionary {
+  private readonly numbers = new Map<string, number>();
+
+  numberOf(name: string): number | undefined {
+    return this.numbers.get(name);
+  }
+
+  intern(name: string): number {
+    let n = this.numbers.get(name);
+    if (n === undefined) this.numbers.set(name, (n = this.numbers.size));
+    return n;
+  }
+}
+
+/** Bytes a keyword term of a row takes: its posting word, and the slack of lists grown by doubling. */
+const TERM_BYTES = 6;
+/** Bytes a row takes besides its code, id and terms: its columns, and the id table's share. */
+const ROW_BYTES = 15 + 8;
+
+/**
+ * A bank's compact copy, for banks whose full copy (bank-vectors.ts) the cache cannot hold: about 200 bytes a memory
+ * instead of 2-3 KB. It keeps each memory's vector as a binary code (one bit a dimension), its filter columns and
+ * length as numbers, its id as 16 bytes and its terms as postings only; no bodies and no float vectors. Recall finds
+ * the nearest codes here and reranks them by the exact vectors it reads from the database; the pool's rows come from
+ * the database too (recall/compact-arms.ts).
+ *
+ * Rows are never reused: a removed or edited memory's row is dead (the scan and the postings skip it) and an edit
+ * takes a new row, so a posting never needs its row's terms to tell whether it still counts, and the copy keeps no
+ * list of each row's terms (half the memory of the full copy's term index). Once dead rows outnumber a quarter of the
+ * live ones the copy is `wasteful`, and the cache reads it again instead of bringing it up to date.
+ */
+export class CompactBank {
+  /** The bank's change number this copy reflects (-1: nothing read yet). */
+  changeSeq = -1;
+  /** The bank's change log this copy follows; undefined while the bank does not exist. */
+  changeLogId: string | undefined;
+  /** The database handle's writeVersion when this copy was last synchronised (see Database.writeVersion). */
+  syncedAtVersion: number | undefined;
+  lastUsed = Date.now();
+
+  private readonly codes: BinaryCodes;
+  private readonly idRows = new UuidRows();
+  private readonly termNumbers = new Map<string, number>();
+  private readonly postings: Postings[] = [];
+  private dead = 0;
+  /** Rows used, live or dead: the scan covers [0, end). */
+  private end = 0;
+  private capacity = 0;
+  private flags = new Uint8Array(0);
+  private spaces = new Uint16Array(0);
+  private types = new Uint16Array(0);
+  private lengths = new Uint16Array(0);
+  /** occurred_at in epoch milliseconds; NaN when the memory has none (NaN fails every window test). */
+  private occurred = new Float64Array(0);
+  /** Tags of the rows that have any; equal tag lists share one array. */
+  private readonly tags = new Map<number, readonly string[]>();
+  private readonly tagLists = new Map<string, readonly string[]>();
+  private readonly spaceNames = new Dictionary();
+  private readonly typeNames = new Dictionary();
+  private terms = 0;
+  /** The last scan: its query (by identity) and every row's distance; dropped on any change of rows. */
+  private lastScan: { query: Float32Array; distances: Uint16Array } | undefined;
+  /** Rows seen by the current keyword match, to take each row once. */
+  private readonly seen = new RowMarks();
+
+  constructor(
+    readonly dimension: number,
+    /**
+     * The point codes are taken around (each bit: the component above the center's), e.g. the mean of the bank's first
+     * vectors: one bit then splits the bank's own vectors about evenly, which ranks better than signs around zero.
+     */
+    center?: Float32Array,
+    capacity = 64,
+  ) {
+    this.codes = BinaryCodes.create(dimension, capacity, center);
+    this.grow(capacity);
+  }
+
+  get size(): number {
+    return this.idRows.size;
+  }
+
+  /** About how much memory the copy takes (the cache bounds itself by it). */
+  get bytes(): number {
+    return this.codes.bytes + this.idRows.byteLength + this.capacity * ROW_BYTES + this.terms * TERM_BYTES;
+  }
+
+  /** Whether so many rows are dead that reading the bank again beats keeping this copy. */
+  get wasteful(): boolean {
+    return this.dead > Math.max(1024, this.size / 4);
+  }
+
+  /** Adds or replaces a memory (a replaced memory's row dies and it takes a new one). */
+  upsert(row: CompactRow, terms: ReadonlyMap<string, number>, vector: ArrayLike<number>): void {
+    this.remove(row.id);
+    this.lastScan = undefined;
+    const index = this.end++;
+    if (index >= this.capacity) this.grow(this.capacity * 2);
+    this.idRows.set(row.id, index);
+    this.flags[index] = LIVE | (row.valid ? VALID : 0);
+    this.spaces[index] = this.spaceNames.intern(row.space);
+    this.types[index] = this.typeNames.intern(row.type);
+    this.lengths[index] = Math.min(row.length, 0xffff);
+    this.occurred[index] = row.occurredAt ?? Number.NaN;
+    if (row.tags.length > 0) this.tags.set(index, this.sharedTags(row.tags));
+    else this.tags.delete(index);
+    for (const [term, count] of terms) {
+      let n = this.termNumbers.get(term);
+      if (n === undefined) {
+        this.termNumbers.set(term, (n = this.postings.length));
+        this.postings.push(new Postings());
+      }
+      this.postings[n]!.add(index, Math.min(Math.max(count, 1), 255));
+    }
+    this.terms += terms.size;
+    this.codes.set(index, vector);
+  }
+
+  remove(id: string): void {
+    const index = this.idRows.delete(id);
+    if (index === undefined) return;
+    this.lastScan = undefined;
+    this.flags[index] = 0;
+    this.tags.delete(index);
+    this.dead++;
+  }
+
+  /** The ids of every memory in the copy. */
+  *ids(): IterableIterator<string> {
+    for (const row of this.idRows.rows()) yield this.idRows.idAt(row);
+  }
+
+  /** Whether the copy holds `id`. */
+  has(id: string): boolean {
+    return this.idRows.get(id) !== undefined;
+  }
+
+  /** The memory at `row` (a row `nearest` or `matching` answered). */
+  idAt(row: number): string {
+    return this.idRows.idAt(row);
+  }
+
+  /** Which rows a recall keeps: live, valid, in the space, of the types, with the tags, in the window when given. */
+  keeps(filter: RowFilter, window?: TimeWindow): (row: number) => boolean {
+    const space = this.spaceNames.numberOf(filter.space);
+    if (space === undefined) return () => false;
+    const types = filter.types?.length
+      ? new Set(filter.types.flatMap((t) => this.typeNames.numberOf(t) ?? []))
+      : undefined;
+    const { tags, tagsMatch } = filter;
+    const from = window?.from ?? -Infinity;
+    const to = window?.to ?? Infinity;
+    return (row) =>
+      this.flags[row] === (LIVE | VALID) &&
+      this.spaces[row] === space &&
+      (types === undefined || types.has(this.types[row]!)) &&
+      (window === undefined || (this.occurred[row]! >= from && this.occurred[row]! < to)) &&
+      (tags === undefined || tagsPass(tags, this.tags.get(row) ?? NO_TAGS, tagsMatch));
+  }
+
+  /** The `want` rows whose codes are nearest the query's among those `keep` passes, nearest first. */
+  nearest(query: Float32Array, want: number, keep: (row: number) => boolean): Int32Array {
+    // The temporal arm scans with the same query right after the semantic arm: the distances are read once.
+    if (this.lastScan?.query !== query) this.lastScan = { query, distances: this.codes.distances(query, this.end) };
+    return nearestRows(this.lastScan.distances, this.end, want, keep);
+  }
+
+  /**
+   * The rows holding any of `select` that pass `keep` (at most `maxRows`, term by term in posting order), each once,
+   * with their lengths and their counts of each of `score`.
+   */
+  matching(
+    select: readonly string[],
+    score: readonly string[],
+    keep: (row: number) => boolean,
+    maxRows: number,
+  ): CompactMatches {
+    const epoch = this.seen.begin(this.end);
+    const { marks, picks } = this.seen;
+    const flags = this.flags;
+    const rows: number[] = [];
+    collect: for (const t of select) {
+      const p = this.postingsOf(t);
+      if (!p) continue;
+      for (let k = 0; k < p.size; k++) {
+        const row = postingRow(p.words[k]!);
+        if (marks[row] === epoch || flags[row] === 0) continue;
+        marks[row] = epoch;
+        picks[row] = keep(row) ? rows.push(row) - 1 : -1;
+        if (rows.length >= maxRows) break collect;
+      }
+    }
+    const counts = new Uint8Array(rows.length * score.length);
+    for (let j = 0; j < score.length; j++) {
+      const p = this.postingsOf(score[j]!);
+      if (!p) continue;
+      for (let k = 0; k < p.size; k++) {
+        const w = p.words[k]!;
+        const row = postingRow(w);
+        if (marks[row] !== epoch) continue;
+        const i = picks[row]!;
+        if (i >= 0) counts[i * score.length + j] = postingWordCount(w);
+      }
+    }
+    const lengths = new Uint16Array(rows.length);
+    for (let i = 0; i < rows.length; i++) lengths[i] = this.lengths[rows[i]!]!;
+    return { rows: Int32Array.from(rows), lengths, counts };
+  }
+
+  private postingsOf(term: string): Postings | undefined {
+    const n = this.termNumbers.get(term);
+    return n === undefined ? undefined : this.postings[n];
+  }
+
+  private sharedTags(tags: readonly string[]): readonly string[] {
+    const key = tags.join('\u0000');
+    let shared = this.tagLists.get(key);
+    if (!shared) this.tagLists.set(key, (shared = [...tags]));
+    return shared;
+  }
+
+  private grow(capacity: number): void {
+    const widen = <T extends Uint8Array | Uint16Array | Float64Array>(old: T, make: (n: number) => T): T => {
+      const next = make(capacity);
+      next.set(old);
+      return next;
+    };
+    this.flags = widen(this.flags, (n) => new Uint8Array(n));
+    this.spaces = widen(this.spaces, (n) => new Uint16Array(n));
+    this.types = widen(this.types, (n) => new Uint16Array(n));
+    this.lengths = widen(this.lengths, (n) => new Uint16Array(n));
+    this.occurred = widen(this.occurred, (n) => new Float64Array(n));
+    this.codes.reserve(capacity);
+    this.capacity = capacity;
+  }
+}

@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { loadLocomoText } from '../bench/locomo-text.js';
+import { recall, type RecallDependencies } from '../src/recall/pipeline.js';
+import type { RecallOutcome } from '../src/recall/types.js';
+import { PostgresBankIndex } from '../src/vectors/postgres-index.js';
+import { VectorCache } from '../src/vectors/vector-cache.js';
+import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
+import { FACTS, items, QUESTIONS, request } from './helpers/recall-facts.js';
+
+/**
+ * The compact tier answers what the in-memory tier answers: the same memories for each question (its nearest codes
+ * are reranked by their exact vectors), the same filters, never a deleted memory, always a memory retained before the
+ * recall; and a bank too large for the cache's full copy is held compact.
+ */
+
+let engine: TestEngine;
+
+/** Conversation turns around the facts: more memories than the compact tier reranks, so its codes must choose. */
+const FILLER = loadLocomoText().turns.slice(0, 420);
+
+async function retain(
+  tenant: string,
+  bankId: string,
+  texts: readonly string[],
+  space = 'default',
+  tags: string[] = [],
+) {
+  const r = await engine.engine.service.retain({
+    partition: { tenant, bankId, space },
+    items: items(texts, tags),
+    async: false,
+    maxNewMemories: undefined,
+  });
+  assert.equal(r.async, false);
+  return r.async ? [] : r.memoryIds;
+}
+
+/** Recall's dependencies on the engine's parts, with its own cache, and the compact tier from `minMemories`. */
+function dependencies(minMemories: number | undefined, cache?: VectorCache): RecallDependencies {
+  const e = engine.engine;
+  return {
+    db: e.db,
+    index: cache ?? new VectorCache(e.store, 384),
+    codec: e.codec,
+    embedder: e.embedder,
+    compact: minMemories === undefined ? undefined : { search: new PostgresBankIndex(e.db, e.store), minMemories },
+  };
+}
+
+const ids = (o: RecallOutcome, k = o.results.length) => o.results.slice(0, k).map((h) => h.id);
+
+let factIds: string[] = [];
+
+before(async () => {
+  engine = await startTestEngine({ MNEMOS_API_RECALL_COMPACT_MIN_MEMORIES: '0' });
+  factIds = await retain('default', 'main', FACTS);
+  await retain('default', 'main', FILLER);
+  await retain('default', 'elsewhere', FACTS);
+  await retain(
+    'default',
+    'main',
+    FACTS.map((f) => `${f} (noted at work)`),
+    'work',
+  );
+  await retain(
+    'acme',
+    'main',
+    FACTS.map((f) => `${f} (acme copy)`),
+  );
+});
+after(async () => {
+  await engine?.dispose();
+});
+
+describe('the compact tier', () => {
+  it('answers the memories the in-memory tier answers, in a bank larger than it reranks', async () => {
+    const compact = dependencies(0);
+    const inMemory = dependencies(undefined);
+    for (const [question, answer] of QUESTIONS) {
+      const c = await recall(compact, request('main', question));
+      const mem = await recall(inMemory, request('main', question));
+      assert.equal(c.trace?.tier, 'compact');
+      assert.equal(mem.trace?.tier, 'memory');
+      assert.ok(ids(c, 3).includes(factIds[answer]!), `${question}: the answer is in the compact tier's top 3`);
+      assert.equal(c.results[0]!.id, mem.results[0]!.id, `${question}: both tiers rank the same memory first`);
+      const same = ids(c).filter((id) => ids(mem).includes(id)).length;
+      assert.ok(same >= 0.95 * mem.results.length, `${question}: ${same} of ${mem.results.length} results in common`);
+      assert.deepEqual(
+        c.results.map((h) => h.scores['keyword']),
+        c.results.map((h) => mem.results.find((m) => m.id === h.id)?.scores['keyword'] ?? h.scores['keyword']),
+        `${question}: the same keyword scores on both tiers`,
+      );
+    }
+  });
+
+  it('is what the engine uses when the threshold is 0', async () => {
+    const r = await call<{ results: Array<{ id: string }> }>(
+      engine.url,
+      'POST',
+      '/v1/default/banks/main/memories/recall',
+      { query: "What is the name of Alice's cat?" },
+    );
+    assert.equal(r.status, 200);
+    assert.equal(r.body.results[0]?.id, factIds[0]);
+    const metrics = await fetch(`${engine.url}/metrics`).then((m) => m.text());
+    assert.match(metrics, /mnemos_recall_tier_total\{tier="compact"\} [1-9]/);
+    assert.doesNotMatch(metrics, /mnemos_recall_tier_total\{tier="memory"\}/);
+  });
+
+  it('never answers a memory of another bank, space or tenant', async () => {
+    const deps = dependencies(0);
+    for (const [question] of QUESTIONS) {
+      const r = await recall(deps, request('main', question));
+      assert.ok(r.results.length > 0);
+      assert.ok(r.results.every((h) => h.bank_id === 'main' && h.space === 'default'));
+      assert.ok(r.results.every((h) => !h.text.endsWith('(acme copy)') && !h.text.endsWith('(noted at work)')));
+      const work = await recall(deps, request('main', question, { space: 'work' }));
+      assert.ok(work.results.length > 0);
+      assert.ok(work.results.every((h) => h.space === 'work' && h.text.endsWith('(noted at work)')));
+      const acme = await recall(deps, request('main', question, { tenant: 'acme' }));
+      assert.ok(acme.results.length > 0);
+      assert.ok(acme.results.every((h) => h.text.endsWith('(acme copy)')));
+    }
+  });
+
+  it('honours tags and types', async () => {
+    const tagged = await retain('default', 'tagged', ['Mangoes are sweet tropical fruit.'], 'default', ['fruit']);
+    const plain = await retain('default', 'tagged', ['Broccoli is a green vegetable people steam.']);
+    await retain('default', 'tagged', ['Carrots are orange root vegetables.'], 'default', ['vegetable']);
+    const deps = dependencies(0);
+    const strict = await recall(deps, request('tagged', 'food', { tags: ['fruit'], tagsMatch: 'any_strict' }));
+    assert.deepEqual(ids(strict), tagged);
+    const lenient = await recall(deps, request('tagged', 'food', { tags: ['fruit'], tagsMatch: 'any' }));
+    assert.deepEqual(new Set(ids(lenient)), new Set([...tagged, ...plain]));
+    const exact = await recall(deps, request('tagged', 'food', { tags: [], tagsMatch: 'exact' }));
+    assert.deepEqual(ids(exact), plain);
+    const none = await recall(deps, request('tagged', 'food', { types: ['world'] }));
+    assert.deepEqual(ids(none), [], 'every memory here is raw');
+  });
+
+  it('answers a memory retained after the copy loaded, and never one deleted', async () => {
+    const cache = new VectorCache(engine.engine.store, 384);
+    const deps = dependencies(0, cache);
+    const question = 'Which rare orchid did Quentin photograph?';
+    const first = await recall(deps, request('main', question));
+    assert.ok(cache.has('default', 'main', 'compact'), 'the bank is held compact');
+    assert.ok(!cache.has('default', 'main'), 'and not whole');
+    const [added] = await retain('default', 'main', ['Quentin photographed a rare ghost orchid in the swamp.']);
+    assert.ok(!ids(first).includes(added!));
+    const found = await recall(deps, request('main', question));
+    assert.equal(found.results[0]?.id, added);
+    await engine.engine.service.deleteMemory('default', 'main', added!);
+    const gone = await recall(deps, request('main', question));
+    assert.ok(gone.results.length > 0);
+    assert.ok(!ids(gone).includes(added!));
+  });
+
+  it('holds a bank compact when the cache cannot hold it whole, and whole when it can', async () => {
+    const store = engine.engine.store;
+    const probe = new VectorCache(store, 384);
+    await probe.banks(engine.engine.db, 'default', ['main']);
+    const tight = new VectorCache(store, 384, Math.floor(probe.bytes / 3));
+    const deps = dependencies(Number.POSITIVE_INFINITY, tight);
+    const r = await recall(deps, request('main', QUESTIONS[0]![0]));
+    assert.equal(r.trace?.tier, 'compact');
+    assert.equal(r.results[0]?.id, factIds[0]);
+    assert.ok(tight.has('default', 'main', 'compact'));
+    assert.ok(tight.bytes < probe.bytes / 3, `the compact copy (${tight.bytes} bytes) fits the bound`);
+    const roomy = dependencies(Number.POSITIVE_INFINITY);
+    assert.equal((await recall(roomy, request('main', QUESTIONS[0]![0]))).trace?.tier, 'memory');
+  });
+});
