@@ -19,9 +19,13 @@ export function rerankDepth(k: number): number {
 /**
  * The semantic, temporal and keyword arms over banks' compact copies (vectors/compact-bank.ts), answering as the
  * Postgres tier's indexes do (ids and raw arm scores), so recall's Postgres-tier path reads the pool's rows and ranks
- * them the same way. The nearest codes are reranked by their exact vectors, read from the database.
+ * them the same way. The nearest codes are reranked by their exact vectors, read from the database. One instance
+ * serves one recall.
  */
 export class CompactArms {
+  /** Exact vectors read so far in this recall: the temporal arm's candidates are mostly the semantic arm's. */
+  private readonly exact = new Map<string, Float32Array>();
+
   constructor(
     private readonly copies: readonly CompactBank[],
     private readonly database: Pick<PostgresBankIndex, 'vectors'>,
@@ -40,10 +44,11 @@ export class CompactArms {
     for (const copy of this.copies) {
       for (const row of copy.nearest(query, want, copy.keeps(filter, window))) ids.push(copy.idAt(row));
     }
-    const vectors = await this.database.vectors(scope, ids);
+    const missing = ids.filter((id) => !this.exact.has(id));
+    for (const [id, vector] of await this.database.vectors(scope, missing)) this.exact.set(id, vector);
     const scored: ScoredId[] = [];
     for (const id of ids) {
-      const vector = vectors.get(id);
+      const vector = this.exact.get(id);
       if (vector) scored.push({ id, score: unitCosine(vector, query) });
     }
     // Equal cosines tie by id, as on the Postgres tier.

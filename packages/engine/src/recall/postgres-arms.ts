@@ -34,8 +34,7 @@ export async function gatherFromPostgres(
   const scope = { tenant: r.tenant, bankIds };
   const filter: RowFilter = { space: r.space, types: r.types, tags: r.tags, tagsMatch: r.tagsMatch };
   const terms = await codec.indexTerms(db, r.tenant, bankIds, r.query);
-  const size = await search.count(scope);
-  const frequencies = await search.documentFrequencies(scope, terms);
+  const { size, frequencies } = await search.statistics(scope, terms);
   stage('index', terms.length);
   const plan = keywordPlan(terms, frequencies, size);
   const keyword = plan

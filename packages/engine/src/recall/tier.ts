@@ -60,7 +60,10 @@ export async function chooseTier(
   if (compact?.minMemories === 0) return 'compact';
   const cached = bankIds.map((b) => cache.cachedSize(tenant, b));
   const inMemory = cached.every((n) => n !== undefined);
-  const size = inMemory ? cached.reduce((s, n) => s + n, 0) : await search.count({ tenant, bankIds });
+  const compacts = bankIds.map((b) => cache.cachedSize(tenant, b, 'compact'));
+  // The copies in memory know their size; only banks in neither form are counted in the database.
+  const held = [cached, compacts].find((sizes) => sizes.every((n) => n !== undefined));
+  const size = held ? held.reduce((s, n) => s + n, 0) : await search.count({ tenant, bankIds });
   if (postgres && size >= postgres.minMemories) return large();
   if (compact && size >= compact.minMemories) return compacted(size);
   if (inMemory) return 'memory';

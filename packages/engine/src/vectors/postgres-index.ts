@@ -139,6 +139,28 @@ export class PostgresBankIndex {
     return rows[0]?.n ?? 0;
   }
 
+  /** The banks' size (`count`) and each term's document frequency (`documentFrequencies`), in one statement. */
+  async statistics(
+    scope: BankScope,
+    terms: readonly string[],
+  ): Promise<{ size: number; frequencies: Map<string, number> }> {
+    const frequencies = new Map<string, number>(terms.map((t) => [t, 0]));
+    const rows = await this.db.query<{ term: string | null; n: number }>(
+      `SELECT NULL::text AS term, coalesce(sum(memory_count), 0)::int AS n FROM banks
+       WHERE tenant = $1 AND bank_id = ANY($2::text[])
+       UNION ALL
+       SELECT term, sum(memories)::int FROM bank_term_counts
+       WHERE tenant = $1 AND bank_id = ANY($2::text[]) AND term = ANY($3::text[]) GROUP BY term`,
+      [scope.tenant, [...scope.bankIds], [...terms]],
+    );
+    let size = 0;
+    for (const r of rows) {
+      if (r.term === null) size = r.n;
+      else frequencies.set(r.term, r.n);
+    }
+    return { size, frequencies };
+  }
+
   /** How many memories of the banks hold each term (filters not applied), kept by the writes (migration 008). */
   async documentFrequencies(scope: BankScope, terms: readonly string[]): Promise<Map<string, number>> {
     const counts = new Map<string, number>(terms.map((t) => [t, 0]));
