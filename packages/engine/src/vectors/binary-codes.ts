@@ -367,9 +367,10 @@ const histogram = new Uint32Array(MAX_DIMENSION + 1);
 
 /**
  * The `want` rows with the smallest distances among the first `rows` that pass `keep`, nearest first (ties by row).
- * No sort: a histogram of the distances finds the cut-off distance, then one pass places each row at its distance's
- * next slot (rows come in order, so ties stay by row). `keep` is asked once per row, and again for rows within the
- * cut-off.
+ * No sort of every row: a histogram of all distances gives the distance within which twice `want` rows lie, and
+ * `keep` is asked only about those; when fewer of them pass than wanted (a narrow filter), every row is asked and a
+ * histogram of the kept rows finds the cut-off instead. Either way one pass places each row at its distance's next
+ * slot (rows come in order, so ties stay by row).
  */
 export function nearestRows(
   distances: Uint16Array,
@@ -385,15 +386,51 @@ export function nearestRows(
   histogram.fill(0);
   let farthest = 0;
   for (let r = 0; r < rows; r++) {
-    if (!keep(r)) continue;
     const d = distances[r]!;
     histogram[d]!++;
     if (d > farthest) farthest = d;
   }
-  // Turn the counts into each distance's first slot, up to the distance where `want` rows are reached.
+  let within = farthest;
+  for (let d = 0, total = 0; d <= farthest; d++) {
+    total += histogram[d]!;
+    if (total >= 2 * limit) {
+      within = d;
+      break;
+    }
+  }
+  histogram.fill(0, 0, farthest + 1);
+  let kept = 0;
+  for (let r = 0; r < rows; r++) {
+    const d = distances[r]!;
+    if (d > within || !keep(r)) continue;
+    histogram[d]!++;
+    kept++;
+  }
+  // Too few of the nearest pass: every row is asked (rows beyond `within` were not counted yet).
+  if (kept < limit && within < farthest) {
+    for (let r = 0; r < rows; r++) {
+      const d = distances[r]!;
+      if (d > within && keep(r)) histogram[d]!++;
+    }
+    within = farthest;
+  }
+  return placed(distances, rows, limit, within, keep);
+}
+
+/**
+ * The rows the histogram of kept distances (up to `within`) ranks first, `limit` at most: each distance's counts
+ * become its first slot up to the cut-off, then one pass places the kept rows.
+ */
+function placed(
+  distances: Uint16Array,
+  rows: number,
+  limit: number,
+  within: number,
+  keep: (row: number) => boolean,
+): Int32Array {
   let total = 0;
   let cutoff = 0;
-  for (let d = 0; d <= farthest && total < limit; d++) {
+  for (let d = 0; d <= within && total < limit; d++) {
     const count = histogram[d]!;
     histogram[d] = total;
     total += count;
@@ -402,8 +439,8 @@ export function nearestRows(
   const taken = Math.min(limit, total);
   const out = new Int32Array(taken);
   let atCutoff = taken - histogram[cutoff]!;
-  let placed = 0;
-  for (let r = 0; r < rows && placed < taken; r++) {
+  let placedRows = 0;
+  for (let r = 0; r < rows && placedRows < taken; r++) {
     const d = distances[r]!;
     if (d > cutoff || !keep(r)) continue;
     if (d === cutoff) {
@@ -411,7 +448,7 @@ export function nearestRows(
       atCutoff--;
     }
     out[histogram[d]!++] = r;
-    placed++;
+    placedRows++;
   }
   return out;
 }
