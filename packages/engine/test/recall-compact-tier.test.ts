@@ -5,6 +5,7 @@ import { recall, type RecallDependencies } from '../src/recall/pipeline.js';
 import type { RecallOutcome } from '../src/recall/types.js';
 import { PostgresBankIndex } from '../src/vectors/postgres-index.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
+import { asServer } from './helpers/as-server.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 import { FACTS, items, QUESTIONS, request } from './helpers/recall-facts.js';
 
@@ -169,5 +170,28 @@ describe('the compact tier', () => {
     assert.ok(tight.bytes < probe.bytes / 3, `the compact copy (${tight.bytes} bytes) fits the bound`);
     const roomy = dependencies(Number.POSITIVE_INFINITY);
     assert.equal((await recall(roomy, request('main', QUESTIONS[0]![0]))).trace?.tier, 'memory');
+  });
+
+  it('on a server, answers from the Postgres tier while the compact copy loads in the background', async () => {
+    const e = engine.engine;
+    const probe = new VectorCache(e.store, 384);
+    await probe.banks(e.db, 'default', ['main']);
+    const tight = new VectorCache(e.store, 384, Math.floor(probe.bytes / 3));
+    const search = new PostgresBankIndex(e.db, e.store);
+    const deps: RecallDependencies = {
+      ...dependencies(Number.POSITIVE_INFINITY, tight),
+      db: asServer(e.db),
+      postgres: { search, minMemories: 1_000_000 },
+      compact: { search, minMemories: Number.POSITIVE_INFINITY },
+    };
+    const [question, answer] = QUESTIONS[1]!;
+    const first = await recall(deps, request('main', question));
+    assert.equal(first.trace?.tier, 'postgres', 'no recall on a server waits for a load');
+    assert.equal(first.results[0]?.id, factIds[answer]);
+    await tight.loading('default', 'main', 'compact');
+    assert.ok(tight.has('default', 'main', 'compact'), 'loaded in the background');
+    const next = await recall(deps, request('main', question));
+    assert.equal(next.trace?.tier, 'compact');
+    assert.equal(next.results[0]?.id, factIds[answer]);
   });
 });

@@ -1,7 +1,6 @@
 // test-runner: long (started first, so the suite does not wait for it at the end)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Database } from '../src/db/database.js';
 import { bankIndexName } from '../src/db/migrations/007_recall_index.js';
 import { BankIndexes, bankIndexState } from '../src/db/recall-index.js';
 import { vectorLiteral } from '../src/memory/vector-literal.js';
@@ -12,6 +11,7 @@ import { BankVectors } from '../src/vectors/bank-vectors.js';
 import { PostgresBankIndex } from '../src/vectors/postgres-index.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
+import { asServer } from './helpers/as-server.js';
 import { indexRow } from './helpers/index-row.js';
 import { FACTS, items, QUESTIONS, request } from './helpers/recall-facts.js';
 
@@ -233,20 +233,6 @@ describe('under encryption at rest', () => {
     }
   });
 });
-
-/**
- * The engine's database as a server would present it (`kind` 'external'): the same data, for the choices recall makes
- * differently on a server, where a long load runs on its own connection.
- */
-function asServer(db: Database): Database {
-  return new Proxy(db, {
-    get: (target, key) => {
-      if (key === 'kind') return 'external';
-      const value: unknown = Reflect.get(target, key, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
 
 describe('the in-memory cache', () => {
   /** The cache bound that holds one and a half of these banks, measured. */
