@@ -1,5 +1,6 @@
 import { tagsPass } from '../recall/filters.js';
 import { BinaryCodes, nearestRows } from './binary-codes.js';
+import { binaryVectorSql } from '../db/vector-copy.js';
 import type { IndexedRow } from './indexed-row.js';
 import type { RowFilter, TimeWindow } from './postgres-index.js';
 import { RowMarks } from './row-marks.js';
@@ -19,8 +20,18 @@ export interface CompactRow {
   length: number;
 }
 
+/** A memory row as a compact copy reads it: no bodies, only what the copy keeps. */
+export type CompactSource = Pick<
+  IndexedRow,
+  'id' | 'space' | 'type' | 'state' | 'tags' | 'occurred_ms' | 'fts' | 'embedding'
+>;
+
+/** The select list of a CompactSource (from `memories`, unaliased); the vector in binary, as the full copy reads it. */
+export const COMPACT_COLUMNS = `id, space, type, state, tags,
+  (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms, fts::text AS fts, ${binaryVectorSql('embedding')} AS embedding`;
+
 /** What a bank's compact copy keeps of a row, given its keyword-index length. */
-export function compactRow(row: IndexedRow, keywordLength: number): CompactRow {
+export function compactRow(row: CompactSource, keywordLength: number): CompactRow {
   return {
     id: row.id,
     space: row.space,

@@ -1,7 +1,7 @@
 import type { Database, Queryable } from '../db/database.js';
 import { binaryVectorSql, vectorFromBase64 } from '../db/vector-copy.js';
 import { BankVectors } from './bank-vectors.js';
-import { CompactBank, compactRow } from './compact-bank.js';
+import { COMPACT_COLUMNS, CompactBank, compactRow, type CompactSource } from './compact-bank.js';
 import { INDEXED_COLUMNS, indexedRowFromJson, indexedRowMeta } from './indexed-row.js';
 import { parseTsvector } from '../keywords/tsvector.js';
 import type { MemoryReader } from '../memory/rows.js';
@@ -38,14 +38,16 @@ async function apply(
   tenant: string,
   rows: readonly DeltaRow[],
 ): Promise<LogState | undefined> {
-  const changed = rows.flatMap((row) => (row.kind === 'row' ? [indexedRowFromJson(row.row!)] : []));
   if (bank instanceof CompactBank) {
     // No bodies: recall reads the pool's rows from the database, and drops there the ones that fail to open.
-    for (const row of changed) {
+    for (const delta of rows) {
+      if (delta.kind !== 'row') continue;
+      const row = JSON.parse(delta.row!) as CompactSource;
       const keywords = parseTsvector(row.fts ?? '');
       bank.upsert(compactRow(row, keywords.length), keywords.terms, vectorFromBase64(row.embedding!));
     }
   } else {
+    const changed = rows.flatMap((row) => (row.kind === 'row' ? [indexedRowFromJson(row.row!)] : []));
     // Bodies are opened (decrypted under encryption at rest) once here, so recall never reads them again. A row that
     // fails to open (tampered, moved) is dropped: it must never be returned.
     const memories = new Map((await reader.open(db, tenant, changed)).map((m) => [m.id, m]));
@@ -72,21 +74,26 @@ async function apply(
   return log;
 }
 
+/** The columns a copy reads of each changed memory: every one for a full copy, no bodies for a compact one. */
+function columnsOf(bank: BankCopy): string {
+  return bank instanceof CompactBank ? COMPACT_COLUMNS : INDEXED_COLUMNS;
+}
+
 function logState(row: DeltaRow): LogState {
   return { changeSeq: Number(row.version), logId: row.log_id!, prunedTo: Number(row.pruned_to) };
 }
 
 /**
- * What changed in a bank after change number $3: changed memories (all columns as one JSON text each), tombstones
+ * What changed in a bank after change number $3: changed memories (`columns` as one JSON text each), tombstones
  * (none for a first load, $3 = -1), and the bank's log state ('snap': its latest number, log id and pruning mark;
  * absent while the bank does not exist). One statement, so one snapshot: the bank's number read here covers exactly
  * the changes read with it, because a bank's numbers commit in order (see migration 005). `rowLimit` caps the changed
  * memories.
  */
-function syncSql(rowLimit?: number): string {
+function syncSql(columns: string, rowLimit?: number): string {
   return `(SELECT 'row' AS kind, to_json(m)::text AS row, NULL::text AS id, NULL::text AS version, NULL::text AS log_id,
           NULL::text AS pruned_to
-     FROM (SELECT ${INDEXED_COLUMNS} FROM memories
+     FROM (SELECT ${columns} FROM memories
            WHERE tenant = $1 AND bank_id = $2 AND change_seq > $3::bigint AND embedding IS NOT NULL
            ${rowLimit === undefined ? '' : `LIMIT ${Math.trunc(rowLimit)}`}) m)
    UNION ALL
@@ -340,7 +347,7 @@ export class VectorCache {
     const logId = bank.changeLogId;
     // Usually only a few memories changed since the last recall: one query. When more than a page did (a bulk load
     // between two recalls), its answer is dropped and the changes are read through the cursor, like a fresh bank.
-    const rows = await db.query<DeltaRow>(syncSql(this.loadPage + 1), [tenant, bankId, from]);
+    const rows = await db.query<DeltaRow>(syncSql(columnsOf(bank), this.loadPage + 1), [tenant, bankId, from]);
     const snap = rows.find((row) => row.kind === 'snap');
     if (snap?.log_id !== logId) return false;
     let log: LogState | undefined;
@@ -364,7 +371,11 @@ export class VectorCache {
    */
   private readPaged(db: Database, bank: BankCopy, tenant: string, bankId: string): Promise<LogState | undefined> {
     return db.transaction(async (tx) => {
-      await tx.query(`DECLARE mnemos_bank_sync NO SCROLL CURSOR FOR ${syncSql()}`, [tenant, bankId, bank.changeSeq]);
+      await tx.query(`DECLARE mnemos_bank_sync NO SCROLL CURSOR FOR ${syncSql(columnsOf(bank))}`, [
+        tenant,
+        bankId,
+        bank.changeSeq,
+      ]);
       const fetchPage = () => tx.query<DeltaRow>(`FETCH ${this.loadPage} FROM mnemos_bank_sync`);
       let next: Promise<DeltaRow[]> | undefined = fetchPage();
       let log: LogState | undefined;
