@@ -19,7 +19,7 @@ export function rerankDepth(k: number): number {
 /**
  * The semantic, temporal and keyword arms over banks' compact copies (vectors/compact-bank.ts), answering as the
  * Postgres tier's indexes do (ids and raw arm scores), so recall's Postgres-tier path reads the pool's rows and ranks
- * them the same way. The nearest codes are reranked by their exact vectors, read from the database. One instance
+ * them the same way. The nearest codes are reranked by their stored vectors (half floats), read from the database. One instance
  * serves one recall.
  */
 export class CompactArms {
