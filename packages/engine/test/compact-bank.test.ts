@@ -134,4 +134,22 @@ describe('a compact bank copy', () => {
     bank.upsert(rows[1024]!, terms('edited'), vectorAlong(3));
     assert.ok(bank.wasteful, '1,025 dead');
   });
+
+  it('finds the nearest memories dated inside a window, in a narrow window and a wide one', () => {
+    const bank = new CompactBank(DIMENSION);
+    const rows = Array.from({ length: 300 }, (_, i) => row({ occurredAt: i * DAY }));
+    rows.forEach((r, i) => bank.upsert(r, terms('x'), vectorAlong(i % 50)));
+    const query = vectorAlong(7, 0.05);
+    const keep = bank.keeps(filter());
+    // 25 dated rows (sorted by distance) and 300 (ranked by the histogram) must answer alike.
+    const narrow = [...bank.nearestIn({ from: 100 * DAY, to: 125 * DAY }, query, 2, keep)];
+    assert.equal(narrow.length, 2);
+    assert.equal(bank.idAt(narrow[0]!), rows[107]!.id, 'the row along the query inside the window');
+    assert.ok(narrow.every((r) => r >= 100 && r < 125));
+    const all = [...bank.nearest(query, 300, keep)].filter((r) => r >= 100 && r < 125).slice(0, 2);
+    assert.deepEqual(narrow, all, 'the order of the whole scan, restricted to the window');
+    const wide = [...bank.nearestIn({ from: 0, to: 300 * DAY }, query, 3, keep)].map((r) => bank.idAt(r));
+    assert.deepEqual(wide, [rows[7]!.id, rows[57]!.id, rows[107]!.id]);
+    assert.deepEqual([...bank.nearestIn({ from: 400 * DAY, to: 500 * DAY }, query, 3, keep)], []);
+  });
 });

@@ -42,7 +42,9 @@ export class CompactArms {
     const want = rerankDepth(k);
     const ids: string[] = [];
     for (const copy of this.copies) {
-      for (const row of copy.nearest(query, want, copy.keeps(filter, window))) ids.push(copy.idAt(row));
+      const keep = copy.keeps(filter);
+      const rows = window ? copy.nearestIn(window, query, want, keep) : copy.nearest(query, want, keep);
+      for (const row of rows) ids.push(copy.idAt(row));
     }
     const missing = ids.filter((id) => !this.exact.has(id));
     for (const [id, vector] of await this.database.vectors(scope, missing)) this.exact.set(id, vector);

@@ -218,9 +218,35 @@ export class CompactBank {
 
   /** The `want` rows whose codes are nearest the query's among those `keep` passes, nearest first. */
   nearest(query: Float32Array, want: number, keep: (row: number) => boolean): Int32Array {
-    // The temporal arm scans with the same query right after the semantic arm: the distances are read once.
+    return nearestRows(this.distances(query), this.end, want, keep);
+  }
+
+  /**
+   * `nearest` among the memories dated inside `window`: the dates are scanned first (a window usually holds few of a
+   * bank's memories), and only those rows are asked `keep` and ordered by distance (ties by row).
+   */
+  nearestIn(window: TimeWindow, query: Float32Array, want: number, keep: (row: number) => boolean): Int32Array {
+    const distances = this.distances(query);
+    const { from, to } = window;
+    const dated: number[] = [];
+    for (let row = 0; row < this.end; row++) {
+      const at = this.occurred[row]!;
+      if (at >= from && at < to && keep(row)) dated.push(row);
+    }
+    // A wide window (much of the bank) is ranked by the distances' histogram rather than a sort.
+    if (dated.length > 16 * want) {
+      const inWindow = new Uint8Array(this.end);
+      for (const row of dated) inWindow[row] = 1;
+      return nearestRows(distances, this.end, want, (row) => inWindow[row] === 1);
+    }
+    dated.sort((a, b) => distances[a]! - distances[b]! || a - b);
+    return Int32Array.from(dated.slice(0, Math.max(0, Math.floor(want))));
+  }
+
+  /** Every row's distance to the query; the temporal arm scans with the same query right after the semantic arm. */
+  private distances(query: Float32Array): Uint16Array {
     if (this.lastScan?.query !== query) this.lastScan = { query, distances: this.codes.distances(query, this.end) };
-    return nearestRows(this.lastScan.distances, this.end, want, keep);
+    return this.lastScan.distances;
   }
 
   /**
