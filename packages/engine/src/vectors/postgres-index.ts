@@ -5,7 +5,7 @@ import { parseTsvector } from '../keywords/tsvector.js';
 import type { MemoryReader } from '../memory/rows.js';
 import { vectorLiteral } from '../memory/vector-literal.js';
 import type { KeywordDoc, VectorRowMeta } from './bank-vectors.js';
-import { INDEXED_COLUMNS, indexedRowMeta, type IndexedRow } from './indexed-row.js';
+import { INDEXED_COLUMNS, indexedRowFromJson, indexedRowMeta } from './indexed-row.js';
 
 /** The banks searched: one tenant's bank ids (a bank and its tenant's org bank). */
 export interface BankScope {
@@ -299,7 +299,9 @@ export class PostgresBankIndex {
   }
 
   private async pooled(q: Queryable, tenant: string, sql: string, params: readonly SqlParam[]): Promise<PooledRow[]> {
-    const rows = await q.query<IndexedRow>(sql, params);
+    // Each row as one JSON text, as a bank's load reads them (indexed-row.ts says why).
+    const texts = await q.query<{ row: string }>(`SELECT to_json(r)::text AS row FROM (${sql}) r`, params);
+    const rows = texts.map((t) => indexedRowFromJson(t.row));
     const memories = new Map((await this.reader.open(q, tenant, rows)).map((m) => [m.id, m] as const));
     const out: PooledRow[] = [];
     for (const row of rows) {
