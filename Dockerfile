@@ -50,7 +50,9 @@ FROM node:22-bookworm-slim
 RUN apt-get update \
     && apt-get install -y --no-install-recommends tini=0.19.* \
     && rm -rf /var/lib/apt/lists/*
+# One malloc arena for all the engine's threads: 55-70 MiB less resident memory (docs/decisions.md).
 ENV NODE_ENV=production \
+    MALLOC_ARENA_MAX=1 \
     MNEMOS_HOME=/data \
     MNEMOS_API_HOST=0.0.0.0 \
     MNEMOS_API_PORT=8888

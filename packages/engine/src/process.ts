@@ -31,6 +31,15 @@ export async function waitUntilReady(url: string, timeoutMs = 120_000): Promise<
   }
 }
 
+/**
+ * What an engine process is started with unless the environment says otherwise (the Docker image and `npm start` set
+ * the same): one glibc malloc arena for all threads. glibc gives each thread that allocates its own arena, up to 8 per
+ * core, and an arena keeps what its thread freed; the engine's threads (the model, the database, V8's compilers and
+ * collectors) each held tens of MB that way. In one arena the threads reuse each other's freed memory; the shared
+ * lock costs no measurable CPU in retain and recall (docs/benchmarks.md, "The engine's resident memory").
+ */
+const ENGINE_PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '1' };
+
 /** This checkout's CLI: the source file when this module runs from source, else the compiled one. */
 function ownCli(): string {
   const fromSource = fileURLToPath(import.meta.url).endsWith('.ts');
@@ -54,7 +63,7 @@ export function spawnEngineProcess(
   const child = spawn(process.execPath, [...nodeArgs, ...loader, cli, 'serve'], {
     // Another checkout's engine runs from that checkout, so `--import tsx` and its packages resolve there.
     cwd: otherCli === undefined ? undefined : resolve(dirname(otherCli), '../../..'),
-    env: { ...process.env, MNEMOS_API_LOG_LEVEL: 'warn', ...env },
+    env: { ...ENGINE_PROCESS_ENV, ...process.env, MNEMOS_API_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

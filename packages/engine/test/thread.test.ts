@@ -2,7 +2,7 @@
 // database and the LLM transport are tested through it in their own files.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ThreadClient } from '../src/util/thread.js';
+import { SMALL_YOUNG_GENERATION, ThreadClient } from '../src/util/thread.js';
 import type { SampleThread } from './helpers/sample-thread.js';
 
 /** Threads start on a module beside a caller's file; the sample module is its own neighbour. */
@@ -55,5 +55,25 @@ describe('worker-thread calls', () => {
       }),
       /the sample thread could not open/,
     );
+  });
+
+  it('a thread started with heap limits runs with them, and one started without keeps the defaults', async () => {
+    const start = (resourceLimits?: typeof SMALL_YOUNG_GENERATION) =>
+      ThreadClient.start<SampleThread>(SAMPLE, 'sample-thread', {
+        data: { failToOpen: false, openAfterMs: 0 },
+        stopped,
+        ...(resourceLimits ? { resourceLimits } : {}),
+      });
+    const small = await start(SMALL_YOUNG_GENERATION);
+    const plain = await start();
+    try {
+      const smallLimits = await small.call('limits', []);
+      const plainLimits = await plain.call('limits', []);
+      assert.equal(smallLimits.maxYoungGenerationSizeMb, SMALL_YOUNG_GENERATION.maxYoungGenerationSizeMb);
+      assert.ok((plainLimits.maxYoungGenerationSizeMb ?? 0) > (smallLimits.maxYoungGenerationSizeMb ?? Infinity));
+    } finally {
+      await small.terminate();
+      await plain.terminate();
+    }
   });
 });

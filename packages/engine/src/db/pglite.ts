@@ -3,7 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
-import { ThreadClient } from '../util/thread.js';
+import { SMALL_YOUNG_GENERATION, ThreadClient } from '../util/thread.js';
 import type { DatabaseThread, DbThreadStart } from './pglite-thread.js';
 import { acquireDatabaseLock, type DatabaseLock } from './lock.js';
 import { keepStatisticsFresh, type RawSql } from './embedded-statistics.js';
@@ -52,6 +52,7 @@ export async function openEmbeddedDatabase(
           `the embedded database's thread stopped (exit code ${code}); ` +
             'restart Mnemos, and see the log above for why it stopped',
         ),
+      resourceLimits: SMALL_YOUNG_GENERATION,
     });
     const db = new EmbeddedDatabase(thread, lock);
     db.startMaintenance(options.statisticsCheckMs ?? STATISTICS_CHECK_MS);

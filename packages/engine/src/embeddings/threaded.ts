@@ -1,4 +1,4 @@
-import { ThreadClient } from '../util/thread.js';
+import { SMALL_YOUNG_GENERATION, ThreadClient } from '../util/thread.js';
 import type { Embedder } from './embedder.js';
 import type { EmbeddingThread } from './local-thread.js';
 import type { LocalEmbedderOptions } from './local.js';
@@ -17,6 +17,7 @@ export async function createThreadedLocalEmbedder(options: LocalEmbedderOptions)
     data,
     onEvent: log,
     stopped: (code) => new Error(`the embedding thread stopped (exit code ${code})`),
+    resourceLimits: SMALL_YOUNG_GENERATION,
   });
   const { id, dimension } = await thread.call('identity', []);
   return {

@@ -1,3 +1,4 @@
+import { resourceLimits } from 'node:worker_threads';
 import { serveThread, threadData, transferred } from '../../src/util/thread.js';
 
 /** A thread for the tests of util/thread.ts: it opens after `openAfterMs`, or fails to open when told to. */
@@ -8,6 +9,8 @@ async function open(emit: (event: string) => void) {
   if (failToOpen) throw new Error('the sample thread could not open');
   return {
     double: (n: number) => 2 * n,
+    /** The limits of this thread's JavaScript heap, as the thread sees them. */
+    limits: () => ({ ...resourceLimits }),
     /** Answers with the bytes it was sent, reversed, moving the buffer back rather than copying it. */
     reverse(bytes: Uint8Array) {
       const out = Uint8Array.from(bytes).reverse();
