@@ -1,6 +1,6 @@
 import type { Memory } from '../memory/types.js';
 import { MEMORY_COLUMNS, type MemoryRow } from '../memory/rows.js';
-import { binaryVectorSql } from '../db/vector-copy.js';
+import { binaryHalfVectorSql, binaryVectorSql } from '../db/vector-copy.js';
 import type { VectorRowMeta } from './bank-vectors.js';
 
 /** A memory row as the bank indexes read it: every memory column plus what recall ranks by. */
@@ -24,6 +24,16 @@ export interface IndexedRow extends MemoryRow {
 export const INDEXED_COLUMNS = `${MEMORY_COLUMNS}, batch_id::text AS batch_id, seq,
   (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms, fts::text AS fts, token_count,
   ${binaryVectorSql('embedding')} AS embedding`;
+
+/** How a read carries vectors: as stored (float), or rounded to half floats (half the bytes; see vector-copy.ts). */
+export type VectorPrecision = 'float' | 'half';
+
+/** INDEXED_COLUMNS with the vector at this precision (`half`: read with vectorFromHalfBase64). */
+export function indexedColumns(precision: VectorPrecision): string {
+  return precision === 'float'
+    ? INDEXED_COLUMNS
+    : INDEXED_COLUMNS.replace(binaryVectorSql('embedding'), binaryHalfVectorSql('embedding'));
+}
 
 /** What recall filters and ranks a row by, with the memory opened from it and its keyword-index length. */
 export function indexedRowMeta(row: IndexedRow, memory: Memory, keywordLength: number): VectorRowMeta {

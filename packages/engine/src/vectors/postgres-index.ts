@@ -5,7 +5,7 @@ import { parseTsvector } from '../keywords/tsvector.js';
 import type { MemoryReader } from '../memory/rows.js';
 import { vectorLiteral } from '../memory/vector-literal.js';
 import type { KeywordDoc, VectorRowMeta } from './bank-vectors.js';
-import { INDEXED_COLUMNS, indexedRowFromJson, indexedRowMeta } from './indexed-row.js';
+import { indexedColumns, indexedRowFromJson, indexedRowMeta, type VectorPrecision } from './indexed-row.js';
 
 /** The banks searched: one tenant's bank ids (a bank and its tenant's org bank). */
 export interface BankScope {
@@ -252,15 +252,19 @@ export class PostgresBankIndex {
     return found.sort((a, b) => b.score - a.score).slice(0, limit);
   }
 
-  /** The memories of the banks with these ids (any space or state), opened, with their vectors and terms. */
-  async rows(scope: BankScope, ids: readonly string[]): Promise<PooledRow[]> {
+  /**
+   * The memories of the banks with these ids (any space or state), opened, with their vectors (at `precision`) and
+   * terms.
+   */
+  async rows(scope: BankScope, ids: readonly string[], precision: VectorPrecision = 'float'): Promise<PooledRow[]> {
     if (ids.length === 0) return [];
     const { where, params } = scopeSql(scope);
     return this.pooled(
       this.db,
       scope.tenant,
-      `SELECT ${INDEXED_COLUMNS} FROM memories m WHERE ${where} AND m.id = ANY($3::uuid[])`,
+      `SELECT ${indexedColumns(precision)} FROM memories m WHERE ${where} AND m.id = ANY($3::uuid[])`,
       [...params, [...ids]],
+      precision,
     );
   }
 
@@ -286,19 +290,27 @@ export class PostgresBankIndex {
     scope: BankScope,
     filter: RowFilter,
     places: ReadonlyArray<{ batchId: string; seq: number }>,
+    precision: VectorPrecision = 'float',
   ): Promise<PooledRow[]> {
     if (places.length === 0) return [];
     const { where, params } = scopeSql(scope, filter);
     return this.pooled(
       this.db,
       scope.tenant,
-      `SELECT ${INDEXED_COLUMNS} FROM memories m
+      `SELECT ${indexedColumns(precision)} FROM memories m
        WHERE ${where} AND (m.batch_id, m.seq) IN (SELECT * FROM unnest($6::uuid[], $7::int[]))`,
       [...params, places.map((p) => p.batchId), places.map((p) => p.seq)],
+      precision,
     );
   }
 
-  private async pooled(q: Queryable, tenant: string, sql: string, params: readonly SqlParam[]): Promise<PooledRow[]> {
+  private async pooled(
+    q: Queryable,
+    tenant: string,
+    sql: string,
+    params: readonly SqlParam[],
+    precision: VectorPrecision,
+  ): Promise<PooledRow[]> {
     // Each row as one JSON text, as a bank's load reads them (indexed-row.ts says why).
     const texts = await q.query<{ row: string }>(`SELECT to_json(r)::text AS row FROM (${sql}) r`, params);
     const rows = texts.map((t) => indexedRowFromJson(t.row));
@@ -310,7 +322,7 @@ export class PostgresBankIndex {
       const parsed = parseTsvector(row.fts ?? '');
       out.push({
         meta: indexedRowMeta(row, memory, parsed.length),
-        vector: vectorFromBase64(row.embedding),
+        vector: precision === 'float' ? vectorFromBase64(row.embedding) : vectorFromHalfBase64(row.embedding),
         keywords: new ParsedKeywords(parsed.terms, parsed.length),
       });
     }
