@@ -1,5 +1,6 @@
 import type { BodyCodec } from '../crypto/codec.js';
 import type { Database } from '../db/database.js';
+import type { VectorPrecision } from '../vectors/indexed-row.js';
 import type { PooledRow, PostgresBankIndex, RowFilter } from '../vectors/postgres-index.js';
 import { KEYWORD_SELECT_ROWS, keywordPlan, NEIGHBOUR_SEEDS, type Ranked } from './arms.js';
 import { BM25_B, BM25_K1 } from './bm25.js';
@@ -29,10 +30,18 @@ export async function gatherFromPostgres(
   embedding: Promise<Float32Array>,
   intervals: readonly TimeInterval[],
   stage: StageMark,
-  arms: ArmSearch = search,
+  /** The compact tier's arms, and the precision its pool's vectors are read at; the database's indexes otherwise. */
+  compact?: { arms: ArmSearch; precision: VectorPrecision },
 ): Promise<Gathered> {
+  const arms: ArmSearch = compact?.arms ?? search;
+  const precision = compact?.precision ?? 'float';
   const scope = { tenant: r.tenant, bankIds };
   const filter: RowFilter = { space: r.space, types: r.types, tags: r.tags, tagsMatch: r.tagsMatch };
+  // The semantic arm starts as soon as the query's vector is there, so its database read overlaps the statistics' and
+  // the keyword arm's work (on a server they run on two connections; embedded, the database thread works while this
+  // one scores keywords).
+  const semanticSearch = embedding.then((query) => arms.nearest(scope, filter, query, limit));
+  semanticSearch.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
   const terms = await codec.indexTerms(db, r.tenant, bankIds, r.query);
   const { size, frequencies } = await search.statistics(scope, terms);
   stage('index', terms.length);
@@ -49,14 +58,21 @@ export async function gatherFromPostgres(
       )
     : [];
   stage('keyword', keyword.length);
+  // The keyword hits' rows are read while the query's vector and the semantic arm are still on their way.
+  const keywordRows = search.rows(
+    scope,
+    keyword.map((h) => h.id),
+    precision,
+  );
+  keywordRows.catch(() => undefined); // awaited below, as the semantic search is
   const query = await embedding;
   stage('embed_query');
-  const semantic = await arms.nearest(scope, filter, query, limit);
+  const semantic = await semanticSearch;
   stage('semantic', semantic.length);
   const window = temporalWindow(intervals);
   const temporal = window ? await arms.nearest(scope, filter, query, limit, window) : [];
   if (intervals.length > 0) stage('temporal', temporal.length);
-  const pool = await poolOf(search, scope, filter, [semantic, keyword, temporal], query);
+  const pool = await poolOf(search, scope, filter, [semantic, keyword, temporal], query, precision, await keywordRows);
   stage('neighbours', pool.length);
   return {
     semantic,
@@ -76,7 +92,8 @@ export async function gatherFromPostgres(
 
 /**
  * The arms' hits, then the neighbours (same retain call, one position either side) of each arm's best, each once and
- * in that order, as the in-memory tier pools them (pipeline.ts).
+ * in that order, as the in-memory tier pools them (pipeline.ts). A hit whose row was read already (a row of a memory
+ * deleted since is left out either way) is not read again.
  */
 async function poolOf(
   search: PostgresBankIndex,
@@ -84,9 +101,14 @@ async function poolOf(
   filter: RowFilter,
   arms: ReadonlyArray<readonly Ranked[]>,
   query: Float32Array,
+  precision: VectorPrecision,
+  /** Rows of some of the hits, read already. */
+  read: readonly PooledRow[],
 ): Promise<PoolMember[]> {
   const hits = [...new Set(arms.flatMap((arm) => arm.map((h) => h.id)))];
-  const rows = new Map((await search.rows(scope, hits)).map((row) => [row.meta.id, row] as const));
+  const rows = new Map(read.map((row) => [row.meta.id, row] as const));
+  const unread = hits.filter((id) => !rows.has(id));
+  for (const row of await search.rows(scope, unread, precision)) rows.set(row.meta.id, row);
   const seeds = [...new Set(arms.flatMap((arm) => arm.slice(0, NEIGHBOUR_SEEDS).map((h) => h.id)))];
   const places: Array<{ batchId: string; seq: number }> = [];
   for (const id of seeds) {
@@ -95,7 +117,7 @@ async function poolOf(
     places.push({ batchId: meta.batchId, seq: meta.seq - 1 }, { batchId: meta.batchId, seq: meta.seq + 1 });
   }
   const at = new Map<string, PooledRow>();
-  for (const row of await search.at(scope, filter, places)) {
+  for (const row of await search.at(scope, filter, places, precision)) {
     at.set(`${row.meta.batchId}\u0000${row.meta.seq}`, row);
     rows.set(row.meta.id, row);
   }
