@@ -365,12 +365,15 @@ export class BinaryCodes {
 /** Counts of each distance, reused by every call (it is cleared at the start of each). */
 const histogram = new Uint32Array(MAX_DIMENSION + 1);
 
+/** Rows of which every STRIDE-th is looked at to find how far the nearest lie (exactly below SAMPLED_FROM rows). */
+const STRIDE = 8;
+const SAMPLED_FROM = 65_536;
+
 /**
  * The `want` rows with the smallest distances among the first `rows` that pass `keep`, nearest first (ties by row).
- * No sort of every row: a histogram of all distances gives the distance within which twice `want` rows lie, and
- * `keep` is asked only about those; when fewer of them pass than wanted (a narrow filter), every row is asked and a
- * histogram of the kept rows finds the cut-off instead. Either way one pass places each row at its distance's next
- * slot (rows come in order, so ties stay by row).
+ * No sort of every row: a histogram of every eighth distance (of all, in a small bank) gives the distance within which
+ * about three times `want` rows lie; one pass takes the rows within it that `keep` passes, and a counting sort by
+ * distance orders them. When fewer than `want` of them pass (a narrow filter), every row is asked instead.
  */
 export function nearestRows(
   distances: Uint16Array,
@@ -383,72 +386,51 @@ export function nearestRows(
   }
   const limit = Math.floor(want);
   if (!(limit >= 1)) return new Int32Array(0);
+  const within = nearWithin(distances, rows, 3 * limit);
+  let candidates: number[] = [];
+  for (let r = 0; r < rows; r++) if (distances[r]! <= within && keep(r)) candidates.push(r);
+  if (candidates.length < limit) {
+    candidates = [];
+    for (let r = 0; r < rows; r++) if (keep(r)) candidates.push(r);
+  }
+  return byDistance(distances, candidates, limit);
+}
+
+/** The distance within which about `count` of the first `rows` lie (every one of them when fewer). */
+function nearWithin(distances: Uint16Array, rows: number, count: number): number {
+  const stride = rows < SAMPLED_FROM ? 1 : STRIDE;
+  const target = Math.ceil(count / stride);
   histogram.fill(0);
   let farthest = 0;
-  for (let r = 0; r < rows; r++) {
+  for (let r = 0; r < rows; r += stride) {
     const d = distances[r]!;
     histogram[d]!++;
     if (d > farthest) farthest = d;
   }
-  let within = farthest;
-  for (let d = 0, total = 0; d <= farthest; d++) {
+  let total = 0;
+  for (let d = 0; d <= farthest; d++) {
     total += histogram[d]!;
-    if (total >= 2 * limit) {
-      within = d;
-      break;
-    }
+    if (total >= target) return d;
   }
-  histogram.fill(0, 0, farthest + 1);
-  let kept = 0;
-  for (let r = 0; r < rows; r++) {
-    const d = distances[r]!;
-    if (d > within || !keep(r)) continue;
-    histogram[d]!++;
-    kept++;
-  }
-  // Too few of the nearest pass: every row is asked (rows beyond `within` were not counted yet).
-  if (kept < limit && within < farthest) {
-    for (let r = 0; r < rows; r++) {
-      const d = distances[r]!;
-      if (d > within && keep(r)) histogram[d]!++;
-    }
-    within = farthest;
-  }
-  return placed(distances, rows, limit, within, keep);
+  return MAX_DIMENSION;
 }
 
-/**
- * The rows the histogram of kept distances (up to `within`) ranks first, `limit` at most: each distance's counts
- * become its first slot up to the cut-off, then one pass places the kept rows.
- */
-function placed(
-  distances: Uint16Array,
-  rows: number,
-  limit: number,
-  within: number,
-  keep: (row: number) => boolean,
-): Int32Array {
+/** The first `limit` of `candidates` (rows in increasing order) by distance, ties by row: a counting sort. */
+function byDistance(distances: Uint16Array, candidates: readonly number[], limit: number): Int32Array {
+  histogram.fill(0);
+  let farthest = 0;
+  for (const r of candidates) {
+    const d = distances[r]!;
+    histogram[d]!++;
+    if (d > farthest) farthest = d;
+  }
   let total = 0;
-  let cutoff = 0;
-  for (let d = 0; d <= within && total < limit; d++) {
+  for (let d = 0; d <= farthest; d++) {
     const count = histogram[d]!;
     histogram[d] = total;
     total += count;
-    if (count > 0) cutoff = d;
   }
-  const taken = Math.min(limit, total);
-  const out = new Int32Array(taken);
-  let atCutoff = taken - histogram[cutoff]!;
-  let placedRows = 0;
-  for (let r = 0; r < rows && placedRows < taken; r++) {
-    const d = distances[r]!;
-    if (d > cutoff || !keep(r)) continue;
-    if (d === cutoff) {
-      if (atCutoff === 0) continue;
-      atCutoff--;
-    }
-    out[histogram[d]!++] = r;
-    placedRows++;
-  }
-  return out;
+  const ordered = new Int32Array(candidates.length);
+  for (const r of candidates) ordered[histogram[distances[r]!]!++] = r;
+  return ordered.subarray(0, Math.min(limit, ordered.length)).slice();
 }
