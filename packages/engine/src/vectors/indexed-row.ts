@@ -65,7 +65,15 @@ interface JsonIndexedRow extends Omit<IndexedRow, 'body_enc'> {
 
 /** A row of INDEXED_COLUMNS read as one JSON text. */
 export function indexedRowFromJson(text: string): IndexedRow {
-  const row = JSON.parse(text) as JsonIndexedRow;
+  return fromJsonRow(JSON.parse(text) as JsonIndexedRow);
+}
+
+/** Rows of INDEXED_COLUMNS read as one JSON array (`json_agg`). */
+export function indexedRowsFromJson(text: string): IndexedRow[] {
+  return (JSON.parse(text) as JsonIndexedRow[]).map(fromJsonRow);
+}
+
+function fromJsonRow(row: JsonIndexedRow): IndexedRow {
   if (typeof row.body_enc === 'string') row.body_enc = Buffer.from(row.body_enc.slice(2), 'hex');
   return row as IndexedRow;
 }

@@ -5,7 +5,7 @@ import { parseTsvector } from '../keywords/tsvector.js';
 import type { MemoryReader } from '../memory/rows.js';
 import { vectorLiteral } from '../memory/vector-literal.js';
 import type { KeywordDoc, VectorRowMeta } from './bank-vectors.js';
-import { indexedColumns, indexedRowFromJson, indexedRowMeta, type VectorPrecision } from './indexed-row.js';
+import { indexedColumns, indexedRowMeta, indexedRowsFromJson, type VectorPrecision } from './indexed-row.js';
 
 /** The banks searched: one tenant's bank ids (a bank and its tenant's org bank). */
 export interface BankScope {
@@ -276,12 +276,15 @@ export class PostgresBankIndex {
     const out = new Map<string, Float32Array>();
     if (ids.length === 0) return out;
     const { where, params } = scopeSql(scope);
-    const rows = await this.db.query<{ id: string; embedding: string }>(
-      `SELECT m.id::text AS id, ${binaryHalfVectorSql('m.embedding')} AS embedding FROM memories m
+    // One text for all (each id, 36 characters, then its vector; commas between): the embedded database's client
+    // handles one field instead of two per row.
+    const [row] = await this.db.query<{ found: string | null }>(
+      `SELECT string_agg(m.id::text || ${binaryHalfVectorSql('m.embedding')}, ',') AS found FROM memories m
        WHERE ${where} AND m.id = ANY($3::uuid[])`,
       [...params, [...ids]],
     );
-    for (const row of rows) out.set(row.id, vectorFromHalfBase64(row.embedding));
+    for (const entry of row?.found?.split(',') ?? [])
+      out.set(entry.slice(0, 36), vectorFromHalfBase64(entry.slice(36)));
     return out;
   }
 
@@ -311,9 +314,9 @@ export class PostgresBankIndex {
     params: readonly SqlParam[],
     precision: VectorPrecision,
   ): Promise<PooledRow[]> {
-    // Each row as one JSON text, as a bank's load reads them (indexed-row.ts says why).
-    const texts = await q.query<{ row: string }>(`SELECT to_json(r)::text AS row FROM (${sql}) r`, params);
-    const rows = texts.map((t) => indexedRowFromJson(t.row));
+    // The rows as one JSON text (indexed-row.ts says why one text beats many fields).
+    const [all] = await q.query<{ rows: string | null }>(`SELECT json_agg(r)::text AS rows FROM (${sql}) r`, params);
+    const rows = indexedRowsFromJson(all?.rows ?? '[]');
     const memories = new Map((await this.reader.open(q, tenant, rows)).map((m) => [m.id, m] as const));
     const out: PooledRow[] = [];
     for (const row of rows) {
