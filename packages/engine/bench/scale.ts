@@ -60,6 +60,9 @@ interface ScaleRun {
   recall_ms: LatencySummary;
   /** Recalls answered by each tier (the recall trace's `tier`), the first ones included. */
   tiers: Record<string, number>;
+  /** The median time of each stage of the measured recalls (the recall trace's stages; a stage some recalls skip, such
+   * as `temporal`, over the recalls that have it). */
+  stage_p50_ms: Record<string, number>;
   engine_rss_mib: number;
   engine_peak_rss_mib: number;
   database_mib: number | undefined;
@@ -241,17 +244,28 @@ async function measure(
   const engine = await spawnEngineProcess(env);
   const startup = performance.now() - started;
   const http = new JsonClient(1);
-  const recall = async (bank: number, query: string) => {
+  /** Each stage's time in every measured recall (the recall's trace). */
+  const stageTimes = new Map<string, number[]>();
+  const recall = async (bank: number, query: string, measured: boolean) => {
     const t = performance.now();
-    const a = await http.post(`${engine.url}/v1/default/banks/scale-${bank}/memories/recall`, { query });
+    const a = await http.post(`${engine.url}/v1/default/banks/scale-${bank}/memories/recall`, { query, trace: true });
     if (a.status !== 200) throw new Error(`recall answered ${a.status}: ${JSON.stringify(a.json)}`);
-    return performance.now() - t;
+    const elapsed = performance.now() - t;
+    const trace = a.json.trace as { stages: Array<{ stage: string; ms: number }> } | undefined;
+    for (const s of measured ? (trace?.stages ?? []) : []) {
+      const times = stageTimes.get(s.stage) ?? [];
+      stageTimes.set(s.stage, times);
+      times.push(s.ms);
+    }
+    return elapsed;
   };
   try {
     const first: number[] = [];
-    for (let b = 0; b < BANKS; b++) first.push(await recall(b, questions[b % questions.length]!));
+    for (let b = 0; b < BANKS; b++) first.push(await recall(b, questions[b % questions.length]!, false));
     const times: number[] = [];
-    for (let i = 0; i < QUERIES; i++) times.push(await recall(i % BANKS, questions[(i + BANKS) % questions.length]!));
+    for (let i = 0; i < QUERIES; i++) {
+      times.push(await recall(i % BANKS, questions[(i + BANKS) % questions.length]!, true));
+    }
     let stored = 0;
     for (let b = 0; b < BANKS; b++) {
       const a = await http.get(`${engine.url}/v1/default/banks/scale-${b}/memories?limit=0`);
@@ -267,6 +281,7 @@ async function measure(
       first_recall_ms: first[0]!,
       first_recalls_total_ms: first.reduce((a, b) => a + b, 0),
       recall_ms: summarise(times),
+      stage_p50_ms: Object.fromEntries([...stageTimes].map(([stage, ms]) => [stage, summarise(ms).p50])),
       tiers,
       engine_rss_mib: rssMiB(pid),
       engine_peak_rss_mib: rssMiB(pid, 'VmHWM'),
@@ -306,7 +321,10 @@ async function main() {
         `${String(size).padStart(9)} memories (${run.stored} stored): recall p50 ${r.p50.toFixed(1)} / p95 ${r.p95.toFixed(1)} ms, ` +
           `RSS ${run.engine_rss_mib.toFixed(0)} MiB (peak ${run.engine_peak_rss_mib.toFixed(0)}), ` +
           `start-up ${run.startup_ms.toFixed(0)} ms, first recall ${run.first_recall_ms.toFixed(0)} ms, ` +
-          `fill ${fillSeconds.toFixed(0)} s, tiers ${JSON.stringify(run.tiers)}`,
+          `fill ${fillSeconds.toFixed(0)} s, tiers ${JSON.stringify(run.tiers)}\n    stage p50 (ms): ` +
+          Object.entries(run.stage_p50_ms)
+            .map(([stage, ms]) => `${stage} ${ms.toFixed(1)}`)
+            .join(', '),
       );
     }
     if (fill.fidelity) {
