@@ -7,7 +7,14 @@ import { PostgresBankIndex } from '../src/vectors/postgres-index.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { asServer } from './helpers/as-server.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
-import { FACTS, items, QUESTIONS, request } from './helpers/recall-facts.js';
+import {
+  checkTagsAndTypes,
+  QUESTIONS,
+  request,
+  retainFactBanks,
+  retainOn,
+  type RetainTexts,
+} from './helpers/recall-facts.js';
 
 /**
  * The compact tier answers what the in-memory tier answers: the same memories for each question (its nearest codes
@@ -20,22 +27,8 @@ let engine: TestEngine;
 /** Conversation turns around the facts: more memories than the compact tier reranks, so its codes must choose. */
 const FILLER = loadLocomoText().turns.slice(0, 420);
 
-async function retain(
-  tenant: string,
-  bankId: string,
-  texts: readonly string[],
-  space = 'default',
-  tags: string[] = [],
-) {
-  const r = await engine.engine.service.retain({
-    partition: { tenant, bankId, space },
-    items: items(texts, tags),
-    async: false,
-    maxNewMemories: undefined,
-  });
-  assert.equal(r.async, false);
-  return r.async ? [] : r.memoryIds;
-}
+const retain: RetainTexts = (tenant, bankId, texts, space, tags) =>
+  retainOn(engine.engine)(tenant, bankId, texts, space, tags);
 
 /** Recall's dependencies on the engine's parts, with its own cache, and the compact tier from `minMemories`. */
 function dependencies(minMemories: number | undefined, cache?: VectorCache): RecallDependencies {
@@ -55,20 +48,8 @@ let factIds: string[] = [];
 
 before(async () => {
   engine = await startTestEngine({ MNEMOS_API_RECALL_COMPACT_MIN_MEMORIES: '0' });
-  factIds = await retain('default', 'main', FACTS);
+  factIds = await retainFactBanks(retain);
   await retain('default', 'main', FILLER);
-  await retain('default', 'elsewhere', FACTS);
-  await retain(
-    'default',
-    'main',
-    FACTS.map((f) => `${f} (noted at work)`),
-    'work',
-  );
-  await retain(
-    'acme',
-    'main',
-    FACTS.map((f) => `${f} (acme copy)`),
-  );
 });
 after(async () => {
   await engine?.dispose();
@@ -126,18 +107,8 @@ describe('the compact tier', () => {
   });
 
   it('honours tags and types', async () => {
-    const tagged = await retain('default', 'tagged', ['Mangoes are sweet tropical fruit.'], 'default', ['fruit']);
-    const plain = await retain('default', 'tagged', ['Broccoli is a green vegetable people steam.']);
-    await retain('default', 'tagged', ['Carrots are orange root vegetables.'], 'default', ['vegetable']);
     const deps = dependencies(0);
-    const strict = await recall(deps, request('tagged', 'food', { tags: ['fruit'], tagsMatch: 'any_strict' }));
-    assert.deepEqual(ids(strict), tagged);
-    const lenient = await recall(deps, request('tagged', 'food', { tags: ['fruit'], tagsMatch: 'any' }));
-    assert.deepEqual(new Set(ids(lenient)), new Set([...tagged, ...plain]));
-    const exact = await recall(deps, request('tagged', 'food', { tags: [], tagsMatch: 'exact' }));
-    assert.deepEqual(ids(exact), plain);
-    const none = await recall(deps, request('tagged', 'food', { types: ['world'] }));
-    assert.deepEqual(ids(none), [], 'every memory here is raw');
+    await checkTagsAndTypes(retain, (r) => recall(deps, r));
   });
 
   it('answers a memory retained after the copy loaded, and never one deleted', async () => {

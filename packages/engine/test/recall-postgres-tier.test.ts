@@ -13,7 +13,7 @@ import { VectorCache } from '../src/vectors/vector-cache.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 import { asServer } from './helpers/as-server.js';
 import { indexRow } from './helpers/index-row.js';
-import { FACTS, items, QUESTIONS, request } from './helpers/recall-facts.js';
+import { checkTagsAndTypes, FACTS, QUESTIONS, request, retainFactBanks, retainOn } from './helpers/recall-facts.js';
 
 /**
  * The Postgres tier answers what the in-memory tier answers: the known memory of each question near the top, the
@@ -31,14 +31,7 @@ async function retain(
   tags: string[] = [],
   on: TestEngine = engine,
 ) {
-  const r = await on.engine.service.retain({
-    partition: { tenant, bankId, space },
-    items: items(texts, tags),
-    async: false,
-    maxNewMemories: undefined,
-  });
-  assert.equal(r.async, false);
-  return r.async ? [] : r.memoryIds;
+  return retainOn(on.engine)(tenant, bankId, texts, space, tags);
 }
 
 /** Recall's dependencies on the engine's parts, with its own cache and the Postgres tier from `minMemories`. */
@@ -63,20 +56,7 @@ let factIds: string[] = [];
 
 before(async () => {
   engine = await startTestEngine({ MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES: '0' });
-  factIds = await retain('default', 'main', FACTS);
-  // The same sentences where recall of `main` must never look: another bank, space and tenant.
-  await retain('default', 'elsewhere', FACTS);
-  await retain(
-    'default',
-    'main',
-    FACTS.map((f) => `${f} (noted at work)`),
-    'work',
-  );
-  await retain(
-    'acme',
-    'main',
-    FACTS.map((f) => `${f} (acme copy)`),
-  );
+  factIds = await retainFactBanks(retain);
 });
 after(async () => {
   await engine?.dispose();
@@ -176,18 +156,8 @@ describe('the Postgres tier', () => {
   });
 
   it('honours tags and types', async () => {
-    const tagged = await retain('default', 'tagged', ['Mangoes are sweet tropical fruit.'], 'default', ['fruit']);
-    const plain = await retain('default', 'tagged', ['Broccoli is a green vegetable people steam.']);
-    await retain('default', 'tagged', ['Carrots are orange root vegetables.'], 'default', ['vegetable']);
     const deps = dependencies(0);
-    const strict = await recall(deps, request('tagged', 'food', { tags: ['fruit'], tagsMatch: 'any_strict' }));
-    assert.deepEqual(ids(strict), tagged);
-    const lenient = await recall(deps, request('tagged', 'food', { tags: ['fruit'], tagsMatch: 'any' }));
-    assert.deepEqual(new Set(ids(lenient)), new Set([...tagged, ...plain]));
-    const exact = await recall(deps, request('tagged', 'food', { tags: [], tagsMatch: 'exact' }));
-    assert.deepEqual(ids(exact), plain);
-    const none = await recall(deps, request('tagged', 'food', { types: ['world'] }));
-    assert.deepEqual(ids(none), [], 'every memory here is raw');
+    await checkTagsAndTypes(retain, (r) => recall(deps, r));
   });
 
   it('never answers a deleted memory', async () => {

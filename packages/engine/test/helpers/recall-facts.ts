@@ -1,5 +1,7 @@
+import assert from 'node:assert/strict';
 import type { RetainItem } from '../../src/memory/retain.js';
-import type { RecallRequest } from '../../src/recall/types.js';
+import type { RecallOutcome, RecallRequest } from '../../src/recall/types.js';
+import type { MemoryService } from '../../src/service/memory-service.js';
 
 /** A small bank of real sentences, each the answer to one question below. */
 export const FACTS = [
@@ -62,3 +64,66 @@ export const request = (bankId: string, query: string, extra: Partial<RecallRequ
   trace: true,
   ...extra,
 });
+
+/** Retains `texts` into a bank's space with these tags, synchronously; answers the new memories' ids. */
+export type RetainTexts = (
+  tenant: string,
+  bankId: string,
+  texts: readonly string[],
+  space?: string,
+  tags?: string[],
+) => Promise<string[]>;
+
+/** A retain of `engine`'s service, as RetainTexts. */
+export function retainOn(engine: { service: MemoryService }): RetainTexts {
+  return async (tenant, bankId, texts, space = 'default', tags = []) => {
+    const r = await engine.service.retain({
+      partition: { tenant, bankId, space },
+      items: items(texts, tags),
+      async: false,
+      maxNewMemories: undefined,
+    });
+    assert.equal(r.async, false);
+    return r.async ? [] : r.memoryIds;
+  };
+}
+
+/**
+ * FACTS in default/main, then the same sentences where a recall of default/main must never look: another bank, another
+ * space and another tenant. Answers the ids of FACTS in default/main.
+ */
+export async function retainFactBanks(retain: RetainTexts): Promise<string[]> {
+  const ids = await retain('default', 'main', FACTS);
+  await retain('default', 'elsewhere', FACTS);
+  await retain(
+    'default',
+    'main',
+    FACTS.map((f) => `${f} (noted at work)`),
+    'work',
+  );
+  await retain(
+    'acme',
+    'main',
+    FACTS.map((f) => `${f} (acme copy)`),
+  );
+  return ids;
+}
+
+/** Checks that recalls through `recallWith` honour tags (Hindsight's tags_match) and types, in a bank of their own. */
+export async function checkTagsAndTypes(
+  retain: RetainTexts,
+  recallWith: (r: RecallRequest) => Promise<RecallOutcome>,
+): Promise<void> {
+  const ids = (o: RecallOutcome) => o.results.map((h) => h.id);
+  const tagged = await retain('default', 'tagged', ['Mangoes are sweet tropical fruit.'], 'default', ['fruit']);
+  const plain = await retain('default', 'tagged', ['Broccoli is a green vegetable people steam.']);
+  await retain('default', 'tagged', ['Carrots are orange root vegetables.'], 'default', ['vegetable']);
+  const strict = await recallWith(request('tagged', 'food', { tags: ['fruit'], tagsMatch: 'any_strict' }));
+  assert.deepEqual(ids(strict), tagged);
+  const lenient = await recallWith(request('tagged', 'food', { tags: ['fruit'], tagsMatch: 'any' }));
+  assert.deepEqual(new Set(ids(lenient)), new Set([...tagged, ...plain]));
+  const exact = await recallWith(request('tagged', 'food', { tags: [], tagsMatch: 'exact' }));
+  assert.deepEqual(ids(exact), plain);
+  const none = await recallWith(request('tagged', 'food', { types: ['world'] }));
+  assert.deepEqual(ids(none), [], 'every memory here is raw');
+}
