@@ -11,7 +11,7 @@ import { bestFirst } from './arms.js';
 import { bm25FromCounts } from './bm25.js';
 import { unitCosine } from './postgres-arms.js';
 
-/** How many nearest codes are reranked by their exact vectors for `k` results. */
+/** How many nearest codes are reranked by their stored vectors for `k` results. */
 export function rerankDepth(k: number): number {
   return Math.max(200, 4 * k);
 }
@@ -19,11 +19,11 @@ export function rerankDepth(k: number): number {
 /**
  * The semantic, temporal and keyword arms over banks' compact copies (vectors/compact-bank.ts), answering as the
  * Postgres tier's indexes do (ids and raw arm scores), so recall's Postgres-tier path reads the pool's rows and ranks
- * them the same way. The nearest codes are reranked by their stored vectors (half floats), read from the database. One instance
- * serves one recall.
+ * them the same way. The nearest codes are reranked by their stored vectors (as half floats), read from the database.
+ * One instance serves one recall.
  */
 export class CompactArms {
-  /** Exact vectors read so far in this recall: the temporal arm's candidates are mostly the semantic arm's. */
+  /** Vectors read so far in this recall: the temporal arm's candidates are mostly the semantic arm's. */
   private readonly exact = new Map<string, Float32Array>();
 
   constructor(

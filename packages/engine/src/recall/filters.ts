@@ -1,6 +1,9 @@
 import type { RecallRequest } from './types.js';
 
-/** Hindsight's tags_match: whether a memory holding `have` passes the requested `tags` (`any`/`all` also match untagged). */
+/**
+ * Hindsight's tags_match: whether a memory holding `have` passes the requested `tags` (`any` and `all` also match an
+ * untagged memory).
+ */
 export function tagsPass(tags: readonly string[], have: readonly string[], mode: RecallRequest['tagsMatch']): boolean {
   const hasAny = tags.some((t) => have.includes(t));
   const hasAll = tags.every((t) => have.includes(t));

@@ -28,7 +28,8 @@ export type CompactSource = Pick<
 
 /** The select list of a CompactSource (from `memories`, unaliased); the vector in binary, as the full copy reads it. */
 export const COMPACT_COLUMNS = `id, space, type, state, tags,
-  (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms, fts::text AS fts, ${binaryVectorSql('embedding')} AS embedding`;
+  (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms, fts::text AS fts,
+  ${binaryVectorSql('embedding')} AS embedding`;
 
 /** What a bank's compact copy keeps of a row, given its keyword-index length. */
 export function compactRow(row: CompactSource, keywordLength: number): CompactRow {
@@ -76,7 +77,7 @@ const TERM_BYTES = 6;
 const ROW_BYTES = 15 + 8;
 
 /**
- * A bank's compact copy, for banks whose full copy (bank-vectors.ts) the cache cannot hold: about 200 bytes a memory
+ * A bank's compact copy, for banks whose full copy (bank-vectors.ts) the cache cannot hold: about 250 bytes a memory
  * instead of 2-3 KB. It keeps each memory's vector as a binary code (one bit a dimension), its filter columns and
  * length as numbers, its id as 16 bytes and its terms as postings only; no bodies and no float vectors. Recall finds
  * the nearest codes here and reranks them by the exact vectors it reads from the database; the pool's rows come from
