@@ -80,7 +80,7 @@ const ROW_BYTES = 15 + 8;
  * A bank's compact copy, for banks whose full copy (bank-vectors.ts) the cache cannot hold: about 250 bytes a memory
  * instead of 2-3 KB. It keeps each memory's vector as a binary code (one bit a dimension), its filter columns and
  * length as numbers, its id as 16 bytes and its terms as postings only; no bodies and no float vectors. Recall finds
- * the nearest codes here and reranks them by the exact vectors it reads from the database; the pool's rows come from
+ * the nearest codes here and reranks them by the stored vectors it reads from the database; the pool's rows come from
  * the database too (recall/compact-arms.ts).
  *
  * Rows are never reused: a removed or edited memory's row is dead (the scan and the postings skip it) and an edit
@@ -189,31 +189,23 @@ export class CompactBank {
     for (const row of this.idRows.rows()) yield this.idRows.idAt(row);
   }
 
-  /** Whether the copy holds `id`. */
-  has(id: string): boolean {
-    return this.idRows.get(id) !== undefined;
-  }
-
   /** The memory at `row` (a row `nearest` or `matching` answered). */
   idAt(row: number): string {
     return this.idRows.idAt(row);
   }
 
-  /** Which rows a recall keeps: live, valid, in the space, of the types, with the tags, in the window when given. */
-  keeps(filter: RowFilter, window?: TimeWindow): (row: number) => boolean {
+  /** Which rows a recall keeps: live, valid, in the space, of the types, with the tags (`nearestIn` adds a window). */
+  keeps(filter: RowFilter): (row: number) => boolean {
     const space = this.spaceNames.numberOf(filter.space);
     if (space === undefined) return () => false;
     const types = filter.types?.length
       ? new Set(filter.types.flatMap((t) => this.typeNames.numberOf(t) ?? []))
       : undefined;
     const { tags, tagsMatch } = filter;
-    const from = window?.from ?? -Infinity;
-    const to = window?.to ?? Infinity;
     return (row) =>
       this.flags[row] === (LIVE | VALID) &&
       this.spaces[row] === space &&
       (types === undefined || types.has(this.types[row]!)) &&
-      (window === undefined || (this.occurred[row]! >= from && this.occurred[row]! < to)) &&
       (tags === undefined || tagsPass(tags, this.tags.get(row) ?? NO_TAGS, tagsMatch));
   }
 
