@@ -362,7 +362,7 @@ export class BinaryCodes {
   }
 }
 
-/** Counts of each distance, reused by every call (it is cleared at the start of each). */
+/** Counts of each distance, reused by every call; each clears the bins it used (up to its farthest) before it ends. */
 const histogram = new Uint32Array(MAX_DIMENSION + 1);
 
 /** Rows of which every STRIDE-th is looked at to find how far the nearest lie (exactly below SAMPLED_FROM rows). */
@@ -400,24 +400,26 @@ export function nearestRows(
 function nearWithin(distances: Uint16Array, rows: number, count: number): number {
   const stride = rows < SAMPLED_FROM ? 1 : STRIDE;
   const target = Math.ceil(count / stride);
-  histogram.fill(0);
   let farthest = 0;
   for (let r = 0; r < rows; r += stride) {
     const d = distances[r]!;
     histogram[d]!++;
     if (d > farthest) farthest = d;
   }
-  let total = 0;
-  for (let d = 0; d <= farthest; d++) {
+  let within = MAX_DIMENSION;
+  for (let d = 0, total = 0; d <= farthest; d++) {
     total += histogram[d]!;
-    if (total >= target) return d;
+    if (total >= target) {
+      within = d;
+      break;
+    }
   }
-  return MAX_DIMENSION;
+  histogram.fill(0, 0, farthest + 1);
+  return within;
 }
 
 /** The first `limit` of `candidates` (rows in increasing order) by distance, ties by row: a counting sort. */
 function byDistance(distances: Uint16Array, candidates: readonly number[], limit: number): Int32Array {
-  histogram.fill(0);
   let farthest = 0;
   for (const r of candidates) {
     const d = distances[r]!;
@@ -432,5 +434,6 @@ function byDistance(distances: Uint16Array, candidates: readonly number[], limit
   }
   const ordered = new Int32Array(candidates.length);
   for (const r of candidates) ordered[histogram[distances[r]!]!++] = r;
-  return ordered.subarray(0, Math.min(limit, ordered.length)).slice();
+  histogram.fill(0, 0, farthest + 1);
+  return ordered.slice(0, limit);
 }
