@@ -28,11 +28,12 @@ export const INDEXED_COLUMNS = `${MEMORY_COLUMNS}, batch_id::text AS batch_id, s
 /** How a read carries vectors: as stored (float), or rounded to half floats (half the bytes; see vector-copy.ts). */
 export type VectorPrecision = 'float' | 'half';
 
-/** INDEXED_COLUMNS with the vector at this precision (`half`: read with vectorFromHalfBase64). */
+/** INDEXED_COLUMNS with the vector in half floats (read with vectorFromHalfBase64). */
+const INDEXED_COLUMNS_HALF = INDEXED_COLUMNS.replace(binaryVectorSql('embedding'), binaryHalfVectorSql('embedding'));
+
+/** INDEXED_COLUMNS with the vector at this precision. */
 export function indexedColumns(precision: VectorPrecision): string {
-  return precision === 'float'
-    ? INDEXED_COLUMNS
-    : INDEXED_COLUMNS.replace(binaryVectorSql('embedding'), binaryHalfVectorSql('embedding'));
+  return precision === 'float' ? INDEXED_COLUMNS : INDEXED_COLUMNS_HALF;
 }
 
 /** What recall filters and ranks a row by, with the memory opened from it and its keyword-index length. */
