@@ -63,6 +63,8 @@ interface ScaleRun {
   /** The median time of each stage of the measured recalls (the recall trace's stages; a stage some recalls skip, such
    * as `temporal`, over the recalls that have it). */
   stage_p50_ms: Record<string, number>;
+  /** The copies in the engine's cache by form at the end (`mnemos_recall_cache`): bytes as the cache counts them. */
+  cache: Record<string, { bytes: number; memories: number }>;
   engine_rss_mib: number;
   engine_peak_rss_mib: number;
   database_mib: number | undefined;
@@ -115,6 +117,16 @@ function recallTiers(metrics: string): Record<string, number> {
   for (const m of metrics.matchAll(/^mnemos_recall_tier_total\{tier="([a-z]+)"\} (\d+)$/gm))
     tiers[m[1]!] = Number(m[2]);
   return tiers;
+}
+
+/** The cache's copies by form, from the engine's `mnemos_recall_cache` gauge. */
+function recallCache(metrics: string): Record<string, { bytes: number; memories: number }> {
+  const cache: Record<string, { bytes: number; memories: number }> = {};
+  for (const m of metrics.matchAll(/^mnemos_recall_cache\{form="([a-z]+)",measure="(bytes|memories)"\} (\d+)$/gm)) {
+    const form = (cache[m[1]!] ??= { bytes: 0, memories: 0 });
+    form[m[2] as 'bytes' | 'memories'] = Number(m[3]);
+  }
+  return cache;
 }
 
 /** Size on disk of a folder and everything in it, in MiB. */
@@ -272,7 +284,9 @@ async function measure(
       stored += Number(a.json.total);
     }
     const pid = engine.child.pid;
-    const tiers = recallTiers(await fetch(`${engine.url}/metrics`).then((r) => r.text()));
+    const metrics = await fetch(`${engine.url}/metrics`).then((r) => r.text());
+    const tiers = recallTiers(metrics);
+    const cache = recallCache(metrics);
     return {
       memories: 0,
       stored,
@@ -283,6 +297,7 @@ async function measure(
       recall_ms: summarise(times),
       stage_p50_ms: Object.fromEntries([...stageTimes].map(([stage, ms]) => [stage, summarise(ms).p50])),
       tiers,
+      cache,
       engine_rss_mib: rssMiB(pid),
       engine_peak_rss_mib: rssMiB(pid, 'VmHWM'),
       database_mib: env.MNEMOS_API_DATABASE_URL === undefined ? folderMiB(join(env.MNEMOS_HOME!, 'db')) : undefined,
@@ -321,7 +336,12 @@ async function main() {
         `${String(size).padStart(9)} memories (${run.stored} stored): recall p50 ${r.p50.toFixed(1)} / p95 ${r.p95.toFixed(1)} ms, ` +
           `RSS ${run.engine_rss_mib.toFixed(0)} MiB (peak ${run.engine_peak_rss_mib.toFixed(0)}), ` +
           `start-up ${run.startup_ms.toFixed(0)} ms, first recall ${run.first_recall_ms.toFixed(0)} ms, ` +
-          `fill ${fillSeconds.toFixed(0)} s, tiers ${JSON.stringify(run.tiers)}\n    stage p50 (ms): ` +
+          `fill ${fillSeconds.toFixed(0)} s, tiers ${JSON.stringify(run.tiers)}\n    cache: ` +
+          Object.entries(run.cache)
+            .filter(([, c]) => c.memories > 0)
+            .map(([form, c]) => `${form} ${c.memories} memories, ${(c.bytes / c.memories).toFixed(0)} bytes each`)
+            .join('; ') +
+          '\n    stage p50 (ms): ' +
           Object.entries(run.stage_p50_ms)
             .map(([stage, ms]) => `${stage} ${ms.toFixed(1)}`)
             .join(', '),

@@ -244,6 +244,11 @@ export class Engine {
     return this.db.stats();
   }
 
+  /** The recall cache's copies by form: bytes and memories. */
+  cacheUsage(): ReturnType<VectorCache['usage']> {
+    return this.vectors.usage();
+  }
+
   /** Loads recently written banks' indexes in the background; `close` waits for it (between banks). */
   preloadIndexes(): void {
     const started = performance.now();

@@ -55,6 +55,12 @@ export class EngineMetrics {
     labelNames: ['queue'],
     registers: [this.registry],
   });
+  readonly recallCache = new Gauge({
+    name: 'mnemos_recall_cache',
+    help: "The banks' copies in memory by form (full or compact): their bytes (the cache's estimate) and memories",
+    labelNames: ['form', 'measure'],
+    registers: [this.registry],
+  });
   readonly dbPool = new Gauge({
     name: 'mnemos_db_pool_connections',
     help: 'Database pool connections by state',

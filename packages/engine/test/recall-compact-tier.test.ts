@@ -88,6 +88,12 @@ describe('the compact tier', () => {
     const metrics = await fetch(`${engine.url}/metrics`).then((m) => m.text());
     assert.match(metrics, /mnemos_recall_tier_total\{tier="compact"\} [1-9]/);
     assert.doesNotMatch(metrics, /mnemos_recall_tier_total\{tier="memory"\}/);
+    // The cache reports its compact copies: the bank's memories, and the bytes it counts them at.
+    const held = (measure: string) =>
+      Number(new RegExp(`mnemos_recall_cache\\{form="compact",measure="${measure}"\\} (\\d+)`).exec(metrics)?.[1]);
+    assert.ok(held('memories') >= FILLER.length, `${held('memories')} memories held compact`);
+    assert.ok(held('bytes') > 48 * held('memories'), 'at least a code of 48 bytes each');
+    assert.match(metrics, /mnemos_recall_cache\{form="full",measure="memories"\} 0/);
   });
 
   it('never answers a memory of another bank, space or tenant', async () => {

@@ -65,6 +65,18 @@ async function assertCopyMatches(engine: TestEngine): Promise<void> {
     // The half-float read gives the database's own half floats (printed shortest, so compared as float32).
     const halves = Float32Array.from(JSON.parse(row.half_text) as number[]);
     assert.deepEqual(vectorFromHalfBase64(row.half), halves);
+    // Half floats move a cosine with a unit query by less than 0.001.
+    const unit = probe.map((x) => x / Math.hypot(...probe));
+    let exact = 0;
+    let approximate = 0;
+    for (let i = 0; i < fromText.length; i++) {
+      exact += fromText[i]! * unit[i]!;
+      approximate += halves[i]! * unit[i]!;
+    }
+    assert.ok(
+      Math.abs(exact - approximate) < 1e-3,
+      `half floats move the cosine of ${row.id} by ${exact - approximate}`,
+    );
     let dot = 0;
     for (let i = 0; i < fromText.length; i++) dot += fromText[i]! * probe[i]!;
     assert.ok(Math.abs(bank!.cosine(row.id, probe) - dot) < 1e-3, `the cosine of ${row.id}`);

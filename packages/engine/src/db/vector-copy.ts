@@ -49,7 +49,7 @@ export function vectorFromBase64(text: string): Float32Array {
 
 /**
  * A vector column as binaryVectorSql reads it, with each component rounded to a half float (pgvector's halfvec): half
- * the bytes to carry, for reads whose only use is to rank a few hundred candidates (a cosine moves by about 0.0003).
+ * the bytes to carry, for reads whose only use is to rank a few hundred candidates (a cosine moves by under 0.001).
  */
 export function binaryHalfVectorSql(column: string): string {
   return `encode(substring(halfvec_send(${column}::halfvec) FROM 5), 'base64')`;

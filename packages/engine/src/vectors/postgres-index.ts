@@ -270,7 +270,7 @@ export class PostgresBankIndex {
 
   /**
    * The stored vectors of the memories of the banks with these ids, to half-float precision (rows without one are left
-   * out): for ranking candidates, where half the bytes read is worth a cosine off by about 0.0003.
+   * out): for ranking candidates, where half the bytes read is worth a cosine off by under 0.001.
    */
   async vectors(scope: BankScope, ids: readonly string[]): Promise<Map<string, Float32Array>> {
     const out = new Map<string, Float32Array>();

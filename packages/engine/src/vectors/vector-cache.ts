@@ -180,6 +180,17 @@ export class VectorCache {
     return total;
   }
 
+  /** The copies in memory by form: their bytes (each copy's `bytes`) and memories. */
+  usage(): Record<CopyForm, { bytes: number; memories: number }> {
+    const usage = { full: { bytes: 0, memories: 0 }, compact: { bytes: 0, memories: 0 } };
+    for (const b of this.cached.values()) {
+      const form = usage[b instanceof CompactBank ? 'compact' : 'full'];
+      form.bytes += b.bytes;
+      form.memories += b.size;
+    }
+    return usage;
+  }
+
   /** Waits for the bank's load or synchronisation in progress, if any (whether it succeeds or not). */
   async loading(tenant: string, bankId: string, form: CopyForm = 'full'): Promise<void> {
     const state = this.syncing.get(keyOf(tenant, bankId, form));

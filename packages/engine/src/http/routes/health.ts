@@ -55,6 +55,10 @@ export function registerHealthRoutes(app: TypedApp, engine: Engine): void {
     engine.metrics.dbPool.set({ state: 'idle' }, stats.idle);
     engine.metrics.dbPool.set({ state: 'waiting' }, stats.waiting);
     engine.metrics.queueDepth.set({ queue: 'embedding' }, engine.embedder.queueDepth);
+    for (const [form, { bytes, memories }] of Object.entries(engine.cacheUsage())) {
+      engine.metrics.recallCache.set({ form, measure: 'bytes' }, bytes);
+      engine.metrics.recallCache.set({ form, measure: 'memories' }, memories);
+    }
     return reply.type(engine.metrics.registry.contentType).send(await engine.metrics.registry.metrics());
   });
 }
