@@ -60,14 +60,13 @@ export class CompactArms {
 
   /**
    * The `k` best BM25 scores among the rows holding any of `select` that pass the filter (at most `maxRows` of them),
-   * the average length taken over the rows matched, as on the other tiers (BM25's k1 and b are recall's own).
+   * the average length taken over the rows matched, as on the other tiers.
    */
   keyword(
     _scope: BankScope,
     filter: RowFilter,
     select: readonly string[],
     score: readonly WeightedTerm[],
-    _bm25: { k1: number; b: number },
     k: number,
     maxRows: number,
   ): Promise<ScoredId[]> {

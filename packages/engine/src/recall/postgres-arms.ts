@@ -3,7 +3,6 @@ import type { Database } from '../db/database.js';
 import type { VectorPrecision } from '../vectors/indexed-row.js';
 import type { PooledRow, PostgresBankIndex, RowFilter } from '../vectors/postgres-index.js';
 import { KEYWORD_SELECT_ROWS, keywordPlan, NEIGHBOUR_SEEDS, type Ranked } from './arms.js';
-import { BM25_B, BM25_K1 } from './bm25.js';
 import type { PoolMember } from './candidate.js';
 import { votedTerms } from './feedback.js';
 import type { Gathered, StageMark } from './gathered.js';
@@ -52,7 +51,6 @@ export async function gatherFromPostgres(
         filter,
         plan.selective,
         plan.present.map((term, i) => ({ term, idf: plan.idf[i]! })),
-        { k1: BM25_K1, b: BM25_B },
         limit,
         KEYWORD_SELECT_ROWS,
       )

@@ -5,6 +5,7 @@ import { parseTsvector } from '../keywords/tsvector.js';
 import type { MemoryReader } from '../memory/rows.js';
 import { vectorLiteral } from '../memory/vector-literal.js';
 import type { KeywordDoc, VectorRowMeta } from './bank-vectors.js';
+import { BM25_B, BM25_K1 } from '../recall/bm25.js';
 import { indexedColumns, indexedRowMeta, indexedRowsFromJson, type VectorPrecision } from './indexed-row.js';
 
 /** The banks searched: one tenant's bank ids (a bank and its tenant's org bank). */
@@ -176,7 +177,7 @@ export class PostgresBankIndex {
 
   /**
    * The `k` best BM25 scores among the rows holding any of `select` that pass the filter (at most `maxRows` of them),
-   * scored for every term of `score` (distinct terms; k1 and b as given; the average length is taken over the rows
+   * scored for every term of `score` (distinct terms; recall's k1 and b; the average length is taken over the rows
    * matched, as the in-memory arm takes it).
    */
   async keyword(
@@ -184,7 +185,6 @@ export class PostgresBankIndex {
     filter: RowFilter,
     select: readonly string[],
     score: readonly WeightedTerm[],
-    bm25: { k1: number; b: number },
     k: number,
     maxRows: number,
   ): Promise<ScoredId[]> {
@@ -207,7 +207,7 @@ export class PostgresBankIndex {
                      FROM unnest(p.idfs, p.fs) AS x(idf, f))::float8 AS score
        FROM per p CROSS JOIN average a
        ORDER BY score DESC NULLS LAST, p.id LIMIT ${Math.max(1, Math.trunc(k))}`,
-      [...params, anyOf(select), score.map((t) => t.term), score.map((t) => t.idf), bm25.k1, bm25.b],
+      [...params, anyOf(select), score.map((t) => t.term), score.map((t) => t.idf), BM25_K1, BM25_B],
     );
     return rows.flatMap((r) => (r.score !== null && r.score > 0 ? [{ id: r.id, score: r.score }] : []));
   }
