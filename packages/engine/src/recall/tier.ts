@@ -50,17 +50,17 @@ export async function chooseTier(
     for (const bankId of bankIds) postgres.search.indexes.request(tenant, bankId);
     return 'postgres';
   };
-  const compacted = (size: number): Tier => {
-    const held = bankIds.every((b) => cache.cachedSize(tenant, b, 'compact') !== undefined);
-    if (held || !postgres || db.kind === 'embedded') return 'compact';
-    for (const bankId of bankIds) cache.loadInBackground(db, tenant, bankId, size, 'compact');
-    return large();
-  };
   if (postgres?.minMemories === 0) return large();
   if (compact?.minMemories === 0) return 'compact';
   const cached = bankIds.map((b) => cache.cachedSize(tenant, b));
   const inMemory = cached.every((n) => n !== undefined);
   const compacts = bankIds.map((b) => cache.cachedSize(tenant, b, 'compact'));
+  const inCompact = compacts.every((n) => n !== undefined);
+  const compacted = (size: number): Tier => {
+    if (inCompact || !postgres || db.kind === 'embedded') return 'compact';
+    for (const bankId of bankIds) cache.loadInBackground(db, tenant, bankId, size, 'compact');
+    return large();
+  };
   // The copies in memory know their size; only banks in neither form are counted in the database.
   const held = [cached, compacts].find((sizes) => sizes.every((n) => n !== undefined));
   const size = held ? held.reduce((s, n) => s + n, 0) : await search.count({ tenant, bankIds });
