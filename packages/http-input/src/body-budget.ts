@@ -54,7 +54,8 @@ export function serverLimits(limits: ServerHttpLimits) {
 export type BodyBudgetRefusal = (reply: FastifyReply, problem: InputProblem) => FastifyReply;
 
 const RETRY_AFTER_S = 2;
-const LINGER_MS = 1_000;
+/** The longest a refused connection stays open for its client to finish sending, once the answer is out. */
+const LINGER_MAX_MS = 30_000;
 
 export class BodyBudget {
   private inFlightBytes = 0;
@@ -147,9 +148,11 @@ export class BodyBudget {
 
 /**
  * Answers a request whose body is not wanted, then closes its connection without a reset. Node discards what still
- * comes (never buffering it); once the answer is out the server stops sending, and closes the connection a moment
- * later. Closing at once while the client still sends would reset the connection, and a client that sends its whole
- * body before reading (most HTTP libraries) would lose the answer.
+ * comes (never buffering it); once the answer is out the server stops sending, and closes the connection when the
+ * client closes its side, after it has sent its body and read the answer (or after LINGER_MAX_MS at most). Closing
+ * while the client still sends would reset the connection, and a client that sends its whole body before reading
+ * (most HTTP libraries) would lose the answer; how long the rest of the body takes depends on the client's link, so
+ * no fixed delay is long enough.
  */
 function refuseAndLinger(
   request: FastifyRequest,
@@ -160,7 +163,8 @@ function refuseAndLinger(
   const socket = request.raw.socket;
   reply.raw.once('finish', () => {
     socket.end();
-    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    socket.once('end', () => socket.destroy());
+    setTimeout(() => socket.destroy(), LINGER_MAX_MS).unref();
   });
   refuse(reply, problem);
 }
