@@ -18,13 +18,16 @@ import {
 
 /**
  * The compact tier answers what the in-memory tier answers: the same memories for each question (its nearest codes
- * are reranked by their exact vectors), the same filters, never a deleted memory, always a memory retained before the
+ * are narrowed by their two-bit codes, then ranked by the stored vectors), the same filters, never a deleted memory, always a memory retained before the
  * recall; and a bank too large for the cache's full copy is held compact.
  */
 
 let engine: TestEngine;
 
-/** Conversation turns around the facts: more memories than the compact tier reranks, so its codes must choose. */
+/**
+ * Conversation turns around the facts: more memories than the compact tier ranks by their stored vectors, so its
+ * two-bit codes must choose.
+ */
 const FILLER = loadLocomoText().turns.slice(0, 420);
 
 const retain: RetainTexts = (tenant, bankId, texts, space, tags) =>
@@ -56,7 +59,7 @@ after(async () => {
 });
 
 describe('the compact tier', () => {
-  it('answers the memories the in-memory tier answers, in a bank larger than it reranks', async () => {
+  it('answers the memories the in-memory tier answers, in a bank larger than it ranks by stored vectors', async () => {
     const compact = dependencies(0);
     const inMemory = dependencies(undefined);
     for (const [question, answer] of QUESTIONS) {

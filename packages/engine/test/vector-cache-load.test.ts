@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { binaryHalfVectorSql, binaryVectorSql, vectorFromBase64, vectorFromHalfBase64 } from '../src/db/vector-copy.js';
+import { binaryVectorSql, vectorFromBase64 } from '../src/db/vector-copy.js';
 import { parseTsvector, parseTsvectorByPattern } from '../src/keywords/tsvector.js';
 import { roundHalfUp } from '../src/vectors/int16-matrix.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
@@ -30,8 +30,6 @@ interface StoredRow {
   id: string;
   vector: string;
   binary: string;
-  half: string;
-  half_text: string;
   token_count: number;
   seq: number;
   batch_id: string;
@@ -44,8 +42,7 @@ async function assertCopyMatches(engine: TestEngine): Promise<void> {
   const cache = new VectorCache(store, 384, 250_000_000, 7);
   const [bank] = await cache.banks(db, 'default', [BANK]);
   const rows = await db.query<StoredRow>(
-    `SELECT id, embedding::text AS vector, ${binaryVectorSql('embedding')} AS binary,
-       ${binaryHalfVectorSql('embedding')} AS half, embedding::halfvec::text AS half_text, token_count, seq,
+    `SELECT id, embedding::text AS vector, ${binaryVectorSql('embedding')} AS binary, token_count, seq,
        batch_id::text AS batch_id, (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms
      FROM memories WHERE tenant = 'default' AND bank_id = $1`,
     [BANK],
@@ -62,21 +59,6 @@ async function assertCopyMatches(engine: TestEngine): Promise<void> {
     const fromText = Float32Array.from(JSON.parse(row.vector) as number[]);
     // The binary read gives the very floats of the text form.
     assert.deepEqual(vectorFromBase64(row.binary), fromText);
-    // The half-float read gives the database's own half floats (printed shortest, so compared as float32).
-    const halves = Float32Array.from(JSON.parse(row.half_text) as number[]);
-    assert.deepEqual(vectorFromHalfBase64(row.half), halves);
-    // Half floats move a cosine with a unit query by less than 0.001.
-    const unit = probe.map((x) => x / Math.hypot(...probe));
-    let exact = 0;
-    let approximate = 0;
-    for (let i = 0; i < fromText.length; i++) {
-      exact += fromText[i]! * unit[i]!;
-      approximate += halves[i]! * unit[i]!;
-    }
-    assert.ok(
-      Math.abs(exact - approximate) < 1e-3,
-      `half floats move the cosine of ${row.id} by ${exact - approximate}`,
-    );
     let dot = 0;
     for (let i = 0; i < fromText.length; i++) dot += fromText[i]! * probe[i]!;
     assert.ok(Math.abs(bank!.cosine(row.id, probe) - dot) < 1e-3, `the cosine of ${row.id}`);

@@ -1,35 +1,50 @@
 import type { CompactBank, CompactMatches } from '../vectors/compact-bank.js';
 import type {
   BankScope,
+  PooledRow,
   PostgresBankIndex,
   RowFilter,
   ScoredId,
   TimeWindow,
   WeightedTerm,
 } from '../vectors/postgres-index.js';
-import { bestFirst } from './arms.js';
+import { bestFirst, NEIGHBOUR_SEEDS } from './arms.js';
+import type { ReadAhead } from './postgres-arms.js';
 import { bm25FromCounts } from './bm25.js';
-import { unitCosine } from './postgres-arms.js';
 
-/** How many nearest codes are reranked by their stored vectors for `k` results. */
-export function rerankDepth(k: number): number {
-  return Math.max(200, 4 * k);
+/** How many of the nearest sign codes are narrowed by their two-bit codes, for `k` results. */
+export function candidateDepth(k: number): number {
+  return Math.max(400, 12 * k);
+}
+
+/** How many of those, by their two-bit codes, have their rows read and are ranked by their vectors, for `k` results. */
+export function refinedDepth(k: number): number {
+  return Math.max(50, 2 * k);
 }
 
 /**
  * The semantic, temporal and keyword arms over banks' compact copies (vectors/compact-bank.ts), answering as the
- * Postgres tier's indexes do (ids and raw arm scores), so recall's Postgres-tier path reads the pool's rows and ranks
- * them the same way. The nearest codes are reranked by their stored vectors (as half floats), read from the database.
- * One instance serves one recall.
+ * Postgres tier's indexes do (ids and raw arm scores), so recall's Postgres-tier path ranks the pool's rows the same
+ * way. The nearest sign codes are narrowed by the two-bit codes held in memory, and the database ranks those by their
+ * stored vectors and sends the rows of the best and of their neighbours, in one statement; the pool takes them as
+ * read. One instance serves one recall.
  */
 export class CompactArms {
-  /** Vectors read so far in this recall: the temporal arm's candidates are mostly the semantic arm's. */
-  private readonly exact = new Map<string, Float32Array>();
+  /** The rows of the arms' hits, and of the best hits' neighbours, read in this recall. */
+  private readonly hits = new Map<string, PooledRow>();
+  private readonly neighbours: PooledRow[] = [];
+  /** The hits whose neighbours were read. */
+  private readonly seeded = new Set<string>();
 
   constructor(
     private readonly copies: readonly CompactBank[],
-    private readonly database: Pick<PostgresBankIndex, 'vectors'>,
+    private readonly database: Pick<PostgresBankIndex, 'nearestAround'>,
   ) {}
+
+  /** What the arms read, for the pool: those rows and neighbours need not be read again. */
+  get readAhead(): ReadAhead {
+    return { hits: [...this.hits.values()], neighbours: this.neighbours, seeded: this.seeded };
+  }
 
   /** The `k` memories nearest to `query` (cosine of the stored vectors) that pass the filter and lie in `window`. */
   async nearest(
@@ -39,22 +54,23 @@ export class CompactArms {
     k: number,
     window?: TimeWindow,
   ): Promise<ScoredId[]> {
-    const want = rerankDepth(k);
     const ids: string[] = [];
     for (const copy of this.copies) {
       const keep = copy.keeps(filter);
-      const rows = window ? copy.nearestIn(window, query, want, keep) : copy.nearest(query, want, keep);
-      for (const row of rows) ids.push(copy.idAt(row));
+      const depth = candidateDepth(k);
+      const nearest = window ? copy.nearestIn(window, query, depth, keep) : copy.nearest(query, depth, keep);
+      for (const row of copy.refine(query, nearest, refinedDepth(k))) ids.push(copy.idAt(row));
     }
-    const missing = ids.filter((id) => !this.exact.has(id));
-    for (const [id, vector] of await this.database.vectors(scope, missing)) this.exact.set(id, vector);
+    const read = await this.database.nearestAround(scope, filter, ids, query, k, NEIGHBOUR_SEEDS);
     const scored: ScoredId[] = [];
-    for (const id of ids) {
-      const vector = this.exact.get(id);
-      if (vector) scored.push({ id, score: unitCosine(vector, query) });
+    for (const row of read.hits) {
+      this.hits.set(row.meta.id, row);
+      scored.push({ id: row.meta.id, score: row.cosine });
     }
-    // Equal cosines tie by id, as on the Postgres tier.
+    for (const row of read.neighbours) this.neighbours.push(row);
+    // Equal cosines tie by id, as on the Postgres tier (and in the database's ranking, which chose the seeds).
     scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    for (const hit of scored.slice(0, NEIGHBOUR_SEEDS)) this.seeded.add(hit.id);
     return scored.slice(0, Math.max(1, Math.trunc(k)));
   }
 

@@ -103,11 +103,7 @@ async function gather(
   if (tier === 'compact' && deps.compact) {
     const search = deps.compact.search;
     const arms = new CompactArms(await deps.index.compactBanks(db, r.tenant, banks), search);
-    // Half floats for the pool's cosines, as for the reranking: the compact tier trades that much for fewer bytes read.
-    return gatherFromPostgres(search, codec, db, r, banks, limit, embedding, intervals, stage, {
-      arms,
-      precision: 'half',
-    });
+    return gatherFromPostgres(search, codec, db, r, banks, limit, embedding, intervals, stage, arms);
   }
   return gatherInMemory(deps, r, banks, limit, embedding, intervals, stage);
 }

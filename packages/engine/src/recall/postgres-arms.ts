@@ -1,6 +1,5 @@
 import type { BodyCodec } from '../crypto/codec.js';
 import type { Database } from '../db/database.js';
-import type { VectorPrecision } from '../vectors/indexed-row.js';
 import type { PooledRow, PostgresBankIndex, RowFilter } from '../vectors/postgres-index.js';
 import { KEYWORD_SELECT_ROWS, keywordPlan, NEIGHBOUR_SEEDS, type Ranked } from './arms.js';
 import type { PoolMember } from './candidate.js';
@@ -11,6 +10,21 @@ import type { RecallRequest } from './types.js';
 
 /** Where the semantic, temporal and keyword arms search when the pool is read from the database. */
 export type ArmSearch = Pick<PostgresBankIndex, 'nearest' | 'keyword'>;
+
+/**
+ * Rows read before the pool is made: arms' hits, the neighbours of some of them, and which hits those neighbours are
+ * of (a hit in `seeded` has every neighbour that passes the filter among `neighbours`).
+ */
+export interface ReadAhead {
+  hits: readonly PooledRow[];
+  neighbours: readonly PooledRow[];
+  seeded: ReadonlySet<string>;
+}
+
+/** The compact tier's arms, which read their hits' rows and neighbours themselves: the pool takes those as read. */
+export interface CompactSearch extends ArmSearch {
+  readonly readAhead: ReadAhead;
+}
 
 /**
  * Recall's arms on the Postgres and compact tiers: the same arms as the in-memory index's (arms.ts), answered by the
@@ -29,18 +43,18 @@ export async function gatherFromPostgres(
   embedding: Promise<Float32Array>,
   intervals: readonly TimeInterval[],
   stage: StageMark,
-  /** The compact tier's arms, and the precision its pool's vectors are read at; the database's indexes otherwise. */
-  compact?: { arms: ArmSearch; precision: VectorPrecision },
+  /** The compact tier's arms; the database's indexes otherwise. */
+  compactArms?: CompactSearch,
 ): Promise<Gathered> {
-  const arms: ArmSearch = compact?.arms ?? search;
-  const precision = compact?.precision ?? 'float';
+  const arms: ArmSearch = compactArms ?? search;
   const scope = { tenant: r.tenant, bankIds };
   const filter: RowFilter = { space: r.space, types: r.types, tags: r.tags, tagsMatch: r.tagsMatch };
-  // The semantic arm starts as soon as the query's vector is there, so its database read overlaps the statistics' and
-  // the keyword arm's work (on a server they run on two connections; embedded, the database thread works while this
-  // one scores keywords).
-  const semanticSearch = embedding.then((query) => arms.nearest(scope, filter, query, limit));
-  semanticSearch.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
+  // On the Postgres tier the semantic arm is a database search: it starts as soon as the query's vector is there, so
+  // it overlaps the statistics' and the keyword arm's work (on a server they run on two connections; embedded, the
+  // database thread works while this one scores keywords). The compact tier's first scans codes on this thread: it
+  // starts once the keyword hits' rows are asked for (below), so the database reads those meanwhile.
+  const earlySemantic = compactArms ? undefined : embedding.then((query) => arms.nearest(scope, filter, query, limit));
+  earlySemantic?.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
   const terms = await codec.indexTerms(db, r.tenant, bankIds, r.query);
   const { size, frequencies } = await search.statistics(scope, terms);
   stage('index', terms.length);
@@ -56,21 +70,31 @@ export async function gatherFromPostgres(
       )
     : [];
   stage('keyword', keyword.length);
-  // The keyword hits' rows are read while the query's vector and the semantic arm are still on their way.
-  const keywordRows = search.rows(
+  // The keyword hits' rows and their best's neighbours are read as soon as the query's vector is there.
+  const query = await embedding;
+  const keywordRows = search.rowsAround(
     scope,
+    filter,
     keyword.map((h) => h.id),
-    precision,
+    query,
+    NEIGHBOUR_SEEDS,
   );
   keywordRows.catch(() => undefined); // awaited below, as the semantic search is
-  const query = await embedding;
   stage('embed_query');
-  const semantic = await semanticSearch;
+  const semantic = await (earlySemantic ?? arms.nearest(scope, filter, query, limit));
   stage('semantic', semantic.length);
   const window = temporalWindow(intervals);
   const temporal = window ? await arms.nearest(scope, filter, query, limit, window) : [];
   if (intervals.length > 0) stage('temporal', temporal.length);
-  const pool = await poolOf(search, scope, filter, [semantic, keyword, temporal], query, precision, await keywordRows);
+  const byKeyword = await keywordRows;
+  const byArms = compactArms?.readAhead;
+  const seeded = new Set(byArms?.seeded);
+  for (const hit of keyword.slice(0, NEIGHBOUR_SEEDS)) seeded.add(hit.id);
+  const pool = await poolOf(search, scope, filter, [semantic, keyword, temporal], query, {
+    hits: byKeyword.hits.concat(byArms?.hits ?? []),
+    neighbours: byKeyword.neighbours.concat(byArms?.neighbours ?? []),
+    seeded,
+  });
   stage('neighbours', pool.length);
   return {
     semantic,
@@ -90,8 +114,8 @@ export async function gatherFromPostgres(
 
 /**
  * The arms' hits, then the neighbours (same retain call, one position either side) of each arm's best, each once and
- * in that order, as the in-memory tier pools them (pipeline.ts). A hit whose row was read already (a row of a memory
- * deleted since is left out either way) is not read again.
+ * in that order, as the in-memory tier pools them (pipeline.ts). Rows read already (`ahead`) are not read again (a row
+ * of a memory deleted since is left out either way).
  */
 async function poolOf(
   search: PostgresBankIndex,
@@ -99,43 +123,42 @@ async function poolOf(
   filter: RowFilter,
   arms: ReadonlyArray<readonly Ranked[]>,
   query: Float32Array,
-  precision: VectorPrecision,
-  /** Rows of some of the hits, read already. */
-  read: readonly PooledRow[],
+  ahead: ReadAhead,
 ): Promise<PoolMember[]> {
   const hits = [...new Set(arms.flatMap((arm) => arm.map((h) => h.id)))];
-  const rows = new Map(read.map((row) => [row.meta.id, row] as const));
+  const rows = new Map(ahead.hits.map((row) => [row.meta.id, row] as const));
+  /** The rows that pass the filter, by their place (retain call and position). */
+  const placed = new Map<string, PooledRow>();
+  const place = (batchId: string, seq: number) => `${batchId}\u0000${seq}`;
+  const addNeighbour = (row: PooledRow) => {
+    if (row.meta.batchId !== null) placed.set(place(row.meta.batchId, row.meta.seq), row);
+    rows.set(row.meta.id, row);
+  };
+  for (const row of ahead.neighbours) addNeighbour(row);
   const unread = hits.filter((id) => !rows.has(id));
-  for (const row of await search.rows(scope, unread, precision)) rows.set(row.meta.id, row);
+  for (const row of await search.rows(scope, unread, query)) rows.set(row.meta.id, row);
   const seeds = [...new Set(arms.flatMap((arm) => arm.slice(0, NEIGHBOUR_SEEDS).map((h) => h.id)))];
   const places: Array<{ batchId: string; seq: number }> = [];
   for (const id of seeds) {
     const meta = rows.get(id)?.meta;
-    if (meta?.batchId == null) continue;
+    if (meta?.batchId == null || ahead.seeded.has(id)) continue;
     places.push({ batchId: meta.batchId, seq: meta.seq - 1 }, { batchId: meta.batchId, seq: meta.seq + 1 });
   }
-  const at = new Map<string, PooledRow>();
-  for (const row of await search.at(scope, filter, places, precision)) {
-    at.set(`${row.meta.batchId}\u0000${row.meta.seq}`, row);
-    rows.set(row.meta.id, row);
-  }
+  for (const row of await search.at(scope, filter, places, query)) addNeighbour(row);
   const ids = new Set(hits);
   for (const id of seeds) ids.add(id);
-  for (const place of places) {
-    const row = at.get(`${place.batchId}\u0000${place.seq}`);
-    if (row) ids.add(row.meta.id);
+  for (const id of seeds) {
+    const meta = rows.get(id)?.meta;
+    if (meta?.batchId == null) continue;
+    for (const seq of [meta.seq - 1, meta.seq + 1]) {
+      const row = placed.get(place(meta.batchId, seq));
+      if (row) ids.add(row.meta.id);
+    }
   }
   const pool: PoolMember[] = [];
   for (const id of ids) {
     const row = rows.get(id);
-    if (row) pool.push({ meta: row.meta, cosine: unitCosine(row.vector, query), keywords: row.keywords });
+    if (row) pool.push({ meta: row.meta, cosine: row.cosine, keywords: row.keywords });
   }
   return pool;
-}
-
-/** The cosine of two unit vectors. */
-export function unitCosine(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
 }

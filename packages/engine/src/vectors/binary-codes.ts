@@ -272,6 +272,15 @@ export class BinaryCodes {
     if (rows > this.store.capacity) this.store.reserve(rows);
   }
 
+  /** The stored codes, row after row, `bytesPerCode` bytes each: a view valid until the next `reserve`. */
+  get codes(): Uint8Array {
+    return this.store.codes;
+  }
+
+  get bytesPerCode(): number {
+    return this.codeBytes;
+  }
+
   /** Stores the code of `vector` as row `row` (below rowCapacity). */
   set(row: number, vector: ArrayLike<number>): void {
     if (!(row >= 0 && row < this.store.capacity)) {

@@ -3,6 +3,7 @@ import { BinaryCodes, nearestRows } from './binary-codes.js';
 import { binaryVectorSql } from '../db/vector-copy.js';
 import type { IndexedRow } from './indexed-row.js';
 import type { RowFilter, TimeWindow } from './postgres-index.js';
+import { ResidualBits, type ResidualLevels } from './residual-bits.js';
 import { RowMarks } from './row-marks.js';
 import { Postings, postingRow, postingWordCount } from './term-index.js';
 import { UuidRows } from './uuid-rows.js';
@@ -77,11 +78,11 @@ const TERM_BYTES = 6;
 const ROW_BYTES = 15 + 8;
 
 /**
- * A bank's compact copy, for banks whose full copy (bank-vectors.ts) the cache cannot hold: about 250 bytes a memory
- * instead of 2-3 KB. It keeps each memory's vector as a binary code (one bit a dimension), its filter columns and
- * length as numbers, its id as 16 bytes and its terms as postings only; no bodies and no float vectors. Recall finds
- * the nearest codes here and reranks them by the stored vectors it reads from the database; the pool's rows come from
- * the database too (recall/compact-arms.ts).
+ * A bank's compact copy, for banks whose full copy (bank-vectors.ts) the cache cannot hold: about 300 bytes a memory
+ * instead of 2-3 KB. It keeps each memory's vector as a two-bit code (a sign bit and a magnitude bit a dimension), its
+ * filter columns and length as numbers, its id as 16 bytes and its terms as postings only; no bodies and no float
+ * vectors. Recall finds the nearest sign codes here, narrows them by their two-bit codes, and ranks those by the
+ * vectors of the rows it reads from the database for its pool (recall/compact-arms.ts).
  *
  * Rows are never reused: a removed or edited memory's row is dead (the scan and the postings skip it) and an edit
  * takes a new row, so a posting never needs its row's terms to tell whether it still counts, and the copy keeps no
@@ -98,6 +99,8 @@ export class CompactBank {
   lastUsed = Date.now();
 
   private readonly codes: BinaryCodes;
+  /** The magnitude bits; absent when the copy was made without levels (its bank had no vectors yet). */
+  private readonly residuals: ResidualBits | undefined;
   private readonly idRows = new UuidRows();
   private readonly termNumbers = new Map<string, number>();
   private readonly postings: Postings[] = [];
@@ -125,13 +128,15 @@ export class CompactBank {
   constructor(
     readonly dimension: number,
     /**
-     * The point codes are taken around (each bit: the component above the center's), e.g. the mean of the bank's first
-     * vectors: one bit then splits the bank's own vectors about evenly, which ranks better than signs around zero.
+     * How the two-bit codes read a vector, learnt from the bank's first vectors. Their center is the point the sign
+     * bits are taken around: one bit then splits the bank's own vectors about evenly, which ranks better than signs
+     * around zero. Without levels, the sign bits are taken around zero and `refine` keeps the Hamming order.
      */
-    center?: Float32Array,
+    levels?: ResidualLevels,
     capacity = 64,
   ) {
-    this.codes = BinaryCodes.create(dimension, capacity, center);
+    this.codes = BinaryCodes.create(dimension, capacity, levels?.center);
+    this.residuals = levels && new ResidualBits(levels, capacity);
     this.grow(capacity);
   }
 
@@ -141,7 +146,8 @@ export class CompactBank {
 
   /** About how much memory the copy takes (the cache bounds itself by it). */
   get bytes(): number {
-    return this.codes.bytes + this.idRows.byteLength + this.capacity * ROW_BYTES + this.terms * TERM_BYTES;
+    const residuals = this.residuals?.bytes ?? 0;
+    return this.codes.bytes + residuals + this.idRows.byteLength + this.capacity * ROW_BYTES + this.terms * TERM_BYTES;
   }
 
   /** Whether so many rows are dead that reading the bank again beats keeping this copy. */
@@ -173,6 +179,7 @@ export class CompactBank {
     }
     this.terms += terms.size;
     this.codes.set(index, vector);
+    this.residuals?.set(index, vector);
   }
 
   remove(id: string): void {
@@ -234,6 +241,18 @@ export class CompactBank {
     }
     dated.sort((a, b) => distances[a]! - distances[b]! || a - b);
     return Int32Array.from(dated.slice(0, Math.max(0, Math.floor(want))));
+  }
+
+  /**
+   * The `want` of `rows` (as `nearest` or `nearestIn` answered them) whose two-bit codes estimate the highest cosines
+   * with the query, best first (ties in the order given); the first `want` as given when the copy has no levels.
+   */
+  refine(query: Float32Array, rows: Int32Array, want: number): Int32Array {
+    const keep = Math.max(0, Math.floor(want));
+    if (!this.residuals) return rows.slice(0, keep);
+    const scores = this.residuals.scores(query, rows, this.codes.codes, this.codes.bytesPerCode);
+    const order = Array.from(rows.keys()).sort((a, b) => scores[b]! - scores[a]! || a - b);
+    return Int32Array.from(order.slice(0, keep), (i) => rows[i]!);
   }
 
   /** Every row's distance to the query; the temporal arm scans with the same query right after the semantic arm. */
@@ -308,6 +327,7 @@ export class CompactBank {
     this.lengths = widen(this.lengths, (n) => new Uint16Array(n));
     this.occurred = widen(this.occurred, (n) => new Float64Array(n));
     this.codes.reserve(capacity);
+    this.residuals?.reserve(capacity);
     this.capacity = capacity;
   }
 }

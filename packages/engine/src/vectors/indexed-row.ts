@@ -1,6 +1,6 @@
 import type { Memory } from '../memory/types.js';
 import { MEMORY_COLUMNS, type MemoryRow } from '../memory/rows.js';
-import { binaryHalfVectorSql, binaryVectorSql } from '../db/vector-copy.js';
+import { binaryVectorSql } from '../db/vector-copy.js';
 import type { VectorRowMeta } from './bank-vectors.js';
 
 /** A memory row as the bank indexes read it: every memory column plus what recall ranks by. */
@@ -14,6 +14,10 @@ export interface IndexedRow extends MemoryRow {
   embedding: string | null;
 }
 
+/** Every column of IndexedRow but the vector. */
+const RANKED_COLUMNS = `${MEMORY_COLUMNS}, batch_id::text AS batch_id, seq,
+  (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms, fts::text AS fts, token_count`;
+
 /**
  * The select list of an IndexedRow (from `memories`, unaliased). The vector comes in binary (binaryVectorSql): its
  * text form costs the database a formatting of every float and the reader a JSON parse. A whole bank's load reads
@@ -21,23 +25,29 @@ export interface IndexedRow extends MemoryRow {
  * as ~25 columns, the embedded database's client slices, decodes and parses each field in JavaScript on its thread
  * and clones the row object to this one; as one text, that is one string, parsed here by the native JSON parser.
  */
-export const INDEXED_COLUMNS = `${MEMORY_COLUMNS}, batch_id::text AS batch_id, seq,
-  (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms, fts::text AS fts, token_count,
-  ${binaryVectorSql('embedding')} AS embedding`;
+export const INDEXED_COLUMNS = `${RANKED_COLUMNS}, ${binaryVectorSql('embedding')} AS embedding`;
 
-/** How a read carries vectors: as stored (float), or rounded to half floats (half the bytes; see vector-copy.ts). */
-export type VectorPrecision = 'float' | 'half';
+/** A memory row as recall's pool reads it: its vector's cosine with the query (null without one), not the vector. */
+export interface PooledIndexedRow extends Omit<IndexedRow, 'embedding'> {
+  cosine: number | null;
+  /** Set by reads that return an arm's hits with their neighbours: whether the row is a hit. */
+  hit?: boolean;
+}
 
-/** INDEXED_COLUMNS with the vector in half floats (read with vectorFromHalfBase64). */
-const INDEXED_COLUMNS_HALF = INDEXED_COLUMNS.replace(binaryVectorSql('embedding'), binaryHalfVectorSql('embedding'));
-
-/** INDEXED_COLUMNS with the vector at this precision. */
-export function indexedColumns(precision: VectorPrecision): string {
-  return precision === 'float' ? INDEXED_COLUMNS : INDEXED_COLUMNS_HALF;
+/**
+ * The select list of a PooledIndexedRow (from `memories`), the query's vector in the parameter `query` names: the
+ * database computes each cosine from the stored floats, so no vector is encoded, sent or decoded.
+ */
+export function pooledColumns(query: string): string {
+  return `${RANKED_COLUMNS}, (1 - (embedding <=> ${query}::vector))::float8 AS cosine`;
 }
 
 /** What recall filters and ranks a row by, with the memory opened from it and its keyword-index length. */
-export function indexedRowMeta(row: IndexedRow, memory: Memory, keywordLength: number): VectorRowMeta {
+export function indexedRowMeta(
+  row: Omit<IndexedRow, 'embedding'>,
+  memory: Memory,
+  keywordLength: number,
+): VectorRowMeta {
   return {
     id: row.id,
     bankId: row.bank_id,
@@ -59,22 +69,22 @@ export function indexedRowMeta(row: IndexedRow, memory: Memory, keywordLength: n
   };
 }
 
-/** A row of INDEXED_COLUMNS as JSON: bytea comes as `\\x` and hex digits. */
-interface JsonIndexedRow extends Omit<IndexedRow, 'body_enc'> {
+/** A row as JSON: bytea comes as `\\x` and hex digits. */
+type Json<Row extends { body_enc: Uint8Array | null }> = Omit<Row, 'body_enc'> & {
   body_enc: string | Uint8Array | null;
-}
+};
 
 /** A row of INDEXED_COLUMNS read as one JSON text. */
 export function indexedRowFromJson(text: string): IndexedRow {
-  return fromJsonRow(JSON.parse(text) as JsonIndexedRow);
+  return fromJsonRow(JSON.parse(text) as Json<IndexedRow>);
 }
 
-/** Rows of INDEXED_COLUMNS read as one JSON array (`json_agg`). */
-export function indexedRowsFromJson(text: string): IndexedRow[] {
-  return (JSON.parse(text) as JsonIndexedRow[]).map(fromJsonRow);
+/** Rows of pooledColumns read as one JSON array (`json_agg`). */
+export function pooledRowsFromJson(text: string): PooledIndexedRow[] {
+  return (JSON.parse(text) as Array<Json<PooledIndexedRow>>).map(fromJsonRow);
 }
 
-function fromJsonRow(row: JsonIndexedRow): IndexedRow {
+function fromJsonRow<Row extends { body_enc: Uint8Array | null }>(row: Json<Row>): Row {
   if (typeof row.body_enc === 'string') row.body_enc = Buffer.from(row.body_enc.slice(2), 'hex');
-  return row as IndexedRow;
+  return row as Row;
 }

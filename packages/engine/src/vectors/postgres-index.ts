@@ -1,12 +1,11 @@
 import type { Database, Queryable, SqlParam } from '../db/database.js';
 import { BankIndexes } from '../db/recall-index.js';
-import { binaryHalfVectorSql, vectorFromBase64, vectorFromHalfBase64 } from '../db/vector-copy.js';
 import { parseTsvector } from '../keywords/tsvector.js';
 import type { MemoryReader } from '../memory/rows.js';
 import { vectorLiteral } from '../memory/vector-literal.js';
 import type { KeywordDoc, VectorRowMeta } from './bank-vectors.js';
 import { BM25_B, BM25_K1 } from '../recall/bm25.js';
-import { indexedColumns, indexedRowMeta, indexedRowsFromJson, type VectorPrecision } from './indexed-row.js';
+import { indexedRowMeta, pooledColumns, pooledRowsFromJson } from './indexed-row.js';
 
 /** The banks searched: one tenant's bank ids (a bank and its tenant's org bank). */
 export interface BankScope {
@@ -27,11 +26,17 @@ export interface ScoredId {
   score: number;
 }
 
-/** A memory read for recall's pool: its index row, its vector and its keyword-index terms. */
+/** A memory read for recall's pool: its index row, its vector's cosine with the query and its keyword-index terms. */
 export interface PooledRow {
   meta: VectorRowMeta;
-  vector: Float32Array;
+  cosine: number;
   keywords: KeywordDoc;
+}
+
+/** The rows of an arm's hits, and of the hits' neighbours (see PostgresBankIndex.rowsAround). */
+export interface RowsAround {
+  hits: PooledRow[];
+  neighbours: PooledRow[];
 }
 
 /** A BM25 term: its keyword-index form and its inverse document frequency. */
@@ -253,39 +258,94 @@ export class PostgresBankIndex {
   }
 
   /**
-   * The memories of the banks with these ids (any space or state), opened, with their vectors (at `precision`) and
-   * terms.
+   * The memories of the banks with these ids (any space or state), opened, with their vectors' cosines with `query`
+   * and their terms.
    */
-  async rows(scope: BankScope, ids: readonly string[], precision: VectorPrecision = 'float'): Promise<PooledRow[]> {
+  async rows(scope: BankScope, ids: readonly string[], query: Float32Array): Promise<PooledRow[]> {
     if (ids.length === 0) return [];
     const { where, params } = scopeSql(scope);
     return this.pooled(
       this.db,
       scope.tenant,
-      `SELECT ${indexedColumns(precision)} FROM memories m WHERE ${where} AND m.id = ANY($3::uuid[])`,
-      [...params, [...ids]],
-      precision,
+      `SELECT ${pooledColumns('$4')} FROM memories m WHERE ${where} AND m.id = ANY($3::uuid[])`,
+      [...params, [...ids], vectorLiteral(query)],
     );
   }
 
   /**
-   * The stored vectors of the memories of the banks with these ids, to half-float precision (rows without one are left
-   * out): for ranking candidates, where half the bytes read is worth a cosine off by under 0.001.
+   * The rows of these memories (any space or state), and the rows that pass the filter next to (same retain call, one
+   * position either side) the first `seeds` of them, in one statement: the hits' neighbours join recall's pool.
    */
-  async vectors(scope: BankScope, ids: readonly string[]): Promise<Map<string, Float32Array>> {
-    const out = new Map<string, Float32Array>();
-    if (ids.length === 0) return out;
-    const { where, params } = scopeSql(scope);
-    // One text for all (each id, 36 characters, then its vector; commas between): the embedded database's client
-    // handles one field instead of two per row.
-    const [row] = await this.db.query<{ found: string | null }>(
-      `SELECT string_agg(m.id::text || ${binaryHalfVectorSql('m.embedding')}, ',') AS found FROM memories m
-       WHERE ${where} AND m.id = ANY($3::uuid[])`,
-      [...params, [...ids]],
+  async rowsAround(
+    scope: BankScope,
+    filter: RowFilter,
+    ids: readonly string[],
+    query: Float32Array,
+    seeds: number,
+  ): Promise<RowsAround> {
+    if (ids.length === 0) return { hits: [], neighbours: [] };
+    return this.around(
+      scope,
+      filter,
+      query,
+      seeds,
+      'SELECT h.id, h.n FROM unnest($6::uuid[]) WITH ORDINALITY h(id, n)',
+      ids,
     );
-    for (const entry of row?.found?.split(',') ?? [])
-      out.set(entry.slice(0, 36), vectorFromHalfBase64(entry.slice(36)));
-    return out;
+  }
+
+  /**
+   * As `rowsAround`, for the `k` of these memories whose vectors lie nearest `query` (equal cosines by id): the
+   * database ranks the candidates by their stored vectors and sends only the rows it keeps, and their neighbours.
+   */
+  async nearestAround(
+    scope: BankScope,
+    filter: RowFilter,
+    ids: readonly string[],
+    query: Float32Array,
+    k: number,
+    seeds: number,
+  ): Promise<RowsAround> {
+    if (ids.length === 0) return { hits: [], neighbours: [] };
+    const order = 'm.embedding <=> $7::vector, m.id';
+    return this.around(
+      scope,
+      filter,
+      query,
+      seeds,
+      `SELECT m.id, row_number() OVER (ORDER BY ${order}) AS n FROM memories m
+       WHERE ${scopeSql(scope).where} AND m.id = ANY($6::uuid[]) ORDER BY ${order} LIMIT ${Math.max(1, Math.trunc(k))}`,
+      ids,
+    );
+  }
+
+  /** The rows of the hits `hitsSql` answers (ids, and their ranks `n`), and the neighbours of the first `seeds`. */
+  private async around(
+    scope: BankScope,
+    filter: RowFilter,
+    query: Float32Array,
+    seeds: number,
+    hitsSql: string,
+    ids: readonly string[],
+  ): Promise<RowsAround> {
+    const filtered = scopeSql(scope, filter);
+    const any = scopeSql(scope).where;
+    const hits: boolean[] = [];
+    const rows = await this.pooled(
+      this.db,
+      scope.tenant,
+      `WITH hit AS (${hitsSql}),
+       seed AS (SELECT m.batch_id, m.seq FROM hit JOIN memories m ON m.id = hit.id
+                WHERE ${any} AND hit.n <= ${Math.max(0, Math.trunc(seeds))} AND m.batch_id IS NOT NULL),
+       place AS (SELECT batch_id, seq - 1 AS seq FROM seed UNION SELECT batch_id, seq + 1 FROM seed)
+       SELECT ${pooledColumns('$7')}, true AS hit FROM memories m WHERE ${any} AND m.id IN (SELECT id FROM hit)
+       UNION ALL
+       SELECT ${pooledColumns('$7')}, false FROM memories m
+       WHERE ${filtered.where} AND (m.batch_id, m.seq) IN (SELECT batch_id, seq FROM place)`,
+      [...filtered.params, [...ids], vectorLiteral(query)],
+      hits,
+    );
+    return { hits: rows.filter((_, i) => hits[i]), neighbours: rows.filter((_, i) => !hits[i]) };
   }
 
   /** The memories that pass the filter at these (retain call, position) places: the neighbours of pooled memories. */
@@ -293,17 +353,16 @@ export class PostgresBankIndex {
     scope: BankScope,
     filter: RowFilter,
     places: ReadonlyArray<{ batchId: string; seq: number }>,
-    precision: VectorPrecision = 'float',
+    query: Float32Array,
   ): Promise<PooledRow[]> {
     if (places.length === 0) return [];
     const { where, params } = scopeSql(scope, filter);
     return this.pooled(
       this.db,
       scope.tenant,
-      `SELECT ${indexedColumns(precision)} FROM memories m
+      `SELECT ${pooledColumns('$8')} FROM memories m
        WHERE ${where} AND (m.batch_id, m.seq) IN (SELECT * FROM unnest($6::uuid[], $7::int[]))`,
-      [...params, places.map((p) => p.batchId), places.map((p) => p.seq)],
-      precision,
+      [...params, places.map((p) => p.batchId), places.map((p) => p.seq), vectorLiteral(query)],
     );
   }
 
@@ -312,22 +371,24 @@ export class PostgresBankIndex {
     tenant: string,
     sql: string,
     params: readonly SqlParam[],
-    precision: VectorPrecision,
+    /** Receives each row's `hit` column, for reads that select one. */
+    hits?: boolean[],
   ): Promise<PooledRow[]> {
     // The rows as one JSON text (indexed-row.ts says why one text beats many fields).
     const [all] = await q.query<{ rows: string | null }>(`SELECT json_agg(r)::text AS rows FROM (${sql}) r`, params);
-    const rows = indexedRowsFromJson(all?.rows ?? '[]');
+    const rows = pooledRowsFromJson(all?.rows ?? '[]');
     const memories = new Map((await this.reader.open(q, tenant, rows)).map((m) => [m.id, m] as const));
     const out: PooledRow[] = [];
     for (const row of rows) {
       const memory = memories.get(row.id);
-      if (!memory || row.embedding === null) continue;
+      if (!memory || row.cosine === null) continue;
       const parsed = parseTsvector(row.fts ?? '');
       out.push({
         meta: indexedRowMeta(row, memory, parsed.length),
-        vector: precision === 'float' ? vectorFromBase64(row.embedding) : vectorFromHalfBase64(row.embedding),
+        cosine: row.cosine,
         keywords: new ParsedKeywords(parsed.terms, parsed.length),
       });
+      hits?.push(row.hit === true);
     }
     return out;
   }

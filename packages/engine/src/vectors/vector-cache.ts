@@ -3,6 +3,7 @@ import { binaryVectorSql, vectorFromBase64 } from '../db/vector-copy.js';
 import { BankVectors } from './bank-vectors.js';
 import { COMPACT_COLUMNS, CompactBank, compactRow, type CompactSource } from './compact-bank.js';
 import { INDEXED_COLUMNS, indexedRowFromJson, indexedRowMeta } from './indexed-row.js';
+import { ResidualLevels } from './residual-bits.js';
 import { parseTsvector } from '../keywords/tsvector.js';
 import type { MemoryReader } from '../memory/rows.js';
 
@@ -104,17 +105,36 @@ function syncSql(columns: string, rowLimit?: number): string {
      FROM banks WHERE tenant = $1 AND bank_id = $2`;
 }
 
-/** Vectors a compact copy's center is the mean of. */
-const CENTER_SAMPLE = 10_000;
+/** Vectors a compact copy's two-bit levels are learnt from, and how many a statement reads. */
+const LEVELS_SAMPLE = 2_000;
+const SAMPLE_PAGE = 500;
+/** Room a compact copy is made with beyond the bank's size, for the memories retained after its load. */
+const COMPACT_SLACK = 1.125;
 
-/** The mean of the first CENTER_SAMPLE vectors of a bank (undefined when it has none): a compact copy's center. */
-async function centerOf(db: Queryable, tenant: string, bankId: string): Promise<Float32Array | undefined> {
-  const [row] = await db.query<{ center: string | null }>(
-    `SELECT ${binaryVectorSql('avg(embedding)')} AS center FROM (SELECT embedding FROM memories
-       WHERE tenant = $1 AND bank_id = $2 AND embedding IS NOT NULL LIMIT ${CENTER_SAMPLE}) m`,
+/**
+ * An empty compact copy for a bank: its two-bit levels learnt from the bank's first LEVELS_SAMPLE vectors (none when
+ * it has no vectors yet), with room for the bank's memories, so a large copy is not grown by doubling as it loads.
+ */
+async function emptyCompactCopy(db: Queryable, dimension: number, tenant: string, bankId: string) {
+  const sample: Float32Array[] = [];
+  // A page of vectors as one text (joined by commas): the embedded database's client handles one field, not one per
+  // row, and the database's own memory (which never shrinks, when embedded) holds one page's text at a time.
+  for (let offset = 0; offset < LEVELS_SAMPLE; offset += SAMPLE_PAGE) {
+    const [page] = await db.query<{ vectors: string | null }>(
+      `SELECT string_agg(${binaryVectorSql('embedding')}, ',') AS vectors FROM (SELECT embedding FROM memories
+         WHERE tenant = $1 AND bank_id = $2 AND embedding IS NOT NULL LIMIT ${SAMPLE_PAGE} OFFSET ${offset}) m`,
+      [tenant, bankId],
+    );
+    const vectors = page?.vectors?.split(',') ?? [];
+    for (const text of vectors) sample.push(vectorFromBase64(text));
+    if (vectors.length < SAMPLE_PAGE) break;
+  }
+  const [bank] = await db.query<{ memories: number }>(
+    'SELECT memory_count::int AS memories FROM banks WHERE tenant = $1 AND bank_id = $2',
     [tenant, bankId],
   );
-  return row?.center ? vectorFromBase64(row.center) : undefined;
+  const capacity = Math.max(64, Math.ceil((bank?.memories ?? 0) * COMPACT_SLACK));
+  return new CompactBank(dimension, ResidualLevels.learn(sample), capacity);
 }
 
 /** Ids of a bank's memories with a vector. */
@@ -336,9 +356,7 @@ export class VectorCache {
     }
     if (!bank) {
       bank =
-        form === 'full'
-          ? new BankVectors(this.dimension)
-          : new CompactBank(this.dimension, await centerOf(db, tenant, bankId));
+        form === 'full' ? new BankVectors(this.dimension) : await emptyCompactCopy(db, this.dimension, tenant, bankId);
       await this.readPaged(db, bank, tenant, bankId);
       this.cached.set(key, bank);
     }
