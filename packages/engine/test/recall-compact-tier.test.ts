@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadLocomoText } from '../bench/locomo-text.js';
 import { recall, type RecallDependencies } from '../src/recall/pipeline.js';
 import type { RecallOutcome } from '../src/recall/types.js';
-import { PostgresBankIndex } from '../src/vectors/postgres-index.js';
+import { PostgresBankIndex, type RowFilter } from '../src/vectors/postgres-index.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { asServer } from './helpers/as-server.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
@@ -44,6 +44,14 @@ function dependencies(minMemories: number | undefined, cache?: VectorCache): Rec
     compact: minMemories === undefined ? undefined : { search: new PostgresBankIndex(e.db, e.store), minMemories },
   };
 }
+
+const filter = (extra: Partial<RowFilter> = {}): RowFilter => ({
+  space: 'default',
+  types: undefined,
+  tags: undefined,
+  tagsMatch: 'any',
+  ...extra,
+});
 
 const ids = (o: RecallOutcome, k = o.results.length) => o.results.slice(0, k).map((h) => h.id);
 
@@ -173,5 +181,43 @@ describe('the compact tier', () => {
     const next = await recall(deps, request('main', question));
     assert.equal(next.trace?.tier, 'compact');
     assert.equal(next.results[0]?.id, factIds[answer]);
+  });
+
+  it("reads an arm's hits with the neighbours of the best of them that pass the filter, and their cosines", async () => {
+    const e = engine.engine;
+    const search = new PostgresBankIndex(e.db, e.store);
+    const turns = ['Ann waters the ferns.', 'Bo paints the fence.', 'Cy bakes rye bread.', 'Di tunes the cello.'];
+    const ids = await retain('default', 'around', turns);
+    const scope = { tenant: 'default', bankIds: ['around'] };
+    const raw = Float32Array.from({ length: 384 }, (_, i) => Math.sin(i + 1));
+    const query = raw.map((x) => x / Math.hypot(...raw));
+    const stored = await e.db.query<{ id: string; vector: string }>(
+      "SELECT id, embedding::text AS vector FROM memories WHERE tenant = 'default' AND bank_id = 'around'",
+    );
+    const dots = new Map(
+      stored.map((r) => [r.id, (JSON.parse(r.vector) as number[]).reduce((a, x, i) => a + x * query[i]!, 0)]),
+    );
+    const idsOf = (rows: ReadonlyArray<{ meta: { id: string } }>) => rows.map((r) => r.meta.id).sort();
+
+    // The first hit seeds: its neighbours (one position either side in its retain call) come with it.
+    const around = await search.rowsAround(scope, filter(), [ids[2]!, ids[0]!], query, 1);
+    assert.deepEqual(idsOf(around.hits), [ids[0]!, ids[2]!].sort());
+    assert.deepEqual(idsOf(around.neighbours), [ids[1]!, ids[3]!].sort());
+    for (const row of [...around.hits, ...around.neighbours]) {
+      assert.ok(Math.abs(row.cosine - dots.get(row.meta.id)!) < 1e-5, `the cosine of ${row.meta.id}`);
+    }
+    // Neighbours pass the filter; hits are read whatever their space.
+    const elsewhere = await search.rowsAround(scope, filter({ space: 'elsewhere' }), [ids[2]!], query, 1);
+    assert.deepEqual(idsOf(elsewhere.hits), [ids[2]!]);
+    assert.deepEqual(elsewhere.neighbours, []);
+    assert.deepEqual((await search.rowsAround(scope, filter(), [ids[2]!], query, 0)).neighbours, []);
+
+    // The database keeps the k nearest candidates by their stored vectors, and seeds with the nearest.
+    const byCosine = [...ids].sort((a, b) => dots.get(b)! - dots.get(a)!);
+    const nearest = await search.nearestAround(scope, filter(), ids, query, 2, 1);
+    assert.deepEqual(idsOf(nearest.hits), byCosine.slice(0, 2).sort());
+    const best = ids.indexOf(byCosine[0]!);
+    const expected = [best - 1, best + 1].filter((i) => i >= 0 && i < ids.length).map((i) => ids[i]!);
+    assert.deepEqual(idsOf(nearest.neighbours), expected.sort());
   });
 });
