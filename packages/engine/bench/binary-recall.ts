@@ -5,8 +5,10 @@ import { basename, join, resolve } from 'node:path';
 import { BATCH_TOKENS } from '../src/embeddings/batcher.js';
 import { createLocalEmbedder } from '../src/embeddings/local.js';
 import { TopK } from '../src/vectors/bank-vectors.js';
+import { candidateDepth, refinedDepth } from '../src/recall/compact-arms.js';
 import { BinaryCodes, nearestRows } from '../src/vectors/binary-codes.js';
 import { Int16Matrix } from '../src/vectors/int16-matrix.js';
+import { ResidualBits, ResidualLevels } from '../src/vectors/residual-bits.js';
 import { benchModelDir, benchModelDtype } from './local-model.js';
 import { batchesByLength, derivedVector, loadLocomoText } from './locomo-text.js';
 import { summarise, type LatencySummary } from './open-loop.js';
@@ -19,7 +21,10 @@ import { listOption, numberOption, parseBenchOptions } from './options.js';
  * questions embedded as queries. For each bank size, k and R: the mean fraction of the exact top k (the engine's
  * int16 scan, whose rankings are the float ones) found among the R rows nearest by Hamming distance, with the bits
  * taken against zero and against the mean of the bank's first 10,000 vectors. Also the time of one scan of the codes
- * and of picking the nearest rows from its distances.
+ * and of picking the nearest rows from its distances. And the compact tier's semantic candidates (recall/compact-arms.ts,
+ * two-bit levels learnt from the bank's first 2,000 vectors as the engine learns them): the fraction of the exact top k
+ * among the candidateDepth(k) nearest sign codes, and among the refinedDepth(k) of those its two-bit codes keep, which
+ * the database then ranks exactly.
  *
  * The embeddings are cached in the temp folder (keyed by model, precision and texts), so a second run starts at once.
  */
@@ -110,13 +115,26 @@ interface VariantResult {
 const VARIANTS = ['plain', 'centered', 'centered_rescored'] as const;
 type Variant = (typeof VARIANTS)[number];
 
+/** The compact tier's semantic candidates, by k: the fraction of the exact top k among them. */
+interface CompactArmResult {
+  candidate_depth: Record<number, number>;
+  nearest_codes: Record<number, number>;
+  refined_depth: Record<number, number>;
+  refined: Record<number, number>;
+  refine_ms: LatencySummary;
+}
+
 interface SizeRun {
   memories: number;
   queries: number;
   code_bytes: number;
   exact_scan_seconds: number;
   variants: Record<Variant, VariantResult>;
+  compact_arm: CompactArmResult;
 }
+
+/** Vectors the engine learns a compact copy's two-bit levels from (vectors/vector-cache.ts). */
+const LEVELS_ROWS = 2_000;
 
 /** Evenly spread questions: all of them, or `count` picked at equal steps. */
 function pickQueries(questions: readonly Float32Array[], count: number): Float32Array[] {
@@ -143,6 +161,7 @@ function fillAndRankExactly(
   size: number,
   queries: readonly Float32Array[],
   stores: readonly BinaryCodes[],
+  residuals: ResidualBits,
 ): number[][] {
   const dimension = turnVectors[0]!.length;
   const matrix = Int16Matrix.create(dimension, CHUNK);
@@ -155,6 +174,7 @@ function fillAndRankExactly(
       const vector = derivedVector(turnVectors, start + r);
       matrix.set(r, vector);
       for (const store of stores) store.set(start + r, vector);
+      residuals.set(start + r, vector);
     }
     queries.forEach((query, q) => {
       const scores = matrix.scores(query, rows);
@@ -227,14 +247,55 @@ function measureVariant(
   };
 }
 
+/** The compact arm's candidates for each query, as recall/compact-arms.ts takes them, against the exact top k. */
+function measureCompactArm(
+  signs: BinaryCodes,
+  residuals: ResidualBits,
+  size: number,
+  queries: readonly Float32Array[],
+  exact: readonly number[][],
+): CompactArmResult {
+  const refineMs: number[] = [];
+  const found = new Map<number, { nearest: number; refined: number }>(KS.map((k) => [k, { nearest: 0, refined: 0 }]));
+  queries.forEach((query, q) => {
+    const distances = signs.distances(query, size);
+    for (const k of KS) {
+      const nearest = nearestRows(distances, size, Math.min(candidateDepth(k), size), () => true);
+      const t = performance.now();
+      const scores = residuals.scores(query, nearest, signs.codes, signs.bytesPerCode);
+      const order = Array.from(nearest.keys()).sort((a, b) => scores[b]! - scores[a]! || a - b);
+      const refined = new Set(order.slice(0, refinedDepth(k)).map((i) => nearest[i]!));
+      if (k === 100) refineMs.push(performance.now() - t);
+      const inNearest = new Set(nearest);
+      const top = exact[q]!.slice(0, k);
+      const f = found.get(k)!;
+      f.nearest += top.filter((row) => inNearest.has(row)).length / k;
+      f.refined += top.filter((row) => refined.has(row)).length / k;
+    }
+  });
+  const per = (pick: (f: { nearest: number; refined: number }) => number) =>
+    Object.fromEntries(KS.map((k) => [k, pick(found.get(k)!) / queries.length]));
+  return {
+    candidate_depth: Object.fromEntries(KS.map((k) => [k, candidateDepth(k)])),
+    nearest_codes: per((f) => f.nearest),
+    refined_depth: Object.fromEntries(KS.map((k) => [k, refinedDepth(k)])),
+    refined: per((f) => f.refined),
+    refine_ms: summarise(refineMs),
+  };
+}
+
 function measureSize(embedded: Embedded, size: number): SizeRun {
   const count = Math.min(QUERY_LIMIT, size > FULL_QUERY_SIZE ? SAMPLED_QUERIES : Number.POSITIVE_INFINITY);
   const queries = pickQueries(embedded.questions, count);
   const dimension = embedded.turns[0]!.length;
   const plain = BinaryCodes.create(dimension, size);
   const centered = BinaryCodes.create(dimension, size, meanOfFirst(embedded.turns, Math.min(size, CENTER_ROWS)));
+  const sample = Array.from({ length: Math.min(size, LEVELS_ROWS) }, (_, k) => derivedVector(embedded.turns, k));
+  const levels = ResidualLevels.learn(sample)!;
+  const signs = BinaryCodes.create(dimension, size, levels.center);
+  const residuals = new ResidualBits(levels, size);
   const started = performance.now();
-  const exact = fillAndRankExactly(embedded.turns, size, queries, [plain, centered]);
+  const exact = fillAndRankExactly(embedded.turns, size, queries, [plain, centered, signs], residuals);
   const exactSeconds = (performance.now() - started) / 1000;
   return {
     memories: size,
@@ -246,6 +307,7 @@ function measureSize(embedded: Embedded, size: number): SizeRun {
       centered: measureVariant(centered, size, queries, exact, false),
       centered_rescored: measureVariant(centered, size, queries, exact, true),
     },
+    compact_arm: measureCompactArm(signs, residuals, size, queries, exact),
   };
 }
 
@@ -269,6 +331,16 @@ function printRun(run: SizeRun): void {
         `${variant.padEnd(18)}${String(k).padStart(5)}${cells}${(r === null ? `>${R_LIMIT}` : String(r)).padStart(12)}`,
       );
     }
+  }
+  const arm = run.compact_arm;
+  console.log(
+    `the compact tier's semantic candidates (two-bit narrowing p50 ${arm.refine_ms.p50.toFixed(2)} ms at k=100):`,
+  );
+  for (const k of KS) {
+    console.log(
+      `  k=${k}: exact top k among the ${arm.candidate_depth[k]} nearest sign codes ${arm.nearest_codes[k]!.toFixed(3)}, ` +
+        `among the ${arm.refined_depth[k]} of them the two-bit codes keep ${arm.refined[k]!.toFixed(3)}`,
+    );
   }
 }
 
