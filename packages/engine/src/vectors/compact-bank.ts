@@ -5,7 +5,7 @@ import type { IndexedRow } from './indexed-row.js';
 import type { RowFilter, TimeWindow } from './postgres-index.js';
 import { ResidualBits, type ResidualLevels } from './residual-bits.js';
 import { RowMarks } from './row-marks.js';
-import { Postings, postingRow, postingWordCount } from './term-index.js';
+import { PackedPostings } from './packed-postings.js';
 import { UuidRows } from './uuid-rows.js';
 
 /** What the compact copy keeps of a memory: what recall filters on and what BM25 needs besides the terms. */
@@ -72,8 +72,8 @@ class Dictionary {
   }
 }
 
-/** Bytes a keyword term of a row takes: its posting word, and the slack of lists grown by doubling. */
-const TERM_BYTES = 6;
+/** Bytes a term's postings take besides their bytes: the list's objects. */
+const TERM_LIST_BYTES = 120;
 /** Bytes a row takes besides its code, id and terms: its columns, and the id table's share. */
 const ROW_BYTES = 15 + 8;
 
@@ -103,7 +103,9 @@ export class CompactBank {
   private readonly residuals: ResidualBits | undefined;
   private readonly idRows = new UuidRows();
   private readonly termNumbers = new Map<string, number>();
-  private readonly postings: Postings[] = [];
+  private readonly postings: PackedPostings[] = [];
+  /** Bytes the postings reserve. */
+  private postingBytes = 0;
   private dead = 0;
   /** Rows used, live or dead: the scan covers [0, end). */
   private end = 0;
@@ -119,7 +121,6 @@ export class CompactBank {
   private readonly tagLists = new Map<string, readonly string[]>();
   private readonly spaceNames = new Dictionary();
   private readonly typeNames = new Dictionary();
-  private terms = 0;
   /** The last scan: its query (by identity) and every row's distance; dropped on any change of rows. */
   private lastScan: { query: Float32Array; distances: Uint16Array } | undefined;
   /** Rows seen by the current keyword match, to take each row once. */
@@ -147,7 +148,8 @@ export class CompactBank {
   /** About how much memory the copy takes (the cache bounds itself by it). */
   get bytes(): number {
     const residuals = this.residuals?.bytes ?? 0;
-    return this.codes.bytes + residuals + this.idRows.byteLength + this.capacity * ROW_BYTES + this.terms * TERM_BYTES;
+    const terms = this.postingBytes + this.postings.length * TERM_LIST_BYTES;
+    return this.codes.bytes + residuals + this.idRows.byteLength + this.capacity * ROW_BYTES + terms;
   }
 
   /** Whether so many rows are dead that reading the bank again beats keeping this copy. */
@@ -173,11 +175,13 @@ export class CompactBank {
       let n = this.termNumbers.get(term);
       if (n === undefined) {
         this.termNumbers.set(term, (n = this.postings.length));
-        this.postings.push(new Postings());
+        this.postings.push(new PackedPostings());
       }
-      this.postings[n]!.add(index, Math.min(Math.max(count, 1), 255));
+      const p = this.postings[n]!;
+      this.postingBytes -= p.capacity;
+      p.add(index, Math.min(Math.max(count, 1), 255));
+      this.postingBytes += p.capacity;
     }
-    this.terms += terms.size;
     this.codes.set(index, vector);
     this.residuals?.set(index, vector);
   }
@@ -275,35 +279,31 @@ export class CompactBank {
     const { marks, picks } = this.seen;
     const flags = this.flags;
     const rows: number[] = [];
-    collect: for (const t of select) {
-      const p = this.postingsOf(t);
-      if (!p) continue;
-      for (let k = 0; k < p.size; k++) {
-        const row = postingRow(p.words[k]!);
-        if (marks[row] === epoch || flags[row] === 0) continue;
+    for (const t of select) {
+      if (rows.length >= maxRows) break;
+      this.postingsOf(t)?.each((row) => {
+        if (marks[row] === epoch || flags[row] === 0) return true;
         marks[row] = epoch;
         picks[row] = keep(row) ? rows.push(row) - 1 : -1;
-        if (rows.length >= maxRows) break collect;
-      }
+        return rows.length < maxRows;
+      });
     }
     const counts = new Uint8Array(rows.length * score.length);
     for (let j = 0; j < score.length; j++) {
-      const p = this.postingsOf(score[j]!);
-      if (!p) continue;
-      for (let k = 0; k < p.size; k++) {
-        const w = p.words[k]!;
-        const row = postingRow(w);
-        if (marks[row] !== epoch) continue;
-        const i = picks[row]!;
-        if (i >= 0) counts[i * score.length + j] = postingWordCount(w);
-      }
+      this.postingsOf(score[j]!)?.each((row, count) => {
+        if (marks[row] === epoch) {
+          const i = picks[row]!;
+          if (i >= 0) counts[i * score.length + j] = count;
+        }
+        return true;
+      });
     }
     const lengths = new Uint16Array(rows.length);
     for (let i = 0; i < rows.length; i++) lengths[i] = this.lengths[rows[i]!]!;
     return { rows: Int32Array.from(rows), lengths, counts };
   }
 
-  private postingsOf(term: string): Postings | undefined {
+  private postingsOf(term: string): PackedPostings | undefined {
     const n = this.termNumbers.get(term);
     return n === undefined ? undefined : this.postings[n];
   }
