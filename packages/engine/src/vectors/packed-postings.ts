@@ -43,14 +43,20 @@ export class PackedPostings {
     let at = 0;
     let row = -1;
     while (at < this.used) {
-      let value = 0;
-      let scale = 1;
-      let byte: number;
-      do {
-        byte = bytes[at++]!;
-        value += (byte & 0x7f) * scale;
-        scale *= 0x80;
-      } while (byte >= 0x80);
+      const first = bytes[at++]!;
+      let value: number;
+      if (first < 0x80) {
+        value = first; // a gap under 64: the common case, one byte
+      } else {
+        value = first & 0x7f;
+        let scale = 0x80;
+        let byte: number;
+        do {
+          byte = bytes[at++]!;
+          value += (byte & 0x7f) * scale;
+          scale *= 0x80;
+        } while (byte >= 0x80);
+      }
       row += Math.floor(value / 2);
       const count = value % 2 === 1 ? bytes[at++]! : 1;
       if (visit(row, count) === false) return;
