@@ -78,7 +78,7 @@ const TERM_LIST_BYTES = 120;
 const ROW_BYTES = 15 + 8;
 
 /**
- * A bank's compact copy, for banks whose full copy (bank-vectors.ts) the cache cannot hold: about 300 bytes a memory
+ * A bank's compact copy, for banks whose full copy (bank-vectors.ts) the cache cannot hold: about 200 bytes a memory
  * instead of 2-3 KB. It keeps each memory's vector as a two-bit code (a sign bit and a magnitude bit a dimension), its
  * filter columns and length as numbers, its id as 16 bytes and its terms as postings only; no bodies and no float
  * vectors. Recall finds the nearest sign codes here, narrows them by their two-bit codes, and ranks those by the
