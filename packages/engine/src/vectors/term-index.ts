@@ -20,11 +20,6 @@ export function postingRow(word: number): number {
   return word >>> COUNT_BITS;
 }
 
-/** The count of a posting word. */
-export function postingWordCount(word: number): number {
-  return word & COUNT_MAX;
-}
-
 /** A term's postings: (row << 8 | count) words in insertion order. */
 export class Postings {
   words = new Uint32Array(4);
