@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { CompactBank, type CompactRow } from '../src/vectors/compact-bank.js';
+import { rowFilter } from './helpers/recall-facts.js';
 import type { RowFilter } from '../src/vectors/postgres-index.js';
 
 const DIMENSION = 384;
@@ -25,14 +26,6 @@ const row = (extra: Partial<CompactRow> = {}): CompactRow => ({
   ...extra,
 });
 
-const filter = (extra: Partial<RowFilter> = {}): RowFilter => ({
-  space: 'default',
-  types: undefined,
-  tags: undefined,
-  tagsMatch: 'any',
-  ...extra,
-});
-
 const terms = (...t: string[]) => new Map(t.map((x) => [x, 1]));
 
 describe('a compact bank copy', () => {
@@ -52,13 +45,13 @@ describe('a compact bank copy', () => {
       if (window) return [...bank.nearestIn(window, vectorAlong(0), rows.length, keep)].map((i) => rows[i]!.id);
       return rows.flatMap((r, i) => (keep(i) ? [r.id] : []));
     };
-    assert.deepEqual(kept(filter()), [rows[0]!.id, rows[3]!.id, rows[4]!.id, rows[5]!.id]);
-    assert.deepEqual(kept(filter({ space: 'work' })), [rows[1]!.id]);
-    assert.deepEqual(kept(filter({ space: 'nowhere' })), []);
-    assert.deepEqual(kept(filter({ types: ['world'] })), [rows[3]!.id]);
-    assert.deepEqual(kept(filter({ tags: ['fruit'], tagsMatch: 'any_strict' })), [rows[4]!.id]);
-    assert.deepEqual(kept(filter(), { from: 9 * DAY, to: 11 * DAY }), [rows[5]!.id], 'undated memories are outside');
-    assert.deepEqual(kept(filter(), { from: 11 * DAY, to: 12 * DAY }), []);
+    assert.deepEqual(kept(rowFilter()), [rows[0]!.id, rows[3]!.id, rows[4]!.id, rows[5]!.id]);
+    assert.deepEqual(kept(rowFilter({ space: 'work' })), [rows[1]!.id]);
+    assert.deepEqual(kept(rowFilter({ space: 'nowhere' })), []);
+    assert.deepEqual(kept(rowFilter({ types: ['world'] })), [rows[3]!.id]);
+    assert.deepEqual(kept(rowFilter({ tags: ['fruit'], tagsMatch: 'any_strict' })), [rows[4]!.id]);
+    assert.deepEqual(kept(rowFilter(), { from: 9 * DAY, to: 11 * DAY }), [rows[5]!.id], 'undated memories are outside');
+    assert.deepEqual(kept(rowFilter(), { from: 11 * DAY, to: 12 * DAY }), []);
   });
 
   it('finds the nearest codes, and forgets a removed memory', () => {
@@ -67,18 +60,18 @@ describe('a compact bank copy', () => {
     rows.forEach((r, i) => bank.upsert(r, terms('x'), vectorAlong(i)));
     assert.equal(bank.size, 50);
     const query = vectorAlong(17, 0.05);
-    const keepAll = bank.keeps(filter());
+    const keepAll = bank.keeps(rowFilter());
     assert.equal(bank.idAt(bank.nearest(query, 1, keepAll)[0]!), rows[17]!.id);
     bank.remove(rows[17]!.id);
     assert.equal(bank.size, 49);
     assert.ok(![...bank.ids()].includes(rows[17]!.id));
-    const after = [...bank.nearest(query, 49, bank.keeps(filter()))].map((r) => bank.idAt(r));
+    const after = [...bank.nearest(query, 49, bank.keeps(rowFilter()))].map((r) => bank.idAt(r));
     assert.ok(!after.includes(rows[17]!.id), 'a removed memory is never a candidate');
     assert.equal(after.length, 49);
     const reused = row();
     bank.upsert(reused, terms('y'), vectorAlong(17));
     assert.equal(
-      bank.idAt(bank.nearest(query, 1, bank.keeps(filter()))[0]!),
+      bank.idAt(bank.nearest(query, 1, bank.keeps(rowFilter()))[0]!),
       reused.id,
       'a memory added after a removal is found',
     );
@@ -107,18 +100,18 @@ describe('a compact bank copy', () => {
       ]),
       vectorAlong(3),
     );
-    const m = bank.matching(['orchid'], ['orchid', 'swamp'], bank.keeps(filter()), 10);
+    const m = bank.matching(['orchid'], ['orchid', 'swamp'], bank.keeps(rowFilter()), 10);
     assert.deepEqual(
       [...m.rows].map((r) => bank.idAt(r)),
       [a.id, b.id],
     );
     assert.deepEqual([...m.lengths], [4, 9]);
     assert.deepEqual([...m.counts], [2, 1, 1, 0]);
-    assert.equal(bank.matching(['orchid'], ['orchid'], bank.keeps(filter()), 1).rows.length, 1);
+    assert.equal(bank.matching(['orchid'], ['orchid'], bank.keeps(rowFilter()), 1).rows.length, 1);
     // An edit replaces the memory's terms: its old ones no longer match.
     bank.upsert({ ...a }, new Map([['fern', 1]]), vectorAlong(1));
     assert.deepEqual(
-      [...bank.matching(['orchid'], ['orchid'], bank.keeps(filter()), 10).rows].map((r) => bank.idAt(r)),
+      [...bank.matching(['orchid'], ['orchid'], bank.keeps(rowFilter()), 10).rows].map((r) => bank.idAt(r)),
       [b.id],
     );
   });
@@ -141,7 +134,7 @@ describe('a compact bank copy', () => {
     const rows = Array.from({ length: 300 }, (_, i) => row({ occurredAt: i * DAY }));
     rows.forEach((r, i) => bank.upsert(r, terms('x'), vectorAlong(i % 50)));
     const query = vectorAlong(7, 0.05);
-    const keep = bank.keeps(filter());
+    const keep = bank.keeps(rowFilter());
     // 25 dated rows (sorted by distance) and 300 (ranked by the histogram) must answer alike.
     const narrow = [...bank.nearestIn({ from: 100 * DAY, to: 125 * DAY }, query, 2, keep)];
     assert.equal(narrow.length, 2);

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadLocomoText } from '../bench/locomo-text.js';
 import { recall, type RecallDependencies } from '../src/recall/pipeline.js';
 import type { RecallOutcome } from '../src/recall/types.js';
-import { PostgresBankIndex, type RowFilter } from '../src/vectors/postgres-index.js';
+import { PostgresBankIndex } from '../src/vectors/postgres-index.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { asServer } from './helpers/as-server.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
@@ -13,6 +13,7 @@ import {
   request,
   retainFactBanks,
   retainOn,
+  rowFilter,
   type RetainTexts,
 } from './helpers/recall-facts.js';
 
@@ -44,14 +45,6 @@ function dependencies(minMemories: number | undefined, cache?: VectorCache): Rec
     compact: minMemories === undefined ? undefined : { search: new PostgresBankIndex(e.db, e.store), minMemories },
   };
 }
-
-const filter = (extra: Partial<RowFilter> = {}): RowFilter => ({
-  space: 'default',
-  types: undefined,
-  tags: undefined,
-  tagsMatch: 'any',
-  ...extra,
-});
 
 const ids = (o: RecallOutcome, k = o.results.length) => o.results.slice(0, k).map((h) => h.id);
 
@@ -200,21 +193,21 @@ describe('the compact tier', () => {
     const idsOf = (rows: ReadonlyArray<{ meta: { id: string } }>) => rows.map((r) => r.meta.id).sort();
 
     // The first hit seeds: its neighbours (one position either side in its retain call) come with it.
-    const around = await search.rowsAround(scope, filter(), [ids[2]!, ids[0]!], query, 1);
+    const around = await search.rowsAround(scope, rowFilter(), [ids[2]!, ids[0]!], query, 1);
     assert.deepEqual(idsOf(around.hits), [ids[0]!, ids[2]!].sort());
     assert.deepEqual(idsOf(around.neighbours), [ids[1]!, ids[3]!].sort());
     for (const row of [...around.hits, ...around.neighbours]) {
       assert.ok(Math.abs(row.cosine - dots.get(row.meta.id)!) < 1e-5, `the cosine of ${row.meta.id}`);
     }
     // Neighbours pass the filter; hits are read whatever their space.
-    const elsewhere = await search.rowsAround(scope, filter({ space: 'elsewhere' }), [ids[2]!], query, 1);
+    const elsewhere = await search.rowsAround(scope, rowFilter({ space: 'elsewhere' }), [ids[2]!], query, 1);
     assert.deepEqual(idsOf(elsewhere.hits), [ids[2]!]);
     assert.deepEqual(elsewhere.neighbours, []);
-    assert.deepEqual((await search.rowsAround(scope, filter(), [ids[2]!], query, 0)).neighbours, []);
+    assert.deepEqual((await search.rowsAround(scope, rowFilter(), [ids[2]!], query, 0)).neighbours, []);
 
     // The database keeps the k nearest candidates by their stored vectors, and seeds with the nearest.
     const byCosine = [...ids].sort((a, b) => dots.get(b)! - dots.get(a)!);
-    const nearest = await search.nearestAround(scope, filter(), ids, query, 2, 1);
+    const nearest = await search.nearestAround(scope, rowFilter(), ids, query, 2, 1);
     assert.deepEqual(idsOf(nearest.hits), byCosine.slice(0, 2).sort());
     const best = ids.indexOf(byCosine[0]!);
     const expected = [best - 1, best + 1].filter((i) => i >= 0 && i < ids.length).map((i) => ids[i]!);

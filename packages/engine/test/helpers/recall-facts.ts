@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { RetainItem } from '../../src/memory/retain.js';
 import type { RecallOutcome, RecallRequest } from '../../src/recall/types.js';
 import type { MemoryService } from '../../src/service/memory-service.js';
+import type { RowFilter } from '../../src/vectors/postgres-index.js';
 
 /** A small bank of real sentences, each the answer to one question below. */
 export const FACTS = [
@@ -126,4 +127,9 @@ export async function checkTagsAndTypes(
   assert.deepEqual(ids(exact), plain);
   const none = await recallWith(request('tagged', 'food', { types: ['world'] }));
   assert.deepEqual(ids(none), [], 'every memory here is raw');
+}
+
+/** A recall's filter on the default space, with `extra` changes. */
+export function rowFilter(extra: Partial<RowFilter> = {}): RowFilter {
+  return { space: 'default', types: undefined, tags: undefined, tagsMatch: 'any', ...extra };
 }
