@@ -1,5 +1,6 @@
 import { startEngine, type RunningEngine } from '../index.js';
 import { announcer, type EngineLogger } from '../log.js';
+import { limitHeapGrowth } from '../startup/heap-growth.js';
 
 /**
  * `mnemos serve`: starts the engine from the environment. SIGINT and SIGTERM stop it: new requests are refused, the
@@ -8,6 +9,7 @@ import { announcer, type EngineLogger } from '../log.js';
  * 503 until ready), and the next start takes over the database lock of this exited process.
  */
 export async function serve(): Promise<number> {
+  limitHeapGrowth();
   let log: EngineLogger | undefined;
   let running: RunningEngine | undefined;
   let stopping = false;
