@@ -164,7 +164,8 @@ function refuseAndLinger(
   reply.raw.once('finish', () => {
     socket.end();
     socket.once('end', () => socket.destroy());
-    setTimeout(() => socket.destroy(), LINGER_MAX_MS).unref();
+    const giveUp = setTimeout(() => socket.destroy(), LINGER_MAX_MS).unref();
+    socket.once('close', () => clearTimeout(giveUp));
   });
   refuse(reply, problem);
 }
