@@ -81,8 +81,8 @@ const ROW_BYTES = 15 + 8;
  * A bank's compact copy, for banks whose full copy (bank-vectors.ts) the cache cannot hold: about 200 bytes a memory
  * instead of 2-3 KB. It keeps each memory's vector as a two-bit code (a sign bit and a magnitude bit a dimension), its
  * filter columns and length as numbers, its id as 16 bytes and its terms as postings only; no bodies and no float
- * vectors. Recall finds the nearest sign codes here, narrows them by their two-bit codes, and ranks those by the
- * vectors of the rows it reads from the database for its pool (recall/compact-arms.ts).
+ * vectors. Recall finds the nearest sign codes here and narrows them by their two-bit codes; the database ranks those
+ * by their stored vectors and sends the rows recall pools (recall/compact-arms.ts).
  *
  * Rows are never reused: a removed or edited memory's row is dead (the scan and the postings skip it) and an edit
  * takes a new row, so a posting never needs its row's terms to tell whether it still counts, and the copy keeps no
@@ -123,7 +123,7 @@ export class CompactBank {
   private readonly typeNames = new Dictionary();
   /** The last scan: its query (by identity) and every row's distance; dropped on any change of rows. */
   private lastScan: { query: Float32Array; distances: Uint16Array } | undefined;
-  /** Rows seen by the current keyword match, to take each row once. */
+  /** Rows seen by the current keyword match (to take each row once), or dated inside a wide window. */
   private readonly seen = new RowMarks();
 
   constructor(
@@ -239,9 +239,10 @@ export class CompactBank {
     }
     // A wide window (much of the bank) is ranked by the distances' histogram rather than a sort.
     if (dated.length > 16 * want) {
-      const inWindow = new Uint8Array(this.end);
-      for (const row of dated) inWindow[row] = 1;
-      return nearestRows(distances, this.end, want, (row) => inWindow[row] === 1);
+      const pass = this.seen.begin(this.end);
+      const marks = this.seen.marks;
+      for (const row of dated) marks[row] = pass;
+      return nearestRows(distances, this.end, want, (row) => marks[row] === pass);
     }
     dated.sort((a, b) => distances[a]! - distances[b]! || a - b);
     return Int32Array.from(dated.slice(0, Math.max(0, Math.floor(want))));

@@ -1,5 +1,5 @@
 /**
- * Which rows one pass (a keyword match) has seen, each taken once without a Set: `marks[row]` equals the pass's
+ * Which rows one pass (a keyword match, a time window) has seen, each taken once without a Set: `marks[row]` equals the pass's
  * number once the pass saw the row, and `picks[row]` holds what the pass noted for it (its place in the pass's output).
  */
 export class RowMarks {
