@@ -8,7 +8,7 @@ import { TopK } from '../src/vectors/bank-vectors.js';
 import { candidateDepth, refinedDepth } from '../src/recall/compact-arms.js';
 import { BinaryCodes, nearestRows } from '../src/vectors/binary-codes.js';
 import { Int16Matrix } from '../src/vectors/int16-matrix.js';
-import { ResidualBits, ResidualLevels } from '../src/vectors/residual-bits.js';
+import { ResidualBits, ResidualLevels, THRESHOLD_SIGMAS } from '../src/vectors/residual-bits.js';
 import { benchModelDir, benchModelDtype } from './local-model.js';
 import { batchesByLength, derivedVector, loadLocomoText } from './locomo-text.js';
 import { summarise, type LatencySummary } from './open-loop.js';
@@ -31,8 +31,15 @@ import { listOption, numberOption, parseBenchOptions } from './options.js';
 
 const USAGE =
   'options: --sizes N1,N2 (memories, 10000,100000,1000000) --queries N (questions, all) ' +
-  '--sampled-queries N (questions at sizes above 100,000, 300) --json FILE';
-const options = parseBenchOptions(process.argv.slice(2), ['sizes', 'queries', 'sampled-queries', 'json'], USAGE);
+  '--sampled-queries N (questions at sizes above 100,000, 300) --sigmas S1,S2 (two-bit thresholds in standard ' +
+  "deviations, the engine's) --json FILE";
+const options = parseBenchOptions(
+  process.argv.slice(2),
+  ['sizes', 'queries', 'sampled-queries', 'sigmas', 'json'],
+  USAGE,
+);
+/** The two-bit codes' thresholds compared (the engine's by default). */
+const SIGMAS = listOption(options, 'sigmas', [THRESHOLD_SIGMAS]);
 const SIZES = listOption(options, 'sizes', [10_000, 100_000, 1_000_000]).sort((a, b) => a - b);
 const QUERY_LIMIT = numberOption(options, 'queries', Number.POSITIVE_INFINITY);
 const SAMPLED_QUERIES = numberOption(options, 'sampled-queries', 300);
@@ -117,6 +124,8 @@ type Variant = (typeof VARIANTS)[number];
 
 /** The compact tier's semantic candidates, by k: the fraction of the exact top k among them. */
 interface CompactArmResult {
+  /** The two-bit codes' threshold, in standard deviations. */
+  threshold_sigmas: number;
   candidate_depth: Record<number, number>;
   nearest_codes: Record<number, number>;
   refined_depth: Record<number, number>;
@@ -130,7 +139,7 @@ interface SizeRun {
   code_bytes: number;
   exact_scan_seconds: number;
   variants: Record<Variant, VariantResult>;
-  compact_arm: CompactArmResult;
+  compact_arm: CompactArmResult[];
 }
 
 /** Vectors the engine learns a compact copy's two-bit levels from (vectors/vector-cache.ts). */
@@ -161,7 +170,7 @@ function fillAndRankExactly(
   size: number,
   queries: readonly Float32Array[],
   stores: readonly BinaryCodes[],
-  residuals: ResidualBits,
+  residuals: readonly ResidualBits[],
 ): number[][] {
   const dimension = turnVectors[0]!.length;
   const matrix = Int16Matrix.create(dimension, CHUNK);
@@ -174,7 +183,7 @@ function fillAndRankExactly(
       const vector = derivedVector(turnVectors, start + r);
       matrix.set(r, vector);
       for (const store of stores) store.set(start + r, vector);
-      residuals.set(start + r, vector);
+      for (const bits of residuals) bits.set(start + r, vector);
     }
     queries.forEach((query, q) => {
       const scores = matrix.scores(query, rows);
@@ -254,7 +263,7 @@ function measureCompactArm(
   size: number,
   queries: readonly Float32Array[],
   exact: readonly number[][],
-): CompactArmResult {
+): Omit<CompactArmResult, 'threshold_sigmas'> {
   const refineMs: number[] = [];
   const found = new Map<number, { nearest: number; refined: number }>(KS.map((k) => [k, { nearest: 0, refined: 0 }]));
   queries.forEach((query, q) => {
@@ -291,9 +300,9 @@ function measureSize(embedded: Embedded, size: number): SizeRun {
   const plain = BinaryCodes.create(dimension, size);
   const centered = BinaryCodes.create(dimension, size, meanOfFirst(embedded.turns, Math.min(size, CENTER_ROWS)));
   const sample = Array.from({ length: Math.min(size, LEVELS_ROWS) }, (_, k) => derivedVector(embedded.turns, k));
-  const levels = ResidualLevels.learn(sample)!;
-  const signs = BinaryCodes.create(dimension, size, levels.center);
-  const residuals = new ResidualBits(levels, size);
+  const residuals = SIGMAS.map((sigmas) => new ResidualBits(ResidualLevels.learn(sample, sigmas)!, size));
+  // The center is the sample's mean whatever the threshold, so one store of sign codes serves every threshold.
+  const signs = BinaryCodes.create(dimension, size, residuals[0]!.levels.center);
   const started = performance.now();
   const exact = fillAndRankExactly(embedded.turns, size, queries, [plain, centered, signs], residuals);
   const exactSeconds = (performance.now() - started) / 1000;
@@ -307,7 +316,10 @@ function measureSize(embedded: Embedded, size: number): SizeRun {
       centered: measureVariant(centered, size, queries, exact, false),
       centered_rescored: measureVariant(centered, size, queries, exact, true),
     },
-    compact_arm: measureCompactArm(signs, residuals, size, queries, exact),
+    compact_arm: residuals.map((bits, i) => ({
+      ...measureCompactArm(signs, bits, size, queries, exact),
+      threshold_sigmas: SIGMAS[i]!,
+    })),
   };
 }
 
@@ -332,15 +344,18 @@ function printRun(run: SizeRun): void {
       );
     }
   }
-  const arm = run.compact_arm;
-  console.log(
-    `the compact tier's semantic candidates (two-bit narrowing p50 ${arm.refine_ms.p50.toFixed(2)} ms at k=100):`,
-  );
-  for (const k of KS) {
+  for (const arm of run.compact_arm) {
     console.log(
-      `  k=${k}: exact top k among the ${arm.candidate_depth[k]} nearest sign codes ${arm.nearest_codes[k]!.toFixed(3)}, ` +
-        `among the ${arm.refined_depth[k]} of them the two-bit codes keep ${arm.refined[k]!.toFixed(3)}`,
+      `the compact tier's semantic candidates, threshold ${arm.threshold_sigmas} standard deviations ` +
+        `(two-bit narrowing p50 ${arm.refine_ms.p50.toFixed(2)} ms at k=100):`,
     );
+    for (const k of KS) {
+      console.log(
+        `  k=${k}: exact top k among the ${arm.candidate_depth[k]} nearest sign codes ` +
+          `${arm.nearest_codes[k]!.toFixed(3)}, among the ${arm.refined_depth[k]} of them the two-bit codes keep ` +
+          arm.refined[k]!.toFixed(3),
+      );
+    }
   }
 }
 
@@ -364,7 +379,7 @@ async function main() {
       bench: 'binary-recall',
       date: new Date().toISOString(),
       machine: { cores: availableParallelism(), load_average_at_start: loadAverage, node: process.version },
-      options: { sizes: SIZES, ks: KS, r_factors: R_FACTORS, target: TARGET, center_rows: CENTER_ROWS },
+      options: { sizes: SIZES, ks: KS, r_factors: R_FACTORS, target: TARGET, center_rows: CENTER_ROWS, sigmas: SIGMAS },
       model: { name: basename(benchModelDir()), dtype: benchModelDtype() },
       runs,
     };

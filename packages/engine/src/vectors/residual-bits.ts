@@ -18,11 +18,11 @@ export class ResidualLevels {
   }
 
   /**
-   * Levels learnt from a sample of a bank's vectors: the center is their mean, a dimension's threshold THRESHOLD_SIGMAS
-   * times its standard deviation, and each cell's level the mean of the sample's components in it (a cell no component
-   * fell in stands for its threshold, half of it, or their negatives). Undefined for an empty sample.
+   * Levels learnt from a sample of a bank's vectors: the center is their mean, a dimension's threshold `sigmas` times
+   * its standard deviation, and each cell's level the mean of the sample's components in it (a cell no component fell
+   * in stands for its threshold, half of it, or their negatives). Undefined for an empty sample.
    */
-  static learn(sample: readonly Float32Array[]): ResidualLevels | undefined {
+  static learn(sample: readonly Float32Array[], sigmas = THRESHOLD_SIGMAS): ResidualLevels | undefined {
     const first = sample[0];
     if (first === undefined) return undefined;
     const d = first.length;
@@ -33,7 +33,7 @@ export class ResidualLevels {
     for (let j = 0; j < d; j++) {
       let squares = 0;
       for (const v of sample) squares += (v[j]! - center[j]!) ** 2;
-      thresholds[j] = THRESHOLD_SIGMAS * Math.sqrt(squares / n);
+      thresholds[j] = sigmas * Math.sqrt(squares / n);
     }
     const sums = new Float64Array(4 * d);
     const counts = new Uint32Array(4 * d);
@@ -59,10 +59,10 @@ export class ResidualLevels {
 }
 
 /**
- * Where a dimension's threshold lies, in standard deviations of the bank's components: about where two-bit codes
- * rank a bank's nearest codes closest to their exact order (`npm run bench:binary-recall` compares).
+ * Where a dimension's threshold lies, in standard deviations of the bank's components: among the thresholds
+ * `npm run bench:binary-recall -- --sigmas` compares, where the codes keep most of the exact top k.
  */
-const THRESHOLD_SIGMAS = 1.2;
+export const THRESHOLD_SIGMAS = 1.2;
 
 /** A component's cell: its sign bit, and its magnitude bit above it. */
 function cellOf(offset: number, threshold: number): number {
