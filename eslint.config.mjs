@@ -1,6 +1,7 @@
 // Lint rules for every TypeScript file: typescript-eslint's strict, type-aware set. The type checker (tsc) covers what
 // it can prove; these rules catch what it allows (floating promises, unsafe any flows, needless conditions).
 import eslint from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 // The engine's storage modules: the only ones that hold SQL (see docs/architecture.md and .dependency-cruiser.cjs).
@@ -15,10 +16,20 @@ const STORAGE_MODULES = [
 ];
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/test-output/**', '**/*.d.mts', 'packages/client/src/generated/**', 'clients/**', '**/*.mjs', '**/*.js'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/test-output/**', '**/*.d.mts', 'packages/client/src/generated/**', 'clients/**'] },
   eslint.configs.recommended,
-  tseslint.configs.strictTypeChecked,
   {
+    // The scripts and launchers are plain JavaScript run by Node: the recommended rules, with Node's globals.
+    files: ['**/*.mjs', '**/*.js'],
+    languageOptions: { sourceType: 'module', globals: globals.node },
+    rules: { 'no-unused-vars': ['error', { ignoreRestSiblings: true, varsIgnorePattern: '^_', caughtErrors: 'none' }] },
+  },
+  {
+    files: ['**/*.ts', '**/*.tsx', '**/*.mts'],
+    extends: [tseslint.configs.strictTypeChecked],
+  },
+  {
+    files: ['**/*.ts', '**/*.tsx', '**/*.mts'],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },

@@ -5,8 +5,9 @@
 //
 // Files run in two phases: most files run several at once, the longest (marked `// test-runner: long`) first; files
 // that measure how fast a server answers (they carry the line `// test-runner: alone`) run afterwards one at a time,
-// because other files' CPU would blur what they time.
-import { spawnSync } from 'node:child_process';
+// because other files' CPU would blur what they time. Each file runs in a process of its own; its report is printed
+// whole when it ends, with its time, and the run ends with the time per package and the files that took over 30 s.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,51 +55,106 @@ const phases = [
 // A test file whose process never exits (a thread or handle left open) would hold the runner until CI's own limit;
 // 40 minutes is several times the whole suite on a 2-core machine, and the message says what happened.
 const LIMIT_MS = 40 * 60 * 1000;
+// A file slower than this is named with its time at the end, so a slow test shows up in every run's output.
+const SLOW_FILE_MS = 30_000;
 const started = Date.now();
 const tapDir = mkdtempSync(join(tmpdir(), 'mnemos-tests-'));
 const totals = { pass: 0, fail: 0, cancelled: 0, skipped: 0 };
+const fileTimes = [];
 let status = 0;
-for (const [i, phase] of phases.entries()) {
-  const tapFile = join(tapDir, `phase-${i}.tap`);
-  const result = spawnSync(
+let timedOut = false;
+const children = new Set();
+
+/**
+ * Runs one test file in a process of its own, with the spec report kept until it ends (so files running side by side
+ * never interleave their lines) and a TAP report for the totals. Resolves with the file's wall time.
+ */
+function runFile(file, index) {
+  const tapFile = join(tapDir, `file-${index}.tap`);
+  const fileStarted = Date.now();
+  const child = spawn(
     process.execPath,
     [
       '--conditions=source',
       '--import',
       'tsx',
-      '--test',
-      `--test-concurrency=${phase.concurrency}`,
       '--test-reporter=spec',
       '--test-reporter-destination=stdout',
       '--test-reporter=tap',
       `--test-reporter-destination=${tapFile}`,
-      ...phase.files,
+      file,
     ],
-    {
-      stdio: 'inherit',
-      env: { ...process.env, NODE_ENV: 'test' },
-      timeout: Math.max(1, LIMIT_MS - (Date.now() - started)),
-      killSignal: 'SIGKILL',
-    },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'test' } },
   );
-  if (result.error?.code === 'ETIMEDOUT') {
-    console.error(
-      `run-tests: the suite did not finish within ${LIMIT_MS / 60000} minutes (a test file that never exits?); stopped.`,
-    );
-    process.exit(1);
-  }
-  if (result.status !== 0) status = result.status ?? 1;
-  const tap = existsSync(tapFile) ? readFileSync(tapFile, 'utf8') : '';
-  for (const key of Object.keys(totals)) {
-    totals[key] += Number(new RegExp(`^# ${key} (\\d+)$`, 'm').exec(tap)?.[1] ?? 0);
-  }
+  children.add(child);
+  const output = [];
+  child.stdout.on('data', (chunk) => output.push(chunk));
+  child.stderr.on('data', (chunk) => output.push(chunk));
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      const ms = Date.now() - fileStarted;
+      process.stdout.write(`\n▶ ${file} (${(ms / 1000).toFixed(1)} s)\n`);
+      process.stdout.write(Buffer.concat(output));
+      if (code !== 0) {
+        status = status || code || 1;
+        if (signal && !timedOut) process.stdout.write(`run-tests: ${file} was stopped by ${signal}\n`);
+      }
+      const tap = existsSync(tapFile) ? readFileSync(tapFile, 'utf8') : '';
+      for (const key of Object.keys(totals)) {
+        totals[key] += Number(new RegExp(`^# ${key} (\\d+)$`, 'm').exec(tap)?.[1] ?? 0);
+      }
+      // A file that crashed before its report was written counts as one failure, not as nothing.
+      if (code !== 0 && !/^# fail \d+$/m.test(tap)) totals.fail += 1;
+      fileTimes.push({ file, ms });
+      resolve();
+    });
+  });
 }
+
+async function runPhase(phase, offset) {
+  const queue = phase.files.map((file, i) => ({ file, index: offset + i }));
+  const worker = async () => {
+    for (let next = queue.shift(); next && !timedOut; next = queue.shift()) await runFile(next.file, next.index);
+  };
+  await Promise.all(Array.from({ length: Math.min(phase.concurrency, queue.length) }, worker));
+}
+
+const limit = setTimeout(() => {
+  timedOut = true;
+  console.error(
+    `run-tests: the suite did not finish within ${LIMIT_MS / 60000} minutes (a test file that never exits?); stopped.`,
+  );
+  for (const child of children) child.kill('SIGKILL');
+}, LIMIT_MS);
+
+let offset = 0;
+for (const phase of phases) {
+  await runPhase(phase, offset);
+  offset += phase.files.length;
+}
+clearTimeout(limit);
 rmSync(tapDir, { recursive: true, force: true });
+if (timedOut) process.exit(1);
+
 const failed = totals.fail + totals.cancelled;
 const minutes = ((Date.now() - started) / 60000).toFixed(1);
 const shape = phases.map((p) =>
   p.concurrency === 1 ? `${p.files.length} alone` : `${p.files.length} up to ${p.concurrency} at once`,
 );
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+const byPackage = new Map();
+for (const { file, ms } of fileTimes) {
+  const name = /packages\/([^/]+)\//.exec(file)?.[1] ?? 'other';
+  byPackage.set(name, (byPackage.get(name) ?? 0) + ms);
+}
+console.log('\nrun-tests: time per package (the sum of its files, which run side by side):');
+for (const [name, ms] of [...byPackage].sort((a, b) => b[1] - a[1])) console.log(`  ${name}: ${seconds(ms)}`);
+const slow = fileTimes.filter((t) => t.ms > SLOW_FILE_MS).sort((a, b) => b.ms - a.ms);
+if (slow.length > 0) {
+  console.log(`run-tests: files over ${SLOW_FILE_MS / 1000} s:`);
+  for (const { file, ms } of slow) console.log(`  ${file}: ${seconds(ms)}`);
+}
 console.log(`\nrun-tests: ${files.length} files in ${minutes} min (${shape.join(', then ')})`);
 console.log(`tests: ${totals.pass} passed, ${failed} failed, ${totals.skipped} skipped`);
 process.exit(status !== 0 || failed > 0 ? status || 1 : 0);

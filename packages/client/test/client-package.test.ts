@@ -1,3 +1,4 @@
+// test-runner: long (started first, so the suite does not wait for it at the end)
 // @mnemos/client as users get it: `npm pack` builds the tarball (prepack compiles dist), npm installs it offline into
 // a fresh folder outside the repository, and a small TypeScript program there is type-checked against the shipped
 // declarations, compiled, and run with plain Node against a real engine started by this file.
