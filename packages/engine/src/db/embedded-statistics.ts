@@ -1,8 +1,8 @@
 /**
  * Planner statistics for the embedded database. PGlite runs no autovacuum daemon (and keeps no table activity
  * counters), so without this the tables are never analyzed: the planner works from empty statistics and picks poor
- * plans as the data grows (measured: the retain-time duplicate check scanned a whole 12,000-memory bank through the
- * wrong index, 15-50 ms instead of 0.2 ms). This stands in for autovacuum's analyze: a table is analyzed when it was
+ * plans as the data grows (the retain-time duplicate check then scans a whole bank through the wrong index). This
+ * stands in for autovacuum's analyze: a table is analyzed when it was
  * never analyzed, or when its file grew by a tenth (and a few pages) since it last was. A real server's autovacuum
  * does this for external databases.
  */

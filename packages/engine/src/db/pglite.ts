@@ -65,8 +65,8 @@ export async function openEmbeddedDatabase(
 
 /**
  * Creates a new data folder (initdb) in a short-lived child process. Done in this process, initdb's scratch memory
- * (a few hundred MB of buffers while it builds and writes the cluster) stays in the allocator after it is freed and
- * shows as about 170 MB more resident memory for the engine's whole life; the child returns it to the system.
+ * (buffers while it builds and writes the cluster) stays in the allocator after it is freed and shows as resident
+ * memory for the engine's whole life; the child returns it to the system.
  */
 async function createDataDirectory(dataDir: string): Promise<void> {
   const [file, args] = initdbCommand(dataDir);

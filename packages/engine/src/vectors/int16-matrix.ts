@@ -4,8 +4,8 @@
  * 100,000 memories. Each component is off by at most half a step (the vector's largest component / 32767), so a cosine
  * moves by about 0.000002 (standard deviation, unit vectors of 384 dimensions), the size of float32 rounding: rankings
  * are those of the float scan. With the query in int16 too, each 8 dimensions take one multiply-add instruction
- * (`i32x4.dot_i16x8_s`) instead of widening and converting both halves to float, about twice as fast a scan
- * (docs/benchmarks.md). int8 would save another 40 MB but moves cosines by about 0.0006, enough to swap near-ties.
+ * (`i32x4.dot_i16x8_s`) instead of widening and converting both halves to float. int8 would halve the rows again but
+ * moves cosines enough to swap near-ties (docs/decisions.md, "Lab figures behind three storage choices").
  *
  * The module is tiny and hand-written; its source (WAT) is below, assembled and embedded as base64, so there is
  * nothing to build or download.
