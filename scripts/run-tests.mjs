@@ -22,6 +22,39 @@ function collect(dir, out) {
   return out;
 }
 
+/**
+ * What the tests need from outside the repository, checked before any test runs: a missing model, data set or
+ * database would otherwise fail dozens of tests, each with its own stack trace.
+ */
+async function preflight() {
+  const { tsImport } = await import('tsx/esm/api');
+  const assets = await tsImport('../packages/engine/bench/test-assets.ts', import.meta.url);
+  const missing = [];
+  const model = assets.testModelDir();
+  if (!existsSync(join(model, 'config.json')))
+    missing.push(`MNEMOS_TEST_MODEL (no all-MiniLM-L6-v2 model at ${model})`);
+  const locomo = assets.testLocomoDir();
+  if (!existsSync(locomo) || !readdirSync(locomo).some((f) => f.endsWith('.json'))) {
+    missing.push(`MNEMOS_TEST_LOCOMO (no LoCoMo conversations at ${locomo})`);
+  }
+  const pgUrl = assets.testPostgresUrl();
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: pgUrl, connectionTimeoutMillis: 5000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+  } catch (error) {
+    missing.push(`MNEMOS_TEST_PG_URL (cannot reach PostgreSQL at ${pgUrl}: ${error.message})`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+  if (missing.length > 0) {
+    console.error(`run-tests: the tests cannot start; set ${missing.join('; ')}.`);
+    process.exit(2);
+  }
+}
+await preflight();
+
 const given = process.argv.slice(2);
 const files =
   given.length > 0

@@ -18,6 +18,14 @@ export function testModelDir(env: NodeJS.ProcessEnv = process.env): string {
   return folder(env.MNEMOS_TEST_MODEL, '../shared/models/all-MiniLM-L6-v2');
 }
 
+/**
+ * The real PostgreSQL server the tests of the external-database path and the gateway use (MNEMOS_TEST_PG_URL); each
+ * test file creates and drops databases of its own on it.
+ */
+export function testPostgresUrl(env: NodeJS.ProcessEnv = process.env): string {
+  return env.MNEMOS_TEST_PG_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
+}
+
 /** The LoCoMo data set folder (MNEMOS_TEST_LOCOMO, by default `../shared/data/locomo` next to the repository). */
 export function testLocomoDir(env: NodeJS.ProcessEnv = process.env): string {
   return folder(env.MNEMOS_TEST_LOCOMO, '../shared/data/locomo');

@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { SCOPES, startGateway, type RunningGateway } from '@mnemos/gateway';
-import { testModelDir } from '../../engine/bench/test-assets.js';
+import { testModelDir, testPostgresUrl } from '../../engine/bench/test-assets.js';
 import { seedEmbeddedDatabase } from '../../engine/test/helpers/pristine-database.js';
 
-export const PG_URL = process.env['MNEMOS_TEST_PG_URL'] ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
+export const PG_URL = testPostgresUrl();
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const ENGINE_TOKEN = 'engine-token-for-tests';
 /** How long a key made to test expiry lives: long enough to create and use it on a loaded machine. */

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { testPostgresUrl } from '../../bench/test-assets.js';
 
 /** The real PostgreSQL server the tests may use (its own database per file, dropped afterwards). */
-export const PG_URL = process.env['MNEMOS_TEST_PG_URL'] ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
+export const PG_URL = testPostgresUrl();
 
 export interface ScratchDatabase {
   url: string;
