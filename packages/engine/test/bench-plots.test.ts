@@ -97,3 +97,18 @@ test('a picture whose input is missing is left out, and a file that is not the b
   writeData(data, { 'scale-broken.json': { bench: 'scale', runs: 'none' } });
   await assert.rejects(writePlots(data, path.join(dir, 'partial-img')), /scale-broken\.json is not the bench's JSON/);
 });
+
+test('every committed picture in docs/img is what its data in docs/data draws (run npm run docs:plots)', async () => {
+  const docs = path.resolve(import.meta.dirname, '../../../docs');
+  const drawn = path.join(dir, 'committed');
+  const files = await writePlots(path.join(docs, 'data'), drawn);
+  assert.ok(files.length > 0, 'docs/data gives at least one picture');
+  for (const file of files) {
+    const name = path.basename(file);
+    assert.equal(
+      readFileSync(path.join(docs, 'img', name), 'utf8'),
+      readFileSync(file, 'utf8'),
+      `docs/img/${name} differs from what docs/data draws: run npm run docs:plots and commit the picture`,
+    );
+  }
+});
