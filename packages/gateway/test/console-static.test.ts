@@ -60,14 +60,24 @@ describe('console app served by the gateway', () => {
     assert.match(script.headers.get('content-type') ?? '', /javascript/);
     assert.match(script.headers.get('cache-control') ?? '', /immutable/);
     assertConsoleHeaders(script, 'asset');
-    for (const route of ['/console/connect', '/console/projects/prj_x/keys', '/console/oauth/abc?x=1']) {
+    const routes = [
+      '/console/connect',
+      '/console/projects/prj_x/keys',
+      '/console/oauth/abc?x=1',
+      // Bank ids may hold dots and escaped characters: a reload or a shared link of such a page loads the app.
+      '/console/p/prj_x/memory/alice%40example.com',
+      '/console/p/prj_x/memory/alice.smith',
+    ];
+    for (const route of routes) {
       const res = await call(h.url, 'GET', route);
       assert.equal(res.status, 200, route);
       assert.equal(res.text, INDEX, route);
       assertConsoleHeaders(res, route);
     }
-    const missing = await call(h.url, 'GET', '/console/assets/gone-1234.js');
-    assert.ok(isProblem(missing, 404, 'not_found'), missing.text);
+    for (const gone of ['/console/assets/gone-1234.js', '/console/gone.js']) {
+      const missing = await call(h.url, 'GET', gone);
+      assert.ok(isProblem(missing, 404, 'not_found'), `${gone}: ${missing.text}`);
+    }
     for (const p of ['/console/.env', '/console/%2e%2e/%2e%2e/package.json', '/console/..%2f..%2fpackage.json']) {
       const res = await call(h.url, 'GET', p);
       const what = `${p}: ${res.status} ${res.text.slice(0, 80)}`;
@@ -119,5 +129,14 @@ describe('console app not built', () => {
     }
     assert.equal((await call(h.url, 'GET', '/')).headers.get('location'), '/console/');
     assert.equal((await call(h.url, 'GET', '/health/live')).status, 200);
+  });
+
+  it('shows a browser a page that says how to build the console, not JSON', async () => {
+    const res = await fetch(`${h.url}/console/`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    const text = await res.text();
+    assert.equal(res.status, 503);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(text, /<h1>The console is not built<\/h1>/);
+    assert.match(text, /run `npm run build`/);
   });
 });

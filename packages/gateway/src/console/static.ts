@@ -35,6 +35,26 @@ const hidden = { schema: { hide: true } };
 const cacheControlOf = (filePath: string): string =>
   filePath.split(path.sep).includes('assets') ? 'public, max-age=31536000, immutable' : 'no-cache';
 
+/**
+ * Whether a path under /console/ names a file of the build that is not there (a 404), rather than a route of the app.
+ * The build holds files at its top level and under assets/ only; deeper paths are the app's routes, whose segments
+ * may hold dots or escapes (a bank id such as `alice%40example.com`).
+ */
+export function isMissingBuildFile(urlPath: string): boolean {
+  const segments = urlPath.replace(/^\/console\//, '').split('/');
+  if (segments[0] === 'assets') return true;
+  return segments.length === 1 && (segments[0] ?? '').includes('.');
+}
+
+const prefersHtml = (request: FastifyRequest): boolean => (request.headers.accept ?? '').includes('text/html');
+
+const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] ?? c);
+
+const notBuiltPage = (detail: string): string =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Mnemos console not built</title></head>` +
+  `<body><h1>The console is not built</h1><p>${escapeHtml(detail)}</p></body></html>\n`;
+
 export async function consoleRoutes(app: FastifyInstance, dir: string = DEFAULT_CONSOLE_DIR): Promise<void> {
   const root = path.resolve(dir);
   const built = existsSync(path.join(root, 'index.html'));
@@ -50,7 +70,13 @@ export async function consoleRoutes(app: FastifyInstance, dir: string = DEFAULT_
 
     if (!built) {
       const notBuilt = problem('console_not_built', 'missing', { indexFile: path.join(root, 'index.html') });
-      scope.get('/console/*', hidden, async (_request, reply) => sendProblem(reply, notBuilt));
+      app.log.warn(notBuilt.detail);
+      // A person opening the console in a browser reads a page; a program asking for JSON reads the problem.
+      scope.get('/console/*', hidden, async (request, reply) =>
+        prefersHtml(request)
+          ? reply.code(503).type('text/html; charset=utf-8').send(notBuiltPage(notBuilt.detail))
+          : sendProblem(reply, notBuilt),
+      );
       return;
     }
     // The files are listed once at start (wildcard: false), so every other path under /console/ reaches the fallback.
@@ -67,8 +93,7 @@ export async function consoleRoutes(app: FastifyInstance, dir: string = DEFAULT_
     });
     scope.get('/console/*', hidden, async (request, reply) => {
       const urlPath = request.url.split('?')[0] ?? '';
-      // A missing file (a name with an extension) is a 404; any other path is a route of the app.
-      if ((urlPath.split('/').pop() ?? '').includes('.')) {
+      if (isMissingBuildFile(urlPath)) {
         return sendProblem(reply, problem('not_found', 'noConsoleFile', { path: urlPath }));
       }
       return reply.header('cache-control', 'no-cache').sendFile('index.html');
