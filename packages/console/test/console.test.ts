@@ -135,6 +135,8 @@ test('a recall-only key: its secret is shown once, it recalls, cannot retain, an
   await page.getByLabel('Name').fill('recall only');
   await page.getByRole('checkbox', { name: 'memory:retain' }).uncheck();
   await page.getByRole('checkbox', { name: 'memory:reflect' }).uncheck();
+  await page.getByRole('checkbox', { name: 'memory:delete' }).uncheck();
+  await page.getByRole('checkbox', { name: 'mcp' }).uncheck();
   assert.ok(await page.getByRole('checkbox', { name: 'memory:recall' }).isChecked());
   await page.getByRole('button', { name: 'Create key' }).click();
   await page.getByRole('heading', { name: 'Your new key “recall only”' }).waitFor();
@@ -170,8 +172,23 @@ test('a recall-only key: its secret is shown once, it recalls, cannot retain, an
 test('the TypeScript snippet from Connect, run with a new key, retains and recalls', async () => {
   await nav('API keys');
   await page.getByLabel('Name').fill('quickstart');
+  // The form starts from the API's default scopes, MCP among them, so the Connect page's MCP snippet works with it.
+  for (const scope of ['memory:retain', 'memory:recall', 'memory:reflect', 'memory:delete', 'mcp']) {
+    assert.ok(await page.getByRole('checkbox', { name: scope }).isChecked(), `${scope} is checked by default`);
+  }
   await page.getByRole('button', { name: 'Create key' }).click();
   const secret = (await page.getByTestId('secret').innerText()).trim();
+  const initialize = await call(h.url, 'POST', '/mcp', {
+    token: secret,
+    headers: { accept: 'application/json, text/event-stream' },
+    body: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'console-test', version: '1' } },
+    },
+  });
+  assert.equal(initialize.status, 200, initialize.text);
   await page.getByRole('button', { name: 'I have copied it' }).click();
   await nav('Connect');
   await page.getByRole('tab', { name: 'TypeScript' }).click();

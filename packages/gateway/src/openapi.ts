@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { SwaggerOptions } from '@fastify/swagger';
 import { SESSION_COOKIE } from './account/console-auth.js';
+import { DEFAULT_KEY_SCOPES } from './delegation.js';
 import type { GatewayContext } from './context.js';
 import { SCOPE_DESCRIPTIONS, SCOPES } from './scopes.js';
 import { VERSION } from './version.js';
@@ -41,7 +42,11 @@ export function openApiOptions(): SwaggerOptions {
             type: 'http',
             scheme: 'bearer',
             bearerFormat: 'mnm_live_<43 base62 characters>',
-            description: 'A project API key, "Authorization: Bearer mnm_live_...". Keys carry their own scopes.',
+            description:
+              'A project API key, "Authorization: Bearer mnm_live_...". Keys carry their own scopes; ' +
+              'x-default-scopes lists those a key gets when its creation names none.',
+            // The console starts its key form from these, so a key made there is the key the API would make.
+            'x-default-scopes': [...DEFAULT_KEY_SCOPES],
           },
           adminToken: { type: 'http', scheme: 'bearer', description: 'GATEWAY_ADMIN_TOKEN (admin API only)' },
           consoleSession: {

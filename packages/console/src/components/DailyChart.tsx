@@ -11,6 +11,17 @@ const SERIES: Array<{ key: 'memories' | 'recalls' | 'reflects'; label: string; c
   { key: 'reflects', label: 'Reflects', color: '#b45309' },
 ];
 
+const DAY_SECONDS = 86_400;
+
+/** The x range: the days shown, or a whole day around the only one (a zero-width range would draw nothing). */
+const dayRange = (_u: uPlot, min: number, max: number): uPlot.Range.MinMax =>
+  min === max ? [min - DAY_SECONDS / 2, max + DAY_SECONDS / 2] : [min, max];
+
+/** Legend values: the day or count under the cursor, and nothing (not "--") while the cursor is elsewhere. */
+const dayValue = (_u: uPlot, v: number | null): string =>
+  v === null ? '' : new Date(v * 1000).toISOString().slice(0, 10);
+const countValue = (_u: uPlot, v: number | null): string => (v === null ? '' : String(v));
+
 export function DailyChart({ days }: { days: DailyUsage[] }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -23,8 +34,17 @@ export function DailyChart({ days }: { days: DailyUsage[] }) {
       {
         width: width(),
         height: 240,
-        scales: { x: { time: true } },
-        series: [{}, ...SERIES.map((s) => ({ label: s.label, stroke: s.color, width: 2, points: { show: true } }))],
+        scales: { x: { time: true, range: dayRange } },
+        series: [
+          { label: 'Day', value: dayValue },
+          ...SERIES.map((s) => ({
+            label: s.label,
+            stroke: s.color,
+            width: 2,
+            points: { show: true, size: 8 },
+            value: countValue,
+          })),
+        ],
         axes: [{}, { label: 'per day' }],
       },
       data,

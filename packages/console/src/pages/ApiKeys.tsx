@@ -15,13 +15,13 @@ import { useGatewayInfo } from '../gateway-info';
 import { expiryError, idsError, limitsBody } from '../limits';
 import type { ApiKey, CreatedKey } from '../types';
 
-const DEFAULT_SCOPES = ['memory:retain', 'memory:recall', 'memory:reflect'];
-
 function KeyForm({ project, onCreated }: { project: string; onCreated: (key: CreatedKey) => void }) {
   const info = useGatewayInfo();
   const client = useQueryClient();
   const [name, setName] = useState('');
-  const [scopes, setScopes] = useState<string[]>(DEFAULT_SCOPES);
+  // Until the person picks scopes, the form shows the ones the API gives a key by default.
+  const [pickedScopes, setScopes] = useState<string[] | null>(null);
+  const scopes = pickedScopes ?? info.data?.defaultKeyScopes ?? [];
   const [banks, setBanks] = useState('');
   const [spaces, setSpaces] = useState('');
   const [expiry, setExpiry] = useState('');
@@ -49,7 +49,7 @@ function KeyForm({ project, onCreated }: { project: string; onCreated: (key: Cre
       // The creation answer does not repeat the name; the secret's box names the key it belongs to.
       const named = { ...created, name: name.trim() === '' ? null : name.trim() };
       setName('');
-      setScopes(DEFAULT_SCOPES);
+      setScopes(null);
       setBanks('');
       setSpaces('');
       setExpiry('');
