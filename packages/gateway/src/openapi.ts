@@ -10,6 +10,20 @@ import type { GatewayContext } from './context.js';
 import { SCOPE_DESCRIPTIONS, SCOPES } from './scopes.js';
 import { VERSION } from './version.js';
 
+/**
+ * Project API keys. x-default-scopes is an extension: the console starts its key form from these scopes, so a key made
+ * there is the key the API would make.
+ */
+const API_KEY_SCHEME = {
+  type: 'http' as const,
+  scheme: 'bearer',
+  bearerFormat: 'mnm_live_<43 base62 characters>',
+  description:
+    'A project API key, "Authorization: Bearer mnm_live_...". Keys carry their own scopes; ' +
+    'x-default-scopes lists those a key gets when its creation names none.',
+  'x-default-scopes': [...DEFAULT_KEY_SCOPES],
+};
+
 export function openApiOptions(): SwaggerOptions {
   return {
     openapi: {
@@ -38,16 +52,7 @@ export function openApiOptions(): SwaggerOptions {
               },
             },
           },
-          apiKey: {
-            type: 'http',
-            scheme: 'bearer',
-            bearerFormat: 'mnm_live_<43 base62 characters>',
-            description:
-              'A project API key, "Authorization: Bearer mnm_live_...". Keys carry their own scopes; ' +
-              'x-default-scopes lists those a key gets when its creation names none.',
-            // The console starts its key form from these, so a key made there is the key the API would make.
-            'x-default-scopes': [...DEFAULT_KEY_SCOPES],
-          },
+          apiKey: API_KEY_SCHEME,
           adminToken: { type: 'http', scheme: 'bearer', description: 'GATEWAY_ADMIN_TOKEN (admin API only)' },
           consoleSession: {
             type: 'apiKey',

@@ -35,6 +35,9 @@ export interface Limits {
   requests_per_minute: number;
 }
 
+/** Per-project overrides of a plan's limits in an update: null removes an override. */
+export type QuotaOverrides = { [K in keyof Limits]?: number | null };
+
 export const PLANS: Record<string, Limits> = {
   free: { memories: 1_000, recalls: 5_000, reflects: 100, requests_per_minute: 600 },
   pro: { memories: 100_000, recalls: 500_000, reflects: 10_000, requests_per_minute: 6_000 },

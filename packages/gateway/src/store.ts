@@ -2,7 +2,7 @@
 // here, except OAuth storage (oauth/adapter.ts) and the quota leases that charge requests (quota.ts).
 import type { Pool } from './db.js';
 import { hashPassword, newApiKey, newId } from './ids.js';
-import { limitsFor, METRICS, periodOf, type Limits, type Metric, type Scope } from './scopes.js';
+import { limitsFor, METRICS, periodOf, type Limits, type Metric, type QuotaOverrides, type Scope } from './scopes.js';
 import { dailyUsage, type DailyUsage } from './usage-daily.js';
 
 export interface Account {
@@ -180,7 +180,7 @@ export class Store {
     id: string,
     patch: {
       plan?: string | undefined;
-      quotas?: Partial<Limits> | undefined;
+      quotas?: QuotaOverrides | undefined;
       engine?: string | undefined;
       name?: string | undefined;
     },
@@ -188,7 +188,7 @@ export class Store {
     const res = await this.pool.query<ProjectRow>(
       `UPDATE projects SET
          plan = COALESCE($2, plan),
-         quotas = quotas || COALESCE($3::jsonb, '{}'::jsonb),
+         quotas = jsonb_strip_nulls(quotas || COALESCE($3::jsonb, '{}'::jsonb)),
          engine = COALESCE($4, engine),
          name = COALESCE($5, name)
        WHERE id = $1 RETURNING *`,

@@ -2,6 +2,7 @@
 // concurrency, rate limits, engine failures not counted.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { PLANS } from '@mnemos/gateway';
 import {
   ADMIN_TOKEN,
   call,
@@ -302,6 +303,15 @@ describe('gateway in front of a real engine', () => {
       (await call(h.url, 'POST', '/v1/me/banks/q/memories/recall', { token: key, body: { query: 'again' } })).status,
       200,
     );
+    // An override set to null is removed, and the plan's quota applies again; the other overrides stay.
+    const cleared = await call(h.url, 'PATCH', `/admin/projects/${projectId}`, {
+      token: ADMIN_TOKEN,
+      body: { quotas: { recalls: null } },
+    });
+    assert.equal(cleared.status, 200, cleared.text);
+    const planned = obj((await call(h.url, 'GET', `/admin/projects/${projectId}/usage`, { token: ADMIN_TOKEN })).body);
+    assert.equal(obj(planned['recalls'])['limit'], PLANS['pro']?.recalls);
+    assert.equal(obj(planned['memories'])['limit'], 12);
   });
 
   it('rate-limits per key with Retry-After', async () => {

@@ -8,7 +8,7 @@ import { constantTimeEqualString } from '../ids.js';
 import { authenticateFirst } from '../early-auth.js';
 import { guarded } from '../proxy.js';
 import { ADMIN_ROUTE, answers } from '../route-problems.js';
-import { PLANS, type Limits } from '../scopes.js';
+import { PLANS, type Limits, type QuotaOverrides } from '../scopes.js';
 import type { KeyInput, Project } from '../store.js';
 import { KeyCreateBody, Open, UsageSchema } from '../schemas.js';
 import { ClientBody, type ClientRequest, type ProjectHandlers } from './project.js';
@@ -20,6 +20,8 @@ const ProjectSub = Type.Object({
 });
 const Plan = Type.String({ pattern: '^[a-z0-9_-]{1,32}$' });
 const Quota = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+/** A quota override in a project update: a number sets it, null removes it (the plan's quota applies again). */
+const QuotaOverride = Type.Union([Quota, Type.Null()]);
 /** Most admin routes name a project (or a key or client of one) that may not exist. */
 const PROJECT_ROUTE: readonly ProblemCode[] = [...ADMIN_ROUTE, 'not_found'];
 /** Wrong admin tokens allowed per address in a one-minute window. */
@@ -158,10 +160,12 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
               quotas: Type.Optional(
                 Type.Object(
                   {
-                    memories: Type.Optional(Quota),
-                    recalls: Type.Optional(Quota),
-                    reflects: Type.Optional(Quota),
-                    requests_per_minute: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000_000 })),
+                    memories: Type.Optional(QuotaOverride),
+                    recalls: Type.Optional(QuotaOverride),
+                    reflects: Type.Optional(QuotaOverride),
+                    requests_per_minute: Type.Optional(
+                      Type.Union([Type.Integer({ minimum: 1, maximum: 100_000_000 }), Type.Null()]),
+                    ),
                   },
                   { additionalProperties: false },
                 ),
@@ -174,7 +178,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
         },
       },
       guarded(async (request, reply: FastifyReply) => {
-        const body = request.body as { name?: string; plan?: string; quotas?: Partial<Limits>; engine?: string };
+        const body = request.body as { name?: string; plan?: string; quotas?: QuotaOverrides; engine?: string };
         checkPlanAndEngine(ctx, body.plan, body.engine);
         const id = (request.params as { id: string }).id;
         const updated = await ctx.store.updateProject(id, body);
