@@ -80,7 +80,7 @@ describe('start-up: the port first, then the slow parts', { timeout: 240_000 }, 
       const health = await call(engine.url, 'GET', '/health');
       assert.equal(health.status, 503);
       assert.match(health.headers.get('content-type') ?? '', /^application\/problem\+json/);
-      assert.equal(health.body.status, 'warming');
+      assert.equal(health.body.status, 503, 'the problem document carries the HTTP status, as RFC 9457 says');
       assert.equal(health.body.code, 'warming');
       assert.equal(health.body.stage, 'loading model');
 

@@ -12,14 +12,14 @@ export function livenessBody(startedAt: number): object {
 }
 
 /**
- * `/health` while the engine starts: a problem document whose `status` is the health state ("warming"), as in the
- * healthy answer ("healthy"), so a probe reads one field in both; `stage` and `progress` (0..1) say how far it is.
+ * `/health` while the engine starts: an RFC 9457 problem document (its `status` is the HTTP status, as that RFC
+ * requires), with `code: "warming"`; `stage` and `progress` (0..1) say how far it is.
  */
 export function warmingBody(snapshot: ReadinessSnapshot): object {
   return {
     type: `${PROBLEM_TYPE_BASE}warming`,
     title: 'Service Unavailable',
-    status: 'warming',
+    status: 503,
     code: 'warming',
     detail: `The engine is starting (${snapshot.stage}); /health answers 200 once it is ready.`,
     stage: snapshot.stage,
