@@ -146,11 +146,15 @@ describe('retain and recall', () => {
     const orgHit = blended.body.results.find((h) => h.org === true);
     assert.ok(orgHit, 'org memory is blended in');
     assert.equal(orgHit.text, 'Acme policy: all hot drinks are free in the office.');
+    // An org memory names its bank the same way in every answer: as the retain answered it.
+    assert.equal(org.body.bank_id, 'org:acme');
+    assert.equal(orgHit.bank_id, 'org:acme');
 
     const orgOnly = await call<RecallAnswer>(base(), 'POST', '/v1/default/spaces/acme/memories/recall', {
       query: 'hot drinks',
     });
     assert.equal(orgOnly.body.results.length, 1);
+    assert.equal(orgOnly.body.results[0]?.bank_id, 'org:acme');
     const otherSpace = await recall('carol', { query: 'are hot drinks free?', space: 'other', include_org: true });
     assert.equal(otherSpace.body.results.length, 0);
   });

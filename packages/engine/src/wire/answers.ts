@@ -1,4 +1,5 @@
 import { ZERO_USAGE } from '../llm/types.js';
+import { ORG_BANK_ID } from '../memory/types.js';
 import { isoText } from './iso-dates.js';
 import type {
   Bank,
@@ -17,6 +18,9 @@ import type {
  * (`fact_type`, `mentioned_at`, `background`, `total_nodes`, ...).
  */
 
+/** A space's org memory is stored under the empty bank id; callers know it as `org:<space>`, as its retain answers. */
+export const wireBankId = (bankId: string, space: string): string => (bankId === ORG_BANK_ID ? `org:${space}` : bankId);
+
 const iso = (d: Date | null): string | null => (d === null ? null : isoText(d));
 
 /**
@@ -26,7 +30,7 @@ const iso = (d: Date | null): string | null => (d === null ? null : isoText(d));
 function memoryFields(m: Memory) {
   return {
     id: m.id,
-    bank_id: m.bankId,
+    bank_id: wireBankId(m.bankId, m.space),
     space: m.space,
     type: m.type,
     text: m.text,

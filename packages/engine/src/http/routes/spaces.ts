@@ -1,6 +1,6 @@
 import type { Engine } from '../../engine.js';
 import { ORG_BANK_ID } from '../../memory/types.js';
-import { recallAnswer, retainAnswer } from '../../wire/answers.js';
+import { recallAnswer, retainAnswer, wireBankId } from '../../wire/answers.js';
 import { maxNewMemories, recallQuery, retainRequest } from '../../wire/input.js';
 import { RecallAnswer, RecallBody, RetainAnswer, RetainBody, SpaceParams } from '../../wire/schemas.js';
 import type { TypedApp } from '../typed-app.js';
@@ -25,7 +25,11 @@ export function registerSpaceRoutes(app: TypedApp, engine: Engine): void {
     async (req) => {
       const { tenant, space } = req.params;
       const request = retainRequest({ tenant, bankId: ORG_BANK_ID, space }, req.body, maxNewMemories(req.headers));
-      return retainAnswer(`org:${space}`, await engine.service.retain(request), req.body.messages?.length);
+      return retainAnswer(
+        wireBankId(ORG_BANK_ID, space),
+        await engine.service.retain(request),
+        req.body.messages?.length,
+      );
     },
   );
 
