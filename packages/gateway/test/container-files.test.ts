@@ -131,7 +131,8 @@ interface ComposeService {
   volumes?: string[];
   ports?: string[];
   depends_on?: Record<string, { condition: string }>;
-  healthcheck?: { test: string[] };
+  healthcheck?: { test: string[]; start_period?: string; start_interval?: string };
+  tmpfs?: string[];
 }
 
 describe('compose.yaml', () => {
@@ -214,6 +215,28 @@ describe('compose.yaml', () => {
         service.env_file?.every((f) => f.path.startsWith('./secrets/')),
         `${name} reads its secrets from ./secrets`,
       );
+      // A missing secrets file stops the service at once with Compose's "env file ... not found", not later with a
+      // database or gateway that exits for a reason the user must dig out of its log.
+      assert.ok(
+        service.env_file?.every((f) => f.required),
+        `${name} refuses to start without its secrets file`,
+      );
     }
+  });
+
+  it("mounts something of the gateway's own at the image's /data, so no anonymous volume is left per container", () => {
+    const gateway = services['gateway']!;
+    const mounts = [...(gateway.volumes ?? []), ...(gateway.tmpfs ?? [])].map((m) => m.split(':'));
+    assert.ok(
+      mounts.some((m) => m[0] === '/data' || m[1] === '/data'),
+      `gateway mounts ${JSON.stringify(mounts)}`,
+    );
+  });
+
+  it('gives the engine on Postgres a start period longer than a slow first model download, checked often', () => {
+    const check = services['engine-pg']!.healthcheck!;
+    const minutes = /^(\d+)m$/.exec(check.start_period ?? '')?.[1];
+    assert.ok(Number(minutes) >= 30, `start_period ${check.start_period}`);
+    assert.ok(check.start_interval, 'start_interval makes it healthy as soon as it is ready');
   });
 });
