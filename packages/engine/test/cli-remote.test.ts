@@ -120,6 +120,22 @@ test('banks and memories: list, get, delete', async () => {
   const erin = items.find((m) => m.text === 'Erin drinks oolong tea.')!;
   const table = await mnemos('memories', ['list', 'cli-bank', '--space', 'default']);
   assert.match(table.out, new RegExp(`^ID\\s+TYPE\\s+SPACE\\s+DATE\\s+TEXT\\n${erin.id}\\s+raw\\s+default\\s`));
+  // One memory a page: the table says how to read the next page, and --cursor reads it.
+  const first = await mnemos('memories', ['list', 'cli-bank', '--limit', '1']);
+  const next = /\(1 of 2; --cursor (\S+) for the next page\)\n$/.exec(first.out);
+  assert.ok(next, first.out);
+  const second = await mnemos('memories', ['list', 'cli-bank', '--limit', '1', '--cursor', next[1]!]);
+  assert.equal(second.code, 0, second.err);
+  const pageIds = [first.out, second.out].map((out) => items.find((m) => out.includes(m.id))?.id);
+  assert.deepEqual(new Set(pageIds), new Set(items.map((m) => m.id)), 'the two pages hold both memories');
+  // A full page offers a next one, which may be empty: past the last memory, the list says so.
+  const after = /--cursor (\S+) for the next page/.exec(second.out);
+  if (after)
+    assert.equal((await mnemos('memories', ['list', 'cli-bank', '--cursor', after[1]!])).out, 'No memories.\n');
+  const bankPage = await mnemos('banks', ['list', '--limit', '1', '--cursor', 'not-a-cursor']);
+  assert.equal(bankPage.code, 1, 'a bad cursor is refused by the engine');
+  assert.match(bankPage.err, /cursor/);
+
   const got = await mnemos('memories', ['get', 'cli-bank', erin.id]);
   assert.match(got.out, /text\s+Erin drinks oolong tea\./);
   assert.equal((await mnemos('memories', ['delete', 'cli-bank', erin.id])).out, 'Deleted 1 memory.\n');

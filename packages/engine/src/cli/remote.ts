@@ -62,6 +62,12 @@ function metadata(pairs: string[] | undefined): Record<string, string> | undefin
 
 const json = (io: CliIo, value: unknown) => io.stdout(`${JSON.stringify(value, null, 2)}\n`);
 
+/** After a page of a list: how many of how many, and the --cursor that reads the next page (stable under writes). */
+function morePages(io: CliIo, shown: number, total: number, nextCursor: string | null | undefined): void {
+  if (nextCursor !== null && nextCursor !== undefined)
+    io.stdout(`(${shown} of ${total}; --cursor ${nextCursor} for the next page)\n`);
+}
+
 /** Runs one memory command; answers the exit code (0 ok, 1 failed call, 2 usage mistake). */
 export async function remote(command: RemoteCommand, args: string[], io: CliIo): Promise<number> {
   let asJson = args.includes('--json');
@@ -172,6 +178,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
           q: { type: 'string' },
           limit: { type: 'string' },
           offset: { type: 'string' },
+          cursor: { type: 'string' },
           yes: { type: 'boolean' },
         });
         asJson = values.json === true;
@@ -182,6 +189,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
             q: values.q,
             limit: int(values.limit, 'limit'),
             offset: int(values.offset, 'offset'),
+            cursor: values.cursor,
           });
           if (asJson) return (json(io, out), 0);
           if (out.banks.length === 0) return (io.stdout('No banks yet: mnemos retain <bank> <text> creates one.\n'), 0);
@@ -192,8 +200,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
               io.columns,
             ),
           );
-          if (out.total > out.offset + out.banks.length)
-            io.stdout(`(${out.banks.length} of ${out.total}; --offset ${out.offset + out.banks.length} for more)\n`);
+          morePages(io, out.banks.length, out.total, out.next_cursor);
           return 0;
         }
         if (action === 'get') {
@@ -234,6 +241,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
           q: { type: 'string' },
           limit: { type: 'string' },
           offset: { type: 'string' },
+          cursor: { type: 'string' },
         });
         asJson = values.json === true;
         const client = clientFrom(values, io.env);
@@ -245,6 +253,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
             q: values.q,
             limit: int(values.limit, 'limit') ?? 20,
             offset: int(values.offset, 'offset'),
+            cursor: values.cursor,
           });
           if (asJson) return (json(io, out), 0);
           if (out.items.length === 0) return (io.stdout('No memories.\n'), 0);
@@ -255,8 +264,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
               io.columns,
             ),
           );
-          if (out.total > out.offset + out.items.length)
-            io.stdout(`(${out.items.length} of ${out.total}; --offset ${out.offset + out.items.length} for more)\n`);
+          morePages(io, out.items.length, out.total, out.next_cursor);
           return 0;
         }
         if (action === 'get') {
