@@ -130,8 +130,8 @@ test('banks and memories: list, get, delete', async () => {
   assert.deepEqual(new Set(pageIds), new Set(items.map((m) => m.id)), 'the two pages hold both memories');
   // A full page offers a next one, which may be empty: past the last memory, the list says so.
   const after = /--cursor (\S+) for the next page/.exec(second.out);
-  if (after)
-    assert.equal((await mnemos('memories', ['list', 'cli-bank', '--cursor', after[1]!])).out, 'No memories.\n');
+  assert.ok(after, second.out);
+  assert.equal((await mnemos('memories', ['list', 'cli-bank', '--cursor', after[1]!])).out, 'No memories.\n');
   const bankPage = await mnemos('banks', ['list', '--limit', '1', '--cursor', 'not-a-cursor']);
   assert.equal(bankPage.code, 1, 'a bad cursor is refused by the engine');
   assert.match(bankPage.err, /cursor/);
