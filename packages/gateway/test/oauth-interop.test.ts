@@ -3,6 +3,8 @@
 // token's own client, and sign-in throttling on the console's sign-in endpoint during an authorization.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { call, obj, setupProject, startHarness, type Harness, type Json, type Res } from './helpers.js';
@@ -116,6 +118,60 @@ describe('OAuth interoperability and abuse resistance', () => {
     const scopeError = await register({ redirect_uris: [REDIRECT], scope: 'mcp memory:everything' });
     assert.equal(obj(scopeError.body)['error'], 'invalid_client_metadata');
     assert.equal(await clientCount(), before);
+  });
+
+  it('refuses http redirect URIs other than loopback, and URLs the server would fetch, storing nothing', async () => {
+    const before = await clientCount();
+    const notLoopback = [
+      'http://app.example.com/callback',
+      'http://192.0.2.10:8080/callback',
+      'http://localhost.example.com/callback',
+      'http://127.0.0.2/callback',
+      'http://[::2]/callback',
+    ];
+    for (const uri of notLoopback) {
+      for (const redirect_uris of [[uri], [REDIRECT, uri]]) {
+        const res = await register({ ...PUBLIC_CLIENT, redirect_uris });
+        assert.equal(res.status, 400, `${uri}: ${res.text}`);
+        assert.equal(obj(res.body)['error'], 'invalid_redirect_uri', res.text);
+        assert.equal(
+          obj(res.body)['error_description'],
+          `redirect_uris: ${uri} uses http, which is allowed only for loopback addresses (127.0.0.1, [::1], ` +
+            'localhost); use https for any other host',
+        );
+      }
+    }
+    // The gateway fetches nothing a client names: no key set, no sector identifier.
+    let fetched = 0;
+    const site = createServer((_req, res) => {
+      fetched += 1;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"keys":[]}');
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    const siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    try {
+      const jwks = await register({ ...PUBLIC_CLIENT, jwks_uri: `${siteUrl}/jwks.json` });
+      assert.equal(jwks.status, 400, jwks.text);
+      assert.deepEqual(obj(jwks.body), {
+        error: 'invalid_client_metadata',
+        error_description:
+          'jwks_uri is not supported: this server fetches no client keys; register without it and authenticate ' +
+          'with client_secret_basic, client_secret_post or none',
+      });
+      const sector = await register({ ...PUBLIC_CLIENT, sector_identifier_uri: `${siteUrl}/sector.json` });
+      assert.equal(sector.status, 400, sector.text);
+      assert.equal(obj(sector.body)['error'], 'invalid_client_metadata');
+      assert.match(String(obj(sector.body)['error_description']), /^sector_identifier_uri is not supported/);
+    } finally {
+      site.close();
+    }
+    assert.equal(fetched, 0, 'nothing was fetched');
+    assert.equal(await clientCount(), before);
+    // Loopback over http (any port) and https anywhere are registered.
+    for (const uri of ['http://localhost:3000/cb', 'http://[::1]:8080/cb', REDIRECT, 'https://app.example.com/cb']) {
+      const res = await register({ ...PUBLIC_CLIENT, redirect_uris: [uri] });
+      assert.equal(res.status, 201, `${uri}: ${res.text}`);
+    }
   });
 
   it('treats identifiers the database cannot hold as unknown, never a server error', async () => {
