@@ -57,6 +57,9 @@ describe('console account endpoints', () => {
     h = await startHarness(engine.url, {
       GATEWAY_SIGNIN_MAX_FAILURES_PER_ACCOUNT: '2',
       GATEWAY_SIGNIN_MAX_FAILURES_PER_ADDRESS: '1000',
+      // This file signs many accounts up from one address; the sign-up throttle has its own gateway below.
+      GATEWAY_SIGNUP_MAX_PER_ADDRESS: '1000',
+      GATEWAY_SIGNUP_MAX_TOTAL: '1000',
     });
   });
   after(async () => {
@@ -369,6 +372,57 @@ describe('console account endpoints', () => {
     const usage = obj(obj(paths['/v1/me/usage'])['get']);
     const console = { consoleSession: [], consoleProject: [] };
     assert.deepEqual(usage['security'], [{ oauth2: ['project:read'] }, { apiKey: [] }, console]);
+  });
+});
+
+describe('console sign-up throttle', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness(DEAD_ENGINE, {
+      GATEWAY_TRUST_PROXY: 'true',
+      GATEWAY_SIGNUP_MAX_PER_ADDRESS: '2',
+      GATEWAY_SIGNUP_MAX_TOTAL: '3',
+    });
+  });
+  after(async () => {
+    await h.close();
+  });
+
+  const signUpFrom = (address: string, email = newEmail()) =>
+    call(h.url, 'POST', '/v1/account/signup', {
+      body: { email, password: PASSWORD },
+      headers: { 'x-forwarded-for': address },
+    });
+  const assertThrottled = async (res: Awaited<ReturnType<typeof signUpFrom>>, detail: RegExp): Promise<void> => {
+    assert.ok(isProblem(res, 429, 'rate_limited'), res.text);
+    const retryAfter = Number(res.headers.get('retry-after'));
+    assert.ok(Number.isInteger(retryAfter) && retryAfter > 0 && retryAfter <= 3600, String(retryAfter));
+    assert.equal(obj(res.body)['retry_after'], retryAfter);
+    assert.match(String(obj(res.body)['detail']), detail);
+    assert.equal(sessionCookie(res), '');
+  };
+
+  it('creates the allowance per address, then answers 429 with Retry-After, per address and in all', async () => {
+    for (let i = 0; i < 2; i++) assert.equal((await signUpFrom('203.0.113.1')).status, 201);
+    const email = newEmail();
+    await assertThrottled(
+      await signUpFrom('203.0.113.1', email),
+      /^Too many sign-ups from this address \(2 per hour\)/,
+    );
+    const none = await call(h.url, 'POST', '/v1/account/session', { body: { email, password: PASSWORD } });
+    assert.ok(isProblem(none, 401), 'the throttled sign-up created no account');
+    // Another address has its own allowance, until everyone together has used the total.
+    assert.equal((await signUpFrom('203.0.113.2')).status, 201);
+    await assertThrottled(
+      await signUpFrom('203.0.113.3'),
+      /^This server takes at most 3 sign-ups per hour from everyone/,
+    );
+    // A refused password is not a sign-up: it is answered for what it is and spends no allowance.
+    const weak = await call(h.url, 'POST', '/v1/account/signup', {
+      body: { email: newEmail(), password: ' '.repeat(10) },
+      headers: { 'x-forwarded-for': '203.0.113.4' },
+    });
+    assert.ok(isProblem(weak, 400, 'weak_password'), weak.text);
   });
 });
 

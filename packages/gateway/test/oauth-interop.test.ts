@@ -47,6 +47,9 @@ describe('OAuth interoperability and abuse resistance', () => {
       GATEWAY_PUBLIC_URL: PUBLIC_URL,
       GATEWAY_SIGNIN_MAX_FAILURES_PER_ACCOUNT: '2',
       GATEWAY_SIGNIN_MAX_FAILURES_PER_ADDRESS: '5',
+      // This file registers many clients from one address; the registration throttle has its own gateway below.
+      GATEWAY_OAUTH_REGISTRATION_MAX_PER_ADDRESS: '1000',
+      GATEWAY_OAUTH_REGISTRATION_MAX_TOTAL: '1000',
     });
     db = new pg.Client({ connectionString: h.db.url });
     await db.connect();
@@ -317,6 +320,58 @@ describe('OAuth interoperability and abuse resistance', () => {
     assert.ok(Number(addressPaused.headers.get('retry-after')) > 0);
     // The pause is not a lockout of the flow itself: the console page still loads, it only refuses passwords.
     assert.equal((await browser.json('GET', `/v1/account/oauth/interactions/${uid}`)).status, 200);
+  });
+});
+
+describe('dynamic registration throttle', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness(DEAD_ENGINE, {
+      GATEWAY_TRUST_PROXY: 'true',
+      GATEWAY_OAUTH_REGISTRATION_MAX_PER_ADDRESS: '2',
+      GATEWAY_OAUTH_REGISTRATION_MAX_TOTAL: '3',
+    });
+  });
+  after(async () => {
+    await h.close();
+  });
+
+  const registerFrom = (address: string, path = '/oauth/register'): Promise<Res> =>
+    call(h.url, 'POST', path, { body: PUBLIC_CLIENT, headers: { 'x-forwarded-for': address } });
+  const clientCount = async (): Promise<number> => {
+    const db = new pg.Client({ connectionString: h.db.url });
+    await db.connect();
+    try {
+      return Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM oauth_clients')).rows[0]?.n);
+    } finally {
+      await db.end();
+    }
+  };
+  const assertThrottled = (res: Res, detail: RegExp): void => {
+    assert.equal(res.status, 429, res.text);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/problem\+json/);
+    const retryAfter = Number(res.headers.get('retry-after'));
+    assert.ok(Number.isInteger(retryAfter) && retryAfter > 0 && retryAfter <= 3600, String(retryAfter));
+    assert.equal(obj(res.body)['code'], 'rate_limited');
+    assert.match(String(obj(res.body)['detail']), detail);
+  };
+
+  it('registers the allowance per address, then answers 429 with Retry-After, per address and in all', async () => {
+    for (let i = 0; i < 2; i++) assert.equal((await registerFrom('198.51.100.1')).status, 201);
+    const count = await clientCount();
+    const fromAddress = /^Too many OAuth client registrations from this address \(2 per hour\)/;
+    assertThrottled(await registerFrom('198.51.100.1'), fromAddress);
+    // The other spelling oidc-provider routes to registration counts too.
+    assertThrottled(await registerFrom('198.51.100.1', '/oauth/register/?x=1'), fromAddress);
+    assert.equal(await clientCount(), count, 'a throttled registration stores nothing');
+    assert.equal((await registerFrom('198.51.100.2', '/oauth/register/')).status, 201, 'the slash spelling registers');
+    assertThrottled(await registerFrom('198.51.100.3'), /^This server takes at most 3 OAuth client registrations/);
+    assert.equal(await clientCount(), count + 1);
+    // Other OAuth endpoints are not counted.
+    const metadata = await call(h.url, 'GET', '/.well-known/oauth-authorization-server', {
+      headers: { 'x-forwarded-for': '198.51.100.1' },
+    });
+    assert.equal(metadata.status, 200);
   });
 });
 

@@ -95,7 +95,7 @@ describe('problem codes in the OpenAPI document', () => {
   });
 
   it('lists the account, console and admin codes on their routes', () => {
-    assertLists(byId('signUp'), ['weak_password', 'signup_closed', 'account_exists'], 'signUp');
+    assertLists(byId('signUp'), ['weak_password', 'signup_closed', 'account_exists', 'rate_limited'], 'signUp');
     assertLists(byId('signIn'), ['invalid_credentials', 'signin_throttled'], 'signIn');
     for (const id of ['getSession', 'signOut', 'listAccountProjects', 'createAccountProject', 'renameAccountProject']) {
       assertLists(byId(id), ['unauthorized', 'csrf_failed'], id);

@@ -249,6 +249,17 @@ export const CATALOGUE = {
       adminTokenGuessing: (p: { wait: number }) =>
         `Too many requests with a wrong admin token from this address; retry in ${p.wait} s ` +
         'with the right GATEWAY_ADMIN_TOKEN.',
+      signUpsFromAddress: (p: { limit: number; window: string; wait: number }) =>
+        `Too many sign-ups from this address (${p.limit} per ${p.window}); retry in ${p.wait} s.`,
+      signUpsTotal: (p: { limit: number; window: string; wait: number }) =>
+        `This server takes at most ${p.limit} sign-ups per ${p.window} from everyone together and has reached ` +
+        `that; retry in ${p.wait} s.`,
+      clientRegistrationsFromAddress: (p: { limit: number; window: string; wait: number }) =>
+        `Too many OAuth client registrations from this address (${p.limit} per ${p.window}); reuse a client ` +
+        `already registered or retry in ${p.wait} s.`,
+      clientRegistrationsTotal: (p: { limit: number; window: string; wait: number }) =>
+        `This server takes at most ${p.limit} OAuth client registrations per ${p.window} from everyone together ` +
+        `and has reached that; retry in ${p.wait} s.`,
     },
   },
   quota_exceeded: {
