@@ -108,8 +108,26 @@ test('sign up, create the first project, and land on Connect with the base URL',
   await page.getByLabel('Password').fill('short');
   await page.getByRole('button', { name: 'Create account' }).click();
   await page.getByText('Use at least 10 characters.').waitFor();
+  const rule = page.getByText(
+    'At least 10 characters, not only spaces, not a commonly used password and not your email address.',
+  );
+  assert.ok(await rule.isVisible(), 'the sign-up page shows the password rule');
+  await page.getByLabel('Password').fill(' '.repeat(10));
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.getByText('Use letters, digits or symbols, not only spaces.').waitFor();
   assert.deepEqual(signupCalls, [], 'an invalid form sends nothing');
   await checkPage(page, 'signup');
+
+  // The list of common passwords is the gateway's: its refusal is shown on the form, and no account is made.
+  watch.expect(400, '/v1/account/signup');
+  await page.getByLabel('Password').fill('password123');
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page
+    .getByRole('alert')
+    .getByText(/^The password is a commonly used password, among the first an attacker tries; choose one of at least/)
+    .waitFor();
+  assert.deepEqual(signupCalls, ['POST']);
+  await heading(page, 'Create your account').waitFor();
 
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Create account' }).click();

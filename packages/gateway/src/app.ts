@@ -15,12 +15,15 @@ import { consoleRoutes } from './console/static.js';
 import { BodyBudget, budgetOf, serverLimits } from '@mnemos/http-input';
 import { ConfigError, loadConfig, type GatewayConfig } from './config.js';
 import type { GatewayContext } from './context.js';
+import { admitCreation } from './creation-limits.js';
 import { createPool, migrate } from './db.js';
+import { authenticateFirst } from './early-auth.js';
 import { Engines } from './engine.js';
 import { mcpRoutes } from './mcp.js';
 import { pruneOAuthStore } from './oauth/adapter.js';
 import { ProjectClients } from './oauth/clients.js';
 import { createOAuthServer, type OAuthServer } from './oauth/provider.js';
+import { isClientRegistration } from './oauth/registration-requests.js';
 import { SignInThrottle } from './oauth/signin-throttle.js';
 import { openApiOptions, openApiDocument } from './openapi.js';
 import { errorHandler, sendProblem, TOO_LARGE_DETAIL } from './problem.js';
@@ -192,6 +195,12 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   accountRoutes(app, ctx, signInThrottle);
   consentRoutes(app, ctx, getProvider);
 
+  // Client registrations are counted before oidc-provider reads them; past the allowance they are answered here.
+  const admitRegistration = authenticateFirst(async (request: FastifyRequest) => {
+    if (isClientRegistration(request.method, request.url)) {
+      await admitCreation(ctx.limiter, request, 'clientRegistrations', config.clientRegistrations);
+    }
+  });
   // oidc-provider serves the OAuth endpoints itself (raw Node handler; Fastify does not parse these bodies).
   const delegate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (oauth === undefined) {
@@ -207,7 +216,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
       method: oauthMethods,
       url,
       schema: { hide: true },
-      onRequest: delegate,
+      onRequest: [admitRegistration, delegate],
       handler: async () => undefined,
     });
   }

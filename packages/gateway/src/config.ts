@@ -1,6 +1,7 @@
 // Gateway configuration from the environment (GATEWAY_*), validated once at start with one clear line per problem.
 import { closest, distance } from 'fastest-levenshtein';
 import { z } from 'zod';
+import type { CreationLimits } from './creation-limits.js';
 
 const url = z.url();
 
@@ -33,6 +34,12 @@ const schema = z.object({
   GATEWAY_SIGNIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().positive().max(100_000).default(20),
   GATEWAY_SIGNIN_WINDOW_SECONDS: z.coerce.number().int().positive().max(86_400).default(900),
   GATEWAY_SIGNUP: z.enum(['open', 'closed']).default('open'),
+  GATEWAY_SIGNUP_MAX_PER_ADDRESS: z.coerce.number().int().positive().max(1_000_000).default(10),
+  GATEWAY_SIGNUP_MAX_TOTAL: z.coerce.number().int().positive().max(1_000_000).default(200),
+  GATEWAY_SIGNUP_WINDOW_SECONDS: z.coerce.number().int().positive().max(86_400).default(3_600),
+  GATEWAY_OAUTH_REGISTRATION_MAX_PER_ADDRESS: z.coerce.number().int().positive().max(1_000_000).default(30),
+  GATEWAY_OAUTH_REGISTRATION_MAX_TOTAL: z.coerce.number().int().positive().max(1_000_000).default(1_000),
+  GATEWAY_OAUTH_REGISTRATION_WINDOW_SECONDS: z.coerce.number().int().positive().max(86_400).default(3_600),
   GATEWAY_SESSION_TTL_SECONDS: z.coerce
     .number()
     .int()
@@ -69,6 +76,10 @@ export interface GatewayConfig {
   signIn: { perAccount: number; perAddress: number; windowMs: number };
   /** Whether anyone may create an account through the console (`closed`: only the admin API creates accounts). */
   signup: 'open' | 'closed';
+  /** Console sign-ups allowed per client address and from everyone together within one window. */
+  signUps: CreationLimits;
+  /** OAuth dynamic client registrations allowed per client address and from everyone together within one window. */
+  clientRegistrations: CreationLimits;
   /** How long a console session lasts after sign-in. */
   sessionTtlMs: number;
   /** The built console app (index.html and its assets); undefined: the console package's own build folder. */
@@ -148,10 +159,28 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
       windowMs: e.GATEWAY_SIGNIN_WINDOW_SECONDS * 1000,
     },
     signup: e.GATEWAY_SIGNUP,
+    signUps: creationLimits(e, 'GATEWAY_SIGNUP'),
+    clientRegistrations: creationLimits(e, 'GATEWAY_OAUTH_REGISTRATION'),
     sessionTtlMs: e.GATEWAY_SESSION_TTL_SECONDS * 1000,
     consoleDir: e.GATEWAY_CONSOLE_DIR,
     logLevel: e.GATEWAY_LOG_LEVEL,
   };
+}
+
+/** The allowances of one kind of creation; one address alone may not be allowed more than everyone together. */
+function creationLimits(
+  e: z.infer<typeof schema>,
+  prefix: 'GATEWAY_SIGNUP' | 'GATEWAY_OAUTH_REGISTRATION',
+): CreationLimits {
+  const perAddress = e[`${prefix}_MAX_PER_ADDRESS`];
+  const total = e[`${prefix}_MAX_TOTAL`];
+  if (perAddress > total) {
+    throw new ConfigError(
+      `${prefix}_MAX_PER_ADDRESS (${perAddress}) must not exceed ${prefix}_MAX_TOTAL (${total}); ` +
+        'lower the first or raise the second.',
+    );
+  }
+  return { perAddress, total, windowMs: e[`${prefix}_WINDOW_SECONDS`] * 1000 };
 }
 
 /** Budgets default to room for a few bodies per connection and many at once, never less than one whole body. */

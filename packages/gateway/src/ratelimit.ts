@@ -1,7 +1,7 @@
-// Request rates per credential (and the admin API's wrong-token throttle), counted by @fastify/rate-limit in fixed
-// one-minute windows. Counts live in each gateway's memory (the library's local store), so with N gateways behind a
-// balancer a credential can reach at most N times its rate; monthly quotas, by contrast, are exact and global (in
-// Postgres).
+// Request rates per credential, the admin API's wrong-token throttle and the pace of sign-ups and client
+// registrations, counted by @fastify/rate-limit in fixed windows (one minute unless a caller asks for another length).
+// Counts live in each gateway's memory (the library's local store), so with N gateways behind a balancer a key can
+// reach at most N times its allowance; monthly quotas, by contrast, are exact and global (in Postgres).
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
@@ -11,15 +11,19 @@ export const WINDOW_MS = 60_000;
 const MAX_TRACKED_KEYS = 200_000;
 
 export interface RateLimits {
-  /** Counts one request against `key`; 0 if admitted, else the seconds until its window has room again. */
-  take(request: FastifyRequest, key: string, perMinute: number): Promise<number>;
+  /**
+   * Counts one request against `key`, which may make `allowance` requests per window of `windowMs` (a key always
+   * uses the same window); 0 if admitted, else the seconds until its window has room again.
+   */
+  take(request: FastifyRequest, key: string, allowance: number, windowMs?: number): Promise<number>;
   /** Like take, but only looks: 0 if a request would be admitted now (nothing is counted), else the seconds to wait. */
-  wait(request: FastifyRequest, key: string, perMinute: number): Promise<number>;
+  wait(request: FastifyRequest, key: string, allowance: number, windowMs?: number): Promise<number>;
 }
 
 interface Allowance {
   key: string;
-  perMinute: number;
+  max: number;
+  windowMs: number;
 }
 
 /** Registers the rate-limit plugin (on no route by itself) and returns the limits the request pipeline applies. */
@@ -33,21 +37,20 @@ export async function installRateLimits(app: FastifyInstance): Promise<RateLimit
     return allowance;
   };
   const limiter = app.createRateLimit({
-    timeWindow: WINDOW_MS,
+    timeWindow: (request) => allowanceOf(request).windowMs,
     keyGenerator: (request) => allowanceOf(request).key,
-    max: (request) => allowanceOf(request).perMinute,
+    max: (request) => allowanceOf(request).max,
   });
-  const windowSeconds = WINDOW_MS / 1000;
-  const check = async (request: FastifyRequest, key: string, perMinute: number, increment: boolean) => {
-    if (perMinute <= 0) return windowSeconds;
-    asked.set(request, { key, perMinute });
+  const check = async (request: FastifyRequest, allowance: Allowance, increment: boolean) => {
+    if (allowance.max <= 0) return Math.ceil(allowance.windowMs / 1000);
+    asked.set(request, allowance);
     const state = await limiter(request, { increment });
     if (state.isAllowed) return 0;
     const full = increment ? state.isExceeded : state.remaining === 0;
     return full ? Math.max(1, state.ttlInSeconds) : 0;
   };
   return {
-    take: (request, key, perMinute) => check(request, key, perMinute, true),
-    wait: (request, key, perMinute) => check(request, key, perMinute, false),
+    take: (request, key, max, windowMs = WINDOW_MS) => check(request, { key, max, windowMs }, true),
+    wait: (request, key, max, windowMs = WINDOW_MS) => check(request, { key, max, windowMs }, false),
   };
 }

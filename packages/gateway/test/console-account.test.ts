@@ -57,6 +57,9 @@ describe('console account endpoints', () => {
     h = await startHarness(engine.url, {
       GATEWAY_SIGNIN_MAX_FAILURES_PER_ACCOUNT: '2',
       GATEWAY_SIGNIN_MAX_FAILURES_PER_ADDRESS: '1000',
+      // This file signs many accounts up from one address; the sign-up throttle has its own gateway below.
+      GATEWAY_SIGNUP_MAX_PER_ADDRESS: '1000',
+      GATEWAY_SIGNUP_MAX_TOTAL: '1000',
     });
   });
   after(async () => {
@@ -118,7 +121,7 @@ describe('console account endpoints', () => {
     const same = newEmail();
     const asEmail = await new Browser(h.url).json('POST', '/v1/account/signup', { email: same, password: same });
     assert.ok(isProblem(asEmail, 400, 'weak_password'), asEmail.text);
-    assert.match(String(obj(asEmail.body)['detail']), /must not be the email/);
+    assert.match(String(obj(asEmail.body)['detail']), /^The password is the email address; /);
     // The refused sign-ups created no account: the email signs up afterwards.
     await signUp(h.url, same);
 
@@ -131,6 +134,47 @@ describe('console account endpoints', () => {
       const res = await new Browser(h.url).json('POST', '/v1/account/signup', body);
       assert.ok(isProblem(res, 400, 'validation_failed'), res.text);
     }
+  });
+
+  it('refuses a password of blanks or a common password, in one line naming what is accepted', async () => {
+    const rule =
+      'choose one of at least 10 characters that is not only blanks, not a commonly used password and not the ' +
+      'email address.';
+    const refusals: Array<[string, string]> = [
+      [' '.repeat(10), 'The password is only blank characters; '],
+      ['\t \u00a0\u3000\u200b      ', 'The password is only blank characters; '],
+      ['password123', 'The password is a commonly used password, among the first an attacker tries; '],
+      ['QWERTYUIOP', 'The password is a commonly used password, among the first an attacker tries; '],
+      [' 1234567890 ', 'The password is a commonly used password, among the first an attacker tries; '],
+      ['short', 'The password is too short; '],
+    ];
+    for (const [password, what] of refusals) {
+      const email = newEmail();
+      const res = await new Browser(h.url).json('POST', '/v1/account/signup', { email, password });
+      assert.ok(isProblem(res, 400, 'weak_password'), `${JSON.stringify(password)}: ${res.text}`);
+      const detail = String(obj(res.body)['detail']);
+      assert.equal(detail, `${what}${rule}`, JSON.stringify(password));
+      assert.deepEqual(obj(res.body)['errors'], [{ pointer: '/body/password', detail }]);
+      assert.equal(sessionCookie(res), '');
+      const signIn = await new Browser(h.url).json('POST', '/v1/account/session', { email, password });
+      assert.ok(isProblem(signIn, 401), 'the refused sign-up created no account');
+    }
+    // Blanks inside a password of other characters are fine: a passphrase is the recommended form.
+    const passphrase = await new Browser(h.url).json('POST', '/v1/account/signup', {
+      email: newEmail(),
+      password: 'tea  kettle  moon',
+    });
+    assert.equal(passphrase.status, 201, passphrase.text);
+  });
+
+  it('holds the admin API to the same password rule when it sets an account password', async () => {
+    const admin = (password: string) =>
+      call(h.url, 'POST', '/admin/accounts', { token: ADMIN_TOKEN, body: { email: newEmail(), password } });
+    for (const password of [' '.repeat(12), 'password123', 'short']) {
+      const res = await admin(password);
+      assert.ok(isProblem(res, 400, 'weak_password'), `${JSON.stringify(password)}: ${res.text}`);
+    }
+    assert.equal((await admin('tea kettle moon')).status, 201);
   });
 
   it('refuses a wrong password (401 invalid_credentials), then throttles the account (429, Retry-After)', async () => {
@@ -328,6 +372,57 @@ describe('console account endpoints', () => {
     const usage = obj(obj(paths['/v1/me/usage'])['get']);
     const console = { consoleSession: [], consoleProject: [] };
     assert.deepEqual(usage['security'], [{ oauth2: ['project:read'] }, { apiKey: [] }, console]);
+  });
+});
+
+describe('console sign-up throttle', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness(DEAD_ENGINE, {
+      GATEWAY_TRUST_PROXY: 'true',
+      GATEWAY_SIGNUP_MAX_PER_ADDRESS: '2',
+      GATEWAY_SIGNUP_MAX_TOTAL: '3',
+    });
+  });
+  after(async () => {
+    await h.close();
+  });
+
+  const signUpFrom = (address: string, email = newEmail()) =>
+    call(h.url, 'POST', '/v1/account/signup', {
+      body: { email, password: PASSWORD },
+      headers: { 'x-forwarded-for': address },
+    });
+  const assertThrottled = async (res: Awaited<ReturnType<typeof signUpFrom>>, detail: RegExp): Promise<void> => {
+    assert.ok(isProblem(res, 429, 'rate_limited'), res.text);
+    const retryAfter = Number(res.headers.get('retry-after'));
+    assert.ok(Number.isInteger(retryAfter) && retryAfter > 0 && retryAfter <= 3600, String(retryAfter));
+    assert.equal(obj(res.body)['retry_after'], retryAfter);
+    assert.match(String(obj(res.body)['detail']), detail);
+    assert.equal(sessionCookie(res), '');
+  };
+
+  it('creates the allowance per address, then answers 429 with Retry-After, per address and in all', async () => {
+    for (let i = 0; i < 2; i++) assert.equal((await signUpFrom('203.0.113.1')).status, 201);
+    const email = newEmail();
+    await assertThrottled(
+      await signUpFrom('203.0.113.1', email),
+      /^Too many sign-ups from this address \(2 per hour\)/,
+    );
+    const none = await call(h.url, 'POST', '/v1/account/session', { body: { email, password: PASSWORD } });
+    assert.ok(isProblem(none, 401), 'the throttled sign-up created no account');
+    // Another address has its own allowance, until everyone together has used the total.
+    assert.equal((await signUpFrom('203.0.113.2')).status, 201);
+    await assertThrottled(
+      await signUpFrom('203.0.113.3'),
+      /^This server takes at most 3 sign-ups per hour from everyone/,
+    );
+    // A refused password is not a sign-up: it is answered for what it is and spends no allowance.
+    const weak = await call(h.url, 'POST', '/v1/account/signup', {
+      body: { email: newEmail(), password: ' '.repeat(10) },
+      headers: { 'x-forwarded-for': '203.0.113.4' },
+    });
+    assert.ok(isProblem(weak, 400, 'weak_password'), weak.text);
   });
 });
 

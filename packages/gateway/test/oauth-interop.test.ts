@@ -3,6 +3,8 @@
 // token's own client, and sign-in throttling on the console's sign-in endpoint during an authorization.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { call, obj, setupProject, startHarness, type Harness, type Json, type Res } from './helpers.js';
@@ -45,6 +47,9 @@ describe('OAuth interoperability and abuse resistance', () => {
       GATEWAY_PUBLIC_URL: PUBLIC_URL,
       GATEWAY_SIGNIN_MAX_FAILURES_PER_ACCOUNT: '2',
       GATEWAY_SIGNIN_MAX_FAILURES_PER_ADDRESS: '5',
+      // This file registers many clients from one address; the registration throttle has its own gateway below.
+      GATEWAY_OAUTH_REGISTRATION_MAX_PER_ADDRESS: '1000',
+      GATEWAY_OAUTH_REGISTRATION_MAX_TOTAL: '1000',
     });
     db = new pg.Client({ connectionString: h.db.url });
     await db.connect();
@@ -116,6 +121,60 @@ describe('OAuth interoperability and abuse resistance', () => {
     const scopeError = await register({ redirect_uris: [REDIRECT], scope: 'mcp memory:everything' });
     assert.equal(obj(scopeError.body)['error'], 'invalid_client_metadata');
     assert.equal(await clientCount(), before);
+  });
+
+  it('refuses http redirect URIs other than loopback, and URLs the server would fetch, storing nothing', async () => {
+    const before = await clientCount();
+    const notLoopback = [
+      'http://app.example.com/callback',
+      'http://192.0.2.10:8080/callback',
+      'http://localhost.example.com/callback',
+      'http://127.0.0.2/callback',
+      'http://[::2]/callback',
+    ];
+    for (const uri of notLoopback) {
+      for (const redirect_uris of [[uri], [REDIRECT, uri]]) {
+        const res = await register({ ...PUBLIC_CLIENT, redirect_uris });
+        assert.equal(res.status, 400, `${uri}: ${res.text}`);
+        assert.equal(obj(res.body)['error'], 'invalid_redirect_uri', res.text);
+        assert.equal(
+          obj(res.body)['error_description'],
+          `redirect_uris: ${uri} uses http, which is allowed only for loopback addresses (127.0.0.1, [::1], ` +
+            'localhost); use https for any other host',
+        );
+      }
+    }
+    // The gateway fetches nothing a client names: no key set, no sector identifier.
+    let fetched = 0;
+    const site = createServer((_req, res) => {
+      fetched += 1;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"keys":[]}');
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    const siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    try {
+      const jwks = await register({ ...PUBLIC_CLIENT, jwks_uri: `${siteUrl}/jwks.json` });
+      assert.equal(jwks.status, 400, jwks.text);
+      assert.deepEqual(obj(jwks.body), {
+        error: 'invalid_client_metadata',
+        error_description:
+          'jwks_uri is not supported: this server fetches no client keys; register without it and authenticate ' +
+          'with client_secret_basic, client_secret_post or none',
+      });
+      const sector = await register({ ...PUBLIC_CLIENT, sector_identifier_uri: `${siteUrl}/sector.json` });
+      assert.equal(sector.status, 400, sector.text);
+      assert.equal(obj(sector.body)['error'], 'invalid_client_metadata');
+      assert.match(String(obj(sector.body)['error_description']), /^sector_identifier_uri is not supported/);
+    } finally {
+      site.close();
+    }
+    assert.equal(fetched, 0, 'nothing was fetched');
+    assert.equal(await clientCount(), before);
+    // Loopback over http (any port) and https anywhere are registered.
+    for (const uri of ['http://localhost:3000/cb', 'http://[::1]:8080/cb', REDIRECT, 'https://app.example.com/cb']) {
+      const res = await register({ ...PUBLIC_CLIENT, redirect_uris: [uri] });
+      assert.equal(res.status, 201, `${uri}: ${res.text}`);
+    }
   });
 
   it('treats identifiers the database cannot hold as unknown, never a server error', async () => {
@@ -261,6 +320,58 @@ describe('OAuth interoperability and abuse resistance', () => {
     assert.ok(Number(addressPaused.headers.get('retry-after')) > 0);
     // The pause is not a lockout of the flow itself: the console page still loads, it only refuses passwords.
     assert.equal((await browser.json('GET', `/v1/account/oauth/interactions/${uid}`)).status, 200);
+  });
+});
+
+describe('dynamic registration throttle', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness(DEAD_ENGINE, {
+      GATEWAY_TRUST_PROXY: 'true',
+      GATEWAY_OAUTH_REGISTRATION_MAX_PER_ADDRESS: '2',
+      GATEWAY_OAUTH_REGISTRATION_MAX_TOTAL: '3',
+    });
+  });
+  after(async () => {
+    await h.close();
+  });
+
+  const registerFrom = (address: string, path = '/oauth/register'): Promise<Res> =>
+    call(h.url, 'POST', path, { body: PUBLIC_CLIENT, headers: { 'x-forwarded-for': address } });
+  const clientCount = async (): Promise<number> => {
+    const db = new pg.Client({ connectionString: h.db.url });
+    await db.connect();
+    try {
+      return Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM oauth_clients')).rows[0]?.n);
+    } finally {
+      await db.end();
+    }
+  };
+  const assertThrottled = (res: Res, detail: RegExp): void => {
+    assert.equal(res.status, 429, res.text);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/problem\+json/);
+    const retryAfter = Number(res.headers.get('retry-after'));
+    assert.ok(Number.isInteger(retryAfter) && retryAfter > 0 && retryAfter <= 3600, String(retryAfter));
+    assert.equal(obj(res.body)['code'], 'rate_limited');
+    assert.match(String(obj(res.body)['detail']), detail);
+  };
+
+  it('registers the allowance per address, then answers 429 with Retry-After, per address and in all', async () => {
+    for (let i = 0; i < 2; i++) assert.equal((await registerFrom('198.51.100.1')).status, 201);
+    const count = await clientCount();
+    const fromAddress = /^Too many OAuth client registrations from this address \(2 per hour\)/;
+    assertThrottled(await registerFrom('198.51.100.1'), fromAddress);
+    // The other spelling oidc-provider routes to registration counts too.
+    assertThrottled(await registerFrom('198.51.100.1', '/oauth/register/?x=1'), fromAddress);
+    assert.equal(await clientCount(), count, 'a throttled registration stores nothing');
+    assert.equal((await registerFrom('198.51.100.2', '/oauth/register/')).status, 201, 'the slash spelling registers');
+    assertThrottled(await registerFrom('198.51.100.3'), /^This server takes at most 3 OAuth client registrations/);
+    assert.equal(await clientCount(), count + 1);
+    // Other OAuth endpoints are not counted.
+    const metadata = await call(h.url, 'GET', '/.well-known/oauth-authorization-server', {
+      headers: { 'x-forwarded-for': '198.51.100.1' },
+    });
+    assert.equal(metadata.status, 200);
   });
 });
 

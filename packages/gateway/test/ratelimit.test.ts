@@ -52,6 +52,16 @@ describe('per-minute rate limits', () => {
     assert.equal(await limits.wait(request(), 'failures', 2), 0);
   });
 
+  it('counts in the window asked for, such as an hour, and says when that window ends', async () => {
+    const hour = 3_600_000;
+    for (let i = 0; i < 2; i++) assert.equal(await limits.take(request(), 'hourly', 2, hour), 0);
+    mock.timers.tick(15 * 60_000);
+    assert.equal(await limits.wait(request(), 'hourly', 2, hour), 45 * 60);
+    assert.equal(await limits.take(request(), 'hourly', 2, hour), 45 * 60, 'refused past a minute, within the hour');
+    mock.timers.tick(45 * 60_000);
+    assert.equal(await limits.take(request(), 'hourly', 2, hour), 0, 'the next hour admits again');
+  });
+
   it('a raised allowance takes effect within the same window', async () => {
     for (let i = 0; i < 2; i++) await limits.take(request(), 'key', 2);
     assert.ok((await limits.take(request(), 'key', 2)) > 0);

@@ -20,6 +20,10 @@ const stated = (p: { detail: string }) => p.detail;
 const TOO_LARGE_ENGINE =
   'The request body is larger than this engine accepts (MNEMOS_API_MAX_BODY_BYTES); split it into smaller requests.';
 const LLM_SETTINGS = 'set MNEMOS_API_LLM_PROVIDER and MNEMOS_API_LLM_MODEL (and the key) and restart';
+/** What a new account password must be, said the same way whichever part of it a password breaks. */
+const passwordRule = (min: number): string =>
+  `choose one of at least ${min} characters that is not only blanks, not a commonly used password and not the ` +
+  'email address.';
 const CHECK_BEFORE_RETRY = 'it may still complete the request, so it was counted. Check before retrying.';
 
 export const CATALOGUE = {
@@ -245,6 +249,17 @@ export const CATALOGUE = {
       adminTokenGuessing: (p: { wait: number }) =>
         `Too many requests with a wrong admin token from this address; retry in ${p.wait} s ` +
         'with the right GATEWAY_ADMIN_TOKEN.',
+      signUpsFromAddress: (p: { limit: number; window: string; wait: number }) =>
+        `Too many sign-ups from this address (${p.limit} per ${p.window}); retry in ${p.wait} s.`,
+      signUpsTotal: (p: { limit: number; window: string; wait: number }) =>
+        `This server takes at most ${p.limit} sign-ups per ${p.window} from everyone together and has reached ` +
+        `that; retry in ${p.wait} s.`,
+      clientRegistrationsFromAddress: (p: { limit: number; window: string; wait: number }) =>
+        `Too many OAuth client registrations from this address (${p.limit} per ${p.window}); reuse a client ` +
+        `already registered or retry in ${p.wait} s.`,
+      clientRegistrationsTotal: (p: { limit: number; window: string; wait: number }) =>
+        `This server takes at most ${p.limit} OAuth client registrations per ${p.window} from everyone together ` +
+        `and has reached that; retry in ${p.wait} s.`,
     },
   },
   quota_exceeded: {
@@ -357,9 +372,11 @@ export const CATALOGUE = {
   weak_password: {
     status: 400,
     messages: {
-      tooShort: (p: { min: number }) => `The password is too short: use at least ${p.min} characters.`,
-      isEmail: (p: { min: number }) =>
-        `The password must not be the email address: choose something else of at least ${p.min} characters.`,
+      tooShort: (p: { min: number }) => `The password is too short; ${passwordRule(p.min)}`,
+      onlyBlanks: (p: { min: number }) => `The password is only blank characters; ${passwordRule(p.min)}`,
+      common: (p: { min: number }) =>
+        `The password is a commonly used password, among the first an attacker tries; ${passwordRule(p.min)}`,
+      isEmail: (p: { min: number }) => `The password is the email address; ${passwordRule(p.min)}`,
     },
   },
   project_required: {

@@ -12,8 +12,12 @@ import { sessionOpened } from '../session';
 import type { SessionAnswer } from '../types';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-// The gateway's sign-up rule, checked here first so a person learns it before sending.
+// The gateway's password rule. Length, blanks and the email are checked here first so a person learns them before
+// sending; the list of common passwords stays on the gateway, whose refusal the form shows.
 export const MIN_PASSWORD = 10;
+const PASSWORD_RULE = `At least ${MIN_PASSWORD} characters, not only spaces, not a commonly used password and not your email address.`;
+/** Whitespace, control and invisible format characters, as the gateway counts blanks. */
+const ONLY_BLANKS = /^[\s\p{Cc}\p{Cf}]*$/u;
 
 /** Characters as the gateway counts them (grapheme clusters), so both sides agree on the rule. */
 function characterCount(text: string): number {
@@ -24,6 +28,7 @@ function characterCount(text: string): number {
 
 function passwordRule(email: string, password: string): string | undefined {
   if (characterCount(password) < MIN_PASSWORD) return `Use at least ${MIN_PASSWORD} characters.`;
+  if (ONLY_BLANKS.test(password)) return 'Use letters, digits or symbols, not only spaces.';
   if (password.trim().toLowerCase() === email.trim().toLowerCase())
     return 'Use a password other than your email address.';
   return undefined;
@@ -83,7 +88,7 @@ export function AuthForm({ mode, next }: { mode: 'signin' | 'signup'; next?: str
             onInput={setPassword}
             autoComplete={signingUp ? 'new-password' : 'current-password'}
             error={errors['password']}
-            hint={signingUp ? `At least ${MIN_PASSWORD} characters, not your email address.` : undefined}
+            hint={signingUp ? PASSWORD_RULE : undefined}
           />
           <button type="submit" class="primary" disabled={busy}>
             {signingUp ? 'Create account' : 'Sign in'}

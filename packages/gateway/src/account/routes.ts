@@ -1,11 +1,13 @@
 // The account endpoints the console signs in with: sign-up, the session (sign in, who am I, sign out) and the
-// projects of the signed-in account. Sign-in failures are throttled per account and per address.
+// projects of the signed-in account. Sign-in failures are throttled per account and per address; sign-ups per address
+// and in all.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { GatewayContext } from '../context.js';
 import { verifyPassword } from '../ids.js';
 import type { SignInThrottle } from '../oauth/signin-throttle.js';
 import { isStorableText } from '@mnemos/http-input';
+import { admitCreation } from '../creation-limits.js';
 import { authenticateFirst } from '../early-auth.js';
 import { problem, type Problem } from '@mnemos/problems';
 import { answers, SESSION_ROUTE } from '../route-problems.js';
@@ -104,7 +106,7 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
         tags,
         security: [],
         body: SignUpBody,
-        ...answers({ 201: SessionAnswer }, ['weak_password', 'signup_closed', 'account_exists']),
+        ...answers({ 201: SessionAnswer }, ['weak_password', 'signup_closed', 'account_exists', 'rate_limited']),
       },
       // Closed sign-up is refused before the body is read.
       onRequest: authenticateFirst(async () => {
@@ -116,6 +118,9 @@ export function accountRoutes(app: FastifyInstance, ctx: GatewayContext, throttl
     guarded(async (request: FastifyRequest, reply: FastifyReply) => {
       const body = request.body as { email: string; password: string };
       checkPassword(body.password, body.email);
+      // Counted once the request could create an account: a taken email counts too, so sign-up cannot be used to
+      // test many emails for accounts quickly.
+      await admitCreation(ctx.limiter, request, 'signUps', ctx.config.signUps);
       const account = await ctx.store.createAccount({ email: body.email, password: body.password });
       if (account === null) {
         throw problem('account_exists', 'signUp');

@@ -12,6 +12,7 @@ import { PgAdapter } from './adapter.js';
 import { checkClientCredentialsScope, clientScopes } from './client-scopes.js';
 import { toPublicUrls } from './public-urls.js';
 import { checkRegisteredMetadata } from './registration.js';
+import { REGISTRATION_PATH } from './registration-requests.js';
 
 export interface ProviderOptions {
   pool: Pool;
@@ -60,7 +61,7 @@ export function createOAuthServer(opts: ProviderOptions): OAuthServer {
       token: '/oauth/token',
       revocation: '/oauth/revoke',
       introspection: '/oauth/introspect',
-      registration: '/oauth/register',
+      registration: REGISTRATION_PATH,
       jwks: '/oauth/jwks',
       userinfo: '/oauth/userinfo',
       end_session: '/oauth/logout',

@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { problem, type ProblemCode } from '@mnemos/problems';
+import { checkPassword } from '../account/password-rule.js';
 import type { GatewayContext } from '../context.js';
 import { constantTimeEqualString } from '../ids.js';
 import { authenticateFirst } from '../early-auth.js';
@@ -73,17 +74,17 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
             {
               email: Type.String({ format: 'email', maxLength: 320 }),
               name: Type.Optional(Type.String({ maxLength: 200 })),
-              password: Type.Optional(Type.String({ minLength: 8, maxLength: 1024 })),
+              password: Type.Optional(Type.String({ maxLength: 1024 })),
             },
             { additionalProperties: false },
           ),
-          ...answers({ 201: Open }, [...ADMIN_ROUTE, 'account_exists']),
+          ...answers({ 201: Open }, [...ADMIN_ROUTE, 'weak_password', 'account_exists']),
         },
       },
       guarded(async (request, reply: FastifyReply) => {
-        const account = await ctx.store.createAccount(
-          request.body as { email: string; name?: string; password?: string },
-        );
+        const body = request.body as { email: string; name?: string; password?: string };
+        if (body.password !== undefined) checkPassword(body.password, body.email);
+        const account = await ctx.store.createAccount(body);
         if (account === null) throw problem('account_exists', 'adminCreate');
         return reply.code(201).send(account);
       }),
