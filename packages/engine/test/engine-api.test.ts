@@ -4,6 +4,7 @@ import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 
 interface Hit {
   id: string;
+  bank_id: string;
   text: string;
   space: string;
   score: number;
