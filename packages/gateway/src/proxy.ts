@@ -33,11 +33,8 @@ export interface Plan {
   forward: ForwardRequest;
   metric?: Metric | undefined;
   amount?: number | undefined;
-  /**
-   * Several quota charges at once (an MCP batch); otherwise metric and amount. `counted`, asked once the answer is
-   * known (after `transform`), says whether that part succeeded: a charge whose part failed is given back.
-   */
-  charges?: Array<{ metric: Metric; amount: number; counted?: () => boolean }> | undefined;
+  /** Several quota charges at once (an MCP batch); otherwise metric and amount. */
+  charges?: Charge[] | undefined;
   /** Post-processing of a successful answer (restricted credentials); default: stream as is. */
   transform?: ((res: EngineResponse) => Promise<EngineResponse>) | undefined;
 }
@@ -72,7 +69,16 @@ export async function authenticate(
   return principal;
 }
 
-type Charge = NonNullable<Plan['charges']>[number];
+export interface Charge {
+  metric: Metric;
+  /** Units reserved before forwarding. */
+  amount: number;
+  /**
+   * Asked once the answer is known (after `transform`): how many of the reserved units that part used (never more
+   * than `amount` count); the rest are given back, all of them when the part failed. Without it, all count.
+   */
+  counted?: (() => number) | undefined;
+}
 type Reserved = Extract<Reservation, { ok: true }> & Charge;
 
 /**
@@ -168,15 +174,19 @@ async function forwardReserved(
       return { res: { ...res, body: watchForDone(res.body, settle) }, uncounted: 0 };
     }
     if (bound === undefined) {
+      let uncounted = 0;
       for (const r of reserved) {
-        if (r.counted?.() === false) r.release();
-        else r.commit();
+        const used = Math.min(r.amount, r.counted?.() ?? r.amount);
+        r.settle(used);
+        if (r === reserved[0]) uncounted = r.amount - used;
       }
-      return { res, uncounted: 0 };
+      return { res, uncounted };
     }
     const answer = await Engines.json(res);
-    // An async retain is stored later and reports no count: it stays counted at its bound, which the engine keeps.
-    const stored = Math.min(bound.amount, storedCount(answer) ?? bound.amount);
+    // An async retain is stored later and reports no count: it stays counted at the most its job stores, which the
+    // engine names (the pieces its content becomes), else at the bound.
+    const mostNew = Number(res.headers[WOULD_STORE_HEADER] ?? NaN);
+    const stored = Math.min(bound.amount, storedCount(answer) ?? (Number.isInteger(mostNew) ? mostNew : bound.amount));
     bound.settle(stored);
     return { res: Engines.fromJson(res.status, res.headers, answer), uncounted: bound.amount - stored };
   } catch (err) {

@@ -114,7 +114,7 @@ export class MemoryService {
       if (maxNew !== undefined && pieces > maxNew) throw retainLimitProblem(pieces, maxNew);
       const operationId = await retainLater(partition, items);
       this.parts.metrics.operations.inc({ operation: 'retain' });
-      return { async: true, itemsCount: items.length, operationId };
+      return { async: true, itemsCount: items.length, operationId, mostNew: maxNew === undefined ? undefined : pieces };
     }
     let outcome;
     try {
