@@ -220,6 +220,36 @@ describe('quotas count what the engine stores', () => {
     assert.equal(await memoriesUsed(h, key), 3 * pieces);
   });
 
+  it('PATCH text is bounded to one memory: 1 MB is refused with a 400 that says to retain it; usage stays', async () => {
+    const { key, projectId } = await setupProject(h.url, { quotas: { memories: 2 } });
+    const tenant = await tenantOf(h, projectId);
+    const items = [{ content: 'Ana mends nets.' }, { content: 'Ana paints boats.' }];
+    const two = await call(h.url, 'POST', '/v1/me/banks/g/memories', { token: key, body: { items } });
+    assert.equal(two.status, 200, two.text);
+    const ids = obj(two.body)['memory_ids'] as string[];
+    const memory = (id: string): string => `/v1/me/banks/g/memories/${id}`;
+    const huge = `The harbour log. ${'x'.repeat(1_000_000)}`;
+    for (const id of ids) {
+      const edit = await call(h.url, 'PATCH', memory(id), { token: key, body: { text: huge } });
+      assert.ok(isProblem(edit, 400, 'validation_failed'), edit.text.slice(0, 300));
+      assert.match(String(obj(edit.body)['detail']), /1200 characters.*retain/);
+    }
+    const texts = await Promise.all(
+      ids.map(async (id) => obj((await call(h.url, 'GET', memory(id), { token: key })).body)['text']),
+    );
+    assert.deepEqual(
+      texts,
+      items.map((i) => i.content),
+    );
+    const within = await call(h.url, 'PATCH', memory(ids[0]!), {
+      token: key,
+      body: { text: 'Ana mends nets at dawn.' },
+    });
+    assert.equal(within.status, 200, within.text);
+    assert.equal(await storedInEngine(engine.url, tenant, 'g'), 2);
+    assert.equal(await memoriesUsed(h, key), 2);
+  });
+
   it('a retain abandoned on an engine timeout stays counted: stored memories never exceed the quota', async () => {
     const front = await slowFront(engine.url, 3_000);
     const slow = await startHarness(front.url, { GATEWAY_ENGINE_TIMEOUT_MS: '1000' });

@@ -39,6 +39,9 @@ export const CATALOGUE = {
       retainWithoutContent: () =>
         'The request body needs `content` (one memory), `items` (a list of {content}) or `messages` (a list of {role, content}).',
       emptyText: () => 'text must not be empty.',
+      editTextTooLong: (p: { maxChars: number; maxTokens: number }) =>
+        `text is longer than one memory holds (${p.maxChars} characters, ${p.maxTokens} tokens); ` +
+        'retain long text instead, which cuts it into memories of that size.',
       nothingToChange: () =>
         'Nothing to change: send at least one of text, context, tags, metadata, state, occurred_at.',
       notJsonRpc: () =>
