@@ -20,7 +20,8 @@ const stated = (p: { detail: string }) => p.detail;
 const TOO_LARGE_ENGINE =
   'The request body is larger than this engine accepts (MNEMOS_API_MAX_BODY_BYTES); split it into smaller requests.';
 const LLM_SETTINGS = 'set MNEMOS_API_LLM_PROVIDER and MNEMOS_API_LLM_MODEL (and the key) and restart';
-const CHECK_BEFORE_RETRY = 'it may still complete the request, so it was counted. Check before retrying.';
+const CHECK_BEFORE_RETRY =
+  'a retain may still be stored, so it was counted (check before retrying it); a recall or reflect was not counted.';
 
 export const CATALOGUE = {
   validation_failed: {
