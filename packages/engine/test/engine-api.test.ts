@@ -281,6 +281,32 @@ describe('memories', () => {
     assert.equal(after.body.results.length, 0);
   });
 
+  it('refuses PATCH text a retain would cut into more than one memory, naming the limit; the memory keeps its text', async () => {
+    const id = (await retain('edit-bound', { content: 'Finn keeps goats.' })).body.memory_ids[0]!;
+    const edit = (text: string) =>
+      call<{ code: string; detail: string }>(base(), 'PATCH', `/v1/default/banks/edit-bound/memories/${id}`, { text });
+    // Over 1,200 characters; and within them but over 1,200 tokens (each goat is two tokens and two characters).
+    const tooLong = 'Finn keeps goats on the hill above the village. '.repeat(30);
+    const tooDense = '\u{1F410}'.repeat(600);
+    for (const text of [tooLong, tooDense]) {
+      assert.ok((await retain('edit-bound-pieces', { content: text })).body.memory_ids.length > 1);
+      const over = await edit(text);
+      assert.equal(over.status, 400, JSON.stringify(over.body));
+      assert.equal(over.body.code, 'validation_failed');
+      assert.match(over.body.detail, /1200/);
+      assert.match(over.body.detail, /retain/i);
+    }
+    const got = await call<{ text: string }>(base(), 'GET', `/v1/default/banks/edit-bound/memories/${id}`);
+    assert.equal(got.body.text, 'Finn keeps goats.');
+    const fits = 'Finn keeps goats. '.repeat(66);
+    assert.equal((await retain('edit-bound-pieces', { content: fits })).body.memory_ids.length, 1);
+    const within = await call<{ text: string }>(base(), 'PATCH', `/v1/default/banks/edit-bound/memories/${id}`, {
+      text: fits,
+    });
+    assert.equal(within.status, 200, JSON.stringify(within.body));
+    assert.equal(within.body.text, fits);
+  });
+
   it('hard-deletes: a deleted memory is never recalled or listed again', async () => {
     const r = await retain('del', {
       items: [{ content: 'The vault code is 4812.' }, { content: 'The office opens at nine.' }],

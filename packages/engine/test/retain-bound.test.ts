@@ -74,6 +74,53 @@ describe('retain bound and stored count', () => {
     assert.equal(jobs[0]?.n ?? 0, 0);
   });
 
+  it('names the most memories an async retain under a bound stores, the count a sync retain stores', async () => {
+    const text = longText(4, 'buoys');
+    const bound = { 'x-mnemos-max-new-memories': '100' };
+    const later = await call(
+      engine.url,
+      'POST',
+      '/v1/default/banks/ac/memories',
+      { content: text, async: true },
+      bound,
+    );
+    assert.equal(later.status, 200);
+    const now = await call<{ stored_count: number }>(engine.url, 'POST', '/v1/default/banks/as/memories', {
+      content: text,
+    });
+    assert.ok(now.body.stored_count > 1);
+    assert.equal(later.headers.get('x-mnemos-would-store'), String(now.body.stored_count));
+    const unbounded = await call(engine.url, 'POST', '/v1/default/banks/ac/memories', { content: 'x', async: true });
+    assert.equal(unbounded.headers.get('x-mnemos-would-store'), null);
+  });
+
+  it('MCP retains of one request share its bound: a call over what the others left stores nothing', async () => {
+    const pieces = (
+      await call<{ stored_count: number }>(engine.url, 'POST', '/v1/default/banks/mx/memories', {
+        content: longText(3, 'anchors'),
+      })
+    ).body.stored_count;
+    const retain = (id: number, content: string) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'retain', arguments: { bank_id: 'mb', content } },
+    });
+    const batch = await call<Array<{ id: number; result: { isError?: boolean; content: Array<{ text: string }> } }>>(
+      engine.url,
+      'POST',
+      '/v1/default/mcp',
+      [retain(1, longText(3, 'anchors')), retain(2, longText(3, 'masts'))],
+      { accept: 'application/json, text/event-stream', 'x-mnemos-max-new-memories': String(pieces + 1) },
+    );
+    assert.equal(batch.status, 200);
+    const results = new Map(batch.body.map((m) => [m.id, m.result]));
+    assert.notEqual(results.get(1)?.isError, true);
+    assert.equal(results.get(2)?.isError, true);
+    assert.match(results.get(2)?.content[0]?.text ?? '', /too_many_memories/);
+    assert.equal(await total('mb'), pieces);
+  });
+
   it('answers 400 to a bound that is not a whole number', async () => {
     const bad = await call<{ code: string }>(
       engine.url,

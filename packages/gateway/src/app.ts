@@ -49,6 +49,8 @@ export interface RunningGateway {
   config: GatewayConfig;
   /** Writes this gateway's counted quota units and returns its idle leases now (normally every GATEWAY_QUOTA_FLUSH_MS). */
   flushQuotas(): Promise<void>;
+  /** Quota units held by requests in flight on this gateway: reserved, not yet counted or given back. */
+  quotaUnitsInFlight(): number;
   close(): Promise<void>;
 }
 
@@ -261,6 +263,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     app,
     config,
     flushQuotas: () => quotas.flush(true),
+    quotaUnitsInFlight: () => quotas.unitsInFlight(),
     async close() {
       clearInterval(prune);
       await app.close();

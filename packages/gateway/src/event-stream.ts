@@ -5,37 +5,72 @@ import { createParser } from 'eventsource-parser';
 export const isEventStream = (headers: Record<string, string>): boolean =>
   (headers['content-type'] ?? '').startsWith('text/event-stream');
 
+/** How an answer's passing on ended: whether all of it passed (`ended`) and whether the engine's side broke. */
+interface Passage {
+  ended: boolean;
+  broke: boolean;
+}
+
 /**
- * Passes a server-sent event stream on unchanged, chunk by chunk, while watching for its final `done` event. When the
- * stream ends or breaks, `settle` learns whether `done` came: a streamed answer counts like a unary one, only once it
- * is complete (an `error` event, or a caller who left before the end, counts nothing).
+ * Passes an answer body on unchanged, chunk by chunk, showing each chunk to `look` before it goes on; `finish` learns
+ * once how the passing ended: the body ended, the engine's side broke, or the caller left (the answer closes early).
  */
-export function watchForDone(body: Readable, settle: (done: boolean) => void): Readable {
-  let done = false;
-  let settled = false;
-  const finish = (): void => {
-    if (settled) return;
-    settled = true;
-    settle(done);
+function passOn(body: Readable, look: (chunk: Buffer) => void, finish: (passage: Passage) => void): Readable {
+  const passage: Passage = { ended: false, broke: false };
+  let finished = false;
+  const done = (): void => {
+    if (finished) return;
+    finished = true;
+    finish(passage);
   };
-  const decoder = new TextDecoder();
-  const parser = createParser({
-    onEvent: (event) => {
-      if (event.event === 'done') done = true;
-    },
-  });
   const watched = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
-      parser.feed(decoder.decode(chunk, { stream: true }));
+      look(chunk);
       callback(null, chunk);
     },
     flush(callback) {
-      finish();
+      passage.ended = true;
+      done();
       callback();
     },
   });
-  watched.once('close', finish);
-  body.once('error', (error) => watched.destroy(error));
+  watched.once('close', done);
+  body.once('error', (error) => {
+    passage.broke = true;
+    watched.destroy(error);
+  });
   watched.once('close', () => body.destroy());
   return body.pipe(watched);
+}
+
+/**
+ * Passes a streamed reflect on while watching its events. `settle` learns whether the answer reached the caller: a
+ * `delta` or the `done` event passed on. A stream that ends with an `error` event, or breaks on the engine's side,
+ * failed and reached the caller as no answer; a caller who leaves before the first delta received nothing.
+ */
+export function watchStreamedAnswer(body: Readable, settle: (reached: boolean) => void): Readable {
+  let answered = false;
+  let failed = false;
+  const decoder = new TextDecoder();
+  const parser = createParser({
+    onEvent: (event) => {
+      if (event.event === 'delta' || event.event === 'done') answered = true;
+      else if (event.event === 'error') failed = true;
+    },
+  });
+  const look = (chunk: Buffer): void => parser.feed(decoder.decode(chunk, { stream: true }));
+  return passOn(body, look, ({ broke }) => settle(answered && !failed && !broke));
+}
+
+/**
+ * Passes a whole answer (JSON) on. `settle` learns whether it started reaching the caller: a chunk of it passed on, or
+ * all of it (an empty body) did; not when the caller left first or the engine's side broke.
+ */
+export function watchDelivery(body: Readable, settle: (reached: boolean) => void): Readable {
+  let started = false;
+  return passOn(
+    body,
+    () => (started = true),
+    ({ ended, broke }) => settle((started || ended) && !broke),
+  );
 }

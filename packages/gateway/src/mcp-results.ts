@@ -23,6 +23,30 @@ export function succeededCalls(answer: unknown): Set<string> {
   return succeeded;
 }
 
+/** The first text content of a result parsed as JSON (tool results carry their data so), if it is a JSON object. */
+function resultData(result: Json): Json | undefined {
+  const first: unknown = Array.isArray(result['content']) ? result['content'][0] : undefined;
+  if (!isObject(first) || first['type'] !== 'text' || typeof first['text'] !== 'string') return undefined;
+  try {
+    const data: unknown = JSON.parse(first['text']);
+    return isObject(data) ? data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The new memories each successful retain result says it stored (`stored_count`), by call id (as rpcKey). */
+export function storedCounts(answer: unknown): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const m of messages(answer)) {
+    const result = m['result'];
+    if ('error' in m || !isObject(result) || result['isError'] === true) continue;
+    const stored = resultData(result)?.['stored_count'];
+    if (typeof stored === 'number' && Number.isInteger(stored) && stored >= 0) counts.set(rpcKey(m['id']), stored);
+  }
+  return counts;
+}
+
 /**
  * Rewrites the text content of the answers to the given calls (tool results carry their data as JSON text) with
  * `rewrite`; content that is not JSON is dropped, so nothing unfiltered passes.

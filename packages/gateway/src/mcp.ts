@@ -7,10 +7,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { requireBank, requireOrg, requireScope, requireSpace, type Principal } from './auth.js';
 import type { GatewayContext } from './context.js';
-import { Engines, type EngineResponse } from './engine.js';
-import { rewriteToolResults, rpcKey, succeededCalls } from './mcp-results.js';
+import { Engines, MAX_NEW_MEMORIES_HEADER, type EngineResponse } from './engine.js';
+import { rewriteToolResults, rpcKey, storedCounts, succeededCalls } from './mcp-results.js';
 import { authenticateFirst } from './early-auth.js';
-import { authenticate, execute, guarded, seg, tenantPath } from './proxy.js';
+import { authenticate, execute, guarded, seg, tenantPath, type Charge } from './proxy.js';
+import { piecesOf } from './retain-estimate.js';
 import { problem, Problem } from '@mnemos/problems';
 import { MCP_CLIENT_SCOPES } from './oauth/client-scopes.js';
 import { visibleBanks } from './routes/memory.js';
@@ -52,9 +53,27 @@ function toolCalls(body: unknown): ToolCall[] {
   return calls;
 }
 
-function retainAmount(args: Json): number {
-  const items = args['items'];
-  return Array.isArray(items) && items.length > 0 ? items.length : 1;
+/** What the engine's answer says about the tool calls: which succeeded, and the memories each retain stored. */
+interface CallOutcomes {
+  succeeded: Set<string>;
+  stored: Map<string, number>;
+}
+
+/**
+ * The units of a request's retain calls, charged as one: the same upper bound a REST retain of that content reserves
+ * (the engine is told to store no more, across all of them), settled to the memories the calls report they stored.
+ */
+function retainCharge(retains: ToolCall[], outcomes: CallOutcomes): Charge {
+  const estimates = retains.map((call) => {
+    const content = call.args['content'];
+    return typeof content === 'string' ? piecesOf(content) : 1;
+  });
+  const counted = (): number =>
+    retains.reduce((units, call, i) => {
+      if (!outcomes.succeeded.has(call.id)) return units;
+      return units + (outcomes.stored.get(call.id) ?? estimates[i]!);
+    }, 0);
+  return { metric: 'memories', amount: estimates.reduce((a, b) => a + b, 0), counted };
 }
 
 /** Checks one tool call against the credential's scopes and bank, space and org limits. */
@@ -80,7 +99,7 @@ function checkCall(principal: Principal, bank: string | undefined, call: ToolCal
  * Reads the engine's answer once the tool calls are known: records which calls succeeded (only those are charged)
  * and filters list_banks results for limited credentials.
  */
-function answerReader(principal: Principal, calls: ToolCall[], succeeded: Set<string>) {
+function answerReader(principal: Principal, calls: ToolCall[], outcomes: CallOutcomes) {
   const limited = principal.banks !== null || principal.spaces !== null;
   const listings = new Set(calls.filter((c) => c.name === 'list_banks').map((c) => c.id));
   return async (res: EngineResponse): Promise<EngineResponse> => {
@@ -91,12 +110,13 @@ function answerReader(principal: Principal, calls: ToolCall[], succeeded: Set<st
       if (limited && listings.size > 0) {
         throw problem('engine_error', 'unfilterable', { tool: 'list_banks' });
       }
-      for (const call of calls) succeeded.add(call.id);
+      for (const call of calls) outcomes.succeeded.add(call.id);
       const body = Buffer.from(answer);
       const headers = { ...res.headers, 'content-length': String(body.length) };
       return { status: res.status, headers, body: Readable.from([body]) };
     }
-    for (const id of succeededCalls(answer)) succeeded.add(id);
+    for (const id of succeededCalls(answer)) outcomes.succeeded.add(id);
+    for (const [id, stored] of storedCounts(answer)) outcomes.stored.set(id, stored);
     if (!limited || listings.size === 0) return Engines.fromJson(res.status, res.headers, answer);
     const filtered = rewriteToolResults(answer, listings, (data) => visibleBanks(principal, data));
     return Engines.fromJson(res.status, res.headers, filtered);
@@ -144,18 +164,22 @@ export function mcpRoutes(app: FastifyInstance, ctx: GatewayContext): void {
     const bank = (request.params as { bank?: string }).bank;
     if (bank !== undefined) requireBank(principal, bank);
     const calls = toolCalls(request.body).filter((call) => TOOL_SCOPES[call.name] !== undefined);
-    const succeeded = new Set<string>();
-    const charges: Array<{ metric: Metric; amount: number; counted: () => boolean }> = [];
+    const outcomes: CallOutcomes = { succeeded: new Set(), stored: new Map() };
+    const retains = calls.filter((call) => call.name === 'retain');
+    const charges: Charge[] = [];
+    const extraHeaders: Record<string, string> = {};
     for (const call of calls) {
       const tool = TOOL_SCOPES[call.name];
       if (tool === undefined) continue;
       checkCall(principal, bank, call, tool.scope);
-      if (tool.metric !== undefined) {
-        const amount = tool.metric === 'memories' ? retainAmount(call.args) : 1;
-        charges.push({ metric: tool.metric, amount, counted: () => succeeded.has(call.id) });
+      if (call === retains[0]) {
+        const charge = retainCharge(retains, outcomes);
+        charges.push(charge);
+        extraHeaders[MAX_NEW_MEMORIES_HEADER] = String(charge.amount);
+      } else if (tool.metric !== undefined && tool.metric !== 'memories') {
+        charges.push({ metric: tool.metric, amount: 1, counted: () => (outcomes.succeeded.has(call.id) ? 1 : 0) });
       }
     }
-    const extraHeaders: Record<string, string> = {};
     for (const h of ['mcp-session-id', 'mcp-protocol-version', 'last-event-id']) {
       const v = request.headers[h];
       if (typeof v === 'string') extraHeaders[h] = v;
@@ -163,7 +187,7 @@ export function mcpRoutes(app: FastifyInstance, ctx: GatewayContext): void {
     const method = request.method as 'GET' | 'POST' | 'DELETE';
     return execute(ctx, request, reply, principal, {
       charges,
-      transform: calls.length > 0 ? answerReader(principal, calls, succeeded) : undefined,
+      transform: calls.length > 0 ? answerReader(principal, calls, outcomes) : undefined,
       forward: {
         method,
         path: tenantPath(principal, bank === undefined ? '/mcp' : `/mcp/${seg(bank)}`),

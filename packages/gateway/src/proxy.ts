@@ -12,7 +12,7 @@ import {
   type ForwardRequest,
 } from './engine.js';
 import { problem, Problem } from '@mnemos/problems';
-import { isEventStream, watchForDone } from './event-stream.js';
+import { isEventStream, watchDelivery, watchStreamedAnswer } from './event-stream.js';
 import { sendProblem } from './problem.js';
 import type { Reservation } from './quota.js';
 import { limitsFor, periodOf, type Limits, type Metric, type Scope } from './scopes.js';
@@ -33,11 +33,8 @@ export interface Plan {
   forward: ForwardRequest;
   metric?: Metric | undefined;
   amount?: number | undefined;
-  /**
-   * Several quota charges at once (an MCP batch); otherwise metric and amount. `counted`, asked once the answer is
-   * known (after `transform`), says whether that part succeeded: a charge whose part failed is given back.
-   */
-  charges?: Array<{ metric: Metric; amount: number; counted?: () => boolean }> | undefined;
+  /** Several quota charges at once (an MCP batch); otherwise metric and amount. */
+  charges?: Charge[] | undefined;
   /** Post-processing of a successful answer (restricted credentials); default: stream as is. */
   transform?: ((res: EngineResponse) => Promise<EngineResponse>) | undefined;
 }
@@ -72,7 +69,16 @@ export async function authenticate(
   return principal;
 }
 
-type Charge = NonNullable<Plan['charges']>[number];
+export interface Charge {
+  metric: Metric;
+  /** Units reserved before forwarding. */
+  amount: number;
+  /**
+   * Asked once the answer is known (after `transform`): how many of the reserved units that part used (never more
+   * than `amount` count); the rest are given back, all of them when the part failed. Without it, all count.
+   */
+  counted?: (() => number) | undefined;
+}
 type Reserved = Extract<Reservation, { ok: true }> & Charge;
 
 /**
@@ -128,9 +134,42 @@ function storedCount(answer: unknown): number | undefined {
   return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : undefined;
 }
 
+/** Whether a charge pays for a write (a retain), which the engine may carry out though its caller has gone. */
+const isWrite = (metric: Metric): boolean => metric === 'memories';
+
 /**
- * Forwards a plan with its units reserved. A failure that leaves the outcome unknown (the engine may still carry the
- * request out) keeps the units counted; any other failure gives them back.
+ * Settles the charges of a successful answer: a write counts at once (the engine carried it out); a read (recall,
+ * reflect) counts only once its answer starts reaching the caller (for a streamed reflect: a delta or the done event),
+ * and is given back when the caller leaves before, or the answer fails on the way.
+ */
+function settleOnDelivery(
+  res: EngineResponse,
+  reserved: Reserved[],
+  callerGone: AbortSignal,
+): { res: EngineResponse; uncounted: number } {
+  const used = reserved.map((r) => Math.min(r.amount, r.counted?.() ?? r.amount));
+  reserved.forEach((r, i) => {
+    if (isWrite(r.metric)) r.settle(used[i]!);
+  });
+  const reads = reserved.filter((r) => !isWrite(r.metric));
+  const stream = isEventStream(res.headers);
+  // Units not counted, for the quota headers; a stream's are not known before it ends.
+  const uncounted = stream || reserved[0] === undefined ? 0 : reserved[0].amount - used[0]!;
+  if (reads.length === 0) return { res, uncounted };
+  const settleReads = (reached: boolean): void => {
+    reserved.forEach((r, i) => {
+      if (!isWrite(r.metric)) r.settle(reached ? used[i]! : 0);
+    });
+  };
+  const body = stream ? watchStreamedAnswer(res.body, settleReads) : watchDelivery(res.body, settleReads);
+  // A caller already gone reads nothing of the answer.
+  if (callerGone.aborted) body.destroy();
+  return { res: { ...res, body }, uncounted };
+}
+
+/**
+ * Forwards a plan with its units reserved. A write whose outcome is unknown when it fails (the engine may still carry
+ * it out) stays counted; any other failure gives its units back.
  */
 async function forwardReserved(
   ctx: GatewayContext,
@@ -151,37 +190,31 @@ async function forwardReserved(
     bound === undefined
       ? plan.forward.extraHeaders
       : { ...plan.forward.extraHeaders, [MAX_NEW_MEMORIES_HEADER]: String(bound.amount) };
+  let answered = false;
   try {
     let res = await ctx.engines.forward(engine, { ...plan.forward, extraHeaders, signal: abort.signal });
     if (res.status >= 400) {
       for (const r of reserved) r.release();
       return { res, uncounted: 0 };
     }
+    answered = true;
     if (plan.transform !== undefined) res = await plan.transform(res);
-    if (bound === undefined && isEventStream(res.headers)) {
-      const settle = (done: boolean): void => {
-        for (const r of reserved) {
-          if (done) r.commit();
-          else r.release();
-        }
-      };
-      return { res: { ...res, body: watchForDone(res.body, settle) }, uncounted: 0 };
-    }
-    if (bound === undefined) {
-      for (const r of reserved) {
-        if (r.counted?.() === false) r.release();
-        else r.commit();
-      }
-      return { res, uncounted: 0 };
-    }
+    if (bound === undefined) return settleOnDelivery(res, reserved, abort.signal);
     const answer = await Engines.json(res);
-    // An async retain is stored later and reports no count: it stays counted at its bound, which the engine keeps.
-    const stored = Math.min(bound.amount, storedCount(answer) ?? bound.amount);
+    // An async retain is stored later and reports no count: it stays counted at the most its job stores, which the
+    // engine names (the pieces its content becomes), else at the bound.
+    const mostNew = Number(res.headers[WOULD_STORE_HEADER] ?? NaN);
+    const stored = Math.min(bound.amount, storedCount(answer) ?? (Number.isInteger(mostNew) ? mostNew : bound.amount));
     bound.settle(stored);
     return { res: Engines.fromJson(res.status, res.headers, answer), uncounted: bound.amount - stored };
   } catch (err) {
-    if (err instanceof EngineProblem && err.mayHaveRun) for (const r of reserved) r.commit();
-    else for (const r of reserved) r.release();
+    // A read that failed reached its caller as no answer. A write may have been carried out all the same when the
+    // engine accepted it or the outcome is unknown: it stays counted.
+    const mayHaveRun = answered || (err instanceof EngineProblem && err.mayHaveRun);
+    for (const r of reserved) {
+      if (mayHaveRun && isWrite(r.metric)) r.commit();
+      else r.release();
+    }
     throw err;
   } finally {
     reply.raw.off('close', onClose);

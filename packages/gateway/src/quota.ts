@@ -195,6 +195,13 @@ export class QuotaLedger {
     }
   }
 
+  /** Units taken by requests in flight, not yet counted or given back. */
+  unitsInFlight(): number {
+    let pending = 0;
+    for (const c of this.counters.values()) pending += c.pending;
+    return pending;
+  }
+
   /** Writes counts and returns every idle unit now (tests, shutdown). */
   async flush(returnIdle = true): Promise<void> {
     await Promise.all([...this.counters.values()].map((c) => this.write(c, returnIdle)));

@@ -20,11 +20,35 @@ import {
 } from './helpers.js';
 
 /** Text that the engine cuts into many memories (paragraphs of about 1,000 characters). */
-function longText(paragraphs: number): string {
+function longText(paragraphs: number, place = 'the harbour'): string {
   return Array.from(
     { length: paragraphs },
-    (_, i) => `Paragraph ${i} about the harbour: ${'the ferry leaves at dawn and returns at dusk, '.repeat(22)}`,
+    (_, i) => `Paragraph ${i} about ${place}: ${'the ferry leaves at dawn and returns at dusk, '.repeat(22)}`,
   ).join('\n\n');
+}
+
+const MCP_HEADERS = { accept: 'application/json, text/event-stream' };
+
+/** An MCP tool call through the gateway. */
+function mcpTool(h: Harness, key: string, name: string, args: Record<string, unknown>): Promise<Res> {
+  return call(h.url, 'POST', '/mcp', {
+    token: key,
+    headers: MCP_HEADERS,
+    body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+  });
+}
+
+/** The data of a successful tool result (tools answer JSON as text content). */
+function toolData(res: Res): Record<string, unknown> {
+  const result = obj(obj(res.body)['result']);
+  assert.notEqual(result['isError'], true, res.text);
+  const first = obj((result['content'] as unknown[] | undefined)?.[0]);
+  return obj(JSON.parse(String(first['text'])) as unknown);
+}
+
+async function memoriesUsed(h: Harness, key: string): Promise<unknown> {
+  const usage = await call(h.url, 'GET', '/v1/me/usage', { token: key });
+  return obj(obj(usage.body)['memories'])['used'];
 }
 
 /** Memories stored in a project's bank, read from the engine itself. */
@@ -139,6 +163,91 @@ describe('quotas count what the engine stores', () => {
     const counted = obj(obj(usage.body)['memories'])['used'];
     assert.equal(counted, stored);
     assert.equal(await storedInEngine(engine.url, tenant, 'c'), counted);
+  });
+
+  it('an MCP retain is charged what a REST retain is: long text over the quota is refused, naming the same need', async () => {
+    const { key, projectId } = await setupProject(h.url, { quotas: { memories: 3 } });
+    const tenant = await tenantOf(h, projectId);
+    const text = longText(82);
+    assert.ok(text.length > 85_000, String(text.length));
+    const rest = await call(h.url, 'POST', '/v1/me/banks/e/memories', { token: key, body: { content: text } });
+    assert.ok(isProblem(rest, 429, 'quota_exceeded'), rest.text);
+    const needed = obj(rest.body)['requested'];
+    assert.ok(Number(needed) > 3, rest.text);
+    for (let i = 0; i < 3; i++) {
+      const mcp = await mcpTool(h, key, 'retain', { bank_id: 'e', content: text });
+      assert.ok(isProblem(mcp, 429, 'quota_exceeded'), mcp.text.slice(0, 300));
+      assert.equal(obj(mcp.body)['requested'], needed);
+    }
+    assert.equal(await storedInEngine(engine.url, tenant, 'e'), 0);
+    const short = await mcpTool(h, key, 'retain', { bank_id: 'e', content: 'Ana rows on Mondays.' });
+    assert.equal(short.status, 200, short.text);
+    assert.equal(toolData(short)['stored_count'], 1);
+    assert.equal(short.headers.get('x-quota-used'), '1');
+    assert.equal(await memoriesUsed(h, key), 1);
+  });
+
+  it('MCP and async retains count the memories their text becomes, as a REST retain does', async () => {
+    const { key, projectId } = await setupProject(h.url, { quotas: { memories: 100 } });
+    const tenant = await tenantOf(h, projectId);
+    const rest = await call(h.url, 'POST', '/v1/me/banks/f/memories', { token: key, body: { content: longText(6) } });
+    assert.equal(rest.status, 200, rest.text);
+    const pieces = Number(obj(rest.body)['stored_count']);
+    assert.ok(pieces > 1, rest.text);
+    assert.equal(await memoriesUsed(h, key), pieces);
+
+    const mcp = await mcpTool(h, key, 'retain', { bank_id: 'f', content: longText(6, 'the lighthouse') });
+    assert.equal(toolData(mcp)['stored_count'], pieces);
+    assert.equal(mcp.headers.get('x-quota-used'), String(2 * pieces));
+    const again = await mcpTool(h, key, 'retain', { bank_id: 'f', content: longText(6, 'the lighthouse') });
+    assert.equal(toolData(again)['stored_count'], 0);
+    assert.equal(await memoriesUsed(h, key), 2 * pieces);
+
+    const later = await call(h.url, 'POST', '/v1/me/banks/f/memories', {
+      token: key,
+      body: { content: longText(6, 'the quay'), async: true },
+    });
+    assert.equal(later.status, 200, later.text);
+    assert.equal(later.headers.get('x-quota-used'), String(3 * pieces));
+    const operation = `/v1/me/operations/${String(obj(later.body)['operation_id'])}`;
+    for (let status = ''; status !== 'completed';) {
+      const op = await call(h.url, 'GET', operation, { token: key });
+      status = String(obj(op.body)['status']);
+      assert.ok(status !== 'failed', op.text);
+      if (status !== 'completed') await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(await storedInEngine(engine.url, tenant, 'f'), 3 * pieces);
+    assert.equal(await memoriesUsed(h, key), 3 * pieces);
+  });
+
+  it('PATCH text is bounded to one memory: 1 MB is refused with a 400 that says to retain it; usage stays', async () => {
+    const { key, projectId } = await setupProject(h.url, { quotas: { memories: 2 } });
+    const tenant = await tenantOf(h, projectId);
+    const items = [{ content: 'Ana mends nets.' }, { content: 'Ana paints boats.' }];
+    const two = await call(h.url, 'POST', '/v1/me/banks/g/memories', { token: key, body: { items } });
+    assert.equal(two.status, 200, two.text);
+    const ids = obj(two.body)['memory_ids'] as string[];
+    const memory = (id: string): string => `/v1/me/banks/g/memories/${id}`;
+    const huge = `The harbour log. ${'x'.repeat(1_000_000)}`;
+    for (const id of ids) {
+      const edit = await call(h.url, 'PATCH', memory(id), { token: key, body: { text: huge } });
+      assert.ok(isProblem(edit, 400, 'validation_failed'), edit.text.slice(0, 300));
+      assert.match(String(obj(edit.body)['detail']), /1200 characters.*retain/);
+    }
+    const texts = await Promise.all(
+      ids.map(async (id) => obj((await call(h.url, 'GET', memory(id), { token: key })).body)['text']),
+    );
+    assert.deepEqual(
+      texts,
+      items.map((i) => i.content),
+    );
+    const within = await call(h.url, 'PATCH', memory(ids[0]!), {
+      token: key,
+      body: { text: 'Ana mends nets at dawn.' },
+    });
+    assert.equal(within.status, 200, within.text);
+    assert.equal(await storedInEngine(engine.url, tenant, 'g'), 2);
+    assert.equal(await memoriesUsed(h, key), 2);
   });
 
   it('a retain abandoned on an engine timeout stays counted: stored memories never exceed the quota', async () => {

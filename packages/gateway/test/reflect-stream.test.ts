@@ -1,6 +1,7 @@
-// A streamed reflect through the gateway with an API key: events pass through as the engine sends them (the first
-// delta arrives while the LLM is still writing), the caller leaving reaches the LLM, and the reflects quota counts a
-// stream once its done event has passed, never one that ended in an error event or was abandoned.
+// Reflect through the gateway with an API key, streamed and unary: events pass through as the engine sends them (the
+// first delta arrives while the LLM is still writing), the caller leaving reaches the LLM, and the reflects quota
+// counts an answer that reached the caller (a streamed one once a delta or its done event passed), never one that
+// ended in an error event or that the caller left before its first byte, on REST and MCP alike.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestEngine, type TestEngine } from '../../engine/test/helpers/engine.js';
@@ -8,7 +9,16 @@ import { startFakeLlm, type FakeLlm } from '../../engine/test/helpers/fake-llm.j
 import { allEvents, postForEvents, readEvents } from '../../engine/test/helpers/event-stream.js';
 import { call, ENGINE_TOKEN, obj, setupProject, startHarness, type Harness } from './helpers.js';
 
-describe('streamed reflect through the gateway', () => {
+/** Waits for something the servers do next; the time limit only turns a hang into a failure. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!condition()) {
+    assert.ok(Date.now() < deadline, `waited 30 s for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('reflect through the gateway', () => {
   let fake: FakeLlm;
   let engine: TestEngine;
   let h: Harness;
@@ -17,7 +27,43 @@ describe('streamed reflect through the gateway', () => {
   const question = { query: 'What pet does Maria have?' };
   const auth = () => ({ authorization: `Bearer ${key}` });
   const reflectsUsed = async () =>
-    obj(obj((await call(h.url, 'GET', '/v1/me/usage', { token: key })).body)['reflects'])['used'];
+    Number(obj(obj((await call(h.url, 'GET', '/v1/me/usage', { token: key })).body)['reflects'])['used']);
+  /** Waits until the gateway has counted or given back the units of every request it was serving. */
+  const settled = (): Promise<void> => until(() => h.gw.quotaUnitsInFlight() === 0, 'the quota to settle');
+  const mcpReflect = (signal?: AbortSignal): Promise<Response> =>
+    fetch(`${h.url}/mcp`, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'reflect', arguments: { bank_id: 'maria', ...question } },
+      }),
+      ...(signal ? { signal } : {}),
+    });
+
+  /**
+   * Sends a reflect while the LLM holds its answer, leaves once the LLM has the question (so the gateway has reserved
+   * and forwarded it, and nothing has come back), and answers how many reflects that cost.
+   */
+  async function leftBeforeFirstByte(send: (signal: AbortSignal) => Promise<Response>): Promise<number> {
+    const usedBefore = await reflectsUsed();
+    let release: () => void = () => undefined;
+    fake.next({ kind: 'held', until: new Promise<void>((resolve) => (release = resolve)) }, 'reflect');
+    const asked = fake.count('reflect');
+    const caller = new AbortController();
+    const outcome = send(caller.signal).then(
+      (response) => `answered ${response.status}`,
+      (error: unknown) => (error instanceof Error ? error.name : String(error)),
+    );
+    await until(() => fake.count('reflect') > asked, 'the LLM to be asked');
+    caller.abort();
+    assert.equal(await outcome, 'AbortError', 'nothing came back before the caller left');
+    await settled();
+    release();
+    return (await reflectsUsed()) - usedBefore;
+  }
 
   before(async () => {
     fake = await startFakeLlm();
@@ -44,7 +90,8 @@ describe('streamed reflect through the gateway', () => {
     await fake?.stop();
   });
 
-  it('passes events on as they come; the caller leaving closes the LLM request; nothing is counted', async () => {
+  it('passes events on as they come; the caller leaving closes the LLM request; a delta received is charged', async () => {
+    const usedBefore = await reflectsUsed();
     const abandonedBefore = fake.streamsAbandoned;
     fake.next({ kind: 'stall-stream', afterChunks: 2 }, 'reflect');
     const caller = new AbortController();
@@ -62,23 +109,51 @@ describe('streamed reflect through the gateway', () => {
       assert.equal((error as Error).name, 'AbortError');
     }
     assert.equal(first, 'delta');
-    const deadline = Date.now() + 30_000;
-    while (fake.streamsAbandoned === abandonedBefore && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    assert.equal(fake.streamsAbandoned, abandonedBefore + 1, 'the LLM request was closed');
-    assert.equal(await reflectsUsed(), 0);
+    await until(() => fake.streamsAbandoned > abandonedBefore, 'the LLM request to be closed');
+    await settled();
+    assert.equal(await reflectsUsed(), usedBefore + 1);
+  });
+
+  it('a unary reflect the caller leaves before the first byte is not charged', async () => {
+    const unary = (signal: AbortSignal): Promise<Response> =>
+      fetch(`${h.url}${reflectPath}`, {
+        method: 'POST',
+        headers: { ...auth(), 'content-type': 'application/json' },
+        body: JSON.stringify(question),
+        signal,
+      });
+    assert.equal(await leftBeforeFirstByte(unary), 0);
+  });
+
+  it('a streamed reflect the caller leaves before the first byte is not charged', async () => {
+    const stream = (signal: AbortSignal): Promise<Response> =>
+      postForEvents(`${h.url}${reflectPath}`, question, auth(), signal);
+    assert.equal(await leftBeforeFirstByte(stream), 0);
+  });
+
+  it('an MCP reflect the caller leaves before its answer is not charged; an answered one is', async () => {
+    assert.equal(await leftBeforeFirstByte(mcpReflect), 0);
+    const usedBefore = await reflectsUsed();
+    const answered = await mcpReflect();
+    assert.equal(answered.status, 200);
+    const result = obj(obj(await answered.json())['result']);
+    assert.notEqual(result['isError'], true, JSON.stringify(result));
+    await settled();
+    assert.equal(await reflectsUsed(), usedBefore + 1);
   });
 
   it('a stream that ends in an error event is not counted', async () => {
+    const usedBefore = await reflectsUsed();
     fake.next({ kind: 'cut-stream', afterChunks: 2 }, 'reflect');
     const events = await allEvents(await postForEvents(`${h.url}${reflectPath}`, question, auth()));
     assert.equal(events.at(-1)?.event, 'error');
     assert.equal(obj(events.at(-1)?.data)['code'], 'llm_unavailable');
-    assert.equal(await reflectsUsed(), 0);
+    await settled();
+    assert.equal(await reflectsUsed(), usedBefore);
   });
 
   it('a complete stream ends with the done event and counts one reflect, as a unary reflect does', async () => {
+    const usedBefore = await reflectsUsed();
     const response = await postForEvents(`${h.url}/v1/reflect`, { ...question, bank_id: 'maria' }, auth());
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('x-quota-metric'), 'reflects');
@@ -87,12 +162,14 @@ describe('streamed reflect through the gateway', () => {
     const done = obj(events.at(-1)?.data);
     assert.equal(events.at(-1)?.event, 'done');
     assert.equal((done['citations'] as unknown[]).length, 1);
-    assert.equal(await reflectsUsed(), 1);
+    await settled();
+    assert.equal(await reflectsUsed(), usedBefore + 1);
 
     const unary = await call(h.url, 'POST', reflectPath, { token: key, body: question });
     assert.equal(unary.status, 200, unary.text);
     assert.match(unary.headers.get('content-type') ?? '', /^application\/json/);
     assert.deepEqual(obj(unary.body)['citations'], done['citations']);
-    assert.equal(await reflectsUsed(), 2);
+    await settled();
+    assert.equal(await reflectsUsed(), usedBefore + 2);
   });
 });

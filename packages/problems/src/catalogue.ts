@@ -24,7 +24,8 @@ const LLM_SETTINGS = 'set MNEMOS_API_LLM_PROVIDER and MNEMOS_API_LLM_MODEL (and 
 const passwordRule = (min: number): string =>
   `choose one of at least ${min} characters that is not only blanks, not a commonly used password and not the ` +
   'email address.';
-const CHECK_BEFORE_RETRY = 'it may still complete the request, so it was counted. Check before retrying.';
+const CHECK_BEFORE_RETRY =
+  'a retain may still be stored, so it was counted (check before retrying it); a recall or reflect was not counted.';
 
 export const CATALOGUE = {
   validation_failed: {
@@ -43,6 +44,9 @@ export const CATALOGUE = {
       retainWithoutContent: () =>
         'The request body needs `content` (one memory), `items` (a list of {content}) or `messages` (a list of {role, content}).',
       emptyText: () => 'text must not be empty.',
+      editTextTooLong: (p: { maxChars: number; maxTokens: number }) =>
+        `text is longer than one memory holds (${p.maxChars} characters, ${p.maxTokens} tokens); ` +
+        'retain long text instead, which cuts it into memories of that size.',
       nothingToChange: () =>
         'Nothing to change: send at least one of text, context, tags, metadata, state, occurred_at.',
       notJsonRpc: () =>

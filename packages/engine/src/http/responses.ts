@@ -1,5 +1,6 @@
 import { documentProblems, type ProblemCode } from '@mnemos/problems';
 import type { TSchema } from '@sinclair/typebox';
+import type { RetainResult } from '../service/types.js';
 
 /** Problems any route may answer: a malformed or unauthorised request, or an unknown tenant. */
 const EVERY_ROUTE: readonly ProblemCode[] = [
@@ -25,3 +26,11 @@ export function answers<A extends Record<number, TSchema>>(success: A, codes: re
  * filtering adds nothing and costs time on large answers. The response schema still documents the answer.
  */
 export const plainJsonAnswers = { serializerCompiler: () => (data: unknown) => JSON.stringify(data) } as const;
+
+/**
+ * Headers of a retain's answer: an async retain accepted under a bound (X-Mnemos-Max-New-Memories) names the most new
+ * memories its job stores, so a quota-holding gateway counts those instead of its own estimate.
+ */
+export function retainHeaders(result: RetainResult): Record<string, string> {
+  return result.async && result.mostNew !== undefined ? { 'x-mnemos-would-store': String(result.mostNew) } : {};
+}

@@ -1,6 +1,7 @@
 import { Problem, problem } from '@mnemos/problems';
 import { DEFAULT_SPACE } from '../memory/types.js';
 import type { MemoryService } from '../service/memory-service.js';
+import type { RetainRequest, RetainResult } from '../service/types.js';
 import {
   bankPageAnswer,
   deleteAnswer,
@@ -66,12 +67,42 @@ export interface MemoryBackend {
   listBanks(args: ListBanksArgs): Promise<object>;
 }
 
-/** The memory service's operations for one tenant, called in-process, answering the HTTP API's shapes. */
-export function engineBackend(service: MemoryService, tenant: string): MemoryBackend {
+/**
+ * Runs retains under one bound of new memories shared by all of them (a quota-holding gateway's bound on one MCP
+ * request, which may call retain several times): one after another, each may store what the ones before left.
+ */
+function sharedRetainBound(
+  service: MemoryService,
+  maxNew: number | undefined,
+): (request: RetainRequest) => Promise<RetainResult> {
+  if (maxNew === undefined) return (request) => service.retain(request);
+  let left = maxNew;
+  let queue: Promise<unknown> = Promise.resolve();
+  return (request) => {
+    const next = queue.then(async () => {
+      const result = await service.retain({ ...request, maxNewMemories: left });
+      if (!result.async) left -= result.storedCount;
+      return result;
+    });
+    queue = next.catch(() => undefined);
+    return next;
+  };
+}
+
+/**
+ * The memory service's operations for one tenant, called in-process, answering the HTTP API's shapes. `maxNewMemories`
+ * bounds the new memories all retains through this backend store together.
+ */
+export function engineBackend(
+  service: MemoryService,
+  tenant: string,
+  options: { maxNewMemories?: number | undefined } = {},
+): MemoryBackend {
+  const retain = sharedRetainBound(service, options.maxNewMemories);
   return {
     async retain(bankId, args) {
       const partition = { tenant, bankId, space: args.space ?? DEFAULT_SPACE };
-      return retainAnswer(bankId, await service.retain(retainRequest(partition, { ...args })));
+      return retainAnswer(bankId, await retain(retainRequest(partition, { ...args })));
     },
     async recall(bankId, args) {
       return recallAnswer(await service.recall(recallQuery(tenant, bankId, { ...args })));

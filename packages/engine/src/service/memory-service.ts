@@ -13,6 +13,7 @@ import {
 import type { Operation } from '../jobs/operations.js';
 import { BANK_CURSOR, decodeCursor, encodeCursor, MEMORY_CURSOR } from './cursor.js';
 import type { EngineMetrics } from '../metrics.js';
+import { MAX_CHUNK_CHARS, MAX_CHUNK_TOKENS } from '../memory/chunk.js';
 import { embeddingText } from '../memory/embedding-text.js';
 import {
   pieceCount,
@@ -26,7 +27,7 @@ import { clearMemories, deleteMemory, type MemoryPatch } from '../memory/store.j
 import { MEMORY_TYPES, type Partition } from '../memory/types.js';
 import { recall, type RecallDependencies } from '../recall/pipeline.js';
 import { sha256Hex } from '../util/hash.js';
-import { countTokensYielding } from '../util/tokens.js';
+import { countTokens } from '../util/tokens.js';
 import { toMemory, toRecalledMemory } from './memory-model.js';
 import type {
   Budget,
@@ -96,6 +97,25 @@ const nextCursor = (page: PageRequest, count: number, encode: () => string): str
 const memoryNotFound = (id: string) => problem('memory_not_found', 'inThisBank', { id });
 
 /**
+ * An edit's new text must stay one memory, as a retain of it would store it (one piece: within the chunk bounds in
+ * characters and tokens); longer text is refused, to be retained instead. So an edit never stores more than a retain
+ * counts, and its work stays bounded. Answers the text's token count.
+ */
+function oneMemoryText(text: string): number {
+  if (text.trim() === '') {
+    const errors = [{ pointer: '/text', detail: 'must not be empty' }];
+    throw problem('validation_failed', 'emptyText', { errors });
+  }
+  const tokens = text.length > MAX_CHUNK_CHARS ? Infinity : countTokens(text);
+  if (tokens > MAX_CHUNK_TOKENS) {
+    const bounds = { maxChars: MAX_CHUNK_CHARS, maxTokens: MAX_CHUNK_TOKENS };
+    const detail = `must fit one memory (${MAX_CHUNK_CHARS} characters, ${MAX_CHUNK_TOKENS} tokens); retain longer text`;
+    throw problem('validation_failed', 'editTextTooLong', bounds, { errors: [{ pointer: '/text', detail }] });
+  }
+  return tokens;
+}
+
+/**
  * Every operation on memory, free of any transport: HTTP routes, MCP tools and the CLI translate their requests to
  * these calls and the answers back to their own shapes. Errors are catalogue problems.
  */
@@ -114,7 +134,7 @@ export class MemoryService {
       if (maxNew !== undefined && pieces > maxNew) throw retainLimitProblem(pieces, maxNew);
       const operationId = await retainLater(partition, items);
       this.parts.metrics.operations.inc({ operation: 'retain' });
-      return { async: true, itemsCount: items.length, operationId };
+      return { async: true, itemsCount: items.length, operationId, mostNew: maxNew === undefined ? undefined : pieces };
     }
     let outcome;
     try {
@@ -204,15 +224,9 @@ export class MemoryService {
     const patch: MemoryPatch = { ...edit };
     if (edit.text !== undefined) {
       const text = edit.text;
-      if (text.trim() === '') {
-        const errors = [{ pointer: '/text', detail: 'must not be empty' }];
-        throw problem('validation_failed', 'emptyText', { errors });
-      }
-      const [[vector], [tokenCount]] = await Promise.all([
-        this.parts.embedder.embed([embeddingText({ text })], 'document'),
-        countTokensYielding([text]),
-      ]);
-      Object.assign(patch, { embedding: vector!, tokenCount: tokenCount!, contentHash: sha256Hex(text) });
+      const tokenCount = oneMemoryText(text);
+      const [vector] = await this.parts.embedder.embed([embeddingText({ text })], 'document');
+      Object.assign(patch, { embedding: vector!, tokenCount, contentHash: sha256Hex(text) });
     }
     if (Object.keys(edit).length === 0) throw problem('validation_failed', 'nothingToChange');
     let memory;

@@ -67,7 +67,13 @@ export type RetainResult =
       /** What each item became, in order. */
       items: Array<{ memoryIds: string[]; storedCount: number }>;
     }
-  | { async: true; itemsCount: number; operationId: string };
+  | {
+      async: true;
+      itemsCount: number;
+      operationId: string;
+      /** The most new memories its job stores, counted when the call is bounded (maxNewMemories). */
+      mostNew: number | undefined;
+    };
 
 /** A recall as the service takes it: the pipeline's request, with a budget instead of a candidate count. */
 export type RecallQuery = Omit<RecallRequest, 'candidates'> & { budget: Budget };

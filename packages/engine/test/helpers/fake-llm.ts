@@ -5,7 +5,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  * (`POST .../models/{model}:generateContent`, Gemini API and Vertex paths). Deterministic by default: extraction splits
  * the memory into sentences and types them by keywords, resolving "yesterday"/"last week"/"tomorrow" against
  * recorded_at; reflect answers from the memories that share a word with the question and cites them. One-shot
- * behaviours (`next`) make it fail, hang, rate-limit, refuse or answer malformed JSON; `delayMs` delays every answer.
+ * behaviours (`next`) make it fail, hang, hold its answer until released, rate-limit, refuse or answer malformed JSON;
+ * `delayMs` delays every answer.
  * Asked to stream (OpenAI `stream: true`, Gemini `:streamGenerateContent?alt=sse`), it sends the same answer as
  * server-sent events in pieces of `streamChunkChars` characters, `streamGapMs` apart, in that provider's wire format;
  * `cut-stream` breaks the connection after some pieces and `stall-stream` stops sending until the caller goes away.
@@ -19,6 +20,8 @@ export type Behaviour =
   | { kind: 'wrong-shape' }
   | { kind: 'refuse' }
   | { kind: 'hang'; ms: number }
+  /** Answers as usual once `until` settles, or gives up when the caller goes away first (slowness set by the test). */
+  | { kind: 'held'; until: Promise<unknown> }
   | { kind: 'content'; content: unknown }
   /** A streamed answer whose connection breaks after `afterChunks` pieces. */
   | { kind: 'cut-stream'; afterChunks: number }
@@ -315,6 +318,9 @@ export class FakeLlm {
       if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
       // Unref'd: a hanging answer must not keep the test process alive.
       if (behaviour?.kind === 'hang') await new Promise((r) => setTimeout(r, behaviour.ms).unref());
+      if (behaviour?.kind === 'held') {
+        await Promise.race([behaviour.until.catch(() => undefined), new Promise((r) => res.once('close', r))]);
+      }
       if (gone) return;
       if (behaviour?.kind === 'status') {
         const headers: Record<string, string> = { 'content-type': 'application/json' };

@@ -5,7 +5,7 @@ import { recallAnswer, retainAnswer } from '../../wire/answers.js';
 import { maxNewMemories, recallQuery, retainRequest } from '../../wire/input.js';
 import { BANK_ID_PATTERN, RecallAnswer, RecallBody, RetainAnswer, RetainBody } from '../../wire/schemas.js';
 import type { TypedApp } from '../typed-app.js';
-import { answers, plainJsonAnswers } from '../responses.js';
+import { answers, plainJsonAnswers, retainHeaders } from '../responses.js';
 
 const BankId = Type.Object({ bank_id: Type.String({ pattern: BANK_ID_PATTERN, description: 'Bank id' }) });
 const open = { additionalProperties: true } as const;
@@ -24,9 +24,10 @@ export function registerDescriptionRoutes(app: TypedApp, engine: Engine): void {
         ...answers({ 200: RetainAnswer }, ['too_many_memories']),
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const partition = { tenant: 'default', bankId: req.body.bank_id, space: req.body.space ?? DEFAULT_SPACE };
       const result = await engine.service.retain(retainRequest(partition, req.body, maxNewMemories(req.headers)));
+      reply.headers(retainHeaders(result));
       return retainAnswer(partition.bankId, result, req.body.messages?.length);
     },
   );

@@ -5,6 +5,7 @@ import { problem } from '@mnemos/problems';
 import type { Engine } from '../../engine.js';
 import { engineBackend } from '../../mcp/backend.js';
 import { createMcpServer } from '../../mcp/server.js';
+import { maxNewMemories } from '../../wire/input.js';
 import { BANK_ID_PATTERN, TENANT_PATTERN } from '../../wire/schemas.js';
 import type { RouteExtender } from '../typed-app.js';
 
@@ -62,7 +63,9 @@ async function serveMcp(
   if (messages.length === 0 || !messages.every(isJsonRpcMessage)) {
     throw problem('validation_failed', 'notJsonRpc');
   }
-  const server = createMcpServer(engineBackend(engine.service, tenant), {
+  // A gateway holding quota bounds the new memories the request's retain calls store together.
+  const backend = engineBackend(engine.service, tenant, { maxNewMemories: maxNewMemories(req.headers) });
+  const server = createMcpServer(backend, {
     bank,
     onInternalError: (error) =>
       engine.log.error(`mcp tool failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),

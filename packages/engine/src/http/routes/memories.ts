@@ -25,7 +25,7 @@ import {
   RetainBody,
 } from '../../wire/schemas.js';
 import type { TypedApp } from '../typed-app.js';
-import { answers, plainJsonAnswers } from '../responses.js';
+import { answers, plainJsonAnswers, retainHeaders } from '../responses.js';
 
 const tags = ['memories'];
 
@@ -52,9 +52,10 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
         ...answers({ 200: RetainAnswer }, ['too_many_memories']),
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const partition = { tenant: req.params.tenant, bankId: req.params.bank, space: req.body.space ?? DEFAULT_SPACE };
       const result = await service.retain(retainRequest(partition, req.body, maxNewMemories(req.headers)));
+      reply.headers(retainHeaders(result));
       return retainAnswer(partition.bankId, result, req.body.messages?.length);
     },
   );

@@ -4,7 +4,7 @@ import { recallAnswer, retainAnswer, wireBankId } from '../../wire/answers.js';
 import { maxNewMemories, recallQuery, retainRequest } from '../../wire/input.js';
 import { RecallAnswer, RecallBody, RetainAnswer, RetainBody, SpaceParams } from '../../wire/schemas.js';
 import type { TypedApp } from '../typed-app.js';
-import { answers, plainJsonAnswers } from '../responses.js';
+import { answers, plainJsonAnswers, retainHeaders } from '../responses.js';
 
 const tags = ['spaces'];
 
@@ -22,14 +22,12 @@ export function registerSpaceRoutes(app: TypedApp, engine: Engine): void {
         ...answers({ 200: RetainAnswer }, ['too_many_memories']),
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const { tenant, space } = req.params;
       const request = retainRequest({ tenant, bankId: ORG_BANK_ID, space }, req.body, maxNewMemories(req.headers));
-      return retainAnswer(
-        wireBankId(ORG_BANK_ID, space),
-        await engine.service.retain(request),
-        req.body.messages?.length,
-      );
+      const result = await engine.service.retain(request);
+      reply.headers(retainHeaders(result));
+      return retainAnswer(wireBankId(ORG_BANK_ID, space), result, req.body.messages?.length);
     },
   );
 
