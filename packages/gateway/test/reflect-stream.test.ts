@@ -1,6 +1,7 @@
 // A streamed reflect through the gateway with an API key: events pass through as the engine sends them (the first
 // delta arrives while the LLM is still writing), the caller leaving reaches the LLM, and the reflects quota counts a
-// stream once its done event has passed, never one that ended in an error event or was abandoned.
+// stream once its done event has passed, never one that ended in an error event or was abandoned. A response_schema
+// the engine refuses is its 400, streamed or not, uncounted.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestEngine, type TestEngine } from '../../engine/test/helpers/engine.js';
@@ -94,5 +95,26 @@ describe('streamed reflect through the gateway', () => {
     assert.match(unary.headers.get('content-type') ?? '', /^application\/json/);
     assert.deepEqual(obj(unary.body)['citations'], done['citations']);
     assert.equal(await reflectsUsed(), 2);
+  });
+
+  it("a response_schema the engine refuses is the engine's 400 through the gateway, plain or streamed, not counted", async () => {
+    const used = await reflectsUsed();
+    const calls = fake.count('reflect');
+    for (const response_schema of [{ $ref: '#' }, { $defs: { a: { $ref: '#/$defs/a' } }, $ref: '#/$defs/a' }]) {
+      const plain = await call(h.url, 'POST', reflectPath, { token: key, body: { ...question, response_schema } });
+      const streamed = await postForEvents(`${h.url}${reflectPath}`, { ...question, response_schema }, auth());
+      for (const [r, text] of [
+        [plain, plain.text],
+        [streamed, await streamed.text()],
+      ] as const) {
+        assert.equal(r.status, 400, text);
+        assert.match(r.headers.get('content-type') ?? '', /^application\/problem\+json/);
+        const problem = JSON.parse(text) as { code: string; errors: Array<{ pointer: string }> };
+        assert.equal(problem.code, 'validation_failed');
+        assert.match(problem.errors[0]!.pointer, /^\/response_schema\/(\$defs\/a\/)?\$ref$/);
+      }
+    }
+    assert.equal(fake.count('reflect'), calls, 'no LLM call');
+    assert.equal(await reflectsUsed(), used);
   });
 });
