@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** Whether a request announces a body (a length or chunked framing), which may still be on its way. */
-export const bodyExpected = (request: FastifyRequest): boolean =>
+const bodyExpected = (request: FastifyRequest): boolean =>
   request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined;
 
 /**

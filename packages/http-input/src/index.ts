@@ -23,4 +23,4 @@ export {
   type BodyBudgetRefusal,
   type ServerHttpLimits,
 } from './body-budget.js';
-export { bodyExpected, closeAfterRefusal } from './early-refusal.js';
+export { closeAfterRefusal } from './early-refusal.js';

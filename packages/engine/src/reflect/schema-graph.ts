@@ -10,7 +10,7 @@ import { invalidField as invalid } from '@mnemos/problems';
  */
 
 /** Subschemas a response_schema may hold: compiling takes time in their number (a few hundred microseconds each). */
-export const MAX_SUBSCHEMAS = 200;
+const MAX_SUBSCHEMAS = 200;
 /** How deep the checked answer may nest; the cost bound follows recursive references this deep. */
 export const MAX_ANSWER_DEPTH = 32;
 /**
@@ -18,7 +18,7 @@ export const MAX_ANSWER_DEPTH = 32;
  * looking up one property (a few nanoseconds); applying a subschema costs APPLY_STEPS, starting a pattern or format
  * match MATCH_STEPS.
  */
-export const MAX_CHECK_STEPS = 12_000_000;
+const MAX_CHECK_STEPS = 12_000_000;
 const APPLY_STEPS = 8;
 const MATCH_STEPS = 120;
 /**
@@ -26,7 +26,7 @@ const MATCH_STEPS = 120;
  * but times the size of the pattern's program, so a pattern of a few characters (`(?:[a-z]+\s?){1,40}`) can cost
  * hundreds of milliseconds on a long string.
  */
-export const MAX_PATTERN_WORK = 4_000_000;
+const MAX_PATTERN_WORK = 4_000_000;
 /** A `format` check as a pattern size: the formats are regular expressions of about this cost per character. */
 const FORMAT_SIZE = 16;
 
