@@ -148,3 +148,136 @@ test('an answer larger than the cap is not validated and is retried as a bad ans
     fake.always = { purpose: 'extract', behaviour: { kind: 'content', content: { facts: [] } } };
   }
 });
+
+/** Sends `schema` and asserts the 400 that names `pointer` (and says `detail`), with no LLM call made. */
+async function assertRefused(schema: unknown, pointer: string, detail: RegExp): Promise<void> {
+  const calls = fake.count('reflect');
+  const r = await reflect<Problem>({ query: 'What is the cat called?', response_schema: schema });
+  const what = JSON.stringify(schema).slice(0, 120);
+  assert.equal(r.status, 400, `${what}: ${JSON.stringify(r.body).slice(0, 300)}`);
+  assert.equal(r.headers.get('content-type')?.startsWith('application/problem+json'), true, what);
+  assert.equal(r.body.code, 'validation_failed', what);
+  assert.equal(r.body.errors?.[0]?.pointer, pointer, what);
+  assert.match(r.body.detail, detail, what);
+  assert.doesNotMatch(r.body.detail, /\n|at .*\.ts:\d+/, `${what}: one line, no stack`);
+  assert.equal(fake.count('reflect'), calls, `${what}: no LLM call for a refused schema`);
+}
+
+test('references that loop without descending, leave the schema or name nothing are refused, naming the reference', async () => {
+  const loop = /leads back to \/response_schema[^ ]* without descending into a property or an item/;
+  const cases: Array<[unknown, string, RegExp]> = [
+    [{ $ref: '#' }, '/response_schema/$ref', loop],
+    [{ allOf: [{ $ref: '#' }] }, '/response_schema/allOf/0/$ref', loop],
+    [{ type: 'object', not: { $ref: '#' } }, '/response_schema/not/$ref', loop],
+    [
+      { $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } }, $ref: '#/$defs/a' },
+      '/response_schema/$defs/a/$ref',
+      loop,
+    ],
+    [
+      {
+        definitions: { a: { anyOf: [{ $ref: '#/definitions/b' }] }, b: { if: { $ref: '#/definitions/a' } } },
+        properties: { x: { $ref: '#/definitions/a' } },
+      },
+      '/response_schema/definitions/a/anyOf/0/$ref',
+      loop,
+    ],
+    [
+      { $ref: 'http://127.0.0.1:9/schema.json' },
+      '/response_schema/$ref',
+      /outside response_schema.*nothing is fetched/,
+    ],
+    [
+      { type: 'object', properties: { a: { $ref: 'https://example.com/s#/$defs/a' } } },
+      '/response_schema/properties/a/$ref',
+      /outside response_schema/,
+    ],
+    [{ $id: 'https://example.com/s', $ref: 'https://example.com/s' }, '/response_schema/$id', /may not declare \$id/],
+    [{ $ref: '#/$defs/missing' }, '/response_schema/$ref', /names nothing in response_schema/],
+    [{ $anchor: 'a', $ref: '#a' }, '/response_schema/$ref', /anchors are not followed/],
+  ];
+  for (const [schema, pointer, detail] of cases) await assertRefused(schema, pointer, detail);
+});
+
+test('schemas whose check would cost too much are refused before the LLM is asked', async () => {
+  const doubling: Record<string, unknown> = { a0: { type: 'number' } };
+  for (let i = 1; i <= 24; i++)
+    doubling[`a${i}`] = { allOf: [{ $ref: `#/$defs/a${i - 1}` }, { $ref: `#/$defs/a${i - 1}` }] };
+  const manyProperties = Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`p${i}`, { type: 'string' }]));
+  const cost = /could take about [\d,]+ steps to check one answer, more than the 12,000,000 allowed/;
+  const cases: Array<[unknown, string, RegExp]> = [
+    [{ type: 'object', properties: manyProperties }, '/response_schema', /has more than 200 subschemas/],
+    [{ $defs: doubling, $ref: '#/$defs/a24' }, '/response_schema', cost],
+    [{ type: 'array', items: { enum: Array.from({ length: 5000 }, (_, i) => ({ a: i })) } }, '/response_schema', cost],
+    [
+      { type: 'object', properties: { x: { type: 'string', pattern: '(?:[a-z]+\\s?){1,40}$' } } },
+      '/response_schema',
+      /applies patterns \(or formats\) of \d+ RE2 instructions in all to one value/,
+    ],
+    [
+      { type: 'object', properties: { x: { type: 'string', pattern: 'a'.repeat(1001) } } },
+      '/response_schema/properties/x/pattern',
+      /longer than 1,000 characters/,
+    ],
+  ];
+  for (const [schema, pointer, detail] of cases) await assertRefused(schema, pointer, detail);
+});
+
+test('a recursive schema that descends into its value is checked against the answer', async () => {
+  const tree = {
+    type: 'object',
+    properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#' } } },
+    required: ['name'],
+  };
+  fake.next(
+    {
+      kind: 'content',
+      content: {
+        answer: 'Pixel',
+        citations: [],
+        structured_output: { name: 'Maria', children: [{ name: 'Pixel', children: [] }] },
+      },
+    },
+    'reflect',
+  );
+  const ok = await reflect<{ structured_output: { children: Array<{ name: string }> } }>({
+    query: 'Who has a cat?',
+    response_schema: tree,
+  });
+  assert.equal(ok.status, 200, JSON.stringify(ok.body));
+  assert.equal(ok.body.structured_output.children[0]?.name, 'Pixel');
+});
+
+test('an answer nesting deeper than 32 levels is a bad answer (502), not a server error', async () => {
+  const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+  fake.always = {
+    purpose: 'reflect',
+    behaviour: { kind: 'content', content: `{"answer":"Pixel","citations":[],"structured_output":${deep}}` },
+  };
+  try {
+    const r = await reflect<Problem>({ query: 'What is the cat called?', response_schema: { type: 'array' } });
+    assert.equal(r.status, 502, JSON.stringify(r.body).slice(0, 300));
+    assert.equal(r.body.code, 'llm_bad_answer');
+    assert.match(r.body.detail, /nests deeper than 32 levels/);
+  } finally {
+    fake.always = { purpose: 'extract', behaviour: { kind: 'content', content: { facts: [] } } };
+  }
+});
+
+test('uniqueItems over thousands of object items is checked in linear time, the engine stays live', async () => {
+  const schema = { type: 'object', properties: { notes: { type: 'array', uniqueItems: true } } };
+  // Just under the answer cap: a pairwise check compares 18 million pairs of objects.
+  const notes = Array.from({ length: 6_000 }, (_, i) => ({ a: i }));
+  fake.next({ kind: 'content', content: { answer: 'Pixel', citations: [], structured_output: { notes } } }, 'reflect');
+  // The answer comes after a pause, so the probes run before, during and after its check.
+  fake.delayMs = 100;
+  const probe = await probeDuring(
+    engine.url,
+    reflect<{ structured_output: { notes: unknown[] } }>({ query: 'What is the cat called?', response_schema: schema }),
+  ).finally(() => {
+    fake.delayMs = 0;
+  });
+  assert.equal(probe.result.status, 200, JSON.stringify(probe.result.body).slice(0, 300));
+  assert.equal(probe.result.body.structured_output.notes.length, 6_000);
+  assertLive(probe, floorMs);
+});

@@ -185,6 +185,45 @@ describe('gateway in front of a real engine', () => {
     }
   });
 
+  it('refuses a list cursor outside the project, bank and filters that gave it, and pages on with it there', async () => {
+    const a = await setupProject(h.url, { name: 'cursor A' });
+    const b = await setupProject(h.url, { name: 'cursor B' });
+    for (const [key, bank] of [
+      [a.key, 'notes'],
+      [a.key, 'other-notes'],
+      [b.key, 'notes'],
+    ] as const) {
+      const r = await call(h.url, 'POST', `/v1/me/banks/${bank}/memories`, {
+        token: key,
+        body: { items: [{ content: `First ${bank} note.` }, { content: `Second ${bank} note.` }] },
+      });
+      assert.equal(r.status, 200, r.text);
+    }
+    const first = await call(h.url, 'GET', '/v1/me/banks/notes/memories?limit=1', { token: a.key });
+    const cursor = encodeURIComponent(String(obj(first.body)['next_cursor']));
+    const refusals: Array<[string, string]> = [
+      [b.key, `/v1/me/banks/notes/memories?limit=1&cursor=${cursor}`],
+      [a.key, `/v1/me/banks/other-notes/memories?limit=1&cursor=${cursor}`],
+      [a.key, `/v1/me/banks/notes/memories?limit=1&q=second&cursor=${cursor}`],
+    ];
+    for (const [token, path] of refusals) {
+      const r = await call(h.url, 'GET', path, { token });
+      assert.ok(isProblem(r, 400, 'validation_failed'), `${path}: ${r.text}`);
+      assert.equal(obj((obj(r.body)['errors'] as Json[])[0])['pointer'], '/query/cursor');
+    }
+    const next = await call(h.url, 'GET', `/v1/me/banks/notes/memories?limit=1&cursor=${cursor}`, { token: a.key });
+    assert.equal(next.status, 200, next.text);
+    assert.equal((obj(next.body)['items'] as Json[]).length, 1);
+
+    const banks = await call(h.url, 'GET', '/v1/me/banks?limit=1', { token: a.key });
+    const bankCursor = encodeURIComponent(String(obj(banks.body)['next_cursor']));
+    const elsewhere = await call(h.url, 'GET', `/v1/me/banks?limit=1&cursor=${bankCursor}`, { token: b.key });
+    assert.ok(isProblem(elsewhere, 400, 'validation_failed'), elsewhere.text);
+    const own = await call(h.url, 'GET', `/v1/me/banks?limit=1&cursor=${bankCursor}`, { token: a.key });
+    assert.equal(own.status, 200, own.text);
+    assert.notDeepEqual(obj(own.body)['banks'], obj(banks.body)['banks']);
+  });
+
   it('limits keys to their banks and spaces', async () => {
     const owner = await setupProject(h.url);
     await call(h.url, 'POST', '/v1/me/banks/b1/memories', {

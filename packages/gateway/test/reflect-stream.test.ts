@@ -1,7 +1,8 @@
 // Reflect through the gateway with an API key, streamed and unary: events pass through as the engine sends them (the
 // first delta arrives while the LLM is still writing), the caller leaving reaches the LLM, and the reflects quota
 // counts an answer that reached the caller (a streamed one once a delta or its done event passed), never one that
-// ended in an error event or that the caller left before its first byte, on REST and MCP alike.
+// ended in an error event or that the caller left before its first byte, on REST and MCP alike. A response_schema the
+// engine refuses is its 400, streamed or not, uncounted.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestEngine, type TestEngine } from '../../engine/test/helpers/engine.js';
@@ -171,5 +172,27 @@ describe('reflect through the gateway', () => {
     assert.deepEqual(obj(unary.body)['citations'], done['citations']);
     await settled();
     assert.equal(await reflectsUsed(), usedBefore + 2);
+  });
+
+  it("a response_schema the engine refuses is the engine's 400 through the gateway, plain or streamed, not counted", async () => {
+    const used = await reflectsUsed();
+    const calls = fake.count('reflect');
+    for (const response_schema of [{ $ref: '#' }, { $defs: { a: { $ref: '#/$defs/a' } }, $ref: '#/$defs/a' }]) {
+      const plain = await call(h.url, 'POST', reflectPath, { token: key, body: { ...question, response_schema } });
+      const streamed = await postForEvents(`${h.url}${reflectPath}`, { ...question, response_schema }, auth());
+      for (const [r, text] of [
+        [plain, plain.text],
+        [streamed, await streamed.text()],
+      ] as const) {
+        assert.equal(r.status, 400, text);
+        assert.match(r.headers.get('content-type') ?? '', /^application\/problem\+json/);
+        const problem = JSON.parse(text) as { code: string; errors: Array<{ pointer: string }> };
+        assert.equal(problem.code, 'validation_failed');
+        assert.match(problem.errors[0]!.pointer, /^\/response_schema\/(\$defs\/a\/)?\$ref$/);
+      }
+    }
+    assert.equal(fake.count('reflect'), calls, 'no LLM call');
+    await settled();
+    assert.equal(await reflectsUsed(), used);
   });
 });

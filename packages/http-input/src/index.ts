@@ -23,3 +23,4 @@ export {
   type BodyBudgetRefusal,
   type ServerHttpLimits,
 } from './body-budget.js';
+export { closeAfterRefusal } from './early-refusal.js';

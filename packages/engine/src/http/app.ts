@@ -11,8 +11,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { typed, type RouteExtender } from './typed-app.js';
 import { Ajv } from 'ajv';
-import { frameworkProblem, installInputLayer } from '@mnemos/http-input';
-import { messageOf, problem } from '@mnemos/problems';
+import { closeAfterRefusal, frameworkProblem, installInputLayer } from '@mnemos/http-input';
+import { messageOf, Problem, problem } from '@mnemos/problems';
 import type { Engine } from '../engine.js';
 import { BodyBudget, budgetOf, serverLimits } from '@mnemos/http-input';
 import { ENGINE_VERSION } from '../version.js';
@@ -72,6 +72,17 @@ export async function buildApp(
       void sendProblem(reply, frameworkProblem(error));
     },
   });
+  // The first onRequest hook: a request without the token (or for a tenant this engine does not serve) takes no share
+  // of the body budget, and is answered and closed before its body is read.
+  app.addHook('onRequest', async (request, reply) => {
+    try {
+      authenticate(engine, request);
+      checkTenant(engine, request);
+    } catch (error) {
+      if (error instanceof Problem) closeAfterRefusal(request, reply);
+      throw error;
+    }
+  });
   const input = installInputLayer(app, {
     toError: (p) => p,
     pointerPrefix: (part) => (part === 'body' ? '' : `/${part}`),
@@ -116,10 +127,6 @@ export async function buildApp(
     return sendProblem(reply, problem('not_found', 'noRoute', { route }));
   });
 
-  app.addHook('onRequest', async (request) => {
-    authenticate(engine, request);
-    checkTenant(engine, request);
-  });
   app.addHook('onResponse', async (request, reply) => {
     const ms = Math.round(reply.elapsedTime);
     request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms }, 'request');

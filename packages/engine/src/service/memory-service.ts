@@ -11,7 +11,7 @@ import {
   type BankStats,
 } from '../banks/store.js';
 import type { Operation } from '../jobs/operations.js';
-import { BANK_CURSOR, decodeCursor, encodeCursor, MEMORY_CURSOR } from './cursor.js';
+import { BANK_CURSOR, loadCursorSeal, MEMORY_CURSOR, type CursorScope, type CursorSeal } from './cursor.js';
 import type { EngineMetrics } from '../metrics.js';
 import { MAX_CHUNK_CHARS, MAX_CHUNK_TOKENS } from '../memory/chunk.js';
 import { embeddingText } from '../memory/embedding-text.js';
@@ -77,22 +77,36 @@ const retainLimitProblem = (wouldStore: number, allowed: number) =>
     },
   );
 
-/** The key a page starts after, from its cursor; a cursor with an offset is a 400 (one or the other). */
-function startAfter<S extends typeof MEMORY_CURSOR | typeof BANK_CURSOR>(schema: S, page: PageRequest) {
-  if (page.cursor === undefined) return undefined;
-  if (page.offset > 0) {
+/** A cursor with an offset is a 400: one or the other says where a page starts. */
+function checkOneStart(page: PageRequest): void {
+  if (page.cursor !== undefined && page.offset > 0) {
     throw invalidField(
       '/query/offset',
       'cannot be combined with cursor: a cursor already says where to start',
       'query',
     );
   }
-  return decodeCursor(schema, page.cursor, '/query/cursor');
 }
 
-/** The cursor of the next page: given when this page is full, so there may be more. */
-const nextCursor = (page: PageRequest, count: number, encode: () => string): string | undefined =>
-  page.limit > 0 && count >= page.limit ? encode() : undefined;
+/** A next page's cursor is given when this page is full, so there may be more. */
+const pageIsFull = (page: PageRequest, count: number): boolean => page.limit > 0 && count >= page.limit;
+
+/** The memories list a cursor is good for: the tenant, the bank and every filter (tags in any order). */
+const memoryListScope = (q: MemoryListQuery): CursorScope => [
+  'memories',
+  q.tenant,
+  q.bankId,
+  q.space ?? null,
+  q.type ?? null,
+  q.text ?? null,
+  q.tags === undefined ? null : JSON.stringify([...new Set(q.tags)].sort()),
+  q.since?.toISOString() ?? null,
+  q.until?.toISOString() ?? null,
+  q.documentId ?? null,
+  q.state ?? null,
+];
+
+const bankListScope = (tenant: string, text: string | undefined): CursorScope => ['banks', tenant, text ?? null];
 
 const memoryNotFound = (id: string) => problem('memory_not_found', 'inThisBank', { id });
 
@@ -120,10 +134,21 @@ function oneMemoryText(text: string): number {
  * these calls and the answers back to their own shapes. Errors are catalogue problems.
  */
 export class MemoryService {
+  /** The cursor key, once the database has one (read on the first list that needs it). */
+  private seal: CursorSeal | undefined;
+
   constructor(
     private readonly parts: ServiceParts,
     private readonly features: ServiceFeatures,
   ) {}
+
+  /** `make`: a page gives a cursor, so the key is created if the database has none yet. */
+  private async cursorSeal(make: boolean): Promise<CursorSeal> {
+    if (this.seal !== undefined) return this.seal;
+    const seal = await loadCursorSeal(this.parts.db, make);
+    if (seal.keyed) this.seal = seal;
+    return seal;
+  }
 
   async retain(request: RetainRequest): Promise<RetainResult> {
     const { partition, items, maxNewMemories: maxNew } = request;
@@ -193,7 +218,12 @@ export class MemoryService {
   }
 
   async listMemories(q: MemoryListQuery): Promise<Page<Memory>> {
-    const after = startAfter(MEMORY_CURSOR, q);
+    checkOneStart(q);
+    const scope = memoryListScope(q);
+    const after =
+      q.cursor === undefined
+        ? undefined
+        : (await this.cursorSeal(false)).decode(MEMORY_CURSOR, q.cursor, scope, '/query/cursor');
     const { items, total, last } = await this.parts.store.list({
       tenant: q.tenant,
       bankId: q.bankId,
@@ -209,8 +239,11 @@ export class MemoryService {
       offset: q.offset,
       after: after && { at: after.at, createdAt: after.createdAt, seq: after.seq, id: after.id },
     });
-    const next = last && nextCursor(q, items.length, () => encodeCursor(MEMORY_CURSOR, { list: 'memories', ...last }));
-    return { items: items.map(toMemory), total, limit: q.limit, offset: q.offset, nextCursor: next ?? null };
+    const next =
+      last !== undefined && pageIsFull(q, items.length)
+        ? (await this.cursorSeal(true)).encode(MEMORY_CURSOR, { list: 'memories', ...last }, scope)
+        : null;
+    return { items: items.map(toMemory), total, limit: q.limit, offset: q.offset, nextCursor: next };
   }
 
   async getMemory(tenant: string, bankId: string, id: string): Promise<Memory> {
@@ -252,14 +285,22 @@ export class MemoryService {
   }
 
   async listBanks(tenant: string, text: string | undefined, page: PageRequest): Promise<Page<Bank>> {
-    const after = startAfter(BANK_CURSOR, page);
+    checkOneStart(page);
+    const scope = bankListScope(tenant, text);
+    const after =
+      page.cursor === undefined
+        ? undefined
+        : (await this.cursorSeal(false)).decode(BANK_CURSOR, page.cursor, scope, '/query/cursor');
     const { banks, total, last } = await listBanks(this.parts.db, tenant, text, {
       limit: page.limit,
       offset: page.offset,
       after: after && { at: after.at, bankId: after.bankId },
     });
-    const next = last && nextCursor(page, banks.length, () => encodeCursor(BANK_CURSOR, { list: 'banks', ...last }));
-    return { items: banks, total, limit: page.limit, offset: page.offset, nextCursor: next ?? null };
+    const next =
+      last !== undefined && pageIsFull(page, banks.length)
+        ? (await this.cursorSeal(true)).encode(BANK_CURSOR, { list: 'banks', ...last }, scope)
+        : null;
+    return { items: banks, total, limit: page.limit, offset: page.offset, nextCursor: next };
   }
 
   async getBank(tenant: string, bankId: string): Promise<Bank> {
