@@ -16,8 +16,8 @@ COPY packages/problems/package.json packages/problems/
 COPY packages/console/package.json packages/console/
 # onnxruntime's native CPU library (bin/napi-v6/linux/<arch>/libonnxruntime.so.1 and onnxruntime_binding.node) ships
 # inside the onnxruntime-node npm package itself. Its install script only downloads the optional CUDA and TensorRT
-# providers (linux/x64, from NuGet), which `onnxruntime-node-install=skip` in .npmrc skips; this CPU image needs none
-# of them, and no other install script builds anything it needs, so scripts are not run at all.
+# providers (linux/x64, from NuGet); this CPU image needs none of them, and no other install script builds anything it
+# needs, so scripts are not run at all.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY packages/engine/src packages/engine/src
 COPY packages/engine/tsconfig.json packages/engine/

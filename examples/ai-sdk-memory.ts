@@ -6,7 +6,8 @@
 //
 // Any OpenAI-compatible server works as the model: OPENAI_BASE_URL (default https://api.openai.com/v1), MODEL
 // (default gpt-4o-mini). MNEMOS_URL names another engine. In your own project: npm install @mnemos/client
-// @mnemos/integrations ai @ai-sdk/openai-compatible (or any AI SDK provider).
+// @mnemos/integrations ai @ai-sdk/openai-compatible (or any AI SDK provider; ai 6 or 7); until a release is on npm,
+// the @mnemos packages from tarballs made in a checkout (docs/releasing.md).
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, stepCountIs, wrapLanguageModel } from 'ai';
 import { Mnemos } from '@mnemos/client';

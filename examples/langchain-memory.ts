@@ -4,7 +4,8 @@
 //   node --conditions=source --import tsx examples/langchain-memory.ts
 //
 // MNEMOS_URL names another engine. In your own project: npm install @mnemos/client @mnemos/integrations
-// @langchain/core, and any chat model (`@langchain/openai`, ...) where this example uses a stand-in function.
+// @langchain/core, and any chat model (`@langchain/openai`, ...) where this example uses a stand-in function
+// (until a release is on npm, the @mnemos packages from tarballs made in a checkout: docs/releasing.md).
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { RunnableLambda, RunnableWithMessageHistory } from '@langchain/core/runnables';
 import { Mnemos } from '@mnemos/client';

@@ -5,7 +5,8 @@
 //
 // Any Chat Completions server works as the model: OPENAI_BASE_URL (default https://api.openai.com/v1), MODEL
 // (default gpt-4o-mini). MNEMOS_URL names another engine. In your own project: npm install @mnemos/client
-// @mnemos/integrations @openai/agents, and import Agent, Runner and OpenAIProvider from '@openai/agents'.
+// @mnemos/integrations @openai/agents, and import Agent, Runner and OpenAIProvider from '@openai/agents'
+// (until a release is on npm, the @mnemos packages from tarballs made in a checkout: docs/releasing.md).
 import { Agent, Runner } from '@openai/agents-core';
 import { OpenAIProvider } from '@openai/agents-openai';
 import { Mnemos } from '@mnemos/client';

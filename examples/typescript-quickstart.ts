@@ -3,7 +3,8 @@
 //   npm start                                                     # an engine on http://localhost:8888
 //   node --conditions=source --import tsx examples/typescript-quickstart.ts [base_url]
 //
-// In your own project: npm install @mnemos/client, then `import { Mnemos } from '@mnemos/client'`.
+// In your own project: npm install @mnemos/client, then `import { Mnemos } from '@mnemos/client'` (until a release is
+// on npm, install the tarball made in a checkout: docs/releasing.md).
 // Through a gateway: MNEMOS_API_KEY=mnm_live_... node ... examples/typescript-quickstart.ts https://your-gateway
 import { Mnemos, MnemosError } from '@mnemos/client';
 

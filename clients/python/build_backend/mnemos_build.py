@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATOR = "mnemos_build 1.0"
-SDIST_FILES = ("pyproject.toml", "README.md", "CHANGELOG.md")
+SDIST_FILES = ("pyproject.toml", "README.md", "CHANGELOG.md", "LICENSE")
 SDIST_DIRS = ("src", "build_backend", "tests")
 _SUPPORTED = {"name", "version", "description", "readme", "requires-python", "license", "dependencies", "keywords",
               "classifiers", "urls", "authors"}
@@ -110,6 +110,9 @@ def _write_wheel(wheel_directory: str, project: Mapping[str, Any], files: List[T
         (f"{dist_info}/METADATA", _metadata(project).encode("utf-8")),
         (f"{dist_info}/WHEEL", wheel_meta.encode("utf-8")),
     ]
+    # The licence text travels with the installed package, where wheels have always carried it.
+    if (ROOT / "LICENSE").is_file():
+        entries.append((f"{dist_info}/LICENSE", (ROOT / "LICENSE").read_bytes()))
     record = "\n".join([_record_line(p, d) for p, d in entries] + [f"{dist_info}/RECORD,,"]) + "\n"
     entries.append((f"{dist_info}/RECORD", record.encode("utf-8")))
     filename = f"{name}-{version}-py3-none-any.whl"

@@ -41,6 +41,7 @@ class WheelAndSdist(unittest.TestCase):
             names = wheel.namelist()
             self.assertIn("mnemos_client/py.typed", names)
             self.assertIn("mnemos_client/aio.py", names)
+            self.assertIn(f"{dist_info}/LICENSE", names)
             self.assertFalse([n for n in names if "__pycache__" in n or n.endswith(".pyc")])
             metadata = wheel.read(f"{dist_info}/METADATA").decode()
             self.assertIn("Name: mnemos-client\n", metadata)
@@ -82,8 +83,8 @@ class WheelAndSdist(unittest.TestCase):
         self.assertEqual(name, f"{base}.tar.gz")
         with tarfile.open(os.path.join(self.out, name)) as sdist:
             names = set(sdist.getnames())
-        for needed in ("PKG-INFO", "pyproject.toml", "README.md", "CHANGELOG.md", "build_backend/mnemos_build.py",
-                       "src/mnemos_client/__init__.py", "src/mnemos_client/py.typed"):
+        for needed in ("PKG-INFO", "pyproject.toml", "README.md", "CHANGELOG.md", "LICENSE",
+                       "build_backend/mnemos_build.py", "src/mnemos_client/__init__.py", "src/mnemos_client/py.typed"):
             self.assertIn(f"{base}/{needed}", names)
 
     def test_editable_wheel_points_at_the_source(self) -> None:

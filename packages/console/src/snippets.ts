@@ -30,7 +30,8 @@ export function snippets(baseUrl: string): Snippet[] {
       id: 'typescript',
       label: 'TypeScript',
       text: [
-        `// npm install @mnemos/client, then run with MNEMOS_API_KEY set`,
+        `// npm install @mnemos/client, then run with MNEMOS_API_KEY set (until a release is on npm, install the`,
+        `// tarball that npm pack -w packages/client makes in a checkout of Mnemos; see its docs/releasing.md)`,
         `import { Mnemos } from '@mnemos/client';`,
         ``,
         `const mnemos = new Mnemos({ baseUrl: '${baseUrl}', apiKey: process.env.MNEMOS_API_KEY });`,
@@ -43,7 +44,8 @@ export function snippets(baseUrl: string): Snippet[] {
       id: 'python',
       label: 'Python',
       text: [
-        `# pip install mnemos-client, then run with MNEMOS_API_KEY set`,
+        `# pip install mnemos-client, then run with MNEMOS_API_KEY set (until a release is on PyPI,`,
+        `# pip install ./clients/python in a checkout of Mnemos; see its docs/releasing.md)`,
         `import os`,
         `from mnemos_client import Mnemos`,
         ``,

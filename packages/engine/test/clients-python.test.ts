@@ -1,6 +1,6 @@
-// Builds the Python client (clients/python) into a wheel with no network (its standard-library build backend), installs
-// that wheel into a fresh venv, and runs the client's unittest suite with the venv's Python against a real engine
-// started here: embedded database in a fresh MNEMOS_HOME, the real local embedding model, and a fake
+// Builds the Python client (clients/python) into a wheel and an sdist with no network (its standard-library build
+// backend), installs each into a fresh venv, and runs the client's unittest suite with the wheel's venv against a real
+// engine started here: embedded database in a fresh MNEMOS_HOME, the real local embedding model, and a fake
 // OpenAI-compatible LLM server so reflect works. The Python process gets MNEMOS_URL, MNEMOS_FAKE_LLM=1 and
 // MNEMOS_CLIENT_INSTALLED=1 (the suite checks it imported the installed copy, not the source tree); its unit-level
 // tests (scripted local HTTP server) run in the same process.
@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -213,6 +213,53 @@ test('the Python client builds into a wheel offline and installs from it into a 
   const [versions, typed, file] = shown.trim().split('\n');
   assert.equal(versions, `${version[1]!} ${version[1]!}`, 'installed metadata and __version__ agree with pyproject');
   assert.equal(typed, 'True', 'py.typed is installed (PEP 561)');
+  assert.ok(file?.startsWith(venv), `imported from the venv, not the source tree: ${String(file)}`);
+});
+
+test('the Python client builds into an sdist offline that pip installs into a fresh venv, licence included', async () => {
+  const dist = path.join(work, 'sdist');
+  const venv = path.join(work, 'venv-sdist');
+  mkdirSync(dist);
+  // What a PEP 517 front end (python -m build --sdist) does: call the backend's build_sdist hook.
+  const built = await mustRun(
+    python,
+    [
+      '-c',
+      'import sys; sys.path.insert(0, "clients/python/build_backend"); import mnemos_build; print(mnemos_build.build_sdist(sys.argv[1]))',
+      dist,
+    ],
+    60_000,
+  );
+  const version = /^version = "([^"]+)"$/m.exec(
+    readFileSync(path.join(repoRoot, 'clients/python/pyproject.toml'), 'utf8'),
+  )?.[1];
+  assert.ok(version, 'pyproject.toml names a version');
+  assert.equal(built.trim(), `mnemos_client-${version}.tar.gz`);
+
+  // pip builds a wheel from the sdist alone (isolated, with the sdist's own backend and no index), then installs it.
+  await mustRun(python, ['-m', 'venv', '--without-pip', venv], 60_000);
+  const sdistPython = path.join(venv, 'bin', 'python');
+  await mustRun(
+    python,
+    ['-m', 'pip', '--python', sdistPython, 'install', '--no-index', '--no-deps', '-q', path.join(dist, built.trim())],
+    120_000,
+  );
+  const shown = await mustRun(
+    sdistPython,
+    [
+      '-c',
+      [
+        'import importlib.metadata as m, mnemos_client',
+        'print(m.version("mnemos-client"), mnemos_client.__version__)',
+        'print("Apache License" in (m.distribution("mnemos-client").read_text("LICENSE") or ""))',
+        'print(mnemos_client.__file__)',
+      ].join('; '),
+    ],
+    60_000,
+  );
+  const [versions, licensed, file] = shown.trim().split('\n');
+  assert.equal(versions, `${version} ${version}`);
+  assert.equal(licensed, 'True', 'the licence text is installed with the package');
   assert.ok(file?.startsWith(venv), `imported from the venv, not the source tree: ${String(file)}`);
 });
 

@@ -3,6 +3,7 @@ import type { CliIo } from './io.js';
 /**
  * `mnemos gateway`: runs the gateway of packages/gateway (@mnemos/gateway). It is loaded by name at run time, so the
  * engine neither builds against it nor needs it installed: a self-hosted engine install works without the gateway.
+ * The gateway is not on npm (it ships in the container image), so an engine installed from npm never finds it.
  */
 export async function gateway(io: CliIo): Promise<number> {
   const specifier = '@mnemos/gateway';
@@ -13,7 +14,7 @@ export async function gateway(io: CliIo): Promise<number> {
     const code = (error as { code?: string }).code;
     if (code !== 'ERR_MODULE_NOT_FOUND') throw error;
     io.stderr(
-      'mnemos gateway: the gateway package (@mnemos/gateway, packages/gateway) is not installed here; install it, or run the engine alone with mnemos serve.\n',
+      'mnemos gateway: the gateway (@mnemos/gateway) is not installed here and is not published to npm; run it from the container image (docker run <image> gateway, docs/gateway.md) or a checkout of the repository, or run the engine alone with mnemos serve.\n',
     );
     return 1;
   }
