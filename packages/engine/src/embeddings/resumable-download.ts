@@ -78,7 +78,11 @@ async function downloadOnce(
     },
   });
   const body = Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>);
-  await pipeline(body, counter, createWriteStream(partPath, { flags: span.start === 0 ? 'w' : 'a', mode: PRIVATE_FILE }));
+  await pipeline(
+    body,
+    counter,
+    createWriteStream(partPath, { flags: span.start === 0 ? 'w' : 'a', mode: PRIVATE_FILE }),
+  );
   const size = span.start + received;
   if (span.total !== undefined && size !== span.total) {
     throw new Error(`the connection ended after ${size} of ${span.total} bytes`);
