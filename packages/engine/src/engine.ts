@@ -4,6 +4,7 @@ import { ensureEmbeddingSchema } from './db/embedding-schema.js';
 import { openDatabase } from './db/open.js';
 import { BankIndexes } from './db/recall-index.js';
 import type { BodyCodec } from './crypto/codec.js';
+import { EngineRegistration } from './crypto/connected-engines.js';
 import { openBodyCodec } from './crypto/setup.js';
 import { BATCH_TOKENS, createEmbedder, MicroBatcher, paddedTokens } from './embeddings/index.js';
 import { createJobQueue } from './jobs/index.js';
@@ -26,6 +27,8 @@ export type { Logger } from './log.js';
 /** The parts the engine opens before its plugins install, in the order they open. */
 interface OpenedParts {
   db: Database;
+  /** This engine's entry among the engines connected to an external database (none on the embedded one). */
+  registration: EngineRegistration | undefined;
   codec: BodyCodec;
   store: MemoryStore;
   vectors: VectorCache;
@@ -75,6 +78,7 @@ function chainAfterRetain(hooks: ReadonlyArray<AfterRetainHook | undefined>): Af
 export class Engine {
   readonly startedAt = Date.now();
   readonly db: Database;
+  private readonly registration: EngineRegistration | undefined;
   /** Encryption at rest: the no-op, or envelope encryption under MNEMOS_API_ENCRYPTION_MASTER_KEY. */
   readonly codec: BodyCodec;
   /** The memories table, read and written through the codec. */
@@ -97,6 +101,7 @@ export class Engine {
     plugins: readonly EnginePlugin[],
   ) {
     this.db = parts.db;
+    this.registration = parts.registration;
     this.codec = parts.codec;
     this.store = parts.store;
     this.embedder = parts.embedder;
@@ -169,8 +174,19 @@ export class Engine {
         : log.warn(`database: out of reach (${reason}); requests answer 503 database_unavailable until it is back`),
     );
     const db: Database = opened.db;
+    let registration: EngineRegistration | undefined;
     try {
       if (opened.applied.length > 0) log.info(`database migrations applied: ${opened.applied.join(', ')}`);
+      // Other engines may share an external database: `mnemos rotate-key` must know which key each one serves with.
+      if (db.kind === 'external') {
+        registration = await EngineRegistration.register(db, config.encryptionMasterKey, {
+          onError: (error) =>
+            log.warn(
+              `this engine's heartbeat could not be recorded (${(error as Error).message}); it is tried again ` +
+                'every few seconds, and `mnemos rotate-key` takes the engine for gone after a minute without one',
+            ),
+        });
+      }
       const codec = await openBodyCodec(db, config.encryptionMasterKey, (f) =>
         log.error(
           `memory ${f.memoryId} (bank ${JSON.stringify(f.bankId)}, tenant ${f.tenant}) failed to decrypt: ` +
@@ -213,7 +229,7 @@ export class Engine {
       const engine = new Engine(
         config,
         log,
-        { db, codec, store, vectors, postgres, compact, embedder, metrics, queue, llm },
+        { db, registration, codec, store, vectors, postgres, compact, embedder, metrics, queue, llm },
         plugins,
       );
       // A queue that fails to start must not leave the model's or the LLM's thread running.
@@ -224,6 +240,7 @@ export class Engine {
       engine.pruner.start();
       return engine;
     } catch (error) {
+      await registration?.close();
       await db.close().catch(() => undefined);
       throw error;
     }
@@ -267,7 +284,8 @@ export class Engine {
 
   /**
    * Stops in the reverse of opening: the index preload, the job queue (running jobs go back to the queue), the
-   * plugins, the LLM transport, the model, and last the database (releasing its lock).
+   * plugins, the LLM transport, the model, its entry among the engines connected to the database, and last the
+   * database (releasing its lock).
    */
   async close(): Promise<void> {
     this.vectors.stop();
@@ -277,6 +295,7 @@ export class Engine {
     for (const plugin of this.plugins) await plugin.close().catch(() => undefined);
     await this.llm?.close().catch(() => undefined);
     await this.embedder.close().catch(() => undefined);
+    await this.registration?.close();
     await this.db.close();
   }
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ensureWritableHome } from './home.js';
+import { ensureWritableHome, homeParts } from './home.js';
 import { loadEngineConfig } from './config/load.js';
 import { Engine, type Logger } from './engine.js';
 import { buildApp, type RouteExtender } from './http/app.js';
@@ -57,7 +57,7 @@ export async function startEngine(options: StartEngineOptions = {}): Promise<Run
   const log = options.log ?? logger;
   for (const warning of unknownVariableWarnings(env)) log.warn(warning);
   // A data folder the engine cannot write is a setup error: it fails before the port opens, not after warming.
-  ensureWritableHome(config.home);
+  ensureWritableHome(config.home, homeParts(config));
   const readiness = new Readiness(log);
   const gate = new HttpGate(readiness, serverLimits(config.http).http);
   readiness.report('binding port');

@@ -1,6 +1,7 @@
 import { loadEngineConfig } from '../config/load.js';
 import { openBodyCodec } from '../crypto/setup.js';
 import { openDatabase } from '../db/open.js';
+import { ensureWritableHome, homeParts } from '../home.js';
 import { createEmbedder } from '../embeddings/index.js';
 import { reembed, type ReembedOutcome } from '../memory/reembed.js';
 import { MemoryStore } from '../memory/store.js';
@@ -16,6 +17,7 @@ export async function reembedCommand(args: readonly string[], io: CliIo): Promis
   const batchSize = parseBatchSize(args);
   const config = loadEngineConfig(io.env);
   const log = (message: string) => io.stderr(`[mnemos] ${message}\n`);
+  ensureWritableHome(config.home, homeParts(config));
   const { db } = await openDatabase(config);
   try {
     const codec = await openBodyCodec(db, config.encryptionMasterKey, (f) =>

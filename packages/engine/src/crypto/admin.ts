@@ -1,9 +1,11 @@
 import { ConfigError, loadEngineConfig } from '../config/load.js';
 import type { Database } from '../db/database.js';
 import { openDatabase } from '../db/open.js';
+import { enginesNotOnKey, STALE_AFTER_MS, type ConnectedEngine } from './connected-engines.js';
 import { EncryptingCodec } from './encrypting-codec.js';
 import { decodeWrapped, encodeWrapped, MasterKey } from './envelope.js';
-import { ENCRYPTION_LOCK, EncryptionKeyMismatchError, readRecord, verifyMaster, writeRecord } from './setup.js';
+import { ENCRYPTION_LOCK, readRecord, writeRecord } from './record.js';
+import { EncryptionKeyMismatchError, verifyMaster } from './setup.js';
 
 /**
  * Key management commands (`mnemos rotate-key`, `mnemos encrypt-existing`). Both work on the database directly; see
@@ -18,21 +20,41 @@ export interface RotationOutcome {
 }
 
 /**
+ * The rotation would retire a key connected engines still serve with; nothing was changed. Exit code 75
+ * (EX_TEMPFAIL): run it again once those engines run with the new key.
+ */
+export class RotationRefusedError extends Error {
+  override readonly name = 'RotationRefusedError';
+  readonly exitCode = 75;
+}
+
+export interface RotationOptions {
+  /** An engine whose heartbeat is older than this is taken for gone (crashed without removing its entry). */
+  staleAfterMs?: number;
+}
+
+/**
  * Re-wraps every bank's data key under `next` without touching a memory body (the data keys do not change).
  * - `begin`: the database accepts both masters and every data key is wrapped under both; engines with either key
  *   keep serving (restart them one by one with the new key);
  * - `finish`: every data key is wrapped under `next` only (including banks an old-key engine created meanwhile) and
  *   the old master is no longer accepted;
  * - `all`: both at once, in one transaction (for a single engine, or the embedded database, which one process opens).
+ *
+ * `finish` and `all` refuse while a connected engine serves with another key than `next`: the banks it would create
+ * afterwards would be wrapped under a master no engine started with the new key has. The check runs under the lock
+ * every starting engine takes to verify its key, so an engine that starts meanwhile either is counted or is refused.
  */
 export async function rotateKey(
   db: Database,
   currentRaw: Buffer,
   nextRaw: Buffer,
   phase: RotationPhase,
+  options: RotationOptions = {},
 ): Promise<RotationOutcome> {
   const current = new MasterKey(currentRaw);
   const next = new MasterKey(nextRaw);
+  const staleAfterMs = options.staleAfterMs ?? STALE_AFTER_MS;
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [ENCRYPTION_LOCK]);
     const record = await readRecord(tx);
@@ -42,6 +64,10 @@ export async function rotateKey(
       );
     }
     verifyMaster(record, current);
+    if (phase !== 'begin') {
+      const holdouts = await enginesNotOnKey(tx, next.fingerprintHex, staleAfterMs);
+      if (holdouts.length > 0) throw new RotationRefusedError(refusal(phase, holdouts, staleAfterMs));
+    }
     const banks = await tx.query<{ tenant: string; bank_id: string; wrapped_key: Uint8Array }>(
       'SELECT tenant, bank_id, wrapped_key FROM banks WHERE wrapped_key IS NOT NULL FOR UPDATE',
     );
@@ -75,6 +101,26 @@ export async function rotateKey(
     await writeRecord(tx, { version: 1, masters });
     return { banks: banks.length, phase };
   });
+}
+
+/** One line: which engines hold the old key, and how to go on. */
+function refusal(phase: RotationPhase, engines: readonly ConnectedEngine[], staleAfterMs: number): string {
+  const named = engines
+    .map(
+      (e) => `${e.host} pid ${e.pid} (started ${e.startedAt.toISOString()}, last heartbeat ${e.silentSeconds} s ago)`,
+    )
+    .join(', ');
+  const count = engines.length === 1 ? '1 engine still serves' : `${engines.length} engines still serve`;
+  const next =
+    phase === 'finish'
+      ? 'restart them with MNEMOS_API_ENCRYPTION_MASTER_KEY set to the new key, then run `mnemos rotate-key --phase finish` again'
+      : 'stop them first, or rotate without stopping: `mnemos rotate-key --phase begin`, restart each engine with ' +
+        'MNEMOS_API_ENCRYPTION_MASTER_KEY set to the new key, then `mnemos rotate-key --phase finish`';
+  return (
+    `rotate-key refused (phase ${phase}): ${count} with a key other than the new one: ${named}; nothing was changed. ` +
+    `To go on, ${next}. An engine that stopped without saying so (a crash) counts until ` +
+    `${Math.round(staleAfterMs / 1000)} s after its last heartbeat.`
+  );
 }
 
 export interface EncryptExistingOutcome {

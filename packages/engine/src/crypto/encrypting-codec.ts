@@ -1,8 +1,10 @@
+import { DatabaseUnavailableError } from '../db/availability.js';
 import type { Queryable } from '../db/database.js';
 import { queryTerms } from '../keywords/text-search.js';
 import type { BankCodec, BodyCodec, EncodedRow, KeywordQuery, PlainBody, SealedBody } from './codec.js';
 import { bodyKeyId, DataKey, decodeWrapped, encodeWrapped, IntegrityError, type MasterKey } from './envelope.js';
 import { documentLexemes, normaliseWord, queryLexemes } from './normalise.js';
+import { acceptsMaster, ENCRYPTION_LOCK, readRecord } from './record.js';
 
 /** A ciphertext that failed to decrypt: reported (logged, counted), never returned. */
 export interface IntegrityFailure {
@@ -47,7 +49,7 @@ export class EncryptingCodec implements BodyCodec {
   ) {}
 
   async forWrite(q: Queryable, tenant: string, bankId: string): Promise<BankCodec> {
-    const key = (await this.bankKey(q, tenant, bankId)) ?? (await this.createBankKey(q, tenant, bankId));
+    const key = (await this.writeKey(q, tenant, bankId)) ?? (await this.createBankKey(q, tenant, bankId));
     return {
       seal: (id, body) => sealBody(key, tenant, bankId, id, body),
       dedupHash: (h) => key.dedupHash(h),
@@ -55,7 +57,7 @@ export class EncryptingCodec implements BodyCodec {
   }
 
   async dedupHashes(q: Queryable, tenant: string, bankId: string, plainHashes: string[]): Promise<Map<string, string>> {
-    const key = await this.bankKey(q, tenant, bankId);
+    const key = await this.writeKey(q, tenant, bankId);
     return key === undefined ? new Map() : new Map(plainHashes.map((h) => [key.dedupHash(h), h]));
   }
 
@@ -148,13 +150,37 @@ export class EncryptingCodec implements BodyCodec {
     const hit = this.queryKeys.get(id);
     const now = Date.now();
     if (hit !== undefined && now - hit.at < QUERY_KEY_TTL_MS) return hit.key;
-    const key = await this.bankKey(q, tenant, bankId);
+    // A bank whose key this master cannot unwrap (created by an engine on the other key of a rotation under way) has
+    // no rows this engine can open either: its keyword arm finds nothing rather than failing the whole query.
+    const key = await this.bankKey(q, tenant, bankId).catch((error: unknown) => {
+      if (error instanceof BankKeyError) return undefined;
+      throw error;
+    });
     // A bank without a key yet is not cached: its first retain must become searchable at once.
     if (key !== undefined) {
       if (this.queryKeys.size > 10_000) this.queryKeys.clear();
       this.queryKeys.set(id, { key, at: now });
     }
     return key;
+  }
+
+  /**
+   * The bank's data key for a write, or undefined when the bank has none yet. Between the phases of a rotation, a
+   * bank an engine on the other master created is wrapped under that master only: a temporary refusal, not a failure.
+   */
+  private async writeKey(q: Queryable, tenant: string, bankId: string): Promise<DataKey | undefined> {
+    try {
+      return await this.bankKey(q, tenant, bankId);
+    } catch (error) {
+      if (!(error instanceof BankKeyError)) throw error;
+      throw new DatabaseUnavailableError(
+        'encryption_key',
+        new Error(
+          `${error.message} (an engine on the other key of a rotation under way created it); retry through an ` +
+            'engine on that key, or once `mnemos rotate-key --phase finish` has re-wrapped it',
+        ),
+      );
+    }
   }
 
   /** The bank's data key, or undefined when the bank has none yet. */
@@ -184,8 +210,24 @@ export class EncryptingCodec implements BodyCodec {
   /**
    * Creates the bank's data key in the caller's transaction (with the bank row if needed). Two writers racing on a
    * new bank agree: the first wrapped key stored wins and the other reads it back.
+   *
+   * The new key is wrapped under this engine's master only, so that master must still be one the database accepts:
+   * after `mnemos rotate-key` replaced it, no engine started with the new key could read the bank, and the write would
+   * be acknowledged yet unreadable. The shared lock orders this against a rotation, which holds it exclusively while it
+   * re-wraps the keys and rewrites the record: either the rotation sees this bank, or this sees the new record.
    */
   private async createBankKey(q: Queryable, tenant: string, bankId: string): Promise<DataKey> {
+    await q.query('SELECT pg_advisory_xact_lock_shared($1)', [ENCRYPTION_LOCK]);
+    if (!acceptsMaster(await readRecord(q), this.master)) {
+      throw new DatabaseUnavailableError(
+        'encryption_key',
+        new Error(
+          `this engine's encryption key is no longer accepted by the database (\`mnemos rotate-key\` replaced it), ` +
+            `so it cannot create the data key of bank ${JSON.stringify(bankId)}; retry through an engine started ` +
+            'with the new key, and restart this one with MNEMOS_API_ENCRYPTION_MASTER_KEY set to it',
+        ),
+      );
+    }
     const { key, raw } = DataKey.generate();
     const wrapped = encodeWrapped({ keyId: key.keyId, wraps: [this.master.wrap(raw, key.keyId, tenant, bankId)] });
     const rows = await q.query<{ wrapped_key: Uint8Array }>(

@@ -2,6 +2,7 @@ import type { Database, Queryable } from '../db/database.js';
 import { plaintextCodec, type BodyCodec } from './codec.js';
 import { EncryptingCodec, type IntegrityFailure } from './encrypting-codec.js';
 import { MasterKey } from './envelope.js';
+import { acceptsMaster, ENCRYPTION_LOCK, readRecord, writeRecord, type EncryptionRecord } from './record.js';
 
 /** The master key does not match the database. The message starts with the stable code. */
 export class EncryptionKeyMismatchError extends Error {
@@ -14,32 +15,9 @@ export class EncryptionStateError extends Error {
   override readonly name = 'EncryptionStateError';
 }
 
-/** The key-verification record in mnemos_meta: which masters this database accepts, each with a check value. */
-export interface EncryptionRecord {
-  version: 1;
-  masters: Array<{ fingerprint: string; check: string }>;
-}
-
-export const RECORD_KEY = 'encryption';
-/** Advisory lock taken by whoever writes the verification record or wrapped keys (start, rotation, migration). */
-export const ENCRYPTION_LOCK = 0x6d6e656b;
-
-export async function readRecord(q: Queryable): Promise<EncryptionRecord | undefined> {
-  const rows = await q.query<{ value: EncryptionRecord }>('SELECT value FROM mnemos_meta WHERE key = $1', [RECORD_KEY]);
-  return rows[0]?.value;
-}
-
-export async function writeRecord(q: Queryable, record: EncryptionRecord): Promise<void> {
-  await q.query(
-    `INSERT INTO mnemos_meta (key, value) VALUES ($1, $2::jsonb) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
-    [RECORD_KEY, JSON.stringify(record)],
-  );
-}
-
 /** Throws encryption_key_mismatch unless the record accepts this master. */
 export function verifyMaster(record: EncryptionRecord, master: MasterKey): void {
-  const entry = record.masters.find((m) => m.fingerprint === master.fingerprintHex);
-  if (entry === undefined || !master.verifies(entry.check)) {
+  if (!acceptsMaster(record, master)) {
     throw new EncryptionKeyMismatchError(
       'encryption_key_mismatch: MNEMOS_API_ENCRYPTION_MASTER_KEY is not the key this database was encrypted with; ' +
         'start with the original key (after a rotation, the new one), or point MNEMOS_HOME / MNEMOS_API_DATABASE_URL at another database.',

@@ -6,7 +6,11 @@
 /** Seconds a caller is asked to wait before retrying a request that failed because the database was out of reach. */
 export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
-export type UnavailableReason = 'unreachable' | 'timeout';
+/**
+ * `encryption_key`: during or after a key rotation, this engine's master key cannot serve a bank's write (its key is
+ * retired, or the bank's data key is wrapped only under the other master); an engine with the right key can.
+ */
+export type UnavailableReason = 'unreachable' | 'timeout' | 'encryption_key';
 
 /** A query failed because the database could not be reached or did not answer in time; retrying later can work. */
 export class DatabaseUnavailableError extends Error {
@@ -84,6 +88,7 @@ export function findDatabaseUnavailable(error: unknown): DatabaseUnavailableErro
 
 function describeUnavailable(reason: UnavailableReason, cause: unknown): string {
   const why = cause instanceof Error ? cause.message : String(cause);
+  if (reason === 'encryption_key') return `${why}; nothing was stored.`;
   if (reason === 'timeout') {
     return (
       `The database did not answer in time (${why}); retry shortly, and if it persists check the server's load ` +

@@ -1,4 +1,5 @@
 import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { PRIVATE_FILE } from '../util/private-files.js';
 
 /** The embedded database is open in another live process; the message names it and what to do. */
 export class DatabaseLockedError extends Error {
@@ -69,7 +70,7 @@ function takeOver(path: string, stale: Holder | undefined): void {
  */
 function createExclusive(path: string, holder: Holder): boolean {
   const draft = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-  writeFileSync(draft, JSON.stringify(holder), { mode: 0o644 });
+  writeFileSync(draft, JSON.stringify(holder), { mode: PRIVATE_FILE });
   try {
     linkSync(draft, path);
     return true;

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { EngineConfig } from '../config/load.js';
 import { DEFAULT_DATABASE_SETTINGS } from '../config/schema.js';
-import { ensureWritableHome } from '../home.js';
+import { ensureWritableHome, homeParts } from '../home.js';
 import type { Database } from './database.js';
 import { migrate } from './migrate.js';
 import { openEmbeddedDatabase } from './pglite.js';
@@ -18,7 +18,7 @@ export async function openDatabase(
 ): Promise<{ db: Database; applied: number[] }> {
   let db: Database;
   if (config.databaseUrl === undefined) {
-    ensureWritableHome(config.home);
+    ensureWritableHome(config.home, homeParts({ databaseUrl: config.databaseUrl }));
     db = await openEmbeddedDatabase(join(config.home, 'db'));
   } else {
     db = await openExternalDatabase(config.databaseUrl, {

@@ -1,5 +1,6 @@
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { keepCreatedFilesPrivate } from '../util/private-files.js';
 import { serveThread, threadData } from '../util/thread.js';
 import type { SqlParam } from './database.js';
 
@@ -22,6 +23,7 @@ const ROLLBACK = new Error('rolled back by the caller');
 
 async function open() {
   const start = threadData() as DbThreadStart;
+  keepCreatedFilesPrivate();
   const pg = await PGlite.create({ dataDir: start.dataDir, extensions: { vector }, startParams: start.startParams });
   /** Open transactions by number; `end` commits or rolls back and gives the transaction's outcome. */
   const transactions = new Map<number, { tx: Transaction; end: (commit: boolean) => Promise<void> }>();

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
+import { makePrivate, PRIVATE_DIR } from '../util/private-files.js';
 import { SMALL_YOUNG_GENERATION, ThreadClient } from '../util/thread.js';
 import type { DatabaseThread, DbThreadStart } from './pglite-thread.js';
 import { acquireDatabaseLock, type DatabaseLock } from './lock.js';
@@ -37,11 +38,14 @@ export async function openEmbeddedDatabase(
   dataDir: string,
   options: { statisticsCheckMs?: number } = {},
 ): Promise<Database> {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIR });
   // One process per data folder (db/lock.ts): `<home>/db.lock` beside `<home>/db`, released on close.
   const lock = acquireDatabaseLock(`${dataDir}.lock`, dataDir);
   try {
     if (!existsSync(join(dataDir, 'PG_VERSION'))) await createDataDirectory(dataDir);
+    // initdb (and every release before this one) left the files 0666; from here on the database's thread creates them
+    // private (pglite-thread.ts).
+    makePrivate(dataDir);
     const settings = Object.entries(EMBEDDED_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
     const startParams = [...PGlite.defaultStartParams, ...settings];
     const start: DbThreadStart = { dataDir, startParams };

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { makePrivate, PRIVATE_DIR } from '../util/private-files.js';
 import { describeFailure, downloadFixes, ModelUnavailableError } from './model-error.js';
 import { downloadResumable } from './resumable-download.js';
 
@@ -44,6 +45,8 @@ export function hubFileUrl(hubUrl: string, model: string, file: string): string 
  */
 export async function acquireModel(options: AcquireModelOptions): Promise<string> {
   const folder = join(options.modelsDir, options.model);
+  // The cache is private like the rest of MNEMOS_HOME (earlier releases left it readable by every user).
+  makePrivate(options.modelsDir);
   const missing = modelFiles(options.dtype).filter((file) => !existsSync(join(folder, file)));
   if (missing.length === 0) return folder;
   options.log(`downloading embedding model ${options.model} from ${options.hubUrl} into ${folder} (first start)`);
@@ -51,7 +54,7 @@ export async function acquireModel(options: AcquireModelOptions): Promise<string
     const url = hubFileUrl(options.hubUrl, options.model, file);
     const target = join(folder, file);
     const partPath = `${target}.part`;
-    await mkdir(dirname(target), { recursive: true });
+    await mkdir(dirname(target), { recursive: true, mode: PRIVATE_DIR });
     const progress = progressReporter(`${options.model} ${file}`, options.log);
     const weights = file.endsWith('.onnx');
     let size: number;

@@ -2,6 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { stat, unlink } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { PRIVATE_FILE } from '../util/private-files.js';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -77,7 +78,11 @@ async function downloadOnce(
     },
   });
   const body = Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>);
-  await pipeline(body, counter, createWriteStream(partPath, { flags: span.start === 0 ? 'w' : 'a' }));
+  await pipeline(
+    body,
+    counter,
+    createWriteStream(partPath, { flags: span.start === 0 ? 'w' : 'a', mode: PRIVATE_FILE }),
+  );
   const size = span.start + received;
   if (span.total !== undefined && size !== span.total) {
     throw new Error(`the connection ended after ${size} of ${span.total} bytes`);
