@@ -5,6 +5,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { test } from 'node:test';
 import { countTokens as exactCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { documentLexemes, MAX_STEMMED_CHARS, normaliseWord } from '../src/crypto/normalise.js';
+import { rng } from '../bench/synthetic.js';
 import { blindTsvector } from '../src/crypto/encrypting-codec.js';
 import { DataKey } from '../src/crypto/envelope.js';
 import { chunkText, MAX_CHUNK_CHARS, MAX_CHUNK_TOKENS, splitByCharacters } from '../src/memory/chunk.js';
@@ -85,14 +86,11 @@ test('the yielding count gives the same numbers and lets other work run meanwhil
 
 /** `count` made-up words of eight letters (none of them known to the tokenizer or the stem cache). */
 function madeUpWords(count: number): string {
+  const next = rng(1);
   const words: string[] = [];
-  let x = 1;
   for (let i = 0; i < count; i++) {
     let word = '';
-    for (let k = 0; k < 8; k++) {
-      x = (x * 1103515245 + 12345) % 2147483648;
-      word += String.fromCharCode(97 + ((x >> 8) % 26));
-    }
+    for (let k = 0; k < 8; k++) word += String.fromCharCode(97 + Math.floor(next() * 26));
     words.push(word);
   }
   return words.join(' ');
