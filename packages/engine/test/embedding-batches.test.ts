@@ -142,6 +142,31 @@ describe('micro-batcher grouping by token length', () => {
     assert.equal(batcher.queueDepth, 0);
   });
 
+  it('counts slow texts for a few milliseconds per batch, not a whole window at once', async () => {
+    const { inner, batches, answerNext } = heldEmbedder();
+    let counted = 0;
+    // A chunk of made-up words takes the tokenizer a millisecond or more; the delay stands in for that.
+    const slowTokens = (text: string) => {
+      counted++;
+      for (const until = performance.now() + 1; performance.now() < until;);
+      return text.split(':')[1]!.length;
+    };
+    const batcher = new MicroBatcher(inner, { query: 64, document: 64 }, undefined, 1, slowTokens);
+    const all = batcher.embed(
+      Array.from({ length: 200 }, (_, i) => `${i}:xxxx`),
+      'document',
+    );
+    assert.ok(counted < 20, `${counted} texts counted for the first batch`);
+    assert.ok(batches[0]!.length >= 1 && batches[0]![0] === '0:xxxx', 'the oldest text leaves first');
+    while (batcher.queueDepth > 0) await answerNext();
+    await answerNext();
+    assert.equal(counted, 200, 'each text counted once');
+    assert.deepEqual(
+      (await all).map((v) => v[0]),
+      Array.from({ length: 200 }, (_, i) => i),
+    );
+  });
+
   it('caps query batches and document batches each by their own padded tokens', async () => {
     const { inner, batches, answerNext } = heldEmbedder();
     const tokens = (text: string) => text.split(':')[1]!.length;

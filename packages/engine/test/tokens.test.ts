@@ -5,7 +5,10 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { test } from 'node:test';
 import { countTokens as exactCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { documentLexemes, MAX_STEMMED_CHARS, normaliseWord } from '../src/crypto/normalise.js';
-import { chunkText, MAX_CHUNK_CHARS, MAX_CHUNK_TOKENS } from '../src/memory/chunk.js';
+import { rng } from '../bench/synthetic.js';
+import { blindTsvector } from '../src/crypto/encrypting-codec.js';
+import { DataKey } from '../src/crypto/envelope.js';
+import { chunkText, MAX_CHUNK_CHARS, MAX_CHUNK_TOKENS, splitByCharacters } from '../src/memory/chunk.js';
 import { countTokens, countTokensYielding, MAX_PIECE_BYTES } from '../src/util/tokens.js';
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -58,21 +61,60 @@ test('a 1 MiB single word and 1 MiB of spaces are counted as their bytes', () =>
   assert.equal(countTokens(' '.repeat(1 << 20) + 'x'), (1 << 20) - 1 + countTokens(' x'));
 });
 
-test('the yielding count gives the same numbers and lets other work run meanwhile', async () => {
-  const prose = SAMPLES.join(' ').repeat(3000);
+/** `work`'s result, and how many turns of the event loop other work had while it ran. */
+async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
   let turns = 0;
-  let counting = true;
+  let running = true;
   const ticker = (async () => {
-    while (counting) {
+    while (running) {
       await nextTurn();
       turns++;
     }
   })();
-  const counts = await countTokensYielding([prose, 'y'.repeat(1 << 20)]);
-  counting = false;
+  const result = await work();
+  running = false;
   await ticker;
+  return { result, turns };
+}
+
+test('the yielding count gives the same numbers and lets other work run meanwhile', async () => {
+  const prose = SAMPLES.join(' ').repeat(3000);
+  const { result: counts, turns } = await turnsDuring(() => countTokensYielding([prose, 'y'.repeat(1 << 20)]));
   assert.deepEqual(counts, [countTokens(prose), 1 << 20]);
   assert.ok(turns > 1, 'other work ran while counting');
+});
+
+/** `count` made-up words of eight letters (none of them known to the tokenizer or the stem cache). */
+function madeUpWords(count: number): string {
+  const next = rng(1);
+  const words: string[] = [];
+  for (let i = 0; i < count; i++) {
+    let word = '';
+    for (let k = 0; k < 8; k++) word += String.fromCharCode(97 + Math.floor(next() * 26));
+    words.push(word);
+  }
+  return words.join(' ');
+}
+
+test('the blind index of a long text of new words is built in slices: other work runs meanwhile', async () => {
+  const text = madeUpWords(100_000);
+  const { key } = DataKey.generate();
+  const lexemes = await turnsDuring(() => documentLexemes(text));
+  assert.equal(lexemes.result.size, new Set(text.split(' ')).size);
+  assert.ok(lexemes.turns > 1, 'other work ran while normalising');
+  const index = await turnsDuring(() => blindTsvector(key, text));
+  assert.equal(index.result.split(' ').length, lexemes.result.size);
+  assert.ok(index.turns > 1, 'other work ran while indexing');
+});
+
+test('a long text is cut into sentences after their punctuation, as a lookbehind pattern cuts them', () => {
+  const text = 'Yes. No!  Why?\tBecause。それで！本当？ Dots... and "quotes." then e.g. abbreviations.\n'.repeat(200);
+  const byLookbehind = text.split(/(?<=[.!?。！？])\s+/);
+  const pieces = splitByCharacters(text, MAX_CHUNK_CHARS);
+  assert.deepEqual(
+    pieces.join('\n').split('\n'),
+    byLookbehind.filter((s) => s.trim() !== ''),
+  );
 });
 
 test('chunks are bounded in tokens as well as characters, and keep every character', async () => {
@@ -106,12 +148,12 @@ test('prose is chunked by characters as before, with its token counts', async ()
 test(
   'the blind index leaves words too long for English unstemmed, so a 1 MiB word is cheap',
   { timeout: 30_000 },
-  () => {
+  async () => {
     assert.equal(normaliseWord('Running'), 'run');
     const long = 'generalizations'.repeat(5);
     assert.ok(long.length > MAX_STEMMED_CHARS);
     assert.equal(normaliseWord(long), long);
-    const lexemes = documentLexemes(`Alice ${'a'.repeat(1 << 20)} running`);
+    const lexemes = await documentLexemes(`Alice ${'a'.repeat(1 << 20)} running`);
     assert.deepEqual([...lexemes.keys()], ['alic', 'a'.repeat(1 << 20), 'run']);
   },
 );

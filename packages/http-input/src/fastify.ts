@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import FindMyWay from 'find-my-way';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
@@ -32,6 +33,16 @@ function hasNoBody(headers: IncomingHttpHeaders): boolean {
   return headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
 }
 
+/**
+ * Bodies of at least this many characters are parsed, checked, validated and handled in turns of the event loop of
+ * their own (installLargeBodyTurns): each step is a pass over the whole text (several milliseconds per MiB), and one
+ * turn for all of them would hold the loop for their sum.
+ */
+const LARGE_BODY_CHARS = 64 * 1024;
+
+/** Requests whose body is large (see LARGE_BODY_CHARS). */
+const largeBodies = new WeakSet<FastifyRequest>();
+
 /** JSON bodies only; an empty body on a body-less method is no body; depth is checked before JSON.parse. */
 function installBodyParsers(app: FastifyInstance, toError: InputLayerOptions['toError']): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -42,6 +53,9 @@ function installBodyParsers(app: FastifyInstance, toError: InputLayerOptions['to
       done(null, undefined);
     } else if (exceedsJsonDepth(text, MAX_JSON_DEPTH)) {
       done(toError(tooDeep(MAX_JSON_DEPTH)), undefined);
+    } else if (text.length >= LARGE_BODY_CHARS) {
+      largeBodies.add(request);
+      void parseJson(request, text, (error, parsed) => setImmediate(() => done(error, parsed)));
     } else {
       void parseJson(request, text, done);
     }
@@ -67,6 +81,18 @@ function installTextCheck(app: FastifyInstance, options: InputLayerOptions): voi
       throw options.toError(invalidField(pointer, bad.detail, part));
     }
   });
+}
+
+/**
+ * A large body is checked (the text check), validated against its schema and handled in turns of the event loop of
+ * their own, so other requests are answered between the steps. Installed after the text check, which runs first.
+ */
+function installLargeBodyTurns(app: FastifyInstance): void {
+  const nextTurn = async (request: FastifyRequest) => {
+    if (largeBodies.has(request)) await yieldToEventLoop();
+  };
+  app.addHook('preValidation', nextTurn);
+  app.addHook('preHandler', nextTurn);
 }
 
 /** Records every route's path in a router of its own, so a miss can tell "wrong method" (405) from "no such path". */
@@ -104,10 +130,12 @@ function installMethodIndex(app: FastifyInstance, options: InputLayerOptions): I
 
 /**
  * Installs the shared input layer on a Fastify app before any route or plugin is registered: JSON-only body parsing
- * with a depth cap, empty bodies on body-less methods, the text check and the route index for 405 answers.
+ * with a depth cap, empty bodies on body-less methods, the text check, turns of their own for the steps of a large
+ * body, and the route index for 405 answers.
  */
 export function installInputLayer(app: FastifyInstance, options: InputLayerOptions): InputLayer {
   installBodyParsers(app, options.toError);
   installTextCheck(app, options);
+  installLargeBodyTurns(app);
   return installMethodIndex(app, options);
 }

@@ -169,7 +169,7 @@ export async function encryptExisting(
       );
       for (const r of rows) {
         const bank = await codec.forWrite(tx, r.tenant, r.bank_id);
-        const sealed = bank.seal(r.id, {
+        const sealed = await bank.seal(r.id, {
           text: r.text ?? '',
           context: r.context,
           metadata: r.metadata ?? {},

@@ -34,7 +34,8 @@ export interface SealedBody {
 }
 
 export interface BankCodec {
-  seal(id: string, body: PlainBody): SealedBody;
+  /** Asynchronous because indexing a long body under encryption is done in slices that let other requests run. */
+  seal(id: string, body: PlainBody): Promise<SealedBody>;
   /** The stored form of a content hash (the plain SHA-256 hex retain computes, or its keyed HMAC). */
   dedupHash(plainHash: string): string;
 }
@@ -86,7 +87,7 @@ export interface BodyCodec {
 }
 
 const plaintextBank: BankCodec = {
-  seal: (_id, b) => ({
+  seal: async (_id, b) => ({
     text: b.text,
     context: b.context,
     metadata: b.metadata,

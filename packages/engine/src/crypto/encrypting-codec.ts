@@ -5,6 +5,7 @@ import type { BankCodec, BodyCodec, EncodedRow, KeywordQuery, PlainBody, SealedB
 import { bodyKeyId, DataKey, decodeWrapped, encodeWrapped, IntegrityError, type MasterKey } from './envelope.js';
 import { documentLexemes, normaliseWord, queryLexemes } from './normalise.js';
 import { acceptsMaster, ENCRYPTION_LOCK, readRecord } from './record.js';
+import { eventLoopSlicer } from '../util/yield.js';
 
 /** A ciphertext that failed to decrypt: reported (logged, counted), never returned. */
 export interface IntegrityFailure {
@@ -25,6 +26,9 @@ export function bodyAad(tenant: string, bankId: string, id: string): Buffer {
 }
 
 const QUERY_KEY_TTL_MS = 5_000;
+
+/** Lexemes keyed between two checks of the time spent by blindTsvector. */
+const LEXEMES_PER_CHECK = 256;
 
 /** Blind index domains: keyword terms and entity names never share tokens. */
 const TERM = 't';
@@ -244,7 +248,13 @@ function cacheKey(tenant: string, bankId: string, keyIdHex: string): string {
   return `${tenant}\0${bankId}\0${keyIdHex}`;
 }
 
-export function sealBody(key: DataKey, tenant: string, bankId: string, id: string, body: PlainBody): SealedBody {
+export async function sealBody(
+  key: DataKey,
+  tenant: string,
+  bankId: string,
+  id: string,
+  body: PlainBody,
+): Promise<SealedBody> {
   const plain = Buffer.from(JSON.stringify({ t: body.text, c: body.context, m: body.metadata, e: body.entities }));
   return {
     text: null,
@@ -252,15 +262,21 @@ export function sealBody(key: DataKey, tenant: string, bankId: string, id: strin
     metadata: {},
     entities: body.entities.map((e) => key.blind(ENTITY, e.trim().toLowerCase())),
     bodyEnc: key.seal(plain, bodyAad(tenant, bankId, id)),
-    fts: blindTsvector(key, body.text),
+    fts: await blindTsvector(key, body.text),
   };
 }
 
-/** The blind index of a text as a tsvector literal: `'<token>':1,5 '<token>':2`. */
-export function blindTsvector(key: DataKey, text: string): string {
+/**
+ * The blind index of a text as a tsvector literal: `'<token>':1,5 '<token>':2`. Keying a long text's lexemes yields
+ * to the event loop every few milliseconds, like normalising them.
+ */
+export async function blindTsvector(key: DataKey, text: string): Promise<string> {
+  const pause = eventLoopSlicer();
   const parts: string[] = [];
-  for (const [lexeme, positions] of documentLexemes(text))
+  for (const [lexeme, positions] of await documentLexemes(text)) {
     parts.push(`'${key.blind(TERM, lexeme)}':${positions.join(',')}`);
+    if (parts.length % LEXEMES_PER_CHECK === 0) await pause();
+  }
   return parts.join(' ');
 }
 

@@ -1,4 +1,5 @@
 import stem from 'wink-porter2-stemmer';
+import { eventLoopSlicer } from '../util/yield.js';
 
 /**
  * Turns text into search terms in JavaScript the way Postgres's `english` text-search configuration does for ordinary
@@ -48,11 +49,20 @@ export function normaliseWord(word: string): string | undefined {
   return w.length <= MAX_STEMMED_CHARS && /^\p{L}+$/u.test(w) ? cachedStem(w) : w;
 }
 
-/** Lexemes of a document with their 1-based positions (stop words count for position, like to_tsvector). */
-export function documentLexemes(text: string): Map<string, number[]> {
+/** Words normalised between two checks of the time spent (a check costs more than a cached word). */
+const WORDS_PER_CHECK = 256;
+
+/**
+ * Lexemes of a document with their 1-based positions (stop words count for position, like to_tsvector). A long text
+ * of new words takes a fraction of a second to normalise, so this yields to the event loop every few milliseconds.
+ */
+export async function documentLexemes(text: string): Promise<Map<string, number[]>> {
+  const pause = eventLoopSlicer();
   const out = new Map<string, number[]>();
   let position = 0;
+  let words = 0;
   for (const match of text.matchAll(/[\p{L}\p{N}]+/gu)) {
+    if (++words % WORDS_PER_CHECK === 0) await pause();
     position = Math.min(position + 1, MAX_POSITION);
     const lexeme = normaliseWord(match[0]);
     if (lexeme === undefined || lexeme === '') continue;

@@ -32,10 +32,17 @@ export const BATCH_TOKENS: BatchTokenCaps = { query: 512, document: 128 };
 
 /**
  * How many of the oldest waiting texts are grouped at once. Texts are counted only when they enter this window, so a
- * bulk retain that queues thousands of chunks costs the main thread a bounded amount of counting and sorting per batch
- * (well under the few milliseconds a health probe would notice), never all of it at once.
+ * bulk retain that queues thousands of chunks costs the main thread a bounded amount of counting and sorting per batch,
+ * never all of it at once.
  */
 const GROUPING_WINDOW = 128;
+
+/**
+ * Most milliseconds one batch spends counting texts that enter the window. Counting ordinary prose takes microseconds
+ * per text, but text of made-up words takes a millisecond or more per chunk, and a full window of it would hold the
+ * event loop; texts not reached are counted for a later batch.
+ */
+const COUNTING_BUDGET_MS = 4;
 
 /**
  * Lets concurrent requests share inference batches. While `maxInFlight` batches run, new texts queue; when one
@@ -125,12 +132,12 @@ export class MicroBatcher implements Embedder {
 
 /**
  * Removes from `queue` (oldest first) and returns the next batch: the length group of the oldest waiting text among
- * the first GROUPING_WINDOW, shortest text first. Texts in the window are counted with `tokenLength` once.
+ * the counted ones of the first GROUPING_WINDOW, shortest text first.
  */
 function takeNextBatch(queue: Pending[], maxTokens: number, tokenLength: (text: string) => number): Pending[] {
-  const window = queue.slice(0, GROUPING_WINDOW);
+  const window = countedWindow(queue, tokenLength);
   const groups = groupByLength(
-    window.map((p) => (p.tokens ??= tokenLength(p.text))),
+    window.map((p) => p.tokens!),
     maxTokens,
   );
   const chosen = groups.find((group) => group.includes(0))!;
@@ -139,4 +146,22 @@ function takeNextBatch(queue: Pending[], maxTokens: number, tokenLength: (text: 
   const rest = window.filter((_, i) => !taken.has(i));
   queue.splice(0, window.length, ...rest);
   return batch;
+}
+
+/**
+ * The oldest waiting texts, at most GROUPING_WINDOW, each counted with `tokenLength` once: texts entering the window
+ * are counted until COUNTING_BUDGET_MS has passed (the oldest one always), and the window ends at the first text left
+ * uncounted.
+ */
+function countedWindow(queue: Pending[], tokenLength: (text: string) => number): Pending[] {
+  const started = performance.now();
+  const end = Math.min(queue.length, GROUPING_WINDOW);
+  let size = 0;
+  for (; size < end; size++) {
+    const pending = queue[size]!;
+    if (pending.tokens !== undefined) continue;
+    if (size > 0 && performance.now() - started > COUNTING_BUDGET_MS) break;
+    pending.tokens = tokenLength(pending.text);
+  }
+  return queue.slice(0, size);
 }

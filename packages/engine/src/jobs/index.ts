@@ -62,7 +62,12 @@ export async function retainAsync(
     // With encryption at rest the queued content is sealed like a memory body (bound to this operation's id), so it
     // is never on disk in plaintext, even while it waits.
     const bank = await engine.codec.forWrite(tx, partition.tenant, partition.bankId);
-    const sealed = bank.seal(operationId, { text: JSON.stringify(stored), context: null, metadata: {}, entities: [] });
+    const sealed = await bank.seal(operationId, {
+      text: JSON.stringify(stored),
+      context: null,
+      metadata: {},
+      entities: [],
+    });
     const payload = sealed.bodyEnc ? { sealed: sealed.bodyEnc.toString('base64') } : { items: stored };
     await queue.enqueue(tx, operationId, partition, 'retain', [{ kind: 'retain', payload }], items.length);
   });

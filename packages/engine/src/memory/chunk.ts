@@ -1,5 +1,5 @@
 import { countTokens } from '../util/tokens.js';
-import { eventLoopSlicer } from '../util/yield.js';
+import { eventLoopSlicer, yieldToEventLoop } from '../util/yield.js';
 
 /**
  * Splits long content into pieces the embedding model can see whole (it reads ~256 word pieces). Cuts at paragraph,
@@ -21,15 +21,21 @@ export interface Chunk {
   tokens: number;
 }
 
+/** Texts longer than this start chunking in a turn of the event loop of their own (see chunkText). */
+const OWN_TURN_CHARS = 64 * 1024;
+
 /**
  * Chunks of at most `maxChars` characters and `maxTokens` tokens, with their token counts. Yields to the event loop
- * between chunks every few milliseconds, so a large input never holds it.
+ * between chunks every few milliseconds, so a large input never holds it. A long text starts in a turn of its own:
+ * reading and validating the request that carried it took the turn before, and the two together would hold the loop
+ * for longer than one slice.
  */
 export async function chunkText(
   text: string,
   maxChars = MAX_CHUNK_CHARS,
   maxTokens = MAX_CHUNK_TOKENS,
 ): Promise<Chunk[]> {
+  if (text.length > OWN_TURN_CHARS) await yieldToEventLoop();
   const pause = eventLoopSlicer();
   const chunks: Chunk[] = [];
   // Pieces still to check, the next one last.
@@ -62,7 +68,7 @@ export function splitByCharacters(text: string, max: number): string[] {
   if (text.length <= max) return [text];
   const units = text
     .split(/\n\s*\n/)
-    .flatMap((para) => (para.length <= max ? [para] : para.split(/(?<=[.!?。！？])\s+/)))
+    .flatMap((para) => (para.length <= max ? [para] : sentences(para)))
     .flatMap((sentence) => (sentence.length <= max ? [sentence] : splitWords(sentence, max)));
   const chunks: string[] = [];
   let current = '';
@@ -77,6 +83,23 @@ export function splitByCharacters(text: string, max: number): string[] {
   }
   if (current !== '') chunks.push(current);
   return chunks;
+}
+
+/**
+ * The text cut at every whitespace run that follows sentence-ending punctuation, the punctuation kept. A scan for the
+ * punctuation, not a lookbehind pattern: that one is tried at every position and took most of the time of splitting
+ * a long text without punctuation.
+ */
+function sentences(text: string): string[] {
+  const out: string[] = [];
+  const ends = /[.!?。！？]\s+/g;
+  let start = 0;
+  for (let match = ends.exec(text); match !== null; match = ends.exec(text)) {
+    out.push(text.slice(start, match.index + 1));
+    start = ends.lastIndex;
+  }
+  out.push(text.slice(start));
+  return out;
 }
 
 function splitWords(text: string, max: number): string[] {

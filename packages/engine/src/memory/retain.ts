@@ -4,6 +4,7 @@ import type { Embedder } from '../embeddings/embedder.js';
 import { embeddingText } from './embedding-text.js';
 import { touchBank } from '../banks/store.js';
 import { sha256Hex } from '../util/hash.js';
+import { eventLoopSlicer } from '../util/yield.js';
 import { chunkText } from './chunk.js';
 import type { MemoryStore } from './store.js';
 import type { NewMemory, Partition } from './types.js';
@@ -138,9 +139,10 @@ export async function retain(
 
 /**
  * The items as the memories they become: chunked, numbered in order within one retain call (its batch), with the
- * index of the item each piece came from.
+ * index of the item each piece came from. Hashing a large item's pieces yields to the event loop every few ms.
  */
 async function chunkItems(items: readonly RetainItem[], now: Date): Promise<{ pieces: NewMemory[]; itemOf: number[] }> {
+  const pause = eventLoopSlicer();
   const batchId = randomUUID();
   const pieces: NewMemory[] = [];
   const itemOf: number[] = [];
@@ -164,6 +166,7 @@ async function chunkItems(items: readonly RetainItem[], now: Date): Promise<{ pi
         tokenCount: tokens,
         occurredAt: item.timestamp === undefined ? now : item.timestamp,
       });
+      await pause();
     }
   }
   return { pieces, itemOf };

@@ -8,6 +8,7 @@ import { documentTsvector } from '../keywords/text-search.js';
 import { vectorLiteral } from './vector-literal.js';
 import { MEMORY_COLUMNS, rowToMemory, type MemoryReader, type MemoryRow } from './rows.js';
 import { run } from './sql.js';
+import { eventLoopSlicer } from '../util/yield.js';
 import type { Memory, NewMemory, Partition } from './types.js';
 
 /** From this many memories in one insert, vectors go to the embedded database in binary (see insert). */
@@ -105,6 +106,7 @@ export class MemoryStore implements MemoryReader {
     // With encryption: text/context/metadata go into body_enc, fts is the blind index, content_hash is keyed.
     const bank = await this.codec.forWrite(tx, p.tenant, p.bankId);
     const inserted = new Set<string>();
+    const pause = eventLoopSlicer();
     // Embedded: vectors go in binary through a session temp table (emptied at commit) instead of as text to parse. For
     // a few memories the text is cheaper: emptying the temp table at commit costs file truncations in PGlite's file
     // system, more than parsing one or two vectors (docs/benchmarks.md).
@@ -124,18 +126,22 @@ export class MemoryStore implements MemoryReader {
         );
         await copyFrom("COPY mnemos_vectors_in (ord, embedding) FROM '/dev/blob' WITH (FORMAT binary)", data);
       }
-      const rows = chunk.map((m, i) => {
+      const rows: Sql[] = [];
+      for (const [i, m] of chunk.entries()) {
         const { text, context, metadata, entities } = m;
-        const sealed = bank.seal(m.id, { text, context, metadata, entities });
+        const sealed = await bank.seal(m.id, { text, context, metadata, entities });
         const vector = copyFrom
           ? sql`(SELECT embedding FROM mnemos_vectors_in WHERE ord = ${start + i}::int)`
           : sql`${vectorLiteral(m.embedding)}::vector`;
-        return sql`(${m.id}::uuid, ${p.tenant}, ${p.bankId}, ${p.space}, ${m.type}, ${sealed.text}, ${sealed.context},
+        rows.push(sql`(${m.id}::uuid, ${p.tenant}, ${p.bankId}, ${p.space}, ${m.type}, ${sealed.text}, ${sealed.context},
           ${JSON.stringify(sealed.metadata)}::jsonb, ${m.tags}::text[], ${sealed.entities}::text[], ${m.documentId},
           ${m.sourceId}::uuid, ${m.batchId}::uuid, ${m.seq}::int, ${bank.dedupHash(m.contentHash)},
           ${m.tokenCount}::int, ${m.occurredAt}::timestamptz, ${vector}, ${sealed.bodyEnc}::bytea,
-          COALESCE(${sealed.fts}::tsvector, ${documentTsvector(sql`${sealed.text}::text`)}))`;
-      });
+          COALESCE(${sealed.fts}::tsvector, ${documentTsvector(sql`${sealed.text}::text`)}))`);
+        // Sealing a row under encryption (its blind index) takes up to a few milliseconds; a hundred of them in a row
+        // would hold the event loop.
+        await pause();
+      }
       const returned = await run<{ id: string }>(
         tx,
         sql`
@@ -216,7 +222,7 @@ export class MemoryStore implements MemoryReader {
       const [current] = await this.open(tx, tenant, [row]);
       if (!current) throw new IntegrityError(`memory ${id} failed to decrypt (tampered or moved); it was not changed`);
       const bank = await this.codec.forWrite(tx, tenant, bankId);
-      const sealed = bank.seal(id, {
+      const sealed = await bank.seal(id, {
         text: patch.text ?? current.text,
         context: patch.context !== undefined ? patch.context : current.context,
         metadata: patch.metadata ?? current.metadata,

@@ -16,8 +16,11 @@ import { eventLoopSlicer } from './yield.js';
 /** Pieces longer than this many UTF-8 bytes count one token per byte instead of being merged. */
 export const MAX_PIECE_BYTES = 128;
 
-/** Characters counted between two chances for other work to run, in the yielding count. */
-const SLICE_CHARS = 16_384;
+/**
+ * Characters counted between two chances for other work to run, in the yielding count: about a millisecond of prose,
+ * and a few of text whose words the tokenizer does not know (made-up or random words merge more slowly).
+ */
+const SLICE_CHARS = 4096;
 
 /**
  * cl100k's piece pattern, as tiktoken defines it. A stretch of text that starts at a piece boundary and ends at one
