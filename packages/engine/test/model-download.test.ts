@@ -107,7 +107,7 @@ describe('first start downloads the model from the hub', () => {
         // While the weights arrive the engine is live, and /health says it is downloading and how far it is.
         const warming = await healthWhile(second.url, (body) => body['stage'] === 'downloading model');
         assert.equal(warming.status, 503);
-        assert.equal(warming.body['status'], 'warming');
+        assert.equal(warming.body['code'], 'warming');
         const progress = Number(warming.body['progress']);
         assert.ok(progress > 0 && progress < 1, `progress ${String(warming.body['progress'])}`);
         assert.equal((await call(second.url, 'GET', '/health/live')).status, 200);
