@@ -6,3 +6,5 @@ export function projectBuildState(projectDir: string): BuildState;
 export function referencedProjects(solutionConfig: string): string[];
 /** The build state of every project a solution tsconfig.json references, taken together. */
 export function solutionBuildState(solutionConfig: string): BuildState;
+/** Marks every project of a solution as built now (after a successful `tsc -b`). */
+export function markSolutionBuilt(solutionConfig: string): void;

@@ -1,6 +1,6 @@
 // Whether the TypeScript projects of a checkout need compiling before the CLI can run: cheap file-time checks, so a
 // start with an up-to-date build costs a few milliseconds and prints nothing.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
 /** The newest modification time (ms) of the files under a folder, or 0 when it holds none. */
@@ -39,4 +39,17 @@ export function solutionBuildState(solutionConfig) {
   const states = referencedProjects(solutionConfig).map(projectBuildState);
   if (states.includes('missing')) return 'missing';
   return states.includes('stale') ? 'stale' : 'current';
+}
+
+/**
+ * Marks every project of a solution as built now, after `tsc -b` succeeded. tsc leaves a project's build info alone
+ * when a change (a package.json field, say) does not change its output, and the file times would then say "stale"
+ * at every start.
+ */
+export function markSolutionBuilt(solutionConfig) {
+  const now = new Date();
+  for (const project of referencedProjects(solutionConfig)) {
+    const info = join(project, 'dist', '.tsbuildinfo');
+    if (existsSync(info)) utimesSync(info, now, now);
+  }
 }

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { solutionBuildState } from './build-state.mjs';
+import { markSolutionBuilt, solutionBuildState } from './build-state.mjs';
 
 const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const repoRoot = resolve(packageDir, '../..');
@@ -27,6 +27,7 @@ if (state !== 'current') {
     process.stderr.write(`mnemos: the build failed (tsc -b in ${repoRoot}); fix the errors above and run again.\n`);
     process.exit(1);
   }
+  markSolutionBuilt(solution);
 }
 if (!existsSync(cli)) {
   process.stderr.write(`mnemos: ${cli} is missing; reinstall the package (or run npm run build in a checkout).\n`);
