@@ -34,7 +34,6 @@ import { ProblemSchema } from './schemas.js';
 import { loadSecrets } from './secrets.js';
 import { VERSION } from './version.js';
 import { Store } from './store.js';
-import { validatorCompiler } from './validator.js';
 
 export interface StartOptions {
   env?: Record<string, string | undefined>;
@@ -107,16 +106,11 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   });
   const bodyBudget = new BodyBudget({ maxBodyBytes: config.maxBodyBytes, ...budgetOf(config.http) });
   bodyBudget.register(app, sendProblem, TOO_LARGE_DETAIL);
-  const input = installInputLayer(app, {
-    toError: (inputProblem) => inputProblem,
-    pointerPrefix: (part) => `/${part}`,
-    maxParamLength: 2048,
-  });
+  const input = installInputLayer(app, { maxParamLength: 2048 });
   app.addHook('onRequest', (request, _reply, done) => {
     startTimes.set(request, performance.now());
     done();
   });
-  app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     const wrongMethod = input.wrongMethod(request);
