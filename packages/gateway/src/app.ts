@@ -19,6 +19,7 @@ import { createPool, migrate } from './db.js';
 import { Engines } from './engine.js';
 import { mcpRoutes } from './mcp.js';
 import { pruneOAuthStore } from './oauth/adapter.js';
+import { OAUTH_ENDPOINTS } from './oauth/endpoints.js';
 import { ProjectClients } from './oauth/clients.js';
 import { createOAuthServer, type OAuthServer } from './oauth/provider.js';
 import { SignInThrottle } from './oauth/signin-throttle.js';
@@ -195,15 +196,8 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     reply.hijack();
     oauth.handle(request.raw, reply.raw);
   };
-  const oauthMethods: Array<'GET' | 'POST' | 'PUT' | 'DELETE'> = ['GET', 'POST', 'PUT', 'DELETE'];
-  for (const url of ['/oauth/*', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
-    app.route({
-      method: oauthMethods,
-      url,
-      schema: { hide: true },
-      onRequest: delegate,
-      handler: async () => undefined,
-    });
+  for (const { method, url } of OAUTH_ENDPOINTS) {
+    app.route({ method, url, schema: { hide: true }, onRequest: delegate, handler: async () => undefined });
   }
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => openApiDocument(app, ctx));
