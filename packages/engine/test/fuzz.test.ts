@@ -5,11 +5,11 @@ import {
   FUZZ_SEED,
   fuzzAndCheck,
   MCP_ACCEPT,
-  mcpToolRoutes,
   routesFromOpenApi,
   withoutAsync,
   type RouteSpec,
 } from './helpers/fuzz.js';
+import { mcpToolRoutes } from './helpers/fuzz-mcp.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 
 /**

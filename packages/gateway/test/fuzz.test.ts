@@ -20,12 +20,12 @@ import {
   FUZZ_SEED,
   fuzzAndCheck,
   MCP_ACCEPT,
-  mcpToolRoutes,
   routesFromOpenApi,
   withoutAsync,
   type Rng,
   type RouteSpec,
 } from '../../engine/test/helpers/fuzz.js';
+import { mcpToolRoutes } from '../../engine/test/helpers/fuzz-mcp.js';
 import {
   consoleProjectHeaders,
   oauthHeaders,

@@ -4,8 +4,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
 import { invalidField } from '@mnemos/problems';
 import { methodNotAllowed, tooDeep, unsupportedMediaType, type InputProblem } from './problems.js';
-import { pointerInto, validatorCompiler, type RequestPart } from './request-errors.js';
+import { pointerInto, type RequestPart } from './request-errors.js';
 import { findUnstorableText } from './text.js';
+import { validatorCompiler } from './validator.js';
 
 /** Methods that carry no body: a JSON content type with an empty body is what many HTTP clients send on them. */
 export const METHODS_WITHOUT_BODY: ReadonlySet<string> = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
