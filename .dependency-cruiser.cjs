@@ -45,13 +45,37 @@ module.exports = {
     },
     {
       name: 'domain-without-http',
-      comment: 'Memory, recall, reflect and storage know nothing of HTTP; only the faces (CLI, process, start-up) mount it.',
+      comment:
+        'Memory, recall, reflect and storage know nothing of HTTP; only the faces (CLI, process, start-up) mount it.',
       severity: 'error',
       from: {
         path: '^packages/engine/src/',
         pathNot: '^packages/engine/src/(http|cli|startup)/|^packages/engine/src/(process|index|cli)\\.ts$',
       },
       to: { path: '^packages/engine/src/http/' },
+    },
+    {
+      name: 'gateway-takes-only-the-engine-wire',
+      comment:
+        'The gateway fronts engines over HTTP. From the engine it takes only the request schemas it checks forwarded ' +
+        'calls with (@mnemos/engine/wire), so both accept the same requests; never engine code.',
+      severity: 'error',
+      from: { path: '^packages/gateway/src/' },
+      to: { path: '^packages/engine/src/', pathNot: '^packages/engine/src/wire/index\\.ts$' },
+    },
+    {
+      name: 'engine-without-gateway',
+      comment: 'The dependency runs one way, gateway to engine; the engine loads the gateway only by name at run time.',
+      severity: 'error',
+      from: { path: '^packages/engine/src/' },
+      to: { path: '^packages/gateway/src/' },
+    },
+    {
+      name: 'engine-wire-entry-is-schemas-only',
+      comment: 'What @mnemos/engine/wire loads is the schemas alone, so a server importing it runs no engine code.',
+      severity: 'error',
+      from: { path: '^packages/engine/src/wire/(index|schemas)\\.ts$' },
+      to: { path: '^packages/engine/src/', pathNot: '^packages/engine/src/wire/schemas\\.ts$' },
     },
     {
       name: 'packages-through-their-entry',

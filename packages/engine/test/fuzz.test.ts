@@ -1,13 +1,24 @@
 // test-runner: alone (it times how fast the server answers; other test files' CPU would blur that)
 import { after, before, it } from 'node:test';
-import { FUZZ_REQUESTS, FUZZ_SEED, fuzzAndCheck, MCP_ACCEPT, routesFromOpenApi, withoutAsync } from './helpers/fuzz.js';
+import {
+  FUZZ_REQUESTS,
+  FUZZ_SEED,
+  fuzzAndCheck,
+  MCP_ACCEPT,
+  routesFromOpenApi,
+  withoutAsync,
+  type RouteSpec,
+} from './helpers/fuzz.js';
+import { mcpToolRoutes } from './helpers/fuzz-mcp.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 
 /**
- * Seeded fuzzing of the engine's whole HTTP surface, built from its OpenAPI document (plus the hidden MCP paths).
- * Properties: no 5xx (503 llm_not_configured aside: this engine has no LLM), every error is problem+json with a code
- * and a detail, a rejected request changes nothing, and /health/live keeps answering within 200 ms on its own
- * connection. MNEMOS_FUZZ_SEED and MNEMOS_FUZZ_REQUESTS replay or lengthen a run.
+ * Seeded fuzzing of the engine's whole HTTP surface, built from its OpenAPI document, plus the hidden MCP paths and
+ * each MCP tool called by JSON-RPC tools/call with fuzzed arguments (on the tenant path, the default path and a path
+ * that fixes the bank). Properties: no 5xx (503 llm_not_configured aside: this engine has no LLM), no tool result that
+ * reports a server failure, every error is problem+json with a code and a detail, a rejected request (or a refused tool
+ * call) changes nothing, and /health/live keeps answering within 200 ms on its own connection. MNEMOS_FUZZ_SEED and
+ * MNEMOS_FUZZ_REQUESTS replay or lengthen a run.
  */
 
 let engine: TestEngine;
@@ -37,9 +48,16 @@ const title = `survives ${FUZZ_REQUESTS} fuzzed requests (seed ${FUZZ_SEED}) wit
 it(title, { timeout: 15 * 60_000 }, async () => {
   const doc = await call<Parameters<typeof routesFromOpenApi>[0]>(engine.url, 'GET', '/openapi.json');
   const routes = routesFromOpenApi(doc.body, (path) => path.startsWith('/docs')).map(withoutAsync);
+  const get = (path: string): RouteSpec => ({ method: 'GET', path, query: [], body: undefined });
   routes.push(
+    get('/openapi.json'),
+    get('/docs'),
+    get('/docs/{file}'),
     { method: 'POST', path: '/mcp/{bank}', query: [], body: { type: 'object' }, headers: MCP_ACCEPT },
     { method: 'POST', path: '/v1/{tenant}/mcp', query: [], body: { type: 'object' }, headers: MCP_ACCEPT },
+    ...(await mcpToolRoutes(engine.url, '/v1/default/mcp', '/v1/{tenant}/mcp', {})),
+    ...(await mcpToolRoutes(engine.url, '/mcp', '/mcp', {})),
+    ...(await mcpToolRoutes(engine.url, '/mcp/known', '/mcp/{bank}', {})),
   );
   await fuzzAndCheck('engine', {
     base: engine.url,
@@ -56,6 +74,8 @@ it(title, { timeout: 15 * 60_000 }, async () => {
             return 'default';
           case 'id':
             return rng.chance(0.5) ? memoryId : rng.uuid();
+          case 'file':
+            return rng.pick(['index.html', 'swagger-ui.css', 'static/index.html', 'missing.js', 'json']);
           default:
             return 'x';
         }

@@ -184,6 +184,45 @@ test('invalid tool arguments are tool-call errors, malformed requests are proble
   assert.equal(badBank.status, 400);
 });
 
+test('a request whose params do not fit its method is a 400 problem naming the field, not a JSON-RPC internal error', async () => {
+  const accept = { accept: 'application/json, text/event-stream' };
+  const cases: Array<[unknown, string]> = [
+    [
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'recall', arguments: 'query' } },
+      '/params/arguments',
+    ],
+    [{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { arguments: {} } }, '/params/name'],
+    [{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: 5 }, '/params'],
+    [
+      [
+        { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_banks', arguments: [] } },
+      ],
+      '/1/params/arguments',
+    ],
+  ];
+  for (const [body, pointer] of cases) {
+    const answer = await call(engine.url, 'POST', '/mcp', body, accept);
+    assert.equal(answer.status, 400, `${JSON.stringify(body)}: ${JSON.stringify(answer.body)}`);
+    assert.match(answer.headers.get('content-type') ?? '', /application\/problem\+json/);
+    assert.equal(answer.body['code'], 'validation_failed');
+    assert.deepEqual(
+      (answer.body['errors'] as Array<{ pointer: string }>).map((e) => e.pointer),
+      [pointer],
+    );
+  }
+  // A well-formed call beside them still works, and unknown methods stay JSON-RPC's "method not found".
+  const unknown = await call(
+    engine.url,
+    'POST',
+    '/mcp',
+    { jsonrpc: '2.0', id: 3, method: 'no/such', params: {} },
+    accept,
+  );
+  assert.equal(unknown.status, 200);
+  assert.equal((unknown.body['error'] as { code: number }).code, -32601);
+});
+
 test('examples/mcp-client.ts runs against the engine', async () => {
   const child = spawn(
     process.execPath,

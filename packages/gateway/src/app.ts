@@ -21,6 +21,7 @@ import { authenticateFirst } from './early-auth.js';
 import { Engines } from './engine.js';
 import { mcpRoutes } from './mcp.js';
 import { pruneOAuthStore } from './oauth/adapter.js';
+import { OAUTH_ENDPOINTS } from './oauth/endpoints.js';
 import { ProjectClients } from './oauth/clients.js';
 import { createOAuthServer, type OAuthServer } from './oauth/provider.js';
 import { isClientRegistration } from './oauth/registration-requests.js';
@@ -37,7 +38,6 @@ import { ProblemSchema } from './schemas.js';
 import { loadSecrets } from './secrets.js';
 import { VERSION } from './version.js';
 import { Store } from './store.js';
-import { validatorCompiler } from './validator.js';
 
 export interface StartOptions {
   env?: Record<string, string | undefined>;
@@ -112,16 +112,11 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   });
   const bodyBudget = new BodyBudget({ maxBodyBytes: config.maxBodyBytes, ...budgetOf(config.http) });
   bodyBudget.register(app, sendProblem, TOO_LARGE_DETAIL);
-  const input = installInputLayer(app, {
-    toError: (inputProblem) => inputProblem,
-    pointerPrefix: (part) => `/${part}`,
-    maxParamLength: 2048,
-  });
+  const input = installInputLayer(app, { maxParamLength: 2048 });
   app.addHook('onRequest', (request, _reply, done) => {
     startTimes.set(request, performance.now());
     done();
   });
-  app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     const wrongMethod = input.wrongMethod(request);
@@ -212,10 +207,9 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     reply.hijack();
     oauth.handle(request.raw, reply.raw);
   };
-  const oauthMethods: Array<'GET' | 'POST' | 'PUT' | 'DELETE'> = ['GET', 'POST', 'PUT', 'DELETE'];
-  for (const url of ['/oauth/*', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
+  for (const { method, url } of OAUTH_ENDPOINTS) {
     app.route({
-      method: oauthMethods,
+      method,
       url,
       schema: { hide: true },
       onRequest: [admitRegistration, delegate],

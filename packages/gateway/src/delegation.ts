@@ -58,7 +58,7 @@ function narrowed(
       'forbidden',
       'grantWider',
       { kind, wider: named(wider) },
-      { errors: [{ pointer: `/body/${kind}`, detail: `must lie within the creating credential's ${kind}` }] },
+      { errors: [{ pointer: `/${kind}`, detail: `must lie within the creating credential's ${kind}` }] },
     );
   }
   return requested;
@@ -67,7 +67,7 @@ function narrowed(
 function expiry(requested: string | undefined, held: Date | null, now: number): string | null {
   if (requested !== undefined && Date.parse(requested) <= now) {
     throw problem('validation_failed', 'expiryInPast', {
-      errors: [{ pointer: '/body/expires_at', detail: 'must be in the future' }],
+      errors: [{ pointer: '/expires_at', detail: 'must be in the future' }],
     });
   }
   if (held === null) return requested ?? null;
@@ -77,7 +77,7 @@ function expiry(requested: string | undefined, held: Date | null, now: number): 
       'forbidden',
       'expiryBeyondHeld',
       { heldUntil: held.toISOString() },
-      { errors: [{ pointer: '/body/expires_at', detail: "must not be later than the creating credential's expiry" }] },
+      { errors: [{ pointer: '/expires_at', detail: "must not be later than the creating credential's expiry" }] },
     );
   }
   return requested;
@@ -100,7 +100,7 @@ function scopesOf(
       'validation_failed',
       'noDefaultScopes',
       { defaults },
-      { errors: [{ pointer: '/body/scopes', detail: 'is required for this credential' }] },
+      { errors: [{ pointer: '/scopes', detail: 'is required for this credential' }] },
     );
   }
   return scopes;

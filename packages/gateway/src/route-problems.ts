@@ -5,6 +5,7 @@ import { documentProblems, type ProblemCode } from '@mnemos/problems';
 /** Any route: the input layer's checks of the request, and the gateway's own failure. */
 const EVERY_ROUTE: readonly ProblemCode[] = [
   'validation_failed',
+  'malformed_json',
   'json_too_deep',
   'bad_request',
   'payload_too_large',

@@ -49,7 +49,7 @@ describe('gateway control plane', () => {
       isProblem(
         await call(h.url, 'POST', '/admin/projects', { token: ADMIN_TOKEN, raw: '{"name":' }),
         400,
-        'validation_failed',
+        'malformed_json',
       ),
     );
     assert.ok(

@@ -326,4 +326,46 @@ describe('OAuth 2.0', () => {
       assert.ok(isProblem(await call(h.url, 'GET', '/v1/me/usage', { token: bad }), 401), bad);
     }
   });
+
+  it('refuses authorization parameters the control plane cannot store (a NUL character) with invalid_request, not 500', async () => {
+    const reg = await call(h.url, 'POST', '/oauth/register', {
+      body: { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' },
+    });
+    assert.equal(reg.status, 201, reg.text);
+    const clientId = String(obj(reg.body)['client_id']);
+    const { challenge } = pkce();
+    for (const extra of [{ state: 'a\u0000b' }, { login_hint: 'ada\u0000' }] as Array<Record<string, string>>) {
+      const res = await fetch(`${h.url}${authorizeUrlOf(clientId, 'memory:recall', challenge, extra)}`, {
+        redirect: 'manual',
+      });
+      // The redirect back to the client carries the error (RFC 6749 4.1.2.1).
+      assert.equal(res.status, 303, `${JSON.stringify(extra)}: ${res.status} ${await res.text()}`);
+      const back = new URL(res.headers.get('location') ?? '');
+      assert.equal(`${back.origin}${back.pathname}`, REDIRECT);
+      assert.equal(back.searchParams.get('error'), 'invalid_request');
+      assert.match(back.searchParams.get('error_description') ?? '', /NUL/);
+    }
+  });
+
+  it("answers paths and methods the OAuth server does not serve with the gateway's own 404 or 405 problem", async () => {
+    for (const [method, path] of [
+      ['GET', '/oauth/nothing'],
+      ['GET', '/oauth/userinfo'],
+      ['POST', '/oauth/device/auth'],
+    ]) {
+      assert.ok(isProblem(await call(h.url, method!, path!), 404, 'not_found'), `${method} ${path}`);
+    }
+    for (const [method, path] of [
+      ['POST', '/oauth/authorize'],
+      ['DELETE', '/oauth/register/some-client'],
+      ['GET', '/oauth/token'],
+    ]) {
+      const res = await call(h.url, method!, path!);
+      assert.ok(isProblem(res, 405, 'method_not_allowed'), `${method} ${path}: ${res.status} ${res.text}`);
+      assert.ok((res.headers.get('allow') ?? '').length > 0);
+    }
+    // What the server does serve still reaches it.
+    assert.equal((await call(h.url, 'GET', '/oauth/jwks')).status, 200);
+    assert.equal((await token(h.url, {})).status, 400);
+  });
 });

@@ -73,6 +73,12 @@ describe('problem codes in the OpenAPI document', () => {
     }
   });
 
+  it("lists the input layer's codes on every operation, malformed JSON included", () => {
+    for (const { where, op } of operations) {
+      assertLists(op, ['validation_failed', 'malformed_json', 'json_too_deep', 'unsupported_media_type'], where);
+    }
+  });
+
   it('lists the credential codes on every route a key, token or console session opens', () => {
     const protectedOps = operations.filter(({ op }) => op.security?.some((s) => 'apiKey' in s) === true);
     assert.ok(protectedOps.length > 20);

@@ -5,19 +5,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
 import { invalidField } from '@mnemos/problems';
 import { methodNotAllowed, tooDeep, unsupportedMediaType, type InputProblem } from './problems.js';
+import { pointerInto, type RequestPart } from './request-errors.js';
 import { findUnstorableText } from './text.js';
+import { validatorCompiler } from './validator.js';
 
 /** Methods that carry no body: a JSON content type with an empty body is what many HTTP clients send on them. */
 export const METHODS_WITHOUT_BODY: ReadonlySet<string> = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 const ROUTABLE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
-export type RequestPart = 'params' | 'querystring' | 'body';
-
 export interface InputLayerOptions {
-  /** Turns a problem into the server's own error type; its error handler answers it as problem+json. */
-  toError: (problem: InputProblem) => Error;
-  /** The prefix of a JSON pointer into one part of the request (each server keeps its existing pointer style). */
-  pointerPrefix: (part: RequestPart) => string;
   /** The router options the server uses, so path matching for 405 agrees with it. */
   ignoreTrailingSlash?: boolean;
   maxParamLength?: number;
@@ -44,7 +40,7 @@ const LARGE_BODY_CHARS = 64 * 1024;
 const largeBodies = new WeakSet<FastifyRequest>();
 
 /** JSON bodies only; an empty body on a body-less method is no body; depth is checked before JSON.parse. */
-function installBodyParsers(app: FastifyInstance, toError: InputLayerOptions['toError']): void {
+function installBodyParsers(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
@@ -52,7 +48,7 @@ function installBodyParsers(app: FastifyInstance, toError: InputLayerOptions['to
     if (text.length === 0 && METHODS_WITHOUT_BODY.has(request.method)) {
       done(null, undefined);
     } else if (exceedsJsonDepth(text, MAX_JSON_DEPTH)) {
-      done(toError(tooDeep(MAX_JSON_DEPTH)), undefined);
+      done(tooDeep(MAX_JSON_DEPTH), undefined);
     } else if (text.length >= LARGE_BODY_CHARS) {
       largeBodies.add(request);
       void parseJson(request, text, (error, parsed) => setImmediate(() => done(error, parsed)));
@@ -62,12 +58,12 @@ function installBodyParsers(app: FastifyInstance, toError: InputLayerOptions['to
   });
   app.addContentTypeParser('*', (request, _payload, done) => {
     if (METHODS_WITHOUT_BODY.has(request.method) && hasNoBody(request.headers)) done(null, undefined);
-    else done(toError(unsupportedMediaType()), undefined);
+    else done(unsupportedMediaType(), undefined);
   });
 }
 
 /** NUL characters and lone surrogates are refused in every string of the path, the query and the body. */
-function installTextCheck(app: FastifyInstance, options: InputLayerOptions): void {
+function installTextCheck(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
     const parts: Array<[RequestPart, unknown]> = [
       ['params', request.params],
@@ -77,8 +73,7 @@ function installTextCheck(app: FastifyInstance, options: InputLayerOptions): voi
     for (const [part, value] of parts) {
       const bad = findUnstorableText(value);
       if (bad === undefined) continue;
-      const pointer = `${options.pointerPrefix(part)}${bad.pointer === '/' ? '' : bad.pointer}` || '/';
-      throw options.toError(invalidField(pointer, bad.detail, part));
+      throw invalidField(pointerInto(part, bad.pointer), bad.detail, part);
     }
   });
 }
@@ -130,12 +125,13 @@ function installMethodIndex(app: FastifyInstance, options: InputLayerOptions): I
 
 /**
  * Installs the shared input layer on a Fastify app before any route or plugin is registered: JSON-only body parsing
- * with a depth cap, empty bodies on body-less methods, the text check, turns of their own for the steps of a large
- * body, and the route index for 405 answers.
+ * with a depth cap, empty bodies on body-less methods, schema validation, the text check, turns of their own for the
+ * steps of a large body, and the route index for 405 answers. The server's error handler answers what it raises through inputErrorProblem.
  */
-export function installInputLayer(app: FastifyInstance, options: InputLayerOptions): InputLayer {
-  installBodyParsers(app, options.toError);
-  installTextCheck(app, options);
+export function installInputLayer(app: FastifyInstance, options: InputLayerOptions = {}): InputLayer {
+  installBodyParsers(app);
+  app.setValidatorCompiler(validatorCompiler);
+  installTextCheck(app);
   installLargeBodyTurns(app);
   return installMethodIndex(app, options);
 }

@@ -1,13 +1,8 @@
 export { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
 export { findUnstorableText, isStorableText, pointerSegment, type UnstorableText } from './text.js';
-export { describeIssue, frameworkProblem, type InputProblem } from './problems.js';
-export {
-  installInputLayer,
-  METHODS_WITHOUT_BODY,
-  type InputLayer,
-  type InputLayerOptions,
-  type RequestPart,
-} from './fastify.js';
+export { frameworkProblem, type InputProblem } from './problems.js';
+export { installInputLayer, METHODS_WITHOUT_BODY, type InputLayer, type InputLayerOptions } from './fastify.js';
+export { inputErrorProblem, type RequestPart } from './request-errors.js';
 
 /**
  * The largest list offset either server accepts. Offsets past the last item answer an empty page; the bound keeps every

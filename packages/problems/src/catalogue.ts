@@ -51,8 +51,6 @@ export const CATALOGUE = {
         'Nothing to change: send at least one of text, context, tags, metadata, state, occurred_at.',
       notJsonRpc: () =>
         'The body must be a JSON-RPC 2.0 message (or a batch of them): {"jsonrpc": "2.0", "method": ..., "id": ...}.',
-      unexplained: () => 'The request is invalid; check it against /openapi.json.',
-      notJson: (p: { reason: string }) => `The request body is not valid JSON: ${p.reason}`,
       expiryInPast: () => 'expires_at must be in the future; send a later time or omit it.',
       noDefaultScopes: (p: { defaults: readonly string[] }) =>
         `This credential holds none of the default scopes (${p.defaults.join(', ')}); ` +

@@ -1,5 +1,4 @@
 import { timingSafeEqual } from 'node:crypto';
-import { createRequire } from 'node:module';
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
@@ -10,7 +9,6 @@ import Fastify, {
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { typed, type RouteExtender } from './typed-app.js';
-import { Ajv } from 'ajv';
 import { closeAfterRefusal, frameworkProblem, installInputLayer } from '@mnemos/http-input';
 import { messageOf, Problem, problem } from '@mnemos/problems';
 import type { Engine } from '../engine.js';
@@ -25,23 +23,9 @@ import { registerReflectRoutes } from './routes/reflect.js';
 import { registerSpaceRoutes } from './routes/spaces.js';
 import { Problem as ProblemSchema } from '../wire/schemas.js';
 
-const require = createRequire(import.meta.url);
-const addFormats = require('ajv-formats') as (ajv: Ajv) => Ajv;
 export { ENGINE_VERSION } from '../version.js';
 
 export type { RouteExtender, TypedApp } from './typed-app.js';
-
-/**
- * Bodies are validated strictly (a number where a string belongs is an error, never coerced); query strings and
- * path parameters are text on the wire, so they are coerced to the schema's types.
- */
-function validators() {
-  // verbose: errors carry their schema, so integer bounds can be named in full (describeIssue).
-  const base = { allErrors: false, strict: false, useDefaults: true, verbose: true } as const;
-  const body = addFormats(new Ajv({ ...base, coerceTypes: false }));
-  const text = addFormats(new Ajv({ ...base, coerceTypes: 'array' }));
-  return { body, text };
-}
 
 export interface AppOptions {
   /** The engine's logger (log.ts); without it Fastify makes its own at MNEMOS_API_LOG_LEVEL. */
@@ -63,7 +47,6 @@ export async function buildApp(
     // One line per request at debug (onResponse below) instead of Fastify's two at info.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: engine.config.maxBodyBytes,
-    ajv: { customOptions: { coerceTypes: false } },
     // Bank ids may be up to 256 characters, URL-encoded up to three times longer.
     routerOptions: { maxParamLength: 1024, ignoreTrailingSlash: true },
     forceCloseConnections: true,
@@ -83,18 +66,9 @@ export async function buildApp(
       throw error;
     }
   });
-  const input = installInputLayer(app, {
-    toError: (p) => p,
-    pointerPrefix: (part) => (part === 'body' ? '' : `/${part}`),
-    ignoreTrailingSlash: true,
-    maxParamLength: 1024,
-  });
+  const input = installInputLayer(app, { ignoreTrailingSlash: true, maxParamLength: 1024 });
   const bodyBudget = new BodyBudget({ maxBodyBytes: engine.config.maxBodyBytes, ...budgetOf(engine.config.http) });
   bodyBudget.register(app, sendProblem, messageOf('payload_too_large', 'engineBody'));
-  const ajv = validators();
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? ajv.body : ajv.text).compile(schema as object),
-  );
   app.addSchema(ProblemSchema);
 
   await app.register(swagger, {

@@ -59,6 +59,15 @@ export const OperationParams = Type.Object({
   id: Type.String({ format: 'uuid' }),
 });
 
+/**
+ * The path parameters without the tenant, for a front door (the gateway) whose tenant comes from the credential: the
+ * same checks on the same names as the engine's own paths.
+ */
+export const BankPath = Type.Omit(BankParams, ['tenant']);
+export const MemoryPath = Type.Omit(MemoryParams, ['tenant']);
+export const SpacePath = Type.Omit(SpaceParams, ['tenant']);
+export const OperationPath = Type.Omit(OperationParams, ['tenant']);
+
 const Space = Type.String({ pattern: SPACE_PATTERN, description: 'Space (organization); `default` when omitted' });
 const Tags = Type.Union([Type.Array(Type.String({ maxLength: 256 }), { maxItems: 100 }), Type.String(), Type.Null()], {
   description: 'Tags; a JSON-encoded list or a single string is accepted too',
@@ -212,6 +221,11 @@ export const RecallBody = Type.Object(
   open,
 );
 export type RecallBodyT = Static<typeof RecallBody>;
+
+/** The description-level bodies (`POST /v1/retain`, `/v1/recall`, `/v1/reflect`) name their bank in `bank_id`. */
+const BankIdField = Type.Object({ bank_id: Type.String({ pattern: BANK_ID_PATTERN, description: 'Bank id' }) });
+export const RetainWithBankBody = Type.Composite([RetainBody, BankIdField], open);
+export const RecallWithBankBody = Type.Composite([RecallBody, BankIdField], open);
 
 const MemoryFields = {
   id: Type.String({ format: 'uuid' }),
@@ -382,3 +396,7 @@ export const ReflectBody = Type.Object(
   open,
 );
 export type ReflectBodyT = Static<typeof ReflectBody>;
+export const ReflectWithBankBody = Type.Composite(
+  [ReflectBody, Type.Object({ bank_id: Type.String({ pattern: BANK_ID_PATTERN }) })],
+  open,
+);

@@ -38,11 +38,33 @@ export interface RouteSpec {
   method: string;
   /** OpenAPI path template, e.g. /v1/{tenant}/banks/{bank}. */
   path: string;
-  query: Array<{ name: string; schema: Schema }>;
+  /**
+   * Query parameters; a `required` one is always sent, the others half the time. `hostile` is the chance that a value
+   * sent is a hostile one rather than one from its schema (0.5 when absent).
+   */
+  query: Array<{ name: string; schema: Schema; required?: boolean; hostile?: number }>;
   body: Schema | undefined;
   /** Extra headers the route needs to be reached at all (MCP's Accept). */
   headers?: Record<string, string>;
+  /** How the body travels: JSON (the default), or form-encoded as the OAuth endpoints take it (RFC 6749). */
+  encoding?: 'json' | 'form';
+  /** Wraps a built (and mutated) body before it is sent: an MCP tool's arguments into a JSON-RPC tools/call. */
+  wrap?: (body: unknown) => unknown;
+  /** What the route's error answers must be: problem+json (the default), or on the OAuth endpoints RFC 6749's. */
+  errors?: 'problem' | 'oauth';
+  /** Reads an answer below 400 for what its status does not tell (a tool's failure inside an MCP 200). */
+  inspect?: (answer: FuzzAnswer) => Inspection;
+  /** The route's name in the coverage count; `METHOD path` when absent. */
+  name?: string;
 }
+
+/** What an answer's body says beyond its status: a server failure, or a refusal (so nothing may have changed). */
+export interface Inspection {
+  failure?: string;
+  refused: boolean;
+}
+
+export const routeName = (route: RouteSpec): string => route.name ?? `${route.method} ${route.path}`;
 
 interface OpenApiOperation {
   parameters?: Array<{ in: string; name: string; schema?: Schema }>;
@@ -277,6 +299,7 @@ export function sample(rng: Rng, schema: Schema, depth = 0): unknown {
       return null;
     case 'string':
       if (schema['format'] === 'uuid') return rng.uuid();
+      if (schema['format'] === 'email') return rng.pick(['fuzz@example.com', 'ada@example.com', 'not-an-email']);
       if (schema['format'] === 'date-time') return '2030-01-01T00:00:00Z';
       if (schema['format'] === 'uri') return 'https://example.com/callback';
       return rng.pick(PLAIN_STRINGS);
@@ -307,6 +330,18 @@ function mutateValue(rng: Rng, value: unknown): unknown {
   return { ...value, [key]: mutateValue(rng, (value as Record<string, unknown>)[key]) };
 }
 
+/** A value as an HTML form: an object's fields as fields (a list as repeated fields), anything else as JSON text. */
+function formText(value: unknown): string {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return JSON.stringify(value);
+  const form = new URLSearchParams();
+  for (const [key, field] of Object.entries(value)) {
+    for (const item of Array.isArray(field) ? (field as unknown[]) : [field]) {
+      form.append(key, typeof item === 'string' ? item : JSON.stringify(item));
+    }
+  }
+  return form.toString();
+}
+
 /** JSON text of a value wrapped `depth` objects deep (written as text: JSON.stringify would overflow the stack). */
 function nestedJson(value: unknown, depth: number): string {
   return '{"n":'.repeat(depth) + JSON.stringify(value) + '}'.repeat(depth);
@@ -335,8 +370,9 @@ export function buildRequest(rng: Rng, route: RouteSpec, ctx: RequestContext): F
   if (rng.chance(0.05)) path += rng.pick(['/', '//', '/extra', '%', '?']);
   const query: string[] = [];
   for (const q of route.query) {
-    if (!rng.chance(0.5)) continue;
-    const value = rng.chance(0.5) ? encodeURIComponent(String(sample(rng, q.schema))) : rng.pick(QUERY_VALUES);
+    if (q.required !== true && !rng.chance(0.5)) continue;
+    const hostile = rng.chance(q.hostile ?? 0.5);
+    const value = hostile ? rng.pick(QUERY_VALUES) : encodeURIComponent(String(sample(rng, q.schema)));
     query.push(`${q.name}=${value}`);
     if (rng.chance(0.1)) query.push(`${q.name}=${rng.pick(QUERY_VALUES)}`);
   }
@@ -350,11 +386,14 @@ export function buildRequest(rng: Rng, route: RouteSpec, ctx: RequestContext): F
   const roll = rng.next();
   if (route.body !== undefined || rng.chance(0.1)) {
     const valid = sample(rng, route.body ?? { type: 'object' });
-    if (roll < 0.3) body = JSON.stringify(valid);
-    else if (roll < 0.75) body = JSON.stringify(mutateValue(rng, valid));
+    const wrap = route.wrap ?? ((value: unknown) => value);
+    const form = route.encoding === 'form' && roll < 0.75;
+    const encode = form ? formText : (value: unknown) => JSON.stringify(value);
+    if (roll < 0.3) body = encode(wrap(valid));
+    else if (roll < 0.75) body = encode(wrap(mutateValue(rng, valid)));
     else if (roll < 0.85) body = nestedJson(valid, rng.pick([10, 63, 65, 500, 8000]));
     else body = rng.pick(RAW_BODIES);
-    headers['content-type'] = 'application/json';
+    headers['content-type'] = form ? 'application/x-www-form-urlencoded' : 'application/json';
   }
   if (rng.chance(0.12)) {
     const type = rng.pick(CONTENT_TYPES);
@@ -412,6 +451,39 @@ export function problemShapeError(method: string, answer: FuzzAnswer): string | 
   return undefined;
 }
 
+/** An OAuth error code (RFC 6749 5.2): printable ASCII without `"` and `\\`. */
+const OAUTH_ERROR_CODE = /^[\x20\x21\x23-\x5b\x5d-\x7e]+$/;
+
+/**
+ * Why an error answer of an OAuth endpoint is not one of the shapes it may take (undefined when it is one): RFC 6749's
+ * error JSON `{error, error_description?}`, the authorization endpoint's error page naming the code, or the gateway's
+ * own problem+json (an input-layer refusal before the OAuth server sees the request).
+ */
+export function oauthErrorShapeError(method: string, answer: FuzzAnswer): string | undefined {
+  const type = String(answer.headers['content-type'] ?? '');
+  if (type.startsWith('application/problem+json')) return problemShapeError(method, answer);
+  if (method === 'HEAD') return undefined;
+  if (type.startsWith('text/html')) {
+    return /<code>[^<]+<\/code>/.test(answer.text) ? undefined : 'an HTML error page that names no error code';
+  }
+  if (!type.startsWith('application/json')) return `content-type ${type}`;
+  let body: unknown;
+  try {
+    body = JSON.parse(answer.text);
+  } catch {
+    return 'body is not JSON';
+  }
+  const b = (body ?? {}) as Record<string, unknown>;
+  if (typeof b['error'] !== 'string' || !OAUTH_ERROR_CODE.test(b['error'])) return 'no RFC 6749 error code';
+  if (b['error_description'] !== undefined && typeof b['error_description'] !== 'string') {
+    return 'error_description is not a string';
+  }
+  return undefined;
+}
+
+const errorShapeError = (route: RouteSpec, method: string, answer: FuzzAnswer): string | undefined =>
+  route.errors === 'oauth' ? oauthErrorShapeError(method, answer) : problemShapeError(method, answer);
+
 /** Polls a liveness path on its own connection and keeps the slowest answer time. */
 export class LivenessProbe {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -464,6 +536,9 @@ export interface FuzzStats {
   slowestLivenessDuring: string;
   livenessProbes: number;
   seconds: number;
+  /** How many routes the run drew from, and the fewest requests any of them got. */
+  routes: number;
+  fewestPerRoute: number;
 }
 
 export interface FuzzRun {
@@ -477,6 +552,11 @@ export interface FuzzRun {
   snapshot(): Promise<string>;
   /** 5xx answers the server may give by design (for example 503 when no LLM is configured). */
   allowedServerError?(answer: FuzzAnswer): boolean;
+  /**
+   * Called after each answer, to restore what a request may end by design (a signed-out console session, a deleted
+   * client); answers true when it changed stored state.
+   */
+  afterAnswer?(route: RouteSpec, answer: FuzzAnswer): Promise<boolean>;
 }
 
 /** Sends the requests one at a time (so state changes can be attributed) and checks every property. */
@@ -486,6 +566,7 @@ export async function runFuzz(run: FuzzRun): Promise<{ stats: FuzzStats; failure
   let inFlight = '';
   const probe = new LivenessProbe(run.base, run.livenessPath, () => inFlight);
   const classes: Record<string, number> = {};
+  const hits = new Map(run.routes.map((r) => [routeName(r), 0]));
   const failures: string[] = [];
   let allowedServerErrors = 0;
   let known: string | undefined;
@@ -494,6 +575,7 @@ export async function runFuzz(run: FuzzRun): Promise<{ stats: FuzzStats; failure
   try {
     for (let i = 0; i < run.requests; i++) {
       const route = rng.pick(run.routes);
+      hits.set(routeName(route), (hits.get(routeName(route)) ?? 0) + 1);
       const req = buildRequest(rng, route, run.ctx);
       inFlight = `#${i} ${req.method} ${route.path}`;
       // After a rejected request the state is known (it was just checked), so only a success costs a fresh snapshot.
@@ -514,13 +596,18 @@ export async function runFuzz(run: FuzzRun): Promise<{ stats: FuzzStats; failure
         if (run.allowedServerError?.(answer) ?? false) allowedServerErrors++;
         else failures.push(`${where}: ${answer.text.slice(0, 300)}`);
       }
+      const inspection = answer.status < 400 ? route.inspect?.(answer) : undefined;
+      if (inspection?.failure !== undefined) failures.push(`${where}: ${inspection.failure}`);
       if (answer.status >= 400) {
-        const shape = problemShapeError(req.method, answer);
-        if (shape !== undefined) failures.push(`${where}: not problem+json (${shape}): ${answer.text.slice(0, 200)}`);
+        const shape = errorShapeError(route, req.method, answer);
+        if (shape !== undefined) failures.push(`${where}: not a proper error (${shape}): ${answer.text.slice(0, 200)}`);
+      }
+      if (answer.status >= 400 || inspection?.refused === true) {
         const after = await run.snapshot();
         if (after !== before) failures.push(`${where}: a rejected request changed state ${before} -> ${after}`);
         known = after;
       }
+      if ((await run.afterAnswer?.(route, answer)) === true) known = undefined;
       if (failures.length >= 25) break;
     }
   } finally {
@@ -537,6 +624,8 @@ export async function runFuzz(run: FuzzRun): Promise<{ stats: FuzzStats; failure
       slowestLivenessDuring: probe.slowestDuring,
       livenessProbes: probe.probes,
       seconds: Math.round((performance.now() - started) / 100) / 10,
+      routes: hits.size,
+      fewestPerRoute: Math.min(...hits.values()),
     },
     failures,
   };
@@ -572,6 +661,8 @@ export async function fuzzAndCheck(
   console.log(`${label} fuzz: ${JSON.stringify(stats)}`);
   assert.deepEqual(failures, []);
   assert.equal(stats.requests, FUZZ_REQUESTS);
+  // Every route is reached (a run long enough to reach each one several times, on average, is held to it).
+  if (FUZZ_REQUESTS >= 5 * stats.routes) assert.ok(stats.fewestPerRoute > 0, 'a route got no request');
   assert.ok(stats.livenessProbes > 0);
   assert.ok(stats.slowestLivenessMs <= LIVENESS_LIMIT_MS, `slowest /health/live: ${stats.slowestLivenessMs} ms`);
 }

@@ -150,7 +150,7 @@ export function consentRoutes(app: FastifyInstance, ctx: GatewayContext, getProv
       } else {
         if (body.project_id === undefined) {
           throw problem('validation_failed', 'consentWithoutProject', {
-            errors: [{ pointer: '/body/project_id', detail: 'is required when allow is true' }],
+            errors: [{ pointer: '/project_id', detail: 'is required when allow is true' }],
           });
         }
         const project = await ctx.console.ownProject(session, body.project_id);

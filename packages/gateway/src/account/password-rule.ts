@@ -23,7 +23,7 @@ export function checkPassword(password: string, email: string): void {
   const refuse = (rule: 'tooShort' | 'onlyBlanks' | 'common' | 'isEmail'): never => {
     const params = { min: MIN_PASSWORD_LENGTH };
     const detail = messageOf('weak_password', rule, params);
-    throw problem('weak_password', rule, params, { errors: [{ pointer: '/body/password', detail }] });
+    throw problem('weak_password', rule, params, { errors: [{ pointer: '/password', detail }] });
   };
   if (characterCount(password) < MIN_PASSWORD_LENGTH) refuse('tooShort');
   if (ONLY_BLANKS.test(password)) refuse('onlyBlanks');

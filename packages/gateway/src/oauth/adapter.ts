@@ -2,9 +2,9 @@
 // which live in oauth_clients: project clients (created by /v1/me/oauth/clients) keep no secret at rest (the secret is
 // an HMAC of the client id and a stored salt under a gateway key), dynamically registered clients are stored as given.
 import { createHmac } from 'node:crypto';
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors as oidcErrors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Pool } from '../db.js';
-import { isStorableText } from '@mnemos/http-input';
+import { findUnstorableText, isStorableText } from '@mnemos/http-input';
 
 export interface AdapterHooks {
   /** Called when tokens stop being valid, so cached lookups are evicted (`token:`, `grant:`, `client:` events). */
@@ -26,6 +26,14 @@ export class PgAdapter implements Adapter {
   ) {}
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+    // What is stored holds request parameters (an authorization request's state, nonce, scope...): text the database
+    // cannot hold is the caller's mistake, answered as invalid_request rather than failing in the database.
+    const unstorable = findUnstorableText(payload);
+    if (unstorable !== undefined) {
+      throw new oidcErrors.InvalidRequest(
+        `${unstorable.pointer.slice(1).split('/').pop() ?? 'a parameter'} ${unstorable.detail}`,
+      );
+    }
     if (this.model === 'Client') {
       await this.pool.query(
         `INSERT INTO oauth_clients (client_id, project_id, name, scopes, secret_salt, metadata)

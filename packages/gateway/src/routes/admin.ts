@@ -124,7 +124,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
             'unknownAccount',
             { accountId: body.account_id },
             {
-              errors: [{ pointer: '/body/account_id', detail: 'unknown account' }],
+              errors: [{ pointer: '/account_id', detail: 'unknown account' }],
             },
           );
         }
@@ -301,7 +301,7 @@ function checkPlanAndEngine(ctx: GatewayContext, plan: string | undefined, engin
       'validation_failed',
       'unknownPlan',
       { plan, plans: Object.keys(PLANS) },
-      { errors: [{ pointer: '/body/plan', detail: 'unknown plan' }] },
+      { errors: [{ pointer: '/plan', detail: 'unknown plan' }] },
     );
   }
   if (engine !== undefined && !ctx.engines.has(engine)) {
@@ -309,7 +309,7 @@ function checkPlanAndEngine(ctx: GatewayContext, plan: string | undefined, engin
       'validation_failed',
       'unknownEngine',
       { engine, engines: ctx.engines.names() },
-      { errors: [{ pointer: '/body/engine', detail: 'unknown engine' }] },
+      { errors: [{ pointer: '/engine', detail: 'unknown engine' }] },
     );
   }
 }

@@ -11,24 +11,8 @@ import { problem, type ProblemCode } from '@mnemos/problems';
 import { answers, COUNTED, CREDENTIAL_ROUTE, FORWARDED, REFLECTS } from '../route-problems.js';
 import type { Scope } from '../scopes.js';
 import { estimateStored } from '../retain-estimate.js';
-import {
-  BankMemoryParams,
-  BankParams,
-  BankProfileBody,
-  DeleteMemoriesQuery,
-  IdParams,
-  ListQuery,
-  MemoryListQuery,
-  MemoryPatchBody,
-  Open,
-  RecallBody,
-  RecallTopBody,
-  ReflectBody,
-  ReflectTopBody,
-  RetainBody,
-  RetainTopBody,
-  SpaceParams,
-} from '../schemas.js';
+import * as wire from '@mnemos/engine/wire';
+import { Open } from '../schemas.js';
 
 type Body = Record<string, unknown>;
 type Query = Record<string, string | string[]>;
@@ -86,7 +70,7 @@ function retainCount(body: Body): number {
     return estimateStored(body);
   }
   throw problem('validation_failed', 'retainWithoutContent', {
-    errors: [{ pointer: '/body/content', detail: 'is required unless items or messages are given' }],
+    errors: [{ pointer: '/content', detail: 'is required when items and messages are absent' }],
   });
 }
 
@@ -223,7 +207,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: [...COUNTED, 'too_many_memories'],
       tags: ['memory'],
       summary: 'Retain memories in a bank (bank_id in the body)',
-      body: RetainTopBody,
+      body: wire.RetainWithBankBody,
       plan: (p, req) => {
         const { bank, rest } = withoutBankId(body(req));
         return retainPlan(p, bank, rest);
@@ -237,7 +221,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: COUNTED,
       tags: ['memory'],
       summary: 'Recall memories relevant to a query (bank_id in the body)',
-      body: RecallTopBody,
+      body: wire.RecallWithBankBody,
       plan: (p, req) => {
         const { bank, rest } = withoutBankId(body(req));
         return recallPlan(p, bank, rest);
@@ -251,7 +235,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: [...COUNTED, ...REFLECTS],
       tags: ['memory'],
       summary: 'Answer a question from memory, with citations (bank_id in the body)',
-      body: ReflectTopBody,
+      body: wire.ReflectWithBankBody,
       plan: (p, req) => {
         const { bank, rest } = withoutBankId(body(req));
         return reflectPlan(p, bank, rest, req.headers.accept);
@@ -267,8 +251,8 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: [...COUNTED, 'too_many_memories'],
       tags: ['memory'],
       summary: 'Retain memories',
-      params: BankParams,
-      body: RetainBody,
+      params: wire.BankPath,
+      body: wire.RetainBody,
       plan: (p, req) => retainPlan(p, bankParam(req), body(req)),
     },
     {
@@ -279,8 +263,8 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: COUNTED,
       tags: ['memory'],
       summary: 'Recall memories',
-      params: BankParams,
-      body: RecallBody,
+      params: wire.BankPath,
+      body: wire.RecallBody,
       plan: (p, req) => recallPlan(p, bankParam(req), body(req)),
     },
     {
@@ -291,8 +275,8 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: [...COUNTED, ...REFLECTS],
       tags: ['memory'],
       summary: 'Reflect',
-      params: BankParams,
-      body: ReflectBody,
+      params: wire.BankPath,
+      body: wire.ReflectBody,
       plan: (p, req) => reflectPlan(p, bankParam(req), body(req), req.headers.accept),
     },
     {
@@ -302,7 +286,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       operationId: 'listBanks',
       tags: ['banks'],
       summary: 'List banks',
-      querystring: ListQuery,
+      querystring: wire.BankListQuery,
       plan: (p, req) => ({
         forward: { method: 'GET', path: tenantPath(p, '/banks'), query: query(req) },
         transform: bankFilter(p),
@@ -315,8 +299,8 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       operationId: 'putBank',
       tags: ['banks'],
       summary: 'Create or replace a bank profile',
-      params: BankParams,
-      body: BankProfileBody,
+      params: wire.BankPath,
+      body: wire.BankBody,
       plan: (p, req) => {
         requireBank(p, bankParam(req));
         noBankWideForSpaceLimited(p);
@@ -331,7 +315,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: ['bank_not_found'],
       tags: ['banks'],
       summary: 'Get a bank profile',
-      params: BankParams,
+      params: wire.BankPath,
       plan: (p, req) => {
         requireBank(p, bankParam(req));
         return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}`) } };
@@ -345,7 +329,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: ['bank_not_found'],
       tags: ['banks'],
       summary: 'Get a bank profile (Hindsight path)',
-      params: BankParams,
+      params: wire.BankPath,
       plan: (p, req) => {
         requireBank(p, bankParam(req));
         return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}/profile`) } };
@@ -359,7 +343,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: ['bank_not_found'],
       tags: ['banks'],
       summary: 'Bank statistics',
-      params: BankParams,
+      params: wire.BankPath,
       plan: (p, req) => {
         requireBank(p, bankParam(req));
         noBankWideForSpaceLimited(p);
@@ -374,8 +358,8 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: ['bank_not_found'],
       tags: ['banks'],
       summary: 'Edit a bank profile',
-      params: BankParams,
-      body: BankProfileBody,
+      params: wire.BankPath,
+      body: wire.BankBody,
       plan: (p, req) => {
         requireBank(p, bankParam(req));
         noBankWideForSpaceLimited(p);
@@ -390,7 +374,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: ['bank_not_found'],
       tags: ['banks'],
       summary: 'Erase a bank and everything derived from it',
-      params: BankParams,
+      params: wire.BankPath,
       plan: (p, req) => {
         requireBank(p, bankParam(req));
         noBankWideForSpaceLimited(p);
@@ -405,8 +389,8 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: ['bank_not_found'],
       tags: ['memories'],
       summary: 'List memories',
-      params: BankParams,
-      querystring: MemoryListQuery,
+      params: wire.BankPath,
+      querystring: wire.MemoryListQuery,
       plan: bankQueryPlan('GET', '/memories'),
     },
     {
@@ -417,8 +401,8 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: ['bank_not_found'],
       tags: ['memories'],
       summary: 'List memories (Hindsight path)',
-      params: BankParams,
-      querystring: MemoryListQuery,
+      params: wire.BankPath,
+      querystring: wire.MemoryListQuery,
       plan: bankQueryPlan('GET', '/memories/list'),
     },
     {
@@ -429,8 +413,8 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: ['bank_not_found'],
       tags: ['memories'],
       summary: 'Erase a selection of memories',
-      params: BankParams,
-      querystring: DeleteMemoriesQuery,
+      params: wire.BankPath,
+      querystring: wire.ClearQuery,
       plan: bankQueryPlan('DELETE', '/memories'),
     },
     {
@@ -441,7 +425,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: ['memory_not_found'],
       tags: ['memories'],
       summary: 'Get a memory',
-      params: BankMemoryParams,
+      params: wire.MemoryPath,
       plan: async (p, req) => {
         requireBank(p, bankParam(req));
         await checkMemorySpace(ctx, p, bankParam(req), idParam(req));
@@ -461,8 +445,8 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: ['memory_not_found', 'duplicate_memory'],
       tags: ['memories'],
       summary: 'Edit or invalidate a memory',
-      params: BankMemoryParams,
-      body: MemoryPatchBody,
+      params: wire.MemoryPath,
+      body: wire.MemoryPatchBody,
       plan: async (p, req) => {
         requireBank(p, bankParam(req));
         await checkMemorySpace(ctx, p, bankParam(req), idParam(req));
@@ -483,7 +467,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: ['memory_not_found'],
       tags: ['memories'],
       summary: 'Hard-delete a memory',
-      params: BankMemoryParams,
+      params: wire.MemoryPath,
       plan: async (p, req) => {
         requireBank(p, bankParam(req));
         await checkMemorySpace(ctx, p, bankParam(req), idParam(req));
@@ -503,7 +487,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: ['operation_not_found'],
       tags: ['memory'],
       summary: 'Status of an async retain',
-      params: IdParams,
+      params: wire.OperationPath,
       plan: (p, req) => ({
         forward: { method: 'GET', path: tenantPath(p, `/operations/${seg(idParam(req))}`) },
         transform: operationFilter(p, idParam(req)),
@@ -519,8 +503,8 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: [...COUNTED, 'too_many_memories'],
       tags: ['spaces'],
       summary: "Retain into a space's org memory",
-      params: SpaceParams,
-      body: RetainBody,
+      params: wire.SpacePath,
+      body: wire.RetainBody,
       plan: (p, req) => {
         const space = (req.params as { space: string }).space;
         requireSpace(p, space);
@@ -540,8 +524,8 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       problems: COUNTED,
       tags: ['spaces'],
       summary: "Recall from a space's org memory",
-      params: SpaceParams,
-      body: RecallBody,
+      params: wire.SpacePath,
+      body: wire.RecallBody,
       plan: (p, req) => {
         const space = (req.params as { space: string }).space;
         requireSpace(p, space);

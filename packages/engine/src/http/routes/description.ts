@@ -1,14 +1,11 @@
-import { Type } from '@sinclair/typebox';
 import type { Engine } from '../../engine.js';
 import { DEFAULT_SPACE } from '../../memory/types.js';
 import { recallAnswer, retainAnswer } from '../../wire/answers.js';
 import { maxNewMemories, recallQuery, retainRequest } from '../../wire/input.js';
-import { BANK_ID_PATTERN, RecallAnswer, RecallBody, RetainAnswer, RetainBody } from '../../wire/schemas.js';
+import { RecallAnswer, RecallWithBankBody, RetainAnswer, RetainWithBankBody } from '../../wire/schemas.js';
 import type { TypedApp } from '../typed-app.js';
 import { answers, plainJsonAnswers, retainHeaders } from '../responses.js';
 
-const BankId = Type.Object({ bank_id: Type.String({ pattern: BANK_ID_PATTERN, description: 'Bank id' }) });
-const open = { additionalProperties: true } as const;
 const tags = ['operations'];
 
 /** Description-level operations: the bank travels in the body. These are the operationIds agents' tools map to. */
@@ -20,7 +17,7 @@ export function registerDescriptionRoutes(app: TypedApp, engine: Engine): void {
         tags,
         operationId: 'retain',
         summary: 'Retain memories into a bank',
-        body: Type.Composite([RetainBody, BankId], open),
+        body: RetainWithBankBody,
         ...answers({ 200: RetainAnswer }, ['too_many_memories']),
       },
     },
@@ -40,7 +37,7 @@ export function registerDescriptionRoutes(app: TypedApp, engine: Engine): void {
         tags,
         operationId: 'recall',
         summary: 'Recall memories from a bank',
-        body: Type.Composite([RecallBody, BankId], open),
+        body: RecallWithBankBody,
         ...answers({ 200: RecallAnswer }),
       },
     },

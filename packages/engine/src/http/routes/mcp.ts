@@ -1,7 +1,9 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ClientRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { problem } from '@mnemos/problems';
+import { pointerSegment } from '@mnemos/http-input';
+import { invalidField, problem } from '@mnemos/problems';
 import type { Engine } from '../../engine.js';
 import { engineBackend } from '../../mcp/backend.js';
 import { createMcpServer } from '../../mcp/server.js';
@@ -44,6 +46,27 @@ function isJsonRpcMessage(value: unknown): boolean {
   return m['jsonrpc'] === '2.0' && (typeof m['method'] === 'string' || 'result' in m || 'error' in m);
 }
 
+/** The schema of each request method, as the SDK reads the request before it calls the method's handler. */
+const REQUEST_SCHEMAS = new Map<string, (typeof ClientRequestSchema.options)[number]>(
+  ClientRequestSchema.options.map((schema) => [schema.shape.method.value, schema]),
+);
+
+/**
+ * Refuses a request whose params do not fit its method, naming the field: the SDK would answer it as its own internal
+ * error (JSON-RPC -32603), though the mistake is the caller's. Methods the SDK does not know stay its "method not
+ * found".
+ */
+function checkParams(messages: unknown[], batch: boolean): void {
+  messages.forEach((message, index) => {
+    const m = message as Record<string, unknown>;
+    const schema = typeof m['method'] === 'string' && 'id' in m ? REQUEST_SCHEMAS.get(m['method']) : undefined;
+    const issue = schema?.safeParse(m).error?.issues[0];
+    if (issue === undefined) return;
+    const path = issue.path.map((key) => `/${pointerSegment(typeof key === 'symbol' ? String(key) : key)}`).join('');
+    throw invalidField(`${batch ? `/${index}` : ''}${path}` || '/', issue.message);
+  });
+}
+
 async function serveMcp(
   engine: Engine,
   req: FastifyRequest,
@@ -63,6 +86,7 @@ async function serveMcp(
   if (messages.length === 0 || !messages.every(isJsonRpcMessage)) {
     throw problem('validation_failed', 'notJsonRpc');
   }
+  checkParams(messages, Array.isArray(body));
   // A gateway holding quota bounds the new memories the request's retain calls store together.
   const backend = engineBackend(engine.service, tenant, { maxNewMemories: maxNewMemories(req.headers) });
   const server = createMcpServer(backend, {

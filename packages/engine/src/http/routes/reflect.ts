@@ -1,15 +1,13 @@
-import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../../engine.js';
 import type { ReflectRequest } from '../../service/types.js';
 import { operationAnswer, reflectAnswer } from '../../wire/answers.js';
 import { reflectRequest } from '../../wire/input.js';
-import { BANK_ID_PATTERN, BankParams, OperationParams, ReflectBody } from '../../wire/schemas.js';
+import { BankParams, OperationParams, ReflectBody, ReflectWithBankBody } from '../../wire/schemas.js';
 import type { TypedApp } from '../typed-app.js';
 import { answers } from '../responses.js';
 import { sendEventStream, wantsEventStream } from '../event-stream.js';
 
-const open = { additionalProperties: true } as const;
 const STREAMING =
   'With `Accept: text/event-stream` the answer streams as server-sent events: `delta` events ({text}) carry the ' +
   "answer's text as the LLM writes it, then a `done` event holds this operation's JSON answer; a failure after the " +
@@ -60,7 +58,7 @@ export function registerReflectRoutes(app: TypedApp, engine: Engine): void {
         operationId: 'reflect',
         summary: 'Answer a question from a bank, with citations',
         description: STREAMING,
-        body: Type.Composite([ReflectBody, Type.Object({ bank_id: Type.String({ pattern: BANK_ID_PATTERN }) })], open),
+        body: ReflectWithBankBody,
         ...answers({}, REFLECT_PROBLEMS),
       },
     },
