@@ -40,7 +40,7 @@ describe('mnemos encrypt-existing and rotate-key', () => {
       ['rotate-key'],
       testEnv(home.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: NEW_KEY, MNEMOS_API_ENCRYPTION_NEW_MASTER_KEY: KEY }),
     );
-    assert.equal(wrong.code, 1);
+    assert.equal(wrong.code, 78, 'a wrong key is a configuration error');
     assert.match(wrong.stderr, /^mnemos: encryption_key_mismatch: /);
 
     const rotated = await runCliToEnd(
@@ -51,9 +51,17 @@ describe('mnemos encrypt-existing and rotate-key', () => {
     assert.match(rotated.stdout, /re-wrapped the data keys of 1 banks/);
 
     const old = await runCliToEnd(['serve'], testEnv(home.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY }));
-    assert.equal(old.code, 1);
+    assert.equal(old.code, 78, 'a wrong key is a configuration error');
     assert.match(old.stderr, /^mnemos: encryption_key_mismatch: /);
     assert.equal(old.stderr.trim().split('\n').length, 1);
+
+    const none = await runCliToEnd(['serve'], testEnv(home.path));
+    assert.equal(none.code, 78, 'a missing key is a configuration error');
+    assert.match(
+      none.stderr,
+      /^mnemos: This database is encrypted at rest but MNEMOS_API_ENCRYPTION_MASTER_KEY is not set/,
+    );
+    assert.equal(none.stderr.trim().split('\n').length, 1);
 
     const engine = await startEngine({ env: testEnv(home.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: NEW_KEY }) });
     try {

@@ -1,6 +1,12 @@
 // Assembles the gateway: Fastify app, control plane, authenticator, engines, OAuth server, routes, OpenAPI.
 import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
@@ -12,7 +18,7 @@ import { accountRoutes } from './account/routes.js';
 import { Sessions } from './account/sessions.js';
 import { Authenticator } from './auth.js';
 import { consoleRoutes } from './console/static.js';
-import { BodyBudget, budgetOf, serverLimits } from '@mnemos/http-input';
+import { BodyBudget, budgetOf, createLogger, serverLimits, type ServerLogger } from '@mnemos/http-input';
 import { ConfigError, loadConfig, type GatewayConfig } from './config.js';
 import type { GatewayContext } from './context.js';
 import { admitCreation } from './creation-limits.js';
@@ -30,6 +36,7 @@ import { openApiOptions, openApiDocument } from './openapi.js';
 import { errorHandler, sendProblem, TOO_LARGE_DETAIL } from './problem.js';
 import { startTimes } from './proxy.js';
 import { QUOTA_CHANNEL, QuotaLedger } from './quota.js';
+import { logRequests } from './request-log.js';
 import { installRateLimits } from './ratelimit.js';
 import { adminRoutes } from './routes/admin.js';
 import { memoryRoutes } from './routes/memory.js';
@@ -41,6 +48,8 @@ import { Store } from './store.js';
 
 export interface StartOptions {
   env?: Record<string, string | undefined>;
+  /** Where the gateway's lines go; defaults to the logger GATEWAY_LOG_LEVEL and GATEWAY_LOG_FORMAT choose. */
+  logger?: ServerLogger;
 }
 
 export interface RunningGateway {
@@ -72,6 +81,11 @@ function listenError(error: unknown, config: GatewayConfig): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
+/** The gateway's logger: the engine's formats, its own name in JSON lines. */
+export function gatewayLogger(config: Pick<GatewayConfig, 'logLevel' | 'logFormat'>): ServerLogger {
+  return createLogger('mnemos-gateway', config.logLevel, config.logFormat);
+}
+
 export async function startGateway(options: StartOptions = {}): Promise<RunningGateway> {
   const config = loadConfig(options.env ?? process.env);
   const pool = createPool(config.databaseUrl, config.dbPoolSize);
@@ -98,8 +112,12 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   const sessions = new Sessions(pool, config.sessionTtlMs);
   const clients = new ProjectClients(pool, secrets.clientSecretKey, (e) => auth.evict(e));
 
+  // Typed as Fastify's logger so the app keeps Fastify's default instance type.
+  const logger: FastifyBaseLogger = options.logger ?? gatewayLogger(config);
   const app = Fastify({
-    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+    loggerInstance: logger,
+    // One line per request (request-log.ts) instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.maxBodyBytes,
     trustProxy: config.trustProxy,
     forceCloseConnections: true,
@@ -113,6 +131,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   const bodyBudget = new BodyBudget({ maxBodyBytes: config.maxBodyBytes, ...budgetOf(config.http) });
   bodyBudget.register(app, sendProblem, TOO_LARGE_DETAIL);
   const input = installInputLayer(app, { maxParamLength: 2048 });
+  logRequests(app);
   app.addHook('onRequest', (request, _reply, done) => {
     startTimes.set(request, performance.now());
     done();

@@ -1,6 +1,7 @@
 // Gateway configuration from the environment (GATEWAY_*), validated once at start with one clear line per problem.
 import { closest, distance } from 'fastest-levenshtein';
 import { z } from 'zod';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '@mnemos/http-input';
 import type { CreationLimits } from './creation-limits.js';
 
 const url = z.url();
@@ -47,7 +48,10 @@ const schema = z.object({
     .max(90 * 86_400)
     .default(7 * 86_400),
   GATEWAY_CONSOLE_DIR: z.string().min(1).optional(),
-  GATEWAY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  GATEWAY_LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  GATEWAY_LOG_FORMAT: z
+    .enum(LOG_FORMATS, { error: 'must be pretty or json (unset: pretty on a terminal, json otherwise)' })
+    .optional(),
 });
 
 export interface GatewayConfig {
@@ -84,7 +88,9 @@ export interface GatewayConfig {
   sessionTtlMs: number;
   /** The built console app (index.html and its assets); undefined: the console package's own build folder. */
   consoleDir: string | undefined;
-  logLevel: string;
+  logLevel: LogLevel;
+  /** Undefined: pretty lines on a terminal, JSON lines otherwise. */
+  logFormat: LogFormat | undefined;
 }
 
 export interface HttpLimits {
@@ -116,16 +122,29 @@ export function unknownGatewayVariables(env: Record<string, string | undefined>)
     });
 }
 
+/**
+ * Every missing or invalid setting in one line, so a first deployment is fixed in one round instead of one restart per
+ * setting: missing ones together first, then each invalid one with what it must be.
+ */
+function settingProblems(issues: readonly z.core.$ZodIssue[], env: Record<string, string | undefined>): string {
+  const missing: string[] = [];
+  const invalid: string[] = [];
+  for (const issue of issues) {
+    const name = issue.path.join('.');
+    if (env[name] === undefined) missing.push(name);
+    else invalid.push(`${name}: ${issue.message}`);
+  }
+  const parts = [];
+  if (missing.length > 0) parts.push(`${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} required`);
+  parts.push(...invalid);
+  return `${parts.join('; ')}.`;
+}
+
 const stripSlash = (s: string): string => s.replace(/\/+$/, '');
 
 export function loadConfig(env: Record<string, string | undefined>): GatewayConfig {
   const parsed = schema.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const name = issue?.path.join('.') ?? 'environment';
-    const missing = issue !== undefined && issue.code === 'invalid_type' && env[name] === undefined;
-    throw new ConfigError(missing ? `${name} is required` : `${name}: ${issue?.message ?? 'invalid'}`);
-  }
+  if (!parsed.success) throw new ConfigError(settingProblems(parsed.error.issues, env));
   const e = parsed.data;
   const corsOrigins = e.GATEWAY_CORS_ORIGINS.split(',')
     .map((s) => s.trim())
@@ -164,6 +183,7 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     sessionTtlMs: e.GATEWAY_SESSION_TTL_SECONDS * 1000,
     consoleDir: e.GATEWAY_CONSOLE_DIR,
     logLevel: e.GATEWAY_LOG_LEVEL,
+    logFormat: e.GATEWAY_LOG_FORMAT,
   };
 }
 

@@ -19,3 +19,12 @@ export {
   type ServerHttpLimits,
 } from './body-budget.js';
 export { closeAfterRefusal } from './early-refusal.js';
+export {
+  announcer,
+  createLogger,
+  LOG_FORMATS,
+  LOG_LEVELS,
+  type LogFormat,
+  type LogLevel,
+  type ServerLogger,
+} from './logger.js';

@@ -4,15 +4,23 @@ import { EncryptingCodec, type IntegrityFailure } from './encrypting-codec.js';
 import { MasterKey } from './envelope.js';
 import { acceptsMaster, ENCRYPTION_LOCK, readRecord, writeRecord, type EncryptionRecord } from './record.js';
 
-/** The master key does not match the database. The message starts with the stable code. */
+/**
+ * The master key does not match the database. The message starts with the stable code. Exit code 78 (EX_CONFIG): the
+ * setting is wrong, and restarting with it fails the same way.
+ */
 export class EncryptionKeyMismatchError extends Error {
   override readonly name = 'EncryptionKeyMismatchError';
   readonly code = 'encryption_key_mismatch';
+  readonly exitCode = 78;
 }
 
-/** The database and the engine disagree on whether encryption is on; the message says how to fix it. */
+/**
+ * The database and the engine disagree on whether encryption is on; the message says how to fix it. Exit code 78, like
+ * a wrong key: the key setting or the database has to change before a start can succeed.
+ */
 export class EncryptionStateError extends Error {
   override readonly name = 'EncryptionStateError';
+  readonly exitCode = 78;
 }
 
 /** Throws encryption_key_mismatch unless the record accepts this master. */
