@@ -1,25 +1,38 @@
 #!/usr/bin/env node
-// Fits the coefficients of recall's relevance figure (packages/engine/src/recall/relevance.ts) on LoCoMo and measures
-// what a threshold on it means.
+// Fits the coefficients of recall's relevance figure (packages/engine/src/recall/relevance.ts) on LoCoMo and on small
+// banks of agent-style facts, and measures what a threshold on it means on held-out parts of both.
 //
 //   node --conditions=source --import tsx scripts/fit-relevance.mjs
 //   ... --fit conv-26,conv-30,conv-41 --check conv-42,conv-43 --top 20 --data <LoCoMo folder>
+//   ... --agent-weight 1 (the agent facts' weight in the fit, LoCoMo's being 1) --examples <file> (writes every example)
 //
-// It opens an engine in-process (a fresh temporary MNEMOS_HOME, the local model, no LLM), retains each conversation
-// as the LoCoMo bench does (one memory per turn, "Speaker: text", metadata.dia_id), and recalls every category 1-4
-// question. Each of the top results is an example: its ranking score and cosine, labelled relevant when it is one of
-// the turns the question cites as evidence. A logistic regression (Newton's method, a small ridge) is fitted on the
-// --fit conversations; the --check conversations measure, with the list cap the engine applies, the precision and
-// recall of "relevance >= t" for a few thresholds t. It prints the coefficients to paste into RELEVANCE_MODEL, and
-// the table docs/api.md quotes.
-import { mkdtempSync, rmSync } from 'node:fs';
+// It opens an engine in-process (a fresh temporary MNEMOS_HOME, the local model, no LLM).
+// - LoCoMo: each conversation is retained as the LoCoMo bench does (one memory per turn, "Speaker: text",
+//   metadata.dia_id) and every category 1-4 question is recalled; a top result is relevant when it is one of the turns
+//   the question cites as evidence.
+// - Agent facts (packages/engine/bench/agent-facts.json): the facts are spread over banks of 1, 5 and 20 memories
+//   (fact i goes to bank i mod 60, i mod 12 and i mod 3), one retain call per fact, and every question is recalled in
+//   every bank; a result is relevant when it is one of the facts the question is labelled with. Most banks do not hold
+//   the answer, which is what a threshold is for. Questions at even positions fit, odd ones check.
+// Each top result is an example: its cosine to the query (scores.semantic) and the share of the query's terms it holds
+// (scores.coverage), with the cosine squared and their product (relevanceFeatures). A logistic regression (Newton's method, a small ridge) is fitted on the fit parts, the two data
+// sets weighted equally; the check parts measure, with the list cap the engine applies, the precision and recall of
+// "relevance >= t" for a few thresholds t. It prints the coefficients to paste into RELEVANCE_MODEL and the tables
+// docs/api.md quotes.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Engine, ENGINE_PLUGINS, loadEngineConfig } from '../packages/engine/src/index.ts';
 import { loadConversation } from '../packages/engine/bench/locomo.ts';
 import { testLocomoDir, testModelDir } from '../packages/engine/bench/test-assets.ts';
-import { RELEVANCE_MODEL, RelevanceCap } from '../packages/engine/src/recall/relevance.ts';
+import {
+  RELEVANCE_MODEL,
+  RelevanceCap,
+  relevanceFeatures,
+  relevanceOf,
+} from '../packages/engine/src/recall/relevance.ts';
 
 const { values } = parseArgs({
   options: {
@@ -27,15 +40,45 @@ const { values } = parseArgs({
     check: { type: 'string', default: 'conv-42,conv-43' },
     top: { type: 'string', default: '20' },
     data: { type: 'string', default: testLocomoDir() },
+    'agent-weight': { type: 'string', default: '1' },
+    examples: { type: 'string' },
   },
 });
 const TOP = Number(values.top);
 const THRESHOLDS = [0.1, 0.2, 0.3, 0.5, 0.7];
+const AGENT_BANK_SIZES = [1, 5, 20];
 /** Ridge on the non-intercept coefficients: keeps Newton's steps finite if the classes separate. */
 const RIDGE = 1e-3;
+const FACTS = path.join(path.dirname(fileURLToPath(import.meta.url)), '../packages/engine/bench/agent-facts.json');
 
-/** The top results of every question of one conversation, as lists of {score, semantic, relevant}. */
-async function examples(engine, name) {
+function recallRequest(bankId, query, queryTimestamp) {
+  return {
+    tenant: 'default',
+    bankId,
+    space: 'default',
+    query,
+    maxTokens: 8192,
+    budget: 'mid',
+    includeOrg: false,
+    types: undefined,
+    tags: undefined,
+    tagsMatch: 'any',
+    queryTimestamp,
+    trace: false,
+  };
+}
+
+/** A result as an example: the two signals relevance is fitted on, and its label. */
+function example(memory, relevant) {
+  return {
+    semantic: memory.scores['semantic'] ?? 0,
+    coverage: memory.scores['coverage'] ?? 0,
+    relevant: relevant ? 1 : 0,
+  };
+}
+
+/** The top results of every question of one LoCoMo conversation, as lists of examples. */
+async function locomoLists(engine, name) {
   const conv = loadConversation(path.join(values.data, `${name}.json`));
   const bankId = `fit-${name}`;
   const partition = { tenant: 'default', bankId, space: 'default' };
@@ -53,78 +96,104 @@ async function examples(engine, name) {
   }
   const lists = [];
   for (const q of conv.questions) {
-    const result = await engine.service.recall({
-      tenant: 'default',
-      bankId,
-      space: 'default',
-      query: q.question,
-      maxTokens: 8192,
-      budget: 'mid',
-      includeOrg: false,
-      types: undefined,
-      tags: undefined,
-      tagsMatch: 'any',
-      queryTimestamp: new Date(conv.queryTimestamp),
-      trace: false,
-    });
+    const result = await engine.service.recall(recallRequest(bankId, q.question, new Date(conv.queryTimestamp)));
     const evidence = new Set(q.evidence);
-    lists.push(
-      result.memories.slice(0, TOP).map((m) => ({
-        score: m.score,
-        semantic: m.scores['semantic'] ?? 0,
-        relevant: evidence.has(m.metadata['dia_id'] ?? '') ? 1 : 0,
-      })),
-    );
+    lists.push(result.memories.slice(0, TOP).map((m) => example(m, evidence.has(m.metadata['dia_id'] ?? ''))));
   }
   console.error(`${name}: ${conv.questions.length} questions`);
   return lists;
 }
 
-/** Logistic regression of `relevant` on [1, score, semantic] by Newton's method. */
-function fitLogistic(rows) {
-  let w = [0, 0, 0];
-  for (let iteration = 0; iteration < 50; iteration++) {
-    const gradient = [0, 0, 0];
-    const hessian = [
-      [0, 0, 0],
-      [0, 0, 0],
-      [0, 0, 0],
-    ];
-    for (const r of rows) {
-      const x = [1, r.score, r.semantic];
-      const p = 1 / (1 + Math.exp(-(w[0] * x[0] + w[1] * x[1] + w[2] * x[2])));
-      for (let i = 0; i < 3; i++) {
-        gradient[i] += (r.relevant - p) * x[i];
-        for (let j = 0; j < 3; j++) hessian[i][j] += p * (1 - p) * x[i] * x[j];
+/**
+ * The agent facts in banks of each size, every question recalled in every bank: `{fit, check}` lists per bank size,
+ * and the uncapped relevance of each answer fact per bank size (the same memory and question in every size).
+ */
+async function agentLists(engine, model) {
+  const { facts, questions } = JSON.parse(readFileSync(FACTS, 'utf8'));
+  const bySize = {};
+  const answerRelevance = new Map();
+  for (const size of AGENT_BANK_SIZES) {
+    const banks = facts.length / size;
+    for (const [i, fact] of facts.entries()) {
+      const partition = { tenant: 'default', bankId: `agent-${size}-${i % banks}`, space: 'default' };
+      const item = {
+        content: fact.text,
+        timestamp: undefined,
+        context: undefined,
+        metadata: { fact: fact.id },
+        tags: undefined,
+        documentId: undefined,
+        entities: undefined,
+      };
+      await engine.service.retain({ partition, items: [item], async: false, maxNewMemories: undefined });
+    }
+    const parts = { fit: [], check: [] };
+    for (const [qi, q] of questions.entries()) {
+      const answers = new Set(q.answers);
+      for (let b = 0; b < banks; b++) {
+        const result = await engine.service.recall(recallRequest(`agent-${size}-${b}`, q.question, new Date()));
+        const list = result.memories.slice(0, TOP).map((m) => example(m, answers.has(m.metadata['fact'] ?? '')));
+        (qi % 2 === 0 ? parts.fit : parts.check).push(list);
+        for (const [ri, m] of result.memories.entries()) {
+          if (!answers.has(m.metadata['fact'] ?? '')) continue;
+          const key = `${qi} ${m.metadata['fact']}`;
+          const seen = answerRelevance.get(key) ?? {};
+          seen[size] = { relevance: relevanceOf(list[ri]?.semantic ?? 0, list[ri]?.coverage ?? 0, model), rank: ri };
+          answerRelevance.set(key, seen);
+        }
       }
     }
-    for (let i = 1; i < 3; i++) {
+    bySize[size] = parts;
+    console.error(`agent facts: banks of ${size}, ${questions.length} questions in ${banks} banks`);
+  }
+  return { bySize, answerRelevance };
+}
+
+/** Weighted logistic regression of `relevant` on [1, ...relevanceFeatures] by Newton's method. */
+function fitLogistic(rows) {
+  const x = rows.map((r) => [1, ...relevanceFeatures(r.semantic, r.coverage)]);
+  const k = x[0].length;
+  let w = new Array(k).fill(0);
+  for (let iteration = 0; iteration < 50; iteration++) {
+    const gradient = new Array(k).fill(0);
+    const hessian = Array.from({ length: k }, () => new Array(k).fill(0));
+    rows.forEach((r, n) => {
+      const xn = x[n];
+      const p = 1 / (1 + Math.exp(-xn.reduce((z, v, i) => z + v * w[i], 0)));
+      for (let i = 0; i < k; i++) {
+        gradient[i] += r.weight * (r.relevant - p) * xn[i];
+        for (let j = 0; j < k; j++) hessian[i][j] += r.weight * p * (1 - p) * xn[i] * xn[j];
+      }
+    });
+    for (let i = 1; i < k; i++) {
       gradient[i] -= RIDGE * w[i];
       hessian[i][i] += RIDGE;
     }
-    const step = solve3(hessian, gradient);
+    const step = solve(hessian, gradient);
     w = w.map((v, i) => v + step[i]);
     if (Math.max(...step.map(Math.abs)) < 1e-9) break;
   }
-  return { intercept: round(w[0]), score: round(w[1]), semantic: round(w[2]) };
+  const [intercept, semantic, coverage, semanticSquared, semanticCoverage] = w.map(round);
+  return { intercept, semantic, coverage, semanticSquared, semanticCoverage };
 }
 
-/** Solves the 3x3 system A x = b (Gaussian elimination with partial pivoting). */
-function solve3(A, b) {
+/** Solves the square system A x = b (Gaussian elimination with partial pivoting). */
+function solve(A, b) {
+  const n = b.length;
   const m = A.map((row, i) => [...row, b[i]]);
-  for (let c = 0; c < 3; c++) {
+  for (let c = 0; c < n; c++) {
     let pivot = c;
-    for (let r = c + 1; r < 3; r++) if (Math.abs(m[r][c]) > Math.abs(m[pivot][c])) pivot = r;
+    for (let r = c + 1; r < n; r++) if (Math.abs(m[r][c]) > Math.abs(m[pivot][c])) pivot = r;
     [m[c], m[pivot]] = [m[pivot], m[c]];
-    for (let r = c + 1; r < 3; r++) {
+    for (let r = c + 1; r < n; r++) {
       const f = m[r][c] / m[c][c];
-      for (let k = c; k < 4; k++) m[r][k] -= f * m[c][k];
+      for (let q = c; q <= n; q++) m[r][q] -= f * m[c][q];
     }
   }
-  const x = [0, 0, 0];
-  for (let r = 2; r >= 0; r--) {
-    let s = m[r][3];
-    for (let k = r + 1; k < 3; k++) s -= m[r][k] * x[k];
+  const x = new Array(n).fill(0);
+  for (let r = n - 1; r >= 0; r--) {
+    let s = m[r][n];
+    for (let q = r + 1; q < n; q++) s -= m[r][q] * x[q];
     x[r] = s / m[r][r];
   }
   return x;
@@ -139,7 +208,7 @@ function measure(lists, model) {
     for (const list of lists) {
       const cap = new RelevanceCap(model);
       for (const r of list) {
-        if (cap.next(r.score, r.semantic) < t) break;
+        if (cap.next(r.semantic, r.coverage) < t) break;
         kept++;
         hits += r.relevant;
       }
@@ -148,9 +217,29 @@ function measure(lists, model) {
       threshold: t,
       kept_per_question: round(kept / lists.length),
       precision: kept === 0 ? null : round(hits / kept),
-      recall: round(hits / totalRelevant),
+      recall: totalRelevant === 0 ? null : round(hits / totalRelevant),
     };
   });
+}
+
+/** Rows of lists, each weighted so that the lists' rows weigh `total` together. */
+function weighted(lists, total) {
+  const rows = lists.flat();
+  return rows.map((r) => ({ ...r, weight: total / rows.length }));
+}
+
+/** How far apart the answer facts' relevance is between bank sizes, where the answer ranked first in every size. */
+function sizeSpread(answerRelevance) {
+  let compared = 0;
+  let widest = 0;
+  for (const seen of answerRelevance.values()) {
+    const sizes = AGENT_BANK_SIZES.filter((s) => seen[s] !== undefined);
+    if (sizes.length < AGENT_BANK_SIZES.length) continue;
+    compared++;
+    const r = sizes.map((s) => seen[s].relevance);
+    widest = Math.max(widest, Math.max(...r) - Math.min(...r));
+  }
+  return { answers_compared: compared, widest_relevance_gap: round(widest) };
 }
 
 function round(n) {
@@ -162,23 +251,42 @@ const silent = { info: () => undefined, warn: () => undefined, error: () => unde
 const config = loadEngineConfig({ MNEMOS_HOME: home, MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: testModelDir() });
 const engine = await Engine.open(config, silent, undefined, ENGINE_PLUGINS);
 try {
-  const fitLists = [];
-  for (const name of values.fit.split(',')) fitLists.push(...(await examples(engine, name)));
-  const checkLists = [];
-  for (const name of values.check.split(',')) checkLists.push(...(await examples(engine, name)));
-  const model = fitLogistic(fitLists.flat());
-  const rows = fitLists.flat();
+  const locomoFit = [];
+  for (const name of values.fit.split(',')) locomoFit.push(...(await locomoLists(engine, name)));
+  const locomoCheck = [];
+  for (const name of values.check.split(',')) locomoCheck.push(...(await locomoLists(engine, name)));
+  const agent = await agentLists(engine, RELEVANCE_MODEL);
+  const agentFit = AGENT_BANK_SIZES.flatMap((s) => agent.bySize[s].fit);
+  const agentCheck = (s) => agent.bySize[s].check;
+  const locomoRows = weighted(locomoFit, 1);
+  const model = fitLogistic([...locomoRows, ...weighted(agentFit, Number(values['agent-weight']))]);
+  if (values.examples) {
+    const bySize = Object.fromEntries(AGENT_BANK_SIZES.map((s) => [s, agent.bySize[s]]));
+    writeFileSync(values.examples, JSON.stringify({ locomoFit, locomoCheck, agent: bySize }));
+  }
+  const report = (m) => ({
+    locomo_held_out: measure(locomoCheck, m),
+    agent_facts_held_out: measure(
+      AGENT_BANK_SIZES.flatMap((s) => agentCheck(s)),
+      m,
+    ),
+    agent_facts_held_out_by_bank_size: Object.fromEntries(AGENT_BANK_SIZES.map((s) => [s, measure(agentCheck(s), m)])),
+  });
   console.log(
     JSON.stringify(
       {
-        fitted_on: values.fit,
-        checked_on: values.check,
+        fitted_on: { locomo: values.fit, agent_facts: 'even questions, banks of 1, 5 and 20' },
+        checked_on: { locomo: values.check, agent_facts: 'odd questions, banks of 1, 5 and 20' },
         top: TOP,
-        examples: rows.length,
-        relevant_share: round(rows.reduce((n, r) => n + r.relevant, 0) / rows.length),
+        examples: { locomo: locomoRows.length, agent_facts: agentFit.flat().length },
+        relevant_share: {
+          locomo: round(locomoFit.flat().reduce((n, r) => n + r.relevant, 0) / locomoRows.length),
+          agent_facts: round(agentFit.flat().reduce((n, r) => n + r.relevant, 0) / agentFit.flat().length),
+        },
         model,
-        held_out: measure(checkLists, model),
-        held_out_with_stored_model: measure(checkLists, RELEVANCE_MODEL),
+        fitted: report(model),
+        stored_model: report(RELEVANCE_MODEL),
+        answer_relevance_across_bank_sizes_with_stored_model: sizeSpread(agent.answerRelevance),
       },
       null,
       2,

@@ -222,6 +222,56 @@ describe('relevance', () => {
   });
 });
 
+describe('relevance a caller can threshold', () => {
+  // The clients' docs example (docs/clients.md): Alice's chat turn, then a plain question at min_relevance 0.2.
+  const lisbon = [
+    { role: 'user', name: 'Alice', content: 'I moved to Lisbon in May.' },
+    { role: 'assistant', content: 'How do you like it?' },
+  ];
+  const others = [
+    'The quarterly report is due on the fifteenth.',
+    'Lars plays the trumpet in a jazz band.',
+    'The office coffee machine was replaced last week.',
+    'The parking garage closes at midnight.',
+    'Priya runs the Berlin marathon every September.',
+  ];
+  /** Some other memories, `n` of them, distinct from each other. */
+  const filler = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ content: `${others[i % others.length]!} (note ${i + 1})` }));
+  /** A bank of `size` memories: Alice's turn, the assistant's reply (from 2 up) and other memories; answers her turn's id. */
+  const bankOf = async (bank: string, size: number) => {
+    if (size > 2) await retain(bank, { items: filler(size - 2) });
+    const out = await retain(bank, { messages: lisbon.slice(0, Math.min(size, 2)), timestamp: '2024-06-01T10:00:00Z' });
+    return out.messages![0]!.memory_ids[0]!;
+  };
+
+  it("answers the docs' Lisbon example at min_relevance 0.2 in a bank of 1 and of 5 memories", async () => {
+    for (const size of [1, 5]) {
+      const id = await bankOf(`lisbon-${size}`, size);
+      const found = await recall(`lisbon-${size}`, { query: 'Where did Alice move?', min_relevance: 0.2 });
+      assert.equal(found.results[0]?.id, id, `${size}: ${JSON.stringify(found.results)}`);
+      assert.ok(found.results[0].relevance >= 0.2);
+    }
+  });
+
+  it('gives the same memory the same relevance for the same question in banks of 1, 5 and 50 memories', async () => {
+    const figures: number[] = [];
+    for (const size of [1, 5, 50]) {
+      const bank = `lisbon-size-${size}`;
+      const id = await bankOf(bank, size);
+      const found = await recall(bank, { query: 'Where does Alice live?' });
+      // Ranked first in every bank, so no result above it caps its figure.
+      const hit = found.results[0];
+      assert.equal(hit?.id, id, `${size}: ${JSON.stringify(found.results.map((h) => h.text))}`);
+      figures.push(hit.relevance);
+    }
+    // The figure is a function of the memory's cosine to the query and of the share of the query's terms it holds,
+    // neither of which looks at the rest of the bank; the only room left is the float noise of the embedding (six
+    // decimals shown), so the tolerance is far below any threshold a caller would set.
+    assert.ok(Math.max(...figures) - Math.min(...figures) < 0.001, JSON.stringify(figures));
+  });
+});
+
 describe('a budget smaller than the best memory', () => {
   const long =
     'Zoltan described the expedition in detail: the team left Ushuaia in a storm, crossed the Drake Passage in ' +

@@ -125,6 +125,34 @@ test('each tool works: retain, recall, list_memories, list_banks, delete_memory,
   for (const c of cited) assert.ok(bankIds.includes(c));
 });
 
+test("recall shows each result's relevance and takes min_relevance", async () => {
+  const client = await connect('/mcp');
+  for (const content of ['Bruno lives in Lisbon.', 'The parking garage closes at midnight.']) {
+    await tool(client, 'retain', { bank_id: 'mcp-relevance', content });
+  }
+  const all = await tool(client, 'recall', { bank_id: 'mcp-relevance', query: 'Where does Bruno live?' });
+  const results = all['results'] as Array<Record<string, unknown>>;
+  assert.equal(results.length, 2);
+  assert.equal(results[0]!['text'], 'Bruno lives in Lisbon.');
+  const [top, other] = results.map((r) => r['relevance'] as number);
+  assert.ok(top! >= 0.5 && top! <= 1, String(top));
+  assert.ok(other! < top!, `${other} < ${top}`);
+  const kept = await tool(client, 'recall', {
+    bank_id: 'mcp-relevance',
+    query: 'Where does Bruno live?',
+    min_relevance: 0.5,
+  });
+  assert.deepEqual(
+    (kept['results'] as Array<Record<string, unknown>>).map((r) => r['text']),
+    ['Bruno lives in Lisbon.'],
+  );
+  const bad = await client.callTool({
+    name: 'recall',
+    arguments: { bank_id: 'mcp-relevance', query: 'Where does Bruno live?', min_relevance: 2 },
+  });
+  assert.equal(bad.isError, true);
+});
+
 test('/mcp/{bank} fixes the bank: tools take no bank_id', async () => {
   const client = await connect('/mcp/fixed%40bank');
   const { tools } = await client.listTools();

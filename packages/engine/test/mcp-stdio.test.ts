@@ -80,6 +80,15 @@ test('stdio: the six tools are listed and each one works against the engine', as
     (recalled['results'] as Array<Record<string, unknown>>).map((r) => r['id']),
     [id],
   );
+  const relevance = (recalled['results'] as Array<Record<string, unknown>>)[0]!['relevance'] as number;
+  assert.ok(relevance > 0 && relevance < 0.99, String(relevance));
+  const strict = await tool(client, 'recall', {
+    bank_id: 'stdio-bank',
+    query: 'What does Grace keep?',
+    space: 'home',
+    min_relevance: 0.99,
+  });
+  assert.deepEqual(strict['results'], [], 'min_relevance reaches the engine over HTTP');
   const outside = await tool(client, 'recall', { bank_id: 'stdio-bank', query: 'What does Grace keep?' });
   assert.deepEqual(outside['results'], []);
   assert.equal((await tool(client, 'list_memories', { bank_id: 'stdio-bank' }))['total'], 1);

@@ -30,7 +30,7 @@ describe('candidate signals over the pool', () => {
       { id: 'c', score: 2 },
       { id: 'e', score: 1 },
     ];
-    const byId = new Map(candidates('what about it', pool, keyword, []).map((c) => [c.meta.id, c.signals]));
+    const byId = new Map(candidates('what about it', pool, keyword, [], []).map((c) => [c.meta.id, c.signals]));
     for (const id of ['a', 'b', 'c']) {
       assert.equal(byId.get(id)?.document, (0.9 + 0.5) / 2, `${id} shares its document's two best cosines`);
       assert.equal(byId.get(id)?.documentKeyword, (1 + 0.5) / 2, `${id} shares its document's two best keywords`);
@@ -48,11 +48,11 @@ describe('candidate signals over the pool', () => {
       member('c', 0.5, {}, 'No speaker in this one.'),
     ];
     for (let round = 0; round < 2; round++) {
-      const speaker = candidates('Where did Erin move?', pool, [], []).map((c) => c.signals.speaker);
+      const speaker = candidates('Where did Erin move?', pool, [], [], []).map((c) => c.signals.speaker);
       assert.deepEqual(speaker, [1, 0, 0], `round ${round}`);
     }
     assert.deepEqual(
-      candidates('Did Erin and Sam meet?', pool, [], []).map((c) => c.signals.speaker),
+      candidates('Did Erin and Sam meet?', pool, [], [], []).map((c) => c.signals.speaker),
       [0, 0, 0],
       'two names: no speaker signal',
     );

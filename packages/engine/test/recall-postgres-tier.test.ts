@@ -200,6 +200,13 @@ describe('under encryption at rest', () => {
         pg.results.map((h) => mem.results.find((m) => m.id === h.id)?.scores['keyword']),
         `${question}: the same keyword scores on both tiers`,
       );
+      assert.deepEqual(
+        pg.results.map((h) => h.scores['coverage']),
+        pg.results.map((h) => mem.results.find((m) => m.id === h.id)?.scores['coverage']),
+        `${question}: the same share of the query's terms on both tiers`,
+      );
+      const gap = Math.abs(pg.results[0]!.relevance - mem.results[0]!.relevance);
+      assert.ok(gap < 1e-3, `${question}: the same relevance on both tiers (${gap})`);
     }
   });
 });

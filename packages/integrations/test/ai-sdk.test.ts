@@ -40,9 +40,13 @@ test('the retain tool stores what the model asks it to, and the recall tool find
   mem.callTool('recall', { query: 'What does Alice drink?' });
   mem.say('Green tea.');
   const answered = await generateText({ model, tools, stopWhen: stepCountIs(3), prompt: 'What does Alice drink?' });
-  const recalled = answered.steps[0]!.toolResults[0]!.output as { memories: Array<{ id: string; text: string }> };
+  const recalled = answered.steps[0]!.toolResults[0]!.output as {
+    memories: Array<{ id: string; text: string; relevance?: number }>;
+  };
   assert.equal(recalled.memories[0]!.text, 'Alice prefers green tea over coffee.');
   assert.equal(recalled.memories[0]!.id, memory.id);
+  const relevance = recalled.memories[0]!.relevance;
+  assert.ok(relevance !== undefined && relevance > 0 && relevance <= 1, String(relevance));
   // The AI SDK sent the tool's answer back to the model in the second request.
   const second = agentRequests(mem.llm)[1]!;
   const toolMessage = second.find((m) => m.role === 'tool');

@@ -21,7 +21,7 @@ after(async () => {
   await mem?.stop();
 });
 
-test('the retriever answers the recalled memories as Documents, best first, with their ids and scores', async () => {
+test('the retriever answers the recalled memories as Documents, best first, with their ids, scores and relevance', async () => {
   const retriever = new MnemosRetriever({ client: mem.client, bankId: 'lc-retriever' });
   const docs = await retriever.invoke('What tea does Gina drink?');
   assert.ok(docs.length >= 1);
@@ -29,6 +29,8 @@ test('the retriever answers the recalled memories as Documents, best first, with
   assert.equal(docs[0]!.id, docs[0]!.metadata.id);
   assert.equal(docs[0]!.metadata.occurred_at?.slice(0, 10), '2024-03-02');
   assert.equal(typeof docs[0]!.metadata.score, 'number');
+  const relevance = docs[0]!.metadata.relevance;
+  assert.ok(relevance !== undefined && relevance > 0 && relevance <= 1, String(relevance));
   assert.equal(docs[0]!.metadata.bank_id, 'lc-retriever');
 });
 

@@ -55,11 +55,13 @@ test('the tools reach the model with their schemas, and retain then recall round
   mem.say('Lisbon.');
   const answered = await runner.run(agent, 'Where am I moving?');
   assert.equal(answered.finalOutput, 'Lisbon.');
-  const recalled = JSON.parse(toolAnswer(1)) as { memories: Array<{ id: string; text: string }> };
+  const recalled = JSON.parse(toolAnswer(1)) as { memories: Array<{ id: string; text: string; relevance?: number }> };
   assert.deepEqual(
     recalled.memories.map((m) => m.id),
     memory_ids,
   );
+  const relevance = recalled.memories[0]!.relevance;
+  assert.ok(relevance !== undefined && relevance > 0 && relevance <= 1, String(relevance));
 });
 
 test("the reflect tool gives the agent the engine's answer and its citations", async () => {

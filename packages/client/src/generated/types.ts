@@ -1485,7 +1485,7 @@ export interface operations {
                             };
                             occurred_at: string | null;
                             org?: boolean;
-                            /** @description Calibrated chance that the result is relevant (a logistic over score and cosine fitted on LoCoMo); never rises down the list */
+                            /** @description Calibrated chance that the result is relevant (a logistic over its cosine and its share of the query terms, the same in any bank); never rises down the list */
                             relevance?: number;
                             score: number;
                             scores: {
@@ -1996,7 +1996,7 @@ export interface operations {
                             };
                             occurred_at: string | null;
                             org?: boolean;
-                            /** @description Calibrated chance that the result is relevant (a logistic over score and cosine fitted on LoCoMo); never rises down the list */
+                            /** @description Calibrated chance that the result is relevant (a logistic over its cosine and its share of the query terms, the same in any bank); never rises down the list */
                             relevance?: number;
                             score: number;
                             scores: {
@@ -2111,7 +2111,7 @@ export interface operations {
                             };
                             occurred_at: string | null;
                             org?: boolean;
-                            /** @description Calibrated chance that the result is relevant (a logistic over score and cosine fitted on LoCoMo); never rises down the list */
+                            /** @description Calibrated chance that the result is relevant (a logistic over its cosine and its share of the query terms, the same in any bank); never rises down the list */
                             relevance?: number;
                             score: number;
                             scores: {

@@ -29,6 +29,7 @@ export type RecallArgs = {
   types?: string[] | undefined;
   tags?: string[] | undefined;
   include_org?: boolean | undefined;
+  min_relevance?: number | undefined;
 };
 
 export type ReflectArgs = {

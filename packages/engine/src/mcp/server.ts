@@ -39,7 +39,7 @@ const text = (value: unknown): CallToolResult => ({
   content: [{ type: 'text', text: JSON.stringify(value, null, 2) }],
 });
 
-/** Recall hits as a model reads them best: the text first, with its id, type, date and score. */
+/** Recall hits as a model reads them best: the text first, with its id, type, date, score and relevance. */
 function compactHits(results: object[]): object[] {
   return results.map((hit) => {
     const h = hit as Record<string, unknown>;
@@ -50,6 +50,7 @@ function compactHits(results: object[]): object[] {
       type: h['type'],
       occurred_at: h['occurred_at'] ?? h['created_at'],
       score: typeof h['score'] === 'number' ? Math.round(h['score'] * 1000) / 1000 : h['score'],
+      ...(typeof h['relevance'] === 'number' ? { relevance: Math.round(h['relevance'] * 1000) / 1000 } : {}),
       ...(h['space'] !== 'default' ? { space: h['space'] } : {}),
       ...(h['org'] === true ? { org: true } : {}),
       ...tags,
@@ -131,7 +132,7 @@ export function createMcpServer(backend: MemoryBackend, options: McpServerOption
     {
       title: 'Recall memories',
       description:
-        'Search the bank for memories relevant to a question (semantic, keyword and time-aware search). Answers the best matches first, each with its text, id, type, date and score. Use it before answering anything that depends on what was learned earlier.',
+        'Search the bank for memories relevant to a question (semantic, keyword and time-aware search). Answers the best matches first, each with its text, id, type, date, score and relevance (the chance, 0 to 1, that it answers the question). Use it before answering anything that depends on what was learned earlier.',
       inputSchema: input({
         query: z.string().min(1).max(10_000).describe('A question or keywords, e.g. "What does Alice drink?".'),
         space: Space,
@@ -151,6 +152,12 @@ export function createMcpServer(backend: MemoryBackend, options: McpServerOption
           ),
         tags: z.array(z.string()).optional().describe('Only memories with any of these tags (or untagged ones).'),
         include_org: z.boolean().optional().describe("Also search the space's shared organization memory."),
+        min_relevance: z
+          .number()
+          .min(0)
+          .max(1)
+          .optional()
+          .describe('Leave out results whose relevance is below this (0 to 1; 0.2 keeps what likely answers).'),
       }),
       annotations: {
         title: 'Recall memories',

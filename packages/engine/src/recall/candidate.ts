@@ -73,6 +73,12 @@ export interface Candidate extends PoolMember {
   signals: Signals;
   /** The query's BM25 for the memory before normalisation (shown as `scores.keyword`). */
   bm25: number;
+  /**
+   * The share of the query's distinct keyword-index terms the memory holds (0 to 1, shown as `scores.coverage`).
+   * Unlike BM25 it needs nothing from the rest of the bank, so it means the same in a bank of one memory or of a
+   * million: relevance is calibrated on it (relevance.ts).
+   */
+  coverage: number;
   /** Whether the query names a time (the temporal signal is shown only then). */
   temporalAsked: boolean;
   /** The weighted sum of the first-pass signals. */
@@ -98,6 +104,7 @@ export function shownScores(c: Candidate): Record<string, number> {
   const scores: Record<string, number> = {
     semantic: round6(c.cosine),
     keyword: round6(c.bm25),
+    coverage: round6(c.coverage),
     neighbour: round6(s.neighbour),
     neighbour_semantic: round6(s.neighbourSemantic),
     neighbour2: round6(s.neighbour2),
@@ -110,6 +117,15 @@ export function shownScores(c: Candidate): Record<string, number> {
   if (c.superseded) scores['superseded'] = 1;
   if (c.nearCopy) scores['near_copy'] = 1;
   return scores;
+}
+
+/** The share of `terms` (distinct) that `doc` holds: 0 for a query with no keyword-index terms. */
+export function termCoverage(doc: KeywordDoc, terms: readonly string[]): number {
+  const distinct = new Set(terms);
+  if (distinct.size === 0) return 0;
+  let held = 0;
+  for (const t of distinct) if (doc.get(t) > 0) held++;
+  return held / distinct.size;
 }
 
 export function round6(n: number): number {

@@ -77,7 +77,7 @@ function cut(
   let considered = 0;
   const take = (c: Candidate): boolean => {
     if (taken.length >= limit) return false;
-    const shown = cap.next(c.score, c.cosine);
+    const shown = cap.next(c.cosine, c.coverage);
     if (shown < minRelevance) return false;
     const cost = c.meta.tokenCount || countTokens(c.meta.memory.text);
     if (tokens + cost > maxTokens) {

@@ -61,7 +61,7 @@ export async function recall(deps: RecallDependencies, r: RecallRequest): Promis
   const tier = await chooseTier(db, index, deps, r.tenant, banks);
   deps.metrics?.recallTiers.inc({ tier });
   const gathered = await gather(deps, tier, r, banks, limit, embedding, intervals, stage);
-  const scored = candidates(r.query, gathered.pool, gathered.keyword, intervals);
+  const scored = candidates(r.query, gathered.pool, gathered.keyword, intervals, gathered.corpus.queryTerms);
   await gathered.prepareFeedback?.(scored);
   const { taken, relevance, truncatedText, tokens, considered } = order(
     scored,

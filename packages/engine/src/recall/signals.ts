@@ -1,5 +1,12 @@
 import type { Ranked } from './arms.js';
-import { FIRST_PASS_SIGNALS, weightedSum, type Candidate, type PoolMember, type Signals } from './candidate.js';
+import {
+  FIRST_PASS_SIGNALS,
+  termCoverage,
+  weightedSum,
+  type Candidate,
+  type PoolMember,
+  type Signals,
+} from './candidate.js';
 import { temporalScore, type TimeInterval } from './temporal.js';
 import { maxOf } from '../util/extremes.js';
 import type { VectorRowMeta } from '../vectors/bank-vectors.js';
@@ -13,6 +20,8 @@ export function candidates(
   pool: readonly PoolMember[],
   keyword: readonly Ranked[],
   intervals: readonly TimeInterval[],
+  /** The query's keyword-index terms (what each candidate's coverage counts). */
+  terms: readonly string[],
 ): Candidate[] {
   const bestKeyword = maxOf(
     keyword.map((k) => k.score),
@@ -51,6 +60,7 @@ export function candidates(
       rank: i,
       signals,
       bm25: kw.get(m.id) ?? 0,
+      coverage: termCoverage(p.keywords, terms),
       temporalAsked: intervals.length > 0,
       firstPass,
       fused: firstPass,

@@ -258,8 +258,8 @@ export const RecallHitAnswer = Type.Object({
       minimum: 0,
       maximum: 1,
       description:
-        'Calibrated chance that the result is relevant (a logistic over score and cosine fitted on LoCoMo); ' +
-        'never rises down the list',
+        'Calibrated chance that the result is relevant (a logistic over its cosine and its share of the query terms, ' +
+        'the same in any bank); never rises down the list',
     }),
   ),
   truncated: Type.Optional(

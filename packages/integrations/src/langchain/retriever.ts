@@ -13,6 +13,8 @@ export interface MemoryDocumentMetadata {
   id: string;
   type: string;
   score: number;
+  /** The chance, 0 to 1, that the memory answers the query (absent from an engine that does not give it). */
+  relevance?: number;
   occurred_at: string | null;
   tags: string[];
   bank_id: string;
@@ -21,19 +23,17 @@ export interface MemoryDocumentMetadata {
 }
 
 export function memoryDocument(hit: RecallHit): Document<MemoryDocumentMetadata> {
-  return new Document({
+  const metadata: MemoryDocumentMetadata = {
     id: hit.id,
-    pageContent: hit.text,
-    metadata: {
-      id: hit.id,
-      type: hit.type,
-      score: hit.score,
-      occurred_at: hit.occurred_at,
-      tags: hit.tags,
-      bank_id: hit.bank_id,
-      space: hit.space,
-    },
-  });
+    type: hit.type,
+    score: hit.score,
+    occurred_at: hit.occurred_at,
+    tags: hit.tags,
+    bank_id: hit.bank_id,
+    space: hit.space,
+  };
+  if (hit.relevance !== undefined) metadata.relevance = hit.relevance;
+  return new Document({ id: hit.id, pageContent: hit.text, metadata });
 }
 
 /**

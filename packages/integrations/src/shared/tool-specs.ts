@@ -42,6 +42,8 @@ export interface ToolMemory {
   type: string;
   occurred_at: string | null;
   score: number;
+  /** The chance, 0 to 1, that the memory answers the query (absent from an engine that does not give it). */
+  relevance?: number;
 }
 
 export interface RetainOutput {
@@ -68,14 +70,23 @@ export const TOOL_DESCRIPTIONS = {
     'self-contained sentence. It is recallable as soon as this returns; identical text is kept once.',
   recall:
     'Search long-term memory for what is relevant to a question (semantic, keyword and time-aware search); answers ' +
-    'the best matches first. Use it before answering anything that depends on what was learned earlier.',
+    'the best matches first, each with its relevance (the chance, 0 to 1, that it answers the question). Use it ' +
+    'before answering anything that depends on what was learned earlier.',
   reflect:
     'Answer a question from long-term memory only, with the ids of the memories the answer cites; it says so when ' +
     'memory does not hold the answer.',
 } as const;
 
 export function toolMemory(hit: RecallHit): ToolMemory {
-  return { id: hit.id, text: hit.text, type: hit.type, occurred_at: hit.occurred_at, score: hit.score };
+  const memory: ToolMemory = {
+    id: hit.id,
+    text: hit.text,
+    type: hit.type,
+    occurred_at: hit.occurred_at,
+    score: hit.score,
+  };
+  if (hit.relevance !== undefined) memory.relevance = hit.relevance;
+  return memory;
 }
 
 /** The calls behind the three tools, bound to one bank. */
