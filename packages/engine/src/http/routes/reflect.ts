@@ -2,11 +2,12 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../../engine.js';
 import type { ReflectRequest } from '../../service/types.js';
+import { OperationAnswer, reflectSuccess } from '../../wire/answer-schemas.js';
 import { operationAnswer, reflectAnswer } from '../../wire/answers.js';
 import { reflectRequest } from '../../wire/input.js';
 import { BANK_ID_PATTERN, BankParams, OperationParams, ReflectBody } from '../../wire/schemas.js';
 import type { TypedApp } from '../typed-app.js';
-import { answers } from '../responses.js';
+import { answers, plainJsonAnswers } from '../responses.js';
 import { sendEventStream, wantsEventStream } from '../event-stream.js';
 
 const open = { additionalProperties: true } as const;
@@ -46,8 +47,9 @@ export function registerReflectRoutes(app: TypedApp, engine: Engine): void {
         description: STREAMING,
         params: BankParams,
         body: ReflectBody,
-        ...answers({}, REFLECT_PROBLEMS),
+        ...answers(reflectSuccess, REFLECT_PROBLEMS),
       },
+      ...plainJsonAnswers,
     },
     async (req, reply) => answer(req, reply, reflectRequest(req.params.tenant, req.params.bank, req.body)),
   );
@@ -61,8 +63,9 @@ export function registerReflectRoutes(app: TypedApp, engine: Engine): void {
         summary: 'Answer a question from a bank, with citations',
         description: STREAMING,
         body: Type.Composite([ReflectBody, Type.Object({ bank_id: Type.String({ pattern: BANK_ID_PATTERN }) })], open),
-        ...answers({}, REFLECT_PROBLEMS),
+        ...answers(reflectSuccess, REFLECT_PROBLEMS),
       },
+      ...plainJsonAnswers,
     },
     async (req, reply) => answer(req, reply, reflectRequest('default', req.body.bank_id, req.body)),
   );
@@ -75,8 +78,9 @@ export function registerReflectRoutes(app: TypedApp, engine: Engine): void {
         operationId: 'getOperation',
         summary: 'Status of an async retain or extraction',
         params: OperationParams,
-        ...answers({}, ['operation_not_found']),
+        ...answers({ 200: OperationAnswer }, ['operation_not_found']),
       },
+      ...plainJsonAnswers,
     },
     async (req) => operationAnswer(await engine.service.operation(req.params.tenant, req.params.id)),
   );
