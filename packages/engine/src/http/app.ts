@@ -103,6 +103,7 @@ export async function buildApp(
       info: {
         title: 'Mnemos engine API',
         version: API_DESCRIPTION_VERSION,
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
         description: 'Persistent memory for AI agents: retain, recall, reflect. Errors are application/problem+json.',
       },
       servers: [{ url: '/' }],
