@@ -32,16 +32,8 @@ export type Budget = NonNullable<RecallRequest['budget']>;
 /** A chat turn for retainMessages: `{role, content, name?, timestamp?}`. */
 export type ChatMessage = NonNullable<RetainRequest['messages']>[number];
 
-/** The reflect answer; the engine's LLM layer fills it in. */
-export interface ReflectResult {
-  text: string;
-  /** Ids of the memories the answer is based on. */
-  citations: string[];
-  based_on?: unknown;
-  structured_output?: unknown;
-  usage?: { input_tokens?: number; output_tokens?: number; total_tokens?: number; [key: string]: unknown };
-  [key: string]: unknown;
-}
+/** The reflect answer, with the ids of the memories it is based on as its citations. */
+export type ReflectResult = Ok<'reflectBank'>;
 
 /** An event of a streamed reflect: a piece of the answer's text, then the whole result. */
 export type ReflectStreamEvent = { type: 'delta'; text: string } | { type: 'done'; result: ReflectResult };
@@ -61,8 +53,5 @@ export interface Usage {
   [key: string]: unknown;
 }
 
-export interface Operation {
-  id?: string;
-  status: string;
-  [key: string]: unknown;
-}
+/** An async retain's or an extraction's status, summed over its jobs. */
+export type Operation = Ok<'getOperation'>;

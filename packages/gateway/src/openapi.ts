@@ -8,7 +8,7 @@ import { SESSION_COOKIE } from './account/console-auth.js';
 import { DEFAULT_KEY_SCOPES } from './delegation.js';
 import type { GatewayContext } from './context.js';
 import { SCOPE_DESCRIPTIONS, SCOPES } from './scopes.js';
-import { VERSION } from './version.js';
+import { API_DESCRIPTION_VERSION } from './version.js';
 
 /**
  * Project API keys. x-default-scopes is an extension: the console starts its key form from these scopes, so a key made
@@ -30,7 +30,8 @@ export function openApiOptions(): SwaggerOptions {
       openapi: '3.1.0',
       info: {
         title: 'Mnemos Gateway API',
-        version: VERSION,
+        version: API_DESCRIPTION_VERSION,
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
         description:
           'Managed, multi-tenant Mnemos: persistent memory for AI agents (retain, recall, reflect) with API keys, OAuth 2.0 scopes and quotas.',
       },
@@ -76,9 +77,9 @@ export function openApiOptions(): SwaggerOptions {
       security: [{ oauth2: [...SCOPES] }],
       tags: [
         { name: 'memory', description: 'Retain, recall, reflect' },
-        { name: 'banks' },
-        { name: 'memories' },
-        { name: 'spaces' },
+        { name: 'banks', description: 'Memory banks and their profiles' },
+        { name: 'memories', description: 'List, read, edit and delete memories' },
+        { name: 'spaces', description: "A space's org memory: retain and recall" },
         { name: 'project', description: 'Usage, API keys, OAuth clients' },
         { name: 'account', description: 'Console accounts: sign-up, session, projects, OAuth consent' },
         { name: 'admin', description: 'Operator API' },

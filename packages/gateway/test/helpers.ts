@@ -57,15 +57,18 @@ export interface EngineHandle {
   close(): Promise<void>;
 }
 
-/** A real engine (embedded database, local model) serving many tenants behind ENGINE_TOKEN. */
-export async function startTestEngine(): Promise<EngineHandle> {
+/**
+ * A real engine (embedded database, local model) serving many tenants behind ENGINE_TOKEN, or, with `open`, the
+ * single-tenant engine that needs no token.
+ */
+export async function startTestEngine({ open = false } = {}): Promise<EngineHandle> {
   const home = await mkdtemp(path.join(tmpdir(), 'mnemos-gw-engine-'));
   seedEmbeddedDatabase(home);
   const { startEngine } = await import('@mnemos/engine');
   const engine = await startEngine({
     env: {
       MNEMOS_HOME: home,
-      MNEMOS_API_AUTH_TOKEN: ENGINE_TOKEN,
+      ...(open ? {} : { MNEMOS_API_AUTH_TOKEN: ENGINE_TOKEN }),
       MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: MODEL_DIR,
       MNEMOS_API_PORT: '0',
       MNEMOS_API_HOST: '127.0.0.1',

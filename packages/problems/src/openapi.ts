@@ -1,9 +1,12 @@
 import { statusOf, type ProblemCode } from './catalogue.js';
 
-/** The OpenAPI response of one status's problems: the shared problem+json schema and the codes it carries. */
+/**
+ * The OpenAPI response of one status's problems: the shared schema under the media type the servers send
+ * (application/problem+json), and the codes it carries.
+ */
 export interface ProblemResponse {
-  $ref: string;
   description: string;
+  content: { 'application/problem+json': { schema: { $ref: string } } };
 }
 
 export interface DocumentedProblems {
@@ -23,6 +26,9 @@ export function documentProblems(codes: readonly ProblemCode[], schemaRef = 'Pro
   for (const code of unique) byStatus.set(statusOf(code), [...(byStatus.get(statusOf(code)) ?? []), code]);
   const responses: Record<number, ProblemResponse> = {};
   for (const [status, list] of byStatus)
-    responses[status] = { $ref: schemaRef, description: `Problem: ${list.join(', ')}` };
+    responses[status] = {
+      description: `Problem: ${list.join(', ')}`,
+      content: { 'application/problem+json': { schema: { $ref: schemaRef } } },
+    };
   return { responses, codes: unique };
 }

@@ -88,8 +88,14 @@ describe('documentProblems', () => {
     const documented = documentProblems(['unauthorized', 'forbidden', 'insufficient_scope', 'unauthorized']);
     assert.deepEqual(documented.codes, ['unauthorized', 'forbidden', 'insufficient_scope']);
     assert.deepEqual(documented.responses, {
-      401: { $ref: 'Problem#', description: 'Problem: unauthorized' },
-      403: { $ref: 'Problem#', description: 'Problem: forbidden, insufficient_scope' },
+      401: {
+        description: 'Problem: unauthorized',
+        content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } },
+      },
+      403: {
+        description: 'Problem: forbidden, insufficient_scope',
+        content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } },
+      },
     });
   });
 });

@@ -13,7 +13,7 @@ import { closeAfterRefusal, frameworkProblem, installInputLayer } from '@mnemos/
 import { messageOf, Problem, problem } from '@mnemos/problems';
 import type { Engine } from '../engine.js';
 import { BodyBudget, budgetOf, serverLimits } from '@mnemos/http-input';
-import { ENGINE_VERSION } from '../version.js';
+import { API_DESCRIPTION_VERSION } from '../version.js';
 import { sendProblem, toProblem } from './problem.js';
 import { registerBankRoutes } from './routes/banks.js';
 import { registerDescriptionRoutes } from './routes/description.js';
@@ -76,12 +76,22 @@ export async function buildApp(
       openapi: '3.1.0',
       info: {
         title: 'Mnemos engine API',
-        version: ENGINE_VERSION,
+        version: API_DESCRIPTION_VERSION,
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
         description: 'Persistent memory for AI agents: retain, recall, reflect. Errors are application/problem+json.',
       },
       servers: [{ url: '/' }],
-      components: engine.config.authToken ? { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } } : {},
-      ...(engine.config.authToken ? { security: [{ bearer: [] }] } : {}),
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'MNEMOS_API_AUTH_TOKEN, when the engine has one; an engine without it needs no credential',
+          },
+        },
+      },
+      // `{}`: an engine without a token takes calls with no credential.
+      security: engine.config.authToken ? [{ bearer: [] }] : [{}],
     },
     refResolver: {
       buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),

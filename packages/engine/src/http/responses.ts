@@ -11,11 +11,20 @@ const EVERY_ROUTE: readonly ProblemCode[] = [
   'tenant_not_found',
 ];
 
+/** A success answer offered in several media types (JSON, or an event stream), each with its schema. */
+interface MediaTypedAnswer {
+  description: string;
+  content: Record<string, { schema: TSchema }>;
+}
+
 /**
  * A route's response schemas and the problem codes it can answer: each status documents its codes, and the operation
  * lists them all under `x-problem-codes`, so a client knows every code to expect.
  */
-export function answers<A extends Record<number, TSchema>>(success: A, codes: readonly ProblemCode[] = []) {
+export function answers<A extends Record<number, TSchema | MediaTypedAnswer>>(
+  success: A,
+  codes: readonly ProblemCode[] = [],
+) {
   const problems = documentProblems([...EVERY_ROUTE, ...codes]);
   return { response: { ...problems.responses, ...success }, 'x-problem-codes': problems.codes };
 }

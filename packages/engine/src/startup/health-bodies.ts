@@ -3,7 +3,7 @@ import { ENGINE_VERSION } from '../version.js';
 import type { ReadinessSnapshot } from './readiness.js';
 
 /** `/health/live`: answered without the database, so a busy or warming engine is not mistaken for a dead one. */
-export function livenessBody(startedAt: number): object {
+export function livenessBody(startedAt: number): { status: string; version: string; uptime_seconds: number } {
   return {
     status: 'alive',
     version: ENGINE_VERSION,

@@ -68,6 +68,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
       {
         schema: {
           operationId: 'adminCreateAccount',
+          summary: 'Create a console account',
           tags,
           security: sec,
           body: Type.Object(
@@ -92,7 +93,15 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
 
     admin.get(
       '/admin/projects',
-      { schema: { operationId: 'adminListProjects', tags, security: sec, ...answers({ 200: Open }, ADMIN_ROUTE) } },
+      {
+        schema: {
+          operationId: 'adminListProjects',
+          summary: 'List every project',
+          tags,
+          security: sec,
+          ...answers({ 200: Open }, ADMIN_ROUTE),
+        },
+      },
       guarded(async (_request, reply: FastifyReply) => reply.send({ items: await ctx.store.listProjects() })),
     );
 
@@ -101,6 +110,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
       {
         schema: {
           operationId: 'adminCreateProject',
+          summary: 'Create a project',
           tags,
           security: sec,
           body: Type.Object(
@@ -137,6 +147,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
       {
         schema: {
           operationId: 'adminGetProject',
+          summary: 'Get a project',
           tags,
           security: sec,
           params: ProjectId,
@@ -151,6 +162,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
       {
         schema: {
           operationId: 'adminPatchProject',
+          summary: "Change a project's name, plan, quotas or engine",
           tags,
           security: sec,
           params: ProjectId,
@@ -194,6 +206,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
       {
         schema: {
           operationId: 'adminGetUsage',
+          summary: "A project's usage this month",
           tags,
           security: sec,
           params: ProjectId,
@@ -208,6 +221,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
       {
         schema: {
           operationId: 'adminCreateKey',
+          summary: 'Create an API key for a project',
           tags,
           security: sec,
           params: ProjectId,
@@ -224,6 +238,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
       {
         schema: {
           operationId: 'adminListKeys',
+          summary: "List a project's API keys",
           tags,
           security: sec,
           params: ProjectId,
@@ -237,6 +252,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
       {
         schema: {
           operationId: 'adminRevokeKey',
+          summary: 'Revoke an API key',
           tags,
           security: sec,
           params: ProjectSub,
@@ -253,6 +269,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
       {
         schema: {
           operationId: 'adminCreateOAuthClient',
+          summary: 'Register an OAuth client for a project',
           tags,
           security: sec,
           params: ProjectId,
@@ -269,6 +286,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
       {
         schema: {
           operationId: 'adminListOAuthClients',
+          summary: "List a project's OAuth clients",
           tags,
           security: sec,
           params: ProjectId,
@@ -282,6 +300,7 @@ export function adminRoutes(app: FastifyInstance, ctx: GatewayContext, h: Projec
       {
         schema: {
           operationId: 'adminDeleteOAuthClient',
+          summary: 'Delete an OAuth client',
           tags,
           security: sec,
           params: ProjectSub,

@@ -1,12 +1,31 @@
 import type { Engine } from '../../engine.js';
 import { livenessBody } from '../../startup/health-bodies.js';
 import { ENGINE_VERSION } from '../../version.js';
+import {
+  LivenessAnswer,
+  metricsSuccess,
+  ReadinessAnswer,
+  unreadyAnswer,
+  VersionAnswer,
+} from '../../wire/answer-schemas.js';
+import { plainJsonAnswers } from '../responses.js';
 import type { TypedApp } from '../typed-app.js';
+
+/** These routes answer without a token even when the engine has one. */
+const PUBLIC = { tags: ['health'], security: [] };
 
 export function registerHealthRoutes(app: TypedApp, engine: Engine): void {
   app.get(
     '/health',
-    { schema: { tags: ['health'], summary: 'Readiness: database and model loaded' } },
+    {
+      schema: {
+        ...PUBLIC,
+        operationId: 'getHealth',
+        summary: 'Readiness: database and model loaded',
+        response: { 200: ReadinessAnswer, 503: unreadyAnswer },
+      },
+      ...plainJsonAnswers,
+    },
     async (_req, reply) => {
       try {
         const ms = await engine.pingDatabase();
@@ -30,11 +49,27 @@ export function registerHealthRoutes(app: TypedApp, engine: Engine): void {
     },
   );
 
-  app.get('/health/live', { schema: { tags: ['health'], summary: 'Liveness (no database access)' } }, async () =>
-    livenessBody(engine.startedAt),
+  app.get(
+    '/health/live',
+    {
+      schema: {
+        ...PUBLIC,
+        operationId: 'getLiveness',
+        summary: 'Liveness (no database access)',
+        response: { 200: LivenessAnswer },
+      },
+      ...plainJsonAnswers,
+    },
+    async () => livenessBody(engine.startedAt),
   );
 
-  app.get('/version', { schema: { tags: ['health'], summary: 'Version and enabled features' } }, async () => ({
+  const versionSchema = {
+    ...PUBLIC,
+    operationId: 'getVersion',
+    summary: 'Version and enabled features',
+    response: { 200: VersionAnswer },
+  };
+  app.get('/version', { schema: versionSchema, ...plainJsonAnswers }, async () => ({
     api_version: ENGINE_VERSION,
     version: ENGINE_VERSION,
     features: {
@@ -49,7 +84,13 @@ export function registerHealthRoutes(app: TypedApp, engine: Engine): void {
     },
   }));
 
-  app.get('/metrics', { schema: { tags: ['health'], summary: 'Prometheus metrics' } }, async (_req, reply) => {
+  const metricsSchema = {
+    ...PUBLIC,
+    operationId: 'getMetrics',
+    summary: 'Prometheus metrics',
+    response: metricsSuccess,
+  };
+  app.get('/metrics', { schema: metricsSchema }, async (_req, reply) => {
     const stats = engine.poolStats();
     engine.metrics.dbPool.set({ state: 'total' }, stats.total);
     engine.metrics.dbPool.set({ state: 'idle' }, stats.idle);

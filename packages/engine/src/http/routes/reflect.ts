@@ -1,11 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../../engine.js';
 import type { ReflectRequest } from '../../service/types.js';
+import { OperationAnswer, reflectSuccess } from '../../wire/answer-schemas.js';
 import { operationAnswer, reflectAnswer } from '../../wire/answers.js';
 import { reflectRequest } from '../../wire/input.js';
 import { BankParams, OperationParams, ReflectBody, ReflectWithBankBody } from '../../wire/schemas.js';
 import type { TypedApp } from '../typed-app.js';
-import { answers } from '../responses.js';
+import { answers, plainJsonAnswers } from '../responses.js';
 import { sendEventStream, wantsEventStream } from '../event-stream.js';
 
 const STREAMING =
@@ -44,8 +45,9 @@ export function registerReflectRoutes(app: TypedApp, engine: Engine): void {
         description: STREAMING,
         params: BankParams,
         body: ReflectBody,
-        ...answers({}, REFLECT_PROBLEMS),
+        ...answers(reflectSuccess, REFLECT_PROBLEMS),
       },
+      ...plainJsonAnswers,
     },
     async (req, reply) => answer(req, reply, reflectRequest(req.params.tenant, req.params.bank, req.body)),
   );
@@ -59,8 +61,9 @@ export function registerReflectRoutes(app: TypedApp, engine: Engine): void {
         summary: 'Answer a question from a bank, with citations',
         description: STREAMING,
         body: ReflectWithBankBody,
-        ...answers({}, REFLECT_PROBLEMS),
+        ...answers(reflectSuccess, REFLECT_PROBLEMS),
       },
+      ...plainJsonAnswers,
     },
     async (req, reply) => answer(req, reply, reflectRequest('default', req.body.bank_id, req.body)),
   );
@@ -73,8 +76,9 @@ export function registerReflectRoutes(app: TypedApp, engine: Engine): void {
         operationId: 'getOperation',
         summary: 'Status of an async retain or extraction',
         params: OperationParams,
-        ...answers({}, ['operation_not_found']),
+        ...answers({ 200: OperationAnswer }, ['operation_not_found']),
       },
+      ...plainJsonAnswers,
     },
     async (req) => operationAnswer(await engine.service.operation(req.params.tenant, req.params.id)),
   );
