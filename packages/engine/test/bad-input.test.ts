@@ -36,6 +36,8 @@ interface Case {
   status: number;
   code: string;
   pointer?: string;
+  /** The whole errors list, where the case checks that a field gets one error naming what it accepts. */
+  errors?: Array<{ pointer: string; detail: string }>;
 }
 
 const longQuery = Array.from({ length: 10_000 }, (_, i) => `word${i % 97}`).join(' ');
@@ -248,6 +250,7 @@ const cases: Case[] = [
     body: { query: 'x', budget: 'enormous' },
     status: 400,
     code: 'validation_failed',
+    errors: [{ pointer: '/budget', detail: 'must be one of "low", "mid", "high", an integer from 1 to 5000 or null' }],
   },
   {
     name: 'recall with negative max_tokens',
@@ -256,6 +259,7 @@ const cases: Case[] = [
     body: { query: 'x', max_tokens: -5 },
     status: 400,
     code: 'validation_failed',
+    errors: [{ pointer: '/max_tokens', detail: 'must be an integer from 1 to 1000000 or null' }],
   },
   {
     name: 'recall with unknown type',
@@ -550,7 +554,7 @@ describe('bad input', () => {
         status: number;
         detail: string;
         code: string;
-        errors?: Array<{ pointer: string }>;
+        errors?: Array<{ pointer: string; detail: string }>;
       }>(engine.url, c.method, c.path, c.body, c.headers);
       assert.equal(r.status, c.status, JSON.stringify(r.body));
       assert.match(r.headers.get('content-type') ?? '', /^application\/problem\+json/);
@@ -563,6 +567,7 @@ describe('bad input', () => {
           r.body.errors?.some((e) => e.pointer === c.pointer),
           JSON.stringify(r.body.errors),
         );
+      if (c.errors) assert.deepEqual(r.body.errors, c.errors);
       assert.equal(await snapshot(), before);
     });
   }

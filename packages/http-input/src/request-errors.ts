@@ -1,5 +1,6 @@
 import { Problem, problem } from '@mnemos/problems';
 import { describeIssue } from './problems.js';
+import { foldUnionIssues } from './union-issues.js';
 
 /** The part of a request a JSON pointer points into. */
 export type RequestPart = 'params' | 'querystring' | 'body';
@@ -30,10 +31,10 @@ interface FrameworkError extends Error {
 const JSON_FAILURES = new Set(['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_INVALID_CONTENT_LENGTH']);
 
 function validationProblem(issues: AjvIssue[], where: RequestPart): Problem {
-  const errors = issues.map((issue) => {
+  const errors = foldUnionIssues(issues).map((issue) => {
     const missing = issue.keyword === 'required' ? issue.params['missingProperty'] : undefined;
     const path = `${issue.instancePath}${typeof missing === 'string' ? `/${missing}` : ''}`;
-    return { pointer: pointerInto(where, path), detail: describeIssue(issue) };
+    return { pointer: pointerInto(where, path), detail: issue.detail ?? describeIssue(issue) };
   });
   const first = errors[0] ?? { pointer: '/', detail: 'is invalid' };
   return problem('validation_failed', 'schema', { where, pointer: first.pointer, issue: first.detail }, { errors });
