@@ -1,10 +1,11 @@
 // test-runner: long (started first, so the suite does not wait for it at the end)
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
-import { call, tempHome, testEnv } from './helpers/engine.js';
+import { call, testEnv } from './helpers/engine.js';
 import { PROCESS_LIMIT_MS, runCliToEnd, spawnEngine, type CliUser } from './helpers/process.js';
 
 // A container runs the engine as uid 1000. As root (CI), the engine really runs as 1000 with no supplementary groups;
@@ -29,11 +30,23 @@ const chmodFix = (data: string, what: string, mode: string) =>
   `${what} belongs to uid ${ENGINE_UID} but its mode ${mode} does not let its owner write; ` +
   `fix: chmod -R u+rwX ${data} on the host.`;
 
+/**
+ * Where the engine's user can reach a test folder: the temporary folder when every folder above it lets other users
+ * pass, else /tmp (a TMPDIR such as /root/tmp is private to the test's user).
+ */
+function reachableBase(): string {
+  const base = tmpdir();
+  for (let dir = base; ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return '/tmp';
+    if (dirname(dir) === dir) return base;
+  }
+}
+
 /** A test folder the engine's user can reach (mkdtemp makes it private to the test's user). */
 function reachableRoot(): { path: string; remove(): void } {
-  const root = tempHome('mnemos-rootless-', { database: 'none' });
-  chmodSync(root.path, 0o755);
-  return root;
+  const path = mkdtempSync(join(reachableBase(), 'mnemos-rootless-'));
+  chmodSync(path, 0o755);
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
 
 describe('MNEMOS_HOME as the container user sees it', () => {
