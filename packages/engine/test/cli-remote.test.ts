@@ -101,6 +101,15 @@ test('recall prints a table for people and JSON for scripts', async () => {
 
   const none = await mnemos('recall', ['empty-bank', 'anything']);
   assert.equal(none.out, 'No memories found.\n');
+
+  // --min-relevance is recall's min_relevance: no result is certain, so 1 leaves none; out of range is a usage mistake.
+  const sure = await mnemos('recall', ['cli-bank', 'What', 'does', 'Erin', 'drink?', '--min-relevance', '1']);
+  assert.equal(sure.out, 'No memories found.\n', sure.err);
+  const loose = await mnemos('recall', ['cli-bank', 'What', 'does', 'Erin', 'drink?', '--min-relevance', '0']);
+  assert.match(loose.out, /Erin drinks oolong tea\./);
+  const wrong = await mnemos('recall', ['cli-bank', 'tea', '--min-relevance', '2']);
+  assert.equal(wrong.code, 2);
+  assert.match(wrong.err, /--min-relevance must be a number from 0 to 1/);
 });
 
 test('banks and memories: list, get, delete', async () => {

@@ -44,6 +44,14 @@ function int(value: string | undefined, name: string): number | undefined {
   return Number(value);
 }
 
+function fraction(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1)
+    throw new UsageError(`--${name} must be a number from 0 to 1 (got "${value}")`);
+  return n;
+}
+
 function need(value: string | undefined, what: string): string {
   if (value === undefined || value === '') throw new UsageError(`missing ${what}`);
   return value;
@@ -114,6 +122,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
           type: { type: 'string', multiple: true },
           tag: { type: 'string', multiple: true },
           'include-org': { type: 'boolean' },
+          'min-relevance': { type: 'string' },
         });
         asJson = values.json === true;
         const [bank, ...words] = positionals;
@@ -127,6 +136,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
           types: values.type,
           tags: values.tag,
           include_org: values['include-org'],
+          min_relevance: fraction(values['min-relevance'], 'min-relevance'),
         };
         const out = await clientFrom(values, io.env).recall(
           need(bank, 'bank id: mnemos recall <bank> <query>'),
