@@ -119,13 +119,12 @@ export function shownScores(c: Candidate): Record<string, number> {
   return scores;
 }
 
-/** The share of `terms` (distinct) that `doc` holds: 0 for a query with no keyword-index terms. */
-export function termCoverage(doc: KeywordDoc, terms: readonly string[]): number {
-  const distinct = new Set(terms);
-  if (distinct.size === 0) return 0;
+/** The share of `distinctTerms` (no term twice) that `doc` holds: 0 for a query with no keyword-index terms. */
+export function termCoverage(doc: KeywordDoc, distinctTerms: readonly string[]): number {
+  if (distinctTerms.length === 0) return 0;
   let held = 0;
-  for (const t of distinct) if (doc.get(t) > 0) held++;
-  return held / distinct.size;
+  for (const t of distinctTerms) if (doc.get(t) > 0) held++;
+  return held / distinctTerms.length;
 }
 
 export function round6(n: number): number {

@@ -35,6 +35,7 @@ export function candidates(
   const neighbours = neighbourExcess(pool);
   const documents = documentScores(pool, kwNorm);
   const single = singleNamed(query, pool);
+  const distinctTerms = [...new Set(terms)];
   return pool.map((p, i) => {
     const m = p.meta;
     const keywordScore = kwNorm(m.id);
@@ -60,7 +61,7 @@ export function candidates(
       rank: i,
       signals,
       bm25: kw.get(m.id) ?? 0,
-      coverage: termCoverage(p.keywords, terms),
+      coverage: termCoverage(p.keywords, distinctTerms),
       temporalAsked: intervals.length > 0,
       firstPass,
       fused: firstPass,
