@@ -39,6 +39,11 @@ function describeChoice(schema: ChoiceSchema): string[] | undefined {
   return undefined;
 }
 
+/** Whether a choice lists values (a const or an enum), which reads as "one of ...". */
+function namesValues(schema: ChoiceSchema): boolean {
+  return 'const' in schema || Array.isArray(schema.enum) || (schema.anyOf?.some(namesValues) ?? false);
+}
+
 function describeChoices(choices: ChoiceSchema[]): string[] | undefined {
   const words: string[] = [];
   for (const choice of choices) {
@@ -59,8 +64,7 @@ function unionDetail(schema: unknown): string | undefined {
   const words = describeChoices(choices);
   if (words === undefined || words.length === 0) return undefined;
   const listed = words.length === 1 ? words[0]! : `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]!}`;
-  const listsValues = words.some((w) => !/^(an? |null$|true or false$)/.test(w));
-  return `must be ${listsValues ? 'one of ' : ''}${listed}`;
+  return `must be ${choices.some(namesValues) ? 'one of ' : ''}${listed}`;
 }
 
 /**
