@@ -1,8 +1,5 @@
 import type { LanguageModelMiddleware } from 'ai';
-import type { RetainItem } from '@mnemos/client';
-import { memoryBlock } from '../shared/memory-text.js';
-import { checkScope, type MemoryScope, type RecallSettings } from '../shared/scope.js';
-import { turnContent } from '../shared/turns.js';
+import { promptMemory, type PromptMemoryOptions } from '../shared/prompt-memory.js';
 
 type CallOptions = Parameters<NonNullable<LanguageModelMiddleware['transformParams']>>[0]['params'];
 type Prompt = CallOptions['prompt'];
@@ -12,27 +9,8 @@ type StreamPart =
     ? P
     : never;
 
-export interface MemoryMiddlewareOptions extends MemoryScope {
-  /** Settings of the recall before each call; `max_tokens` defaults to DEFAULT_PROMPT_MEMORY_TOKENS. */
-  recall?: RecallSettings | undefined;
-  /** What is stored after each call: the user's message and the answer (default), only the user's, or nothing. */
-  retain?: 'exchange' | 'user' | 'none' | undefined;
-  /** Tags added to every stored turn. */
-  tags?: string[] | undefined;
-  /** The line above the recalled memories in the system prompt. */
-  heading?: string | undefined;
-  /**
-   * Called when recall or retain fails; the model call then goes on without memory. Without it the failure fails the
-   * call, so a misconfigured memory service is noticed.
-   */
-  onError?: ((error: unknown, phase: 'recall' | 'retain') => void) | undefined;
-}
-
-/**
- * How many tokens of memories go into each prompt unless `recall.max_tokens` says otherwise: enough for a dozen
- * typical memories, while the engine's own default (4096) would add that much to every single call.
- */
-export const DEFAULT_PROMPT_MEMORY_TOKENS = 1024;
+/** Settings of `mnemosMemory`: the bank, the recall before each call, what is stored after it and on failure. */
+export type MemoryMiddlewareOptions = PromptMemoryOptions;
 
 /** The text of the user's latest message in the prompt: what the memories are recalled for. */
 function latestUserText(prompt: Prompt): string | undefined {
@@ -77,54 +55,19 @@ function answerText(result: GenerateResult): string {
  * ```
  */
 export function mnemosMemory(options: MemoryMiddlewareOptions): LanguageModelMiddleware {
-  checkScope(options, 'mnemosMemory');
-  const { client, bankId, space } = options;
-  const retainMode = options.retain ?? 'exchange';
-  const recallSettings: RecallSettings = { max_tokens: DEFAULT_PROMPT_MEMORY_TOKENS, ...options.recall };
-
-  async function guarded<T>(phase: 'recall' | 'retain', work: () => Promise<T>): Promise<T | undefined> {
-    try {
-      return await work();
-    } catch (error) {
-      if (options.onError === undefined) throw error;
-      options.onError(error, phase);
-      return undefined;
-    }
-  }
-
-  function retainTurns(question: string | undefined, answer: string, signal?: AbortSignal): Promise<unknown> {
-    if (retainMode === 'none') return Promise.resolve();
-    const items: RetainItem[] = [];
-    const tags = options.tags && options.tags.length > 0 ? options.tags : undefined;
-    if (question !== undefined) {
-      items.push({ content: turnContent('user', question), tags, metadata: { role: 'user' } });
-    }
-    if (retainMode === 'exchange' && answer !== '') {
-      items.push({ content: turnContent('assistant', answer), tags, metadata: { role: 'assistant' } });
-    }
-    if (items.length === 0) return Promise.resolve();
-    return guarded('retain', () => client.retainBatch(bankId, items, { space, signal }));
-  }
+  const memory = promptMemory(options, 'mnemosMemory');
 
   return {
     specificationVersion: 'v3',
     async transformParams({ params }) {
       const question = latestUserText(params.prompt);
       if (question === undefined) return params;
-      const recalled = await guarded('recall', () =>
-        client.recall(bankId, question, { ...recallSettings, space, signal: params.abortSignal }),
-      );
-      // The question itself, stored by an earlier step or conversation, tells the model nothing.
-      const echo = turnContent('user', question);
-      const block = memoryBlock(
-        (recalled?.results ?? []).filter((hit) => hit.text !== echo),
-        options.heading,
-      );
+      const block = await memory.recallBlock(question, params.abortSignal);
       return block === undefined ? params : { ...params, prompt: withMemories(params.prompt, block) };
     },
     async wrapGenerate({ doGenerate, params }) {
       const result = await doGenerate();
-      await retainTurns(newUserText(params.prompt), answerText(result), params.abortSignal);
+      await memory.retainTurns(newUserText(params.prompt), answerText(result), params.abortSignal);
       return result;
     },
     async wrapStream({ doStream, params }) {
@@ -137,7 +80,7 @@ export function mnemosMemory(options: MemoryMiddlewareOptions): LanguageModelMid
           controller.enqueue(part);
         },
         async flush() {
-          await retainTurns(question, answer.trim(), params.abortSignal);
+          await memory.retainTurns(question, answer.trim(), params.abortSignal);
         },
       });
       return { stream: stream.pipeThrough(remembering), ...rest };
