@@ -5,7 +5,13 @@ import assert from 'node:assert/strict';
 import { Agent, Runner } from '@openai/agents-core';
 import { OpenAIProvider } from '@openai/agents-openai';
 import { mnemosAgentTools } from '@mnemos/integrations/openai-agents';
-import { agentRequests, startMemoryEngine, unreachableClient, type MemoryEngine } from './helpers/memory-engine.js';
+import {
+  checkToolRoundTrip,
+  startMemoryEngine,
+  toolAnswer,
+  unreachableClient,
+  type MemoryEngine,
+} from './helpers/memory-engine.js';
 
 let mem: MemoryEngine;
 let runner: Runner;
@@ -26,42 +32,11 @@ function agentWith(tools: ReturnType<typeof mnemosAgentTools>) {
   return new Agent({ name: 'Assistant', instructions: 'Use memory.', model: 'fake', tools });
 }
 
-/** The text the SDK sent back to the model as the answer of the first tool call. */
-function toolAnswer(requestIndex: number): string {
-  const message = agentRequests(mem.llm)[requestIndex]!.find((m) => m.role === 'tool');
-  return String(message?.content);
-}
-
 test('the tools reach the model with their schemas, and retain then recall round-trips through the bank', async () => {
-  const bank = 'agents-tools';
-  const agent = agentWith(mnemosAgentTools({ client: mem.client, bankId: bank }));
-
-  mem.callTool('retain', { content: 'Erin is moving to Lisbon in March.' });
-  mem.say('I will remember that.');
-  const stored = await runner.run(agent, 'I am moving to Lisbon in March.');
-  assert.equal(stored.finalOutput, 'I will remember that.');
-  type OfferedTool = { function: { name: string; parameters: { required?: string[] } } };
-  const offered = (mem.llm.calls[0]!.body['tools'] ?? []) as OfferedTool[];
-  assert.deepEqual(
-    offered.map((t) => t.function.name),
-    ['retain', 'recall', 'reflect'],
+  const agent = agentWith(mnemosAgentTools({ client: mem.client, bankId: 'agents-tools' }));
+  await checkToolRoundTrip(mem, 'agents-tools', async (prompt) =>
+    String((await runner.run(agent, prompt)).finalOutput),
   );
-  assert.ok(offered[1]!.function.parameters.required?.includes('query'));
-  const { memory_ids } = JSON.parse(toolAnswer(1)) as { memory_ids: string[] };
-  assert.equal((await mem.client.getMemory(bank, memory_ids[0]!)).text, 'Erin is moving to Lisbon in March.');
-
-  mem.llm.calls.length = 0;
-  mem.callTool('recall', { query: 'Where is Erin moving?' });
-  mem.say('Lisbon.');
-  const answered = await runner.run(agent, 'Where am I moving?');
-  assert.equal(answered.finalOutput, 'Lisbon.');
-  const recalled = JSON.parse(toolAnswer(1)) as { memories: Array<{ id: string; text: string; relevance?: number }> };
-  assert.deepEqual(
-    recalled.memories.map((m) => m.id),
-    memory_ids,
-  );
-  const relevance = recalled.memories[0]!.relevance;
-  assert.ok(relevance !== undefined && relevance > 0 && relevance <= 1, String(relevance));
 });
 
 test("the reflect tool gives the agent the engine's answer and its citations", async () => {
@@ -72,7 +47,7 @@ test("the reflect tool gives the agent the engine's answer and its citations", a
   const agent = agentWith(mnemosAgentTools({ client: mem.client, bankId: bank }));
   const result = await runner.run(agent, 'How do I commute?');
   assert.equal(result.finalOutput, 'By electric bicycle.');
-  const reflected = JSON.parse(toolAnswer(1)) as { answer: string; citations: string[] };
+  const reflected = JSON.parse(toolAnswer(mem.llm, 1)) as { answer: string; citations: string[] };
   assert.match(reflected.answer, /electric bicycle/);
   assert.deepEqual(reflected.citations, memory_ids);
 });
@@ -82,5 +57,5 @@ test('an unreachable memory reaches the model as the tool answer and the run goe
   mem.say('Memory is down; answering without it.');
   const result = await runner.run(agentWith(mnemosAgentTools({ client: unreachableClient(), bankId: 'x' })), 'Hi');
   assert.equal(result.finalOutput, 'Memory is down; answering without it.');
-  assert.match(toolAnswer(1), /^Memory error connection_error: Could not reach http:\/\/127\.0\.0\.1:9/);
+  assert.match(toolAnswer(mem.llm, 1), /^Memory error connection_error: Could not reach http:\/\/127\.0\.0\.1:9/);
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MnemosError, type RecallHit } from '@mnemos/client';
-import type { MemoryScope, RecallSettings } from './scope.js';
+import { checkScope, type MemoryScope, type RecallSettings } from './scope.js';
 
 /**
  * The three memory tools every framework adapter offers (retain, recall, reflect), independent of any framework: a
@@ -113,6 +113,35 @@ export function memoryToolCalls(options: MemoryToolOptions) {
       return { answer: answer.text, citations: answer.citations };
     },
   };
+}
+
+/** One memory tool without a framework: what the model reads about it, its input schema and the call it makes. */
+export interface MemoryToolSpec<Input, Output> {
+  description: string;
+  inputSchema: z.ZodType<Input>;
+  call: (input: Input, signal?: AbortSignal) => Promise<Output>;
+}
+
+/** The three memory tools bound to one bank, for an adapter to wrap in its framework's tool type. */
+export function memoryToolSpecs(options: MemoryToolOptions, adapter: string) {
+  checkScope(options, adapter);
+  const calls = memoryToolCalls(options);
+  const retain: MemoryToolSpec<RetainInput, RetainOutput> = {
+    description: TOOL_DESCRIPTIONS.retain,
+    inputSchema: retainInput,
+    call: (input, signal) => calls.retain(input, signal),
+  };
+  const recall: MemoryToolSpec<RecallInput, RecallOutput> = {
+    description: TOOL_DESCRIPTIONS.recall,
+    inputSchema: recallInput,
+    call: (input, signal) => calls.recall(input, signal),
+  };
+  const reflect: MemoryToolSpec<ReflectInput, ReflectOutput> = {
+    description: TOOL_DESCRIPTIONS.reflect,
+    inputSchema: reflectInput,
+    call: (input, signal) => calls.reflect(input, signal),
+  };
+  return { retain, recall, reflect };
 }
 
 /**
