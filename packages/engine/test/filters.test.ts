@@ -340,6 +340,11 @@ const BAD: Array<[filter: unknown, pointer: string, detail: RegExp]> = [
   [{ colour: 'red' }, '/filter/colour', /not a field/],
   [{ eq: 3 }, '/filter/eq', /is an operator/],
   [{ type: { like: 'w' } }, '/filter/type/like', /not an operator/],
+  [
+    { or: [{ type: 'world' }, { timestamp: { after: '2024-01-01' } }] },
+    '/filter/or/1/timestamp/after',
+    /not an operator/,
+  ],
   [{ type: {} }, '/filter/type', /no operator/],
   [{ type: 'fact' }, '/filter/type', /not a memory type/],
   [{ type: null }, '/filter/type', /cannot be null/],
