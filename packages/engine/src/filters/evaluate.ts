@@ -123,7 +123,12 @@ function metadataPredicate<Row>(c: MetadataCondition, read: FilterAccessor<Row>)
     case 'eq':
     case 'ne': {
       const want = t.value;
-      const eq = want === null ? (row: Row) => at(row) === undefined : (row: Row) => isEqual(at(row), want);
+      const eq =
+        want === null
+          ? (row: Row) => at(row) === undefined
+          : typeof want !== 'object'
+            ? (row: Row) => at(row) === want
+            : (row: Row) => isEqual(at(row), want);
       return t.op === 'eq' ? eq : (row) => !eq(row);
     }
     case 'in':
