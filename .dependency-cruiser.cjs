@@ -6,6 +6,7 @@ const STORAGE =
   '^packages/engine/src/(db|vectors|crypto|keywords)/' +
   '|^packages/engine/src/memory/(store|fact-store|sql|rows|reembed|vector-literal)\\.ts$' +
   '|^packages/engine/src/banks/store\\.ts$' +
+  '|^packages/engine/src/filters/sql\\.ts$' +
   '|^packages/engine/src/jobs/(queue|operations)\\.ts$';
 // The composition roots open the database and hand it to the storage modules.
 const OPENS_THE_DATABASE = '^packages/engine/src/(engine|cli/reembed)\\.ts$';

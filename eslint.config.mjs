@@ -9,6 +9,7 @@ const STORAGE_MODULES = [
   'packages/engine/src/db/**',
   'packages/engine/src/memory/{store,fact-store,sql,rows,reembed,vector-literal}.ts',
   'packages/engine/src/banks/store.ts',
+  'packages/engine/src/filters/sql.ts',
   'packages/engine/src/jobs/{queue,operations}.ts',
   'packages/engine/src/vectors/**',
   'packages/engine/src/crypto/**',

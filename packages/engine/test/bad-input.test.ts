@@ -162,6 +162,15 @@ const cases: Case[] = [
     code: 'validation_failed',
   },
   {
+    name: 'a day its month does not have (JavaScript would read 2023-03-01)',
+    method: 'POST',
+    path: '/v1/default/banks/known/memories',
+    body: { items: [{ content: 'x', timestamp: '2023-02-29' }] },
+    status: 400,
+    code: 'validation_failed',
+    pointer: '/items/0/timestamp',
+  },
+  {
     name: 'tags not strings',
     method: 'POST',
     path: '/v1/default/banks/known/memories',

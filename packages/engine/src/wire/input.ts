@@ -1,5 +1,6 @@
 import { invalidField as invalid, problem } from '@mnemos/problems';
 import { DEFAULT_SPACE } from '../memory/types.js';
+import { isIsoDateText, isoDate, ISO_DATE_EXAMPLE } from '../util/iso-date.js';
 import type {
   BankChanges,
   MemoryEdit,
@@ -15,25 +16,18 @@ import type { BankBodyT, MemoryPatchBody, RecallBodyT, ReflectBodyT, RetainBodyT
 
 /** Turns wire values into engine values, with the leniency Hindsight clients rely on; errors are 400 problems. */
 
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/i;
-
 /** ISO 8601 date or date-time; naive times are UTC; "unset" means no date (null); absent means undefined. */
 export function parseTimestamp(value: string | null | undefined, pointer: string): Date | null | undefined {
   if (value === undefined || value === null) return undefined;
   const v = value.trim();
   if (v === 'unset') return null;
-  if (!DATE_ONLY.test(v) && !DATE_TIME.test(v)) {
+  if (!isIsoDateText(v)) {
     throw invalid(
       pointer,
-      `must be an ISO 8601 date or date-time such as 2024-01-15T10:30:00Z (got ${JSON.stringify(value.slice(0, 40))})`,
+      `must be an ISO 8601 date or date-time such as ${ISO_DATE_EXAMPLE} (got ${JSON.stringify(value.slice(0, 40))})`,
     );
   }
-  let text = v.replace(' ', 'T');
-  if (DATE_ONLY.test(text)) text += 'T00:00:00Z';
-  else if (!/(Z|[+-]\d{2}(:?\d{2})?)$/i.test(text)) text += 'Z';
-  text = text.replace(/([+-]\d{2})(\d{2})$/, '$1:$2').replace(/([+-]\d{2})$/, '$1:00');
-  const date = new Date(text);
+  const date = isoDate(v);
   if (Number.isNaN(date.getTime())) throw invalid(pointer, 'is not a real date');
   return date;
 }
