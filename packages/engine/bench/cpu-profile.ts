@@ -36,7 +36,7 @@ interface CpuProfile {
 const COMPONENTS: ReadonlyArray<[name: string, matches: (frame: CallFrame) => boolean]> = [
   ['garbage collection', (f) => f.functionName === '(garbage collector)'],
   ['answer serialisation (JSON)', (f) => /\/http\/responses\.ts|fast-json-stringify/.test(f.url)],
-  ['answer shaping (wire, service)', (f) => /\/wire\/answers\.ts|\/service\/memory-model\.ts/.test(f.url)],
+  ['answer shaping (wire)', (f) => /\/wire\/answers\.ts/.test(f.url)],
   ['request parsing (wire)', (f) => /\/wire\/input\.ts/.test(f.url)],
   // WebAssembly frames carry no module name: the JS frame that called them tells (int16-matrix.ts, or PGlite's).
   ['recall: semantic scan', (f) => /int16-matrix/.test(f.url)],

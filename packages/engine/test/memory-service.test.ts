@@ -60,18 +60,18 @@ const query = (text: string): RecallQuery => ({
 });
 
 describe('MemoryService', () => {
-  it('retains and recalls in engine terms, with Dates', async () => {
+  it('retains and recalls in engine terms, with ISO timestamps', async () => {
     const when = new Date('2024-03-01T10:00:00Z');
     const items = [item('Alice keeps two cats named Miso and Tofu.', when)];
     const retained = await engine.service.retain({ partition, items, async: false, maxNewMemories: undefined });
     assert.equal(retained.async, false);
     assert.ok(!retained.async && retained.storedCount === 1 && retained.memoryIds.length === 1);
     const recalled = await engine.service.recall(query('What pets does Alice have?'));
-    const top = recalled.memories[0]!;
-    assert.equal(top.text, 'Alice keeps two cats named Miso and Tofu.');
-    assert.equal(top.bankId, 'svc');
-    assert.ok(top.occurredAt instanceof Date && top.createdAt instanceof Date);
-    assert.equal(top.occurredAt.toISOString(), when.toISOString());
+    const top = recalled.hits[0]!;
+    assert.equal(top.memory.text, 'Alice keeps two cats named Miso and Tofu.');
+    assert.equal(top.memory.bankId, 'svc');
+    assert.equal(top.memory.occurredAt, when.toISOString());
+    assert.equal(top.memory.createdAt, new Date(top.memory.createdAt).toISOString());
     assert.ok(top.score > 0);
   });
 

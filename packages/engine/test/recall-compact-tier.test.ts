@@ -46,7 +46,7 @@ function dependencies(minMemories: number | undefined, cache?: VectorCache): Rec
   };
 }
 
-const ids = (o: RecallOutcome, k = o.results.length) => o.results.slice(0, k).map((h) => h.id);
+const ids = (o: RecallOutcome, k = o.results.length) => o.results.slice(0, k).map((h) => h.memory.id);
 
 let factIds: string[] = [];
 
@@ -69,12 +69,18 @@ describe('the compact tier', () => {
       assert.equal(c.trace?.tier, 'compact');
       assert.equal(mem.trace?.tier, 'memory');
       assert.ok(ids(c, 3).includes(factIds[answer]!), `${question}: the answer is in the compact tier's top 3`);
-      assert.equal(c.results[0]!.id, mem.results[0]!.id, `${question}: both tiers rank the same memory first`);
+      assert.equal(
+        c.results[0]!.memory.id,
+        mem.results[0]!.memory.id,
+        `${question}: both tiers rank the same memory first`,
+      );
       const same = ids(c).filter((id) => ids(mem).includes(id)).length;
       assert.ok(same >= 0.95 * mem.results.length, `${question}: ${same} of ${mem.results.length} results in common`);
       assert.deepEqual(
         c.results.map((h) => h.scores['keyword']),
-        c.results.map((h) => mem.results.find((m) => m.id === h.id)?.scores['keyword'] ?? h.scores['keyword']),
+        c.results.map(
+          (h) => mem.results.find((m) => m.memory.id === h.memory.id)?.scores['keyword'] ?? h.scores['keyword'],
+        ),
         `${question}: the same keyword scores on both tiers`,
       );
     }
@@ -105,14 +111,16 @@ describe('the compact tier', () => {
     for (const [question] of QUESTIONS) {
       const r = await recall(deps, request('main', question));
       assert.ok(r.results.length > 0);
-      assert.ok(r.results.every((h) => h.bank_id === 'main' && h.space === 'default'));
-      assert.ok(r.results.every((h) => !h.text.endsWith('(acme copy)') && !h.text.endsWith('(noted at work)')));
+      assert.ok(r.results.every((h) => h.memory.bankId === 'main' && h.memory.space === 'default'));
+      assert.ok(
+        r.results.every((h) => !h.memory.text.endsWith('(acme copy)') && !h.memory.text.endsWith('(noted at work)')),
+      );
       const work = await recall(deps, request('main', question, { space: 'work' }));
       assert.ok(work.results.length > 0);
-      assert.ok(work.results.every((h) => h.space === 'work' && h.text.endsWith('(noted at work)')));
+      assert.ok(work.results.every((h) => h.memory.space === 'work' && h.memory.text.endsWith('(noted at work)')));
       const acme = await recall(deps, request('main', question, { tenant: 'acme' }));
       assert.ok(acme.results.length > 0);
-      assert.ok(acme.results.every((h) => h.text.endsWith('(acme copy)')));
+      assert.ok(acme.results.every((h) => h.memory.text.endsWith('(acme copy)')));
     }
   });
 
@@ -131,7 +139,7 @@ describe('the compact tier', () => {
     const [added] = await retain('default', 'main', ['Quentin photographed a rare ghost orchid in the swamp.']);
     assert.ok(!ids(first).includes(added!));
     const found = await recall(deps, request('main', question));
-    assert.equal(found.results[0]?.id, added);
+    assert.equal(found.results[0]?.memory.id, added);
     await engine.engine.service.deleteMemory('default', 'main', added!);
     const gone = await recall(deps, request('main', question));
     assert.ok(gone.results.length > 0);
@@ -146,7 +154,7 @@ describe('the compact tier', () => {
     const deps = dependencies(Number.POSITIVE_INFINITY, tight);
     const r = await recall(deps, request('main', QUESTIONS[0]![0]));
     assert.equal(r.trace?.tier, 'compact');
-    assert.equal(r.results[0]?.id, factIds[0]);
+    assert.equal(r.results[0]?.memory.id, factIds[0]);
     assert.ok(tight.has('default', 'main', 'compact'));
     assert.ok(tight.bytes < probe.bytes / 3, `the compact copy (${tight.bytes} bytes) fits the bound`);
     const roomy = dependencies(Number.POSITIVE_INFINITY);
@@ -168,12 +176,12 @@ describe('the compact tier', () => {
     const [question, answer] = QUESTIONS[1]!;
     const first = await recall(deps, request('main', question));
     assert.equal(first.trace?.tier, 'postgres', 'no recall on a server waits for a load');
-    assert.equal(first.results[0]?.id, factIds[answer]);
+    assert.equal(first.results[0]?.memory.id, factIds[answer]);
     await tight.loading('default', 'main', 'compact');
     assert.ok(tight.has('default', 'main', 'compact'), 'loaded in the background');
     const next = await recall(deps, request('main', question));
     assert.equal(next.trace?.tier, 'compact');
-    assert.equal(next.results[0]?.id, factIds[answer]);
+    assert.equal(next.results[0]?.memory.id, factIds[answer]);
   });
 
   it("reads an arm's hits with the neighbours of the best of them that pass the filter, and their cosines", async () => {

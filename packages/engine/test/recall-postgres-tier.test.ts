@@ -50,7 +50,7 @@ function dependencies(
   };
 }
 
-const ids = (o: RecallOutcome, k = o.results.length) => o.results.slice(0, k).map((h) => h.id);
+const ids = (o: RecallOutcome, k = o.results.length) => o.results.slice(0, k).map((h) => h.memory.id);
 
 let factIds: string[] = [];
 
@@ -73,7 +73,11 @@ describe('the Postgres tier', () => {
       assert.equal(mem.trace?.tier, 'memory');
       assert.ok(ids(pg, 3).includes(factIds[answer]!), `${question}: the answer is in the Postgres tier's top 3`);
       assert.ok(ids(mem, 3).includes(factIds[answer]!), `${question}: the answer is in the in-memory tier's top 3`);
-      assert.equal(pg.results[0]!.id, mem.results[0]!.id, `${question}: both tiers rank the same memory first`);
+      assert.equal(
+        pg.results[0]!.memory.id,
+        mem.results[0]!.memory.id,
+        `${question}: both tiers rank the same memory first`,
+      );
       assert.deepEqual(new Set(ids(pg)), new Set(ids(mem)), `${question}: both tiers answer the same memories`);
     }
   });
@@ -142,16 +146,16 @@ describe('the Postgres tier', () => {
       const r = await recall(deps, request('main', question));
       assert.ok(r.results.length > 0);
       for (const hit of r.results) {
-        assert.equal(hit.bank_id, 'main');
-        assert.equal(hit.space, 'default');
-        assert.ok(factIds.includes(hit.id), 'only memories retained in the default space of default/main');
+        assert.equal(hit.memory.bankId, 'main');
+        assert.equal(hit.memory.space, 'default');
+        assert.ok(factIds.includes(hit.memory.id), 'only memories retained in the default space of default/main');
       }
       const work = await recall(deps, request('main', question, { space: 'work' }));
       assert.ok(work.results.length > 0);
-      assert.ok(work.results.every((h) => h.space === 'work' && h.text.endsWith('(noted at work)')));
+      assert.ok(work.results.every((h) => h.memory.space === 'work' && h.memory.text.endsWith('(noted at work)')));
       const acme = await recall(deps, request('main', question, { tenant: 'acme' }));
       assert.ok(acme.results.length > 0);
-      assert.ok(acme.results.every((h) => h.text.endsWith('(acme copy)')));
+      assert.ok(acme.results.every((h) => h.memory.text.endsWith('(acme copy)')));
     }
   });
 
@@ -164,7 +168,7 @@ describe('the Postgres tier', () => {
     const deps = dependencies(0);
     const [question, answer] = QUESTIONS[3]!;
     const before = await recall(deps, request('main', question));
-    assert.equal(before.results[0]?.id, factIds[answer]);
+    assert.equal(before.results[0]?.memory.id, factIds[answer]);
     await engine.engine.service.deleteMemory('default', 'main', factIds[answer]!);
     const afterDelete = await recall(deps, request('main', question));
     assert.ok(afterDelete.results.length > 0);
@@ -193,16 +197,20 @@ describe('under encryption at rest', () => {
       const mem = await recall(inMemory, request('sealed', question));
       assert.equal(pg.trace?.tier, 'postgres');
       assert.ok(ids(pg, 3).includes(encryptedIds[answer]!), `${question}: the answer is in the top 3`);
-      assert.equal(pg.results[0]!.id, mem.results[0]!.id, `${question}: both tiers rank the same memory first`);
-      assert.equal(pg.results[0]!.text, mem.results[0]!.text, 'bodies are opened');
+      assert.equal(
+        pg.results[0]!.memory.id,
+        mem.results[0]!.memory.id,
+        `${question}: both tiers rank the same memory first`,
+      );
+      assert.equal(pg.results[0]!.memory.text, mem.results[0]!.memory.text, 'bodies are opened');
       assert.deepEqual(
         pg.results.map((h) => h.scores['keyword']),
-        pg.results.map((h) => mem.results.find((m) => m.id === h.id)?.scores['keyword']),
+        pg.results.map((h) => mem.results.find((m) => m.memory.id === h.memory.id)?.scores['keyword']),
         `${question}: the same keyword scores on both tiers`,
       );
       assert.deepEqual(
         pg.results.map((h) => h.scores['coverage']),
-        pg.results.map((h) => mem.results.find((m) => m.id === h.id)?.scores['coverage']),
+        pg.results.map((h) => mem.results.find((m) => m.memory.id === h.memory.id)?.scores['coverage']),
         `${question}: the same share of the query's terms on both tiers`,
       );
       const gap = Math.abs(pg.results[0]!.relevance - mem.results[0]!.relevance);
@@ -232,7 +240,7 @@ describe('the in-memory cache', () => {
     for (const bank of ['lru-1', 'lru-2', 'lru-3']) {
       const r = await recall(deps, request(bank, question));
       assert.equal(r.trace?.tier, 'postgres', `${bank} is not in memory yet`);
-      assert.match(r.results[0]!.text, /Iris volunteers/);
+      assert.match(r.results[0]!.memory.text, /Iris volunteers/);
       await cache.loading('default', bank);
       assert.notEqual(cache.cachedSize('default', bank), undefined, `${bank} was loaded in the background`);
       const again = await recall(deps, request(bank, question));
@@ -244,7 +252,7 @@ describe('the in-memory cache', () => {
     assert.ok(cache.bytes <= bound);
     const evicted = await recall(deps, request('lru-1', question));
     assert.equal(evicted.trace?.tier, 'postgres');
-    assert.match(evicted.results[0]!.text, /Iris volunteers/);
+    assert.match(evicted.results[0]!.memory.text, /Iris volunteers/);
   });
 
   it('on the embedded database loads a bank that fits within the recall, whatever its size', async () => {
@@ -258,7 +266,7 @@ describe('the in-memory cache', () => {
     for (const bank of ['lru-1', 'lru-2']) {
       const r = await recall(deps, request(bank, 'Where does Iris volunteer?'));
       assert.equal(r.trace?.tier, 'memory', `${bank} was loaded within the recall`);
-      assert.match(r.results[0]!.text, /Iris volunteers/);
+      assert.match(r.results[0]!.memory.text, /Iris volunteers/);
     }
     assert.equal(cache.cachedSize('default', 'lru-1'), undefined, 'the least recently used bank was dropped');
   });
@@ -271,7 +279,7 @@ describe('the in-memory cache', () => {
     const deps = dependencies(1_000_000, tiny);
     const unfit = await recall(deps, request('lru-2', 'Where does Iris volunteer?'));
     assert.equal(unfit.trace?.tier, 'postgres');
-    assert.match(unfit.results[0]!.text, /Iris volunteers/);
+    assert.match(unfit.results[0]!.memory.text, /Iris volunteers/);
     await tiny.loading('default', 'lru-2');
     assert.equal(tiny.cachedSize('default', 'lru-2'), undefined, 'never loaded');
     await deps.postgres!.search.indexes.built('default', 'lru-2');
@@ -293,7 +301,7 @@ describe('a keyword that thousands of memories hold', () => {
     );
     const r = await recall(dependencies(0), request('wide', 'harbour'));
     assert.equal(r.results.length, 100);
-    assert.ok(r.results.every((h) => h.text.startsWith('harbour note number')));
+    assert.ok(r.results.every((h) => h.memory.text.startsWith('harbour note number')));
   });
 
   it('is answered by the in-memory arm when more memories hold it than a call can take arguments', () => {

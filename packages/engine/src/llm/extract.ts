@@ -138,7 +138,7 @@ export function extractionHandler(engine: { db: Database; store: MemoryStore; em
     }
     const partition = { tenant: job.tenant, bankId: job.bankId, space: job.space };
     const existing = await nearestFacts(engine.db, partition, raw.id, NEIGHBOURS);
-    const recordedAt = raw.occurred_at ?? raw.created_at;
+    const recordedAt = raw.occurredAt ?? raw.createdAt;
     const input = {
       recorded_at: recordedAt,
       context: raw.context,
@@ -154,7 +154,7 @@ export function extractionHandler(engine: { db: Database; store: MemoryStore; em
       })),
     };
     const known = new Set(existing.map((e) => e.id));
-    const fallback = raw.occurred_at === null ? null : new Date(raw.occurred_at);
+    const fallback = raw.occurredAt === null ? null : new Date(raw.occurredAt);
     let extracted;
     try {
       extracted = await llm.structured({
@@ -191,7 +191,7 @@ export function extractionHandler(engine: { db: Database; store: MemoryStore; em
       metadata: raw.metadata,
       tags: raw.tags,
       entities: f.entities,
-      documentId: raw.document_id,
+      documentId: raw.documentId,
       sourceId: raw.id,
       batchId,
       seq: i,

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import type { PlainBody } from '../crypto/codec.js';
-import type { Memory, MemoryType } from './types.js';
+import type { Memory, MemoryType, Timestamp } from './types.js';
 
 /** Columns read for a memory; `body_enc` is there for encryption at rest. */
 export const MEMORY_COLUMNS = `id, bank_id, space, type, text, context, metadata, body_enc, tags, entities, document_id,
@@ -32,14 +32,16 @@ export interface MemoryReader {
   open(q: Queryable, tenant: string, rows: readonly MemoryRow[]): Promise<Memory[]>;
 }
 
-function iso(value: Date | string | null): string | null {
-  if (value === null) return null;
+/** A timestamp column as a Timestamp: drivers give a Date, rows read as JSON give Postgres's own text. */
+function timestamp(value: Date | string): Timestamp {
   return (value instanceof Date ? value : new Date(value)).toISOString();
 }
 
+const maybeTimestamp = (value: Date | string | null): Timestamp | null => (value === null ? null : timestamp(value));
+
 /**
- * A row as a memory. `body` is the decrypted body from the codec; without it the row must be plaintext: an encrypted
- * row is never shown as an empty memory.
+ * A row as a memory: the one place a memory is read from its columns. `body` is the decrypted body from the codec;
+ * without it the row must be plaintext: an encrypted row is never shown as an empty memory.
  */
 export function rowToMemory(row: MemoryRow, body?: PlainBody): Memory {
   if (body === undefined && row.body_enc !== null) {
@@ -47,7 +49,7 @@ export function rowToMemory(row: MemoryRow, body?: PlainBody): Memory {
   }
   return {
     id: row.id,
-    bank_id: row.bank_id,
+    bankId: row.bank_id,
     space: row.space,
     type: row.type as MemoryType,
     text: body?.text ?? row.text ?? '',
@@ -55,13 +57,13 @@ export function rowToMemory(row: MemoryRow, body?: PlainBody): Memory {
     metadata: body?.metadata ?? row.metadata ?? {},
     tags: row.tags,
     entities: body?.entities ?? row.entities,
-    document_id: row.document_id,
-    source_id: row.source_id,
-    occurred_at: iso(row.occurred_at),
-    created_at: iso(row.created_at)!,
-    updated_at: iso(row.updated_at)!,
+    documentId: row.document_id,
+    sourceId: row.source_id,
+    occurredAt: maybeTimestamp(row.occurred_at),
+    createdAt: timestamp(row.created_at),
+    updatedAt: timestamp(row.updated_at),
     state: row.state === 'invalidated' ? 'invalidated' : 'valid',
-    superseded_by: row.superseded_by,
-    valid_to: iso(row.valid_to),
+    supersededBy: row.superseded_by,
+    validTo: maybeTimestamp(row.valid_to),
   };
 }

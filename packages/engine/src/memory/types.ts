@@ -21,25 +21,38 @@ export const MEMORY_TYPES = [
 ] as const;
 export type MemoryType = (typeof MEMORY_TYPES)[number];
 
-/** A memory as the API shows it. */
+/**
+ * A UTC instant as ISO 8601 text with milliseconds, exactly as `Date.prototype.toISOString` writes it. Memories carry
+ * their dates in this form: it is what every answer writes out, so a recalled memory's dates cost nothing to answer,
+ * and text cannot be changed in place by whoever holds it (the bank indexes share each memory with every recall).
+ */
+export type Timestamp = string;
+
+/**
+ * A memory: what the engine stores, recalls and answers, read once from its row (rows.ts) and written out once by
+ * the wire layer (wire/answers.ts). The faces (HTTP, MCP, the CLI) and the features (reflect, facts) all see this one
+ * shape. A new column is a field here, a line in rows.ts and a line in wire/answers.ts.
+ */
 export interface Memory {
-  id: string;
-  bank_id: string;
-  space: string;
-  type: MemoryType;
-  text: string;
-  context: string | null;
-  metadata: Record<string, string>;
-  tags: string[];
-  entities: string[];
-  document_id: string | null;
-  source_id: string | null;
-  occurred_at: string | null;
-  created_at: string;
-  updated_at: string;
-  state: 'valid' | 'invalidated';
-  superseded_by: string | null;
-  valid_to: string | null;
+  readonly id: string;
+  /** The org bank of a space is ORG_BANK_ID. */
+  readonly bankId: string;
+  readonly space: string;
+  readonly type: MemoryType;
+  readonly text: string;
+  readonly context: string | null;
+  readonly metadata: Record<string, string>;
+  readonly tags: string[];
+  readonly entities: string[];
+  readonly documentId: string | null;
+  /** The memory a fact was extracted from; null for what was retained. */
+  readonly sourceId: string | null;
+  readonly occurredAt: Timestamp | null;
+  readonly createdAt: Timestamp;
+  readonly updatedAt: Timestamp;
+  readonly state: 'valid' | 'invalidated';
+  readonly supersededBy: string | null;
+  readonly validTo: Timestamp | null;
 }
 
 /** One piece of content about to be stored (after chunking). */

@@ -32,7 +32,7 @@ export function order(
 ): Ordered {
   fuse(candidates, corpus);
   for (const c of candidates) {
-    if (c.meta.memory.superseded_by) {
+    if (c.meta.memory.supersededBy) {
       c.score *= SUPERSEDED_FACTOR;
       c.superseded = true;
     }

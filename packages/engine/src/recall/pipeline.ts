@@ -2,7 +2,6 @@ import type { Database } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import type { BodyCodec } from '../crypto/codec.js';
 import type { EngineMetrics } from '../metrics.js';
-import type { Memory } from '../memory/types.js';
 import { ORG_BANK_ID } from '../memory/types.js';
 import { NO_KEYWORDS } from '../vectors/bank-vectors.js';
 import type { VectorCache } from '../vectors/vector-cache.js';
@@ -76,7 +75,7 @@ export async function recall(deps: RecallDependencies, r: RecallRequest): Promis
   const results = taken.map((c, i) => recallHit(c, relevance[i]!));
   const first = results[0];
   if (truncatedText !== undefined && first !== undefined) {
-    first.text = truncatedText;
+    first.memory = { ...first.memory, text: truncatedText };
     first.truncated = true;
   }
   stage('select', results.length);
@@ -147,33 +146,17 @@ async function gatherInMemory(
   return { semantic, keyword, temporal, pool, corpus };
 }
 
-/** A result: the memory's fields written out, not spread (up to 100 per recall; see docs/benchmarks.md). */
+/** A result: the memory as the bank index holds it, with what this recall found about it. */
 function recallHit(c: Candidate, relevance: number): RecallHit {
-  const m: Memory = c.meta.memory;
-  const hit: RecallHit = {
-    id: m.id,
-    bank_id: m.bank_id,
-    space: m.space,
-    type: m.type,
-    text: m.text,
-    context: m.context,
-    metadata: m.metadata,
-    tags: m.tags,
-    entities: m.entities,
-    document_id: m.document_id,
-    source_id: m.source_id,
-    occurred_at: m.occurred_at,
-    created_at: m.created_at,
-    updated_at: m.updated_at,
-    state: m.state,
-    superseded_by: m.superseded_by,
-    valid_to: m.valid_to,
+  const memory = c.meta.memory;
+  return {
+    memory,
     score: round6(c.score),
     scores: shownScores(c),
     relevance,
+    truncated: false,
+    org: memory.bankId === ORG_BANK_ID,
   };
-  if (m.bank_id === ORG_BANK_ID) hit.org = true;
-  return hit;
 }
 
 function round(n: number): number {

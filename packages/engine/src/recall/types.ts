@@ -20,14 +20,22 @@ export interface RecallRequest {
   minRelevance?: number | undefined;
 }
 
-export interface RecallHit extends Memory {
+/** A recalled memory and what the recall found about it. */
+export interface RecallHit {
+  /**
+   * The memory, shared with the bank index that holds it: never changed. When `truncated`, a copy whose text is the
+   * memory's beginning, cut to the token budget.
+   */
+  memory: Memory;
   score: number;
+  /** Each ranking signal's contribution, by signal name. */
   scores: Record<string, number>;
   /** Calibrated chance, 0 to 1, that the result is relevant (relevance.ts); never rises down the list. */
   relevance: number;
-  /** The text is the memory's beginning, cut to the token budget. */
-  truncated?: true;
-  org?: true;
+  /** The memory's text is cut to the caller's token budget. */
+  truncated: boolean;
+  /** Recalled from the space's org bank (include_org). */
+  org: boolean;
 }
 
 export interface RecallTrace {

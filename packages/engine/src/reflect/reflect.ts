@@ -89,12 +89,12 @@ export async function reflect(
 
   const packed: Packed[] = [];
   let used = 0;
-  for (const m of recalled.memories) {
+  for (const { memory: m } of recalled.hits) {
     const item: Packed = {
       id: m.id,
       type: m.type,
       text: m.text,
-      occurred_at: m.occurredAt?.toISOString() ?? null,
+      occurred_at: m.occurredAt,
       superseded: m.supersededBy !== null,
     };
     const [tokens] = await countTokensYielding([JSON.stringify(item)]);
@@ -178,7 +178,7 @@ export async function reflect(
 
   // Only ids that were recalled from this bank and shown to the model count as citations.
   const citations = [...new Set(outcome.value.citations.filter((id) => given.has(id)))];
-  const byId = new Map(recalled.memories.map((m) => [m.id, m]));
+  const byId = new Map(recalled.hits.map((h) => [h.memory.id, h]));
   return {
     text: outcome.value.answer,
     citations,

@@ -28,7 +28,6 @@ import { MEMORY_TYPES, type Partition } from '../memory/types.js';
 import { recall, type RecallDependencies } from '../recall/pipeline.js';
 import { sha256Hex } from '../util/hash.js';
 import { countTokens } from '../util/tokens.js';
-import { toMemory, toRecalledMemory } from './memory-model.js';
 import type {
   Budget,
   Memory,
@@ -202,7 +201,7 @@ export class MemoryService {
     this.parts.metrics.operations.inc({ operation: 'recall' });
     const trace = outcome.trace;
     return {
-      memories: outcome.results.map(toRecalledMemory),
+      hits: outcome.results,
       tokens: outcome.tokens,
       trace: trace ? { stages: trace.stages, totalMs: trace.total_ms } : undefined,
     };
@@ -243,13 +242,13 @@ export class MemoryService {
       last !== undefined && pageIsFull(q, items.length)
         ? (await this.cursorSeal(true)).encode(MEMORY_CURSOR, { list: 'memories', ...last }, scope)
         : null;
-    return { items: items.map(toMemory), total, limit: q.limit, offset: q.offset, nextCursor: next };
+    return { items, total, limit: q.limit, offset: q.offset, nextCursor: next };
   }
 
   async getMemory(tenant: string, bankId: string, id: string): Promise<Memory> {
     const memory = await this.parts.store.get(tenant, bankId, id);
     if (!memory) throw memoryNotFound(id);
-    return toMemory(memory);
+    return memory;
   }
 
   /** Edits a memory; new text is embedded again. */
@@ -270,7 +269,7 @@ export class MemoryService {
       throw error;
     }
     if (!memory) throw memoryNotFound(id);
-    return toMemory(memory);
+    return memory;
   }
 
   /** Hard-deletes a memory and the facts derived from it; answers how many memories went. */

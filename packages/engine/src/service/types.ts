@@ -1,48 +1,29 @@
 import type { RetainItem } from '../memory/retain.js';
-import type { MemoryType, Partition } from '../memory/types.js';
-import type { RecallRequest, TagsMatch } from '../recall/types.js';
+import type { Memory, Partition, Timestamp } from '../memory/types.js';
+import type { RecallHit, RecallRequest, TagsMatch } from '../recall/types.js';
 import type { Usage } from '../llm/types.js';
 import type { Bank, BankChanges, BankStats, Disposition } from '../banks/store.js';
 import type { Operation } from '../jobs/operations.js';
 
 /**
- * The memory service's own vocabulary: camelCase names and `Date`s, independent of any transport. The faces (HTTP,
- * MCP, the CLI) translate their wire shapes to and from these.
+ * The memory service's own vocabulary: camelCase names, independent of any transport. The faces (HTTP, MCP, the CLI)
+ * translate their wire shapes to and from these. A memory's dates are Timestamps (ISO text, memory/types.ts), the
+ * form its answers write; other dates are `Date`s.
  */
 
-export type { Bank, BankChanges, BankStats, Disposition, Operation, Partition, RetainItem, TagsMatch };
-
-export interface Memory {
-  id: string;
-  bankId: string;
-  space: string;
-  type: MemoryType;
-  text: string;
-  context: string | null;
-  metadata: Record<string, string>;
-  tags: string[];
-  entities: string[];
-  documentId: string | null;
-  sourceId: string | null;
-  occurredAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-  state: 'valid' | 'invalidated';
-  supersededBy: string | null;
-  validTo: Date | null;
-}
-
-export interface RecalledMemory extends Memory {
-  score: number;
-  /** Each ranking signal's contribution, by signal name. */
-  scores: Record<string, number>;
-  /** Calibrated chance, 0 to 1, that the memory is relevant to the query; never rises down a result list. */
-  relevance: number;
-  /** The text is the memory's beginning, cut to the caller's token budget. */
-  truncated: boolean;
-  /** Recalled from the space's org bank (include_org). */
-  org: boolean;
-}
+export type {
+  Bank,
+  BankChanges,
+  BankStats,
+  Disposition,
+  Memory,
+  Operation,
+  Partition,
+  RecallHit,
+  RetainItem,
+  TagsMatch,
+  Timestamp,
+};
 
 export type Budget = 'low' | 'mid' | 'high' | number;
 
@@ -79,7 +60,7 @@ export type RetainResult =
 export type RecallQuery = Omit<RecallRequest, 'candidates'> & { budget: Budget };
 
 export interface RecallResult {
-  memories: RecalledMemory[];
+  hits: RecallHit[];
   tokens: number;
   trace: { stages: Array<{ stage: string; ms: number; candidates?: number }>; totalMs: number } | undefined;
 }
@@ -106,7 +87,7 @@ export interface ReflectResult {
   text: string;
   citations: string[];
   /** The cited memories, when asked for. */
-  basedOn: RecalledMemory[] | undefined;
+  basedOn: RecallHit[] | undefined;
   structuredOutput: unknown;
   hasStructuredOutput: boolean;
   usage: Usage;

@@ -1,13 +1,12 @@
 import { ZERO_USAGE } from '../llm/types.js';
 import { ORG_BANK_ID } from '../memory/types.js';
-import { isoText } from './iso-dates.js';
 import type {
   Bank,
   BankStats,
   Memory,
   Operation,
   Page,
-  RecalledMemory,
+  RecallHit,
   RecallResult,
   ReflectResult,
   RetainResult,
@@ -21,11 +20,11 @@ import type {
 /** A space's org memory is stored under the empty bank id; callers know it as `org:<space>`, as its retain answers. */
 export const wireBankId = (bankId: string, space: string): string => (bankId === ORG_BANK_ID ? `org:${space}` : bankId);
 
-const iso = (d: Date | null): string | null => (d === null ? null : isoText(d));
+const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 
 /**
- * A memory's wire fields, written out: a recall answers up to 100 of them, and building them by spreading and
- * destructuring objects costs more than the rest of the answer together.
+ * A memory's wire fields: the one place a memory's JSON names are written. Written out rather than built by spreading
+ * and renaming: a recall answers up to 100 of them. Its dates are already ISO text (memory/types.ts Timestamp).
  */
 function memoryFields(m: Memory) {
   return {
@@ -40,12 +39,12 @@ function memoryFields(m: Memory) {
     entities: m.entities,
     document_id: m.documentId,
     source_id: m.sourceId,
-    occurred_at: iso(m.occurredAt),
-    created_at: isoText(m.createdAt),
-    updated_at: isoText(m.updatedAt),
+    occurred_at: m.occurredAt,
+    created_at: m.createdAt,
+    updated_at: m.updatedAt,
     state: m.state,
     superseded_by: m.supersededBy,
-    valid_to: iso(m.validTo),
+    valid_to: m.validTo,
   };
 }
 
@@ -62,19 +61,19 @@ export const memoryPageAnswer = (page: Page<Memory>) => ({
 });
 
 /** A recall result: the memory's fields with its score, and `mentioned_at` (Hindsight's name for the date). */
-export function recalledAnswer(m: RecalledMemory) {
-  const answer = Object.assign(memoryFields(m), { score: m.score, scores: m.scores, relevance: m.relevance });
+export function recalledAnswer(h: RecallHit) {
+  const answer = Object.assign(memoryFields(h.memory), { score: h.score, scores: h.scores, relevance: h.relevance });
   return Object.assign(
     answer,
-    m.truncated ? { truncated: true as const } : {},
-    m.org ? { org: true as const } : {},
+    h.truncated ? { truncated: true as const } : {},
+    h.org ? { org: true as const } : {},
     answer.occurred_at !== null ? { mentioned_at: answer.occurred_at } : {},
   );
 }
 
 export function recallAnswer(r: RecallResult) {
   return {
-    results: r.memories.map(recalledAnswer),
+    results: r.hits.map(recalledAnswer),
     usage: { tokens: r.tokens },
     entities: {},
     ...(r.trace ? { trace: { stages: r.trace.stages, total_ms: r.trace.totalMs } } : {}),
@@ -165,15 +164,15 @@ export function reflectAnswer(r: ReflectResult) {
     ...(r.basedOn
       ? {
           based_on: {
-            memories: r.basedOn.map((m) => ({
+            memories: r.basedOn.map(({ memory: m, score }) => ({
               id: m.id,
               text: m.text,
               type: m.type,
               fact_type: m.type,
-              occurred_at: iso(m.occurredAt),
+              occurred_at: m.occurredAt,
               source_id: m.sourceId,
               superseded_by: m.supersededBy,
-              score: m.score,
+              score,
             })),
             mental_models: [],
             directives: [],

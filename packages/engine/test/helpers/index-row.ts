@@ -7,7 +7,7 @@ const now = new Date().toISOString();
 export function indexRow(id: string, length: number, text = id): VectorRowMeta {
   const memory: Memory = {
     id,
-    bank_id: 'b',
+    bankId: 'b',
     space: 'default',
     type: 'raw',
     text,
@@ -15,14 +15,14 @@ export function indexRow(id: string, length: number, text = id): VectorRowMeta {
     metadata: {},
     tags: [],
     entities: [],
-    document_id: null,
-    source_id: null,
-    occurred_at: null,
-    created_at: now,
-    updated_at: now,
+    documentId: null,
+    sourceId: null,
+    occurredAt: null,
+    createdAt: now,
+    updatedAt: now,
     state: 'valid',
-    superseded_by: null,
-    valid_to: null,
+    supersededBy: null,
+    validTo: null,
   };
   return {
     id,

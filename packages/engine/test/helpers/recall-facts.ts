@@ -115,7 +115,7 @@ export async function checkTagsAndTypes(
   retain: RetainTexts,
   recallWith: (r: RecallRequest) => Promise<RecallOutcome>,
 ): Promise<void> {
-  const ids = (o: RecallOutcome) => o.results.map((h) => h.id);
+  const ids = (o: RecallOutcome) => o.results.map((h) => h.memory.id);
   const tagged = await retain('default', 'tagged', ['Mangoes are sweet tropical fruit.'], 'default', ['fruit']);
   const plain = await retain('default', 'tagged', ['Broccoli is a green vegetable people steam.']);
   await retain('default', 'tagged', ['Carrots are orange root vegetables.'], 'default', ['vegetable']);
