@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 function collect(dir, out) {
   for (const entry of readdirSync(dir)) {
@@ -98,12 +99,24 @@ let status = 0;
 let timedOut = false;
 const children = new Set();
 
+// Each file's process reports the CPU time it and the processes it started used (see test-cpu-time.mjs): on a shared
+// or loaded machine wall times vary with the neighbours, CPU time much less, so it is the figure to compare runs by.
+const CPU_REPORT = pathToFileURL(join(import.meta.dirname, 'test-cpu-time.mjs')).href;
+
+/** The "user system" seconds a file's process wrote at exit, summed, or undefined when it wrote none. */
+function cpuSeconds(cpuFile) {
+  if (!existsSync(cpuFile)) return undefined;
+  const [user, system] = readFileSync(cpuFile, 'utf8').trim().split(' ').map(Number);
+  return Number.isFinite(user) && Number.isFinite(system) ? user + system : undefined;
+}
+
 /**
  * Runs one test file in a process of its own, with the spec report kept until it ends (so files running side by side
  * never interleave their lines) and a TAP report for the totals. Resolves with the file's wall time.
  */
 function runFile(file, index) {
   const tapFile = join(tapDir, `file-${index}.tap`);
+  const cpuFile = join(tapDir, `file-${index}.cpu`);
   const fileStarted = Date.now();
   const child = spawn(
     process.execPath,
@@ -111,13 +124,15 @@ function runFile(file, index) {
       '--conditions=source',
       '--import',
       'tsx',
+      '--import',
+      CPU_REPORT,
       '--test-reporter=spec',
       '--test-reporter-destination=stdout',
       '--test-reporter=tap',
       `--test-reporter-destination=${tapFile}`,
       file,
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'test' } },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'test', MNEMOS_TEST_CPU_FILE: cpuFile } },
   );
   children.add(child);
   const output = [];
@@ -127,7 +142,9 @@ function runFile(file, index) {
     child.on('close', (code, signal) => {
       children.delete(child);
       const ms = Date.now() - fileStarted;
-      process.stdout.write(`\n▶ ${file} (${(ms / 1000).toFixed(1)} s)\n`);
+      const cpu = cpuSeconds(cpuFile);
+      const cpuNote = cpu === undefined ? '' : `, CPU ${cpu.toFixed(1)} s`;
+      process.stdout.write(`\n▶ ${file} (${(ms / 1000).toFixed(1)} s${cpuNote})\n`);
       process.stdout.write(Buffer.concat(output));
       if (code !== 0) {
         status = status || code || 1;
@@ -139,7 +156,7 @@ function runFile(file, index) {
       }
       // A file that crashed before its report was written counts as one failure, not as nothing.
       if (code !== 0 && !/^# fail \d+$/m.test(tap)) totals.fail += 1;
-      fileTimes.push({ file, ms });
+      fileTimes.push({ file, ms, cpu });
       resolve();
     });
   });
@@ -176,17 +193,26 @@ const shape = phases.map((p) =>
   p.concurrency === 1 ? `${p.files.length} alone` : `${p.files.length} up to ${p.concurrency} at once`,
 );
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+const cpuNote = (cpu) => (cpu === undefined ? '' : `, CPU ${seconds(cpu * 1000)}`);
 const byPackage = new Map();
-for (const { file, ms } of fileTimes) {
+for (const { file, ms, cpu } of fileTimes) {
   const name = /packages\/([^/]+)\//.exec(file)?.[1] ?? 'other';
-  byPackage.set(name, (byPackage.get(name) ?? 0) + ms);
+  const sum = byPackage.get(name) ?? { ms: 0, cpu: undefined };
+  byPackage.set(name, { ms: sum.ms + ms, cpu: cpu === undefined ? sum.cpu : (sum.cpu ?? 0) + cpu });
 }
 console.log('\nrun-tests: time per package (the sum of its files, which run side by side):');
-for (const [name, ms] of [...byPackage].sort((a, b) => b[1] - a[1])) console.log(`  ${name}: ${seconds(ms)}`);
+for (const [name, sum] of [...byPackage].sort((a, b) => b[1].ms - a[1].ms)) {
+  console.log(`  ${name}: ${seconds(sum.ms)}${cpuNote(sum.cpu)}`);
+}
 const slow = fileTimes.filter((t) => t.ms > SLOW_FILE_MS).sort((a, b) => b.ms - a.ms);
 if (slow.length > 0) {
   console.log(`run-tests: files over ${SLOW_FILE_MS / 1000} s:`);
-  for (const { file, ms } of slow) console.log(`  ${file}: ${seconds(ms)}`);
+  for (const { file, ms, cpu } of slow) console.log(`  ${file}: ${seconds(ms)}${cpuNote(cpu)}`);
+}
+const measured = fileTimes.filter((t) => t.cpu !== undefined);
+if (measured.length > 0) {
+  const total = measured.reduce((sum, t) => sum + t.cpu, 0);
+  console.log(`run-tests: CPU time of the test files: ${(total / 60).toFixed(1)} min (user + system, with children)`);
 }
 console.log(`\nrun-tests: ${files.length} files in ${minutes} min (${shape.join(', then ')})`);
 console.log(`tests: ${totals.pass} passed, ${failed} failed, ${totals.skipped} skipped`);

@@ -3,11 +3,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
 import { remote, type RemoteCommand } from '../src/cli/remote.js';
 import { table } from '../src/cli/format.js';
 import type { CliIo } from '../src/cli/io.js';
 import { REPO_ROOT, startTestEngine, type TestEngine } from './helpers/engine.js';
+import { CLI_COMMAND } from './helpers/process.js';
 
 let engine: TestEngine;
 
@@ -41,15 +41,11 @@ function binary(
   env: Record<string, string>,
 ): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--conditions=source', '--import', 'tsx', resolve(REPO_ROOT, 'packages/engine/src/cli.ts'), ...args],
-      {
-        cwd: REPO_ROOT,
-        env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, [...CLI_COMMAND, ...args], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));

@@ -3,10 +3,9 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { call, REPO_ROOT, tempHome, testEnv } from './helpers/engine.js';
 import { startFakeLlm, type FakeLlm } from './helpers/fake-llm.js';
-import { PROCESS_LIMIT_MS } from './helpers/process.js';
+import { CLI_COMMAND, PROCESS_LIMIT_MS } from './helpers/process.js';
 import { waitUntilReady } from '../src/index.js';
 
 const home = tempHome('mnemos-restart-');
@@ -21,15 +20,11 @@ after(async () => {
 
 function startChild(env: Record<string, string>): Promise<{ proc: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(
-      process.execPath,
-      ['--conditions=source', '--import', 'tsx', join('packages', 'engine', 'src', 'cli.ts'), 'serve'],
-      {
-        cwd: REPO_ROOT,
-        env: { PATH: process.env['PATH'] ?? '', ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const proc = spawn(process.execPath, [...CLI_COMMAND, 'serve'], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env['PATH'] ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let listening = false;
     const timer = setTimeout(() => reject(new Error(`engine did not start: ${out}`)), PROCESS_LIMIT_MS);

@@ -2,11 +2,11 @@
 // forwards each tool to a real engine over HTTP through @mnemos/client.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { REPO_ROOT, startTestEngine, type TestEngine } from './helpers/engine.js';
+import { CLI_COMMAND } from './helpers/process.js';
 
 let engine: TestEngine;
 const clients: Client[] = [];
@@ -22,14 +22,7 @@ after(async () => {
 async function connect(extraArgs: string[] = [], env: Record<string, string> = {}): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [
-      '--conditions=source',
-      '--import',
-      'tsx',
-      resolve(REPO_ROOT, 'packages/engine/src/cli.ts'),
-      'mcp',
-      ...extraArgs,
-    ],
+    args: [...CLI_COMMAND, 'mcp', ...extraArgs],
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', MNEMOS_URL: engine.url, ...env },
     cwd: REPO_ROOT,
     stderr: 'pipe',

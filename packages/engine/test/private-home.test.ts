@@ -20,7 +20,7 @@ function modes(path: string): string[] {
 describe("what the engine keeps under MNEMOS_HOME is its user's alone", () => {
   it('after a start, the database (also files it creates while running), the model cache and the lock are 0600 files in 0700 folders', async () => {
     // The home holds a database as initdb (and every earlier release) wrote it: files 0666.
-    const home = tempHome('mnemos-private-');
+    const home = tempHome('mnemos-private-', { database: 'initdb' });
     const hub = await startFakeHub(MODEL_DIR);
     const running = await startEngine({
       env: testEnv(home.path, {

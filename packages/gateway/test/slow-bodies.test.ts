@@ -8,9 +8,9 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { seedEmbeddedDatabase } from '../../engine/test/helpers/pristine-database.js';
+import { CLI_COMMAND, entryArgs } from '../../engine/test/helpers/process.js';
 import {
   ADMIN_TOKEN,
   ENGINE_TOKEN,
@@ -35,11 +35,9 @@ interface ServerProcess {
   stop(): Promise<void>;
 }
 
-const gatewayBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/bin.ts');
-
-/** Runs the gateway from source in its own process, so its memory is measured apart from the test client's. */
+/** Runs the gateway in its own process, so its memory is measured apart from the test client's. */
 function spawnGatewayProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', gatewayBin], {
+  const child: ChildProcess = spawn(process.execPath, entryArgs('gateway', 'bin'), {
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -232,14 +230,18 @@ describe('slow request bodies in bulk', { timeout: 300_000 }, () => {
     seedEmbeddedDatabase(home);
     cleanups.push(() => rm(home, { recursive: true, force: true }));
     const { spawnEngineProcess } = await import('@mnemos/engine');
-    const engine = await spawnEngineProcess({
-      MNEMOS_HOME: home,
-      MNEMOS_API_AUTH_TOKEN: ENGINE_TOKEN,
-      MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: MODEL_DIR,
-      MNEMOS_API_PORT: '0',
-      MNEMOS_API_HOST: '127.0.0.1',
-      ...limitsEnv('MNEMOS_API'),
-    });
+    const engine = await spawnEngineProcess(
+      {
+        MNEMOS_HOME: home,
+        MNEMOS_API_AUTH_TOKEN: ENGINE_TOKEN,
+        MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: MODEL_DIR,
+        MNEMOS_API_PORT: '0',
+        MNEMOS_API_HOST: '127.0.0.1',
+        ...limitsEnv('MNEMOS_API'),
+      },
+      // The compiled CLI when the build is current (see entryArgs), the source otherwise.
+      CLI_COMMAND.at(-1),
+    );
     const pid = engine.child.pid;
     assert.ok(pid !== undefined);
     cleanups.push(() => engine.stop());

@@ -7,21 +7,21 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import { unknownGatewayVariables } from '../src/config.js';
+import { entryArgs } from '../../engine/test/helpers/process.js';
 import { ADMIN_TOKEN, createTestDatabase } from './helpers.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const BIN = path.resolve(repoRoot, 'packages/gateway/src/bin.ts');
 
-/** Starts the gateway's entry point from source with only `env` (and PATH), stdout and stderr piped. */
+/** Starts the gateway's entry point with only `env` (and PATH), stdout and stderr piped. */
 function spawnGateway(env: Record<string, string>): ChildProcessByStdio<null, Readable, Readable> {
-  return spawn(process.execPath, ['--conditions=source', '--import', 'tsx', BIN], {
+  return spawn(process.execPath, entryArgs('gateway', 'bin'), {
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
 
-/** Runs the gateway's entry point from source with only `env` (and PATH) and collects its exit code and output. */
+/** Runs the gateway's entry point with only `env` (and PATH) and collects its exit code and output. */
 function runGateway(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawnGateway(env);
   let stdout = '';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { testModelDir } from '../../bench/test-assets.js';
-import { seedEmbeddedDatabase } from './pristine-database.js';
+import { seedEmbeddedDatabase, type SeedStage } from './pristine-database.js';
 import { startEngine, type RunningEngine, type StartEngineOptions } from '../../src/index.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -13,15 +13,16 @@ export const REPO_ROOT = resolve(here, '../../../..');
 export const MODEL_DIR = testModelDir();
 
 /**
- * A fresh home folder for an engine, its embedded database already through initdb (see pristine-database.ts);
- * `{ database: 'none' }` leaves the folder empty, for tests of a first start that creates the database itself.
+ * A fresh home folder for an engine, its embedded database already migrated, as an engine's first start leaves it (see
+ * pristine-database.ts); `{ database: 'initdb' }` gives a never-migrated database, and `{ database: 'none' }` leaves the
+ * folder empty, for tests of a first start that creates the database itself.
  */
 export function tempHome(
   prefix = 'mnemos-test-',
-  options: { database?: 'initdb' | 'none' } = {},
+  options: { database?: SeedStage | 'none' } = {},
 ): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
-  if (options.database !== 'none') seedEmbeddedDatabase(path);
+  if (options.database !== 'none') seedEmbeddedDatabase(path, options.database);
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
 

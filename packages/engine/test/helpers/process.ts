@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
+import { solutionBuildState } from '../../bin/build-state.mjs';
 import { waitUntilReady } from '../../src/process.js';
 import { REPO_ROOT } from './engine.js';
 
@@ -11,7 +12,22 @@ export interface EngineProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-const CLI = resolve(REPO_ROOT, 'packages/engine/src/cli.ts');
+/**
+ * Whether every project's build is current (as `npm test` leaves it: it builds before the tests run). Then the tests
+ * start the compiled entry points; else the sources through tsx. Both run the same code, but from source every
+ * process and each of its threads loads tsx and the TypeScript transforms again, seconds of CPU per engine start that
+ * the tests starting dozens of processes paid over and over. A source changed since the last build runs from source.
+ */
+const BUILT = solutionBuildState(resolve(REPO_ROOT, 'tsconfig.json')) === 'current';
+
+/** The `node` arguments that run `packages/<pkg>/src/<name>.ts`: its compiled file when built, else the source. */
+export function entryArgs(pkg: string, name: string): string[] {
+  const at = (folder: string, ext: string) => resolve(REPO_ROOT, 'packages', pkg, folder, `${name}.${ext}`);
+  return BUILT ? [at('dist', 'js')] : ['--conditions=source', '--import', 'tsx', at('src', 'ts')];
+}
+
+/** How a test starts `mnemos` (see entryArgs). */
+export const CLI_COMMAND: readonly string[] = entryArgs('engine', 'cli');
 
 export interface CliUser {
   uid?: number;
@@ -32,7 +48,7 @@ export const PROCESS_LIMIT_MS = 300_000;
 /** Runs `mnemos <args>` from source in a child process and collects its output. */
 export function runCli(args: string[], env: Record<string, string>, options: CliUser = {}) {
   const { setpriv, ...user } = options;
-  const command = [process.execPath, '--conditions=source', '--import', 'tsx', CLI, ...args];
+  const command = [process.execPath, ...CLI_COMMAND, ...args];
   const asUser = setpriv === undefined ? [] : ['setpriv', `--reuid=${setpriv}`, `--regid=${setpriv}`, '--clear-groups'];
   const [file, ...rest] = [...asUser, ...command];
   return spawn(file!, rest, {
