@@ -3,6 +3,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createLocalEmbedder } from '../src/embeddings/local.js';
 import { spawnEngineProcess, type EngineProcess } from '../src/process.js';
+import { embeddingBatches, textsPerCall } from './engine-metrics.js';
 import { JsonClient, type JsonAnswer } from './http-json.js';
 import { benchModelDir, benchModelDtype } from './local-model.js';
 import { bestModelRate, derivedMemory, loadLocomoText, type LocomoText } from './locomo-text.js';
@@ -36,10 +37,11 @@ const USAGE =
   'options: --memories N (bank size, 10000) --seconds S (per run, 30) --connections C (32) --rates R1,R2 (offered ' +
   'requests/s instead of the search) --bisect N (2) --seed N (1) --model-sample N (texts of the mix the model alone ' +
   'embeds, 640) --json FILE --env KEY=VALUE (engine setting) --cpu-prof DIR (the engine writes CPU profiles there; ' +
-  'each run reports its profile window for cpu-profile.ts)';
+  'each run reports its profile window for cpu-profile.ts) --retain-share F (0.2; 0 for recalls only, 1 for retains ' +
+  'only)';
 const options = parseBenchOptions(
   process.argv.slice(2),
-  ['memories', 'seconds', 'connections', 'rates', 'bisect', 'seed', 'model-sample', 'json', 'cpu-prof'],
+  ['memories', 'seconds', 'connections', 'rates', 'bisect', 'seed', 'model-sample', 'json', 'cpu-prof', 'retain-share'],
   USAGE,
 );
 const BANK_SIZE = numberOption(options, 'memories', 10_000);
@@ -47,7 +49,8 @@ const SECONDS = numberOption(options, 'seconds', 30);
 const CONNECTIONS = numberOption(options, 'connections', 32);
 const BISECT = numberOption(options, 'bisect', 2, 0);
 const SEED = numberOption(options, 'seed', 1);
-const RETAIN_SHARE = 0.2;
+const RETAIN_SHARE = numberOption(options, 'retain-share', 0.2, 0);
+if (RETAIN_SHARE > 1) throw new Error(`--retain-share ${RETAIN_SHARE}: a share is between 0 and 1`);
 /** Texts of the mix the model alone embeds for its capacity. */
 const MODEL_SAMPLE = numberOption(options, 'model-sample', 640);
 const BAR_SHARE = 0.4;
@@ -71,6 +74,8 @@ interface LoadRun {
   engine_cpu_ms_per_request: number;
   /** The engine's main thread, then its other threads from the busiest down (model, database, V8's helpers). */
   engine_cpu_ms_per_request_by_thread: { main: number; others: number[] };
+  /** Texts per call to the model (the engine's batches, from its /metrics). */
+  texts_per_model_call: number;
   /** With --cpu-prof: the run's start and end on the profiles' clock (monotonic microseconds). */
   profile_window_us?: [number, number];
   machine_idle_share: number;
@@ -126,6 +131,7 @@ class LoadBench {
     this.seed += 2;
     const arrivals = mixedArrivals(rate, SECONDS, RETAIN_SHARE, rng(this.seed), rng(this.seed + 1));
     const pid = this.engine.child.pid;
+    const batchesBefore = await embeddingBatches(this.engine.url);
     const engineBefore = perThreadCpuSeconds(pid);
     const clientBefore = process.cpuUsage();
     const ticksBefore = machineTicks();
@@ -137,6 +143,7 @@ class LoadBench {
     const client = process.cpuUsage(clientBefore);
     const engineAfter = perThreadCpuSeconds(pid);
     const ticksAfter = machineTicks();
+    const batchesAfter = await embeddingBatches(this.engine.url);
     const failed = (c: Answered) => c.error !== undefined || c.result?.status !== 200;
     const acknowledged = done.filter((c) => c.op === 'retain' && !failed(c)).map((c) => memoryIdOf(c.result));
     const engineCpu = sum(engineAfter.values()) - sum(engineBefore.values());
@@ -155,6 +162,7 @@ class LoadBench {
       client_cpu_ms_per_request: (client.user + client.system) / 1000 / Math.max(1, done.length),
       engine_cpu_ms_per_request: (1000 * engineCpu) / Math.max(1, done.length),
       engine_cpu_ms_per_request_by_thread: cpuPerRequestByThread(pid, engineBefore, engineAfter, done.length),
+      texts_per_model_call: textsPerCall(batchesBefore, batchesAfter),
       ...(CPU_PROFILE_DIR === undefined ? {} : { profile_window_us: [startedUs, endedUs] as [number, number] }),
       machine_idle_share: (ticksAfter.idle - ticksBefore.idle) / (ticksAfter.total - ticksBefore.total),
       engine_rss_mib: rssMiB(pid),
@@ -203,7 +211,10 @@ function printRun(r: LoadRun): void {
   );
   const threads = r.engine_cpu_ms_per_request_by_thread;
   const others = threads.others.map((ms) => ms.toFixed(2)).join(', ');
-  console.log(`         engine CPU ms/request by thread: main ${threads.main.toFixed(2)}; others ${others}`);
+  console.log(
+    `         engine CPU ms/request by thread: main ${threads.main.toFixed(2)}; others ${others}; ` +
+      `${r.texts_per_model_call.toFixed(2)} texts per model call`,
+  );
   if (r.profile_window_us && CPU_PROFILE_DIR !== undefined) {
     const [from, to] = r.profile_window_us;
     console.log(
