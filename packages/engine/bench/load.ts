@@ -37,8 +37,8 @@ const USAGE =
   'options: --memories N (bank size, 10000) --seconds S (per run, 30) --connections C (32) --rates R1,R2 (offered ' +
   'requests/s instead of the search) --bisect N (2) --seed N (1) --model-sample N (texts of the mix the model alone ' +
   'embeds, 640) --json FILE --env KEY=VALUE (engine setting) --cpu-prof DIR (the engine writes CPU profiles there; ' +
-  'each run reports its profile window for cpu-profile.ts) --retain-share F (0.2; 0 for recalls only, 1 for retains ' +
-  'only)';
+  'each run reports its profile window for cpu-profile.ts) --retain-share F1,F2 (0.2; 0 for recalls only, 1 for ' +
+  'retains only; with --rates each rate runs at each share, else the search uses the first)';
 const options = parseBenchOptions(
   process.argv.slice(2),
   ['memories', 'seconds', 'connections', 'rates', 'bisect', 'seed', 'model-sample', 'json', 'cpu-prof', 'retain-share'],
@@ -49,8 +49,9 @@ const SECONDS = numberOption(options, 'seconds', 30);
 const CONNECTIONS = numberOption(options, 'connections', 32);
 const BISECT = numberOption(options, 'bisect', 2, 0);
 const SEED = numberOption(options, 'seed', 1);
-const RETAIN_SHARE = numberOption(options, 'retain-share', 0.2, 0);
-if (RETAIN_SHARE > 1) throw new Error(`--retain-share ${RETAIN_SHARE}: a share is between 0 and 1`);
+/** The shares of retains in the mix; the first is the mix of the model-only rate and of the capacity search. */
+const RETAIN_SHARES = shareList(options.values.get('retain-share') ?? '0.2');
+const RETAIN_SHARE = RETAIN_SHARES[0]!;
 /** Texts of the mix the model alone embeds for its capacity. */
 const MODEL_SAMPLE = numberOption(options, 'model-sample', 640);
 const BAR_SHARE = 0.4;
@@ -59,6 +60,7 @@ const CPU_PROFILE_DIR = options.values.get('cpu-prof');
 
 interface LoadRun {
   offered_per_s: number;
+  retain_share: number;
   share_of_model: number;
   seconds: number;
   requests: number;
@@ -127,9 +129,9 @@ class LoadBench {
       : this.http.post(this.memories, { content: this.retainText(this.retains++) });
   }
 
-  async run(rate: number, modelRate: number): Promise<LoadRun> {
+  async run(rate: number, modelRate: number, retainShare: number): Promise<LoadRun> {
     this.seed += 2;
-    const arrivals = mixedArrivals(rate, SECONDS, RETAIN_SHARE, rng(this.seed), rng(this.seed + 1));
+    const arrivals = mixedArrivals(rate, SECONDS, retainShare, rng(this.seed), rng(this.seed + 1));
     const pid = this.engine.child.pid;
     const batchesBefore = await embeddingBatches(this.engine.url);
     const engineBefore = perThreadCpuSeconds(pid);
@@ -149,6 +151,7 @@ class LoadBench {
     const engineCpu = sum(engineAfter.values()) - sum(engineBefore.values());
     return {
       offered_per_s: rate,
+      retain_share: retainShare,
       share_of_model: rate / modelRate,
       seconds: SECONDS,
       requests: done.length,
@@ -184,6 +187,14 @@ class LoadBench {
   }
 }
 
+function shareList(raw: string): number[] {
+  const list = raw.split(',').map((s) => Number(s.trim()));
+  if (list.some((n) => !Number.isFinite(n) || n < 0 || n > 1)) {
+    throw new Error(`--retain-share ${raw}: must be shares from 0 to 1 separated by commas`);
+  }
+  return list;
+}
+
 function memoryIdOf(answer: JsonAnswer | undefined): string {
   const ids = answer?.json.memory_ids;
   const id: unknown = Array.isArray(ids) ? ids[0] : undefined;
@@ -202,6 +213,7 @@ function printRun(r: LoadRun): void {
   console.log(
     [
       `${f1(r.offered_per_s).padStart(7)}/s (${(100 * r.share_of_model).toFixed(0).padStart(3)}%)`,
+      ...(RETAIN_SHARES.length > 1 ? [`retain share ${r.retain_share}`] : []),
       `achieved ${f1(r.achieved_per_s).padStart(6)}/s`,
       `recall p50/p95/p99 ${f1(r.recall_ms.p50)}/${f1(r.recall_ms.p95)}/${f1(r.recall_ms.p99)} ms`,
       `retain p50/p95/p99 ${f1(r.retain_ms.p50)}/${f1(r.retain_ms.p95)}/${f1(r.retain_ms.p99)} ms`,
@@ -268,8 +280,8 @@ async function main() {
     const fillSeconds = await bench.fill();
     console.log(`filled ${BANK_SIZE} LoCoMo-derived memories in ${f1(fillSeconds)} s`);
     const runs: LoadRun[] = [];
-    const measure = async (rate: number) => {
-      const r = await bench.run(rate, model.rate);
+    const measure = async (rate: number, retainShare = RETAIN_SHARE) => {
+      const r = await bench.run(rate, model.rate, retainShare);
       runs.push(r);
       printRun(r);
       return r.recall_ms.p95 <= CAPACITY_P95_MS && r.errors === 0;
@@ -283,7 +295,7 @@ async function main() {
       );
       capacity = search.capacity;
     } else {
-      for (const rate of rates) await measure(rate);
+      for (const rate of rates) for (const share of RETAIN_SHARES) await measure(rate, share);
     }
     const atBar = runs.find((r) => Math.abs(r.share_of_model - BAR_SHARE) < 1e-9);
     const bars = {
@@ -315,7 +327,7 @@ async function main() {
           memories: BANK_SIZE,
           seconds: SECONDS,
           connections: CONNECTIONS,
-          retain_share: RETAIN_SHARE,
+          retain_shares: RETAIN_SHARES,
           env: recordedSettings(options.env),
         },
         fill_seconds: fillSeconds,
