@@ -43,7 +43,7 @@ const COMPONENTS: ReadonlyArray<[name: string, matches: (frame: CallFrame) => bo
   ['recall: keyword arm', (f) => /\/vectors\/term-index\.ts|\/keywords\//.test(f.url) || f.functionName === 'matching'],
   ['recall: signals', (f) => /\/recall\/(signals|bm25|near-copy|feedback|relevance)\.ts/.test(f.url)],
   ['recall: other stages', (f) => /\/recall\/|\/vectors\//.test(f.url)],
-  ['encryption at rest', (f) => /\/crypto\//.test(f.url)],
+  ['body codec (crypto/: encryption at rest, or the plaintext codec)', (f) => /\/crypto\//.test(f.url)],
   ['retain', (f) => /\/memory\//.test(f.url)],
   ['thread messages (database, model)', (f) => /\/util\/thread\.ts|\/db\/|\/embeddings\//.test(f.url)],
   ['request validation', (f) => /ajv|http-input|\/validation\.js/.test(f.url)],
