@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnEngineProcess } from '../src/process.js';
 import { checkoutRevision, repositoryRoot, workingTree, type Checkout } from './ab-checkout.js';
+import { embeddingBatches, textsPerCall } from './engine-metrics.js';
 import { JsonClient } from './http-json.js';
 import { benchModelDir } from './local-model.js';
 import { derivedMemory, loadLocomoText } from './locomo-text.js';
@@ -20,15 +21,18 @@ import { rng } from './synthetic.js';
  * shared machine measures fairly; latency there is not reported.
  *
  * Options: --base REF (required) --head REF (default: the working tree) --rate R (100 requests/s) --seconds S (20)
- * --pairs N (3) --memories N (10000).
+ * --pairs N (3) --memories N (10000) --retain-share F (0.2; 0 runs recalls only, 1 retains only, to tell the two
+ * operations' CPU apart). Each run also prints the texts per model call, from the engine's /metrics.
  */
 
-const USAGE = 'options: --base REF --head REF --rate R --seconds S --pairs N --memories N';
+const USAGE = 'options: --base REF --head REF --rate R --seconds S --pairs N --memories N --retain-share F';
 const options = parseBenchOptions(
   process.argv.slice(2),
-  ['base', 'head', 'rate', 'seconds', 'pairs', 'memories'],
+  ['base', 'head', 'rate', 'seconds', 'pairs', 'memories', 'retain-share'],
   USAGE,
 );
+const RETAIN_SHARE = numberOption(options, 'retain-share', 0.2, 0);
+if (RETAIN_SHARE > 1) throw new Error(`--retain-share ${RETAIN_SHARE}: a share is between 0 and 1`);
 const RATE = numberOption(options, 'rate', 100);
 const SECONDS = numberOption(options, 'seconds', 20);
 const PAIRS = numberOption(options, 'pairs', 3);
@@ -69,8 +73,9 @@ async function run(side: Checkout, filled: string, http: JsonClient) {
     for (let i = 0; i < 40; i++) await http.post(`${memories}/recall`, { query: question(i) });
     let recalls = 0;
     let retains = 0;
-    const arrivals = mixedArrivals(RATE, SECONDS, 0.2, rng(3), rng(4));
+    const arrivals = mixedArrivals(RATE, SECONDS, RETAIN_SHARE, rng(3), rng(4));
     const pid = engine.child.pid;
+    const batchesBefore = await embeddingBatches(engine.url);
     const before = perThreadCpuSeconds(pid);
     const done = await runOpenLoop(arrivals, 32, (op) =>
       op === 'recall'
@@ -78,9 +83,10 @@ async function run(side: Checkout, filled: string, http: JsonClient) {
         : http.post(memories, { content: derivedMemory(locomo.turns, MEMORIES + retains++) }),
     );
     const byThread = cpuPerRequestByThread(pid, before, perThreadCpuSeconds(pid), done.length);
+    const perCall = textsPerCall(batchesBefore, await embeddingBatches(engine.url));
     const errors = done.filter((c) => c.error !== undefined || c.result?.status !== 200).length;
     const total = byThread.main + byThread.others.reduce((a, b) => a + b, 0);
-    return { total, byThread, errors };
+    return { total, byThread, errors, perCall };
   } finally {
     await engine.stop();
     rmSync(home, { recursive: true, force: true });
@@ -101,7 +107,8 @@ async function main(): Promise<void> {
     checkouts.push(head);
     await fill(base, filled, http);
     console.log(
-      `CPU per request at ${RATE}/s for ${SECONDS} s, ${MEMORIES} memories: base ${base.commit}, head ${head.commit}`,
+      `CPU per request at ${RATE}/s for ${SECONDS} s (retain share ${RETAIN_SHARE}), ${MEMORIES} memories: ` +
+        `base ${base.commit}, head ${head.commit}`,
     );
     for (let pair = 0; pair < PAIRS; pair++) {
       for (const [name, side] of [
@@ -111,7 +118,8 @@ async function main(): Promise<void> {
         const r = await run(side, filled, http);
         const others = r.byThread.others.map((ms) => ms.toFixed(2)).join(', ');
         console.log(
-          `${name} ${r.total.toFixed(2)} ms (main ${r.byThread.main.toFixed(2)}; others ${others}), errors ${r.errors}`,
+          `${name} ${r.total.toFixed(2)} ms (main ${r.byThread.main.toFixed(2)}; others ${others}), ` +
+            `${r.perCall.toFixed(2)} texts per model call, errors ${r.errors}`,
         );
       }
     }

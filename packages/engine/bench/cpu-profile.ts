@@ -43,6 +43,7 @@ const COMPONENTS: ReadonlyArray<[name: string, matches: (frame: CallFrame) => bo
   ['recall: keyword arm', (f) => /\/vectors\/term-index\.ts|\/keywords\//.test(f.url) || f.functionName === 'matching'],
   ['recall: signals', (f) => /\/recall\/(signals|bm25|near-copy|feedback|relevance)\.ts/.test(f.url)],
   ['recall: other stages', (f) => /\/recall\/|\/vectors\//.test(f.url)],
+  ['body codec (crypto/: encryption at rest, or the plaintext codec)', (f) => /\/crypto\//.test(f.url)],
   ['retain', (f) => /\/memory\//.test(f.url)],
   ['thread messages (database, model)', (f) => /\/util\/thread\.ts|\/db\/|\/embeddings\//.test(f.url)],
   ['request validation', (f) => /ajv|http-input|\/validation\.js/.test(f.url)],
@@ -87,6 +88,15 @@ function attribute(profile: CpuProfile, from: number, to: number): Map<string, n
   return out;
 }
 
+/** Worker threads have no names: the component that fills most of a thread's samples says which one it is. */
+function threadRole(thread: string | undefined, times: ReadonlyMap<string, number>): string {
+  if (thread === '0') return 'main';
+  const [top] = [...times].sort((a, b) => b[1] - a[1])[0] ?? ['idle'];
+  if (top.startsWith('embedded Postgres')) return 'database';
+  if (top.startsWith('the model')) return 'model';
+  return `mostly ${top}`;
+}
+
 function main(): void {
   const options = parseBenchOptions(process.argv.slice(2), ['dir', 'from', 'to', 'requests'], USAGE);
   const dir = options.values.get('dir');
@@ -103,7 +113,7 @@ function main(): void {
     const busy = [...times.values()].reduce((a, b) => a + b, 0);
     if (busy === 0) continue;
     console.log(
-      `\nthread ${thread}${thread === '0' ? ' (main)' : ''}: ${(busy / 1000 / requests).toFixed(2)} ms/request sampled`,
+      `\nthread ${thread} (${threadRole(thread, times)}): ${(busy / 1000 / requests).toFixed(2)} ms/request sampled`,
     );
     for (const [name, us] of [...times].sort((a, b) => b[1] - a[1])) {
       console.log(`  ${((100 * us) / busy).toFixed(1).padStart(5)}%  ${name}`);

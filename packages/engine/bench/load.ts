@@ -3,6 +3,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createLocalEmbedder } from '../src/embeddings/local.js';
 import { spawnEngineProcess, type EngineProcess } from '../src/process.js';
+import { embeddingBatches, textsPerCall } from './engine-metrics.js';
 import { JsonClient, type JsonAnswer } from './http-json.js';
 import { benchModelDir, benchModelDtype } from './local-model.js';
 import { bestModelRate, derivedMemory, loadLocomoText, type LocomoText } from './locomo-text.js';
@@ -36,10 +37,11 @@ const USAGE =
   'options: --memories N (bank size, 10000) --seconds S (per run, 30) --connections C (32) --rates R1,R2 (offered ' +
   'requests/s instead of the search) --bisect N (2) --seed N (1) --model-sample N (texts of the mix the model alone ' +
   'embeds, 640) --json FILE --env KEY=VALUE (engine setting) --cpu-prof DIR (the engine writes CPU profiles there; ' +
-  'each run reports its profile window for cpu-profile.ts)';
+  'each run reports its profile window for cpu-profile.ts) --retain-share F1,F2 (0.2; 0 for recalls only, 1 for ' +
+  'retains only; with --rates each rate runs at each share, else the search uses the first)';
 const options = parseBenchOptions(
   process.argv.slice(2),
-  ['memories', 'seconds', 'connections', 'rates', 'bisect', 'seed', 'model-sample', 'json', 'cpu-prof'],
+  ['memories', 'seconds', 'connections', 'rates', 'bisect', 'seed', 'model-sample', 'json', 'cpu-prof', 'retain-share'],
   USAGE,
 );
 const BANK_SIZE = numberOption(options, 'memories', 10_000);
@@ -47,7 +49,9 @@ const SECONDS = numberOption(options, 'seconds', 30);
 const CONNECTIONS = numberOption(options, 'connections', 32);
 const BISECT = numberOption(options, 'bisect', 2, 0);
 const SEED = numberOption(options, 'seed', 1);
-const RETAIN_SHARE = 0.2;
+/** The shares of retains in the mix; the first is the mix of the model-only rate and of the capacity search. */
+const RETAIN_SHARES = shareList(options.values.get('retain-share') ?? '0.2');
+const RETAIN_SHARE = RETAIN_SHARES[0]!;
 /** Texts of the mix the model alone embeds for its capacity. */
 const MODEL_SAMPLE = numberOption(options, 'model-sample', 640);
 const BAR_SHARE = 0.4;
@@ -56,6 +60,7 @@ const CPU_PROFILE_DIR = options.values.get('cpu-prof');
 
 interface LoadRun {
   offered_per_s: number;
+  retain_share: number;
   share_of_model: number;
   seconds: number;
   requests: number;
@@ -71,6 +76,8 @@ interface LoadRun {
   engine_cpu_ms_per_request: number;
   /** The engine's main thread, then its other threads from the busiest down (model, database, V8's helpers). */
   engine_cpu_ms_per_request_by_thread: { main: number; others: number[] };
+  /** Texts per call to the model (the engine's batches, from its /metrics). */
+  texts_per_model_call: number;
   /** With --cpu-prof: the run's start and end on the profiles' clock (monotonic microseconds). */
   profile_window_us?: [number, number];
   machine_idle_share: number;
@@ -122,10 +129,11 @@ class LoadBench {
       : this.http.post(this.memories, { content: this.retainText(this.retains++) });
   }
 
-  async run(rate: number, modelRate: number): Promise<LoadRun> {
+  async run(rate: number, modelRate: number, retainShare: number): Promise<LoadRun> {
     this.seed += 2;
-    const arrivals = mixedArrivals(rate, SECONDS, RETAIN_SHARE, rng(this.seed), rng(this.seed + 1));
+    const arrivals = mixedArrivals(rate, SECONDS, retainShare, rng(this.seed), rng(this.seed + 1));
     const pid = this.engine.child.pid;
+    const batchesBefore = await embeddingBatches(this.engine.url);
     const engineBefore = perThreadCpuSeconds(pid);
     const clientBefore = process.cpuUsage();
     const ticksBefore = machineTicks();
@@ -137,11 +145,13 @@ class LoadBench {
     const client = process.cpuUsage(clientBefore);
     const engineAfter = perThreadCpuSeconds(pid);
     const ticksAfter = machineTicks();
+    const batchesAfter = await embeddingBatches(this.engine.url);
     const failed = (c: Answered) => c.error !== undefined || c.result?.status !== 200;
     const acknowledged = done.filter((c) => c.op === 'retain' && !failed(c)).map((c) => memoryIdOf(c.result));
     const engineCpu = sum(engineAfter.values()) - sum(engineBefore.values());
     return {
       offered_per_s: rate,
+      retain_share: retainShare,
       share_of_model: rate / modelRate,
       seconds: SECONDS,
       requests: done.length,
@@ -155,6 +165,7 @@ class LoadBench {
       client_cpu_ms_per_request: (client.user + client.system) / 1000 / Math.max(1, done.length),
       engine_cpu_ms_per_request: (1000 * engineCpu) / Math.max(1, done.length),
       engine_cpu_ms_per_request_by_thread: cpuPerRequestByThread(pid, engineBefore, engineAfter, done.length),
+      texts_per_model_call: textsPerCall(batchesBefore, batchesAfter),
       ...(CPU_PROFILE_DIR === undefined ? {} : { profile_window_us: [startedUs, endedUs] as [number, number] }),
       machine_idle_share: (ticksAfter.idle - ticksBefore.idle) / (ticksAfter.total - ticksBefore.total),
       engine_rss_mib: rssMiB(pid),
@@ -176,6 +187,14 @@ class LoadBench {
   }
 }
 
+function shareList(raw: string): number[] {
+  const list = raw.split(',').map((s) => Number(s.trim()));
+  if (list.some((n) => !Number.isFinite(n) || n < 0 || n > 1)) {
+    throw new Error(`--retain-share ${raw}: must be shares from 0 to 1 separated by commas`);
+  }
+  return list;
+}
+
 function memoryIdOf(answer: JsonAnswer | undefined): string {
   const ids = answer?.json.memory_ids;
   const id: unknown = Array.isArray(ids) ? ids[0] : undefined;
@@ -194,6 +213,7 @@ function printRun(r: LoadRun): void {
   console.log(
     [
       `${f1(r.offered_per_s).padStart(7)}/s (${(100 * r.share_of_model).toFixed(0).padStart(3)}%)`,
+      ...(RETAIN_SHARES.length > 1 ? [`retain share ${r.retain_share}`] : []),
       `achieved ${f1(r.achieved_per_s).padStart(6)}/s`,
       `recall p50/p95/p99 ${f1(r.recall_ms.p50)}/${f1(r.recall_ms.p95)}/${f1(r.recall_ms.p99)} ms`,
       `retain p50/p95/p99 ${f1(r.retain_ms.p50)}/${f1(r.retain_ms.p95)}/${f1(r.retain_ms.p99)} ms`,
@@ -203,7 +223,10 @@ function printRun(r: LoadRun): void {
   );
   const threads = r.engine_cpu_ms_per_request_by_thread;
   const others = threads.others.map((ms) => ms.toFixed(2)).join(', ');
-  console.log(`         engine CPU ms/request by thread: main ${threads.main.toFixed(2)}; others ${others}`);
+  console.log(
+    `         engine CPU ms/request by thread: main ${threads.main.toFixed(2)}; others ${others}; ` +
+      `${r.texts_per_model_call.toFixed(2)} texts per model call`,
+  );
   if (r.profile_window_us && CPU_PROFILE_DIR !== undefined) {
     const [from, to] = r.profile_window_us;
     console.log(
@@ -257,8 +280,8 @@ async function main() {
     const fillSeconds = await bench.fill();
     console.log(`filled ${BANK_SIZE} LoCoMo-derived memories in ${f1(fillSeconds)} s`);
     const runs: LoadRun[] = [];
-    const measure = async (rate: number) => {
-      const r = await bench.run(rate, model.rate);
+    const measure = async (rate: number, retainShare = RETAIN_SHARE) => {
+      const r = await bench.run(rate, model.rate, retainShare);
       runs.push(r);
       printRun(r);
       return r.recall_ms.p95 <= CAPACITY_P95_MS && r.errors === 0;
@@ -272,7 +295,7 @@ async function main() {
       );
       capacity = search.capacity;
     } else {
-      for (const rate of rates) await measure(rate);
+      for (const rate of rates) for (const share of RETAIN_SHARES) await measure(rate, share);
     }
     const atBar = runs.find((r) => Math.abs(r.share_of_model - BAR_SHARE) < 1e-9);
     const bars = {
@@ -304,7 +327,7 @@ async function main() {
           memories: BANK_SIZE,
           seconds: SECONDS,
           connections: CONNECTIONS,
-          retain_share: RETAIN_SHARE,
+          retain_shares: RETAIN_SHARES,
           env: recordedSettings(options.env),
         },
         fill_seconds: fillSeconds,

@@ -1,15 +1,30 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { AutoTokenizer, env } from '@huggingface/transformers';
 import { loadConversation } from '../bench/locomo.js';
 import { rng } from '../bench/synthetic.js';
 import { testLocomoDir } from '../bench/test-assets.js';
-import { BATCH_TOKENS, MicroBatcher } from '../src/embeddings/batcher.js';
+import { BATCH_TOKENS, MicroBatcher, type BatchHold } from '../src/embeddings/batcher.js';
 import type { Embedder } from '../src/embeddings/embedder.js';
 import { estimateModelTokens, groupByLength, paddedTokens } from '../src/embeddings/length-groups.js';
 import { createLocalEmbedder } from '../src/embeddings/local.js';
 import { MODEL_DIR, tempHome } from './helpers/engine.js';
+
+/** The real model, loaded once for the tests that use it and closed when the file's tests end. */
+let loaded: { model: Embedder; home: ReturnType<typeof tempHome> } | undefined;
+async function realModel(): Promise<Embedder> {
+  if (loaded === undefined) {
+    const home = tempHome();
+    const options = { model: MODEL_DIR, cacheDir: home.path, dtype: 'fp32' as const, log: () => undefined };
+    loaded = { model: await createLocalEmbedder(options), home };
+  }
+  return loaded.model;
+}
+after(async () => {
+  await loaded?.model.close();
+  loaded?.home.remove();
+});
 
 /** Every LoCoMo conversation turn, in conversation order. */
 function locomoTurns(): string[] {
@@ -215,25 +230,143 @@ describe('micro-batcher grouping by token length', () => {
   });
 
   it('with the real model, gives each caller the vectors of its own texts in order, whatever the batches', async () => {
-    const home = tempHome();
-    const options = { model: MODEL_DIR, cacheDir: home.path, dtype: 'fp32' as const, log: () => undefined };
-    const model = await createLocalEmbedder(options);
-    try {
-      const turns = locomoTurns().slice(0, 48);
-      const batcher = new MicroBatcher(model, BATCH_TOKENS, undefined, 2);
-      const callers = [turns.slice(0, 20), turns.slice(20, 21), turns.slice(21, 48)];
-      const answers = await Promise.all(callers.map((texts) => batcher.embed(texts, 'document')));
-      const expected = await model.embed(turns, 'document');
-      const got = answers.flat();
-      assert.equal(got.length, turns.length);
-      got.forEach((vector, i) => {
-        let dot = 0;
-        for (let d = 0; d < vector.length; d++) dot += vector[d]! * expected[i]![d]!;
-        assert.ok(dot > 0.9999, `turn ${i}: cosine ${dot}`);
-      });
-    } finally {
-      await model.close();
-      home.remove();
+    const model = await realModel();
+    const turns = locomoTurns().slice(0, 48);
+    const batcher = new MicroBatcher(model, BATCH_TOKENS, undefined, 2);
+    const callers = [turns.slice(0, 20), turns.slice(20, 21), turns.slice(21, 48)];
+    const answers = await Promise.all(callers.map((texts) => batcher.embed(texts, 'document')));
+    const expected = await model.embed(turns, 'document');
+    const got = answers.flat();
+    assert.equal(got.length, turns.length);
+    got.forEach((vector, i) => {
+      let dot = 0;
+      for (let d = 0; d < vector.length; d++) dot += vector[d]! * expected[i]![d]!;
+      assert.ok(dot > 0.9999, `turn ${i}: cosine ${dot}`);
+    });
+  });
+});
+
+/** A hold whose waits end only when the test says so; records each wait's length and whether it was cancelled. */
+function manualHold(ms: number) {
+  const waits: Array<{ ms: number; run: () => void; cancelled: boolean }> = [];
+  const hold: BatchHold = {
+    ms,
+    schedule(run, waitMs) {
+      const wait = { ms: waitMs, run, cancelled: false };
+      waits.push(wait);
+      return () => (wait.cancelled = true);
+    },
+  };
+  /** Ends the latest wait, as its timer would. */
+  const end = async () => {
+    const wait = waits.at(-1)!;
+    assert.equal(wait.cancelled, false, 'the wait being ended is still pending');
+    wait.run();
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { hold, waits, end };
+}
+
+describe('micro-batcher holding a batch for company while the model is busy', () => {
+  const tokens = (text: string) => text.split(':')[1]!.length;
+  const query = (id: number) => `${id}:xxxx`;
+
+  it('sends a lone query to an idle model at once, without a wait', () => {
+    const { inner, batches } = heldEmbedder();
+    const { hold, waits } = manualHold(4);
+    const batcher = new MicroBatcher(inner, { query: 64, document: 64 }, undefined, 2, tokens, hold);
+    void batcher.embed([query(1)], 'query');
+    assert.deepEqual(batches, [[query(1)]]);
+    assert.equal(waits.length, 0);
+  });
+
+  it('holds queries that arrive while a batch is at the model, then sends them together when the wait ends', async () => {
+    const { inner, batches, answerNext } = heldEmbedder();
+    const { hold, waits, end } = manualHold(4);
+    const batcher = new MicroBatcher(inner, { query: 64, document: 64 }, undefined, 2, tokens, hold);
+    const answers = [1, 2, 3, 4].map((id) => batcher.embed([query(id)], 'query'));
+    // 1 went to the idle model; 2, 3 and 4 wait together for one wait of the hold's length, not one each.
+    assert.deepEqual(batches, [[query(1)]]);
+    assert.deepEqual(
+      waits.map((w) => w.ms),
+      [4],
+    );
+    await end();
+    assert.deepEqual(batches[1], [query(2), query(3), query(4)]);
+    await answerNext();
+    await answerNext();
+    assert.deepEqual(
+      (await Promise.all(answers)).map((v) => v[0]![0]),
+      [1, 2, 3, 4],
+    );
+  });
+
+  it('sends the held queries as soon as the batch at the model comes back, and cancels the wait', async () => {
+    const { inner, batches, answerNext } = heldEmbedder();
+    const { hold, waits } = manualHold(4);
+    const batcher = new MicroBatcher(inner, { query: 64, document: 64 }, undefined, 2, tokens, hold);
+    const answers = [1, 2, 3].map((id) => batcher.embed([query(id)], 'query'));
+    await answerNext();
+    assert.deepEqual(batches[1], [query(2), query(3)]);
+    assert.equal(waits[0]!.cancelled, true);
+    await answerNext();
+    assert.equal((await Promise.all(answers)).length, 3);
+    // The next query finds the model idle again and leaves at once.
+    void batcher.embed([query(4)], 'query');
+    assert.deepEqual(batches[2], [query(4)]);
+    assert.equal(waits.length, 1);
+  });
+
+  it('sends held texts that fill a batch without waiting', () => {
+    const { inner, batches } = heldEmbedder();
+    const { hold } = manualHold(4);
+    // Texts of 4 tokens: 4 of them fill 16 padded tokens.
+    const batcher = new MicroBatcher(inner, { query: 16, document: 16 }, undefined, 2, tokens, hold);
+    void batcher.embed([query(1)], 'query');
+    void batcher.embed([query(2), query(3), query(4)], 'query');
+    assert.equal(batches.length, 1, 'three texts of 4 tokens do not fill 16 padded tokens');
+    void batcher.embed([query(5)], 'query');
+    assert.deepEqual(batches[1], [query(2), query(3), query(4), query(5)]);
+  });
+
+  it("fails only the callers whose texts were in the failed model call; the other batches' callers get vectors", async () => {
+    let calls = 0;
+    const inner: Embedder = {
+      id: 'second-call-fails',
+      dimension: 1,
+      async embed(texts) {
+        calls++;
+        if (calls === 2) throw new Error('the model failed');
+        return texts.map((t) => Float32Array.of(Number(t.split(':')[0])));
+      },
+      async close() {},
+    };
+    const { hold, end } = manualHold(4);
+    const batcher = new MicroBatcher(inner, { query: 64, document: 64 }, undefined, 2, tokens, hold);
+    const first = batcher.embed([query(1)], 'query');
+    const held = Promise.allSettled([2, 3].map((id) => batcher.embed([query(id)], 'query')));
+    await end();
+    const after = batcher.embed([query(4)], 'query');
+    const results = [...(await Promise.allSettled([first])), ...(await held), ...(await Promise.allSettled([after]))];
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'rejected', 'fulfilled'],
+    );
+    assert.equal((results[3] as PromiseFulfilledResult<Float32Array[]>).value[0]![0], 4);
+  });
+
+  it('with the real model, gives each held query the vector an unbatched embedding gives it', async () => {
+    const model = await realModel();
+    const queries = locomoTurns().slice(100, 108);
+    const { hold, end } = manualHold(4);
+    const batcher = new MicroBatcher(model, BATCH_TOKENS, undefined, 2, estimateModelTokens, hold);
+    const answers = queries.map((q) => batcher.embed([q], 'query'));
+    await end();
+    const got = (await Promise.all(answers)).map((list) => list[0]!);
+    for (const [i, q] of queries.entries()) {
+      const [alone] = await model.embed([q], 'query');
+      const worst = Math.max(...got[i]!.map((x, d) => Math.abs(x - alone![d]!)));
+      assert.ok(worst < 1e-5, `query ${i}: largest difference ${worst}`);
     }
   });
 });

@@ -138,7 +138,9 @@ describe('micro-batcher', () => {
       },
       async close() {},
     };
-    const batcher = new MicroBatcher(inner, { query: 8, document: 8 }, undefined, 2, oneToken);
+    // No hold: the second slot takes whatever waits at once (embedding-batches.test.ts covers the hold).
+    const noHold = { ms: 0, schedule: () => () => undefined };
+    const batcher = new MicroBatcher(inner, { query: 8, document: 8 }, undefined, 2, oneToken, noHold);
     const answers = await Promise.all(
       Array.from({ length: 12 }, (_, i) => batcher.embed(['x'.repeat(i + 1)], 'query')),
     );

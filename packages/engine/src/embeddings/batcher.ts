@@ -1,5 +1,5 @@
 import type { Embedder } from './embedder.js';
-import { estimateModelTokens, groupByLength } from './length-groups.js';
+import { estimateModelTokens, groupByLength, paddedTokens } from './length-groups.js';
 
 interface Pending {
   text: string;
@@ -45,6 +45,29 @@ const GROUPING_WINDOW = 128;
 const COUNTING_BUDGET_MS = 4;
 
 /**
+ * How a batch waits for company while the model is busy: at most `ms` milliseconds, timed by `schedule` (which returns
+ * a function that cancels the wait). Injectable so that tests decide when a wait ends instead of racing a clock.
+ */
+export interface BatchHold {
+  ms: number;
+  schedule: (run: () => void, ms: number) => () => void;
+}
+
+const timerSchedule: BatchHold['schedule'] = (run, ms) => {
+  const timer = setTimeout(run, ms);
+  return () => clearTimeout(timer);
+};
+
+/**
+ * The longest a batch waits for company while another batch is at the model. Of the order of one lone query's time at
+ * the model, so the held batch still reaches the model's thread before that thread runs dry; a lone query costs the
+ * model about twice the CPU of one in a batch of four (docs/benchmarks.md, the model's cost by batch size).
+ */
+export const BATCH_HOLD_MS = 4;
+
+const DEFAULT_HOLD: BatchHold = { ms: BATCH_HOLD_MS, schedule: timerSchedule };
+
+/**
  * Lets concurrent requests share inference batches. While `maxInFlight` batches run, new texts queue; when one
  * finishes, the next batch goes out. An idle engine embeds a lone query at once, with no added delay; a busy one
  * approaches the model's batch throughput.
@@ -61,6 +84,10 @@ const COUNTING_BUDGET_MS = 4;
 export class MicroBatcher implements Embedder {
   private readonly queues: Record<EmbeddingKind, Pending[]> = { query: [], document: [] };
   private inFlight = 0;
+  /** Cancels the end of the current hold, while the next batch is held. */
+  private cancelHold: (() => void) | undefined;
+  /** The current hold has run its time: the next batch leaves as soon as a slot is free. */
+  private holdOver = false;
 
   constructor(
     private readonly inner: Embedder,
@@ -68,6 +95,7 @@ export class MicroBatcher implements Embedder {
     private readonly observe: BatchObserver = () => undefined,
     private readonly maxInFlight = 1,
     private readonly tokenLength: (text: string) => number = estimateModelTokens,
+    private readonly hold: BatchHold = DEFAULT_HOLD,
   ) {}
 
   get id(): string {
@@ -96,8 +124,33 @@ export class MicroBatcher implements Embedder {
       const kind = this.queues.query.length > 0 ? 'query' : 'document';
       const queue = this.queues[kind];
       if (queue.length === 0) return;
+      if (this.holding(queue, kind)) return;
+      this.endHold();
       this.send(takeNextBatch(queue, this.maxTokens[kind], this.tokenLength), kind);
     }
+  }
+
+  /**
+   * Whether the next batch waits for company: only while another batch is at the model (an idle model embeds at once)
+   * and the waiting texts do not yet fill a batch, and for at most the hold's time since the wait began. When the
+   * batch at the model comes back, whatever waits leaves with no further delay.
+   */
+  private holding(queue: Pending[], kind: EmbeddingKind): boolean {
+    if (this.inFlight === 0 || this.hold.ms <= 0 || this.holdOver) return false;
+    const window = countedWindow(queue, this.tokenLength);
+    if (paddedTokens(window.map((p) => p.tokens!)) >= this.maxTokens[kind]) return false;
+    this.cancelHold ??= this.hold.schedule(() => {
+      this.cancelHold = undefined;
+      this.holdOver = true;
+      this.pump();
+    }, this.hold.ms);
+    return true;
+  }
+
+  private endHold(): void {
+    this.cancelHold?.();
+    this.cancelHold = undefined;
+    this.holdOver = false;
   }
 
   private send(batch: Pending[], kind: EmbeddingKind): void {

@@ -1,0 +1,30 @@
+import { request } from 'node:http';
+
+/** The engine's embedding batches so far, from its Prometheus /metrics: how many model calls, how many texts. */
+export interface EmbeddingBatches {
+  calls: number;
+  texts: number;
+}
+
+/** Reads the batch-size histogram's count and sum from `GET {url}/metrics`. */
+export function embeddingBatches(url: string): Promise<EmbeddingBatches> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/metrics`, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+        resolve({ calls: read('mnemos_embedding_batch_size_count'), texts: read('mnemos_embedding_batch_size_sum') });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Texts per model call between two readings. */
+export function textsPerCall(before: EmbeddingBatches, after: EmbeddingBatches): number {
+  return (after.texts - before.texts) / Math.max(1, after.calls - before.calls);
+}
