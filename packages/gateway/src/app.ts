@@ -34,9 +34,9 @@ import { isClientRegistration } from './oauth/registration-requests.js';
 import { SignInThrottle } from './oauth/signin-throttle.js';
 import { openApiOptions, openApiDocument } from './openapi.js';
 import { errorHandler, sendProblem, TOO_LARGE_DETAIL } from './problem.js';
-import { startTimes } from './proxy.js';
 import { QUOTA_CHANNEL, QuotaLedger } from './quota.js';
 import { logRequests } from './request-log.js';
+import { decorateRequests } from './request-state.js';
 import { installRateLimits } from './ratelimit.js';
 import { adminRoutes } from './routes/admin.js';
 import { memoryRoutes } from './routes/memory.js';
@@ -132,8 +132,9 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   bodyBudget.register(app, sendProblem, TOO_LARGE_DETAIL);
   const input = installInputLayer(app, { maxParamLength: 2048 });
   logRequests(app);
+  decorateRequests(app);
   app.addHook('onRequest', (request, _reply, done) => {
-    startTimes.set(request, performance.now());
+    request.arrivedAt = performance.now();
     done();
   });
   app.setErrorHandler(errorHandler);

@@ -7,6 +7,7 @@ import type { GatewayContext } from '../context.js';
 import { Engines, type EngineResponse } from '../engine.js';
 import { authenticateFirst } from '../early-auth.js';
 import { authenticate, execute, guarded, seg, tenantPath, type Plan } from '../proxy.js';
+import { principalOf } from '../request-state.js';
 import { problem, type ProblemCode } from '@mnemos/problems';
 import { answers, COUNTED, CREDENTIAL_ROUTE, FORWARDED, REFLECTS } from '../route-problems.js';
 import type { Scope } from '../scopes.js';
@@ -179,8 +180,6 @@ function operationFilter(p: Principal, id: string): ((res: EngineResponse) => Pr
     return Engines.fromJson(res.status, res.headers, data);
   };
 }
-
-export const principals = new WeakMap<FastifyRequest, Principal>();
 
 export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
   const bankParam = (req: FastifyRequest): string => (req.params as { bank: string }).bank;
@@ -569,11 +568,10 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       // Authentication runs before the body is read: an anonymous caller can neither make the gateway receive a body
       // nor learn anything about the input rules.
       onRequest: authenticateFirst(async (request: FastifyRequest) => {
-        principals.set(request, await authenticate(ctx, request, spec.scope));
+        request.principal = await authenticate(ctx, request, spec.scope);
       }),
       handler: guarded(async (request: FastifyRequest, reply: FastifyReply) => {
-        const principal = principals.get(request);
-        if (principal === undefined) throw problem('unauthorized', 'unauthenticated');
+        const principal = principalOf(request);
         const plan = await spec.plan(principal, request);
         return execute(ctx, request, reply, principal, plan);
       }),
