@@ -16,7 +16,8 @@ import { piecesOf } from './retain-estimate.js';
 import { problem, Problem } from '@mnemos/problems';
 import { MCP_CLIENT_SCOPES } from './oauth/client-scopes.js';
 import { visibleBanks } from './routes/memory.js';
-import { SCOPES, type Metric, type Scope } from './scopes.js';
+import type { Metric } from './plans.js';
+import { SCOPES, type Scope } from './scopes.js';
 import { BANK_ID_PATTERN } from '@mnemos/engine/wire';
 
 const TOOL_SCOPES: Record<string, { scope: Scope; metric?: Metric }> = {

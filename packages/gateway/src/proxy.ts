@@ -15,7 +15,8 @@ import { problem, Problem } from '@mnemos/problems';
 import { isEventStream, watchDelivery, watchStreamedAnswer } from './event-stream.js';
 import { sendProblem } from './problem.js';
 import type { Reservation } from './quota.js';
-import { limitsFor, periodOf, type Limits, type Metric, type Scope } from './scopes.js';
+import { limitsFor, periodOf, type Limits, type Metric } from './plans.js';
+import type { Scope } from './scopes.js';
 
 /** Path segment encoding that also encodes dots, so a bank called ".." can never become a dot segment. */
 export function seg(value: string): string {

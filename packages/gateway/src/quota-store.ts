@@ -2,7 +2,7 @@
 // leases are taken from (usage_counters; usage_daily for the day written). Under a counter's row lock,
 // used + leased <= limit.
 import type { Pool } from './db.js';
-import type { Metric } from './scopes.js';
+import type { Metric } from './plans.js';
 
 /** One (project, month, metric) counter. */
 export interface CounterKey {

@@ -26,7 +26,7 @@ import {
   unansweredHolders,
   writeCounts,
 } from './quota-store.js';
-import { METRICS, periodOf, type Metric } from './scopes.js';
+import { METRICS, periodOf, type Metric } from './plans.js';
 import { dayOfWrite } from './usage-daily.js';
 
 export const QUOTA_CHANNEL = 'mnemos_quota';

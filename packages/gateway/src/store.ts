@@ -3,7 +3,8 @@
 // sessions in account/session-store.ts, the quota leases that charge requests in quota-store.ts.
 import type { Pool } from './db.js';
 import { hashPassword, newApiKey, newId } from './ids.js';
-import { limitsFor, METRICS, periodOf, type Limits, type Metric, type QuotaOverrides, type Scope } from './scopes.js';
+import { limitsFor, METRICS, periodOf, type Limits, type Metric, type QuotaOverrides } from './plans.js';
+import type { Scope } from './scopes.js';
 import { dailyUsage, daysSoFar, type DailyUsage, type DayCount } from './usage-daily.js';
 
 export interface Account {

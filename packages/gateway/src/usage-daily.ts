@@ -1,7 +1,7 @@
 // Daily usage of a project within the month, for the console's chart. Counted units are added to the day on which
 // the gateway writes them (within its flush interval of the request), so the days of a month add up to the month's
 // counter, except units counted for a gateway that stopped without writing them (in the month's total only).
-import { METRICS, periodOf, type Metric } from './scopes.js';
+import { METRICS, periodOf, type Metric } from './plans.js';
 
 export interface DailyUsage {
   /** The UTC day, `YYYY-MM-DD`. */
