@@ -196,6 +196,43 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       return { forward: { method, path, query: queryWithSpace(p, query(req)) } };
     };
 
+  /**
+   * Forwards a call on one bank's profile or statistics. A `bankWide` call (the whole bank, not the caller's spaces of
+   * it) is refused to a space-limited credential.
+   */
+  const bankPlan =
+    (method: 'GET' | 'PUT' | 'PATCH' | 'DELETE', suffix: string, bankWide: boolean): RouteSpec['plan'] =>
+    (p, req) => {
+      requireBank(p, bankParam(req));
+      if (bankWide) noBankWideForSpaceLimited(p);
+      const path = tenantPath(p, `/banks/${seg(bankParam(req))}${suffix}`);
+      return { forward: { method, path, body: method === 'PUT' || method === 'PATCH' ? body(req) : undefined } };
+    };
+
+  /** Forwards a call on one memory, once a space-limited credential is shown to reach it. */
+  const memoryPlan =
+    (method: 'GET' | 'PATCH' | 'DELETE'): RouteSpec['plan'] =>
+    async (p, req) => {
+      requireBank(p, bankParam(req));
+      await checkMemorySpace(ctx, p, bankParam(req), idParam(req));
+      const path = tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`);
+      return { forward: { method, path, body: method === 'PATCH' ? body(req) : undefined } };
+    };
+
+  /** Forwards a retain or recall on a space's org memory, which the credential reaches through its space and org bank. */
+  const spacePlan =
+    (metric: 'memories' | 'recalls', suffix: string): RouteSpec['plan'] =>
+    (p, req) => {
+      const space = (req.params as { space: string }).space;
+      requireSpace(p, space);
+      requireOrg(p, space);
+      return {
+        metric,
+        amount: metric === 'memories' ? retainCount(body(req)) : undefined,
+        forward: { method: 'POST', path: tenantPath(p, `/spaces/${seg(space)}${suffix}`), body: body(req) },
+      };
+    };
+
   const specs: RouteSpec[] = [
     // Description-level operations (bank in the body).
     {
@@ -300,11 +337,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'Create or replace a bank profile',
       params: wire.BankPath,
       body: wire.BankBody,
-      plan: (p, req) => {
-        requireBank(p, bankParam(req));
-        noBankWideForSpaceLimited(p);
-        return { forward: { method: 'PUT', path: tenantPath(p, `/banks/${seg(bankParam(req))}`), body: body(req) } };
-      },
+      plan: bankPlan('PUT', '', true),
     },
     {
       method: 'GET',
@@ -315,10 +348,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       tags: ['banks'],
       summary: 'Get a bank profile',
       params: wire.BankPath,
-      plan: (p, req) => {
-        requireBank(p, bankParam(req));
-        return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}`) } };
-      },
+      plan: bankPlan('GET', '', false),
     },
     {
       method: 'GET',
@@ -329,10 +359,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       tags: ['banks'],
       summary: 'Get a bank profile (Hindsight path)',
       params: wire.BankPath,
-      plan: (p, req) => {
-        requireBank(p, bankParam(req));
-        return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}/profile`) } };
-      },
+      plan: bankPlan('GET', '/profile', false),
     },
     {
       method: 'GET',
@@ -343,11 +370,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       tags: ['banks'],
       summary: 'Bank statistics',
       params: wire.BankPath,
-      plan: (p, req) => {
-        requireBank(p, bankParam(req));
-        noBankWideForSpaceLimited(p);
-        return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}/stats`) } };
-      },
+      plan: bankPlan('GET', '/stats', true),
     },
     {
       method: 'PATCH',
@@ -359,11 +382,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'Edit a bank profile',
       params: wire.BankPath,
       body: wire.BankBody,
-      plan: (p, req) => {
-        requireBank(p, bankParam(req));
-        noBankWideForSpaceLimited(p);
-        return { forward: { method: 'PATCH', path: tenantPath(p, `/banks/${seg(bankParam(req))}`), body: body(req) } };
-      },
+      plan: bankPlan('PATCH', '', true),
     },
     {
       method: 'DELETE',
@@ -374,11 +393,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       tags: ['banks'],
       summary: 'Erase a bank and everything derived from it',
       params: wire.BankPath,
-      plan: (p, req) => {
-        requireBank(p, bankParam(req));
-        noBankWideForSpaceLimited(p);
-        return { forward: { method: 'DELETE', path: tenantPath(p, `/banks/${seg(bankParam(req))}`) } };
-      },
+      plan: bankPlan('DELETE', '', true),
     },
     {
       method: 'GET',
@@ -425,16 +440,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       tags: ['memories'],
       summary: 'Get a memory',
       params: wire.MemoryPath,
-      plan: async (p, req) => {
-        requireBank(p, bankParam(req));
-        await checkMemorySpace(ctx, p, bankParam(req), idParam(req));
-        return {
-          forward: {
-            method: 'GET',
-            path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`),
-          },
-        };
-      },
+      plan: memoryPlan('GET'),
     },
     {
       method: 'PATCH',
@@ -446,17 +452,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'Edit or invalidate a memory',
       params: wire.MemoryPath,
       body: wire.MemoryPatchBody,
-      plan: async (p, req) => {
-        requireBank(p, bankParam(req));
-        await checkMemorySpace(ctx, p, bankParam(req), idParam(req));
-        return {
-          forward: {
-            method: 'PATCH',
-            path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`),
-            body: body(req),
-          },
-        };
-      },
+      plan: memoryPlan('PATCH'),
     },
     {
       method: 'DELETE',
@@ -467,16 +463,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       tags: ['memories'],
       summary: 'Hard-delete a memory',
       params: wire.MemoryPath,
-      plan: async (p, req) => {
-        requireBank(p, bankParam(req));
-        await checkMemorySpace(ctx, p, bankParam(req), idParam(req));
-        return {
-          forward: {
-            method: 'DELETE',
-            path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`),
-          },
-        };
-      },
+      plan: memoryPlan('DELETE'),
     },
     {
       method: 'GET',
@@ -504,16 +491,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: "Retain into a space's org memory",
       params: wire.SpacePath,
       body: wire.RetainBody,
-      plan: (p, req) => {
-        const space = (req.params as { space: string }).space;
-        requireSpace(p, space);
-        requireOrg(p, space);
-        return {
-          metric: 'memories',
-          amount: retainCount(body(req)),
-          forward: { method: 'POST', path: tenantPath(p, `/spaces/${seg(space)}/memories`), body: body(req) },
-        };
-      },
+      plan: spacePlan('memories', '/memories'),
     },
     {
       method: 'POST',
@@ -525,15 +503,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: "Recall from a space's org memory",
       params: wire.SpacePath,
       body: wire.RecallBody,
-      plan: (p, req) => {
-        const space = (req.params as { space: string }).space;
-        requireSpace(p, space);
-        requireOrg(p, space);
-        return {
-          metric: 'recalls',
-          forward: { method: 'POST', path: tenantPath(p, `/spaces/${seg(space)}/memories/recall`), body: body(req) },
-        };
-      },
+      plan: spacePlan('recalls', '/memories/recall'),
     },
   ];
 
