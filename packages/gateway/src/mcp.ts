@@ -15,7 +15,7 @@ import { principalOf } from './request-state.js';
 import { piecesOf } from './retain-estimate.js';
 import { problem, Problem } from '@mnemos/problems';
 import { MCP_CLIENT_SCOPES } from './oauth/client-scopes.js';
-import { visibleBanks } from './routes/memory.js';
+import { visibleBanks } from './routes/memory-plans.js';
 import type { Metric } from './plans.js';
 import { SCOPES, type Scope } from './scopes.js';
 import { BANK_ID_PATTERN } from '@mnemos/engine/wire';
