@@ -1,15 +1,19 @@
 // The import rules of the house plan (docs/architecture.md). `npm test` checks them, so the plan stays true.
 
-// The engine's storage modules: the only ones that hold SQL (docs/architecture.md, "Storage modules"; the ESLint
-// config lists the same files for its rule against SQL text elsewhere).
+// The storage modules of the engine and of the gateway: the only ones that hold SQL (docs/architecture.md, "Storage
+// modules" and "The gateway's modules"; the ESLint config lists the same files for its rule against SQL text elsewhere).
 const STORAGE =
   '^packages/engine/src/(db|vectors|crypto|keywords)/' +
   '|^packages/engine/src/memory/(store|fact-store|sql|rows|reembed|vector-literal)\\.ts$' +
   '|^packages/engine/src/banks/store\\.ts$' +
   '|^packages/engine/src/filters/sql\\.ts$' +
-  '|^packages/engine/src/jobs/(queue|operations)\\.ts$';
+  '|^packages/engine/src/jobs/(queue|operations)\\.ts$' +
+  '|^packages/gateway/src/(db|store)\\.ts$' +
+  '|^packages/gateway/src/.*-store\\.ts$';
 // The composition roots open the database and hand it to the storage modules.
-const OPENS_THE_DATABASE = '^packages/engine/src/(engine|cli/reembed)\\.ts$';
+const OPENS_THE_DATABASE = '^packages/engine/src/(engine|cli/reembed)\\.ts$|^packages/gateway/src/app\\.ts$';
+// The database handles: outside storage and the composition roots, a module names them only as types.
+const DATABASE_HANDLE = '^packages/engine/src/db/database\\.ts$|^packages/gateway/src/db\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -18,9 +22,10 @@ module.exports = {
       name: 'sql-only-in-storage',
       comment:
         'SQL helpers, database drivers and the database modules are for the storage modules; the rest of the engine ' +
-        'calls storage functions (a module may still name the handle as a type, to pass it on or open a transaction).',
+        'and of the gateway calls storage functions (a module may still name the handle as a type, to pass it on or ' +
+        'open a transaction).',
       severity: 'error',
-      from: { path: '^packages/engine/src/', pathNot: [STORAGE, OPENS_THE_DATABASE] },
+      from: { path: '^packages/(engine|gateway)/src/', pathNot: [STORAGE, OPENS_THE_DATABASE] },
       to: {
         path: [
           '(^|/)node_modules/(sql-template-tag|pg|pgvector|@electric-sql/pglite[^/]*)/',
@@ -34,8 +39,8 @@ module.exports = {
       name: 'database-handle-as-a-type',
       comment: 'Outside the storage modules the database handle is only a type: its values (helpers) stay in storage.',
       severity: 'error',
-      from: { path: '^packages/engine/src/', pathNot: [STORAGE, OPENS_THE_DATABASE] },
-      to: { path: '^packages/engine/src/db/database\\.ts$', dependencyTypesNot: ['type-only'] },
+      from: { path: '^packages/(engine|gateway)/src/', pathNot: [STORAGE, OPENS_THE_DATABASE] },
+      to: { path: DATABASE_HANDLE, dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'no-cycles',

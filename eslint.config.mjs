@@ -4,7 +4,8 @@ import eslint from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-// The engine's storage modules: the only ones that hold SQL (see docs/architecture.md and .dependency-cruiser.cjs).
+// The storage modules of the engine and of the gateway: the only ones that hold SQL (see docs/architecture.md and
+// .dependency-cruiser.cjs).
 const STORAGE_MODULES = [
   'packages/engine/src/db/**',
   'packages/engine/src/memory/{store,fact-store,sql,rows,reembed,vector-literal}.ts',
@@ -14,6 +15,8 @@ const STORAGE_MODULES = [
   'packages/engine/src/vectors/**',
   'packages/engine/src/crypto/**',
   'packages/engine/src/keywords/**',
+  'packages/gateway/src/{db,store}.ts',
+  'packages/gateway/src/**/*-store.ts',
 ];
 
 export default tseslint.config(
@@ -64,9 +67,10 @@ export default tseslint.config(
     },
   },
   {
-    // SQL text lives in the engine's storage modules (docs/architecture.md, "Storage modules"); the rest of the engine
-    // calls their functions. dependency-cruiser keeps the SQL helpers and drivers to the same modules.
-    files: ['packages/engine/src/**/*.ts'],
+    // SQL text lives in the storage modules (docs/architecture.md, "Storage modules" and "The gateway's modules"); the
+    // rest of the engine and of the gateway calls their functions. dependency-cruiser keeps the SQL helpers and drivers
+    // to the same modules.
+    files: ['packages/engine/src/**/*.ts', 'packages/gateway/src/**/*.ts'],
     ignores: STORAGE_MODULES,
     rules: {
       'no-restricted-syntax': ['error', {

@@ -22,21 +22,21 @@ import { BodyBudget, budgetOf, createLogger, serverLimits, type ServerLogger } f
 import { ConfigError, loadConfig, type GatewayConfig } from './config.js';
 import type { GatewayContext } from './context.js';
 import { admitCreation } from './creation-limits.js';
-import { createPool, migrate } from './db.js';
+import { createPool, migrate, ping } from './db.js';
 import { authenticateFirst } from './early-auth.js';
 import { Engines } from './engine.js';
 import { mcpRoutes } from './mcp.js';
-import { pruneOAuthStore } from './oauth/adapter.js';
 import { OAUTH_ENDPOINTS } from './oauth/endpoints.js';
 import { ProjectClients } from './oauth/clients.js';
+import { pruneOAuthStore } from './oauth/token-store.js';
 import { createOAuthServer, type OAuthServer } from './oauth/provider.js';
 import { isClientRegistration } from './oauth/registration-requests.js';
 import { SignInThrottle } from './oauth/signin-throttle.js';
 import { openApiOptions, openApiDocument } from './openapi.js';
 import { errorHandler, sendProblem, TOO_LARGE_DETAIL } from './problem.js';
-import { startTimes } from './proxy.js';
 import { QUOTA_CHANNEL, QuotaLedger } from './quota.js';
 import { logRequests } from './request-log.js';
+import { decorateRequests } from './request-state.js';
 import { installRateLimits } from './ratelimit.js';
 import { adminRoutes } from './routes/admin.js';
 import { memoryRoutes } from './routes/memory.js';
@@ -132,8 +132,9 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   bodyBudget.register(app, sendProblem, TOO_LARGE_DETAIL);
   const input = installInputLayer(app, { maxParamLength: 2048 });
   logRequests(app);
+  decorateRequests(app);
   app.addHook('onRequest', (request, _reply, done) => {
-    startTimes.set(request, performance.now());
+    request.arrivedAt = performance.now();
     done();
   });
   app.setErrorHandler(errorHandler);
@@ -175,7 +176,6 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   await app.register(swagger, openApiOptions());
   const ctx: GatewayContext = {
     config,
-    pool,
     store,
     auth,
     engines,
@@ -190,7 +190,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   app.get('/health/live', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/health', { schema: { hide: true } }, async (_request, reply) => {
     try {
-      await pool.query('SELECT 1');
+      await ping(pool);
       return { status: 'ok', version: VERSION };
     } catch {
       return sendProblem(reply.header('retry-after', '5'), problem('database_unavailable', 'controlPlane'));

@@ -2,11 +2,11 @@
 // one project. Lookups are cached in memory so the hot path costs no database round trip; every revocation evicts
 // locally at once and is broadcast to the other gateways over Postgres LISTEN/NOTIFY. A short TTL bounds staleness if a
 // notification is ever missed.
-import pg from 'pg';
 import type { Pool } from './db.js';
 import { constantTimeEqual, hashSecret, isWellFormedKey, KEY_PREFIX, keyPrefix } from './ids.js';
 import { problem } from '@mnemos/problems';
 import { insufficientScope } from './problem.js';
+import { listen, notify, type Listener } from './notification-store.js';
 import type { ApiKeyRow, ClientLimits, Project, Store } from './store.js';
 import type { Scope } from './scopes.js';
 
@@ -56,7 +56,7 @@ export class Authenticator {
   private readonly tokens = new Map<string, Cached<TokenEntry | null>>();
   private readonly projects = new Map<string, Cached<Project | null>>();
   private readonly lastUsed = new Map<string, Date>();
-  private listener: pg.Client | undefined;
+  private listener: Listener | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly channels = new Map<string, (payload: string) => void>();
@@ -85,24 +85,20 @@ export class Authenticator {
 
   private async listen(): Promise<void> {
     if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.databaseUrl });
-    client.on('error', () => {
-      // Lost the notification channel: drop every cached credential and reconnect.
-      this.clearAll();
-      client.end().catch(() => undefined);
-      if (this.listener === client) this.listener = undefined;
-      setTimeout(() => {
-        this.listen().catch(() => undefined);
-      }, 1_000).unref();
+    this.listener = await listen(this.databaseUrl, [CHANNEL, ...this.channels.keys()], {
+      notification: (channel, payload) => {
+        if (channel === CHANNEL) this.evict(payload ?? 'all', false);
+        else this.channels.get(channel)?.(payload ?? '');
+      },
+      lost: (listener) => {
+        // Lost the notification channel: drop every cached credential and reconnect.
+        this.clearAll();
+        if (this.listener === listener) this.listener = undefined;
+        setTimeout(() => {
+          this.listen().catch(() => undefined);
+        }, 1_000).unref();
+      },
     });
-    client.on('notification', (msg) => {
-      if (msg.channel === CHANNEL) this.evict(msg.payload ?? 'all', false);
-      else this.channels.get(msg.channel)?.(msg.payload ?? '');
-    });
-    await client.connect();
-    await client.query(`LISTEN ${CHANNEL}`);
-    for (const channel of this.channels.keys()) await client.query(`LISTEN ${channel}`);
-    this.listener = client;
   }
 
   async close(): Promise<void> {
@@ -144,7 +140,7 @@ export class Authenticator {
         }
       }
     }
-    if (broadcast) this.pool.query('SELECT pg_notify($1, $2)', [CHANNEL, event]).catch(() => undefined);
+    if (broadcast) notify(this.pool, CHANNEL, event).catch(() => undefined);
   }
 
   async project(id: string): Promise<Project | undefined> {

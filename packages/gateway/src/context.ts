@@ -3,7 +3,6 @@ import type { ConsoleAuth } from './account/console-auth.js';
 import type { Sessions } from './account/sessions.js';
 import type { Authenticator } from './auth.js';
 import type { GatewayConfig } from './config.js';
-import type { Pool } from './db.js';
 import type { QuotaLedger } from './quota.js';
 import type { Engines } from './engine.js';
 import type { RateLimits } from './ratelimit.js';
@@ -11,7 +10,6 @@ import type { Store } from './store.js';
 
 export interface GatewayContext {
   config: GatewayConfig;
-  pool: Pool;
   store: Store;
   auth: Authenticator;
   /** The console's session cookie (account routes, and /v1/me routes with X-Mnemos-Project). */

@@ -1,5 +1,6 @@
 // Control-plane Postgres: one pool, numbered migrations applied at start under an advisory lock
-// (several gateways may start at once). Needs plain Postgres 15+, no extensions.
+// (several gateways may start at once). Needs plain Postgres 15+, no extensions. This is the gateway's database handle;
+// SQL lives here and in the storage modules (store.ts and the `*-store.ts` files), which take the pool as an argument.
 import pg from 'pg';
 
 const MIGRATIONS: readonly string[] = [
@@ -131,6 +132,11 @@ export function createPool(url: string, max: number): pg.Pool {
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   return pool;
+}
+
+/** Answers when the control plane does (the health check); throws when it is away. */
+export async function ping(pool: pg.Pool): Promise<void> {
+  await pool.query('SELECT 1');
 }
 
 export async function migrate(pool: pg.Pool): Promise<void> {

@@ -11,11 +11,13 @@ import { Engines, MAX_NEW_MEMORIES_HEADER, type EngineResponse } from './engine.
 import { rewriteToolResults, rpcKey, storedCounts, succeededCalls } from './mcp-results.js';
 import { authenticateFirst } from './early-auth.js';
 import { authenticate, execute, guarded, seg, tenantPath, type Charge } from './proxy.js';
+import { principalOf } from './request-state.js';
 import { piecesOf } from './retain-estimate.js';
 import { problem, Problem } from '@mnemos/problems';
 import { MCP_CLIENT_SCOPES } from './oauth/client-scopes.js';
-import { visibleBanks } from './routes/memory.js';
-import { SCOPES, type Metric, type Scope } from './scopes.js';
+import { visibleBanks } from './routes/memory-plans.js';
+import type { Metric } from './plans.js';
+import { SCOPES, type Scope } from './scopes.js';
 import { BANK_ID_PATTERN } from '@mnemos/engine/wire';
 
 const TOOL_SCOPES: Record<string, { scope: Scope; metric?: Metric }> = {
@@ -142,11 +144,10 @@ export function mcpRoutes(app: FastifyInstance, ctx: GatewayContext): void {
     resourceMetadata(ctx, `${ctx.publicUrl()}/mcp`),
   );
 
-  const principals = new WeakMap<FastifyRequest, Principal>();
   // Before the body is read: an unauthenticated caller cannot make the gateway receive a body.
   const onRequest = authenticateFirst(async (request: FastifyRequest, reply: FastifyReply) => {
     try {
-      principals.set(request, await authenticate(ctx, request, 'mcp', { session: false }));
+      request.principal = await authenticate(ctx, request, 'mcp', { session: false });
     } catch (err) {
       if (err instanceof Problem && err.status === 401) {
         const meta = `${ctx.publicUrl()}/.well-known/oauth-protected-resource/mcp`;
@@ -159,8 +160,7 @@ export function mcpRoutes(app: FastifyInstance, ctx: GatewayContext): void {
   });
 
   const handler = guarded(async (request: FastifyRequest, reply: FastifyReply) => {
-    const principal = principals.get(request);
-    if (principal === undefined) throw problem('unauthorized', 'unauthenticated');
+    const principal = principalOf(request);
     const bank = (request.params as { bank?: string }).bank;
     if (bank !== undefined) requireBank(principal, bank);
     const calls = toolCalls(request.body).filter((call) => TOOL_SCOPES[call.name] !== undefined);

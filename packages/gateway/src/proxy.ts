@@ -15,10 +15,8 @@ import { problem, Problem } from '@mnemos/problems';
 import { isEventStream, watchDelivery, watchStreamedAnswer } from './event-stream.js';
 import { sendProblem } from './problem.js';
 import type { Reservation } from './quota.js';
-import { limitsFor, periodOf, type Limits, type Metric, type Scope } from './scopes.js';
-
-/** When each request arrived (set by an onRequest hook in app.ts). */
-export const startTimes = new WeakMap<FastifyRequest, number>();
+import { limitsFor, periodOf, type Limits, type Metric } from './plans.js';
+import type { Scope } from './scopes.js';
 
 /** Path segment encoding that also encodes dots, so a bank called ".." can never become a dot segment. */
 export function seg(value: string): string {
@@ -236,8 +234,8 @@ export async function execute(
   const limits = limitsFor(project.plan, project.quotas);
   let reserved = await reserveAll(ctx, project.id, charges, limits, now);
   // Time the gateway spent before forwarding (auth, scope, rate limit, quota), for operators and the benchmark.
-  const started = startTimes.get(request);
-  if (started !== undefined) reply.header('server-timing', `gateway;dur=${(performance.now() - started).toFixed(2)}`);
+  const started = request.arrivedAt;
+  if (started !== null) reply.header('server-timing', `gateway;dur=${(performance.now() - started).toFixed(2)}`);
   let { res, uncounted } = await forwardReserved(ctx, reply, project.engine, plan, reserved);
   const wouldStore = Number(res.headers[WOULD_STORE_HEADER] ?? NaN);
   const first = charges[0];

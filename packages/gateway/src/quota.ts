@@ -15,7 +15,18 @@
 // never lets it overshoot.
 import { randomBytes } from 'node:crypto';
 import type { Pool } from './db.js';
-import { METRICS, periodOf, type Metric } from './scopes.js';
+import { notify } from './notification-store.js';
+import {
+  heartbeat,
+  leaseUnits,
+  otherHolders,
+  reclaimDeadInstances,
+  registerInstance,
+  retireInstance,
+  unansweredHolders,
+  writeCounts,
+} from './quota-store.js';
+import { METRICS, periodOf, type Metric } from './plans.js';
 import { dayOfWrite } from './usage-daily.js';
 
 export const QUOTA_CHANNEL = 'mnemos_quota';
@@ -91,7 +102,7 @@ export class QuotaLedger {
   }
 
   async start(): Promise<void> {
-    await this.pool.query('INSERT INTO gateway_instances (id) VALUES ($1)', [this.instance]);
+    await registerInstance(this.pool, this.instance);
     this.timer = setInterval(() => {
       void this.tick();
     }, this.opts.flushMs);
@@ -213,15 +224,7 @@ export class QuotaLedger {
     await this.ticking?.catch(() => undefined);
     await this.flush(true).catch(() => undefined);
     // Units of requests still in flight at shutdown were leased; count them (never overshoot).
-    await this.pool
-      .query(
-        `WITH l AS (DELETE FROM quota_leases WHERE instance_id = $1 RETURNING project_id, period, metric, units)
-       UPDATE usage_counters u SET used = u.used + l.units, leased = u.leased - l.units
-       FROM l WHERE u.project_id = l.project_id AND u.period = l.period AND u.metric = l.metric`,
-        [this.instance],
-      )
-      .catch(() => undefined);
-    await this.pool.query('DELETE FROM gateway_instances WHERE id = $1', [this.instance]).catch(() => undefined);
+    await retireInstance(this.pool, this.instance);
   }
 
   /** Another instance asks for idle units of a counter back (payload: JSON {p, period, m}). */
@@ -255,40 +258,13 @@ export class QuotaLedger {
   /** Leases a block within the limit (row lock on the counter); the units join c.available. */
   private async lease(c: Counter, limit: number): Promise<{ granted: number; allotted: number }> {
     const need = Math.max(1, c.demand - c.available);
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const cur = await client.query<{ used: string; leased: string }>(
-        `INSERT INTO usage_counters AS u (project_id, period, metric) VALUES ($1, $2, $3)
-         ON CONFLICT (project_id, period, metric) DO UPDATE SET used = u.used RETURNING used, leased`,
-        [c.projectId, c.period, c.metric],
-      );
-      const used = Number(cur.rows[0]?.used ?? 0);
-      const leased = Number(cur.rows[0]?.leased ?? 0);
-      const left = Math.max(0, limit - used - leased);
-      const granted = Math.min(
-        left,
-        c.tight ? need : Math.max(need, Math.min(this.opts.leaseUnits, Math.floor(left / 4))),
-      );
-      if (granted > 0) {
-        await client.query(
-          `WITH l AS (
-             INSERT INTO quota_leases AS q (instance_id, project_id, period, metric, units) VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (instance_id, project_id, period, metric) DO UPDATE SET units = q.units + EXCLUDED.units)
-           UPDATE usage_counters SET leased = leased + $5 WHERE project_id = $2 AND period = $3 AND metric = $4`,
-          [this.instance, c.projectId, c.period, c.metric, granted],
-        );
-      }
-      await client.query('COMMIT');
-      c.available += granted;
-      c.base = Math.max(c.base, used);
-      return { granted, allotted: used + leased + granted };
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    const { used, leased, granted } = await leaseUnits(this.pool, this.instance, c, (counted, held) => {
+      const left = Math.max(0, limit - counted - held);
+      return Math.min(left, c.tight ? need : Math.max(need, Math.min(this.opts.leaseUnits, Math.floor(left / 4))));
+    });
+    c.available += granted;
+    c.base = Math.max(c.base, used);
+    return { granted, allotted: used + leased + granted };
   }
 
   /**
@@ -311,19 +287,13 @@ export class QuotaLedger {
     c.flushing += consumed;
     try {
       // The same units also count for the day they are written on (the console's daily chart).
-      const res = await this.pool.query<{ used: string }>(
-        `WITH l AS (
-           UPDATE quota_leases SET units = units - $5 - $6${ack ? ', acked_at = clock_timestamp()' : ''}
-           WHERE instance_id = $1 AND project_id = $2 AND period = $3 AND metric = $4),
-         d AS (
-           INSERT INTO usage_daily AS d (project_id, day, metric, used) SELECT $2, $7::date, $4, $8::bigint
-           WHERE $8::bigint > 0
-           ON CONFLICT (project_id, day, metric) DO UPDATE SET used = d.used + EXCLUDED.used)
-         UPDATE usage_counters SET used = used + $5, leased = leased - $5 - $6
-         WHERE project_id = $2 AND period = $3 AND metric = $4 RETURNING used`,
-        [this.instance, c.projectId, c.period, c.metric, consumed, idle, dayOfWrite(c.period, new Date()), consumed],
-      );
-      c.base = Math.max(c.base, Number(res.rows[0]?.used ?? 0));
+      const used = await writeCounts(this.pool, this.instance, c, {
+        consumed,
+        idle,
+        ack,
+        day: dayOfWrite(c.period, new Date()),
+      });
+      c.base = Math.max(c.base, used);
     } catch (err) {
       c.consumed += consumed;
       c.available += idle;
@@ -335,27 +305,14 @@ export class QuotaLedger {
 
   /** Asks the other instances holding units of this counter to return idle ones; waits (bounded) for their answers. */
   private async reclaimOthers(c: Counter): Promise<void> {
-    const args = [this.instance, c.projectId, c.period, c.metric];
-    const holders = await this.pool.query<{ n: string; at: Date }>(
-      `SELECT count(*) AS n, clock_timestamp() AS at FROM quota_leases
-       WHERE instance_id <> $1 AND project_id = $2 AND period = $3 AND metric = $4 AND units > 0`,
-      args,
-    );
-    const since = holders.rows[0]?.at;
-    if (Number(holders.rows[0]?.n ?? 0) === 0 || since === undefined) return;
-    await this.pool.query('SELECT pg_notify($1, $2)', [
-      QUOTA_CHANNEL,
-      JSON.stringify({ p: c.projectId, period: c.period, m: c.metric }),
-    ]);
+    const holders = await otherHolders(this.pool, this.instance, c);
+    const since = holders.at;
+    if (holders.count === 0 || since === undefined) return;
+    await notify(this.pool, QUOTA_CHANNEL, JSON.stringify({ p: c.projectId, period: c.period, m: c.metric }));
     const deadline = Date.now() + RECLAIM_WAIT_MS;
     while (Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 5));
-      const waiting = await this.pool.query<{ n: string }>(
-        `SELECT count(*) AS n FROM quota_leases WHERE instance_id <> $1 AND project_id = $2 AND period = $3 AND metric = $4
-         AND units > 0 AND (acked_at IS NULL OR acked_at < $5)`,
-        [...args, since],
-      );
-      if (Number(waiting.rows[0]?.n ?? 0) === 0) return;
+      if ((await unansweredHolders(this.pool, this.instance, c, since)) === 0) return;
     }
   }
 
@@ -389,24 +346,16 @@ export class QuotaLedger {
       }),
     );
     // Heartbeat; if the others declared this instance dead, they counted its leases as used: start afresh.
-    const beat = await this.pool.query('UPDATE gateway_instances SET seen_at = now() WHERE id = $1', [this.instance]);
-    if (beat.rowCount === 0) {
+    if (!(await heartbeat(this.pool, this.instance))) {
       this.counters.clear();
       this.instance = `gw_${randomBytes(9).toString('base64url')}`;
-      await this.pool.query('INSERT INTO gateway_instances (id) VALUES ($1)', [this.instance]);
+      await registerInstance(this.pool, this.instance);
     }
     if (++this.ticks % 15 === 0) await this.reclaimDead();
   }
 
   /** Counts the leases of instances that stopped heart-beating as used, and forgets those instances. */
   private async reclaimDead(): Promise<void> {
-    await this.pool.query(
-      `WITH dead AS (DELETE FROM gateway_instances WHERE seen_at < now() - make_interval(secs => $1) RETURNING id),
-       l AS (DELETE FROM quota_leases q USING dead WHERE q.instance_id = dead.id RETURNING q.project_id, q.period, q.metric, q.units),
-       s AS (SELECT project_id, period, metric, sum(units) AS units FROM l GROUP BY project_id, period, metric)
-       UPDATE usage_counters u SET used = u.used + s.units, leased = u.leased - s.units
-       FROM s WHERE u.project_id = s.project_id AND u.period = s.period AND u.metric = s.metric`,
-      [DEAD_AFTER_S],
-    );
+    await reclaimDeadInstances(this.pool, DEAD_AFTER_S);
   }
 }

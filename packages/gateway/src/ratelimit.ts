@@ -20,30 +20,37 @@ export interface RateLimits {
   wait(request: FastifyRequest, key: string, allowance: number, windowMs?: number): Promise<number>;
 }
 
-interface Allowance {
+/** The key and allowance a request is counted against, known only once the caller is authenticated. */
+export interface RateAllowance {
   key: string;
   max: number;
   windowMs: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** What the rate limiter counts this request against (set before each check). */
+    rateAllowance: RateAllowance | null;
+  }
 }
 
 /** Registers the rate-limit plugin (on no route by itself) and returns the limits the request pipeline applies. */
 export async function installRateLimits(app: FastifyInstance): Promise<RateLimits> {
   await app.register(rateLimit, { global: false, cache: MAX_TRACKED_KEYS });
   // The key and the allowance are known only once the caller is authenticated, so each call states them here.
-  const asked = new WeakMap<FastifyRequest, Allowance>();
-  const allowanceOf = (request: FastifyRequest): Allowance => {
-    const allowance = asked.get(request);
-    if (allowance === undefined) throw new Error('rate limit asked without an allowance');
-    return allowance;
+  app.decorateRequest('rateAllowance', null);
+  const allowanceOf = (request: FastifyRequest): RateAllowance => {
+    if (request.rateAllowance === null) throw new Error('rate limit asked without an allowance');
+    return request.rateAllowance;
   };
   const limiter = app.createRateLimit({
     timeWindow: (request) => allowanceOf(request).windowMs,
     keyGenerator: (request) => allowanceOf(request).key,
     max: (request) => allowanceOf(request).max,
   });
-  const check = async (request: FastifyRequest, allowance: Allowance, increment: boolean) => {
+  const check = async (request: FastifyRequest, allowance: RateAllowance, increment: boolean) => {
     if (allowance.max <= 0) return Math.ceil(allowance.windowMs / 1000);
-    asked.set(request, allowance);
+    request.rateAllowance = allowance;
     const state = await limiter(request, { increment });
     if (state.isAllowed) return 0;
     const full = increment ? state.isExceeded : state.remaining === 0;

@@ -1,9 +1,11 @@
-// Control-plane data access: accounts, projects, API keys, usage reports. All SQL of the gateway's own tables lives
-// here, except OAuth storage (oauth/adapter.ts) and the quota leases that charge requests (quota.ts).
+// Control-plane data access: accounts, projects, API keys, usage reports. One of the gateway's storage modules (with
+// db.ts and the `*-store.ts` files): OAuth storage is in oauth/client-store.ts and oauth/token-store.ts, console
+// sessions in account/session-store.ts, the quota leases that charge requests in quota-store.ts.
 import type { Pool } from './db.js';
 import { hashPassword, newApiKey, newId } from './ids.js';
-import { limitsFor, METRICS, periodOf, type Limits, type Metric, type QuotaOverrides, type Scope } from './scopes.js';
-import { dailyUsage, type DailyUsage } from './usage-daily.js';
+import { limitsFor, METRICS, periodOf, type Limits, type Metric, type QuotaOverrides } from './plans.js';
+import type { Scope } from './scopes.js';
+import { dailyUsage, daysSoFar, type DailyUsage, type DayCount } from './usage-daily.js';
 
 export interface Account {
   id: string;
@@ -287,9 +289,18 @@ export class Store {
       memories: { used: 0, limit: 0 },
       recalls: { used: 0, limit: 0 },
       reflects: { used: 0, limit: 0 },
-      daily: await dailyUsage(this.pool, project.id, now),
+      daily: dailyUsage(await this.dayCounts(project.id, daysSoFar(now)), now),
     };
     for (const m of METRICS) report[m] = { used: used(m), limit: limits[m] };
     return report;
+  }
+
+  private async dayCounts(projectId: string, days: { from: string; to: string }): Promise<DayCount[]> {
+    const res = await this.pool.query<DayCount>(
+      `SELECT to_char(day, 'YYYY-MM-DD') AS day, metric, used FROM usage_daily
+       WHERE project_id = $1 AND day >= $2::date AND day <= $3::date`,
+      [projectId, days.from, days.to],
+    );
+    return res.rows;
   }
 }

@@ -1,8 +1,7 @@
 // Daily usage of a project within the month, for the console's chart. Counted units are added to the day on which
 // the gateway writes them (within its flush interval of the request), so the days of a month add up to the month's
 // counter, except units counted for a gateway that stopped without writing them (in the month's total only).
-import type { Pool } from './db.js';
-import { METRICS, periodOf, type Metric } from './scopes.js';
+import { METRICS, periodOf, type Metric } from './plans.js';
 
 export interface DailyUsage {
   /** The UTC day, `YYYY-MM-DD`. */
@@ -22,20 +21,28 @@ export function dayOfWrite(period: string, now: Date): string {
   return dayText(new Date(Date.UTC(year ?? 1970, month ?? 1, 0)));
 }
 
+/** A stored day's count of one metric (store.ts reads them). */
+export interface DayCount {
+  day: string;
+  metric: string;
+  used: string;
+}
+
+/** The first and last day (`YYYY-MM-DD`) of the month of `now` up to today. */
+export function daysSoFar(now: Date): { from: string; to: string } {
+  const { period } = periodOf(now);
+  return { from: `${period}-01`, to: dayText(now) };
+}
+
 /** Every day of the month of `now` up to today, with its counts (zero where nothing was counted). */
-export async function dailyUsage(pool: Pool, projectId: string, now: Date): Promise<DailyUsage[]> {
+export function dailyUsage(counts: readonly DayCount[], now: Date): DailyUsage[] {
   const { period } = periodOf(now);
   const first = new Date(`${period}-01T00:00:00Z`);
-  const res = await pool.query<{ day: string; metric: string; used: string }>(
-    `SELECT to_char(day, 'YYYY-MM-DD') AS day, metric, used FROM usage_daily
-     WHERE project_id = $1 AND day >= $2::date AND day <= $3::date`,
-    [projectId, dayText(first), dayText(now)],
-  );
   const days: DailyUsage[] = [];
   for (let d = first; d.getTime() <= now.getTime(); d = new Date(d.getTime() + 86_400_000)) {
     days.push({ date: dayText(d), memories: 0, recalls: 0, reflects: 0 });
   }
-  for (const row of res.rows) {
+  for (const row of counts) {
     const day = days.find((d) => d.date === row.day);
     if (day !== undefined && METRICS.includes(row.metric as Metric)) day[row.metric as Metric] = Number(row.used);
   }

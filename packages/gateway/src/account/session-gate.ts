@@ -15,15 +15,13 @@ export function sessionGate(auth: ConsoleAuth): {
   onRequest: ReturnType<typeof authenticateFirst>;
   sessionOf: (request: FastifyRequest) => SignedIn;
 } {
-  const signedIn = new WeakMap<FastifyRequest, SignedIn>();
   return {
     onRequest: authenticateFirst(async (request: FastifyRequest) => {
-      signedIn.set(request, await auth.require(request));
+      request.signedIn = await auth.require(request);
     }),
     sessionOf: (request) => {
-      const found = signedIn.get(request);
-      if (found === undefined) throw problem('unauthorized', 'notSignedIn');
-      return found;
+      if (request.signedIn === null) throw problem('unauthorized', 'notSignedIn');
+      return request.signedIn;
     },
   };
 }

@@ -5,6 +5,7 @@ import type { Pool } from '../db.js';
 import { newId } from '../ids.js';
 import type { Scope } from '../scopes.js';
 import { deriveClientSecret } from './adapter.js';
+import { deleteProjectClient, insertProjectClient, listProjectClients, type ProjectClientRow } from './client-store.js';
 
 export interface ClientInput {
   name: string;
@@ -28,20 +29,7 @@ export interface PublicClient {
   created_at: string;
 }
 
-interface Row {
-  client_id: string;
-  name: string | null;
-  scopes: string[];
-  metadata: { redirect_uris?: string[]; grant_types?: string[] };
-  banks: string[] | null;
-  spaces: string[] | null;
-  expires_at: Date | null;
-  created_at: Date;
-}
-
-const COLUMNS = 'client_id, name, scopes, metadata, banks, spaces, expires_at, created_at';
-
-const toPublic = (r: Row): PublicClient => ({
+const toPublic = (r: ProjectClientRow): PublicClient => ({
   client_id: r.client_id,
   name: r.name,
   scopes: r.scopes,
@@ -75,42 +63,27 @@ export class ProjectClients {
       token_endpoint_auth_method: 'client_secret_basic',
       allowed_scopes: input.scopes.join(' '),
     };
-    const res = await this.pool.query<Row>(
-      `INSERT INTO oauth_clients (client_id, project_id, name, scopes, secret_salt, metadata, banks, spaces, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
-      [
-        clientId,
-        projectId,
-        input.name,
-        input.scopes,
-        salt,
-        JSON.stringify(metadata),
-        input.banks,
-        input.spaces,
-        input.expires_at,
-      ],
-    );
-    const row = res.rows[0];
-    if (row === undefined) throw new Error('client insert returned no row');
+    const row = await insertProjectClient(this.pool, {
+      clientId,
+      projectId,
+      name: input.name,
+      scopes: input.scopes,
+      salt,
+      metadata,
+      banks: input.banks,
+      spaces: input.spaces,
+      expiresAt: input.expires_at,
+    });
     return { ...toPublic(row), client_secret: deriveClientSecret(this.secretKey, clientId, salt) };
   }
 
   async list(projectId: string): Promise<PublicClient[]> {
-    const res = await this.pool.query<Row>(
-      `SELECT ${COLUMNS} FROM oauth_clients WHERE project_id = $1 ORDER BY created_at, client_id`,
-      [projectId],
-    );
-    return res.rows.map(toPublic);
+    return (await listProjectClients(this.pool, projectId)).map(toPublic);
   }
 
   /** Deletes the client and every token it holds; they stop working at once. */
   async remove(projectId: string, clientId: string): Promise<boolean> {
-    const res = await this.pool.query('DELETE FROM oauth_clients WHERE client_id = $1 AND project_id = $2', [
-      clientId,
-      projectId,
-    ]);
-    if (res.rowCount !== 1) return false;
-    await this.pool.query('DELETE FROM oauth_store WHERE client_id = $1', [clientId]);
+    if (!(await deleteProjectClient(this.pool, projectId, clientId))) return false;
     this.evict(`client:${clientId}`);
     return true;
   }

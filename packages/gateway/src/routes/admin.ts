@@ -9,7 +9,7 @@ import { constantTimeEqualString } from '../ids.js';
 import { authenticateFirst } from '../early-auth.js';
 import { guarded } from '../proxy.js';
 import { ADMIN_ROUTE, answers } from '../route-problems.js';
-import { PLANS, type QuotaOverrides } from '../scopes.js';
+import { PLANS, type QuotaOverrides } from '../plans.js';
 import type { KeyInput, Project } from '../store.js';
 import { KeyCreateBody, Open, UsageSchema } from '../schemas.js';
 import { ClientBody, type ClientRequest, type ProjectHandlers } from './project.js';

@@ -2,20 +2,32 @@
 // /v1/retain, /v1/recall, /v1/reflect. The tenant always comes from the credential, never from the request.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from '@sinclair/typebox';
-import { orgBank, requireBank, requireOrg, requireSpace, type Principal } from '../auth.js';
 import type { GatewayContext } from '../context.js';
-import { Engines, type EngineResponse } from '../engine.js';
 import { authenticateFirst } from '../early-auth.js';
-import { authenticate, execute, guarded, seg, tenantPath, type Plan } from '../proxy.js';
-import { problem, type ProblemCode } from '@mnemos/problems';
+import { authenticate, execute, guarded, seg, tenantPath } from '../proxy.js';
+import { principalOf } from '../request-state.js';
+import type { ProblemCode } from '@mnemos/problems';
 import { answers, COUNTED, CREDENTIAL_ROUTE, FORWARDED, REFLECTS } from '../route-problems.js';
 import type { Scope } from '../scopes.js';
-import { estimateStored } from '../retain-estimate.js';
 import * as wire from '@mnemos/engine/wire';
 import { Open } from '../schemas.js';
-
-type Body = Record<string, unknown>;
-type Query = Record<string, string | string[]>;
+import {
+  bankFilter,
+  bankParam,
+  bankPlan,
+  bankQueryPlan,
+  bodyOf,
+  idParam,
+  memoryPlan,
+  operationFilter,
+  queryOf,
+  recallPlan,
+  reflectPlan,
+  retainPlan,
+  spacePlan,
+  withoutBankId,
+  type PlanOf,
+} from './memory-plans.js';
 
 interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -27,7 +39,7 @@ interface RouteSpec {
   params?: TSchema;
   body?: TSchema;
   querystring?: TSchema;
-  plan: (p: Principal, req: FastifyRequest) => Promise<Plan> | Plan;
+  plan: PlanOf;
   /** The codes this operation answers beyond those of every forwarded call (quota, the engine's own). */
   problems?: readonly ProblemCode[];
 }
@@ -36,167 +48,7 @@ export function security(scope: Scope): Array<Record<string, string[]>> {
   return [{ oauth2: [scope] }, { apiKey: [] }, { consoleSession: [], consoleProject: [] }];
 }
 
-const spaceOf = (v: unknown): string => (typeof v === 'string' && v.length > 0 ? v : 'default');
-
-/** Space limits of a credential apply to the body's space and each item's. */
-function checkBodySpaces(p: Principal, body: Body): void {
-  if (p.spaces === null) return;
-  requireSpace(p, spaceOf(body['space']));
-  const items = body['items'];
-  if (Array.isArray(items)) {
-    for (const item of items) {
-      if (item !== null && typeof item === 'object' && 'space' in item)
-        requireSpace(p, spaceOf((item as Body)['space']));
-    }
-  }
-}
-
-/** For space-limited credentials the space is always explicit when forwarded. */
-function withSpace(p: Principal, body: Body): Body {
-  checkBodySpaces(p, body);
-  return p.spaces === null ? body : { ...body, space: spaceOf(body['space']) };
-}
-
-function queryWithSpace(p: Principal, query: Query): Query {
-  if (p.spaces === null) return query;
-  const space = typeof query['space'] === 'string' ? query['space'] : 'default';
-  requireSpace(p, space);
-  return { ...query, space };
-}
-
-/** Quota units reserved for a retain: an upper bound of the memories it stores, settled to what the engine stored. */
-function retainCount(body: Body): number {
-  if (Array.isArray(body['items']) || Array.isArray(body['messages']) || typeof body['content'] === 'string') {
-    return estimateStored(body);
-  }
-  throw problem('validation_failed', 'retainWithoutContent', {
-    errors: [{ pointer: '/content', detail: 'is required when items and messages are absent' }],
-  });
-}
-
-function retainPlan(p: Principal, bank: string, body: Body): Plan {
-  requireBank(p, bank);
-  const amount = retainCount(body);
-  return {
-    metric: 'memories',
-    amount,
-    forward: { method: 'POST', path: tenantPath(p, `/banks/${seg(bank)}/memories`), body: withSpace(p, body) },
-  };
-}
-
-/** A recall that blends in org memory (`include_org`) reads the space's org memory too. */
-export function checkIncludeOrg(p: Principal, args: Body): void {
-  if (args['include_org'] === true) requireOrg(p, spaceOf(args['space']));
-}
-
-function recallPlan(p: Principal, bank: string, body: Body): Plan {
-  requireBank(p, bank);
-  checkIncludeOrg(p, body);
-  return {
-    metric: 'recalls',
-    forward: { method: 'POST', path: tenantPath(p, `/banks/${seg(bank)}/memories/recall`), body: withSpace(p, body) },
-  };
-}
-
-/** A streamed reflect (`Accept: text/event-stream`) is asked of the engine as a stream and passed on as it comes. */
-function reflectPlan(p: Principal, bank: string, body: Body, accept: string | undefined): Plan {
-  requireBank(p, bank);
-  const stream = accept !== undefined && accept.toLowerCase().includes('text/event-stream');
-  return {
-    metric: 'reflects',
-    forward: {
-      method: 'POST',
-      path: tenantPath(p, `/banks/${seg(bank)}/reflect`),
-      body: withSpace(p, body),
-      ...(stream ? { accept: 'text/event-stream' } : {}),
-    },
-  };
-}
-
-function withoutBankId(body: Body): { bank: string; rest: Body } {
-  const { bank_id: bank, ...rest } = body;
-  return { bank: String(bank), rest };
-}
-
-/** Space-limited credentials may touch a single memory only if it lies in one of their spaces. */
-async function checkMemorySpace(ctx: GatewayContext, p: Principal, bank: string, id: string): Promise<void> {
-  if (p.spaces === null) return;
-  const res = await ctx.engines.forward(p.project.engine, {
-    method: 'GET',
-    path: tenantPath(p, `/banks/${seg(bank)}/memories/${seg(id)}`),
-  });
-  const memory = await Engines.json(res);
-  const space = memory !== null && typeof memory === 'object' ? (memory as Body)['space'] : undefined;
-  if (res.status >= 400 || typeof space !== 'string' || !p.spaces.has(space)) {
-    throw problem('memory_not_found', 'notVisible', { id, bankId: bank });
-  }
-}
-
-function noBankWideForSpaceLimited(p: Principal): void {
-  if (p.spaces !== null) {
-    throw problem('forbidden', 'bankWideWithSpaces');
-  }
-}
-
-/** Keeps the banks of a listing a bank- or space-limited credential may see (MCP list_banks too). */
-export function visibleBanks(p: Principal, listing: Body): Body {
-  if ((p.banks === null && p.spaces === null) || !Array.isArray(listing['banks'])) return listing;
-  const banks = (listing['banks'] as unknown[]).filter((b) => {
-    const entry = b !== null && typeof b === 'object' ? (b as Body) : {};
-    const id = typeof b === 'string' ? b : (entry['bank_id'] ?? entry['id']);
-    const inBanks = p.banks === null || (typeof id === 'string' && p.banks.has(id));
-    const inSpaces = p.spaces === null || p.spaces.has(spaceOf(entry['space']));
-    return inBanks && inSpaces;
-  });
-  return { ...listing, banks, total: banks.length };
-}
-
-/** Filters a bank listing down to the banks a limited credential may see. */
-function bankFilter(p: Principal): ((res: EngineResponse) => Promise<EngineResponse>) | undefined {
-  if (p.banks === null && p.spaces === null) return undefined;
-  return async (res) => {
-    const data = await Engines.json(res);
-    const listing = data !== null && typeof data === 'object' ? visibleBanks(p, data as Body) : data;
-    return Engines.fromJson(res.status, res.headers, listing);
-  };
-}
-
-/**
- * An operation's status is visible to a limited credential only if the operation's bank and space are within its
- * limits (the engine's answer names both; org memory is the bank "org:<space>"); otherwise it does not exist for it.
- */
-function operationFilter(p: Principal, id: string): ((res: EngineResponse) => Promise<EngineResponse>) | undefined {
-  if (p.banks === null && p.spaces === null) return undefined;
-  return async (res) => {
-    const data = await Engines.json(res);
-    const op = data !== null && typeof data === 'object' ? (data as Body) : {};
-    const space = spaceOf(op['space']);
-    const bank = op['bank_id'] === '' ? orgBank(space) : op['bank_id'];
-    const bankAllowed = typeof bank === 'string' && (p.banks === null || p.banks.has(bank));
-    if (!bankAllowed || (p.spaces !== null && !p.spaces.has(space))) {
-      throw problem('operation_not_found', 'notVisible', { id });
-    }
-    return Engines.fromJson(res.status, res.headers, data);
-  };
-}
-
-export const principals = new WeakMap<FastifyRequest, Principal>();
-
 export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
-  const bankParam = (req: FastifyRequest): string => (req.params as { bank: string }).bank;
-  const idParam = (req: FastifyRequest): string => (req.params as { id: string }).id;
-  const body = (req: FastifyRequest): Body => (req.body ?? {}) as Body;
-  const query = (req: FastifyRequest): Query => (req.query ?? {}) as Query;
-
-  /** Forwards a call on the bank's memories whose only input is the query (a list, an erase by filter). */
-  const bankQueryPlan =
-    (method: 'GET' | 'DELETE', suffix: string): RouteSpec['plan'] =>
-    (p, req) => {
-      requireBank(p, bankParam(req));
-      const path = tenantPath(p, `/banks/${seg(bankParam(req))}${suffix}`);
-      return { forward: { method, path, query: queryWithSpace(p, query(req)) } };
-    };
-
   const specs: RouteSpec[] = [
     // Description-level operations (bank in the body).
     {
@@ -209,7 +61,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'Retain memories in a bank (bank_id in the body)',
       body: wire.RetainWithBankBody,
       plan: (p, req) => {
-        const { bank, rest } = withoutBankId(body(req));
+        const { bank, rest } = withoutBankId(bodyOf(req));
         return retainPlan(p, bank, rest);
       },
     },
@@ -223,7 +75,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'Recall memories relevant to a query (bank_id in the body)',
       body: wire.RecallWithBankBody,
       plan: (p, req) => {
-        const { bank, rest } = withoutBankId(body(req));
+        const { bank, rest } = withoutBankId(bodyOf(req));
         return recallPlan(p, bank, rest);
       },
     },
@@ -237,7 +89,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'Answer a question from memory, with citations (bank_id in the body)',
       body: wire.ReflectWithBankBody,
       plan: (p, req) => {
-        const { bank, rest } = withoutBankId(body(req));
+        const { bank, rest } = withoutBankId(bodyOf(req));
         return reflectPlan(p, bank, rest, req.headers.accept);
       },
     },
@@ -253,7 +105,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'Retain memories',
       params: wire.BankPath,
       body: wire.RetainBody,
-      plan: (p, req) => retainPlan(p, bankParam(req), body(req)),
+      plan: (p, req) => retainPlan(p, bankParam(req), bodyOf(req)),
     },
     {
       method: 'POST',
@@ -265,7 +117,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'Recall memories',
       params: wire.BankPath,
       body: wire.RecallBody,
-      plan: (p, req) => recallPlan(p, bankParam(req), body(req)),
+      plan: (p, req) => recallPlan(p, bankParam(req), bodyOf(req)),
     },
     {
       method: 'POST',
@@ -277,7 +129,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'Reflect',
       params: wire.BankPath,
       body: wire.ReflectBody,
-      plan: (p, req) => reflectPlan(p, bankParam(req), body(req), req.headers.accept),
+      plan: (p, req) => reflectPlan(p, bankParam(req), bodyOf(req), req.headers.accept),
     },
     {
       method: 'GET',
@@ -288,7 +140,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'List banks',
       querystring: wire.BankListQuery,
       plan: (p, req) => ({
-        forward: { method: 'GET', path: tenantPath(p, '/banks'), query: query(req) },
+        forward: { method: 'GET', path: tenantPath(p, '/banks'), query: queryOf(req) },
         transform: bankFilter(p),
       }),
     },
@@ -301,11 +153,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'Create or replace a bank profile',
       params: wire.BankPath,
       body: wire.BankBody,
-      plan: (p, req) => {
-        requireBank(p, bankParam(req));
-        noBankWideForSpaceLimited(p);
-        return { forward: { method: 'PUT', path: tenantPath(p, `/banks/${seg(bankParam(req))}`), body: body(req) } };
-      },
+      plan: bankPlan('PUT', '', true),
     },
     {
       method: 'GET',
@@ -316,10 +164,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       tags: ['banks'],
       summary: 'Get a bank profile',
       params: wire.BankPath,
-      plan: (p, req) => {
-        requireBank(p, bankParam(req));
-        return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}`) } };
-      },
+      plan: bankPlan('GET', '', false),
     },
     {
       method: 'GET',
@@ -330,10 +175,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       tags: ['banks'],
       summary: 'Get a bank profile (Hindsight path)',
       params: wire.BankPath,
-      plan: (p, req) => {
-        requireBank(p, bankParam(req));
-        return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}/profile`) } };
-      },
+      plan: bankPlan('GET', '/profile', false),
     },
     {
       method: 'GET',
@@ -344,11 +186,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       tags: ['banks'],
       summary: 'Bank statistics',
       params: wire.BankPath,
-      plan: (p, req) => {
-        requireBank(p, bankParam(req));
-        noBankWideForSpaceLimited(p);
-        return { forward: { method: 'GET', path: tenantPath(p, `/banks/${seg(bankParam(req))}/stats`) } };
-      },
+      plan: bankPlan('GET', '/stats', true),
     },
     {
       method: 'PATCH',
@@ -360,11 +198,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'Edit a bank profile',
       params: wire.BankPath,
       body: wire.BankBody,
-      plan: (p, req) => {
-        requireBank(p, bankParam(req));
-        noBankWideForSpaceLimited(p);
-        return { forward: { method: 'PATCH', path: tenantPath(p, `/banks/${seg(bankParam(req))}`), body: body(req) } };
-      },
+      plan: bankPlan('PATCH', '', true),
     },
     {
       method: 'DELETE',
@@ -375,11 +209,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       tags: ['banks'],
       summary: 'Erase a bank and everything derived from it',
       params: wire.BankPath,
-      plan: (p, req) => {
-        requireBank(p, bankParam(req));
-        noBankWideForSpaceLimited(p);
-        return { forward: { method: 'DELETE', path: tenantPath(p, `/banks/${seg(bankParam(req))}`) } };
-      },
+      plan: bankPlan('DELETE', '', true),
     },
     {
       method: 'GET',
@@ -426,16 +256,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       tags: ['memories'],
       summary: 'Get a memory',
       params: wire.MemoryPath,
-      plan: async (p, req) => {
-        requireBank(p, bankParam(req));
-        await checkMemorySpace(ctx, p, bankParam(req), idParam(req));
-        return {
-          forward: {
-            method: 'GET',
-            path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`),
-          },
-        };
-      },
+      plan: memoryPlan(ctx, 'GET'),
     },
     {
       method: 'PATCH',
@@ -447,17 +268,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'Edit or invalidate a memory',
       params: wire.MemoryPath,
       body: wire.MemoryPatchBody,
-      plan: async (p, req) => {
-        requireBank(p, bankParam(req));
-        await checkMemorySpace(ctx, p, bankParam(req), idParam(req));
-        return {
-          forward: {
-            method: 'PATCH',
-            path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`),
-            body: body(req),
-          },
-        };
-      },
+      plan: memoryPlan(ctx, 'PATCH'),
     },
     {
       method: 'DELETE',
@@ -468,16 +279,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       tags: ['memories'],
       summary: 'Hard-delete a memory',
       params: wire.MemoryPath,
-      plan: async (p, req) => {
-        requireBank(p, bankParam(req));
-        await checkMemorySpace(ctx, p, bankParam(req), idParam(req));
-        return {
-          forward: {
-            method: 'DELETE',
-            path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`),
-          },
-        };
-      },
+      plan: memoryPlan(ctx, 'DELETE'),
     },
     {
       method: 'GET',
@@ -505,16 +307,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: "Retain into a space's org memory",
       params: wire.SpacePath,
       body: wire.RetainBody,
-      plan: (p, req) => {
-        const space = (req.params as { space: string }).space;
-        requireSpace(p, space);
-        requireOrg(p, space);
-        return {
-          metric: 'memories',
-          amount: retainCount(body(req)),
-          forward: { method: 'POST', path: tenantPath(p, `/spaces/${seg(space)}/memories`), body: body(req) },
-        };
-      },
+      plan: spacePlan('memories', '/memories'),
     },
     {
       method: 'POST',
@@ -526,15 +319,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: "Recall from a space's org memory",
       params: wire.SpacePath,
       body: wire.RecallBody,
-      plan: (p, req) => {
-        const space = (req.params as { space: string }).space;
-        requireSpace(p, space);
-        requireOrg(p, space);
-        return {
-          metric: 'recalls',
-          forward: { method: 'POST', path: tenantPath(p, `/spaces/${seg(space)}/memories/recall`), body: body(req) },
-        };
-      },
+      plan: spacePlan('recalls', '/memories/recall'),
     },
   ];
 
@@ -569,11 +354,10 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       // Authentication runs before the body is read: an anonymous caller can neither make the gateway receive a body
       // nor learn anything about the input rules.
       onRequest: authenticateFirst(async (request: FastifyRequest) => {
-        principals.set(request, await authenticate(ctx, request, spec.scope));
+        request.principal = await authenticate(ctx, request, spec.scope);
       }),
       handler: guarded(async (request: FastifyRequest, reply: FastifyReply) => {
-        const principal = principals.get(request);
-        if (principal === undefined) throw problem('unauthorized', 'unauthenticated');
+        const principal = principalOf(request);
         const plan = await spec.plan(principal, request);
         return execute(ctx, request, reply, principal, plan);
       }),

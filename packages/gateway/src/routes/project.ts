@@ -9,6 +9,7 @@ import { beyondReach, delegate, withinReach, type Delegator, type RequestedLimit
 import type { ProjectClients } from '../oauth/clients.js';
 import { authenticateFirst } from '../early-auth.js';
 import { authenticate, guarded } from '../proxy.js';
+import { principalOf } from '../request-state.js';
 import { answers, CREDENTIAL_ROUTE } from '../route-problems.js';
 import type { Scope } from '../scopes.js';
 import { publicKey, type KeyInput, type Project } from '../store.js';
@@ -113,16 +114,14 @@ export function meProjectRoutes(app: FastifyInstance, ctx: GatewayContext, h: Pr
       schema: { operationId, summary, tags: ['project'], security: security(scope), ...extra },
       // Before the body is read: an unauthenticated caller cannot make the gateway receive a body.
       onRequest: authenticateFirst(async (request) => {
-        principalOf.set(request, await authenticate(ctx, request, scope));
+        request.principal = await authenticate(ctx, request, scope);
       }),
       handler: guarded(async (request: FastifyRequest, reply: FastifyReply) => {
-        const p = principalOf.get(request);
-        if (p === undefined) throw problem('unauthorized', 'unauthenticated');
+        const p = principalOf(request);
         return reply.code(status).send(await fn(p.project, request, p));
       }),
     });
   };
-  const principalOf = new WeakMap<FastifyRequest, Principal>();
   const id = (req: FastifyRequest): string => (req.params as { id: string }).id;
 
   route(
