@@ -4,7 +4,7 @@
 // config lists the same files for its rule against SQL text elsewhere).
 const STORAGE =
   '^packages/engine/src/(db|vectors|crypto|keywords)/' +
-  '|^packages/engine/src/memory/(store|fact-store|sql|rows|reembed|vector-literal)\\.ts$' +
+  '|^packages/engine/src/memory/(store|fact-store|history-store|supersede|validity-sql|sql|rows|reembed|vector-literal)\\.ts$' +
   '|^packages/engine/src/banks/store\\.ts$' +
   '|^packages/engine/src/jobs/(queue|operations)\\.ts$';
 // The composition roots open the database and hand it to the storage modules.

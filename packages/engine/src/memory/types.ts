@@ -39,6 +39,8 @@ export interface Memory {
   updated_at: string;
   state: 'valid' | 'invalidated';
   superseded_by: string | null;
+  /** When it became true: its own valid_from, else its date (occurred_at), else its creation. */
+  valid_from: string;
   valid_to: string | null;
 }
 

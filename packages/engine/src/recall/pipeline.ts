@@ -167,6 +167,7 @@ function recallHit(c: Candidate, relevance: number): RecallHit {
     updated_at: m.updated_at,
     state: m.state,
     superseded_by: m.superseded_by,
+    valid_from: m.valid_from,
     valid_to: m.valid_to,
     score: round6(c.score),
     scores: shownScores(c),

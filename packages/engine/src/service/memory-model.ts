@@ -24,6 +24,7 @@ export function toMemory(m: StoredMemory): Memory {
     updatedAt: storedDate(m.updated_at),
     state: m.state,
     supersededBy: m.superseded_by,
+    validFrom: storedDate(m.valid_from),
     validTo: date(m.valid_to),
   };
 }

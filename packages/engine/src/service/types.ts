@@ -11,6 +11,7 @@ import type { Operation } from '../jobs/operations.js';
  */
 
 export type { Bank, BankChanges, BankStats, Disposition, Operation, Partition, RetainItem, TagsMatch };
+export type { StoredVersion as MemoryVersion } from '../memory/history-store.js';
 
 export interface Memory {
   id: string;
@@ -29,6 +30,7 @@ export interface Memory {
   updatedAt: Date;
   state: 'valid' | 'invalidated';
   supersededBy: string | null;
+  validFrom: Date;
   validTo: Date | null;
 }
 
@@ -100,6 +102,10 @@ export interface ReflectRequest {
   responseSchema: Record<string, unknown> | undefined;
   /** Return the cited memories with the answer. */
   includeFacts: boolean;
+  /** Answer from the memories valid at this instant instead of the current ones. */
+  asOf?: Date | undefined;
+  /** Answer from memories whose validity has ended too. */
+  includeSuperseded?: boolean | undefined;
 }
 
 export interface ReflectResult {
@@ -128,6 +134,10 @@ export interface MemoryListQuery {
   offset: number;
   /** A previous page's `nextCursor`: the page starts after it. */
   cursor: string | undefined;
+  /** The memories valid at this instant instead of the current ones. */
+  asOf?: Date | undefined;
+  /** Memories whose validity has ended too. */
+  includeSuperseded?: boolean | undefined;
 }
 
 /** A page's size and where it starts: after `cursor` when there is one, else `offset` rows from the top. */
@@ -144,6 +154,10 @@ export interface MemoryEdit {
   metadata?: Record<string, string>;
   state?: 'valid' | 'invalidated';
   occurredAt?: Date | null;
+  /** When it became true; null: its date again (occurred_at, else its creation). */
+  validFrom?: Date | null;
+  /** When it stopped being true; null: current again (and superseded by nothing). */
+  validTo?: Date | null;
 }
 
 export interface Page<T> {

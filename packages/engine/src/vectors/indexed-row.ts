@@ -55,6 +55,8 @@ export function indexedRowMeta(
     type: row.type,
     valid: row.state === 'valid',
     superseded: row.superseded_by !== null,
+    validFrom: Date.parse(memory.valid_from),
+    validTo: memory.valid_to === null ? null : Date.parse(memory.valid_to),
     tags: row.tags,
     batchId: row.batch_id,
     seq: row.seq ?? 0,

@@ -45,6 +45,7 @@ function memoryFields(m: Memory) {
     updated_at: isoText(m.updatedAt),
     state: m.state,
     superseded_by: m.supersededBy,
+    valid_from: isoText(m.validFrom),
     valid_to: iso(m.validTo),
   };
 }
@@ -135,6 +136,7 @@ export function bankAnswer(b: Bank) {
     last_write_at: iso(b.lastWriteAt),
     memory_count: b.memoryCount,
     usage: usageAnswer(b.usage),
+    history: b.history,
   };
 }
 
