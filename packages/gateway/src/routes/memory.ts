@@ -438,6 +438,26 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       },
     },
     {
+      method: 'GET',
+      url: '/v1/me/banks/:bank/memories/:id/history',
+      scope: 'memory:recall',
+      operationId: 'getMemoryHistory',
+      problems: ['memory_not_found'],
+      tags: ['memories'],
+      summary: "A memory's versions, oldest first",
+      params: wire.MemoryPath,
+      plan: async (p, req) => {
+        requireBank(p, bankParam(req));
+        await checkMemorySpace(ctx, p, bankParam(req), idParam(req));
+        return {
+          forward: {
+            method: 'GET',
+            path: tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}/history`),
+          },
+        };
+      },
+    },
+    {
       method: 'PATCH',
       url: '/v1/me/banks/:bank/memories/:id',
       scope: 'memory:retain',
