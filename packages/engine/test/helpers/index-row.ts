@@ -23,6 +23,7 @@ export function indexRow(id: string, length: number, text = id): VectorRowMeta {
     state: 'valid',
     superseded_by: null,
     valid_to: null,
+    valid_from: new Date(0).toISOString(),
   };
   return {
     id,
@@ -31,6 +32,8 @@ export function indexRow(id: string, length: number, text = id): VectorRowMeta {
     type: 'raw',
     valid: true,
     superseded: false,
+    validFrom: 0,
+    validTo: null,
     tags: [],
     batchId: null,
     seq: 0,
