@@ -68,12 +68,14 @@ before(async () => {
   engine = await startTestEngine();
   url = engine.url;
   await retain({ items: FACTS.map((content) => ({ content })) });
-  [lisbon] = await retain({ content: 'Alice lives in Lisbon near the river.', timestamp: '2023-01-10T00:00:00Z' });
-  [unrelated] = await retain({ content: 'Alice enjoys living by the sea.', timestamp: '2023-02-01T00:00:00Z' });
-  [berlin] = await retain({
+  lisbon = (await retain({ content: 'Alice lives in Lisbon near the river.', timestamp: '2023-01-10T00:00:00Z' }))[0]!;
+  unrelated = (await retain({ content: 'Alice enjoys living by the sea.', timestamp: '2023-02-01T00:00:00Z' }))[0]!;
+  berlin = (
+    await retain({
     messages: [{ role: 'user', name: 'Alice', content: 'I moved to Berlin last week.', supersedes: [lisbon] }],
     timestamp: '2024-06-01T00:00:00Z',
-  });
+  })
+  )[0]!;
 });
 after(async () => {
   await engine?.dispose();
