@@ -72,9 +72,9 @@ before(async () => {
   unrelated = (await retain({ content: 'Alice enjoys living by the sea.', timestamp: '2023-02-01T00:00:00Z' }))[0]!;
   berlin = (
     await retain({
-    messages: [{ role: 'user', name: 'Alice', content: 'I moved to Berlin last week.', supersedes: [lisbon] }],
-    timestamp: '2024-06-01T00:00:00Z',
-  })
+      messages: [{ role: 'user', name: 'Alice', content: 'I moved to Berlin last week.', supersedes: [lisbon] }],
+      timestamp: '2024-06-01T00:00:00Z',
+    })
   )[0]!;
 });
 after(async () => {
