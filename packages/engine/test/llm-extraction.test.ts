@@ -154,6 +154,17 @@ test('a correction supersedes the facts it corrects: they leave current answers 
   assert.ok(current.includes(fix.id) && !current.includes(old.id), 'recall answers current facts by default');
   const asOf = (await ask({ as_of: '2024-01-15T00:00:00Z' })).body.results.map((r) => r.id);
   assert.ok(asOf.includes(old.id) && !asOf.includes(fix.id), 'as_of answers what was true then');
+  // The fact's history shows its supersession, under the extraction's operation.
+  const history = await call<{ items: Array<{ change: string; operation_id?: string }> }>(
+    engine.url,
+    'GET',
+    `/v1/default/banks/${b}/memories/${old.id}/history`,
+  );
+  assert.deepEqual(
+    history.body.items.map((v) => v.change),
+    ['create', 'supersede'],
+  );
+  assert.equal(history.body.items[1]!.operation_id, second.operation_id);
   // With include_superseded, recall keeps the superseded fact but ranks it below the current one.
   const recall = await ask({ include_superseded: true });
   const order = recall.body.results.map((r) => r.id);

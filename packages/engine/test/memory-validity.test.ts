@@ -96,8 +96,19 @@ describe('validity over time', () => {
     const now = idsOf(await recallIds({}));
     assert.ok(now.includes(berlin) && now.includes(unrelated));
     assert.ok(!now.includes(lisbon), 'the superseded memory is left out');
-    const then = idsOf(await recallIds({ as_of: '2023-06-01T00:00:00Z' }));
+    const asOf = await call<{ results: Array<Hit & { scores: Record<string, number> }> }>(
+      url,
+      'POST',
+      `${path}/recall`,
+      {
+        query: 'Where does Alice live?',
+        as_of: '2023-06-01T00:00:00Z',
+      },
+    );
+    const then = idsOf(asOf.body.results);
     assert.ok(then.includes(lisbon) && then.includes(unrelated));
+    assert.equal(then[0], lisbon, 'what was current then ranks as current: no demotion for a later successor');
+    assert.equal(asOf.body.results[0]!.scores['superseded'], undefined);
     assert.ok(!then.includes(berlin), 'not yet valid then');
     const all = await recallIds({ include_superseded: true });
     const old = all.find((h) => h.id === lisbon);
