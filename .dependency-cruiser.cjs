@@ -4,7 +4,7 @@
 // modules" and "The gateway's modules"; the ESLint config lists the same files for its rule against SQL text elsewhere).
 const STORAGE =
   '^packages/engine/src/(db|vectors|crypto|keywords)/' +
-  '|^packages/engine/src/memory/(store|fact-store|sql|rows|reembed|vector-literal)\\.ts$' +
+  '|^packages/engine/src/memory/(store|fact-store|history-store|supersede|validity-sql|sql|rows|reembed|vector-literal)\\.ts$' +
   '|^packages/engine/src/banks/store\\.ts$' +
   '|^packages/engine/src/filters/sql\\.ts$' +
   '|^packages/engine/src/jobs/(queue|operations)\\.ts$' +

@@ -206,6 +206,27 @@ class LiveEngine(unittest.TestCase):
             self.client.update_memory(bank, str(uuid.uuid4()), tags=["x"])
         self.assertEqual(caught.exception.status, 404)
 
+    def test_supersedes_validity_and_history(self) -> None:
+        bank = unique_bank("validity")
+        old = self.client.retain(bank, "Gina lives in Rome.", timestamp="2023-01-01T00:00:00Z").memory_ids[0]
+        new = self.client.retain(bank, "Gina moved to Turin.", timestamp="2024-01-01T00:00:00Z",
+                                 supersedes=[old]).memory_ids[0]
+        question = "Where does Gina live?"
+        self.assertEqual([m.id for m in self.client.recall(bank, question).results], [new])
+        self.assertEqual([m.id for m in self.client.recall(bank, question, as_of="2023-06-01T00:00:00Z").results],
+                         [old])
+        listed = self.client.list_memories(bank, include_superseded=True).items
+        replaced = next(m for m in listed if m.id == old)
+        self.assertEqual((replaced.superseded_by, replaced.valid_to), (new, "2024-01-01T00:00:00.000Z"))
+        self.assertEqual([m.id for m in self.client.list_memories(bank).items], [new])
+        history = self.client.memory_history(bank, old)
+        self.assertEqual([v.change for v in history], ["create", "supersede"])
+        self.assertEqual(history[0].text, "Gina lives in Rome.")
+        self.client.delete_memory(bank, old)
+        forgotten = self.client.memory_history(bank, old)
+        self.assertEqual([(v.change, v.text) for v in forgotten],
+                         [("create", None), ("supersede", None), ("delete", None)])
+
     def test_org_memory(self) -> None:
         space = f"org-{uuid.uuid4().hex[:8]}"
         bank = unique_bank("member")
@@ -351,6 +372,14 @@ class LiveEngineAsync(unittest.IsolatedAsyncioTestCase):
         assert isinstance(done, ReflectDone)
         self.assertEqual("".join(deltas), done.result.text)
         self.assertIn(memory_id, done.result.citations)
+
+    async def test_memory_history(self) -> None:
+        bank = unique_bank("async-history")
+        memory_id = (await self.client.retain(bank, "Hugo plays chess.")).memory_ids[0]
+        await self.client.update_memory(bank, memory_id, valid_to="2030-01-01T00:00:00Z")
+        history = await self.client.memory_history(bank, memory_id)
+        self.assertEqual([v.change for v in history], ["create", "expire"])
+        self.assertEqual(history[1].valid_to, "2030-01-01T00:00:00.000Z")
 
     async def test_errors_are_mapped(self) -> None:
         with self.assertRaises(MnemosError) as caught:

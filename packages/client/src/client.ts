@@ -10,6 +10,7 @@ import type {
   Memory,
   MemoryList,
   MemoryListQuery,
+  MemoryHistory,
   MemoryPatch,
   Operation,
   RecallRequest,
@@ -475,7 +476,15 @@ export class Mnemos {
     return this.request('GET', this.bankPath(bankId, `/memories/${seg(memoryId)}`), { ...options });
   }
 
-  /** Edits text, tags, metadata or context, or invalidates a memory with `{state: "invalidated"}`. */
+  /** A memory's versions, oldest first; a deleted memory keeps only a tombstone, its text forgotten in every version. */
+  memoryHistory(bankId: string, memoryId: string, options?: RequestOptions): Promise<MemoryHistory> {
+    return this.request('GET', this.bankPath(bankId, `/memories/${seg(memoryId)}/history`), { ...options });
+  }
+
+  /**
+   * Edits text, tags, metadata or context, invalidates a memory with `{state: "invalidated"}`, or sets its validity
+   * (`valid_from`, `valid_to`).
+   */
   updateMemory(bankId: string, memoryId: string, patch: MemoryPatch, options?: RequestOptions): Promise<Memory> {
     return this.request('PATCH', this.bankPath(bankId, `/memories/${seg(memoryId)}`), { ...options, body: patch });
   }

@@ -26,6 +26,9 @@ export type BankListQuery = Query<'listBanks'>;
 export type MemoryList = Ok<'listMemories'>;
 export type MemoryListQuery = Query<'listMemories'>;
 export type MemoryPatch = RequestBody<'updateMemory'>;
+/** A memory's versions, oldest first (`GET .../memories/{id}/history`). */
+export type MemoryHistory = Ok<'getMemoryHistory'>;
+export type MemoryVersion = MemoryHistory['items'][number];
 export type ClearQuery = Query<'clearMemories'>;
 export type DeleteResult = Ok<'deleteMemory'>;
 export type Budget = NonNullable<RecallRequest['budget']>;

@@ -167,6 +167,35 @@ test('banks and memories: list, get, put, update, delete', async () => {
   await rejectsWith(mnemos.getBank(bank), { status: 404, code: 'bank_not_found' });
 });
 
+test('supersedes, as_of, include_superseded and a memory history', async () => {
+  const [old] = (await mnemos.retain('client-validity', 'Ada lives in Paris.', { timestamp: '2023-01-01T00:00:00Z' }))
+    .memory_ids;
+  const [now] = (
+    await mnemos.retain('client-validity', 'Ada moved to Madrid.', {
+      timestamp: '2024-01-01T00:00:00Z',
+      supersedes: [old!],
+    })
+  ).memory_ids;
+  const current = await mnemos.recall('client-validity', 'Where does Ada live?');
+  assert.deepEqual(
+    current.results.map((r) => r.id),
+    [now],
+  );
+  const then = await mnemos.recall('client-validity', 'Where does Ada live?', { as_of: '2023-06-01T00:00:00Z' });
+  assert.deepEqual(
+    then.results.map((r) => r.id),
+    [old],
+  );
+  const all = await mnemos.listMemories('client-validity', { include_superseded: true });
+  assert.equal(all.items.find((m) => m.id === old)?.superseded_by, now);
+  const history = await mnemos.memoryHistory('client-validity', old!);
+  assert.deepEqual(
+    history.items.map((v) => v.change),
+    ['create', 'supersede'],
+  );
+  assert.equal(history.items[1]!.valid_to, '2024-01-01T00:00:00.000Z');
+});
+
 test('errors are mapped to MnemosError with status, code, detail and field errors', async () => {
   const invalid = await rejectsWith(mnemos.recall('alice', ''), { status: 400, code: 'validation_failed' });
   assert.ok(invalid.errors?.some((e) => e.pointer === '/query'));

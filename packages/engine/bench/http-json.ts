@@ -21,6 +21,10 @@ export class JsonClient {
     return this.send('POST', url, JSON.stringify(body));
   }
 
+  put(url: string, body: unknown): Promise<JsonAnswer> {
+    return this.send('PUT', url, JSON.stringify(body));
+  }
+
   get(url: string): Promise<JsonAnswer> {
     return this.send('GET', url, undefined);
   }

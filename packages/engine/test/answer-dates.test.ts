@@ -23,6 +23,7 @@ const row = (id: string, at: Date | string | null): MemoryRow => ({
   updated_at: '2024-03-01T01:00:00.5+01:00',
   state: 'valid',
   superseded_by: null,
+  valid_from: new Date('2024-02-29T23:59:59.999Z'),
   valid_to: null,
 });
 

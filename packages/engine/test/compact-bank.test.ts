@@ -23,6 +23,8 @@ const row = (extra: Partial<CompactRow> = {}): CompactRow => ({
   tags: [],
   occurredAt: null,
   length: 3,
+  validFrom: 0,
+  validTo: null,
   ...extra,
 });
 

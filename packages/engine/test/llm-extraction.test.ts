@@ -71,8 +71,12 @@ async function retain(bankId: string, body: Record<string, unknown>) {
   return r.body;
 }
 
-async function list(bankId: string): Promise<Memory[]> {
-  const r = await call<{ items: Memory[] }>(engine.url, 'GET', `/v1/default/banks/${bankId}/memories?limit=1000`);
+async function list(bankId: string, query = ''): Promise<Memory[]> {
+  const r = await call<{ items: Memory[] }>(
+    engine.url,
+    'GET',
+    `/v1/default/banks/${bankId}/memories?limit=1000${query}`,
+  );
   assert.equal(r.status, 200);
   return r.body.items;
 }
@@ -124,27 +128,45 @@ test('retain is recallable at once; extraction adds typed, dated facts with enti
   assert.equal(del.body.deleted_count, 3);
 });
 
-test('a correction supersedes the facts it corrects; they stay, marked', async () => {
+test('a correction supersedes the facts it corrects: they leave current answers and stay, marked, in the past', async () => {
   const b = bank();
   const first = await retain(b, { content: 'Bob lives in Berlin.', timestamp: '2024-01-01T00:00:00Z' });
   await settle(first.operation_id!);
   const second = await retain(b, { content: 'Correction: Bob lives in Munich.', timestamp: '2024-02-01T00:00:00Z' });
   const op = await settle(second.operation_id!);
   assert.equal(op.status, 'completed');
-  const memories = await list(b);
+  const memories = await list(b, '&include_superseded=true');
   const old = memories.find((m) => m.text === 'Bob lives in Berlin.' && m.type !== 'raw')!;
   const fix = memories.find((m) => m.type === 'correction')!;
   assert.ok(old && fix, JSON.stringify(memories));
   assert.equal(old.superseded_by, fix.id);
   assert.equal(old.valid_to, '2024-02-01T00:00:00.000Z');
   assert.equal(fix.superseded_by, null);
-  // Recall keeps the superseded fact but ranks it below the current one.
-  const recall = await call<{ results: Array<Memory & { scores: Record<string, number> }> }>(
+  assert.ok(!(await list(b)).some((m) => m.id === old.id), 'the list answers current memories by default');
+  const ask = (extra: Record<string, unknown>) =>
+    call<{ results: Array<Memory & { scores: Record<string, number> }> }>(
+      engine.url,
+      'POST',
+      `/v1/default/banks/${b}/memories/recall`,
+      { query: 'Where does Bob live?', types: ['world', 'correction'], ...extra },
+    );
+  const current = (await ask({})).body.results.map((r) => r.id);
+  assert.ok(current.includes(fix.id) && !current.includes(old.id), 'recall answers current facts by default');
+  const asOf = (await ask({ as_of: '2024-01-15T00:00:00Z' })).body.results.map((r) => r.id);
+  assert.ok(asOf.includes(old.id) && !asOf.includes(fix.id), 'as_of answers what was true then');
+  // The fact's history shows its supersession, under the extraction's operation.
+  const history = await call<{ items: Array<{ change: string; operation_id?: string }> }>(
     engine.url,
-    'POST',
-    `/v1/default/banks/${b}/memories/recall`,
-    { query: 'Where does Bob live?', types: ['world', 'correction'] },
+    'GET',
+    `/v1/default/banks/${b}/memories/${old.id}/history`,
   );
+  assert.deepEqual(
+    history.body.items.map((v) => v.change),
+    ['create', 'supersede'],
+  );
+  assert.equal(history.body.items[1]!.operation_id, second.operation_id);
+  // With include_superseded, recall keeps the superseded fact but ranks it below the current one.
+  const recall = await ask({ include_superseded: true });
   const order = recall.body.results.map((r) => r.id);
   assert.ok(
     order.includes(old.id) && order.indexOf(fix.id) < order.indexOf(old.id),

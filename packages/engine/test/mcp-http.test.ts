@@ -153,6 +153,39 @@ test("recall shows each result's relevance and takes min_relevance", async () =>
   assert.equal(bad.isError, true);
 });
 
+test('retain takes supersedes; recall and list_memories answer current memories, as_of and include_superseded', async () => {
+  const client = await connect('/mcp');
+  const bank = 'mcp-validity';
+  const first = await tool(client, 'retain', {
+    bank_id: bank,
+    content: 'Nora lives in Oslo.',
+    timestamp: '2023-01-01',
+  });
+  const [old] = first['memory_ids'] as string[];
+  const second = await tool(client, 'retain', {
+    bank_id: bank,
+    content: 'Nora moved to Bergen.',
+    timestamp: '2024-01-01',
+    supersedes: [old],
+  });
+  const [now] = second['memory_ids'] as string[];
+  const texts = (answer: Record<string, unknown>, key: 'results' | 'items') =>
+    (answer[key] as Array<Record<string, unknown>>).map((r) => r['text']);
+  const ask = (extra: Record<string, unknown>) =>
+    tool(client, 'recall', { bank_id: bank, query: 'Where does Nora live?', ...extra });
+  assert.deepEqual(texts(await ask({}), 'results'), ['Nora moved to Bergen.']);
+  assert.deepEqual(texts(await ask({ as_of: '2023-06-01T00:00:00Z' }), 'results'), ['Nora lives in Oslo.']);
+  const all = (await ask({ include_superseded: true }))['results'] as Array<Record<string, unknown>>;
+  assert.equal(all.find((r) => r['id'] === old)?.['superseded_by'], now);
+  assert.deepEqual(texts(await tool(client, 'list_memories', { bank_id: bank }), 'items'), ['Nora moved to Bergen.']);
+  const unknown = await client.callTool({
+    name: 'retain',
+    arguments: { bank_id: bank, content: 'Nora lives in Tromso.', supersedes: [crypto.randomUUID()] },
+  });
+  assert.equal(unknown.isError, true);
+  assert.match(textOf(unknown), /supersedes/);
+});
+
 test('/mcp/{bank} fixes the bank: tools take no bank_id', async () => {
   const client = await connect('/mcp/fixed%40bank');
   const { tools } = await client.listTools();

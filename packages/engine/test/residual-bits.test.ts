@@ -108,7 +108,17 @@ describe('a compact copy narrowing its nearest codes', () => {
     for (const bank of [withLevels, without]) {
       vectors.forEach((v) =>
         bank.upsert(
-          { id: randomUUID(), space: 'default', type: 'raw', valid: true, tags: [], occurredAt: null, length: 1 },
+          {
+            id: randomUUID(),
+            space: 'default',
+            type: 'raw',
+            valid: true,
+            tags: [],
+            occurredAt: null,
+            length: 1,
+            validFrom: 0,
+            validTo: null,
+          },
           new Map(),
           v,
         ),

@@ -48,7 +48,7 @@ export const CATALOGUE = {
         `text is longer than one memory holds (${p.maxChars} characters, ${p.maxTokens} tokens); ` +
         'retain long text instead, which cuts it into memories of that size.',
       nothingToChange: () =>
-        'Nothing to change: send at least one of text, context, tags, metadata, state, occurred_at.',
+        'Nothing to change: send at least one of text, context, tags, metadata, state, occurred_at, valid_from, valid_to.',
       notJsonRpc: () =>
         'The body must be a JSON-RPC 2.0 message (or a batch of them): {"jsonrpc": "2.0", "method": ..., "id": ...}.',
       expiryInPast: () => 'expires_at must be in the future; send a later time or omit it.',

@@ -15,6 +15,8 @@ from .models import (
     JsonDict,
     Memory,
     MemoryList,
+    MemoryVersion,
+    memory_history_from_json,
     Operation,
     RecallResult,
     ReflectResult,
@@ -104,8 +106,12 @@ def _search_fields(
     trace: Optional[bool],
     include: Optional[Mapping[str, Any]],
     min_relevance: Optional[float],
+    as_of: Optional[Timestamp] = None,
+    include_superseded: Optional[bool] = None,
 ) -> JsonDict:
     return _drop_none({
+        "as_of": _time(as_of),
+        "include_superseded": include_superseded,
         "query": query,
         "max_tokens": max_tokens,
         "budget": budget,
@@ -141,11 +147,13 @@ def retain(
     tags: Optional[Sequence[str]] = None,
     document_id: Optional[str] = None,
     async_: Optional[bool] = None,
+    supersedes: Optional[Sequence[str]] = None,
 ) -> Call[RetainResult]:
     """Store one memory. What was retained is recallable as soon as this returns (with ``async_=True`` the call
-    returns at once with an ``operation_id``)."""
+    returns at once with an ``operation_id``). ``supersedes`` names memories of the same bank and space it
+    replaces: they stop being current from its ``timestamp``."""
     body = _one_memory_fields(content, timestamp, context, metadata, tags, document_id, async_)
-    body = _drop_none({**body, "space": settings.space_or_default(space)})
+    body = _drop_none({**body, "space": settings.space_or_default(space), "supersedes": _optional_list(supersedes)})
     return Call("POST", settings.bank_path(bank_id, "/memories"), RetainResult.from_json, body=body)
 
 
@@ -208,12 +216,15 @@ def recall(
     trace: Optional[bool] = None,
     include: Optional[Mapping[str, Any]] = None,
     min_relevance: Optional[float] = None,
+    as_of: Optional[Timestamp] = None,
+    include_superseded: Optional[bool] = None,
 ) -> Call[RecallResult]:
     """Find the memories relevant to ``query``, best first, cut to ``max_tokens`` (the best memory alone is cut to
     it, marked ``truncated``, when it is larger). ``include_org=True`` blends in the org memory of the space;
-    ``min_relevance`` (0 to 1) leaves out results whose ``relevance`` is lower."""
+    ``min_relevance`` (0 to 1) leaves out results whose ``relevance`` is lower. Current memories only, unless
+    ``as_of`` (what was valid then) or ``include_superseded=True`` (everything, marked by ``valid_to``)."""
     body = _search_fields(query, max_tokens, budget, types, tags, tags_match, query_timestamp, trace, include,
-                          min_relevance)
+                          min_relevance, as_of, include_superseded)
     body = _drop_none({**body, "space": settings.space_or_default(space), "include_org": include_org})
     return Call("POST", settings.bank_path(bank_id, "/memories/recall"), RecallResult.from_json, body=body)
 
@@ -236,6 +247,8 @@ def reflect(
     tags_match: Optional[str] = None,
     query_timestamp: Optional[Timestamp] = None,
     include: Optional[Mapping[str, Any]] = None,
+    as_of: Optional[Timestamp] = None,
+    include_superseded: Optional[bool] = None,
 ) -> Call[ReflectResult]:
     """Ask for an answer synthesised from memory, with the ids of the memories it cites. Raises
     ``MnemosError`` with code ``llm_not_configured`` (503) when the engine has no LLM."""
@@ -243,7 +256,7 @@ def reflect(
     if include_facts:
         wanted.setdefault("facts", {})
     body = _search_fields(query, max_tokens, budget, types, tags, tags_match, query_timestamp, None,
-                          wanted or None, None)
+                          wanted or None, None, as_of, include_superseded)
     body = _drop_none({
         **body,
         "space": settings.space_or_default(space),
@@ -367,6 +380,8 @@ def list_memories(
     document_id: Optional[str] = None,
     state: Optional[str] = None,
     cursor: Optional[str] = None,
+    as_of: Optional[Timestamp] = None,
+    include_superseded: Optional[bool] = None,
 ) -> Call[MemoryList]:
     """One page of the bank's memories, newest first, filtered by space, type, text, tags, time, document or state
     (``valid`` or ``invalidated``). ``cursor`` is a previous page's ``next_cursor``: the page after it, unmoved by
@@ -383,6 +398,8 @@ def list_memories(
         "document_id": document_id,
         "state": state,
         "cursor": cursor,
+        "as_of": _time(as_of),
+        "include_superseded": include_superseded,
     }
     return Call("GET", settings.bank_path(bank_id, "/memories"), MemoryList.from_json, query=query)
 
@@ -404,6 +421,8 @@ def update_memory(
     context: Optional[str] = None,
     occurred_at: Optional[Timestamp] = None,
     state: Optional[str] = None,
+    valid_from: Optional[Timestamp] = None,
+    valid_to: Optional[Timestamp] = None,
     **fields: Any,
 ) -> Call[Memory]:
     """Edit a memory's text, tags, metadata, context or time, or invalidate it with ``state="invalidated"`` (it then
@@ -415,9 +434,17 @@ def update_memory(
         "context": context,
         "occurred_at": _time(occurred_at),
         "state": state,
+        "valid_from": _time(valid_from),
+        "valid_to": _time(valid_to),
         **fields,
     })
     return Call("PATCH", _memory_path(settings, bank_id, memory_id), Memory.from_json, body=body)
+
+
+def memory_history(settings: Settings, /, bank_id: str, memory_id: str) -> Call[List[MemoryVersion]]:
+    """A memory's versions, oldest first; a deleted memory keeps only a tombstone, its text forgotten in every
+    version."""
+    return Call("GET", _memory_path(settings, bank_id, memory_id) + "/history", memory_history_from_json)
 
 
 def delete_memory(settings: Settings, /, bank_id: str, memory_id: str) -> Call[DeleteResult]:

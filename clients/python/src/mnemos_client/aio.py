@@ -120,6 +120,7 @@ class AsyncMnemos(ClientBase):
     list_memories = _awaitable(calls.list_memories)
     get_memory = _awaitable(calls.get_memory)
     update_memory = _awaitable(calls.update_memory)
+    memory_history = _awaitable(calls.memory_history)
     delete_memory = _awaitable(calls.delete_memory)
     clear_memories = _awaitable(calls.clear_memories)
     operation = _awaitable(calls.operation)

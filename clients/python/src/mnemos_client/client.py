@@ -118,6 +118,7 @@ class Mnemos(ClientBase):
     list_memories = _blocking(calls.list_memories)
     get_memory = _blocking(calls.get_memory)
     update_memory = _blocking(calls.update_memory)
+    memory_history = _blocking(calls.memory_history)
     delete_memory = _blocking(calls.delete_memory)
     clear_memories = _blocking(calls.clear_memories)
     operation = _blocking(calls.operation)

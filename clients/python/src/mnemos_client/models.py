@@ -57,6 +57,8 @@ class Memory:
     context: Optional[str] = None
     source_id: Optional[str] = None
     superseded_by: Optional[str] = None
+    #: When it became true (as set, else ``occurred_at``, else ``created_at``); ``valid_to`` is None while current.
+    valid_from: Optional[str] = None
     valid_to: Optional[str] = None
     state: Optional[str] = None
     entities: List[Any] = field(default_factory=list)
@@ -87,6 +89,7 @@ class Memory:
             context=_str(d.get("context")),
             source_id=_str(d.get("source_id")),
             superseded_by=_str(d.get("superseded_by")),
+            valid_from=_str(d.get("valid_from")),
             valid_to=_str(d.get("valid_to")),
             state=_str(d.get("state")),
             entities=_list(d.get("entities")),
@@ -386,3 +389,41 @@ def format_timestamp(value: Timestamp) -> str:
     if isinstance(value, _dt.date):
         return value.isoformat()
     return str(value)
+
+
+@dataclass(frozen=True)
+class MemoryVersion:
+    """One version of a memory's history. A deleted memory's versions keep no ``text`` or ``metadata`` (None)."""
+
+    version: int
+    change: str
+    text: Optional[str]
+    metadata: Optional[Dict[str, str]]
+    state: Optional[str]
+    valid_from: Optional[str]
+    valid_to: Optional[str]
+    superseded_by: Optional[str]
+    changed_at: Optional[str]
+    operation_id: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> "MemoryVersion":
+        d = _dict(data)
+        metadata = d.get("metadata")
+        return cls(
+            version=int(d.get("version", 0)),
+            change=str(d.get("change", "")),
+            text=_str(d.get("text")),
+            metadata=None if metadata is None else {str(k): v for k, v in _dict(metadata).items()},
+            state=_str(d.get("state")),
+            valid_from=_str(d.get("valid_from")),
+            valid_to=_str(d.get("valid_to")),
+            superseded_by=_str(d.get("superseded_by")),
+            changed_at=_str(d.get("changed_at")),
+            operation_id=_str(d.get("operation_id")),
+        )
+
+
+def memory_history_from_json(data: Any) -> List[MemoryVersion]:
+    """The versions of ``GET .../memories/{id}/history``, oldest first."""
+    return [MemoryVersion.from_json(item) for item in _list(_dict(data).get("items"))]

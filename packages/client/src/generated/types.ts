@@ -127,8 +127,28 @@ export interface paths {
         delete: operations["deleteMemory"];
         options?: never;
         head?: never;
-        /** Edit a memory, or invalidate it with {state: "invalidated"} */
+        /** Edit a memory, invalidate it with {state: "invalidated"}, or set its validity (valid_from, valid_to) */
         patch: operations["updateMemory"];
+        trace?: never;
+    };
+    "/v1/{tenant}/banks/{bank}/memories/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A memory's versions, oldest first
+         * @description Every change to a memory (create, update, invalidate, restore, supersede, expire, delete) appends a version while its bank's history setting is on. A deleted memory keeps only a tombstone version: the text and metadata of all its versions are forgotten.
+         */
+        get: operations["getMemoryHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/{tenant}/banks/{bank}/memories/list": {
@@ -354,6 +374,8 @@ export interface components {
                 literalism: number;
                 skepticism: number;
             };
+            /** @description Whether each change to a memory appends a version to its history ('on' by default) */
+            history: "on" | "off";
             last_write_at: string | null;
             memory_count: number;
             mission: string;
@@ -389,6 +411,8 @@ export interface components {
             text: string;
             type: string;
             updated_at: string;
+            /** @description When it became true: as set, else occurred_at, else created_at */
+            valid_from: string;
             valid_to: string | null;
         };
         /** @description RFC 9457 problem details */
@@ -594,6 +618,8 @@ export interface operations {
                             literalism: number;
                             skepticism: number;
                         };
+                        /** @description Whether each change to a memory appends a version to its history ('on' by default) */
+                        history: "on" | "off";
                         last_write_at: string | null;
                         memory_count: number;
                         mission: string;
@@ -661,6 +687,7 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     }) | null;
+                    history?: ("on" | "off") | null;
                     mission?: string | null;
                     name?: string | null;
                     reflect_mission?: string | null;
@@ -686,6 +713,8 @@ export interface operations {
                             literalism: number;
                             skepticism: number;
                         };
+                        /** @description Whether each change to a memory appends a version to its history ('on' by default) */
+                        history: "on" | "off";
                         last_write_at: string | null;
                         memory_count: number;
                         mission: string;
@@ -808,6 +837,7 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     }) | null;
+                    history?: ("on" | "off") | null;
                     mission?: string | null;
                     name?: string | null;
                     reflect_mission?: string | null;
@@ -833,6 +863,8 @@ export interface operations {
                             literalism: number;
                             skepticism: number;
                         };
+                        /** @description Whether each change to a memory appends a version to its history ('on' by default) */
+                        history: "on" | "off";
                         last_write_at: string | null;
                         memory_count: number;
                         mission: string;
@@ -881,9 +913,13 @@ export interface operations {
     listMemories: {
         parameters: {
             query?: {
+                /** @description RFC 3339 date-time: answer the memories that were valid then (valid_from <= as_of < valid_to) */
+                as_of?: string;
                 /** @description A previous page's next_cursor: this page starts after it (not combined with offset) */
                 cursor?: string;
                 document_id?: string;
+                /** @description Answer memories whose validity has ended too (marked by valid_to and superseded_by) */
+                include_superseded?: boolean;
                 limit?: number;
                 offset?: number;
                 q?: string;
@@ -984,6 +1020,8 @@ export interface operations {
                         metadata?: {
                             [key: string]: string;
                         } | null;
+                        /** @description Ids of memories of the same bank and space this one replaces: their validity ends at this one's valid_from (its timestamp, else now) and superseded_by names it */
+                        supersedes?: string[];
                         /** @description Tags; a JSON-encoded list or a single string is accepted too */
                         tags?: string[] | string | null;
                         timestamp?: string | null;
@@ -1000,6 +1038,8 @@ export interface operations {
                          * @enum {string}
                          */
                         role: "user" | "assistant" | "system" | "tool" | "developer";
+                        /** @description Ids of memories of the same bank and space this one replaces: their validity ends at this one's valid_from (its timestamp, else now) and superseded_by names it */
+                        supersedes?: string[];
                         timestamp?: string | null;
                     } & {
                         [key: string]: unknown;
@@ -1008,6 +1048,8 @@ export interface operations {
                         [key: string]: string;
                     } | null;
                     space?: string | null;
+                    /** @description Ids of memories of the same bank and space this one replaces: their validity ends at this one's valid_from (its timestamp, else now) and superseded_by names it */
+                    supersedes?: string[];
                     /** @description Tags; a JSON-encoded list or a single string is accepted too */
                     tags?: string[] | string | null;
                     timestamp?: string | null;
@@ -1187,6 +1229,8 @@ export interface operations {
                         text: string;
                         type: string;
                         updated_at: string;
+                        /** @description When it became true: as set, else occurred_at, else created_at */
+                        valid_from: string;
                         valid_to: string | null;
                     };
                 };
@@ -1300,6 +1344,8 @@ export interface operations {
                     /** @description Tags; a JSON-encoded list or a single string is accepted too */
                     tags?: string[] | string | null;
                     text?: string;
+                    valid_from?: string | null;
+                    valid_to?: string | null;
                 } & {
                     [key: string]: unknown;
                 };
@@ -1333,6 +1379,8 @@ export interface operations {
                         text: string;
                         type: string;
                         updated_at: string;
+                        /** @description When it became true: as set, else occurred_at, else created_at */
+                        valid_from: string;
                         valid_to: string | null;
                     };
                 };
@@ -1375,12 +1423,86 @@ export interface operations {
             };
         };
     };
+    getMemoryHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bank: string;
+                /** @description Memory id (UUID) */
+                id: string;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Oldest first */
+                        items: {
+                            /** @description What changed the memory into this version */
+                            change: "create" | "update" | "invalidate" | "restore" | "supersede" | "expire" | "delete";
+                            changed_at: string;
+                            metadata: {
+                                [key: string]: string;
+                            } | null;
+                            /** @description The operation the change belongs to, when there is one */
+                            operation_id?: string;
+                            state: string;
+                            superseded_by: string | null;
+                            text: string | null;
+                            valid_from: string;
+                            valid_to: string | null;
+                            version: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: tenant_not_found, memory_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listMemoriesHindsight: {
         parameters: {
             query?: {
+                /** @description RFC 3339 date-time: answer the memories that were valid then (valid_from <= as_of < valid_to) */
+                as_of?: string;
                 /** @description A previous page's next_cursor: this page starts after it (not combined with offset) */
                 cursor?: string;
                 document_id?: string;
+                /** @description Answer memories whose validity has ended too (marked by valid_to and superseded_by) */
+                include_superseded?: boolean;
                 limit?: number;
                 offset?: number;
                 q?: string;
@@ -1462,11 +1584,13 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    as_of?: string | null;
                     budget?: ("low" | "mid" | "high" | number) | null;
                     include?: {
                         [key: string]: unknown;
                     } | null;
                     include_org?: boolean | null;
+                    include_superseded?: boolean | null;
                     max_tokens?: number | null;
                     min_relevance?: number | null;
                     query: string;
@@ -1525,6 +1649,8 @@ export interface operations {
                             truncated?: boolean;
                             type: string;
                             updated_at: string;
+                            /** @description When it became true: as set, else occurred_at, else created_at */
+                            valid_from: string;
                             valid_to: string | null;
                         }[];
                         trace?: {
@@ -1593,6 +1719,8 @@ export interface operations {
                             literalism: number;
                             skepticism: number;
                         };
+                        /** @description Whether each change to a memory appends a version to its history ('on' by default) */
+                        history: "on" | "off";
                         last_write_at: string | null;
                         memory_count: number;
                         mission: string;
@@ -1652,12 +1780,14 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    as_of?: string | null;
                     budget?: ("low" | "mid" | "high" | number) | null;
                     context?: string | null;
                     fact_types?: string[] | null;
                     include?: {
                         [key: string]: unknown;
                     } | null;
+                    include_superseded?: boolean | null;
                     max_tokens?: number | null;
                     query: string;
                     query_timestamp?: string | null;
@@ -1953,6 +2083,8 @@ export interface operations {
                         metadata?: {
                             [key: string]: string;
                         } | null;
+                        /** @description Ids of memories of the same bank and space this one replaces: their validity ends at this one's valid_from (its timestamp, else now) and superseded_by names it */
+                        supersedes?: string[];
                         /** @description Tags; a JSON-encoded list or a single string is accepted too */
                         tags?: string[] | string | null;
                         timestamp?: string | null;
@@ -1969,6 +2101,8 @@ export interface operations {
                          * @enum {string}
                          */
                         role: "user" | "assistant" | "system" | "tool" | "developer";
+                        /** @description Ids of memories of the same bank and space this one replaces: their validity ends at this one's valid_from (its timestamp, else now) and superseded_by names it */
+                        supersedes?: string[];
                         timestamp?: string | null;
                     } & {
                         [key: string]: unknown;
@@ -1977,6 +2111,8 @@ export interface operations {
                         [key: string]: string;
                     } | null;
                     space?: string | null;
+                    /** @description Ids of memories of the same bank and space this one replaces: their validity ends at this one's valid_from (its timestamp, else now) and superseded_by names it */
+                    supersedes?: string[];
                     /** @description Tags; a JSON-encoded list or a single string is accepted too */
                     tags?: string[] | string | null;
                     timestamp?: string | null;
@@ -2069,11 +2205,13 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    as_of?: string | null;
                     budget?: ("low" | "mid" | "high" | number) | null;
                     include?: {
                         [key: string]: unknown;
                     } | null;
                     include_org?: boolean | null;
+                    include_superseded?: boolean | null;
                     max_tokens?: number | null;
                     min_relevance?: number | null;
                     query: string;
@@ -2132,6 +2270,8 @@ export interface operations {
                             truncated?: boolean;
                             type: string;
                             updated_at: string;
+                            /** @description When it became true: as set, else occurred_at, else created_at */
+                            valid_from: string;
                             valid_to: string | null;
                         }[];
                         trace?: {
@@ -2182,6 +2322,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    as_of?: string | null;
                     /** @description Bank id */
                     bank_id: string;
                     budget?: ("low" | "mid" | "high" | number) | null;
@@ -2189,6 +2330,7 @@ export interface operations {
                         [key: string]: unknown;
                     } | null;
                     include_org?: boolean | null;
+                    include_superseded?: boolean | null;
                     max_tokens?: number | null;
                     min_relevance?: number | null;
                     query: string;
@@ -2247,6 +2389,8 @@ export interface operations {
                             truncated?: boolean;
                             type: string;
                             updated_at: string;
+                            /** @description When it became true: as set, else occurred_at, else created_at */
+                            valid_from: string;
                             valid_to: string | null;
                         }[];
                         trace?: {
@@ -2297,6 +2441,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    as_of?: string | null;
                     bank_id: string;
                     budget?: ("low" | "mid" | "high" | number) | null;
                     context?: string | null;
@@ -2304,6 +2449,7 @@ export interface operations {
                     include?: {
                         [key: string]: unknown;
                     } | null;
+                    include_superseded?: boolean | null;
                     max_tokens?: number | null;
                     query: string;
                     query_timestamp?: string | null;
@@ -2453,6 +2599,8 @@ export interface operations {
                         metadata?: {
                             [key: string]: string;
                         } | null;
+                        /** @description Ids of memories of the same bank and space this one replaces: their validity ends at this one's valid_from (its timestamp, else now) and superseded_by names it */
+                        supersedes?: string[];
                         /** @description Tags; a JSON-encoded list or a single string is accepted too */
                         tags?: string[] | string | null;
                         timestamp?: string | null;
@@ -2469,6 +2617,8 @@ export interface operations {
                          * @enum {string}
                          */
                         role: "user" | "assistant" | "system" | "tool" | "developer";
+                        /** @description Ids of memories of the same bank and space this one replaces: their validity ends at this one's valid_from (its timestamp, else now) and superseded_by names it */
+                        supersedes?: string[];
                         timestamp?: string | null;
                     } & {
                         [key: string]: unknown;
@@ -2477,6 +2627,8 @@ export interface operations {
                         [key: string]: string;
                     } | null;
                     space?: string | null;
+                    /** @description Ids of memories of the same bank and space this one replaces: their validity ends at this one's valid_from (its timestamp, else now) and superseded_by names it */
+                    supersedes?: string[];
                     /** @description Tags; a JSON-encoded list or a single string is accepted too */
                     tags?: string[] | string | null;
                     timestamp?: string | null;

@@ -18,7 +18,12 @@ export interface Bank {
   lastWriteAt: Date | null;
   memoryCount: number;
   usage: BankUsage;
+  /** Whether changes to the bank's memories append versions to their history. */
+  history: BankHistory;
 }
+
+export const BANK_HISTORY = ['on', 'off'] as const;
+export type BankHistory = (typeof BANK_HISTORY)[number];
 
 /** LLM tokens spent on a bank's behalf (fact extraction, reflect). */
 export interface BankUsage {
@@ -38,6 +43,7 @@ export interface BankChanges {
   mission?: string | undefined;
   disposition?: Partial<Disposition> | undefined;
   space?: string | undefined;
+  history?: BankHistory | undefined;
 }
 
 interface BankRow {
@@ -52,12 +58,13 @@ interface BankRow {
   memory_count: number | string;
   tokens_input: number | string;
   tokens_output: number | string;
+  history: string;
 }
 
 const DEFAULT_DISPOSITION: Disposition = { skepticism: 3, literalism: 3, empathy: 3 };
 
 const BANK_COLUMNS = `b.bank_id, b.name, b.mission, b.disposition, b.space, b.created_at, b.updated_at,
-  b.last_write_at, b.tokens_input, b.tokens_output,
+  b.last_write_at, b.tokens_input, b.tokens_output, b.history,
   (SELECT count(*) FROM memories m WHERE m.tenant = b.tenant AND m.bank_id = b.bank_id) AS memory_count`;
 const SELECT_BANK = `SELECT ${BANK_COLUMNS} FROM banks b`;
 /** The bank list's order: most recently written first. */
@@ -75,6 +82,7 @@ function toBank(r: BankRow): Bank {
     lastWriteAt: r.last_write_at === null ? null : new Date(r.last_write_at),
     memoryCount: Number(r.memory_count),
     usage: { inputTokens: Number(r.tokens_input), outputTokens: Number(r.tokens_output) },
+    history: r.history === 'off' ? 'off' : 'on',
   };
 }
 
@@ -107,11 +115,12 @@ export async function getBank(db: Queryable, tenant: string, bankId: string): Pr
 /** PUT: create or update (upsert), keeping fields the body does not name. */
 export async function putBank(db: Queryable, tenant: string, bankId: string, c: BankChanges): Promise<Bank> {
   await db.query(
-    `INSERT INTO banks (tenant, bank_id, name, mission, disposition, space)
-     VALUES ($1, $2, COALESCE($3, $2), COALESCE($4, ''), $5::jsonb, COALESCE($6, 'default'))
+    `INSERT INTO banks (tenant, bank_id, name, mission, disposition, space, history)
+     VALUES ($1, $2, COALESCE($3, $2), COALESCE($4, ''), $5::jsonb, COALESCE($6, 'default'), COALESCE($8, 'on'))
      ON CONFLICT (tenant, bank_id) DO UPDATE SET
        name = COALESCE($3, banks.name), mission = COALESCE($4, banks.mission),
-       disposition = banks.disposition || $7::jsonb, space = COALESCE($6, banks.space), updated_at = now()`,
+       disposition = banks.disposition || $7::jsonb, space = COALESCE($6, banks.space),
+       history = COALESCE($8, banks.history), updated_at = now()`,
     bankParams(tenant, bankId, c),
   );
   return (await getBank(db, tenant, bankId))!;
@@ -126,7 +135,8 @@ export async function patchBank(
 ): Promise<Bank | undefined> {
   const rows = await db.query(
     `UPDATE banks SET name = COALESCE($3, name), mission = COALESCE($4, mission),
-       disposition = disposition || $7::jsonb, space = COALESCE($6, space), updated_at = now()
+       disposition = disposition || $7::jsonb, space = COALESCE($6, space), history = COALESCE($8, history),
+       updated_at = now()
      WHERE tenant = $1 AND bank_id = $2 AND $5::jsonb IS NOT NULL RETURNING bank_id`,
     bankParams(tenant, bankId, c),
   );
@@ -143,6 +153,7 @@ function bankParams(tenant: string, bankId: string, c: BankChanges): SqlParam[] 
     JSON.stringify(disposition),
     c.space ?? null,
     JSON.stringify(c.disposition ?? {}),
+    c.history ?? null,
   ];
 }
 

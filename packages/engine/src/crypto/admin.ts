@@ -128,6 +128,49 @@ export interface EncryptExistingOutcome {
 }
 
 /**
+ * Encrypts the history versions written before encryption was switched on (each sealed under its memory's id, as the
+ * memory's body is), in batches like the memories. Answers how many.
+ */
+async function encryptHistory(db: Database, codec: EncryptingCodec, batchSize: number): Promise<number> {
+  let encrypted = 0;
+  for (;;) {
+    const done = await db.transaction(async (tx) => {
+      const rows = await tx.query<{
+        tenant: string;
+        bank_id: string;
+        memory_id: string;
+        version: number;
+        text: string;
+        context: string | null;
+        metadata: Record<string, string> | null;
+        entities: string[];
+      }>(
+        `SELECT tenant, bank_id, memory_id::text AS memory_id, version, text, context, metadata, entities
+         FROM memory_history WHERE body_enc IS NULL AND text IS NOT NULL
+         ORDER BY tenant, bank_id, memory_id, version LIMIT ${Math.trunc(batchSize)} FOR UPDATE`,
+      );
+      for (const r of rows) {
+        const bank = await codec.forWrite(tx, r.tenant, r.bank_id);
+        const sealed = await bank.seal(r.memory_id, {
+          text: r.text,
+          context: r.context,
+          metadata: r.metadata ?? {},
+          entities: r.entities,
+        });
+        await tx.query(
+          `UPDATE memory_history SET text = NULL, context = NULL, metadata = '{}'::jsonb, entities = $5::text[],
+             body_enc = $6 WHERE tenant = $1 AND bank_id = $2 AND memory_id = $3::uuid AND version = $4`,
+          [r.tenant, r.bank_id, r.memory_id, r.version, sealed.entities, sealed.bodyEnc],
+        );
+      }
+      return rows.length;
+    });
+    encrypted += done;
+    if (done < batchSize) return encrypted;
+  }
+}
+
+/**
  * Encrypts memories written before encryption was switched on, in batches (each batch one transaction, so the command
  * can be interrupted and run again), then compacts the table so the old plaintext row versions are gone from it.
  */
@@ -167,6 +210,8 @@ export async function encryptExisting(
         `SELECT id, tenant, bank_id, text, context, metadata, entities, content_hash FROM memories
          WHERE body_enc IS NULL ORDER BY tenant, id LIMIT ${Math.trunc(batchSize)} FOR UPDATE`,
       );
+      // Only how the bodies are stored changes: no memory gets a new version for it (migration 010).
+      if (rows.length > 0) await tx.query("SELECT set_config('mnemos.history', 'skip', true)");
       for (const r of rows) {
         const bank = await codec.forWrite(tx, r.tenant, r.bank_id);
         const sealed = await bank.seal(r.id, {
@@ -186,11 +231,13 @@ export async function encryptExisting(
     encrypted += done;
     if (done < batchSize) break;
   }
-  if (encrypted > 0) {
+  const versions = await encryptHistory(db, codec, batchSize);
+  if (encrypted > 0 || versions > 0) {
     // Old row versions hold the plaintext until the table is rewritten (the memories, and the keyword statistics that
     // counted their words); so may old versions of pg_statistic rows (statistics gathered before migration 004), which
     // only a superuser may rewrite.
     await db.exec('VACUUM FULL memories');
+    await db.exec('VACUUM FULL memory_history');
     await db.exec('VACUUM FULL bank_term_counts');
     await db.exec('VACUUM FULL pg_statistic').catch(() => undefined);
     await db.exec('CHECKPOINT').catch(() => undefined);

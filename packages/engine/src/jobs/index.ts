@@ -36,6 +36,7 @@ interface StoredItem {
   tags: string[] | null;
   document_id: string | null;
   entities: string[] | null;
+  supersedes?: string[];
 }
 
 /** async: true: validate now, store the items in a job, answer at once with the operation id. */
@@ -55,6 +56,7 @@ export async function retainAsync(
     tags: i.tags ?? null,
     document_id: i.documentId ?? null,
     entities: i.entities ?? null,
+    ...(i.supersedes?.length ? { supersedes: i.supersedes } : {}),
   }));
   const operationId = randomUUID();
   await engine.db.transaction(async (tx) => {
@@ -121,6 +123,7 @@ export function registerAsyncRetain(engine: JobParts, queue: JobQueue): void {
       tags: i.tags ?? undefined,
       documentId: i.document_id ?? undefined,
       entities: i.entities ?? undefined,
+      supersedes: i.supersedes,
     }));
     const partition = { tenant: job.tenant, bankId: job.bankId, space: job.space };
     const outcome = await retain(engine, partition, items, {

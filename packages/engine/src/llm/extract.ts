@@ -4,6 +4,7 @@ import type { Database } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import { JobFailure, type ClaimedJob, type JobContext } from '../jobs/index.js';
 import { memoryExists, nearestFacts, supersedeFacts } from '../memory/fact-store.js';
+import { nameOperation } from '../memory/history-store.js';
 import type { MemoryStore } from '../memory/store.js';
 import type { NewMemory } from '../memory/types.js';
 import { embeddingText } from '../memory/embedding-text.js';
@@ -205,6 +206,7 @@ export function extractionHandler(engine: { db: Database; store: MemoryStore; em
       async (tx) => {
         // The source may have been deleted while the model was thinking: then there is nothing to attach facts to.
         if (rows.length > 0 && (await memoryExists(tx, job.tenant, raw.id))) {
+          await nameOperation(tx, job.operationId);
           await engine.store.insert(tx, partition, rows);
           for (const [i, f] of facts.entries()) {
             if (f.supersedes.length > 0)

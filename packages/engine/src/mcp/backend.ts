@@ -10,7 +10,7 @@ import {
   reflectAnswer,
   retainAnswer,
 } from '../wire/answers.js';
-import { checkText, recallQuery, reflectRequest, retainRequest } from '../wire/input.js';
+import { checkText, recallQuery, reflectRequest, retainRequest, validityChoice } from '../wire/input.js';
 
 export type RetainArgs = {
   content: string;
@@ -19,7 +19,11 @@ export type RetainArgs = {
   timestamp?: string | undefined;
   tags?: string[] | undefined;
   metadata?: Record<string, string> | undefined;
+  supersedes?: string[] | undefined;
 };
+
+/** Which memories a read answers by their validity (current ones by default). */
+type ValidityArgs = { as_of?: string | undefined; include_superseded?: boolean | undefined };
 
 export type RecallArgs = {
   query: string;
@@ -30,13 +34,13 @@ export type RecallArgs = {
   tags?: string[] | undefined;
   include_org?: boolean | undefined;
   min_relevance?: number | undefined;
-};
+} & ValidityArgs;
 
 export type ReflectArgs = {
   query: string;
   space?: string | undefined;
   budget?: 'low' | 'mid' | 'high' | undefined;
-};
+} & ValidityArgs;
 
 export type ListMemoriesArgs = {
   space?: string | undefined;
@@ -45,7 +49,7 @@ export type ListMemoriesArgs = {
   limit?: number | undefined;
   offset?: number | undefined;
   cursor?: string | undefined;
-};
+} & ValidityArgs;
 
 export type ListBanksArgs = {
   q?: string | undefined;
@@ -127,6 +131,7 @@ export function engineBackend(
           limit: args.limit ?? 20,
           offset: args.offset ?? 0,
           cursor: args.cursor,
+          ...validityChoice(args, '/'),
         }),
       );
     },

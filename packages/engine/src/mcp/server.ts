@@ -40,6 +40,19 @@ const text = (value: unknown): CallToolResult => ({
 });
 
 /** Recall hits as a model reads them best: the text first, with its id, type, date, score and relevance. */
+/** Which memories a read answers by their validity: current ones unless asked otherwise. */
+const Validity = {
+  as_of: z
+    .string()
+    .max(64)
+    .optional()
+    .describe('An RFC 3339 date-time: answer what was true then instead of what is true now.'),
+  include_superseded: z
+    .boolean()
+    .optional()
+    .describe('Also answer memories that were replaced or expired (marked with valid_to).'),
+};
+
 function compactHits(results: object[]): object[] {
   return results.map((hit) => {
     const h = hit as Record<string, unknown>;
@@ -53,6 +66,7 @@ function compactHits(results: object[]): object[] {
       ...(typeof h['relevance'] === 'number' ? { relevance: Math.round(h['relevance'] * 1000) / 1000 } : {}),
       ...(h['space'] !== 'default' ? { space: h['space'] } : {}),
       ...(h['org'] === true ? { org: true } : {}),
+      ...(typeof h['valid_to'] === 'string' ? { valid_to: h['valid_to'], superseded_by: h['superseded_by'] } : {}),
       ...tags,
     };
   });
@@ -115,6 +129,13 @@ export function createMcpServer(backend: MemoryBackend, options: McpServerOption
           .describe('Optional ISO 8601 date or date-time when it happened (defaults to now).'),
         tags: z.array(z.string().max(256)).max(100).optional().describe('Optional tags to filter recall by.'),
         metadata: z.record(z.string(), z.string()).optional().describe('Optional string key/value metadata.'),
+        supersedes: z
+          .array(z.uuid())
+          .max(100)
+          .optional()
+          .describe(
+            'Ids of memories this one replaces (e.g. an old address): they stop being current from its timestamp.',
+          ),
       }),
       annotations: {
         title: 'Remember',
@@ -158,6 +179,7 @@ export function createMcpServer(backend: MemoryBackend, options: McpServerOption
           .max(1)
           .optional()
           .describe('Leave out results whose relevance is below this (0 to 1; 0.2 keeps what likely answers).'),
+        ...Validity,
       }),
       annotations: {
         title: 'Recall memories',
@@ -184,6 +206,7 @@ export function createMcpServer(backend: MemoryBackend, options: McpServerOption
         query: z.string().min(1).max(10_000).describe('The question to answer from memory.'),
         space: Space,
         budget: Budget.describe('How many memories to consider: low (default), mid or high.'),
+        ...Validity,
       }),
       annotations: {
         title: 'Answer from memory',
@@ -213,6 +236,7 @@ export function createMcpServer(backend: MemoryBackend, options: McpServerOption
           .max(2048)
           .optional()
           .describe("The previous answer's next_cursor, to get the page after it (instead of offset)."),
+        ...Validity,
       }),
       annotations: {
         title: 'List memories',

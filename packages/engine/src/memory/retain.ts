@@ -7,6 +7,8 @@ import { sha256Hex } from '../util/hash.js';
 import { eventLoopSlicer } from '../util/yield.js';
 import { chunkText } from './chunk.js';
 import type { MemoryStore } from './store.js';
+import { supersedeMemories } from './supersede.js';
+import { nameOperation } from './history-store.js';
 import type { NewMemory, Partition } from './types.js';
 
 export interface RetainItem {
@@ -18,6 +20,10 @@ export interface RetainItem {
   tags: string[] | undefined;
   documentId: string | undefined;
   entities: string[] | undefined;
+  /** Memories of the partition this item replaces: their validity ends where its memory's begins. */
+  supersedes?: string[] | undefined;
+  /** Where the item is in its request (a JSON pointer), for errors about it. */
+  pointer?: string | undefined;
 }
 
 /** What one retained item became. */
@@ -109,12 +115,18 @@ export async function retain(
   const run: RetainRun = { operationId: () => (operationId ??= randomUUID()) };
   const stored = await deps.db.transaction(async (tx) => {
     await touchBank(tx, partition.tenant, partition.bankId);
+    // The versions this retain appends (migration 010) name its operation when it has one.
+    if (options.operationId !== undefined) await nameOperation(tx, options.operationId);
     const ids = await deps.store.insert(
       tx,
       partition,
       fresh.map((p, i) => ({ ...p, embedding: vectors[i]! })),
     );
     const created = ids.filter((id, i) => id === fresh[i]!.id);
+    await supersedeByItems(tx, partition, items, pieces, itemOf, (hash) => {
+      const at = fresh.findIndex((p) => p.contentHash === hash);
+      return at >= 0 ? ids[at] : existing.get(hash);
+    });
     if (options.afterRetain && created.length > 0) await options.afterRetain(tx, partition, created, run);
     return { ids, created };
   });
@@ -135,6 +147,23 @@ export async function retain(
     createdIds: stored.created,
     operationId,
   };
+}
+
+/** Each item's `supersedes` closed by the item's (first) memory, `idOf` answering a stored content's id. */
+async function supersedeByItems(
+  tx: Queryable,
+  partition: Partition,
+  items: readonly RetainItem[],
+  pieces: readonly NewMemory[],
+  itemOf: readonly number[],
+  idOf: (contentHash: string) => string | undefined,
+): Promise<void> {
+  for (const [index, item] of items.entries()) {
+    if (item.supersedes === undefined || item.supersedes.length === 0) continue;
+    const first = pieces[itemOf.indexOf(index)];
+    const id = first && idOf(first.contentHash);
+    if (id !== undefined) await supersedeMemories(tx, partition, item.supersedes, id);
+  }
 }
 
 /**

@@ -10,6 +10,8 @@ import { MEMORY_COLUMNS, rowToMemory, type MemoryReader, type MemoryRow } from '
 import { run } from './sql.js';
 import { eventLoopSlicer } from '../util/yield.js';
 import type { Memory, NewMemory, Partition } from './types.js';
+import type { Validity } from '../recall/validity.js';
+import { validitySql } from './validity-sql.js';
 
 /** From this many memories in one insert, vectors go to the embedded database in binary (see insert). */
 const BINARY_VECTORS_FROM = 3;
@@ -31,6 +33,8 @@ export interface ListFilter {
   offset: number;
   /** Start after this row of the list order (keyset pagination); undefined starts at the top. */
   after: MemoryListKey | undefined;
+  /** Which memories pass by their validity interval (recall/validity.ts). */
+  validity: Validity;
 }
 
 /**
@@ -54,6 +58,8 @@ export interface MemoryPatch {
   context?: string | null;
   state?: 'valid' | 'invalidated';
   occurredAt?: Date | null;
+  validFrom?: Date | null;
+  validTo?: Date | null;
 }
 
 /**
@@ -188,6 +194,8 @@ export class MemoryStore implements MemoryReader {
     if (f.until !== undefined) where.push(sql`COALESCE(occurred_at, created_at) < ${f.until}`);
     if (f.documentId !== undefined) where.push(sql`document_id = ${f.documentId}`);
     if (f.state !== undefined) where.push(sql`state = ${f.state}`);
+    const valid = validitySql(f.validity);
+    if (valid !== '') where.push(raw(valid));
     const condition = join(where, ' AND ');
     const counted = sql`SELECT count(*) AS n FROM memories WHERE ${condition}`;
     const [count] = await run<{ n: number | string }>(this.db, counted);
@@ -262,6 +270,10 @@ export class MemoryStore implements MemoryReader {
     if (patch.tags !== undefined) sets.push(sql`tags = ${patch.tags}::text[]`);
     if (patch.state !== undefined) sets.push(sql`state = ${patch.state}`);
     if (patch.occurredAt !== undefined) sets.push(sql`occurred_at = ${patch.occurredAt}`);
+    if (patch.validFrom !== undefined) sets.push(sql`valid_from = ${patch.validFrom}`);
+    if (patch.validTo !== undefined) sets.push(sql`valid_to = ${patch.validTo}`);
+    // Current again: no memory replaces it any more.
+    if (patch.validTo === null) sets.push(sql`superseded_by = NULL`);
     const rows = await run<MemoryRow>(
       q,
       sql`UPDATE memories SET ${join(sets, ', ')}

@@ -52,6 +52,8 @@ export interface Memory {
   readonly updatedAt: Timestamp;
   readonly state: 'valid' | 'invalidated';
   readonly supersededBy: string | null;
+  /** When it became true: its own valid_from, else its date (occurred_at), else its creation. */
+  readonly validFrom: Timestamp;
   readonly validTo: Timestamp | null;
 }
 

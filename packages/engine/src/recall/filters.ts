@@ -1,4 +1,5 @@
 import type { RecallRequest } from './types.js';
+import { validityOf, validityTest } from './validity.js';
 
 /**
  * Hindsight's tags_match: whether a memory holding `have` passes the requested `tags` (`any` and `all` also match an
@@ -27,12 +28,21 @@ export function tagsPass(tags: readonly string[], have: readonly string[], mode:
  */
 export function recallPredicate(
   r: RecallRequest,
-): (m: { space: string; valid: boolean; type: string; tags: string[] }) => boolean {
+): (m: {
+  space: string;
+  valid: boolean;
+  type: string;
+  tags: string[];
+  validFrom: number;
+  validTo: number | null;
+}) => boolean {
   const types = r.types !== undefined && r.types.length > 0 ? new Set(r.types) : undefined;
   const tags = r.tags;
+  const validNow = validityTest(validityOf(r));
   return (m) =>
     m.valid &&
     m.space === r.space &&
+    validNow(m.validFrom, m.validTo) &&
     (types === undefined || types.has(m.type)) &&
     (tags === undefined || tagsPass(tags, m.tags, r.tagsMatch));
 }

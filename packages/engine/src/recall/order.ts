@@ -29,10 +29,12 @@ export function order(
   limit: number,
   maxTokens: number,
   minRelevance = 0,
+  /** False for a recall `as_of` an instant: its memories were all current then, whatever replaced them later. */
+  demoteSuperseded = true,
 ): Ordered {
   fuse(candidates, corpus);
   for (const c of candidates) {
-    if (c.meta.memory.supersededBy) {
+    if (demoteSuperseded && c.meta.memory.supersededBy) {
       c.score *= SUPERSEDED_FACTOR;
       c.superseded = true;
     }

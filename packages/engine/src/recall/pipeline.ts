@@ -10,6 +10,7 @@ import { round6, shownScores, type Candidate, type PoolMember } from './candidat
 import { recallPredicate } from './filters.js';
 import type { Gathered, StageMark } from './gathered.js';
 import { order } from './order.js';
+import { validityOf } from './validity.js';
 import { gatherFromPostgres } from './postgres-arms.js';
 import { candidates } from './signals.js';
 import { resolveTemporal, type TimeInterval } from './temporal.js';
@@ -68,6 +69,7 @@ export async function recall(deps: RecallDependencies, r: RecallRequest): Promis
     limit,
     r.maxTokens,
     r.minRelevance ?? 0,
+    validityOf(r).kind !== 'asOf',
   );
   stage('fuse', scored.length);
   // 'hydrate' keeps its name in traces: the candidates taken from the index until the budget was full.

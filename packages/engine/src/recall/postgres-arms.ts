@@ -7,6 +7,7 @@ import { votedTerms } from './feedback.js';
 import type { Gathered, StageMark } from './gathered.js';
 import { temporalWindow, type TimeInterval } from './temporal.js';
 import type { RecallRequest } from './types.js';
+import { validityOf } from './validity.js';
 
 /** Where the semantic, temporal and keyword arms search when the pool is read from the database. */
 export type ArmSearch = Pick<PostgresBankIndex, 'nearest' | 'keyword'>;
@@ -48,7 +49,13 @@ export async function gatherFromPostgres(
 ): Promise<Gathered> {
   const arms: ArmSearch = compactArms ?? search;
   const scope = { tenant: r.tenant, bankIds };
-  const filter: RowFilter = { space: r.space, types: r.types, tags: r.tags, tagsMatch: r.tagsMatch };
+  const filter: RowFilter = {
+    space: r.space,
+    types: r.types,
+    tags: r.tags,
+    tagsMatch: r.tagsMatch,
+    validity: validityOf(r),
+  };
   // On the Postgres tier the semantic arm is a database search: it starts as soon as the query's vector is there, so
   // it overlaps the statistics' and the keyword arm's work (on a server they run on two connections; embedded, the
   // database thread works while this one scores keywords). The compact tier's first scans codes on this thread: it

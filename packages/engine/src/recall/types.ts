@@ -18,6 +18,10 @@ export interface RecallRequest {
   trace: boolean;
   /** Results less relevant than this (0 to 1, relevance.ts) are left out; none when absent. */
   minRelevance?: number | undefined;
+  /** Answer the memories valid at this instant instead of the current ones (validity.ts). */
+  asOf?: Date | undefined;
+  /** Answer memories whose validity has ended too. */
+  includeSuperseded?: boolean | undefined;
 }
 
 /** A recalled memory and what the recall found about it. */

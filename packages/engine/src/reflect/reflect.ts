@@ -85,6 +85,8 @@ export async function reflect(
     tagsMatch: request.tagsMatch ?? 'any',
     queryTimestamp: request.queryTimestamp ?? new Date(),
     trace: false,
+    asOf: request.asOf,
+    includeSuperseded: request.includeSuperseded,
   });
 
   const packed: Packed[] = [];

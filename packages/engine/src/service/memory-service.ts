@@ -25,7 +25,11 @@ import {
 } from '../memory/retain.js';
 import { clearMemories, deleteMemory, type MemoryPatch } from '../memory/store.js';
 import { MEMORY_TYPES, type Partition } from '../memory/types.js';
+import { unknownMemories } from '../memory/supersede.js';
+import { readHistory } from '../memory/history-store.js';
+import type { Queryable } from '../db/database.js';
 import { recall, type RecallDependencies } from '../recall/pipeline.js';
+import { validityOf } from '../recall/validity.js';
 import { sha256Hex } from '../util/hash.js';
 import { countTokens } from '../util/tokens.js';
 import type {
@@ -33,6 +37,7 @@ import type {
   Memory,
   MemoryEdit,
   MemoryListQuery,
+  MemoryVersion,
   Page,
   PageRequest,
   RecallQuery,
@@ -103,9 +108,33 @@ const memoryListScope = (q: MemoryListQuery): CursorScope => [
   q.until?.toISOString() ?? null,
   q.documentId ?? null,
   q.state ?? null,
+  q.asOf?.toISOString() ?? null,
+  q.includeSuperseded === true ? 'superseded' : null,
 ];
 
 const bankListScope = (tenant: string, text: string | undefined): CursorScope => ['banks', tenant, text ?? null];
+
+/** A retain whose items supersede memories the partition does not hold is a 400 naming them; nothing is stored. */
+async function refuseUnknownSupersedes(db: Queryable, p: Partition, items: readonly RetainItem[]): Promise<void> {
+  const named = items.flatMap((item) => item.supersedes ?? []);
+  if (named.length === 0) return;
+  const unknown = new Set(await unknownMemories(db, p, named));
+  if (unknown.size === 0) return;
+  const errors = items.flatMap((item, i) => {
+    const missing = [...new Set(item.supersedes ?? [])].filter((id) => unknown.has(id));
+    const pointer = `${item.pointer ?? `/items/${i}`}/supersedes`;
+    return missing.length === 0
+      ? []
+      : [{ pointer, detail: `names no memory of this bank and space: ${missing.join(', ')}` }];
+  });
+  const first = errors[0]!;
+  throw problem(
+    'validation_failed',
+    'field',
+    { where: 'body', pointer: first.pointer, issue: first.detail },
+    { errors },
+  );
+}
 
 const memoryNotFound = (id: string) => problem('memory_not_found', 'inThisBank', { id });
 
@@ -151,6 +180,7 @@ export class MemoryService {
 
   async retain(request: RetainRequest): Promise<RetainResult> {
     const { partition, items, maxNewMemories: maxNew } = request;
+    await refuseUnknownSupersedes(this.parts.db, partition, items);
     const retainLater = request.async ? this.features.retainLater : undefined;
     if (retainLater) {
       // The job stores at most the pieces counted here, so the bound holds for it too.
@@ -237,6 +267,7 @@ export class MemoryService {
       limit: q.limit,
       offset: q.offset,
       after: after && { at: after.at, createdAt: after.createdAt, seq: after.seq, id: after.id },
+      validity: validityOf(q),
     });
     const next =
       last !== undefined && pageIsFull(q, items.length)
@@ -270,6 +301,16 @@ export class MemoryService {
     }
     if (!memory) throw memoryNotFound(id);
     return memory;
+  }
+
+  /**
+   * A memory's versions, oldest first (a deleted memory's tombstone last, without text). A memory with no version (its
+   * bank keeps no history, or it was stored before history was kept) answers none; an id never stored is a 404.
+   */
+  async memoryHistory(tenant: string, bankId: string, id: string): Promise<MemoryVersion[]> {
+    const versions = await readHistory(this.parts.db, this.parts.codec, tenant, bankId, id);
+    if (versions.length === 0 && !(await this.parts.store.get(tenant, bankId, id))) throw memoryNotFound(id);
+    return versions;
   }
 
   /** Hard-deletes a memory and the facts derived from it; answers how many memories went. */

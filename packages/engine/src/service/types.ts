@@ -24,6 +24,7 @@ export type {
   TagsMatch,
   Timestamp,
 };
+export type { StoredVersion as MemoryVersion } from '../memory/history-store.js';
 
 export type Budget = 'low' | 'mid' | 'high' | number;
 
@@ -81,6 +82,10 @@ export interface ReflectRequest {
   responseSchema: Record<string, unknown> | undefined;
   /** Return the cited memories with the answer. */
   includeFacts: boolean;
+  /** Answer from the memories valid at this instant instead of the current ones. */
+  asOf?: Date | undefined;
+  /** Answer from memories whose validity has ended too. */
+  includeSuperseded?: boolean | undefined;
 }
 
 export interface ReflectResult {
@@ -109,6 +114,10 @@ export interface MemoryListQuery {
   offset: number;
   /** A previous page's `nextCursor`: the page starts after it. */
   cursor: string | undefined;
+  /** The memories valid at this instant instead of the current ones. */
+  asOf?: Date | undefined;
+  /** Memories whose validity has ended too. */
+  includeSuperseded?: boolean | undefined;
 }
 
 /** A page's size and where it starts: after `cursor` when there is one, else `offset` rows from the top. */
@@ -125,6 +134,10 @@ export interface MemoryEdit {
   metadata?: Record<string, string>;
   state?: 'valid' | 'invalidated';
   occurredAt?: Date | null;
+  /** When it became true; null: its date again (occurred_at, else its creation). */
+  validFrom?: Date | null;
+  /** When it stopped being true; null: current again (and superseded by nothing). */
+  validTo?: Date | null;
 }
 
 export interface Page<T> {

@@ -11,6 +11,9 @@ export interface VectorRowMeta {
   type: string;
   valid: boolean;
   superseded: boolean;
+  /** The validity interval in epoch milliseconds (recall/validity.ts); validTo null while current. */
+  validFrom: number;
+  validTo: number | null;
   tags: string[];
   /** The retain call that stored it, and its position there: neighbours are seq - 1 and seq + 1 in one batch. */
   batchId: string | null;

@@ -1,4 +1,6 @@
 import { tagsPass } from '../recall/filters.js';
+import { validityTest } from '../recall/validity.js';
+import { validFromSql } from '../memory/validity-sql.js';
 import { BinaryCodes, nearestRows } from './binary-codes.js';
 import { binaryVectorSql } from '../db/vector-copy.js';
 import type { IndexedRow } from './indexed-row.js';
@@ -19,17 +21,22 @@ export interface CompactRow {
   occurredAt: number | null;
   /** Keyword-index terms in the text, repeats counted. */
   length: number;
+  /** The validity interval in epoch milliseconds (recall/validity.ts); validTo null while current. */
+  validFrom: number;
+  validTo: number | null;
 }
 
 /** A memory row as a compact copy reads it: no bodies, only what the copy keeps. */
 export type CompactSource = Pick<
   IndexedRow,
   'id' | 'space' | 'type' | 'state' | 'tags' | 'occurred_ms' | 'fts' | 'embedding'
->;
+> & { valid_from_ms: number | string; valid_to_ms: number | string | null };
 
 /** The select list of a CompactSource (from `memories`, unaliased); the vector in binary, as the full copy reads it. */
 export const COMPACT_COLUMNS = `id, space, type, state, tags,
   (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms, fts::text AS fts,
+  (extract(epoch FROM ${validFromSql('')}) * 1000)::float8 AS valid_from_ms,
+  (extract(epoch FROM valid_to) * 1000)::float8 AS valid_to_ms,
   ${binaryVectorSql('embedding')} AS embedding`;
 
 /** What a bank's compact copy keeps of a row, given its keyword-index length. */
@@ -42,6 +49,8 @@ export function compactRow(row: CompactSource, keywordLength: number): CompactRo
     tags: row.tags,
     occurredAt: row.occurred_ms === null ? null : Number(row.occurred_ms),
     length: keywordLength,
+    validFrom: Number(row.valid_from_ms),
+    validTo: row.valid_to_ms === null ? null : Number(row.valid_to_ms),
   };
 }
 
@@ -119,6 +128,11 @@ export class CompactBank {
   /** Tags of the rows that have any; equal tag lists share one array. */
   private readonly tags = new Map<number, readonly string[]>();
   private readonly tagLists = new Map<string, readonly string[]>();
+  /**
+   * Validity intervals of the rows whose interval is not [their date, open): most memories are valid from their date
+   * for good, so only the others take room.
+   */
+  private readonly validity = new Map<number, { from: number; to: number | null }>();
   private readonly spaceNames = new Dictionary();
   private readonly typeNames = new Dictionary();
   /** The last scan: its query (by identity) and every row's distance; dropped on any change of rows. */
@@ -171,6 +185,9 @@ export class CompactBank {
     this.occurred[index] = row.occurredAt ?? Number.NaN;
     if (row.tags.length > 0) this.tags.set(index, this.sharedTags(row.tags));
     else this.tags.delete(index);
+    if (row.validTo !== null || row.validFrom !== row.occurredAt) {
+      this.validity.set(index, { from: row.validFrom, to: row.validTo });
+    } else this.validity.delete(index);
     for (const [term, count] of terms) {
       let n = this.termNumbers.get(term);
       if (n === undefined) {
@@ -192,6 +209,7 @@ export class CompactBank {
     this.lastScan = undefined;
     this.flags[index] = 0;
     this.tags.delete(index);
+    this.validity.delete(index);
     this.dead++;
   }
 
@@ -213,9 +231,15 @@ export class CompactBank {
       ? new Set(filter.types.flatMap((t) => this.typeNames.numberOf(t) ?? []))
       : undefined;
     const { tags, tagsMatch } = filter;
+    const validNow = validityTest(filter.validity);
+    const validOf = (row: number) => {
+      const interval = this.validity.get(row);
+      return interval ? validNow(interval.from, interval.to) : validNow(this.occurred[row]!, null);
+    };
     return (row) =>
       this.flags[row] === (LIVE | VALID) &&
       this.spaces[row] === space &&
+      validOf(row) &&
       (types === undefined || types.has(this.types[row]!)) &&
       (tags === undefined || tagsPass(tags, this.tags.get(row) ?? NO_TAGS, tagsMatch));
   }

@@ -55,6 +55,8 @@ export function indexedRowMeta(
     type: row.type,
     valid: row.state === 'valid',
     superseded: row.superseded_by !== null,
+    validFrom: Date.parse(memory.validFrom),
+    validTo: memory.validTo === null ? null : Date.parse(memory.validTo),
     tags: row.tags,
     batchId: row.batch_id,
     seq: row.seq ?? 0,

@@ -6,6 +6,8 @@ import { vectorLiteral } from '../memory/vector-literal.js';
 import type { KeywordDoc, VectorRowMeta } from './bank-vectors.js';
 import { BM25_B, BM25_K1 } from '../recall/bm25.js';
 import { indexedRowMeta, pooledColumns, pooledRowsFromJson } from './indexed-row.js';
+import type { Validity } from '../recall/validity.js';
+import { validitySql } from '../memory/validity-sql.js';
 
 /** The banks searched: one tenant's bank ids (a bank and its tenant's org bank). */
 export interface BankScope {
@@ -19,6 +21,8 @@ export interface RowFilter {
   types: readonly string[] | undefined;
   tags: readonly string[] | undefined;
   tagsMatch: 'any' | 'all' | 'any_strict' | 'all_strict' | 'exact';
+  /** Which memories pass by their validity interval: the current ones unless the recall asks otherwise. */
+  validity: Validity;
 }
 
 export interface ScoredId {
@@ -83,6 +87,8 @@ function scopeSql(scope: BankScope, filter?: RowFilter): { where: string; params
   where += ` AND m.space = $3 AND m.state = 'valid' AND ($4::text[] IS NULL OR m.type = ANY($4::text[]))`;
   // $5 is always named (an unnamed parameter has no type): null when the request has no tags.
   where += ` AND ($5::text[] IS NULL OR ${tagsSql(filter.tagsMatch)})`;
+  const valid = validitySql(filter.validity, 'm.');
+  if (valid !== '') where += ` AND ${valid}`;
   return { where, params };
 }
 

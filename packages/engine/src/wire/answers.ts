@@ -44,6 +44,7 @@ function memoryFields(m: Memory) {
     updated_at: m.updatedAt,
     state: m.state,
     superseded_by: m.supersededBy,
+    valid_from: m.validFrom,
     valid_to: m.validTo,
   };
 }
@@ -134,6 +135,7 @@ export function bankAnswer(b: Bank) {
     last_write_at: iso(b.lastWriteAt),
     memory_count: b.memoryCount,
     usage: usageAnswer(b.usage),
+    history: b.history,
   };
 }
 

@@ -32,6 +32,24 @@ export function parseTimestamp(value: string | null | undefined, pointer: string
   return date;
 }
 
+/** An instant (RFC 3339, or the dates parseTimestamp takes); absent or null means undefined, "unset" is refused. */
+export function parseInstant(value: string | null | undefined, pointer: string): Date | undefined {
+  const date = parseTimestamp(value, pointer);
+  if (date === null) throw invalid(pointer, 'must be a date-time such as 2024-01-15T10:30:00Z, not "unset"');
+  return date;
+}
+
+/** A read's validity choice on the wire (`as_of`, `include_superseded`), as recall, reflect and the list take it. */
+export function validityChoice(
+  b: { as_of?: string | null | undefined; include_superseded?: boolean | null | undefined },
+  at: '/' | '/query/',
+): { asOf: Date | undefined; includeSuperseded: boolean } {
+  return {
+    asOf: parseInstant(b.as_of, `${at}as_of`),
+    includeSuperseded: b.include_superseded ?? false,
+  };
+}
+
 /** Tags as a list, a JSON-encoded list, or a single bare string. */
 export function parseTags(value: string[] | string | null | undefined, pointer: string): string[] | undefined {
   if (value === undefined || value === null) return undefined;
@@ -103,6 +121,8 @@ function messageItem(message: RetainMessage, at: string, defaults: RetainDefault
       message.timestamp === undefined ? defaults.timestamp : parseTimestamp(message.timestamp, `${at}/timestamp`),
     metadata: { ...defaults.metadata, role: message.role, speaker },
     entities: undefined,
+    supersedes: message.supersedes,
+    pointer: at,
   };
 }
 
@@ -132,7 +152,11 @@ export function retainItems(body: RetainBodyT): RetainItem[] {
   };
   if (defaults.context !== undefined) checkText(defaults.context, '/context');
   if (body.content !== undefined) {
-    return [{ ...defaults, content: nonBlank(body.content, '/content'), entities: undefined }];
+    const content = nonBlank(body.content, '/content');
+    return [{ ...defaults, content, entities: undefined, supersedes: body.supersedes, pointer: '' }];
+  }
+  if (body.supersedes !== undefined) {
+    throw invalid('/supersedes', 'goes with content; with items or messages, give each its own supersedes');
   }
   const messages = (body.messages ?? []).map((m, i) => messageItem(m, `/messages/${i}`, defaults));
   return [...itemsOf(body, defaults), ...messages];
@@ -151,6 +175,8 @@ function itemsOf(body: RetainBodyT, defaults: RetainDefaults): RetainItem[] {
       tags: parseTags(item.tags, `${at}/tags`) ?? defaults.tags,
       documentId: item.document_id ?? defaults.documentId,
       entities: item.entities?.map((e) => checkText(e.text, `${at}/entities`)) ?? undefined,
+      supersedes: item.supersedes,
+      pointer: at,
     };
   });
 }
@@ -191,6 +217,7 @@ export function recallQuery(tenant: string, bankId: string, body: RecallBodyT): 
     queryTimestamp: parseTimestamp(body.query_timestamp, '/query_timestamp') ?? new Date(),
     trace: body.trace ?? false,
     minRelevance: body.min_relevance ?? undefined,
+    ...validityChoice(body, '/'),
   };
 }
 
@@ -217,6 +244,7 @@ export function reflectRequest(tenant: string, bankId: string, body: ReflectBody
     queryTimestamp: parseTimestamp(body.query_timestamp, '/query_timestamp') ?? undefined,
     responseSchema: body.response_schema ?? undefined,
     includeFacts: include['facts'] !== undefined && include['facts'] !== null,
+    ...validityChoice(body, '/'),
   };
 }
 
@@ -241,6 +269,7 @@ export function bankChanges(body: BankBodyT): BankChanges {
         }
       : undefined,
     space: body.space ?? undefined,
+    history: body.history ?? undefined,
   };
 }
 
@@ -257,5 +286,10 @@ export function memoryEdit(b: typeof MemoryPatchBody.static): MemoryEdit {
   }
   if (b.state !== undefined) edit.state = b.state;
   if (b.occurred_at !== undefined) edit.occurredAt = parseTimestamp(b.occurred_at, '/occurred_at') ?? null;
+  if (b.valid_from !== undefined) edit.validFrom = parseInstant(b.valid_from, '/valid_from') ?? null;
+  if (b.valid_to !== undefined) edit.validTo = parseInstant(b.valid_to, '/valid_to') ?? null;
+  if (edit.validFrom && edit.validTo && edit.validTo <= edit.validFrom) {
+    throw invalid('/valid_to', 'must be later than valid_from');
+  }
   return edit;
 }

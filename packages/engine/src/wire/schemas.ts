@@ -80,6 +80,26 @@ const Metadata = Nullable(
 const Timestamp = Nullable(
   Type.String({ description: 'ISO 8601 date or date-time (Z, offsets, fractions, date-only) or "unset"' }),
 );
+/** Most memories one item or message may supersede. */
+export const MAX_SUPERSEDES = 100;
+const Supersedes = Type.Array(Type.String({ format: 'uuid' }), {
+  maxItems: MAX_SUPERSEDES,
+  description:
+    "Ids of memories of the same bank and space this one replaces: their validity ends at this one's valid_from " +
+    '(its timestamp, else now) and superseded_by names it',
+});
+const AsOf = Type.String({
+  maxLength: 64,
+  description: 'RFC 3339 date-time: answer the memories that were valid then (valid_from <= as_of < valid_to)',
+});
+const IncludeSuperseded = Type.Boolean({
+  description: 'Answer memories whose validity has ended too (marked by valid_to and superseded_by)',
+});
+/** Recall's, reflect's and the list's choice of memories by validity (current ones by default). */
+const ValidityFields = {
+  as_of: Type.Optional(Nullable(AsOf)),
+  include_superseded: Type.Optional(Nullable(IncludeSuperseded)),
+};
 
 export const RetainItemBody = Type.Object(
   {
@@ -94,6 +114,7 @@ export const RetainItemBody = Type.Object(
         Type.Array(Type.Object({ text: Type.String({ minLength: 1 }), type: Type.Optional(Type.String()) }, open)),
       ),
     ),
+    supersedes: Type.Optional(Supersedes),
   },
   open,
 );
@@ -115,6 +136,7 @@ export const RetainMessageBody = Type.Object(
       Nullable(Type.String({ description: 'The speaker (1 to 40 characters, no colon); the role when absent' })),
     ),
     timestamp: Type.Optional(Timestamp),
+    supersedes: Type.Optional(Supersedes),
   },
   open,
 );
@@ -139,6 +161,7 @@ export const RetainBody = Type.Object(
     tags: Type.Optional(Tags),
     document_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 512 }))),
     async: Type.Optional(Nullable(Type.Boolean())),
+    supersedes: Type.Optional(Supersedes),
   },
   {
     ...open,
@@ -217,6 +240,7 @@ export const RecallBody = Type.Object(
         }),
       ),
     ),
+    ...ValidityFields,
   },
   open,
 );
@@ -244,7 +268,8 @@ const MemoryFields = {
   updated_at: Type.String(),
   state: Type.String(),
   superseded_by: Nullable(Type.String()),
-  valid_to: Nullable(Type.String()),
+  valid_from: Type.String({ description: 'When it became true: as set, else occurred_at, else created_at' }),
+  valid_to: Nullable(Type.String({ description: 'When it stopped being true; null while current' })),
 };
 
 export const MemoryAnswer = Type.Object({ ...MemoryFields, fact_type: Type.String() }, { $id: 'Memory' });
@@ -289,6 +314,8 @@ export const MemoryListQuery = Type.Object(
     limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, default: 100 })),
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LIST_OFFSET, default: 0 })),
     cursor: Type.Optional(Cursor),
+    as_of: Type.Optional(AsOf),
+    include_superseded: Type.Optional(IncludeSuperseded),
   },
   open,
 );
@@ -309,6 +336,12 @@ export const MemoryPatchBody = Type.Object(
     metadata: Type.Optional(Metadata),
     state: Type.Optional(Type.Union([Type.Literal('valid'), Type.Literal('invalidated')])),
     occurred_at: Type.Optional(Timestamp),
+    valid_from: Type.Optional(
+      Nullable(Type.String({ description: 'RFC 3339 date-time it became true; null: back to its date' })),
+    ),
+    valid_to: Type.Optional(
+      Nullable(Type.String({ description: 'RFC 3339 date-time it stopped being true; null: current again' })),
+    ),
   },
   open,
 );
@@ -330,6 +363,10 @@ export const Disposition = Type.Object(
   open,
 );
 
+const BankHistorySetting = Type.Union([Type.Literal('on'), Type.Literal('off')], {
+  description: "Whether each change to a memory appends a version to its history ('on' by default)",
+});
+
 export const BankBody = Type.Object(
   {
     name: Type.Optional(Nullable(Type.String({ maxLength: 256 }))),
@@ -338,6 +375,7 @@ export const BankBody = Type.Object(
     reflect_mission: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
     disposition: Type.Optional(Nullable(Disposition)),
     space: Type.Optional(Nullable(Space)),
+    history: Type.Optional(Nullable(BankHistorySetting)),
   },
   open,
 );
@@ -356,6 +394,7 @@ export const BankAnswer = Type.Object(
     last_write_at: Nullable(Type.String()),
     memory_count: Type.Integer(),
     usage: Usage,
+    history: BankHistorySetting,
   },
   { $id: 'Bank' },
 );
@@ -392,6 +431,7 @@ export const ReflectBody = Type.Object(
     tags: Type.Optional(Tags),
     tags_match: Type.Optional(Nullable(TagsMatch)),
     query_timestamp: Type.Optional(Nullable(Type.String())),
+    ...ValidityFields,
   },
   open,
 );
@@ -400,3 +440,25 @@ export const ReflectWithBankBody = Type.Composite(
   [ReflectBody, Type.Object({ bank_id: Type.String({ pattern: BANK_ID_PATTERN }) })],
   open,
 );
+
+export const MEMORY_CHANGES = ['create', 'update', 'invalidate', 'restore', 'supersede', 'expire', 'delete'] as const;
+
+export const MemoryVersionAnswer = Type.Object({
+  version: Type.Integer({ minimum: 1 }),
+  change: Type.Union(
+    MEMORY_CHANGES.map((c) => Type.Literal(c)),
+    { description: 'What changed the memory into this version' },
+  ),
+  text: Nullable(Type.String({ description: 'null for a deleted memory: its text is forgotten in every version' })),
+  metadata: Nullable(Type.Record(Type.String(), Type.String())),
+  state: Type.String(),
+  valid_from: Type.String(),
+  valid_to: Nullable(Type.String()),
+  superseded_by: Nullable(Type.String()),
+  changed_at: Type.String(),
+  operation_id: Type.Optional(Type.String({ description: 'The operation the change belongs to, when there is one' })),
+});
+
+export const MemoryHistoryAnswer = Type.Object({
+  items: Type.Array(MemoryVersionAnswer, { description: 'Oldest first' }),
+});

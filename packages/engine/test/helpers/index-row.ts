@@ -22,6 +22,7 @@ export function indexRow(id: string, length: number, text = id): VectorRowMeta {
     updatedAt: now,
     state: 'valid',
     supersededBy: null,
+    validFrom: new Date(0).toISOString(),
     validTo: null,
   };
   return {
@@ -31,6 +32,8 @@ export function indexRow(id: string, length: number, text = id): VectorRowMeta {
     type: 'raw',
     valid: true,
     superseded: false,
+    validFrom: 0,
+    validTo: null,
     tags: [],
     batchId: null,
     seq: 0,

@@ -131,5 +131,12 @@ export async function checkTagsAndTypes(
 
 /** A recall's filter on the default space, with `extra` changes. */
 export function rowFilter(extra: Partial<RowFilter> = {}): RowFilter {
-  return { space: 'default', types: undefined, tags: undefined, tagsMatch: 'any', ...extra };
+  return {
+    space: 'default',
+    types: undefined,
+    tags: undefined,
+    tagsMatch: 'any',
+    validity: { kind: 'current' },
+    ...extra,
+  };
 }

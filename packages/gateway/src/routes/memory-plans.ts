@@ -188,13 +188,13 @@ export const bankPlan =
     return { forward: { method, path, body: method === 'PUT' || method === 'PATCH' ? bodyOf(req) : undefined } };
   };
 
-/** Forwards a call on one memory, once a space-limited credential is shown to reach it. */
+/** Forwards a call on one memory (or on `suffix` under it), once a space-limited credential is shown to reach it. */
 export const memoryPlan =
-  (ctx: GatewayContext, method: 'GET' | 'PATCH' | 'DELETE'): PlanOf =>
+  (ctx: GatewayContext, method: 'GET' | 'PATCH' | 'DELETE', suffix = ''): PlanOf =>
   async (p, req) => {
     requireBank(p, bankParam(req));
     await checkMemorySpace(ctx, p, bankParam(req), idParam(req));
-    const path = tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}`);
+    const path = tenantPath(p, `/banks/${seg(bankParam(req))}/memories/${seg(idParam(req))}${suffix}`);
     return { forward: { method, path, body: method === 'PATCH' ? bodyOf(req) : undefined } };
   };
 

@@ -259,6 +259,17 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       plan: memoryPlan(ctx, 'GET'),
     },
     {
+      method: 'GET',
+      url: '/v1/me/banks/:bank/memories/:id/history',
+      scope: 'memory:recall',
+      operationId: 'getMemoryHistory',
+      problems: ['memory_not_found'],
+      tags: ['memories'],
+      summary: "A memory's versions, oldest first",
+      params: wire.MemoryPath,
+      plan: memoryPlan(ctx, 'GET', '/history'),
+    },
+    {
       method: 'PATCH',
       url: '/v1/me/banks/:bank/memories/:id',
       scope: 'memory:retain',

@@ -6,6 +6,7 @@ import changeLog from './005_change_log.js';
 import tenantKeys from './006_tenant_keys.js';
 import bankStatistics from './008_bank_statistics.js';
 import connectedEngines from './009_connected_engines.js';
+import memoryHistory from './010_memory_history.js';
 
 /** Numbered migrations, applied in order, each once. Append only: never edit a migration that has shipped. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -18,4 +19,5 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   // 7 is not here: the recall indexes it names are built at run time (007_recall_index.ts).
   { version: 8, name: 'bank_statistics', sql: bankStatistics },
   { version: 9, name: 'connected_engines', sql: connectedEngines },
+  { version: 10, name: 'memory_history', sql: memoryHistory },
 ];

@@ -9,12 +9,14 @@ import {
   parseTimestamp,
   recallQuery,
   retainRequest,
+  validityChoice,
 } from '../../wire/input.js';
 import {
   BankParams,
   ClearQuery,
   DeleteAnswer,
   MemoryAnswer,
+  MemoryHistoryAnswer,
   MemoryListAnswer,
   MemoryListQuery,
   MemoryParams,
@@ -25,6 +27,7 @@ import {
   RetainBody,
 } from '../../wire/schemas.js';
 import type { TypedApp } from '../typed-app.js';
+import { historyAnswer } from '../../wire/history-answer.js';
 import { answers, plainJsonAnswers, retainHeaders } from '../responses.js';
 
 const tags = ['memories'];
@@ -92,6 +95,7 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
         limit: q.limit ?? 100,
         offset: q.offset ?? 0,
         cursor: q.cursor,
+        ...validityChoice(q, '/query/'),
       }),
     );
   const listSchema = { tags, params: BankParams, querystring: MemoryListQuery, ...answers({ 200: MemoryListAnswer }) };
@@ -124,13 +128,31 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
     async (req) => memoryAnswer(await service.getMemory(req.params.tenant, req.params.bank, req.params.id)),
   );
 
+  app.get(
+    '/v1/:tenant/banks/:bank/memories/:id/history',
+    {
+      schema: {
+        tags,
+        operationId: 'getMemoryHistory',
+        summary: "A memory's versions, oldest first",
+        description:
+          'Every change to a memory (create, update, invalidate, restore, supersede, expire, delete) appends a ' +
+          "version while its bank's history setting is on. A deleted memory keeps only a tombstone version: the " +
+          'text and metadata of all its versions are forgotten.',
+        params: MemoryParams,
+        ...answers({ 200: MemoryHistoryAnswer }, ['memory_not_found']),
+      },
+    },
+    async (req) => historyAnswer(await service.memoryHistory(req.params.tenant, req.params.bank, req.params.id)),
+  );
+
   app.patch(
     '/v1/:tenant/banks/:bank/memories/:id',
     {
       schema: {
         tags,
         operationId: 'updateMemory',
-        summary: 'Edit a memory, or invalidate it with {state: "invalidated"}',
+        summary: 'Edit a memory, invalidate it with {state: "invalidated"}, or set its validity (valid_from, valid_to)',
         params: MemoryParams,
         body: MemoryPatchBody,
         ...answers({ 200: MemoryAnswer }, ['memory_not_found', 'duplicate_memory']),
