@@ -29,6 +29,8 @@ export function order(
   limit: number,
   maxTokens: number,
   minRelevance = 0,
+  /** Reorders the sorted candidates before the cut (recency.ts), when given. */
+  arrange?: (ranked: Candidate[]) => void,
 ): Ordered {
   fuse(candidates, corpus);
   for (const c of candidates) {
@@ -39,6 +41,7 @@ export function order(
   }
   // Ties keep the order of the ranking before demotion, and of the first pass before that.
   candidates.sort((a, b) => b.score - a.score || b.fused - a.fused || b.firstPass - a.firstPass || a.rank - b.rank);
+  arrange?.(candidates);
   return cut(candidates, { limit, maxTokens, minRelevance });
 }
 
