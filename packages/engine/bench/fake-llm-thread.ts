@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { chatCompletion } from './chat-completion.js';
 import { serveThread, threadData } from '../src/util/thread.js';
 
 /**
@@ -21,16 +22,7 @@ async function open() {
         call.end = now();
         const fact = { text: `Fact ${Math.random()}`, type: 'world', occurred_at: null, entities: [], supersedes: [] };
         const content = JSON.stringify({ facts: [fact] });
-        res.writeHead(200, { 'content-type': 'application/json' }).end(
-          JSON.stringify({
-            id: 'x',
-            object: 'chat.completion',
-            created: 0,
-            model: 'fake',
-            choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content, refusal: null } }],
-            usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
-          }),
-        );
+        res.writeHead(200, { 'content-type': 'application/json' }).end(chatCompletion(content, 'fake'));
       }, delayMs);
     });
   });

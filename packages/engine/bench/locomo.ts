@@ -87,7 +87,7 @@ interface QuestionResult {
   results: number;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
+export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
@@ -155,21 +155,45 @@ export function percentile(sorted: readonly number[], p: number): number {
 export class HttpClient {
   constructor(private readonly base: string) {}
 
-  async post(pathname: string, body: unknown): Promise<unknown> {
-    const res = await fetch(`${this.base}${pathname}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...authHeader() },
-      body: JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`POST ${pathname} answered ${res.status}: ${text.slice(0, 500)}`);
-    return JSON.parse(text) as unknown;
+  post(pathname: string, body: unknown): Promise<unknown> {
+    return this.send('POST', pathname, body);
+  }
+
+  get(pathname: string): Promise<unknown> {
+    return this.send('GET', pathname, undefined);
+  }
+
+  patch(pathname: string, body: unknown): Promise<unknown> {
+    return this.send('PATCH', pathname, body);
   }
 
   async delete(pathname: string): Promise<void> {
     const res = await fetch(`${this.base}${pathname}`, { method: 'DELETE', headers: authHeader() });
     await res.text();
     if (!res.ok && res.status !== 404) throw new Error(`DELETE ${pathname} answered ${res.status}`);
+  }
+
+  private async send(method: string, pathname: string, body: unknown): Promise<unknown> {
+    const res = await fetch(`${this.base}${pathname}`, {
+      method,
+      headers: body === undefined ? authHeader() : { 'content-type': 'application/json', ...authHeader() },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new HttpError(method, pathname, res.status, text);
+    return JSON.parse(text) as unknown;
+  }
+}
+
+/** A request the engine answered with an error status. */
+export class HttpError extends Error {
+  constructor(
+    method: string,
+    pathname: string,
+    readonly status: number,
+    body: string,
+  ) {
+    super(`${method} ${pathname} answered ${status}: ${body.slice(0, 500)}`);
   }
 }
 
@@ -329,6 +353,35 @@ export function report(results: readonly QuestionResult[], retainMs: number, mem
   return lines.join('\n');
 }
 
+/**
+ * An engine of the bench's own in this process: a fresh MNEMOS_HOME (removed on close), the local model, an open port
+ * on 127.0.0.1, and `env` on top (an LLM's settings, for one).
+ */
+export async function startOwnEngine(homePrefix: string, env: Record<string, string> = {}) {
+  const home = mkdtempSync(path.join(tmpdir(), homePrefix));
+  const { startEngine } = await import('../src/index.js');
+  const running = await startEngine({
+    env: {
+      ...process.env,
+      MNEMOS_HOME: home,
+      MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: testModelDir(),
+      MNEMOS_API_PORT: '0',
+      MNEMOS_API_HOST: '127.0.0.1',
+      MNEMOS_API_LOG_LEVEL: process.env.MNEMOS_API_LOG_LEVEL ?? 'warn',
+      ...env,
+    },
+    log: { info: () => undefined, warn: (m) => console.warn(m), error: (m) => console.error(m) },
+  });
+  return {
+    url: running.url,
+    engine: running.engine,
+    close: async () => {
+      await running.close();
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
   const files = readdirSync(opts.dataDir)
@@ -342,24 +395,11 @@ async function main(): Promise<void> {
   let url = opts.url;
   let close: (() => Promise<void>) | undefined;
   let keyword: KeywordBaseline | undefined;
-  let home: string | undefined;
   if (!url) {
-    home = mkdtempSync(path.join(tmpdir(), 'mnemos-locomo-'));
-    const { startEngine } = await import('../src/index.js');
-    const running = await startEngine({
-      env: {
-        ...process.env,
-        MNEMOS_HOME: home,
-        MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: testModelDir(),
-        MNEMOS_API_PORT: '0',
-        MNEMOS_API_HOST: '127.0.0.1',
-        MNEMOS_API_LOG_LEVEL: process.env.MNEMOS_API_LOG_LEVEL ?? 'warn',
-      },
-      log: { info: () => undefined, warn: (m) => console.warn(m), error: (m) => console.error(m) },
-    });
-    url = running.url;
-    close = () => running.close();
-    if (opts.arms === 'keyword') keyword = new KeywordBaseline(running.engine);
+    const own = await startOwnEngine('mnemos-locomo-');
+    url = own.url;
+    close = own.close;
+    if (opts.arms === 'keyword') keyword = new KeywordBaseline(own.engine);
   }
   console.log(`LoCoMo retrieval benchmark against ${url} (${conversations.map((c) => c.name).join(', ')})`);
 
@@ -404,7 +444,6 @@ async function main(): Promise<void> {
         await client.delete(`/v1/default/banks/${encodeURIComponent(bank)}`).catch(() => undefined);
     }
     if (close) await close();
-    if (home) rmSync(home, { recursive: true, force: true });
   }
 
   console.log('');

@@ -95,6 +95,12 @@ export class IndexArms {
     return undefined;
   }
 
+  /** A memory's vector, or undefined when no bank holds it. */
+  vector(id: string): Float32Array | undefined {
+    for (const b of this.banks) if (b.get(id)) return b.vector(id);
+    return undefined;
+  }
+
   cosine(id: string, query: Float32Array): number {
     for (const b of this.banks) if (b.get(id)) return b.cosine(id, query);
     return 0;

@@ -13,6 +13,8 @@ export interface Gathered {
   corpus: FeedbackCorpus;
   /** Reads what the corpus will be asked about the scored candidates, when it does not hold it already. */
   prepareFeedback?: (scored: readonly Candidate[]) => Promise<void>;
+  /** The embeddings of some pooled memories (recency.ts), when the tier can give them. */
+  vectors?: (ids: readonly string[]) => Promise<ReadonlyMap<string, Float32Array>>;
 }
 
 /** Names the end of a stage of the recall in its trace, with the candidates it found. */

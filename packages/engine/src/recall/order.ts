@@ -31,6 +31,8 @@ export function order(
   minRelevance = 0,
   /** False for a recall `as_of` an instant: its memories were all current then, whatever replaced them later. */
   demoteSuperseded = true,
+  /** Reorders the sorted candidates before the cut (recency.ts), when given. */
+  arrange?: (ranked: Candidate[]) => void,
 ): Ordered {
   fuse(candidates, corpus);
   for (const c of candidates) {
@@ -41,6 +43,7 @@ export function order(
   }
   // Ties keep the order of the ranking before demotion, and of the first pass before that.
   candidates.sort((a, b) => b.score - a.score || b.fused - a.fused || b.firstPass - a.firstPass || a.rank - b.rank);
+  arrange?.(candidates);
   return cut(candidates, { limit, maxTokens, minRelevance });
 }
 

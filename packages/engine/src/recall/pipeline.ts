@@ -10,6 +10,7 @@ import { round6, shownScores, type Candidate, type PoolMember } from './candidat
 import { recallPredicate } from './filters.js';
 import type { Gathered, StageMark } from './gathered.js';
 import { order } from './order.js';
+import { recencyStep } from './recency.js';
 import { validityOf } from './validity.js';
 import { gatherFromPostgres } from './postgres-arms.js';
 import { candidates } from './signals.js';
@@ -63,6 +64,7 @@ export async function recall(deps: RecallDependencies, r: RecallRequest): Promis
   const gathered = await gather(deps, tier, r, banks, limit, embedding, intervals, stage);
   const scored = candidates(r.query, gathered.pool, gathered.keyword, intervals, gathered.corpus.queryTerms);
   await gathered.prepareFeedback?.(scored);
+  const arrange = await recencyStep(r.query, intervals, scored, gathered.vectors);
   const { taken, relevance, truncatedText, tokens, considered } = order(
     scored,
     gathered.corpus,
@@ -70,6 +72,7 @@ export async function recall(deps: RecallDependencies, r: RecallRequest): Promis
     r.maxTokens,
     r.minRelevance ?? 0,
     validityOf(r).kind !== 'asOf',
+    arrange,
   );
   stage('fuse', scored.length);
   // 'hydrate' keeps its name in traces: the candidates taken from the index until the budget was full.
@@ -145,7 +148,15 @@ async function gatherInMemory(
   }
   stage('neighbours', pool.length);
   const corpus = { queryTerms: terms, documentFrequency: (t: string) => arms.documentFrequency(t), size: arms.size };
-  return { semantic, keyword, temporal, pool, corpus };
+  const vectors = (ids: readonly string[]) => {
+    const found = new Map<string, Float32Array>();
+    for (const id of ids) {
+      const v = arms.vector(id);
+      if (v) found.set(id, v);
+    }
+    return Promise.resolve(found);
+  };
+  return { semantic, keyword, temporal, pool, corpus, vectors };
 }
 
 /** A result: the memory as the bank index holds it, with what this recall found about it. */

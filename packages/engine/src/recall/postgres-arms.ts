@@ -116,6 +116,7 @@ export async function gatherFromPostgres(
       ).filter((t) => !frequencies.has(t));
       for (const [t, n] of await search.documentFrequencies(scope, wanted)) frequencies.set(t, n);
     },
+    vectors: (ids) => search.vectors(scope, ids),
   };
 }
 

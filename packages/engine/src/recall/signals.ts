@@ -169,7 +169,7 @@ function isAbout(meta: VectorRowMeta, name: string): boolean {
 }
 
 /** The row's speaker prefix (speakerOf), kept with the row: recalls meet the same memories again and again. */
-function speakerOfRow(meta: VectorRowMeta): string | null {
+export function speakerOfRow(meta: VectorRowMeta): string | null {
   if (meta.speaker === undefined) meta.speaker = speakerOf(meta.memory.text);
   return meta.speaker;
 }

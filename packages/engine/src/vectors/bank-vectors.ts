@@ -174,6 +174,14 @@ export class BankVectors {
     return dot(query, this.data, index * this.dimension, this.dimension);
   }
 
+  /** A row's vector (a copy), or undefined when the bank does not hold it. */
+  vector(id: string): Float32Array | undefined {
+    const index = this.position.get(id);
+    if (index === undefined) return undefined;
+    if (this.simd) return this.simd.row(index);
+    return this.data.slice(index * this.dimension, (index + 1) * this.dimension);
+  }
+
   /** How many rows hold `term`. */
   documentFrequency(term: string): number {
     return this.keywords.documentFrequency(term);

@@ -136,6 +136,15 @@ export class Int16Matrix {
     return (a0 + a1) * this.scalesView[row]!;
   }
 
+  /** Row `row` as floats (its quantized values times its step). */
+  row(row: number): Float32Array {
+    const d = this.dimension;
+    const scale = this.scalesView[row]!;
+    const out = new Float32Array(d);
+    for (let j = 0; j < d; j++) out[j] = this.rowsView[row * d + j]! * scale;
+    return out;
+  }
+
   /** Scores of the first `rows` rows against `query`: a view valid until the next call or growth. */
   scores(query: Float32Array, rows: number): Float32Array {
     const queryScale = quantize(query, new Int16Array(this.memory.buffer, 0, this.dimension), 0, this.dimension);

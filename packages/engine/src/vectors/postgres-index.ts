@@ -186,6 +186,19 @@ export class PostgresBankIndex {
     return counts;
   }
 
+  /** The stored vectors of `ids` (those still in the banks). */
+  async vectors(scope: BankScope, ids: readonly string[]): Promise<Map<string, Float32Array>> {
+    const found = new Map<string, Float32Array>();
+    if (ids.length === 0) return found;
+    const rows = await this.db.query<{ id: string; v: string }>(
+      `SELECT id, embedding::text AS v FROM memories
+       WHERE tenant = $1 AND bank_id = ANY($2::text[]) AND id = ANY($3::uuid[]) AND embedding IS NOT NULL`,
+      [scope.tenant, [...scope.bankIds], [...ids]],
+    );
+    for (const r of rows) found.set(r.id, Float32Array.from(r.v.slice(1, -1).split(','), Number));
+    return found;
+  }
+
   /**
    * The `k` best BM25 scores among the rows holding any of `select` that pass the filter (at most `maxRows` of them),
    * scored for every term of `score` (distinct terms; recall's k1 and b; the average length is taken over the rows
