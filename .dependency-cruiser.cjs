@@ -11,9 +11,46 @@ const STORAGE =
 // The composition roots open the database and hand it to the storage modules.
 const OPENS_THE_DATABASE = '^packages/engine/src/(engine|cli/reembed)\\.ts$';
 
+// The engine's layers, bottom to top (docs/architecture.md, "The engine's layers"). A module imports from its own
+// layer or the ones below, never from a layer above: the lower layers can be read, tested and changed without the upper.
+const ENGINE = '^packages/engine/src/';
+const LAYERS = [
+  ['foundation', ['(util|config)/', '(log|metrics|version|home)\\.ts$']],
+  ['drivers', ['(db|embeddings)/']],
+  [
+    'storage',
+    ['(crypto|keywords|banks|memory|filters)/', 'vectors/(postgres-index|indexed-row|tombstone-pruner)\\.ts$'],
+  ],
+  ['kernels', ['vectors/(?!(postgres-index|indexed-row|tombstone-pruner|vector-cache)\\.ts$)']],
+  ['bank-index', ['vectors/vector-cache\\.ts$']],
+  ['features', ['(recall|llm|jobs)/']],
+  ['service', ['service/']],
+  ['plugins', ['(reflect|plugins)/']],
+  ['wire', ['wire/']],
+  ['root', ['startup/', 'engine\\.ts$']],
+  ['faces', ['(http|mcp|cli)/', '(index|cli|process)\\.ts$']],
+];
+const layerPaths = (layers) => layers.flatMap(([, paths]) => paths.map((p) => ENGINE + p));
+const LAYER_RULES = LAYERS.slice(0, -1).map(([name, paths], i) => ({
+  name: `layer-${name}-imports-down`,
+  comment:
+    `The ${name} layer imports from itself and the layers below it (${
+      LAYERS.slice(0, i)
+        .map(([n]) => n)
+        .join(', ') || 'none'
+    }), ` +
+    `never from ${LAYERS.slice(i + 1)
+      .map(([n]) => n)
+      .join(', ')}.`,
+  severity: 'error',
+  from: { path: paths.map((p) => ENGINE + p) },
+  to: { path: layerPaths(LAYERS.slice(i + 1)) },
+}));
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    ...LAYER_RULES,
     {
       name: 'sql-only-in-storage',
       comment:
