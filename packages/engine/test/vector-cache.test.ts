@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { mayWriteMemories, type Database, type SqlParam } from '../src/db/database.js';
-import { TopK, type VectorRowMeta } from '../src/vectors/bank-vectors.js';
+import { TopK } from '../src/vectors/bank-vectors.js';
+import type { VectorRowMeta } from '../src/vectors/indexed-row.js';
 import { vectorLiteral } from '../src/memory/vector-literal.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';

@@ -10,7 +10,7 @@ import type {
 } from '../vectors/postgres-index.js';
 import { bestFirst, NEIGHBOUR_SEEDS } from './arms.js';
 import type { ReadAhead } from './postgres-arms.js';
-import { bm25FromCounts } from './bm25.js';
+import { bm25FromCounts } from '../keywords/bm25.js';
 
 /** How many of the nearest sign codes are narrowed by their two-bit codes, for `k` results. */
 export function candidateDepth(k: number): number {

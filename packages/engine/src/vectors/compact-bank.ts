@@ -1,4 +1,4 @@
-import { tagsPass } from '../recall/filters.js';
+import { tagsPass } from '../filters/tags-match.js';
 import { BinaryCodes, nearestRows } from './binary-codes.js';
 import { binaryVectorSql } from '../db/vector-copy.js';
 import type { IndexedRow } from './indexed-row.js';

@@ -3,9 +3,14 @@ import { BankIndexes } from '../db/recall-index.js';
 import { parseTsvector } from '../keywords/tsvector.js';
 import type { MemoryReader } from '../memory/rows.js';
 import { vectorLiteral } from '../memory/vector-literal.js';
-import type { KeywordDoc, VectorRowMeta } from './bank-vectors.js';
-import { BM25_B, BM25_K1 } from '../recall/bm25.js';
-import { indexedRowMeta, pooledColumns, pooledRowsFromJson } from './indexed-row.js';
+import { BM25_B, BM25_K1 } from '../keywords/bm25.js';
+import {
+  indexedRowMeta,
+  pooledColumns,
+  pooledRowsFromJson,
+  type KeywordDoc,
+  type VectorRowMeta,
+} from './indexed-row.js';
 
 /** The banks searched: one tenant's bank ids (a bank and its tenant's org bank). */
 export interface BankScope {
