@@ -17,11 +17,8 @@ const ENGINE = '^packages/engine/src/';
 const LAYERS = [
   ['foundation', ['(util|config)/', '(log|metrics|version|home)\\.ts$']],
   ['drivers', ['(db|embeddings)/']],
-  [
-    'storage',
-    ['(crypto|keywords|banks|memory|filters)/', 'vectors/(postgres-index|indexed-row|tombstone-pruner)\\.ts$'],
-  ],
-  ['kernels', ['vectors/(?!(postgres-index|indexed-row|tombstone-pruner|vector-cache)\\.ts$)']],
+  ['storage', ['(crypto|keywords|banks|memory|filters)/', 'vectors/storage/']],
+  ['kernels', ['vectors/kernels/']],
   ['bank-index', ['vectors/vector-cache\\.ts$']],
   ['features', ['(recall|llm|jobs)/']],
   ['service', ['service/']],

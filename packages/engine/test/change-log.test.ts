@@ -13,7 +13,7 @@ import type { Database, SqlParam } from '../src/db/database.js';
 import { migrations } from '../src/db/migrations/index.js';
 import { openExternalDatabase } from '../src/db/postgres.js';
 import { clearMemories, deleteMemory, MemoryStore } from '../src/memory/store.js';
-import { pruneTombstones, TombstonePruner } from '../src/vectors/tombstone-pruner.js';
+import { pruneTombstones, TombstonePruner } from '../src/vectors/storage/tombstone-pruner.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { createScratchDatabase, waitFor, type ScratchDatabase } from './helpers/postgres-server.js';
 

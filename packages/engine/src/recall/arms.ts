@@ -1,6 +1,6 @@
-import type { BankVectors } from '../vectors/bank-vectors.js';
-import type { KeywordDoc, VectorRowMeta } from '../vectors/indexed-row.js';
-import { TopK } from '../vectors/bank-vectors.js';
+import type { BankVectors } from '../vectors/kernels/bank-vectors.js';
+import type { KeywordDoc, VectorRowMeta } from '../vectors/storage/indexed-row.js';
+import { TopK } from '../vectors/kernels/bank-vectors.js';
 import { bm25FromCounts, bm25Idf } from '../keywords/bm25.js';
 import type { TimeInterval } from './temporal.js';
 import { temporalWindow } from './temporal.js';

@@ -1,4 +1,4 @@
-import type { KeywordDoc } from '../vectors/indexed-row.js';
+import type { KeywordDoc } from '../vectors/storage/indexed-row.js';
 import { bm25Scores } from '../keywords/bm25.js';
 import { maxOf } from '../util/extremes.js';
 

@@ -3,7 +3,7 @@ import type { Embedder } from '../embeddings/embedder.js';
 import type { BodyCodec } from '../crypto/codec.js';
 import type { EngineMetrics } from '../metrics.js';
 import { ORG_BANK_ID } from '../memory/types.js';
-import { NO_KEYWORDS } from '../vectors/indexed-row.js';
+import { NO_KEYWORDS } from '../vectors/storage/indexed-row.js';
 import type { VectorCache } from '../vectors/vector-cache.js';
 import { IndexArms, NEIGHBOUR_SEEDS } from './arms.js';
 import { round6, shownScores, type Candidate, type PoolMember } from './candidate.js';

@@ -1,6 +1,6 @@
 import type { BodyCodec } from '../crypto/codec.js';
 import type { Database } from '../db/database.js';
-import type { PooledRow, PostgresBankIndex, RowFilter } from '../vectors/postgres-index.js';
+import type { PooledRow, PostgresBankIndex, RowFilter } from '../vectors/storage/postgres-index.js';
 import { KEYWORD_SELECT_ROWS, keywordPlan, NEIGHBOUR_SEEDS, type Ranked } from './arms.js';
 import type { PoolMember } from './candidate.js';
 import { votedTerms } from './feedback.js';

@@ -1,4 +1,4 @@
-import type { KeywordDoc, VectorRowMeta } from './indexed-row.js';
+import type { KeywordDoc, VectorRowMeta } from '../storage/indexed-row.js';
 import { Int16Matrix } from './int16-matrix.js';
 import { RowMarks } from './row-marks.js';
 import { postingRow, TermIndex } from './term-index.js';

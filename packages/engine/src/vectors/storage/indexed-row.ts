@@ -1,6 +1,6 @@
-import type { Memory } from '../memory/types.js';
-import { MEMORY_COLUMNS, type MemoryRow } from '../memory/rows.js';
-import { binaryVectorSql } from '../db/vector-copy.js';
+import type { Memory } from '../../memory/types.js';
+import { MEMORY_COLUMNS, type MemoryRow } from '../../memory/rows.js';
+import { binaryVectorSql } from '../../db/vector-copy.js';
 
 /** What recall filters on, kept beside each vector so filtering needs no database round trip. */
 export interface VectorRowMeta {
@@ -32,7 +32,7 @@ export interface VectorRowMeta {
   speaker?: string | null | undefined;
 }
 
-/** A memory's keyword-index terms, read from the bank's term index (term-index.ts). */
+/** A memory's keyword-index terms, read from the bank's term index (kernels/term-index.ts). */
 export interface KeywordDoc {
   /** Terms in the text, repeats counted. */
   length: number;

@@ -1,8 +1,8 @@
-import { tagsPass } from '../filters/tags-match.js';
+import { tagsPass } from '../../filters/tags-match.js';
 import { BinaryCodes, nearestRows } from './binary-codes.js';
-import { binaryVectorSql } from '../db/vector-copy.js';
-import type { IndexedRow } from './indexed-row.js';
-import type { RowFilter, TimeWindow } from './postgres-index.js';
+import { binaryVectorSql } from '../../db/vector-copy.js';
+import type { IndexedRow } from '../storage/indexed-row.js';
+import type { RowFilter, TimeWindow } from '../storage/postgres-index.js';
 import { ResidualBits, type ResidualLevels } from './residual-bits.js';
 import { RowMarks } from './row-marks.js';
 import { PackedPostings } from './packed-postings.js';
