@@ -3,7 +3,8 @@
 // The engine's storage modules: the only ones that hold SQL (docs/architecture.md, "Storage modules"; the ESLint
 // config lists the same files for its rule against SQL text elsewhere).
 const STORAGE =
-  '^packages/engine/src/(db|vectors|crypto|keywords)/' +
+  '^packages/engine/src/(db|vectors/storage|crypto|keywords)/' +
+  '|^packages/engine/src/vectors/vector-cache\\.ts$' +
   '|^packages/engine/src/memory/(store|fact-store|sql|rows|reembed|vector-literal)\\.ts$' +
   '|^packages/engine/src/banks/store\\.ts$' +
   '|^packages/engine/src/filters/sql\\.ts$' +
