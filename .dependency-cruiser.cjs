@@ -5,8 +5,7 @@
 const STORAGE =
   '^packages/engine/src/(db|vectors/storage|crypto|keywords)/' +
   '|^packages/engine/src/vectors/vector-cache\\.ts$' +
-  '|^packages/engine/src/memory/(store|fact-store|sql|rows|reembed|vector-literal)\\.ts$' +
-  '|^packages/engine/src/banks/store\\.ts$' +
+  '|^packages/engine/src/memory/(store|bank-store|fact-store|sql|rows|reembed|vector-literal)\\.ts$' +
   '|^packages/engine/src/filters/sql\\.ts$' +
   '|^packages/engine/src/jobs/(queue|operations)\\.ts$';
 // The composition roots open the database and hand it to the storage modules.
@@ -18,7 +17,7 @@ const ENGINE = '^packages/engine/src/';
 const LAYERS = [
   ['foundation', ['(util|config)/', '(log|metrics|version|home)\\.ts$']],
   ['drivers', ['(db|embeddings)/']],
-  ['storage', ['(crypto|keywords|banks|memory|filters)/', 'vectors/storage/']],
+  ['storage', ['(crypto|keywords|memory|filters)/', 'vectors/storage/']],
   ['kernels', ['vectors/kernels/']],
   ['bank-index', ['vectors/vector-cache\\.ts$']],
   ['features', ['(recall|llm|jobs)/']],

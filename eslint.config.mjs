@@ -7,8 +7,7 @@ import tseslint from 'typescript-eslint';
 // The engine's storage modules: the only ones that hold SQL (see docs/architecture.md and .dependency-cruiser.cjs).
 const STORAGE_MODULES = [
   'packages/engine/src/db/**',
-  'packages/engine/src/memory/{store,fact-store,sql,rows,reembed,vector-literal}.ts',
-  'packages/engine/src/banks/store.ts',
+  'packages/engine/src/memory/{store,bank-store,fact-store,sql,rows,reembed,vector-literal}.ts',
   'packages/engine/src/filters/sql.ts',
   'packages/engine/src/jobs/{queue,operations}.ts',
   'packages/engine/src/vectors/storage/**',

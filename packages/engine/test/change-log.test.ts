@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { deleteBank, touchBank } from '../src/banks/store.js';
+import { deleteBank, touchBank } from '../src/memory/bank-store.js';
 import { plaintextCodec } from '../src/crypto/codec.js';
 import type { Database, SqlParam } from '../src/db/database.js';
 import { migrations } from '../src/db/migrations/index.js';

@@ -1,7 +1,7 @@
 import sql, { join, raw, Sql } from 'sql-template-tag';
 import type { Database, Queryable, Transaction } from '../db/database.js';
 import { vectorCopyData } from '../db/vector-copy.js';
-import { takeBankChange } from '../banks/store.js';
+import { takeBankChange } from './bank-store.js';
 import type { BodyCodec, KeywordQuery, SealedBody } from '../crypto/codec.js';
 import { IntegrityError } from '../crypto/envelope.js';
 import { documentTsvector } from '../keywords/text-search.js';

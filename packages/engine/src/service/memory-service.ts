@@ -9,7 +9,7 @@ import {
   type Bank,
   type BankChanges,
   type BankStats,
-} from '../banks/store.js';
+} from '../memory/bank-store.js';
 import type { Operation } from '../jobs/operations.js';
 import { BANK_CURSOR, loadCursorSeal, MEMORY_CURSOR, type CursorScope, type CursorSeal } from './cursor.js';
 import type { EngineMetrics } from '../metrics.js';
