@@ -49,6 +49,13 @@ module.exports = {
   forbidden: [
     ...LAYER_RULES,
     {
+      name: 'engine-module-in-a-layer',
+      comment: 'Every engine module sits in one of LAYERS, so the layer rules see its imports: add a new folder there.',
+      severity: 'error',
+      from: { path: ENGINE, pathNot: [...layerPaths(LAYERS), '\\.d\\.ts$'] },
+      to: { path: ENGINE },
+    },
+    {
       name: 'sql-only-in-storage',
       comment:
         'SQL helpers, database drivers and the database modules are for the storage modules; the rest of the engine ' +
