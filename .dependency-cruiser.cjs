@@ -3,9 +3,9 @@
 // The storage modules of the engine and of the gateway: the only ones that hold SQL (docs/architecture.md, "Storage
 // modules" and "The gateway's modules"; the ESLint config lists the same files for its rule against SQL text elsewhere).
 const STORAGE =
-  '^packages/engine/src/(db|vectors|crypto|keywords)/' +
-  '|^packages/engine/src/memory/(store|fact-store|history-store|supersede|validity-sql|sql|rows|reembed|vector-literal)\\.ts$' +
-  '|^packages/engine/src/banks/store\\.ts$' +
+  '^packages/engine/src/(db|vectors/storage|crypto|keywords)/' +
+  '|^packages/engine/src/vectors/vector-cache\\.ts$' +
+  '|^packages/engine/src/memory/(store|bank-store|fact-store|history-store|supersede|validity-sql|sql|rows|reembed|vector-literal)\\.ts$' +
   '|^packages/engine/src/filters/sql\\.ts$' +
   '|^packages/engine/src/jobs/(queue|operations)\\.ts$' +
   '|^packages/gateway/src/(db|store)\\.ts$' +
@@ -15,9 +15,50 @@ const OPENS_THE_DATABASE = '^packages/engine/src/(engine|cli/reembed)\\.ts$|^pac
 // The database handles: outside storage and the composition roots, a module names them only as types.
 const DATABASE_HANDLE = '^packages/engine/src/db/database\\.ts$|^packages/gateway/src/db\\.ts$';
 
+// The engine's layers, bottom to top (docs/architecture.md, "The engine's layers"). A module imports from its own
+// layer or the ones below, never from a layer above: the lower layers can be read, tested and changed without the upper.
+const ENGINE = '^packages/engine/src/';
+const LAYERS = [
+  ['foundation', ['(util|config)/', '(log|metrics|version|home)\\.ts$']],
+  ['drivers', ['(db|embeddings)/']],
+  ['storage', ['(crypto|keywords|memory|filters)/', 'vectors/storage/']],
+  ['kernels', ['vectors/kernels/']],
+  ['bank-index', ['vectors/vector-cache\\.ts$']],
+  ['features', ['(recall|llm|jobs)/']],
+  ['service', ['service/']],
+  ['plugins', ['(reflect|plugins)/']],
+  ['wire', ['wire/']],
+  ['root', ['startup/', 'engine\\.ts$']],
+  ['faces', ['(http|mcp|cli)/', '(index|cli|process)\\.ts$']],
+];
+const layerPaths = (layers) => layers.flatMap(([, paths]) => paths.map((p) => ENGINE + p));
+const LAYER_RULES = LAYERS.slice(0, -1).map(([name, paths], i) => ({
+  name: `layer-${name}-imports-down`,
+  comment:
+    `The ${name} layer imports from itself and the layers below it (${
+      LAYERS.slice(0, i)
+        .map(([n]) => n)
+        .join(', ') || 'none'
+    }), ` +
+    `never from ${LAYERS.slice(i + 1)
+      .map(([n]) => n)
+      .join(', ')}.`,
+  severity: 'error',
+  from: { path: paths.map((p) => ENGINE + p) },
+  to: { path: layerPaths(LAYERS.slice(i + 1)) },
+}));
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    ...LAYER_RULES,
+    {
+      name: 'engine-module-in-a-layer',
+      comment: 'Every engine module sits in one of LAYERS, so the layer rules see its imports: add a new folder there.',
+      severity: 'error',
+      from: { path: ENGINE, pathNot: [...layerPaths(LAYERS), '\\.d\\.ts$'] },
+      to: { path: ENGINE },
+    },
     {
       name: 'sql-only-in-storage',
       comment:

@@ -8,11 +8,11 @@ import tseslint from 'typescript-eslint';
 // .dependency-cruiser.cjs).
 const STORAGE_MODULES = [
   'packages/engine/src/db/**',
-  'packages/engine/src/memory/{store,fact-store,history-store,supersede,validity-sql,sql,rows,reembed,vector-literal}.ts',
-  'packages/engine/src/banks/store.ts',
+  'packages/engine/src/memory/{store,bank-store,fact-store,history-store,supersede,validity-sql,sql,rows,reembed,vector-literal}.ts',
   'packages/engine/src/filters/sql.ts',
   'packages/engine/src/jobs/{queue,operations}.ts',
-  'packages/engine/src/vectors/**',
+  'packages/engine/src/vectors/storage/**',
+  'packages/engine/src/vectors/vector-cache.ts',
   'packages/engine/src/crypto/**',
   'packages/engine/src/keywords/**',
   'packages/gateway/src/{db,store}.ts',
@@ -20,7 +20,16 @@ const STORAGE_MODULES = [
 ];
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/test-output/**', '**/*.d.mts', 'packages/client/src/generated/**', 'clients/**'] },
+  {
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '**/test-output/**',
+      '**/*.d.mts',
+      'packages/client/src/generated/**',
+      'clients/**',
+    ],
+  },
   eslint.configs.recommended,
   {
     // The scripts and launchers are plain JavaScript run by Node: the recommended rules, with Node's globals.
@@ -41,9 +50,14 @@ export default tseslint.config(
       // Numbers and booleans read naturally in messages; objects and nullish values stay refused.
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
       // node:test's describe/it return promises the runner itself awaits.
-      '@typescript-eslint/no-floating-promises': ['error', {
-        allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] }],
-      }],
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] },
+          ],
+        },
+      ],
       // With noUncheckedIndexedAccess every indexed read is `T | undefined`; inside loops bounded by the array's length
       // (the vector and matrix kernels) `!` states what the bound proves without a runtime check per element.
       '@typescript-eslint/no-non-null-assertion': 'off',
@@ -73,10 +87,14 @@ export default tseslint.config(
     files: ['packages/engine/src/**/*.ts', 'packages/gateway/src/**/*.ts'],
     ignores: STORAGE_MODULES,
     rules: {
-      'no-restricted-syntax': ['error', {
-        selector: 'CallExpression[callee.property.name=/^(query|exec)$/][arguments.0.type=/^(Literal|TemplateLiteral)$/]',
-        message: 'SQL belongs in a storage module (docs/architecture.md, "Storage modules"): call a function there.',
-      }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            'CallExpression[callee.property.name=/^(query|exec)$/][arguments.0.type=/^(Literal|TemplateLiteral)$/]',
+          message: 'SQL belongs in a storage module (docs/architecture.md, "Storage modules"): call a function there.',
+        },
+      ],
     },
   },
   {

@@ -1,6 +1,6 @@
 import type { Engine } from '../src/engine.js';
 import { parseTsvector } from '../src/keywords/tsvector.js';
-import { bm25Scores } from '../src/recall/bm25.js';
+import { bm25Scores } from '../src/keywords/bm25.js';
 
 interface KeywordDoc {
   tf: Map<string, number>;

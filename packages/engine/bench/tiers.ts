@@ -6,7 +6,7 @@ import { startEngine } from '../src/index.js';
 import { vectorLiteral } from '../src/memory/vector-literal.js';
 import { recall, type RecallDependencies } from '../src/recall/pipeline.js';
 import type { RecallRequest } from '../src/recall/types.js';
-import { PostgresBankIndex } from '../src/vectors/postgres-index.js';
+import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { derivedMemory, loadLocomoText } from './locomo-text.js';
 import { rssMiB } from './process-stats.js';

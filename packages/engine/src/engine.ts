@@ -18,8 +18,8 @@ import { ENGINE_PLUGINS, type EnginePlugin, type InstalledPlugin, type PluginPar
 import { MemoryService } from './service/memory-service.js';
 import type { ProgressReporter } from './startup/readiness.js';
 import type { CompactTier, PostgresTier } from './recall/tier.js';
-import { PostgresBankIndex } from './vectors/postgres-index.js';
-import { TombstonePruner } from './vectors/tombstone-pruner.js';
+import { PostgresBankIndex } from './vectors/storage/postgres-index.js';
+import { TombstonePruner } from './vectors/storage/tombstone-pruner.js';
 import { VectorCache } from './vectors/vector-cache.js';
 
 export type { Logger } from './log.js';

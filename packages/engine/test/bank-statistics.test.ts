@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Queryable } from '../src/db/database.js';
-import { PostgresBankIndex } from '../src/vectors/postgres-index.js';
+import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 
 type Counts = Array<{ bank: string; term: string; n: number }>;

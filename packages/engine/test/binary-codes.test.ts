@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BinaryCodes, nearestRows } from '../src/vectors/binary-codes.js';
+import { BinaryCodes, nearestRows } from '../src/vectors/kernels/binary-codes.js';
 import { Rng } from './helpers/fuzz.js';
 
 /** Binary codes: Hamming distances equal a plain bit-by-bit count, on both paths; nearestRows equals a full sort. */

@@ -7,13 +7,13 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { deleteBank, touchBank } from '../src/banks/store.js';
+import { deleteBank, touchBank } from '../src/memory/bank-store.js';
 import { plaintextCodec } from '../src/crypto/codec.js';
 import type { Database, SqlParam } from '../src/db/database.js';
 import { migrations } from '../src/db/migrations/index.js';
 import { openExternalDatabase } from '../src/db/postgres.js';
 import { clearMemories, deleteMemory, MemoryStore } from '../src/memory/store.js';
-import { pruneTombstones, TombstonePruner } from '../src/vectors/tombstone-pruner.js';
+import { pruneTombstones, TombstonePruner } from '../src/vectors/storage/tombstone-pruner.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { createScratchDatabase, waitFor, type ScratchDatabase } from './helpers/postgres-server.js';
 

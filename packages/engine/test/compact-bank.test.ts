@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { CompactBank, type CompactRow } from '../src/vectors/compact-bank.js';
+import { CompactBank } from '../src/vectors/kernels/compact-bank.js';
+import type { CompactRow } from '../src/vectors/storage/indexed-row.js';
 import { rowFilter } from './helpers/recall-facts.js';
-import type { RowFilter } from '../src/vectors/postgres-index.js';
+import type { RowFilter } from '../src/vectors/storage/postgres-index.js';
 
 const DIMENSION = 384;
 const DAY = 86_400_000;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { recall, type RecallDependencies } from '../src/recall/pipeline.js';
 import type { Tier } from '../src/recall/types.js';
-import { PostgresBankIndex } from '../src/vectors/postgres-index.js';
+import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 import { FACTS, request } from './helpers/recall-facts.js';

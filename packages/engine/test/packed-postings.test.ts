@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PackedPostings } from '../src/vectors/packed-postings.js';
+import { PackedPostings } from '../src/vectors/kernels/packed-postings.js';
 
 const read = (p: PackedPostings, stopAfter = Number.POSITIVE_INFINITY) => {
   const out: Array<[number, number]> = [];

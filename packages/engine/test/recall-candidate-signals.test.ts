@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PoolMember } from '../src/recall/candidate.js';
 import { candidates } from '../src/recall/signals.js';
-import { NO_KEYWORDS, type VectorRowMeta } from '../src/vectors/bank-vectors.js';
+import { NO_KEYWORDS, type VectorRowMeta } from '../src/vectors/storage/indexed-row.js';
 import { indexRow } from './helpers/index-row.js';
 
 /** A pool member of retain call `batch` (or document `doc`) at `seq`, with its cosine to the query. */

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadLocomoText } from '../bench/locomo-text.js';
 import { recall, type RecallDependencies } from '../src/recall/pipeline.js';
 import type { RecallOutcome } from '../src/recall/types.js';
-import { PostgresBankIndex } from '../src/vectors/postgres-index.js';
+import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { asServer } from './helpers/as-server.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';

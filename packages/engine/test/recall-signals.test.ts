@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bm25Scores } from '../src/recall/bm25.js';
+import { bm25Scores } from '../src/keywords/bm25.js';
 import { parseTsvector as parseVector, tsqueryTerms } from '../src/keywords/tsvector.js';
 import { namedEntities, speakerOf } from '../src/recall/signals.js';
 import { feedbackScores, type FeedbackDoc } from '../src/recall/feedback.js';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { BinaryCodes } from '../src/vectors/binary-codes.js';
-import { CompactBank } from '../src/vectors/compact-bank.js';
-import { ResidualBits, ResidualLevels } from '../src/vectors/residual-bits.js';
+import { BinaryCodes } from '../src/vectors/kernels/binary-codes.js';
+import { CompactBank } from '../src/vectors/kernels/compact-bank.js';
+import { ResidualBits, ResidualLevels } from '../src/vectors/kernels/residual-bits.js';
 
 /** A seeded generator (mulberry32), so every run draws the same vectors. */
 function random(seed: number): () => number {

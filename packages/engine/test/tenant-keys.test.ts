@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { join } from 'node:path';
-import { touchBank } from '../src/banks/store.js';
+import { touchBank } from '../src/memory/bank-store.js';
 import { plaintextCodec } from '../src/crypto/codec.js';
 import type { Database, Queryable } from '../src/db/database.js';
 import { ensureEmbeddingSchema } from '../src/db/embedding-schema.js';

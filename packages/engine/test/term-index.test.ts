@@ -2,8 +2,8 @@
 // matching row once, counts read back, and removals (lazy, with row reuse and rebuilds) never leaving a stale match.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BankVectors } from '../src/vectors/bank-vectors.js';
-import { postingRow, TermIndex } from '../src/vectors/term-index.js';
+import { BankVectors } from '../src/vectors/kernels/bank-vectors.js';
+import { postingRow, TermIndex } from '../src/vectors/kernels/term-index.js';
 import { indexRow } from './helpers/index-row.js';
 
 const terms = (...pairs: Array<[string, number]>) => new Map(pairs);

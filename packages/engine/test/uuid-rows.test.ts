@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { UuidRows } from '../src/vectors/uuid-rows.js';
+import { UuidRows } from '../src/vectors/kernels/uuid-rows.js';
 
 /** Ids that share their last eight hex digits (the table's hash), so they land in one probe run. */
 const colliding = (n: number): string[] =>

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { binaryVectorSql, vectorFromBase64 } from '../src/db/vector-copy.js';
 import { parseTsvector, parseTsvectorByPattern } from '../src/keywords/tsvector.js';
-import { roundHalfUp } from '../src/vectors/int16-matrix.js';
+import { roundHalfUp } from '../src/vectors/kernels/int16-matrix.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { mayWriteMemories, type Database, type SqlParam } from '../src/db/database.js';
-import { TopK, type VectorRowMeta } from '../src/vectors/bank-vectors.js';
+import { TopK } from '../src/vectors/kernels/bank-vectors.js';
+import type { VectorRowMeta } from '../src/vectors/storage/indexed-row.js';
 import { vectorLiteral } from '../src/memory/vector-literal.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
@@ -272,7 +273,7 @@ describe('int16 matrix', () => {
   const exact = (a: Float32Array, b: Float32Array) => a.reduce((s, x, j) => s + x * b[j]!, 0);
 
   it('scores rows like the float dot product (within the quantization error), and keeps rows when it grows', async () => {
-    const { Int16Matrix } = await import('../src/vectors/int16-matrix.js');
+    const { Int16Matrix } = await import('../src/vectors/kernels/int16-matrix.js');
     const d = 384;
     const m = Int16Matrix.create(d, 2);
     assert.ok(m, 'WebAssembly SIMD is available on Node 20');
@@ -298,7 +299,7 @@ describe('int16 matrix', () => {
   });
 
   it('keeps the ranking of the float scan on real embeddings', async () => {
-    const { BankVectors, TopK } = await import('../src/vectors/bank-vectors.js');
+    const { BankVectors, TopK } = await import('../src/vectors/kernels/bank-vectors.js');
     const texts = Array.from(
       { length: 200 },
       (_, i) => `Note ${i}: ${topics[i % topics.length]} with detail ${(i * 37) % 101}.`,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { touchBank } from '../banks/store.js';
+import { touchBank } from '../memory/bank-store.js';
 import type { EngineConfig } from '../config/load.js';
 import type { BodyCodec } from '../crypto/codec.js';
 import type { Database } from '../db/database.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database, Queryable, Transaction } from '../db/database.js';
 import type { Logger } from '../log.js';
 import type { Partition } from '../memory/types.js';
-import { addBankUsage } from '../banks/store.js';
+import { addBankUsage } from '../memory/bank-store.js';
 
 /**
  * A durable job queue in Postgres (embedded or external): jobs survive restarts, are retried with backoff, and are

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { addBankUsage } from '../banks/store.js';
+import { addBankUsage } from '../memory/bank-store.js';
 import type { Database } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import { JobFailure, type ClaimedJob, type JobContext } from '../jobs/index.js';

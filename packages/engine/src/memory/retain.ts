@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import { embeddingText } from './embedding-text.js';
-import { touchBank } from '../banks/store.js';
+import { touchBank } from './bank-store.js';
 import { sha256Hex } from '../util/hash.js';
 import { eventLoopSlicer } from '../util/yield.js';
 import { chunkText } from './chunk.js';

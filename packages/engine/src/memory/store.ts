@@ -1,7 +1,7 @@
 import sql, { join, raw, Sql } from 'sql-template-tag';
 import type { Database, Queryable, Transaction } from '../db/database.js';
 import { vectorCopyData } from '../db/vector-copy.js';
-import { takeBankChange } from '../banks/store.js';
+import { takeBankChange } from './bank-store.js';
 import type { BodyCodec, KeywordQuery, SealedBody } from '../crypto/codec.js';
 import { IntegrityError } from '../crypto/envelope.js';
 import { documentTsvector } from '../keywords/text-search.js';
@@ -10,7 +10,7 @@ import { MEMORY_COLUMNS, rowToMemory, type MemoryReader, type MemoryRow } from '
 import { run } from './sql.js';
 import { eventLoopSlicer } from '../util/yield.js';
 import type { Memory, NewMemory, Partition } from './types.js';
-import type { Validity } from '../recall/validity.js';
+import type { Validity } from '../filters/validity.js';
 import { validitySql } from './validity-sql.js';
 
 /** From this many memories in one insert, vectors go to the embedded database in binary (see insert). */
@@ -33,7 +33,7 @@ export interface ListFilter {
   offset: number;
   /** Start after this row of the list order (keyset pagination); undefined starts at the top. */
   after: MemoryListKey | undefined;
-  /** Which memories pass by their validity interval (recall/validity.ts). */
+  /** Which memories pass by their validity interval (filters/validity.ts). */
   validity: Validity;
 }
 

@@ -1,4 +1,4 @@
-import type { Validity } from '../recall/validity.js';
+import type { Validity } from '../filters/validity.js';
 
 /** The effective valid_from of a row of `memories` under `alias`. */
 export const validFromSql = (alias: string): string =>

@@ -1,4 +1,4 @@
-import { addBankUsage } from '../banks/store.js';
+import { addBankUsage } from '../memory/bank-store.js';
 import { reflect } from '../reflect/reflect.js';
 import { NOTHING_TO_CLOSE, type EnginePlugin } from './types.js';
 

@@ -1,6 +1,7 @@
-import type { BankVectors, KeywordDoc, VectorRowMeta } from '../vectors/bank-vectors.js';
-import { TopK } from '../vectors/bank-vectors.js';
-import { bm25FromCounts, bm25Idf } from './bm25.js';
+import type { BankVectors } from '../vectors/kernels/bank-vectors.js';
+import type { KeywordDoc, VectorRowMeta } from '../vectors/storage/indexed-row.js';
+import { TopK } from '../vectors/kernels/bank-vectors.js';
+import { bm25FromCounts, bm25Idf } from '../keywords/bm25.js';
 import type { TimeInterval } from './temporal.js';
 import { temporalWindow } from './temporal.js';
 import { nthSmallest } from '../util/select.js';

@@ -1,4 +1,4 @@
-import type { KeywordDoc, VectorRowMeta } from '../vectors/bank-vectors.js';
+import type { KeywordDoc, VectorRowMeta } from '../vectors/storage/indexed-row.js';
 
 /**
  * The signals recall scores a candidate by, in the order their weighted sum is taken (a float sum depends on its

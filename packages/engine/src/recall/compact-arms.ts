@@ -1,4 +1,4 @@
-import type { CompactBank, CompactMatches } from '../vectors/compact-bank.js';
+import type { CompactBank, CompactMatches } from '../vectors/kernels/compact-bank.js';
 import type {
   BankScope,
   PooledRow,
@@ -7,10 +7,10 @@ import type {
   ScoredId,
   TimeWindow,
   WeightedTerm,
-} from '../vectors/postgres-index.js';
+} from '../vectors/storage/postgres-index.js';
 import { bestFirst, NEIGHBOUR_SEEDS } from './arms.js';
 import type { ReadAhead } from './postgres-arms.js';
-import { bm25FromCounts } from './bm25.js';
+import { bm25FromCounts } from '../keywords/bm25.js';
 
 /** How many of the nearest sign codes are narrowed by their two-bit codes, for `k` results. */
 export function candidateDepth(k: number): number {
@@ -23,7 +23,7 @@ export function refinedDepth(k: number): number {
 }
 
 /**
- * The semantic, temporal and keyword arms over banks' compact copies (vectors/compact-bank.ts), answering as the
+ * The semantic, temporal and keyword arms over banks' compact copies (vectors/kernels/compact-bank.ts), answering as the
  * Postgres tier's indexes do (ids and raw arm scores), so recall's Postgres-tier path ranks the pool's rows the same
  * way. The nearest sign codes are narrowed by the two-bit codes held in memory, and the database ranks those by their
  * stored vectors and sends the rows of the best and of their neighbours, in one statement; the pool takes them as

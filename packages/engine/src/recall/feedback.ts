@@ -1,5 +1,5 @@
-import type { KeywordDoc } from '../vectors/bank-vectors.js';
-import { bm25Scores } from './bm25.js';
+import type { KeywordDoc } from '../vectors/storage/indexed-row.js';
+import { bm25Scores } from '../keywords/bm25.js';
 import { maxOf } from '../util/extremes.js';
 
 /**

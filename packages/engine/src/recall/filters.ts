@@ -1,26 +1,6 @@
+import { tagsPass } from '../filters/tags-match.js';
 import type { RecallRequest } from './types.js';
-import { validityOf, validityTest } from './validity.js';
-
-/**
- * Hindsight's tags_match: whether a memory holding `have` passes the requested `tags` (`any` and `all` also match an
- * untagged memory).
- */
-export function tagsPass(tags: readonly string[], have: readonly string[], mode: RecallRequest['tagsMatch']): boolean {
-  const hasAny = tags.some((t) => have.includes(t));
-  const hasAll = tags.every((t) => have.includes(t));
-  switch (mode) {
-    case 'any':
-      return tags.length === 0 || have.length === 0 || hasAny;
-    case 'all':
-      return tags.length === 0 || have.length === 0 || hasAll;
-    case 'any_strict':
-      return hasAny;
-    case 'all_strict':
-      return hasAll;
-    case 'exact':
-      return hasAll && have.every((t) => tags.includes(t));
-  }
-}
+import { validityOf, validityTest } from '../filters/validity.js';
 
 /**
  * Recall's filter over the in-memory bank index rows (the tenant and bank select the cache): space, valid state,

@@ -1,13 +1,13 @@
 import type { BodyCodec } from '../crypto/codec.js';
 import type { Database } from '../db/database.js';
-import type { PooledRow, PostgresBankIndex, RowFilter } from '../vectors/postgres-index.js';
+import type { PooledRow, PostgresBankIndex, RowFilter } from '../vectors/storage/postgres-index.js';
 import { KEYWORD_SELECT_ROWS, keywordPlan, NEIGHBOUR_SEEDS, type Ranked } from './arms.js';
 import type { PoolMember } from './candidate.js';
 import { votedTerms } from './feedback.js';
 import type { Gathered, StageMark } from './gathered.js';
 import { temporalWindow, type TimeInterval } from './temporal.js';
 import type { RecallRequest } from './types.js';
-import { validityOf } from './validity.js';
+import { validityOf } from '../filters/validity.js';
 
 /** Where the semantic, temporal and keyword arms search when the pool is read from the database. */
 export type ArmSearch = Pick<PostgresBankIndex, 'nearest' | 'keyword'>;

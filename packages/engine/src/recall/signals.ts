@@ -9,7 +9,7 @@ import {
 } from './candidate.js';
 import { temporalScore, type TimeInterval } from './temporal.js';
 import { maxOf } from '../util/extremes.js';
-import type { VectorRowMeta } from '../vectors/bank-vectors.js';
+import type { VectorRowMeta } from '../vectors/storage/indexed-row.js';
 
 /**
  * The per-candidate signals (candidate.ts names and weighs them), measured over the whole pool: a memory's neighbours

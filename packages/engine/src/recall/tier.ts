@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.js';
-import type { PostgresBankIndex } from '../vectors/postgres-index.js';
+import type { PostgresBankIndex } from '../vectors/storage/postgres-index.js';
 import type { VectorCache } from '../vectors/vector-cache.js';
 import type { Tier } from './types.js';
 
@@ -11,7 +11,7 @@ export interface PostgresTier {
 }
 
 /**
- * The compact tier: banks' compact copies in memory (vectors/compact-bank.ts) for the arms, the database for the
+ * The compact tier: banks' compact copies in memory (vectors/kernels/compact-bank.ts) for the arms, the database for the
  * pool's rows. For banks whose full copy the cache cannot hold, or of at least `minMemories` memories.
  */
 export interface CompactTier {

@@ -1,6 +1,7 @@
+import type { TagsMatch } from '../filters/tags-match.js';
 import type { Memory } from '../memory/types.js';
 
-export type TagsMatch = 'any' | 'all' | 'any_strict' | 'all_strict' | 'exact';
+export type { TagsMatch } from '../filters/tags-match.js';
 
 export interface RecallRequest {
   tenant: string;

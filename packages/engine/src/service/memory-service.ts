@@ -9,7 +9,7 @@ import {
   type Bank,
   type BankChanges,
   type BankStats,
-} from '../banks/store.js';
+} from '../memory/bank-store.js';
 import type { Operation } from '../jobs/operations.js';
 import { BANK_CURSOR, loadCursorSeal, MEMORY_CURSOR, type CursorScope, type CursorSeal } from './cursor.js';
 import type { EngineMetrics } from '../metrics.js';
@@ -29,7 +29,7 @@ import { unknownMemories } from '../memory/supersede.js';
 import { readHistory } from '../memory/history-store.js';
 import type { Queryable } from '../db/database.js';
 import { recall, type RecallDependencies } from '../recall/pipeline.js';
-import { validityOf } from '../recall/validity.js';
+import { validityOf } from '../filters/validity.js';
 import { sha256Hex } from '../util/hash.js';
 import { countTokens } from '../util/tokens.js';
 import type {

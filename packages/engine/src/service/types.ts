@@ -2,7 +2,7 @@ import type { RetainItem } from '../memory/retain.js';
 import type { Memory, Partition, Timestamp } from '../memory/types.js';
 import type { RecallHit, RecallRequest, TagsMatch } from '../recall/types.js';
 import type { Usage } from '../llm/types.js';
-import type { Bank, BankChanges, BankStats, Disposition } from '../banks/store.js';
+import type { Bank, BankChanges, BankStats, Disposition } from '../memory/bank-store.js';
 import type { Operation } from '../jobs/operations.js';
 
 /**

@@ -1,9 +1,16 @@
 import type { Database, Queryable } from '../db/database.js';
 import { binaryVectorSql, vectorFromBase64 } from '../db/vector-copy.js';
-import { BankVectors } from './bank-vectors.js';
-import { COMPACT_COLUMNS, CompactBank, compactRow, type CompactSource } from './compact-bank.js';
-import { INDEXED_COLUMNS, indexedRowFromJson, indexedRowMeta } from './indexed-row.js';
-import { ResidualLevels } from './residual-bits.js';
+import { BankVectors } from './kernels/bank-vectors.js';
+import { CompactBank } from './kernels/compact-bank.js';
+import {
+  COMPACT_COLUMNS,
+  compactRow,
+  INDEXED_COLUMNS,
+  indexedRowFromJson,
+  indexedRowMeta,
+  type CompactSource,
+} from './storage/indexed-row.js';
+import { ResidualLevels } from './kernels/residual-bits.js';
 import { parseTsvector } from '../keywords/tsvector.js';
 import type { MemoryReader } from '../memory/rows.js';
 

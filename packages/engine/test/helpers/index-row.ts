@@ -1,5 +1,5 @@
 import type { Memory } from '../../src/memory/types.js';
-import type { VectorRowMeta } from '../../src/vectors/bank-vectors.js';
+import type { VectorRowMeta } from '../../src/vectors/storage/indexed-row.js';
 
 const now = new Date().toISOString();
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { RetainItem } from '../../src/memory/retain.js';
 import type { RecallOutcome, RecallRequest } from '../../src/recall/types.js';
 import type { MemoryService } from '../../src/service/memory-service.js';
-import type { RowFilter } from '../../src/vectors/postgres-index.js';
+import type { RowFilter } from '../../src/vectors/storage/postgres-index.js';
 
 /** A small bank of real sentences, each the answer to one question below. */
 export const FACTS = [

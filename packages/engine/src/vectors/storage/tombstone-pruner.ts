@@ -1,8 +1,8 @@
-import type { Database } from '../db/database.js';
+import type { Database } from '../../db/database.js';
 
 /**
  * How long a tombstone is kept. An engine that brings its copy of a bank up to date within this time reads the bank's
- * deletions from the tombstones; one further behind lists the bank's ids instead (vector-cache.ts), which costs more
+ * deletions from the tombstones; one further behind lists the bank's ids instead (vectors/vector-cache.ts), which costs more
  * but is still correct, so this only trades table space for how often that happens.
  */
 export const TOMBSTONE_RETENTION_MS = 15 * 60_000;

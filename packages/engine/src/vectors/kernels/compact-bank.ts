@@ -1,58 +1,12 @@
-import { tagsPass } from '../recall/filters.js';
-import { validityTest } from '../recall/validity.js';
-import { validFromSql } from '../memory/validity-sql.js';
+import { tagsPass } from '../../filters/tags-match.js';
+import { validityTest } from '../../filters/validity.js';
 import { BinaryCodes, nearestRows } from './binary-codes.js';
-import { binaryVectorSql } from '../db/vector-copy.js';
-import type { IndexedRow } from './indexed-row.js';
-import type { RowFilter, TimeWindow } from './postgres-index.js';
+import type { CompactRow } from '../storage/indexed-row.js';
+import type { RowFilter, TimeWindow } from '../storage/postgres-index.js';
 import { ResidualBits, type ResidualLevels } from './residual-bits.js';
 import { RowMarks } from './row-marks.js';
 import { PackedPostings } from './packed-postings.js';
 import { UuidRows } from './uuid-rows.js';
-
-/** What the compact copy keeps of a memory: what recall filters on and what BM25 needs besides the terms. */
-export interface CompactRow {
-  id: string;
-  space: string;
-  type: string;
-  valid: boolean;
-  tags: readonly string[];
-  /** occurred_at in epoch milliseconds, or null. */
-  occurredAt: number | null;
-  /** Keyword-index terms in the text, repeats counted. */
-  length: number;
-  /** The validity interval in epoch milliseconds (recall/validity.ts); validTo null while current. */
-  validFrom: number;
-  validTo: number | null;
-}
-
-/** A memory row as a compact copy reads it: no bodies, only what the copy keeps. */
-export type CompactSource = Pick<
-  IndexedRow,
-  'id' | 'space' | 'type' | 'state' | 'tags' | 'occurred_ms' | 'fts' | 'embedding'
-> & { valid_from_ms: number | string; valid_to_ms: number | string | null };
-
-/** The select list of a CompactSource (from `memories`, unaliased); the vector in binary, as the full copy reads it. */
-export const COMPACT_COLUMNS = `id, space, type, state, tags,
-  (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms, fts::text AS fts,
-  (extract(epoch FROM ${validFromSql('')}) * 1000)::float8 AS valid_from_ms,
-  (extract(epoch FROM valid_to) * 1000)::float8 AS valid_to_ms,
-  ${binaryVectorSql('embedding')} AS embedding`;
-
-/** What a bank's compact copy keeps of a row, given its keyword-index length. */
-export function compactRow(row: CompactSource, keywordLength: number): CompactRow {
-  return {
-    id: row.id,
-    space: row.space,
-    type: row.type,
-    valid: row.state === 'valid',
-    tags: row.tags,
-    occurredAt: row.occurred_ms === null ? null : Number(row.occurred_ms),
-    length: keywordLength,
-    validFrom: Number(row.valid_from_ms),
-    validTo: row.valid_to_ms === null ? null : Number(row.valid_to_ms),
-  };
-}
 
 /** The rows holding selecting terms, as `matching` answers them: row numbers, lengths and scoring-term counts. */
 export interface CompactMatches {

@@ -1,13 +1,18 @@
-import type { Database, Queryable, SqlParam } from '../db/database.js';
-import { BankIndexes } from '../db/recall-index.js';
-import { parseTsvector } from '../keywords/tsvector.js';
-import type { MemoryReader } from '../memory/rows.js';
-import { vectorLiteral } from '../memory/vector-literal.js';
-import type { KeywordDoc, VectorRowMeta } from './bank-vectors.js';
-import { BM25_B, BM25_K1 } from '../recall/bm25.js';
-import { indexedRowMeta, pooledColumns, pooledRowsFromJson } from './indexed-row.js';
-import type { Validity } from '../recall/validity.js';
-import { validitySql } from '../memory/validity-sql.js';
+import type { Database, Queryable, SqlParam } from '../../db/database.js';
+import { BankIndexes } from '../../db/recall-index.js';
+import { parseTsvector } from '../../keywords/tsvector.js';
+import type { MemoryReader } from '../../memory/rows.js';
+import { vectorLiteral } from '../../memory/vector-literal.js';
+import { BM25_B, BM25_K1 } from '../../keywords/bm25.js';
+import {
+  indexedRowMeta,
+  pooledColumns,
+  pooledRowsFromJson,
+  type KeywordDoc,
+  type VectorRowMeta,
+} from './indexed-row.js';
+import type { Validity } from '../../filters/validity.js';
+import { validitySql } from '../../memory/validity-sql.js';
 
 /** The banks searched: one tenant's bank ids (a bank and its tenant's org bank). */
 export interface BankScope {
@@ -135,7 +140,7 @@ export class PostgresBankIndex {
     private readonly db: Database,
     /** Opens the rows read (decrypting bodies under encryption at rest); rows that fail to open are left out. */
     private readonly reader: MemoryReader,
-    /** The HNSW indexes of the banks large enough for this tier (tier.ts requests them). */
+    /** The HNSW indexes of the banks large enough for this tier (recall/tier.ts requests them). */
     readonly indexes: BankIndexes = new BankIndexes(db),
   ) {}
 

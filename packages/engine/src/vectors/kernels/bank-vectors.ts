@@ -1,53 +1,7 @@
-import type { Memory } from '../memory/types.js';
+import type { KeywordDoc, VectorRowMeta } from '../storage/indexed-row.js';
 import { Int16Matrix } from './int16-matrix.js';
 import { RowMarks } from './row-marks.js';
 import { postingRow, TermIndex } from './term-index.js';
-
-/** What recall filters on, kept beside each vector so filtering needs no database round trip. */
-export interface VectorRowMeta {
-  id: string;
-  bankId: string;
-  space: string;
-  type: string;
-  valid: boolean;
-  superseded: boolean;
-  /** The validity interval in epoch milliseconds (recall/validity.ts); validTo null while current. */
-  validFrom: number;
-  validTo: number | null;
-  tags: string[];
-  /** The retain call that stored it, and its position there: neighbours are seq - 1 and seq + 1 in one batch. */
-  batchId: string | null;
-  seq: number;
-  documentId: string | null;
-  /** occurred_at in epoch milliseconds, or null when the memory has no date. */
-  occurredAt: number | null;
-  /** Keyword-index terms in the text (lexemes, or blind tokens under encryption), repeats counted. */
-  length: number;
-  /** The memory's text in cl100k tokens (for max_tokens budgets). */
-  tokenCount: number;
-  /** The memory as the API shows it (bodies already opened), so recall needs no database read to answer. */
-  memory: Memory;
-  /**
-   * The text's word signature for near-copy checks (recall/signals.ts wordSignature), computed the first time the
-   * memory is a recall candidate and kept with the row (about 60 bytes for a short memory).
-   */
-  nearCopySignature?: Uint32Array | undefined;
-  /** The text's speaker prefix (recall/signals.ts speakerOf), computed and kept like `nearCopySignature`. */
-  speaker?: string | null | undefined;
-}
-
-/** A memory's keyword-index terms, read from the bank's term index (term-index.ts). */
-export interface KeywordDoc {
-  /** Terms in the text, repeats counted. */
-  length: number;
-  /** How often the text holds `term` (0 when it does not). */
-  get(term: string): number;
-  /** Every term with its count. */
-  terms(): ReadonlyMap<string, number>;
-}
-
-/** The keyword view of a memory no bank holds (no terms). */
-export const NO_KEYWORDS: KeywordDoc = { length: 0, get: () => 0, terms: () => new Map() };
 
 /** A row's view of the term index (a class, not closures: recall makes one per pooled candidate). */
 class RowKeywords implements KeywordDoc {
