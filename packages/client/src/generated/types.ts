@@ -884,6 +884,8 @@ export interface operations {
                 /** @description A previous page's next_cursor: this page starts after it (not combined with offset) */
                 cursor?: string;
                 document_id?: string;
+                /** @description A filter expression as JSON text (docs/api.md, "Filters") */
+                filter?: string;
                 limit?: number;
                 offset?: number;
                 q?: string;
@@ -1381,6 +1383,8 @@ export interface operations {
                 /** @description A previous page's next_cursor: this page starts after it (not combined with offset) */
                 cursor?: string;
                 document_id?: string;
+                /** @description A filter expression as JSON text (docs/api.md, "Filters") */
+                filter?: string;
                 limit?: number;
                 offset?: number;
                 q?: string;
@@ -1463,6 +1467,7 @@ export interface operations {
             content: {
                 "application/json": {
                     budget?: ("low" | "mid" | "high" | number) | null;
+                    filter?: unknown | null;
                     include?: {
                         [key: string]: unknown;
                     } | null;
@@ -1655,6 +1660,7 @@ export interface operations {
                     budget?: ("low" | "mid" | "high" | number) | null;
                     context?: string | null;
                     fact_types?: string[] | null;
+                    filter?: unknown | null;
                     include?: {
                         [key: string]: unknown;
                     } | null;
@@ -2070,6 +2076,7 @@ export interface operations {
             content: {
                 "application/json": {
                     budget?: ("low" | "mid" | "high" | number) | null;
+                    filter?: unknown | null;
                     include?: {
                         [key: string]: unknown;
                     } | null;
@@ -2185,6 +2192,7 @@ export interface operations {
                     /** @description Bank id */
                     bank_id: string;
                     budget?: ("low" | "mid" | "high" | number) | null;
+                    filter?: unknown | null;
                     include?: {
                         [key: string]: unknown;
                     } | null;
@@ -2301,6 +2309,7 @@ export interface operations {
                     budget?: ("low" | "mid" | "high" | number) | null;
                     context?: string | null;
                     fact_types?: string[] | null;
+                    filter?: unknown | null;
                     include?: {
                         [key: string]: unknown;
                     } | null;

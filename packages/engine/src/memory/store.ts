@@ -5,6 +5,8 @@ import { takeBankChange } from '../banks/store.js';
 import type { BodyCodec, KeywordQuery, SealedBody } from '../crypto/codec.js';
 import { IntegrityError } from '../crypto/envelope.js';
 import { documentTsvector } from '../keywords/text-search.js';
+import type { Filter } from '../filters/ast.js';
+import { filterSql } from '../filters/sql.js';
 import { vectorLiteral } from './vector-literal.js';
 import { MEMORY_COLUMNS, rowToMemory, type MemoryReader, type MemoryRow } from './rows.js';
 import { run } from './sql.js';
@@ -27,6 +29,8 @@ export interface ListFilter {
   until: Date | undefined;
   documentId: string | undefined;
   state: string | undefined;
+  /** The filter expression (docs/api.md, "Filters"). */
+  filter?: Filter | undefined;
   limit: number;
   offset: number;
   /** Start after this row of the list order (keyset pagination); undefined starts at the top. */
@@ -188,6 +192,7 @@ export class MemoryStore implements MemoryReader {
     if (f.until !== undefined) where.push(sql`COALESCE(occurred_at, created_at) < ${f.until}`);
     if (f.documentId !== undefined) where.push(sql`document_id = ${f.documentId}`);
     if (f.state !== undefined) where.push(sql`state = ${f.state}`);
+    if (f.filter !== undefined) where.push(filterSql(f.filter));
     const condition = join(where, ' AND ');
     const counted = sql`SELECT count(*) AS n FROM memories WHERE ${condition}`;
     const [count] = await run<{ n: number | string }>(this.db, counted);

@@ -1,3 +1,6 @@
+import type { FilterAccessor } from '../filters/evaluate.js';
+import { filterPredicate } from '../filters/evaluate.js';
+import type { VectorRowMeta } from '../vectors/bank-vectors.js';
 import type { RecallRequest } from './types.js';
 
 /**
@@ -21,18 +24,30 @@ export function tagsPass(tags: readonly string[], have: readonly string[], mode:
   }
 }
 
+/** How the filter language reads a row of the in-memory bank index (the memory there is opened). */
+const META_ACCESSOR: FilterAccessor<VectorRowMeta> = {
+  type: (m) => m.type,
+  space: (m) => m.space,
+  documentId: (m) => m.documentId,
+  tags: (m) => m.tags,
+  occurredAt: (m) => m.occurredAt,
+  createdAt: (m) => Date.parse(m.memory.createdAt),
+  updatedAt: (m) => Date.parse(m.memory.updatedAt),
+  metadata: (m) => m.memory.metadata,
+};
+
 /**
  * Recall's filter over the in-memory bank index rows (the tenant and bank select the cache): space, valid state,
- * types, and tags with Hindsight's tags_match semantics (tagsPass).
+ * types, tags with Hindsight's tags_match semantics (tagsPass), and the request's filter expression.
  */
-export function recallPredicate(
-  r: RecallRequest,
-): (m: { space: string; valid: boolean; type: string; tags: string[] }) => boolean {
+export function recallPredicate(r: RecallRequest): (m: VectorRowMeta) => boolean {
   const types = r.types !== undefined && r.types.length > 0 ? new Set(r.types) : undefined;
   const tags = r.tags;
+  const expression = r.filter === undefined ? undefined : filterPredicate(r.filter, META_ACCESSOR);
   return (m) =>
     m.valid &&
     m.space === r.space &&
     (types === undefined || types.has(m.type)) &&
-    (tags === undefined || tagsPass(tags, m.tags, r.tagsMatch));
+    (tags === undefined || tagsPass(tags, m.tags, r.tagsMatch)) &&
+    (expression === undefined || expression(m));
 }

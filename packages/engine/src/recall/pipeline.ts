@@ -10,7 +10,7 @@ import { round6, shownScores, type Candidate, type PoolMember } from './candidat
 import { recallPredicate } from './filters.js';
 import type { Gathered, StageMark } from './gathered.js';
 import { order } from './order.js';
-import { gatherFromPostgres } from './postgres-arms.js';
+import { gatherFromPostgres, rowFilterOf } from './postgres-arms.js';
 import { candidates } from './signals.js';
 import { resolveTemporal, type TimeInterval } from './temporal.js';
 import { chooseTier, type CompactTier, type PostgresTier } from './tier.js';
@@ -101,7 +101,8 @@ async function gather(
   }
   if (tier === 'compact' && deps.compact) {
     const search = deps.compact.search;
-    const arms = new CompactArms(await deps.index.compactBanks(db, r.tenant, banks), search);
+    const passing = r.filter && (await search.passing({ tenant: r.tenant, bankIds: banks }, rowFilterOf(r)));
+    const arms = new CompactArms(await deps.index.compactBanks(db, r.tenant, banks), search, passing);
     return gatherFromPostgres(search, codec, db, r, banks, limit, embedding, intervals, stage, arms);
   }
   return gatherInMemory(deps, r, banks, limit, embedding, intervals, stage);

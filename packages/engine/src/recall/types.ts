@@ -1,3 +1,4 @@
+import type { Filter } from '../filters/ast.js';
 import type { Memory } from '../memory/types.js';
 
 export type TagsMatch = 'any' | 'all' | 'any_strict' | 'all_strict' | 'exact';
@@ -14,6 +15,8 @@ export interface RecallRequest {
   types: string[] | undefined;
   tags: string[] | undefined;
   tagsMatch: TagsMatch;
+  /** The filter expression (docs/api.md, "Filters"): it narrows the candidates before ranking, on every tier. */
+  filter?: Filter | undefined;
   queryTimestamp: Date;
   trace: boolean;
   /** Results less relevant than this (0 to 1, relevance.ts) are left out; none when absent. */

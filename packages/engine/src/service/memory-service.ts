@@ -25,6 +25,7 @@ import {
 } from '../memory/retain.js';
 import { clearMemories, deleteMemory, type MemoryPatch } from '../memory/store.js';
 import { MEMORY_TYPES, type Partition } from '../memory/types.js';
+import { fieldsOf, type Filter } from '../filters/ast.js';
 import { recall, type RecallDependencies } from '../recall/pipeline.js';
 import { sha256Hex } from '../util/hash.js';
 import { countTokens } from '../util/tokens.js';
@@ -103,9 +104,13 @@ const memoryListScope = (q: MemoryListQuery): CursorScope => [
   q.until?.toISOString() ?? null,
   q.documentId ?? null,
   q.state ?? null,
+  q.filter === undefined ? null : JSON.stringify(q.filter),
 ];
 
 const bankListScope = (tenant: string, text: string | undefined): CursorScope => ['banks', tenant, text ?? null];
+
+const ENCRYPTED_METADATA_FILTER =
+  'cannot name metadata: with encryption at rest metadata is sealed in the memory body; filter on tags, type, space, document_id or the times';
 
 const memoryNotFound = (id: string) => problem('memory_not_found', 'inThisBank', { id });
 
@@ -196,6 +201,7 @@ export class MemoryService {
         },
       );
     }
+    this.refuseEncryptedMetadata(q.filter, '/filter');
     const { budget, ...request } = q;
     const outcome = await recall(this.parts, { ...request, candidates: candidatesFor(budget) });
     this.parts.metrics.operations.inc({ operation: 'recall' });
@@ -218,6 +224,7 @@ export class MemoryService {
 
   async listMemories(q: MemoryListQuery): Promise<Page<Memory>> {
     checkOneStart(q);
+    this.refuseEncryptedMetadata(q.filter, '/query/filter');
     const scope = memoryListScope(q);
     const after =
       q.cursor === undefined
@@ -234,6 +241,7 @@ export class MemoryService {
       until: q.until,
       documentId: q.documentId,
       state: q.state,
+      filter: q.filter,
       limit: q.limit,
       offset: q.offset,
       after: after && { at: after.at, createdAt: after.createdAt, seq: after.seq, id: after.id },
@@ -281,6 +289,15 @@ export class MemoryService {
 
   clearMemories(tenant: string, bankId: string, space: string | undefined, type: string | undefined): Promise<number> {
     return clearMemories(this.parts.db, tenant, bankId, space, type);
+  }
+
+  /**
+   * With encryption at rest a memory's metadata is only inside its sealed body: the database cannot read it, so a
+   * filter on it would answer differently by tier. It is refused, on every tier and face alike.
+   */
+  private refuseEncryptedMetadata(filter: Filter | undefined, pointer: string): void {
+    if (filter === undefined || !this.parts.codec.encrypted || !fieldsOf(filter).has('metadata')) return;
+    throw invalidField(pointer, ENCRYPTED_METADATA_FILTER, pointer.startsWith('/query') ? 'query' : 'body');
   }
 
   async listBanks(tenant: string, text: string | undefined, page: PageRequest): Promise<Page<Bank>> {

@@ -195,6 +195,11 @@ const TagsMatch = Type.Union(
   { description: '`any`/`all` also match untagged memories; the `_strict` forms do not' },
 );
 
+/** A filter expression (docs/api.md, "Filters"): its shape is read by filters/parse.ts, which points at a bad node. */
+const FilterExpression = Type.Unknown({
+  description: 'and/or/not over {FIELD: {OP: VALUE}} conditions (docs/api.md, "Filters")',
+});
+
 export const RecallBody = Type.Object(
   {
     query: Type.String({ minLength: 1, maxLength: 200_000 }),
@@ -205,6 +210,7 @@ export const RecallBody = Type.Object(
     types: Type.Optional(Nullable(Type.Array(Type.String(), { maxItems: 16 }))),
     tags: Type.Optional(Tags),
     tags_match: Type.Optional(Nullable(TagsMatch)),
+    filter: Type.Optional(Nullable(FilterExpression)),
     query_timestamp: Type.Optional(Timestamp),
     trace: Type.Optional(Nullable(Type.Boolean())),
     include: Type.Optional(Nullable(Type.Object({}, open))),
@@ -286,6 +292,9 @@ export const MemoryListQuery = Type.Object(
     state: Type.Optional(Type.Union([Type.Literal('valid'), Type.Literal('invalidated')])),
     since: Type.Optional(Type.String({ description: 'ISO date-time: occurred at or after' })),
     until: Type.Optional(Type.String({ description: 'ISO date-time: occurred before' })),
+    filter: Type.Optional(
+      Type.String({ maxLength: 65_536, description: 'A filter expression as JSON text (docs/api.md, "Filters")' }),
+    ),
     limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, default: 100 })),
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LIST_OFFSET, default: 0 })),
     cursor: Type.Optional(Cursor),
@@ -391,6 +400,7 @@ export const ReflectBody = Type.Object(
     types: Type.Optional(Nullable(Type.Array(Type.String(), { maxItems: 16 }))),
     tags: Type.Optional(Tags),
     tags_match: Type.Optional(Nullable(TagsMatch)),
+    filter: Type.Optional(Nullable(FilterExpression)),
     query_timestamp: Type.Optional(Nullable(Type.String())),
   },
   open,

@@ -7,6 +7,7 @@ import {
   memoryEdit,
   parseTags,
   parseTimestamp,
+  queryFilter,
   recallQuery,
   retainRequest,
 } from '../../wire/input.js';
@@ -89,6 +90,7 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
         until: date(q.until, '/query/until'),
         documentId: q.document_id,
         state: q.state,
+        filter: queryFilter(q.filter),
         limit: q.limit ?? 100,
         offset: q.offset ?? 0,
         cursor: q.cursor,
