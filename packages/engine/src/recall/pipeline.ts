@@ -101,7 +101,9 @@ async function gather(
   }
   if (tier === 'compact' && deps.compact) {
     const search = deps.compact.search;
+    // The compact copy does not hold every field a filter reads: the database selects the passing memories at once.
     const passing = r.filter && (await search.passing({ tenant: r.tenant, bankIds: banks }, rowFilterOf(r)));
+    if (passing) stage('filter', passing.length);
     const arms = new CompactArms(await deps.index.compactBanks(db, r.tenant, banks), search, passing);
     return gatherFromPostgres(search, codec, db, r, banks, limit, embedding, intervals, stage, arms);
   }
