@@ -116,6 +116,52 @@ describe('REST', () => {
   });
 });
 
+describe('bulk delete (POST .../memories/delete)', () => {
+  const bulk = '/v1/default/banks/bulk';
+  it('counts on a dry run, then deletes what the filter passes, and recall no longer answers it', async () => {
+    const items = ['Ann likes green tea.', 'Ann likes black coffee.', 'Ann likes oolong tea.'].map((content, i) => ({
+      content,
+      metadata: { session: i < 2 ? 's1' : 's2' },
+    }));
+    const retained = await call<{ memory_ids: string[] }>(engine.url, 'POST', `${bulk}/memories`, { items });
+    const [, , kept] = retained.body.memory_ids;
+    const recallIds = async () =>
+      (
+        await call<{ results: Array<{ id: string }> }>(engine.url, 'POST', `${bulk}/memories/recall`, {
+          query: 'What does Ann like?',
+        })
+      ).body.results.map((r) => r.id);
+    assert.equal((await recallIds()).length, 3, 'the bank is recalled (and held in memory) before the delete');
+    const filter = { 'metadata.session': 's1' };
+    const dry = await call<{ deleted_count: number }>(engine.url, 'POST', `${bulk}/memories/delete`, {
+      filter,
+      dry_run: true,
+    });
+    assert.equal(dry.status, 200);
+    assert.equal(dry.body.deleted_count, 2);
+    const elsewhere = await call<{ deleted_count: number }>(engine.url, 'POST', `${bulk}/memories/delete`, {
+      filter,
+      space: 'elsewhere',
+    });
+    assert.equal(elsewhere.body.deleted_count, 0, 'a space given bounds the delete to it');
+    assert.equal((await recallIds()).length, 3, 'a dry run deletes nothing');
+    const done = await call<{ deleted_count: number }>(engine.url, 'POST', `${bulk}/memories/delete`, { filter });
+    assert.equal(done.body.deleted_count, 2);
+    assert.deepEqual(await recallIds(), [kept]);
+  });
+
+  it('refuses a missing or bad filter with 400 and deletes nothing', async () => {
+    const missing = await call<Problem>(engine.url, 'POST', `${BANK}/memories/delete`, {});
+    assert.equal(missing.status, 400);
+    assert.equal(missing.body.errors?.[0]?.pointer, '/filter');
+    const bad = await call<Problem>(engine.url, 'POST', `${BANK}/memories/delete`, { filter: { tags: { gt: 1 } } });
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.errors?.[0]?.pointer ?? '', /^\/filter\/tags/);
+    const page = await call<{ total: number }>(engine.url, 'GET', `${BANK}/memories`);
+    assert.equal(page.body.total, 3);
+  });
+});
+
 describe('MCP', () => {
   let client: Client;
   before(async () => {

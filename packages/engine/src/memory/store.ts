@@ -318,6 +318,31 @@ export function clearMemories(
   });
 }
 
+/**
+ * Deletes the bank's memories (of one space, when given) that pass `filter`, in one transaction (the bank's change is taken, so every in-memory
+ * copy of the bank reloads); a dry run counts them and changes nothing. Answers how many.
+ */
+export function deleteWhere(
+  db: Database,
+  partition: { tenant: string; bankId: string; space: string | undefined },
+  filter: Filter,
+  dryRun: boolean,
+): Promise<number> {
+  const { tenant, bankId, space } = partition;
+  const inSpace = space === undefined ? sql`` : sql` AND space = ${space}`;
+  const where = sql`tenant = ${tenant} AND bank_id = ${bankId}${inSpace} AND ${filterSql(filter)}`;
+  if (dryRun) {
+    return run<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM memories WHERE ${where}`).then(
+      (r) => r[0]?.n ?? 0,
+    );
+  }
+  return db.transaction(async (tx) => {
+    await takeBankChange(tx, tenant, bankId);
+    const rows = await run<{ id: string }>(tx, sql`DELETE FROM memories WHERE ${where} RETURNING id`);
+    return rows.length;
+  });
+}
+
 /** Rows after `key` in the list order (date, creation time and position descending, then id ascending). */
 function afterKey(key: MemoryListKey): Sql {
   const row = sql`(COALESCE(occurred_at, created_at), created_at, seq)`;

@@ -23,7 +23,7 @@ import {
   type RetainDependencies,
   type RetainItem,
 } from '../memory/retain.js';
-import { clearMemories, deleteMemory, type MemoryPatch } from '../memory/store.js';
+import { clearMemories, deleteMemory, deleteWhere, type MemoryPatch } from '../memory/store.js';
 import { MEMORY_TYPES, type Partition } from '../memory/types.js';
 import { fieldsOf, type Filter } from '../filters/ast.js';
 import { recall, type RecallDependencies } from '../recall/pipeline.js';
@@ -289,6 +289,16 @@ export class MemoryService {
 
   clearMemories(tenant: string, bankId: string, space: string | undefined, type: string | undefined): Promise<number> {
     return clearMemories(this.parts.db, tenant, bankId, space, type);
+  }
+
+  /** Deletes the bank's memories (of one space, when given) the filter passes; a dry run counts them. */
+  deleteMatching(
+    partition: { tenant: string; bankId: string; space: string | undefined },
+    filter: Filter,
+    dryRun: boolean,
+  ): Promise<number> {
+    this.refuseEncryptedMetadata(filter, '/filter');
+    return deleteWhere(this.parts.db, partition, filter, dryRun);
   }
 
   /**

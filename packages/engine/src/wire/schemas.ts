@@ -324,6 +324,15 @@ export const MemoryPatchBody = Type.Object(
 
 export const ClearQuery = Type.Object({ space: Type.Optional(Space), type: Type.Optional(Type.String()) }, open);
 
+export const BulkDeleteBody = Type.Object(
+  {
+    filter: FilterExpression,
+    space: Type.Optional(Nullable(Space)),
+    dry_run: Type.Optional(Nullable(Type.Boolean({ description: 'Count what would be deleted; delete nothing' }))),
+  },
+  open,
+);
+
 export const DeleteAnswer = Type.Object({
   success: Type.Boolean(),
   deleted_count: Type.Integer(),

@@ -406,6 +406,23 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       plan: bankQueryPlan('GET', '/memories/list'),
     },
     {
+      method: 'POST',
+      url: '/v1/me/banks/:bank/memories/delete',
+      scope: 'memory:delete',
+      operationId: 'deleteMatchingMemories',
+      problems: ['bank_not_found'],
+      tags: ['memories'],
+      summary: 'Delete the memories a filter passes (dry_run: count them)',
+      params: wire.BankPath,
+      body: wire.BulkDeleteBody,
+      plan: (p, req) => {
+        const bank = bankParam(req);
+        requireBank(p, bank);
+        const path = tenantPath(p, `/banks/${seg(bank)}/memories/delete`);
+        return { forward: { method: 'POST', path, body: withSpace(p, body(req)) } };
+      },
+    },
+    {
       method: 'DELETE',
       url: '/v1/me/banks/:bank/memories',
       scope: 'memory:delete',
