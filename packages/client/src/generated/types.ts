@@ -131,6 +131,23 @@ export interface paths {
         patch: operations["updateMemory"];
         trace?: never;
     };
+    "/v1/{tenant}/banks/{bank}/memories/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete the memories a filter passes (dry_run: count them) */
+        post: operations["deleteMatchingMemories"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/{tenant}/banks/{bank}/memories/list": {
         parameters: {
             query?: never;
@@ -1368,6 +1385,72 @@ export interface operations {
             };
             /** @description Problem: duplicate_memory */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteMatchingMemories: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bank id (URL-encoded) */
+                bank: string;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    dry_run?: boolean | null;
+                    /** @description and/or/not over {FIELD: {OP: VALUE}} conditions (docs/api.md, "Filters") */
+                    filter: unknown;
+                    space?: string | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted_count: number;
+                        message?: string;
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: tenant_not_found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
