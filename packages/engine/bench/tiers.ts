@@ -6,6 +6,7 @@ import { startEngine } from '../src/index.js';
 import { vectorLiteral } from '../src/memory/vector-literal.js';
 import { recall, type RecallDependencies } from '../src/recall/pipeline.js';
 import type { RecallRequest } from '../src/recall/types.js';
+import { parseFilter } from '../src/filters/parse.js';
 import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { derivedMemory, loadLocomoText } from './locomo-text.js';
@@ -23,6 +24,13 @@ import { testModelDir } from './test-assets.js';
  * slowest stages.
  *
  *   npm run bench:tiers -- --memories 10000,100000 --queries 60
+ *
+ * With `--filter JSON` (a filter expression, docs/api.md "Filters"; `--filter default` takes FILTER_DEFAULT) each query
+ * is also recalled with that filter on each tier, the compact tier too, and a second table gives the filter's cost:
+ * p50 with / without. The memories then carry metadata `project` (one of four values, in turn) and an occurred_at
+ * spread over 2023-2024, so the default filter passes about one memory in eight.
+ *
+ *   npm run bench:tiers -- --memories 10000 --queries 40 --filter default
  */
 
 const args = new Map<string, string>();
@@ -33,6 +41,14 @@ const QUERIES = Number(args.get('queries') ?? 60);
 /** The first recalls of each tier warm it and are not counted. */
 const WARM_UP = 5;
 const BANK = 'tiers';
+const FILTER_DEFAULT = { and: [{ 'metadata.project': 'apollo' }, { timestamp: { gte: '2024-01-01' } }] };
+const FILTER_TEXT = args.get('filter');
+const FILTER =
+  FILTER_TEXT === undefined
+    ? undefined
+    : parseFilter(FILTER_TEXT === 'default' ? FILTER_DEFAULT : (JSON.parse(FILTER_TEXT) as unknown), '/filter');
+const PROJECTS = ['apollo', 'zeus', 'hermes', 'ares'];
+const TWO_YEARS_MS = 2 * 365 * 86_400_000;
 const INSERT_BATCH = 500;
 
 function unitVector(dimension: number): number[] {
@@ -88,11 +104,13 @@ try {
         derivedMemory(text.turns, stored + i),
       );
       await db.query(
-        `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding)
+        `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding, metadata,
+                               occurred_at)
          SELECT gen_random_uuid(), 'default', $1, 'default', 'raw', t, md5(($4::int + n)::text),
-                to_tsvector('english', t), v::vector
+                to_tsvector('english', t), v::vector, jsonb_build_object('project', ($5::text[])[(($4::int + n) % 4) + 1]),
+                timestamptz '2023-01-01' + (random() * $6::float8) * interval '1 millisecond'
          FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS x(t, v, n)`,
-        [BANK, texts, texts.map(() => vectorLiteral(unitVector(embedder.dimension))), stored],
+        [BANK, texts, texts.map(() => vectorLiteral(unitVector(embedder.dimension))), stored, PROJECTS, TWO_YEARS_MS],
       );
     }
     const search = new PostgresBankIndex(db, store);
@@ -110,6 +128,10 @@ try {
       ['memory', { db, index: cache, codec, embedder }],
       ['postgres', { db, index: cache, codec, embedder, postgres: { search, minMemories: 0 } }],
     ];
+    if (FILTER) tiers.push(['compact', { db, index: cache, codec, embedder, compact: { search, minMemories: 0 } }]);
+    const filtered = new Map<string, number[]>(tiers.map(([name]) => [name, []]));
+    /** The compact tier's selection of the memories passing the filter, per recall. */
+    const preSelect: number[] = [];
     const times = new Map<string, number[]>(tiers.map(([name]) => [name, []]));
     const stages = new Map<string, number[]>();
     for (let i = 0; i < QUERIES + WARM_UP; i++) {
@@ -128,6 +150,13 @@ try {
         trace: true,
       };
       for (const [name, deps] of tiers) {
+        if (FILTER) {
+          const started = performance.now();
+          const outcome = await recall(deps, { ...request, filter: FILTER });
+          if (i >= WARM_UP) filtered.get(name)!.push(performance.now() - started);
+          const select = outcome.trace?.stages.find((s) => s.stage === 'filter');
+          if (select && i >= WARM_UP) preSelect.push(select.ms);
+        }
         const started = performance.now();
         const outcome = await recall(deps, request);
         if (i < WARM_UP) continue;
@@ -151,6 +180,16 @@ try {
       `| ${size} | ${(build / 1000).toFixed(1)} s | ${ms(insert)} per memory | ${rssMiB(process.pid).toFixed(0)} MiB | ` +
         `${(load / 1000).toFixed(1)} s | ${p('memory')} | ${p('postgres')} | ${slowest} |`,
     );
+    if (FILTER) {
+      console.log(`\nfilter ${JSON.stringify(FILTER_TEXT === 'default' ? FILTER_DEFAULT : FILTER_TEXT)}`);
+      console.log('| tier | p50 without | p50 with filter | with / without |\n|---|---|---|---|');
+      for (const [name] of tiers) {
+        const without = percentile(times.get(name)!, 50);
+        const withFilter = percentile(filtered.get(name)!, 50);
+        console.log(`| ${name} | ${ms(without)} | ${ms(withFilter)} | ${(withFilter / without).toFixed(2)} |`);
+      }
+      if (preSelect.length > 0) console.log(`compact tier's pre-selection p50: ${ms(percentile(preSelect, 50))}`);
+    }
   }
 } finally {
   await engine.close();

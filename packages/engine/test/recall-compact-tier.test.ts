@@ -8,6 +8,7 @@ import { VectorCache } from '../src/vectors/vector-cache.js';
 import { asServer } from './helpers/as-server.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 import {
+  checkFilterExpression,
   checkTagsAndTypes,
   QUESTIONS,
   request,
@@ -127,6 +128,15 @@ describe('the compact tier', () => {
   it('honours tags and types', async () => {
     const deps = dependencies(0);
     await checkTagsAndTypes(retain, (r) => recall(deps, r));
+  });
+
+  it('narrows the candidates by a filter expression before ranking', async () => {
+    const deps = dependencies(0);
+    await checkFilterExpression(engine.engine.service, FILLER.slice(0, 150), async (r) => {
+      const outcome = await recall(deps, r);
+      assert.equal(outcome.trace?.tier, 'compact');
+      return outcome;
+    });
   });
 
   it('answers a memory retained after the copy loaded, and never one deleted', async () => {

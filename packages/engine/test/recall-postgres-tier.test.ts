@@ -11,9 +11,18 @@ import { BankVectors } from '../src/vectors/kernels/bank-vectors.js';
 import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
+import { loadLocomoText } from '../bench/locomo-text.js';
 import { asServer } from './helpers/as-server.js';
 import { indexRow } from './helpers/index-row.js';
-import { checkTagsAndTypes, FACTS, QUESTIONS, request, retainFactBanks, retainOn } from './helpers/recall-facts.js';
+import {
+  checkFilterExpression,
+  checkTagsAndTypes,
+  FACTS,
+  QUESTIONS,
+  request,
+  retainFactBanks,
+  retainOn,
+} from './helpers/recall-facts.js';
 
 /**
  * The Postgres tier answers what the in-memory tier answers: the known memory of each question near the top, the
@@ -22,6 +31,9 @@ import { checkTagsAndTypes, FACTS, QUESTIONS, request, retainFactBanks, retainOn
  */
 
 let engine: TestEngine;
+
+/** Conversation turns about other things than the filter's memories: more than a recall ranks. */
+const FILTER_FILLER = loadLocomoText().turns.slice(0, 150);
 
 async function retain(
   tenant: string,
@@ -163,6 +175,20 @@ describe('the Postgres tier', () => {
     const deps = dependencies(0);
     await checkTagsAndTypes(retain, (r) => recall(deps, r));
   });
+
+  for (const [tier, minMemories] of [
+    ['postgres', 0],
+    ['memory', undefined],
+  ] as const) {
+    it(`narrows the candidates by a filter expression before ranking (${tier} tier)`, async () => {
+      const deps = dependencies(minMemories);
+      await checkFilterExpression(engine.engine.service, FILTER_FILLER, async (r) => {
+        const outcome = await recall(deps, r);
+        assert.equal(outcome.trace?.tier, tier);
+        return outcome;
+      });
+    });
+  }
 
   it('never answers a deleted memory', async () => {
     const deps = dependencies(0);

@@ -157,6 +157,7 @@ describe('gateway control plane', () => {
       ['memory:reflect', 'POST', '/v1/reflect', {}],
       ['memory:delete', 'DELETE', '/v1/me/banks/alice'],
       ['memory:delete', 'DELETE', '/v1/me/banks/alice/memories'],
+      ['memory:delete', 'POST', '/v1/me/banks/alice/memories/delete', { filter: { type: 'world' } }],
       ['memory:delete', 'DELETE', '/v1/me/banks/alice/memories/0b8f8a36-1b7e-4a43-9d40-4d3b3f6fd111'],
       ['project:read', 'GET', '/v1/me/usage'],
       ['project:write', 'POST', '/v1/me/keys', {}],

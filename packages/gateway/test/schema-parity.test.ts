@@ -193,7 +193,21 @@ const BANK_ID: Fixture[] = [
 ];
 
 /** List queries: the same limits on both servers. */
+const BULK_DELETE: Fixture[] = [
+  { name: 'a filter, dry run', body: { filter: { type: 'world' }, dry_run: true } },
+  {
+    name: 'an or filter, dry run',
+    body: { filter: { or: [{ tags: 'a' }, { timestamp: { gte: '2024-01-01' } }] }, dry_run: true },
+  },
+  { name: 'no filter', body: { dry_run: true } },
+  { name: 'a bad operator', body: { filter: { type: { near: 'x' } }, dry_run: true } },
+  { name: 'dry_run a string', body: { filter: { type: 'world' }, dry_run: 'yes' } },
+];
+
 const LIST_QUERIES = [
+  `filter=${encodeURIComponent('{"metadata.project":"apollo"}')}`,
+  `filter=${encodeURIComponent('{"timestamp":{"after":"2024"}}')}`,
+  'filter=%7Bnot-json',
   'limit=0',
   'limit=1000',
   'limit=1001',
@@ -342,6 +356,13 @@ describe('the gateway validates forwarded requests as the engine does', () => {
       fixtures: [...MEMORY_PATCH, ...RAW],
       routes: [
         { method: 'PATCH', engine: '/banks/{bank}/memories/{id}', gateway: '/v1/me/banks/{bank}/memories/{id}' },
+      ],
+    },
+    {
+      what: 'bulk deletes',
+      fixtures: [...BULK_DELETE, ...RAW],
+      routes: [
+        { method: 'POST', engine: '/banks/{bank}/memories/delete', gateway: '/v1/me/banks/{bank}/memories/delete' },
       ],
     },
   ];

@@ -151,6 +151,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/{tenant}/banks/{bank}/memories/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete the memories a filter passes (dry_run: count them) */
+        post: operations["deleteMatchingMemories"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/{tenant}/banks/{bank}/memories/list": {
         parameters: {
             query?: never;
@@ -918,6 +935,8 @@ export interface operations {
                 /** @description A previous page's next_cursor: this page starts after it (not combined with offset) */
                 cursor?: string;
                 document_id?: string;
+                /** @description A filter expression as JSON text (docs/api.md, "Filters") */
+                filter?: string;
                 /** @description Answer memories whose validity has ended too (marked by valid_to and superseded_by) */
                 include_superseded?: boolean;
                 limit?: number;
@@ -1493,6 +1512,72 @@ export interface operations {
             };
         };
     };
+    deleteMatchingMemories: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bank id (URL-encoded) */
+                bank: string;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    dry_run?: boolean | null;
+                    /** @description and/or/not over {FIELD: {OP: VALUE}} conditions (docs/api.md, "Filters") */
+                    filter: unknown;
+                    space?: string | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted_count: number;
+                        message?: string;
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: tenant_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listMemoriesHindsight: {
         parameters: {
             query?: {
@@ -1501,6 +1586,8 @@ export interface operations {
                 /** @description A previous page's next_cursor: this page starts after it (not combined with offset) */
                 cursor?: string;
                 document_id?: string;
+                /** @description A filter expression as JSON text (docs/api.md, "Filters") */
+                filter?: string;
                 /** @description Answer memories whose validity has ended too (marked by valid_to and superseded_by) */
                 include_superseded?: boolean;
                 limit?: number;
@@ -1586,6 +1673,7 @@ export interface operations {
                 "application/json": {
                     as_of?: string | null;
                     budget?: ("low" | "mid" | "high" | number) | null;
+                    filter?: unknown | null;
                     include?: {
                         [key: string]: unknown;
                     } | null;
@@ -1784,6 +1872,7 @@ export interface operations {
                     budget?: ("low" | "mid" | "high" | number) | null;
                     context?: string | null;
                     fact_types?: string[] | null;
+                    filter?: unknown | null;
                     include?: {
                         [key: string]: unknown;
                     } | null;
@@ -2207,6 +2296,7 @@ export interface operations {
                 "application/json": {
                     as_of?: string | null;
                     budget?: ("low" | "mid" | "high" | number) | null;
+                    filter?: unknown | null;
                     include?: {
                         [key: string]: unknown;
                     } | null;
@@ -2326,6 +2416,7 @@ export interface operations {
                     /** @description Bank id */
                     bank_id: string;
                     budget?: ("low" | "mid" | "high" | number) | null;
+                    filter?: unknown | null;
                     include?: {
                         [key: string]: unknown;
                     } | null;
@@ -2446,6 +2537,7 @@ export interface operations {
                     budget?: ("low" | "mid" | "high" | number) | null;
                     context?: string | null;
                     fact_types?: string[] | null;
+                    filter?: unknown | null;
                     include?: {
                         [key: string]: unknown;
                     } | null;

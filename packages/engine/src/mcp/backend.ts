@@ -10,7 +10,7 @@ import {
   reflectAnswer,
   retainAnswer,
 } from '../wire/answers.js';
-import { checkText, recallQuery, reflectRequest, retainRequest, validityChoice } from '../wire/input.js';
+import { bodyFilter, checkText, recallQuery, reflectRequest, retainRequest, validityChoice } from '../wire/input.js';
 
 export type RetainArgs = {
   content: string;
@@ -32,6 +32,7 @@ export type RecallArgs = {
   budget?: 'low' | 'mid' | 'high' | undefined;
   types?: string[] | undefined;
   tags?: string[] | undefined;
+  filter?: Record<string, unknown> | undefined;
   include_org?: boolean | undefined;
   min_relevance?: number | undefined;
 } & ValidityArgs;
@@ -46,6 +47,7 @@ export type ListMemoriesArgs = {
   space?: string | undefined;
   type?: string | undefined;
   q?: string | undefined;
+  filter?: Record<string, unknown> | undefined;
   limit?: number | undefined;
   offset?: number | undefined;
   cursor?: string | undefined;
@@ -128,6 +130,7 @@ export function engineBackend(
           until: undefined,
           documentId: undefined,
           state: undefined,
+          filter: bodyFilter(args.filter),
           limit: args.limit ?? 20,
           offset: args.offset ?? 0,
           cursor: args.cursor,

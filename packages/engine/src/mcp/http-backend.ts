@@ -7,7 +7,12 @@ export function httpBackend(client: Mnemos): MemoryBackend {
     retain: (bankId, args) => client.retain(bankId, args.content, args),
     recall: (bankId, args) => client.recall(bankId, args.query, args),
     reflect: (bankId, args) => client.reflect(bankId, args.query, args),
-    listMemories: (bankId, args) => client.listMemories(bankId, { ...args, limit: args.limit ?? 20 }),
+    listMemories: (bankId, { filter, ...args }) =>
+      client.listMemories(bankId, {
+        ...args,
+        ...(filter === undefined ? {} : { filter: JSON.stringify(filter) }),
+        limit: args.limit ?? 20,
+      }),
     deleteMemory: (bankId, memoryId) => client.deleteMemory(bankId, memoryId),
     listBanks: (args) => client.listBanks({ ...args, limit: args.limit ?? 50 }),
   };

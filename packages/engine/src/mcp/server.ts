@@ -19,6 +19,14 @@ const BankId = z
   .describe(
     'The memory bank: one subject (a user, an agent, a project), e.g. "alice@example.com". Banks are created by the first retain.',
   );
+/** A filter expression; the engine reads it and answers a bad node with its JSON pointer. */
+const Filter = z
+  .record(z.string(), z.unknown())
+  .optional()
+  .describe(
+    'Only memories matching this filter: and/or/not over {FIELD: {OP: VALUE}}, fields metadata.<key>, tags, type, timestamp, created_at, updated_at, space, document_id; ops eq, ne, in, nin, gt, gte, lt, lte, contains, exists. E.g. {"and": [{"metadata.project": "apollo"}, {"timestamp": {"gte": "2024-01-01"}}]}.',
+  );
+
 const Space = z
   .string()
   .regex(new RegExp(SPACE_PATTERN))
@@ -172,6 +180,7 @@ export function createMcpServer(backend: MemoryBackend, options: McpServerOption
             'Only these memory types (raw, world, experience, opinion, observation, procedure, preference, correction).',
           ),
         tags: z.array(z.string()).optional().describe('Only memories with any of these tags (or untagged ones).'),
+        filter: Filter,
         include_org: z.boolean().optional().describe("Also search the space's shared organization memory."),
         min_relevance: z
           .number()
@@ -229,6 +238,7 @@ export function createMcpServer(backend: MemoryBackend, options: McpServerOption
         space: Space,
         type: z.enum(MEMORY_TYPES).optional().describe('Only memories of this type.'),
         q: z.string().max(2000).optional().describe('Only memories whose text contains these words.'),
+        filter: Filter,
         limit: z.number().int().min(1).max(200).optional().describe('Page size (default 20).'),
         offset: z.number().int().min(0).optional().describe('How many to skip (default 0).'),
         cursor: z

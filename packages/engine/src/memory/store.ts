@@ -5,6 +5,8 @@ import { takeBankChange } from './bank-store.js';
 import type { BodyCodec, KeywordQuery, SealedBody } from '../crypto/codec.js';
 import { IntegrityError } from '../crypto/envelope.js';
 import { documentTsvector } from '../keywords/text-search.js';
+import type { Filter } from '../filters/ast.js';
+import { filterSql } from '../filters/sql.js';
 import { vectorLiteral } from './vector-literal.js';
 import { MEMORY_COLUMNS, rowToMemory, type MemoryReader, type MemoryRow } from './rows.js';
 import { run } from './sql.js';
@@ -29,6 +31,8 @@ export interface ListFilter {
   until: Date | undefined;
   documentId: string | undefined;
   state: string | undefined;
+  /** The filter expression (docs/api.md, "Filters"). */
+  filter?: Filter | undefined;
   limit: number;
   offset: number;
   /** Start after this row of the list order (keyset pagination); undefined starts at the top. */
@@ -196,6 +200,7 @@ export class MemoryStore implements MemoryReader {
     if (f.state !== undefined) where.push(sql`state = ${f.state}`);
     const valid = validitySql(f.validity);
     if (valid !== '') where.push(raw(valid));
+    if (f.filter !== undefined) where.push(filterSql(f.filter));
     const condition = join(where, ' AND ');
     const counted = sql`SELECT count(*) AS n FROM memories WHERE ${condition}`;
     const [count] = await run<{ n: number | string }>(this.db, counted);
@@ -321,6 +326,31 @@ export function clearMemories(
   return db.transaction(async (tx) => {
     await takeBankChange(tx, tenant, bankId);
     const rows = await run<{ id: string }>(tx, sql`DELETE FROM memories WHERE ${join(where, ' AND ')} RETURNING id`);
+    return rows.length;
+  });
+}
+
+/**
+ * Deletes the bank's memories (of one space, when given) that pass `filter`, in one transaction (the bank's change is taken, so every in-memory
+ * copy of the bank reloads); a dry run counts them and changes nothing. Answers how many.
+ */
+export function deleteWhere(
+  db: Database,
+  partition: { tenant: string; bankId: string; space: string | undefined },
+  filter: Filter,
+  dryRun: boolean,
+): Promise<number> {
+  const { tenant, bankId, space } = partition;
+  const inSpace = space === undefined ? sql`` : sql` AND space = ${space}`;
+  const where = sql`tenant = ${tenant} AND bank_id = ${bankId}${inSpace} AND ${filterSql(filter)}`;
+  if (dryRun) {
+    return run<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM memories WHERE ${where}`).then(
+      (r) => r[0]?.n ?? 0,
+    );
+  }
+  return db.transaction(async (tx) => {
+    await takeBankChange(tx, tenant, bankId);
+    const rows = await run<{ id: string }>(tx, sql`DELETE FROM memories WHERE ${where} RETURNING id`);
     return rows.length;
   });
 }

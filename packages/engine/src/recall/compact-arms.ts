@@ -36,10 +36,18 @@ export class CompactArms {
   /** The hits whose neighbours were read. */
   private readonly seeded = new Set<string>();
 
+  /** Per copy, the rows that pass the request's filter expression, when it has one. */
+  private readonly passing: ReadonlyArray<Uint8Array | undefined>;
+
+  /** `passing`: the ids of the banks' memories that pass the request's filter expression, when it has one. */
   constructor(
     private readonly copies: readonly CompactBank[],
     private readonly database: Pick<PostgresBankIndex, 'nearestAround'>,
-  ) {}
+    passing?: Iterable<string>,
+  ) {
+    const ids = passing === undefined ? undefined : [...passing];
+    this.passing = copies.map((copy) => (ids === undefined ? undefined : copy.rowMask(ids)));
+  }
 
   /** What the arms read, for the pool: those rows and neighbours need not be read again. */
   get readAhead(): ReadAhead {
@@ -55,8 +63,8 @@ export class CompactArms {
     window?: TimeWindow,
   ): Promise<ScoredId[]> {
     const ids: string[] = [];
-    for (const copy of this.copies) {
-      const keep = copy.keeps(filter);
+    for (const [i, copy] of this.copies.entries()) {
+      const keep = copy.keeps(filter, this.passing[i]);
       const depth = candidateDepth(k);
       const nearest = window ? copy.nearestIn(window, query, depth, keep) : copy.nearest(query, depth, keep);
       for (const row of copy.refine(query, nearest, refinedDepth(k))) ids.push(copy.idAt(row));
@@ -92,9 +100,9 @@ export class CompactArms {
     const found: Array<{ copy: CompactBank; matches: CompactMatches }> = [];
     let rows = 0;
     let lengths = 0;
-    for (const copy of this.copies) {
+    for (const [i, copy] of this.copies.entries()) {
       if (rows >= maxRows) break;
-      const matches = copy.matching(select, terms, copy.keeps(filter), maxRows - rows);
+      const matches = copy.matching(select, terms, copy.keeps(filter, this.passing[i]), maxRows - rows);
       for (const n of matches.lengths) lengths += n;
       rows += matches.rows.length;
       found.push({ copy, matches });

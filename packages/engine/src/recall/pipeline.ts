@@ -12,7 +12,7 @@ import type { Gathered, StageMark } from './gathered.js';
 import { order } from './order.js';
 import { recencyStep } from './recency.js';
 import { validityOf } from '../filters/validity.js';
-import { gatherFromPostgres } from './postgres-arms.js';
+import { gatherFromPostgres, rowFilterOf } from './postgres-arms.js';
 import { candidates } from './signals.js';
 import { resolveTemporal, type TimeInterval } from './temporal.js';
 import { chooseTier, type CompactTier, type PostgresTier } from './tier.js';
@@ -106,7 +106,10 @@ async function gather(
   }
   if (tier === 'compact' && deps.compact) {
     const search = deps.compact.search;
-    const arms = new CompactArms(await deps.index.compactBanks(db, r.tenant, banks), search);
+    // The compact copy does not hold every field a filter reads: the database selects the passing memories at once.
+    const passing = r.filter && (await search.passing({ tenant: r.tenant, bankIds: banks }, rowFilterOf(r)));
+    if (passing) stage('filter', passing.length);
+    const arms = new CompactArms(await deps.index.compactBanks(db, r.tenant, banks), search, passing);
     return gatherFromPostgres(search, codec, db, r, banks, limit, embedding, intervals, stage, arms);
   }
   return gatherInMemory(deps, r, banks, limit, embedding, intervals, stage);

@@ -49,13 +49,7 @@ export async function gatherFromPostgres(
 ): Promise<Gathered> {
   const arms: ArmSearch = compactArms ?? search;
   const scope = { tenant: r.tenant, bankIds };
-  const filter: RowFilter = {
-    space: r.space,
-    types: r.types,
-    tags: r.tags,
-    tagsMatch: r.tagsMatch,
-    validity: validityOf(r),
-  };
+  const filter = rowFilterOf(r);
   // On the Postgres tier the semantic arm is a database search: it starts as soon as the query's vector is there, so
   // it overlaps the statistics' and the keyword arm's work (on a server they run on two connections; embedded, the
   // database thread works while this one scores keywords). The compact tier's first scans codes on this thread: it
@@ -169,4 +163,16 @@ async function poolOf(
     if (row) pool.push({ meta: row.meta, cosine: row.cosine, keywords: row.keywords });
   }
   return pool;
+}
+
+/** What a recall keeps, as the database filters it. */
+export function rowFilterOf(r: RecallRequest): RowFilter {
+  return {
+    space: r.space,
+    types: r.types,
+    tags: r.tags,
+    tagsMatch: r.tagsMatch,
+    validity: validityOf(r),
+    expression: r.filter,
+  };
 }

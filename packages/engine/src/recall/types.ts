@@ -1,4 +1,5 @@
 import type { TagsMatch } from '../filters/tags-match.js';
+import type { Filter } from '../filters/ast.js';
 import type { Memory } from '../memory/types.js';
 
 export type { TagsMatch } from '../filters/tags-match.js';
@@ -15,6 +16,8 @@ export interface RecallRequest {
   types: string[] | undefined;
   tags: string[] | undefined;
   tagsMatch: TagsMatch;
+  /** The filter expression (docs/api.md, "Filters"): it narrows the candidates before ranking, on every tier. */
+  filter?: Filter | undefined;
   queryTimestamp: Date;
   trace: boolean;
   /** Results less relevant than this (0 to 1, relevance.ts) are left out; none when absent. */

@@ -83,6 +83,7 @@ export async function reflect(
     types: request.types,
     tags: request.tags,
     tagsMatch: request.tagsMatch ?? 'any',
+    filter: request.filter,
     queryTimestamp: request.queryTimestamp ?? new Date(),
     trace: false,
     asOf: request.asOf,

@@ -23,11 +23,12 @@ import {
   type RetainDependencies,
   type RetainItem,
 } from '../memory/retain.js';
-import { clearMemories, deleteMemory, type MemoryPatch } from '../memory/store.js';
+import { clearMemories, deleteMemory, deleteWhere, type MemoryPatch } from '../memory/store.js';
 import { MEMORY_TYPES, type Partition } from '../memory/types.js';
 import { unknownMemories } from '../memory/supersede.js';
 import { readHistory } from '../memory/history-store.js';
 import type { Queryable } from '../db/database.js';
+import { fieldsOf, type Filter } from '../filters/ast.js';
 import { recall, type RecallDependencies } from '../recall/pipeline.js';
 import { validityOf } from '../filters/validity.js';
 import { sha256Hex } from '../util/hash.js';
@@ -110,6 +111,7 @@ const memoryListScope = (q: MemoryListQuery): CursorScope => [
   q.state ?? null,
   q.asOf?.toISOString() ?? null,
   q.includeSuperseded === true ? 'superseded' : null,
+  q.filter === undefined ? null : JSON.stringify(q.filter),
 ];
 
 const bankListScope = (tenant: string, text: string | undefined): CursorScope => ['banks', tenant, text ?? null];
@@ -135,6 +137,9 @@ async function refuseUnknownSupersedes(db: Queryable, p: Partition, items: reado
     { errors },
   );
 }
+
+const ENCRYPTED_METADATA_FILTER =
+  'cannot name metadata: with encryption at rest metadata is sealed in the memory body; filter on tags, type, space, document_id or the times';
 
 const memoryNotFound = (id: string) => problem('memory_not_found', 'inThisBank', { id });
 
@@ -226,6 +231,7 @@ export class MemoryService {
         },
       );
     }
+    this.refuseEncryptedMetadata(q.filter, '/filter');
     const { budget, ...request } = q;
     const outcome = await recall(this.parts, { ...request, candidates: candidatesFor(budget) });
     this.parts.metrics.operations.inc({ operation: 'recall' });
@@ -248,6 +254,7 @@ export class MemoryService {
 
   async listMemories(q: MemoryListQuery): Promise<Page<Memory>> {
     checkOneStart(q);
+    this.refuseEncryptedMetadata(q.filter, '/query/filter');
     const scope = memoryListScope(q);
     const after =
       q.cursor === undefined
@@ -264,6 +271,7 @@ export class MemoryService {
       until: q.until,
       documentId: q.documentId,
       state: q.state,
+      filter: q.filter,
       limit: q.limit,
       offset: q.offset,
       after: after && { at: after.at, createdAt: after.createdAt, seq: after.seq, id: after.id },
@@ -322,6 +330,25 @@ export class MemoryService {
 
   clearMemories(tenant: string, bankId: string, space: string | undefined, type: string | undefined): Promise<number> {
     return clearMemories(this.parts.db, tenant, bankId, space, type);
+  }
+
+  /** Deletes the bank's memories (of one space, when given) the filter passes; a dry run counts them. */
+  deleteMatching(
+    partition: { tenant: string; bankId: string; space: string | undefined },
+    filter: Filter,
+    dryRun: boolean,
+  ): Promise<number> {
+    this.refuseEncryptedMetadata(filter, '/filter');
+    return deleteWhere(this.parts.db, partition, filter, dryRun);
+  }
+
+  /**
+   * With encryption at rest a memory's metadata is only inside its sealed body: the database cannot read it, so a
+   * filter on it would answer differently by tier. It is refused, on every tier and face alike.
+   */
+  private refuseEncryptedMetadata(filter: Filter | undefined, pointer: string): void {
+    if (filter === undefined || !this.parts.codec.encrypted || !fieldsOf(filter).has('metadata')) return;
+    throw invalidField(pointer, ENCRYPTED_METADATA_FILTER, pointer.startsWith('/query') ? 'query' : 'body');
   }
 
   async listBanks(tenant: string, text: string | undefined, page: PageRequest): Promise<Page<Bank>> {

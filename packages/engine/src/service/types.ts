@@ -1,3 +1,4 @@
+import type { Filter } from '../filters/ast.js';
 import type { RetainItem } from '../memory/retain.js';
 import type { Memory, Partition, Timestamp } from '../memory/types.js';
 import type { RecallHit, RecallRequest, TagsMatch } from '../recall/types.js';
@@ -77,6 +78,8 @@ export interface ReflectRequest {
   types: string[] | undefined;
   tags: string[] | undefined;
   tagsMatch: TagsMatch | undefined;
+  /** The filter expression the recalled memories pass (docs/api.md, "Filters"). */
+  filter?: Filter | undefined;
   queryTimestamp: Date | undefined;
   /** A JSON Schema the answer also fills in (`structuredOutput`). */
   responseSchema: Record<string, unknown> | undefined;
@@ -110,6 +113,8 @@ export interface MemoryListQuery {
   until: Date | undefined;
   documentId: string | undefined;
   state: 'valid' | 'invalidated' | undefined;
+  /** The filter expression (docs/api.md, "Filters"). */
+  filter?: Filter | undefined;
   limit: number;
   offset: number;
   /** A previous page's `nextCursor`: the page starts after it. */

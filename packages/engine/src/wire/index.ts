@@ -8,6 +8,7 @@ export {
   BankBody,
   BankListQuery,
   BankPath,
+  BulkDeleteBody,
   ClearQuery,
   MemoryListQuery,
   MemoryPatchBody,

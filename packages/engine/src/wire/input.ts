@@ -1,4 +1,6 @@
 import { invalidField as invalid, problem } from '@mnemos/problems';
+import type { Filter } from '../filters/ast.js';
+import { FilterError, parseFilter } from '../filters/parse.js';
 import { DEFAULT_SPACE } from '../memory/types.js';
 import { isIsoDateText, isoDate, ISO_DATE_EXAMPLE } from '../util/iso-date.js';
 import type {
@@ -181,6 +183,32 @@ function itemsOf(body: RetainBodyT, defaults: RetainDefaults): RetainItem[] {
   });
 }
 
+/** A body's filter expression (absent or null: none); a bad node answers 400 with its pointer. */
+export function bodyFilter(value: unknown, pointer = '/filter'): Filter | undefined {
+  return value === undefined || value === null ? undefined : readFilter(value, pointer, 'body');
+}
+
+/** A query string's `filter`: the expression as JSON text. */
+export function queryFilter(text: string | undefined): Filter | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw invalid('/query/filter', 'is not JSON: send the filter expression as JSON text (URL-encoded)', 'query');
+  }
+  return readFilter(value, '/query/filter', 'query');
+}
+
+function readFilter(value: unknown, pointer: string, where: 'body' | 'query'): Filter {
+  try {
+    return parseFilter(value, pointer);
+  } catch (e) {
+    if (e instanceof FilterError) throw invalid(e.pointer, e.detail, where);
+    throw e;
+  }
+}
+
 /** How many tokens of memories a recall answers when the caller does not say. */
 export const DEFAULT_MAX_TOKENS = 4096;
 
@@ -214,6 +242,7 @@ export function recallQuery(tenant: string, bankId: string, body: RecallBodyT): 
     types: body.types ?? undefined,
     tags: parseTags(body.tags, '/tags'),
     tagsMatch: (body.tags_match ?? 'any') as TagsMatch,
+    filter: bodyFilter(body.filter),
     queryTimestamp: parseTimestamp(body.query_timestamp, '/query_timestamp') ?? new Date(),
     trace: body.trace ?? false,
     minRelevance: body.min_relevance ?? undefined,
@@ -241,6 +270,7 @@ export function reflectRequest(tenant: string, bankId: string, body: ReflectBody
     types: body.fact_types ?? body.types ?? undefined,
     tags: parseTags(body.tags, '/tags'),
     tagsMatch: (body.tags_match ?? undefined) as TagsMatch | undefined,
+    filter: bodyFilter(body.filter),
     queryTimestamp: parseTimestamp(body.query_timestamp, '/query_timestamp') ?? undefined,
     responseSchema: body.response_schema ?? undefined,
     includeFacts: include['facts'] !== undefined && include['facts'] !== null,

@@ -218,6 +218,11 @@ const TagsMatch = Type.Union(
   { description: '`any`/`all` also match untagged memories; the `_strict` forms do not' },
 );
 
+/** A filter expression (docs/api.md, "Filters"): its shape is read by filters/parse.ts, which points at a bad node. */
+const FilterExpression = Type.Unknown({
+  description: 'and/or/not over {FIELD: {OP: VALUE}} conditions (docs/api.md, "Filters")',
+});
+
 export const RecallBody = Type.Object(
   {
     query: Type.String({ minLength: 1, maxLength: 200_000 }),
@@ -228,6 +233,7 @@ export const RecallBody = Type.Object(
     types: Type.Optional(Nullable(Type.Array(Type.String(), { maxItems: 16 }))),
     tags: Type.Optional(Tags),
     tags_match: Type.Optional(Nullable(TagsMatch)),
+    filter: Type.Optional(Nullable(FilterExpression)),
     query_timestamp: Type.Optional(Timestamp),
     trace: Type.Optional(Nullable(Type.Boolean())),
     include: Type.Optional(Nullable(Type.Object({}, open))),
@@ -311,6 +317,9 @@ export const MemoryListQuery = Type.Object(
     state: Type.Optional(Type.Union([Type.Literal('valid'), Type.Literal('invalidated')])),
     since: Type.Optional(Type.String({ description: 'ISO date-time: occurred at or after' })),
     until: Type.Optional(Type.String({ description: 'ISO date-time: occurred before' })),
+    filter: Type.Optional(
+      Type.String({ maxLength: 65_536, description: 'A filter expression as JSON text (docs/api.md, "Filters")' }),
+    ),
     limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, default: 100 })),
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LIST_OFFSET, default: 0 })),
     cursor: Type.Optional(Cursor),
@@ -347,6 +356,15 @@ export const MemoryPatchBody = Type.Object(
 );
 
 export const ClearQuery = Type.Object({ space: Type.Optional(Space), type: Type.Optional(Type.String()) }, open);
+
+export const BulkDeleteBody = Type.Object(
+  {
+    filter: FilterExpression,
+    space: Type.Optional(Nullable(Space)),
+    dry_run: Type.Optional(Nullable(Type.Boolean({ description: 'Count what would be deleted; delete nothing' }))),
+  },
+  open,
+);
 
 export const DeleteAnswer = Type.Object({
   success: Type.Boolean(),
@@ -430,6 +448,7 @@ export const ReflectBody = Type.Object(
     types: Type.Optional(Nullable(Type.Array(Type.String(), { maxItems: 16 }))),
     tags: Type.Optional(Tags),
     tags_match: Type.Optional(Nullable(TagsMatch)),
+    filter: Type.Optional(Nullable(FilterExpression)),
     query_timestamp: Type.Optional(Nullable(Type.String())),
     ...ValidityFields,
   },

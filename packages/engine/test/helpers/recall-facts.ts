@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { RetainItem } from '../../src/memory/retain.js';
+import { parseFilter } from '../../src/filters/parse.js';
 import type { RecallOutcome, RecallRequest } from '../../src/recall/types.js';
 import type { MemoryService } from '../../src/service/memory-service.js';
 import type { RowFilter } from '../../src/vectors/storage/postgres-index.js';
@@ -139,4 +140,71 @@ export function rowFilter(extra: Partial<RowFilter> = {}): RowFilter {
     validity: { kind: 'current' },
     ...extra,
   };
+}
+
+/**
+ * Recall's filter expression on a tier: `filler` (turns about other things, project "other") outnumber the candidates
+ * a recall ranks, so the memories of project "apollo" (about orchids and tomatoes, unlike the question) are answered
+ * only when the filter narrows the candidates before ranking. Also checks metadata, tags, document_id, timestamp and
+ * created_at conditions, `and`/`or`/`not`, and that `tags` still narrows beside a filter.
+ */
+export async function checkFilterExpression(
+  service: MemoryService,
+  filler: readonly string[],
+  recallWith: (r: RecallRequest) => Promise<RecallOutcome>,
+): Promise<void> {
+  const bankId = 'filtered';
+  const store = async (entries: RetainItem[]) => {
+    const r = await service.retain({
+      partition: { tenant: 'default', bankId, space: 'default' },
+      items: entries,
+      async: false,
+      maxNewMemories: undefined,
+    });
+    assert.equal(r.async, false);
+    return r.async ? [] : r.memoryIds;
+  };
+  await store(items(filler).map((i) => ({ ...i, metadata: { project: 'other' } })));
+  const at = (day: string) => new Date(`${day}T12:00:00Z`);
+  const [orchid, tomato, draft] = await store([
+    {
+      ...items(['Quentin photographed a rare ghost orchid in the swamp.'], ['photo'])[0]!,
+      metadata: { project: 'apollo' },
+      documentId: 'doc-a',
+      timestamp: at('2024-03-01'),
+    },
+    {
+      ...items(['Hail ruined the tomatoes in the allotment.'], ['garden'])[0]!,
+      metadata: { project: 'apollo' },
+      timestamp: at('2023-06-01'),
+    },
+    {
+      ...items(['Draft: the orchid photos need captions.'], ['photo', 'draft'])[0]!,
+      metadata: { project: 'apollo', stage: 'draft' },
+      timestamp: at('2024-05-01'),
+    },
+  ]);
+  const question = 'What did Caroline say about her weekend?';
+  const recalled = async (filter: unknown, extra: Partial<RecallRequest> = {}) => {
+    const outcome = await recallWith(request(bankId, question, { filter: parseFilter(filter, '/filter'), ...extra }));
+    return new Set(outcome.results.map((h) => h.memory.id));
+  };
+  assert.deepEqual(await recalled({ 'metadata.project': 'apollo' }), new Set([orchid, tomato, draft]));
+  assert.deepEqual(
+    await recalled({ and: [{ 'metadata.project': 'apollo' }, { not: { tags: { contains: 'draft' } } }] }),
+    new Set([orchid, tomato]),
+  );
+  assert.deepEqual(
+    await recalled({ and: [{ 'metadata.project': 'apollo' }, { timestamp: { gte: '2024-01-01' } }] }),
+    new Set([orchid, draft]),
+  );
+  assert.deepEqual(
+    await recalled({ or: [{ document_id: 'doc-a' }, { 'metadata.stage': { exists: true } }] }),
+    new Set([orchid, draft]),
+  );
+  assert.deepEqual(await recalled({ created_at: { lt: '2000-01-01' } }), new Set());
+  assert.deepEqual(
+    await recalled({ 'metadata.project': 'apollo' }, { tags: ['garden'], tagsMatch: 'any_strict' }),
+    new Set([tomato]),
+  );
 }

@@ -188,6 +188,13 @@ export const bankPlan =
     return { forward: { method, path, body: method === 'PUT' || method === 'PATCH' ? bodyOf(req) : undefined } };
   };
 
+/** Forwards a delete by filter; a space-limited credential deletes only in the space it names (default: `default`). */
+export const deleteMatchingPlan: PlanOf = (p, req) => {
+  requireBank(p, bankParam(req));
+  const path = tenantPath(p, `/banks/${seg(bankParam(req))}/memories/delete`);
+  return { forward: { method: 'POST', path, body: withSpace(p, bodyOf(req)) } };
+};
+
 /** Forwards a call on one memory (or on `suffix` under it), once a space-limited credential is shown to reach it. */
 export const memoryPlan =
   (ctx: GatewayContext, method: 'GET' | 'PATCH' | 'DELETE', suffix = ''): PlanOf =>

@@ -1,18 +1,22 @@
+import { invalidField } from '@mnemos/problems';
 import type { Engine } from '../../engine.js';
 import { DEFAULT_SPACE } from '../../memory/types.js';
 import { deleteAnswer, memoryAnswer, memoryPageAnswer, recallAnswer, retainAnswer } from '../../wire/answers.js';
 import {
+  bodyFilter,
   checkText,
   maxNewMemories,
   memoryEdit,
   parseTags,
   parseTimestamp,
+  queryFilter,
   recallQuery,
   retainRequest,
   validityChoice,
 } from '../../wire/input.js';
 import {
   BankParams,
+  BulkDeleteBody,
   ClearQuery,
   DeleteAnswer,
   MemoryAnswer,
@@ -92,6 +96,7 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
         until: date(q.until, '/query/until'),
         documentId: q.document_id,
         state: q.state,
+        filter: queryFilter(q.filter),
         limit: q.limit ?? 100,
         offset: q.offset ?? 0,
         cursor: q.cursor,
@@ -176,6 +181,27 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
       },
     },
     async (req) => deleteAnswer(await service.deleteMemory(req.params.tenant, req.params.bank, req.params.id)),
+  );
+
+  app.post(
+    '/v1/:tenant/banks/:bank/memories/delete',
+    {
+      schema: {
+        tags,
+        operationId: 'deleteMatchingMemories',
+        summary: 'Delete the memories a filter passes (dry_run: count them)',
+        params: BankParams,
+        body: BulkDeleteBody,
+        ...answers({ 200: DeleteAnswer }),
+      },
+    },
+    async (req) => {
+      const filter = bodyFilter(req.body.filter);
+      if (filter === undefined) throw invalidField('/filter', 'is required: the filter of the memories to delete');
+      const partition = { tenant: req.params.tenant, bankId: req.params.bank, space: req.body.space ?? undefined };
+      const count = await service.deleteMatching(partition, filter, req.body.dry_run === true);
+      return deleteAnswer(count);
+    },
   );
 
   app.delete(

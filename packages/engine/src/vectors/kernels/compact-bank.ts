@@ -177,8 +177,22 @@ export class CompactBank {
     return this.idRows.idAt(row);
   }
 
-  /** Which rows a recall keeps: live, valid, in the space, of the types, with the tags (`nearestIn` adds a window). */
-  keeps(filter: RowFilter): (row: number) => boolean {
+  /** The rows of these memories, as a mask by row number (ids the copy does not hold are left out). */
+  rowMask(ids: Iterable<string>): Uint8Array {
+    const mask = new Uint8Array(this.end);
+    for (const id of ids) {
+      const row = this.idRows.get(id);
+      if (row !== undefined && row < mask.length) mask[row] = 1;
+    }
+    return mask;
+  }
+
+  /**
+   * Which rows a recall keeps: live, valid, in the space, of the types, with the tags (`nearestIn` adds a window), and
+   * among `passing` when the request has a filter expression (the copy does not hold every field one reads: the
+   * database selects the passing rows, rowMask).
+   */
+  keeps(filter: RowFilter, passing?: Uint8Array): (row: number) => boolean {
     const space = this.spaceNames.numberOf(filter.space);
     if (space === undefined) return () => false;
     const types = filter.types?.length
@@ -195,7 +209,8 @@ export class CompactBank {
       this.spaces[row] === space &&
       validOf(row) &&
       (types === undefined || types.has(this.types[row]!)) &&
-      (tags === undefined || tagsPass(tags, this.tags.get(row) ?? NO_TAGS, tagsMatch));
+      (tags === undefined || tagsPass(tags, this.tags.get(row) ?? NO_TAGS, tagsMatch)) &&
+      (passing === undefined || passing[row] === 1);
   }
 
   /** The `want` rows whose codes are nearest the query's among those `keep` passes, nearest first. */

@@ -1,5 +1,7 @@
 import type { Database, Queryable, SqlParam } from '../../db/database.js';
 import { BankIndexes } from '../../db/recall-index.js';
+import type { Filter } from '../../filters/ast.js';
+import { appendParams, filterSql } from '../../filters/sql.js';
 import { parseTsvector } from '../../keywords/tsvector.js';
 import type { MemoryReader } from '../../memory/rows.js';
 import { vectorLiteral } from '../../memory/vector-literal.js';
@@ -28,6 +30,8 @@ export interface RowFilter {
   tagsMatch: 'any' | 'all' | 'any_strict' | 'all_strict' | 'exact';
   /** Which memories pass by their validity interval: the current ones unless the recall asks otherwise. */
   validity: Validity;
+  /** The request's filter expression, as SQL over `m` (filters/sql.ts). */
+  expression?: Filter | undefined;
 }
 
 export interface ScoredId {
@@ -78,23 +82,34 @@ function anyOf(terms: readonly string[]): string {
   return terms.map(tsqueryTerm).join(' | ');
 }
 
+/** The parameters every scoped statement starts with ($1-$5); a statement's own ones follow from $6. */
+const SCOPE_PARAMS = 5;
+
 /**
  * The scope and filter as SQL over `memories m`, with their parameters ($1-$5). Rows without a vector are left out, as
- * the in-memory index leaves them out.
+ * the in-memory index leaves them out. The filter expression's values go after the statement's `own` parameters (so
+ * the statements keep their fixed numbers): pass them as `[...params, ...own, ...after]`.
  */
-function scopeSql(scope: BankScope, filter?: RowFilter): { where: string; params: SqlParam[] } {
+function scopeSql(
+  scope: BankScope,
+  filter?: RowFilter,
+  own = 0,
+): { where: string; params: SqlParam[]; after: SqlParam[] } {
   // One bank is named by an equality, which a bank's partial index (migration 007) matches.
   const single = scope.bankIds.length === 1;
   const params: SqlParam[] = [scope.tenant, single ? scope.bankIds[0]! : [...scope.bankIds]];
   let where = `m.tenant = $1 AND ${single ? 'm.bank_id = $2' : 'm.bank_id = ANY($2::text[])'} AND m.embedding IS NOT NULL`;
-  if (filter === undefined) return { where, params };
+  if (filter === undefined) return { where, params, after: [] };
   params.push(filter.space, filter.types?.length ? [...filter.types] : null, filter.tags ? [...filter.tags] : null);
   where += ` AND m.space = $3 AND m.state = 'valid' AND ($4::text[] IS NULL OR m.type = ANY($4::text[]))`;
   // $5 is always named (an unnamed parameter has no type): null when the request has no tags.
   where += ` AND ($5::text[] IS NULL OR ${tagsSql(filter.tagsMatch)})`;
   const valid = validitySql(filter.validity, 'm.');
   if (valid !== '') where += ` AND ${valid}`;
-  return { where, params };
+  if (filter.expression === undefined) return { where, params, after: [] };
+  const numbered: SqlParam[] = new Array<SqlParam>(SCOPE_PARAMS + own).fill(null);
+  where += ` AND ${appendParams(filterSql(filter.expression, 'm'), numbered)}`;
+  return { where, params, after: numbered.slice(SCOPE_PARAMS + own) };
 }
 
 /** Hindsight's tags_match over `m.tags` and the requested tags ($5): `any`/`all` also match untagged memories. */
@@ -218,7 +233,7 @@ export class PostgresBankIndex {
     maxRows: number,
   ): Promise<ScoredId[]> {
     if (select.length === 0 || score.length === 0) return [];
-    const { where, params } = scopeSql(scope, filter);
+    const { where, params, after } = scopeSql(scope, filter, 5);
     // The plan keeps the selected rows within the budget unless one term alone holds more: then that many of its rows.
     const rowLimit = Math.max(1, Math.trunc(maxRows));
     const rows = await this.db.query<{ id: string; score: number | null }>(
@@ -236,7 +251,7 @@ export class PostgresBankIndex {
                      FROM unnest(p.idfs, p.fs) AS x(idf, f))::float8 AS score
        FROM per p CROSS JOIN average a
        ORDER BY score DESC NULLS LAST, p.id LIMIT ${Math.max(1, Math.trunc(k))}`,
-      [...params, anyOf(select), score.map((t) => t.term), score.map((t) => t.idf), BM25_K1, BM25_B],
+      [...params, anyOf(select), score.map((t) => t.term), score.map((t) => t.idf), BM25_K1, BM25_B, ...after],
     );
     return rows.flatMap((r) => (r.score !== null && r.score > 0 ? [{ id: r.id, score: r.score }] : []));
   }
@@ -266,8 +281,9 @@ export class PostgresBankIndex {
       );
       const rows: ScoredId[] = [];
       for (const bankId of scope.bankIds) {
-        const { where, params } = scopeSql({ tenant: scope.tenant, bankIds: [bankId] }, filter);
-        const all = [...params, vectorLiteral(query), ...(window ? [window.from, window.to] : [])];
+        const own = [vectorLiteral(query), ...(window ? [window.from, window.to] : [])];
+        const { where, params, after } = scopeSql({ tenant: scope.tenant, bankIds: [bankId] }, filter, own.length);
+        const all = [...params, ...own, ...after];
         const hits = await tx.query<ScoredId>(
           `SELECT m.id, 1 - (m.embedding <=> $6::vector) AS score FROM memories m WHERE ${where}${inWindow}
            ORDER BY m.embedding <=> $6::vector LIMIT ${limit}`,
@@ -279,6 +295,16 @@ export class PostgresBankIndex {
     });
     // A relaxed-order scan may answer a few rows out of order, and each bank answered its own best.
     return found.sort((a, b) => b.score - a.score).slice(0, limit);
+  }
+
+  /** The ids of the banks' memories that pass the filter (with its expression): one statement, no body opened. */
+  async passing(scope: BankScope, filter: RowFilter): Promise<string[]> {
+    const { where, params, after } = scopeSql(scope, filter);
+    const rows = await this.db.query<{ id: string }>(`SELECT m.id FROM memories m WHERE ${where}`, [
+      ...params,
+      ...after,
+    ]);
+    return rows.map((r) => r.id);
   }
 
   /**
@@ -352,7 +378,7 @@ export class PostgresBankIndex {
     hitsSql: string,
     ids: readonly string[],
   ): Promise<RowsAround> {
-    const filtered = scopeSql(scope, filter);
+    const filtered = scopeSql(scope, filter, 2);
     const any = scopeSql(scope).where;
     const hits: boolean[] = [];
     const rows = await this.pooled(
@@ -366,7 +392,7 @@ export class PostgresBankIndex {
        UNION ALL
        SELECT ${pooledColumns('$7')}, false FROM memories m
        WHERE ${filtered.where} AND (m.batch_id, m.seq) IN (SELECT batch_id, seq FROM place)`,
-      [...filtered.params, [...ids], vectorLiteral(query)],
+      [...filtered.params, [...ids], vectorLiteral(query), ...filtered.after],
       hits,
     );
     return { hits: rows.filter((_, i) => hits[i]), neighbours: rows.filter((_, i) => !hits[i]) };
@@ -380,13 +406,13 @@ export class PostgresBankIndex {
     query: Float32Array,
   ): Promise<PooledRow[]> {
     if (places.length === 0) return [];
-    const { where, params } = scopeSql(scope, filter);
+    const { where, params, after } = scopeSql(scope, filter, 3);
     return this.pooled(
       this.db,
       scope.tenant,
       `SELECT ${pooledColumns('$8')} FROM memories m
        WHERE ${where} AND (m.batch_id, m.seq) IN (SELECT * FROM unnest($6::uuid[], $7::int[]))`,
-      [...params, places.map((p) => p.batchId), places.map((p) => p.seq), vectorLiteral(query)],
+      [...params, places.map((p) => p.batchId), places.map((p) => p.seq), vectorLiteral(query), ...after],
     );
   }
 
