@@ -106,6 +106,19 @@ test('recall prints a table for people and JSON for scripts', async () => {
   const wrong = await mnemos('recall', ['cli-bank', 'tea', '--min-relevance', '2']);
   assert.equal(wrong.code, 2);
   assert.match(wrong.err, /--min-relevance must be a number from 0 to 1/);
+
+  // --filter is recall's filter expression: the engine narrows by it and names a bad node; text that is not JSON is a
+  // usage mistake caught before any call.
+  const raw = await mnemos('recall', ['cli-bank', 'What', 'does', 'Erin', 'drink?', '--filter', '{"type": "raw"}']);
+  assert.match(raw.out, /Erin drinks oolong tea\./, raw.err);
+  const world = await mnemos('recall', ['cli-bank', 'What', 'does', 'Erin', 'drink?', '--filter', '{"type": "world"}']);
+  assert.equal(world.out, 'No memories found.\n', world.err);
+  const badNode = await mnemos('recall', ['cli-bank', 'tea', '--filter', '{"type": {"after": "raw"}}']);
+  assert.notEqual(badNode.code, 0);
+  assert.match(badNode.err, /\/filter\/type\/after/);
+  const notJson = await mnemos('recall', ['cli-bank', 'tea', '--filter', '{type: raw}']);
+  assert.equal(notJson.code, 2);
+  assert.match(notJson.err, /--filter must be a JSON filter expression/);
 });
 
 test('banks and memories: list, get, delete', async () => {
@@ -123,6 +136,9 @@ test('banks and memories: list, get, delete', async () => {
   const items = (JSON.parse(listed.out) as { items: Array<{ id: string; text: string }> }).items;
   assert.equal(items.length, 2);
   const erin = items.find((m) => m.text === 'Erin drinks oolong tea.')!;
+  const filtered = await mnemos('memories', ['list', 'cli-bank', '--json', '--filter', '{"space": "acme"}']);
+  const inAcme = (JSON.parse(filtered.out) as { items: Array<{ text: string }> }).items.map((m) => m.text);
+  assert.deepEqual(inAcme, ['Erin leads the acme data team.'], filtered.err);
   const table = await mnemos('memories', ['list', 'cli-bank', '--space', 'default']);
   assert.match(table.out, new RegExp(`^ID\\s+TYPE\\s+SPACE\\s+DATE\\s+TEXT\\n${erin.id}\\s+raw\\s+default\\s`));
   // One memory a page: the table says how to read the next page, and --cursor reads it.

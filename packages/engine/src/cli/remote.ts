@@ -52,6 +52,19 @@ function fraction(value: string | undefined, name: string): number | undefined {
   return n;
 }
 
+/** `--filter`: a filter expression as JSON text; the engine checks the expression itself. */
+function filterText(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  try {
+    JSON.parse(value);
+  } catch {
+    throw new UsageError(
+      `--filter must be a JSON filter expression, e.g. '{"metadata.project": "apollo"}' (got ${value})`,
+    );
+  }
+  return value;
+}
+
 function need(value: string | undefined, what: string): string {
   if (value === undefined || value === '') throw new UsageError(`missing ${what}`);
   return value;
@@ -123,6 +136,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
           tag: { type: 'string', multiple: true },
           'include-org': { type: 'boolean' },
           'min-relevance': { type: 'string' },
+          filter: { type: 'string' },
         });
         asJson = values.json === true;
         const [bank, ...words] = positionals;
@@ -138,6 +152,8 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
           include_org: values['include-org'],
           min_relevance: fraction(values['min-relevance'], 'min-relevance'),
         };
+        const filter = filterText(values.filter);
+        if (filter !== undefined) options.filter = JSON.parse(filter) as RecallOptions['filter'];
         const out = await clientFrom(values, io.env).recall(
           need(bank, 'bank id: mnemos recall <bank> <query>'),
           need(words.join(' '), 'query'),
@@ -252,6 +268,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
           limit: { type: 'string' },
           offset: { type: 'string' },
           cursor: { type: 'string' },
+          filter: { type: 'string' },
         });
         asJson = values.json === true;
         const client = clientFrom(values, io.env);
@@ -264,6 +281,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
             limit: int(values.limit, 'limit') ?? 20,
             offset: int(values.offset, 'offset'),
             cursor: values.cursor,
+            filter: filterText(values.filter),
           });
           if (asJson) return (json(io, out), 0);
           if (out.items.length === 0) return (io.stdout('No memories.\n'), 0);

@@ -13,11 +13,12 @@ Memory (against MNEMOS_URL, default http://localhost:8888; MNEMOS_API_KEY for a 
         [--space s] [--tag t]... [--context c] [--timestamp iso] [--metadata k=v]... [--document-id id]
   recall <bank> <query...>      memories relevant to a query, best first
         [--space s] [--budget low|mid|high] [--max-tokens n] [--type t]... [--tag t]... [--include-org]
-        [--min-relevance 0..1]
+        [--min-relevance 0..1] [--filter json]
   reflect <bank> <query...>     an answer from memory with citations (needs an engine with an LLM) [--space s]
   banks [list]                  banks, most recently written first [--q text] [--limit n] [--cursor c]
   banks get <bank> | banks delete <bank> --yes
-  memories list <bank>          memories, newest first [--space s] [--type t] [--q text] [--limit n] [--cursor c]
+  memories list <bank>          memories, newest first [--space s] [--type t] [--q text] [--filter json]
+        [--limit n] [--cursor c]
   memories get <bank> <id> | memories delete <bank> <id>
 
 Common options: --url <url>  --api-key <key>  --tenant <t>  --json (machine-readable output)
