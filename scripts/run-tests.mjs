@@ -95,6 +95,7 @@ const started = Date.now();
 const tapDir = mkdtempSync(join(tmpdir(), 'mnemos-tests-'));
 const totals = { pass: 0, fail: 0, cancelled: 0, skipped: 0 };
 const fileTimes = [];
+const failures = [];
 let status = 0;
 let timedOut = false;
 const children = new Set();
@@ -156,10 +157,47 @@ function runFile(file, index) {
       }
       // A file that crashed before its report was written counts as one failure, not as nothing.
       if (code !== 0 && !/^# fail \d+$/m.test(tap)) totals.fail += 1;
+      failures.push(...failedTests(tap).map((failure) => ({ file, ...failure })));
+      if (code !== 0 && failures.every((f) => f.file !== file)) {
+        failures.push({
+          file,
+          name: '(the file itself)',
+          error: signal ? `stopped by ${signal}` : `exited with ${code}`,
+        });
+      }
       fileTimes.push({ file, ms, cpu });
       resolve();
     });
   });
+}
+
+/**
+ * The failed tests in a file's TAP report, each with the first lines of its error. A parent whose only failure is
+ * its subtests' is left out: the subtests name the cause.
+ */
+function failedTests(tap) {
+  const lines = tap.split('\n');
+  const found = [];
+  for (let i = 0; i < lines.length; i += 1) {
+    const head = /^(\s*)not ok \d+ - (.*)$/.exec(lines[i]);
+    if (!head) continue;
+    const indent = head[1].length + 2;
+    const block = [];
+    for (let j = i + 1; j < lines.length && !/^\s*\.\.\.$/.test(lines[j]); j += 1) block.push(lines[j]);
+    if (block.some((line) => /failureType: 'subtestsFailed'/.test(line))) continue;
+    const at = block.findIndex((line) => /^\s*error: /.test(line));
+    let error = at < 0 ? '' : block[at].replace(/^\s*error: /, '');
+    if (/^[|>]-?$/.test(error)) {
+      const body = [];
+      const deeper = (line) => line.trim() === '' || /^\s*/.exec(line)[0].length > indent;
+      for (let k = at + 1; k < block.length && deeper(block[k]); k += 1) {
+        if (block[k].trim() !== '') body.push(block[k].trim());
+      }
+      error = body.slice(0, 6).join('\n      ');
+    }
+    found.push({ name: head[2], error });
+  }
+  return found;
 }
 
 async function runPhase(phase, offset) {
@@ -213,6 +251,11 @@ const measured = fileTimes.filter((t) => t.cpu !== undefined);
 if (measured.length > 0) {
   const total = measured.reduce((sum, t) => sum + t.cpu, 0);
   console.log(`run-tests: CPU time of the test files: ${(total / 60).toFixed(1)} min (user + system, with children)`);
+}
+// Failures are repeated last, where a log cut to its tail still shows them.
+if (failures.length > 0) {
+  console.log('\nrun-tests: failed tests:');
+  for (const { file, name, error } of failures) console.log(`  ${file}: ${name}\n      ${error}`);
 }
 console.log(`\nrun-tests: ${files.length} files in ${minutes} min (${shape.join(', then ')})`);
 console.log(`tests: ${totals.pass} passed, ${failed} failed, ${totals.skipped} skipped`);
