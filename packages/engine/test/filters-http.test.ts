@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { METADATA_LIMITS } from '../src/wire/metadata.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 
 type Problem = { status: number; errors?: Array<{ pointer: string; detail: string }> };
@@ -116,6 +117,149 @@ describe('REST', () => {
   });
 });
 
+describe('metadata as any JSON', () => {
+  const typed = {
+    priority: 3,
+    score: -0.25,
+    reviewed: true,
+    owner: { name: 'ann', level: 2, teams: ['core'] },
+    labels: ['macro', 7],
+    note: null,
+  };
+  type Stored = { id: string; metadata: Record<string, unknown> };
+
+  it('is stored and answered as sent, on retain items, messages, PATCH, history, list and recall, sealed or not', async () => {
+    for (const on of [engine, sealed]) {
+      const bank = '/v1/default/banks/typed-meta';
+      const retained = await call<{ memory_ids: string[] }>(on.url, 'POST', `${bank}/memories`, {
+        metadata: { session: 's1' },
+        items: [{ content: 'Vera repotted the ghost orchid.', metadata: typed }],
+        messages: [{ role: 'user', content: 'I water the ferns on Sundays.' }],
+      });
+      assert.equal(retained.status, 200, JSON.stringify(retained.body));
+      const [item, message] = retained.body.memory_ids;
+      const got = await call<Stored>(on.url, 'GET', `${bank}/memories/${item}`);
+      assert.deepEqual(got.body.metadata, typed);
+      const said = await call<Stored>(on.url, 'GET', `${bank}/memories/${message}`);
+      assert.deepEqual(said.body.metadata, { session: 's1', role: 'user', speaker: 'user' });
+      const recalled = await call<{ results: Stored[] }>(on.url, 'POST', `${bank}/memories/recall`, {
+        query: 'orchid',
+      });
+      assert.deepEqual(recalled.body.results.find((r) => r.id === item)?.metadata, typed);
+      const patched = { ...typed, priority: 4.5, owner: { name: 'ann', level: 3 } };
+      const patch = await call<Stored>(on.url, 'PATCH', `${bank}/memories/${item}`, { metadata: patched });
+      assert.equal(patch.status, 200, JSON.stringify(patch.body));
+      assert.deepEqual(patch.body.metadata, patched);
+      const listed = await call<{ items: Stored[] }>(on.url, 'GET', `${bank}/memories`);
+      assert.deepEqual(listed.body.items.find((m) => m.id === item)?.metadata, patched);
+      const history = await call<{ items: Array<{ metadata: unknown }> }>(
+        on.url,
+        'GET',
+        `${bank}/memories/${item}/history`,
+      );
+      assert.deepEqual(
+        history.body.items.map((v) => v.metadata),
+        [typed, patched],
+      );
+      const [row] = await on.engine.db.query<{ metadata: unknown }>('SELECT metadata FROM memories WHERE id = $1', [
+        item!,
+      ]);
+      assert.deepEqual(row?.metadata, on === sealed ? {} : patched, 'a sealed bank keeps metadata only in the body');
+    }
+  });
+
+  it('filters numbers as numbers, booleans, lists and nested keys on list, recall and bulk delete', async () => {
+    const bank = '/v1/default/banks/typed-filter';
+    const items = [
+      {
+        content: 'Ann pruned the orchid.',
+        metadata: { priority: 3, done: true, tags: ['a', 1], who: { name: 'ann' } },
+      },
+      { content: 'Bo fed the orchid.', metadata: { priority: 10, done: false, tags: ['b'], who: { name: 'bo' } } },
+      { content: 'Cy misted the orchid.', metadata: { priority: '3', who: 'cy' } },
+    ];
+    const ids = (await call<{ memory_ids: string[] }>(engine.url, 'POST', `${bank}/memories`, { items })).body
+      .memory_ids;
+    const cases: Array<[unknown, number[]]> = [
+      [{ 'metadata.priority': { gte: 3 } }, [0, 1]],
+      [{ 'metadata.priority': { gt: 3, lte: 10 } }, [1]],
+      [{ 'metadata.priority': { lt: 4 } }, [0]],
+      [{ 'metadata.priority': 3 }, [0]],
+      [{ 'metadata.priority': '3' }, [2]],
+      [{ 'metadata.priority': { in: [10, '3'] } }, [1, 2]],
+      [{ 'metadata.priority': { nin: [3] } }, [1, 2]],
+      [{ 'metadata.done': false }, [1]],
+      [{ 'metadata.done': { ne: true } }, [1, 2]],
+      [{ 'metadata.tags': { contains: 1 } }, [0]],
+      [{ 'metadata.tags': { contains: 'b' } }, [1]],
+      [{ 'metadata.who.name': 'bo' }, [1]],
+      [{ 'metadata.who.name': { exists: false } }, [2]],
+      [{ 'metadata.who': { eq: { name: 'ann' } } }, [0]],
+    ];
+    for (const [filter, expected] of cases) {
+      const want = new Set(expected.map((i) => ids[i]));
+      const listed = await call<{ items: Stored[] }>(
+        engine.url,
+        'GET',
+        `${bank}/memories?filter=${encodeURIComponent(JSON.stringify(filter))}`,
+      );
+      assert.deepEqual(new Set(listed.body.items.map((m) => m.id)), want, `list ${JSON.stringify(filter)}`);
+      const recalled = await call<{ results: Stored[] }>(engine.url, 'POST', `${bank}/memories/recall`, {
+        query: 'orchid',
+        filter,
+      });
+      assert.deepEqual(new Set(recalled.body.results.map((m) => m.id)), want, `recall ${JSON.stringify(filter)}`);
+    }
+    const dry = await call<{ deleted_count: number }>(engine.url, 'POST', `${bank}/memories/delete`, {
+      filter: { 'metadata.priority': { gte: 5 } },
+      dry_run: true,
+    });
+    assert.equal(dry.body.deleted_count, 1);
+  });
+
+  it('refuses metadata over its bounds with 400 and the pointer of what is over, and stores nothing', async () => {
+    const bank = '/v1/default/banks/typed-bounds';
+    let deep: unknown = 'bottom';
+    for (let i = 0; i <= METADATA_LIMITS.depth; i++) deep = { d: deep };
+    const cases: Array<[body: unknown, pointer: string]> = [
+      [{ content: 'x', metadata: deep }, '/metadata/d/d/d/d/d/d/d/d'],
+      [{ items: [{ content: 'x', metadata: { a: [[[[[[[['too deep']]]]]]]] } }] }, '/items/0/metadata/a/0/0/0/0/0/0/0'],
+      [{ content: 'x', metadata: { big: Array.from({ length: 10 }, () => 'x'.repeat(9_000)) } }, '/metadata'],
+      [{ content: 'x', metadata: { k: { ['k'.repeat(257)]: 1 } } }, `/metadata/k/${'k'.repeat(257)}`],
+      [{ content: 'x', metadata: { k: ['x'.repeat(10_001)] } }, '/metadata/k/0'],
+      [{ content: 'x', metadata: { k: 'x'.repeat(10_001) } }, '/metadata/k'],
+    ];
+    for (const [body, pointer] of cases) {
+      const answer = await call<Problem>(engine.url, 'POST', `${bank}/memories`, body);
+      assert.equal(answer.status, 400, pointer);
+      assert.equal(answer.body.errors?.[0]?.pointer, pointer);
+    }
+    const infinite = await call<Problem>(
+      engine.url,
+      'POST',
+      `${bank}/memories`,
+      '{"content": "x", "metadata": {"n": 1e400}}',
+    );
+    assert.equal(infinite.status, 400);
+    assert.equal(infinite.body.errors?.[0]?.pointer, '/metadata/n');
+    const patch = await call<Problem>(engine.url, 'PATCH', `${BANK}/memories/${apollo[0]}`, { metadata: deep });
+    assert.equal(patch.status, 400);
+    assert.equal(patch.body.errors?.[0]?.pointer, '/metadata/d/d/d/d/d/d/d/d');
+    const page = await call<{ total: number }>(engine.url, 'GET', `${bank}/memories`);
+    assert.equal(page.body.total, 0);
+    const kept = await call<Stored>(engine.url, 'GET', `${BANK}/memories/${apollo[0]}`);
+    assert.deepEqual(kept.body.metadata, { project: 'apollo' });
+    // At the bounds: eight levels and a string of 10,000 characters are stored.
+    let eight: unknown = 1;
+    for (let i = 0; i < METADATA_LIMITS.depth; i++) eight = { d: eight };
+    const fits = await call(engine.url, 'POST', `${bank}/memories`, {
+      content: 'x',
+      metadata: { ...(eight as object), s: 'x'.repeat(10_000) },
+    });
+    assert.equal(fits.status, 200, JSON.stringify(fits.body));
+  });
+});
+
 describe('bulk delete (POST .../memories/delete)', () => {
   const bulk = '/v1/default/banks/bulk';
   it('counts on a dry run, then deletes what the filter passes, and recall no longer answers it', async () => {
@@ -189,6 +333,27 @@ describe('MCP', () => {
     const listed = await client.callTool({ name: 'list_memories', arguments: { bank_id: 'filtered', filter } });
     const items = (JSON.parse(textOf(listed)) as { items: Array<{ id: string }> }).items;
     assert.deepEqual(new Set(items.map((m) => m.id)), new Set(apollo));
+  });
+
+  it('retain takes metadata of any JSON, and a filter compares its numbers', async () => {
+    const retained = await client.callTool({
+      name: 'retain',
+      arguments: {
+        bank_id: 'mcp-typed',
+        content: 'Ivy repotted the cactus.',
+        metadata: { priority: 10, who: { n: 1 } },
+      },
+    });
+    assert.notEqual(retained.isError, true, textOf(retained));
+    const listed = await client.callTool({
+      name: 'list_memories',
+      arguments: { bank_id: 'mcp-typed', filter: { 'metadata.priority': { gt: 9 } } },
+    });
+    const items = (JSON.parse(textOf(listed)) as { items: Array<{ metadata: unknown }> }).items;
+    assert.deepEqual(
+      items.map((m) => m.metadata),
+      [{ priority: 10, who: { n: 1 } }],
+    );
   });
 
   it('answers a bad filter with an error naming the bad node', async () => {

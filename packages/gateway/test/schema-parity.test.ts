@@ -68,7 +68,19 @@ const RETAIN: Fixture[] = [
   { name: 'unknown role', body: { messages: [{ role: 'robot', content: 'hi' }] } },
   { name: 'space with a blank', body: { content: 'x', space: 'two words' } },
   { name: 'space a number', body: { content: 'x', space: 7 } },
-  { name: 'metadata value a number', body: { content: 'x', metadata: { k: 5 } } },
+  {
+    name: 'metadata of any JSON',
+    body: { content: 'x', metadata: { k: 5, on: true, none: null, list: [1, 'a'], nested: { a: { b: 2.5 } } } },
+  },
+  { name: 'metadata too deep', body: { content: 'x', metadata: { a: [[[[[[[['deep']]]]]]]] } } },
+  {
+    name: 'metadata over 64 KiB',
+    body: {
+      content: 'x',
+      metadata: { a: 'x'.repeat(9_999), b: ['y'.repeat(9_999)].concat(Array(6).fill('z'.repeat(9_999))) },
+    },
+  },
+  { name: 'metadata value beyond a double', raw: '{"content": "x", "metadata": {"n": 1e400}}' },
   { name: 'tags a number', body: { content: 'x', tags: 5 } },
   { name: 'timestamp not a date', body: { content: 'x', timestamp: 'last tuesday-ish' } },
   { name: 'async a string', body: { content: 'x', async: 'yes' } },
@@ -181,6 +193,8 @@ const MEMORY_PATCH: Fixture[] = [
   { name: 'unknown state', body: { state: 'gone' } },
   { name: 'occurred_at not a date', body: { occurred_at: 'someday' } },
   { name: 'metadata a list', body: { metadata: ['a'] } },
+  { name: 'metadata nested', body: { metadata: { n: 2, o: { p: [true] } } } },
+  { name: 'metadata a nested key too long', body: { metadata: { o: { ['k'.repeat(257)]: 1 } } } },
   { name: 'tags a number', body: { tags: 3 } },
 ];
 

@@ -6,6 +6,7 @@ import { EncryptingCodec } from './encrypting-codec.js';
 import { decodeWrapped, encodeWrapped, MasterKey } from './envelope.js';
 import { ENCRYPTION_LOCK, readRecord, writeRecord } from './record.js';
 import { EncryptionKeyMismatchError, verifyMaster } from './setup.js';
+import type { Metadata } from '../memory/types.js';
 
 /**
  * Key management commands (`mnemos rotate-key`, `mnemos encrypt-existing`). Both work on the database directly; see
@@ -142,7 +143,7 @@ async function encryptHistory(db: Database, codec: EncryptingCodec, batchSize: n
         version: number;
         text: string;
         context: string | null;
-        metadata: Record<string, string> | null;
+        metadata: Metadata | null;
         entities: string[];
       }>(
         `SELECT tenant, bank_id, memory_id::text AS memory_id, version, text, context, metadata, entities
@@ -203,7 +204,7 @@ export async function encryptExisting(
         bank_id: string;
         text: string | null;
         context: string | null;
-        metadata: Record<string, string> | null;
+        metadata: Metadata | null;
         entities: string[];
         content_hash: string;
       }>(

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import { queryTerms, TEXT_SEARCH_CONFIG } from '../keywords/text-search.js';
 import { LexemeCache } from '../keywords/lexemes.js';
+import type { Metadata } from '../memory/types.js';
 
 /**
  * The one seam between the memory store and encryption at rest. The store hands every memory body it writes to
@@ -17,7 +18,7 @@ import { LexemeCache } from '../keywords/lexemes.js';
 export interface PlainBody {
   text: string;
   context: string | null;
-  metadata: Record<string, string>;
+  metadata: Metadata;
   entities: string[];
 }
 
@@ -25,7 +26,7 @@ export interface PlainBody {
 export interface SealedBody {
   text: string | null;
   context: string | null;
-  metadata: Record<string, string>;
+  metadata: Metadata;
   /** Entity names, or their blind tokens when encrypted (equal names give equal tokens within a bank). */
   entities: string[];
   bodyEnc: Buffer | null;
@@ -52,7 +53,7 @@ export interface EncodedRow {
   bank_id: string;
   text: string | null;
   context: string | null;
-  metadata: Record<string, string> | null;
+  metadata: Metadata | null;
   body_enc: Uint8Array | null;
   entities: string[];
 }

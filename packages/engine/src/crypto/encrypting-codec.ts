@@ -6,6 +6,7 @@ import { bodyKeyId, DataKey, decodeWrapped, encodeWrapped, IntegrityError, type 
 import { documentLexemes, normaliseWord, queryLexemes } from './normalise.js';
 import { acceptsMaster, ENCRYPTION_LOCK, readRecord } from './record.js';
 import { eventLoopSlicer } from '../util/yield.js';
+import type { Metadata } from '../memory/types.js';
 
 /** A ciphertext that failed to decrypt: reported (logged, counted), never returned. */
 export interface IntegrityFailure {
@@ -286,7 +287,7 @@ function parseBody(plain: Buffer): PlainBody {
   return {
     text: v.t,
     context: typeof v.c === 'string' ? v.c : null,
-    metadata: typeof v.m === 'object' && v.m !== null ? (v.m as Record<string, string>) : {},
+    metadata: typeof v.m === 'object' && v.m !== null ? (v.m as Metadata) : {},
     entities: Array.isArray(v.e) ? v.e.filter((x): x is string => typeof x === 'string') : [],
   };
 }

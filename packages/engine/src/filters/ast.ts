@@ -3,8 +3,9 @@
  * condition is typed by the kind of its field, so an evaluator never meets an operator its field does not take.
  */
 
-/** A JSON value, as metadata holds it. */
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+import type { JsonValue } from '../memory/types.js';
+
+export type { JsonValue };
 
 /** What `in`, `nin` and `contains` take for metadata: one JSON scalar (not null). */
 export type JsonScalar = string | number | boolean;

@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import type { EngineMetrics } from '../metrics.js';
 import { retain, type AfterRetainHook, type RetainItem } from '../memory/retain.js';
 import type { MemoryStore } from '../memory/store.js';
-import type { Partition } from '../memory/types.js';
+import type { Metadata, Partition } from '../memory/types.js';
 import { setOperationMemoryIds } from './operations.js';
 import { clearJobPayload, JobFailure, JobQueue, type ClaimedJob } from './queue.js';
 
@@ -32,7 +32,7 @@ interface StoredItem {
   content: string;
   timestamp: string | null;
   context: string | null;
-  metadata: Record<string, string> | null;
+  metadata: Metadata | null;
   tags: string[] | null;
   document_id: string | null;
   entities: string[] | null;

@@ -1,5 +1,5 @@
 import { Problem, problem } from '@mnemos/problems';
-import { DEFAULT_SPACE } from '../memory/types.js';
+import { DEFAULT_SPACE, type Metadata } from '../memory/types.js';
 import type { MemoryService } from '../service/memory-service.js';
 import type { RetainRequest, RetainResult } from '../service/types.js';
 import {
@@ -18,7 +18,7 @@ export type RetainArgs = {
   context?: string | undefined;
   timestamp?: string | undefined;
   tags?: string[] | undefined;
-  metadata?: Record<string, string> | undefined;
+  metadata?: Metadata | undefined;
   supersedes?: string[] | undefined;
 };
 

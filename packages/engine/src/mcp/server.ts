@@ -136,7 +136,12 @@ export function createMcpServer(backend: MemoryBackend, options: McpServerOption
           .optional()
           .describe('Optional ISO 8601 date or date-time when it happened (defaults to now).'),
         tags: z.array(z.string().max(256)).max(100).optional().describe('Optional tags to filter recall by.'),
-        metadata: z.record(z.string(), z.string()).optional().describe('Optional string key/value metadata.'),
+        metadata: z
+          .record(z.string().max(256), z.json())
+          .optional()
+          .describe(
+            'Optional metadata: any JSON under string keys (e.g. {"project": "apollo", "priority": 2}), for filters such as {"metadata.priority": {"gte": 2}}.',
+          ),
         supersedes: z
           .array(z.uuid())
           .max(100)

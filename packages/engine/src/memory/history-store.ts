@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import type { BodyCodec, EncodedRow } from '../crypto/codec.js';
+import type { Metadata } from './types.js';
 
 /** What changed a memory into one of its versions (migration 010 names them). */
 export type MemoryChange = 'create' | 'update' | 'invalidate' | 'restore' | 'supersede' | 'expire' | 'delete';
@@ -9,7 +10,7 @@ export interface StoredVersion {
   version: number;
   change: MemoryChange;
   text: string | null;
-  metadata: Record<string, string> | null;
+  metadata: Metadata | null;
   state: 'valid' | 'invalidated';
   validFrom: Date;
   validTo: Date | null;

@@ -9,14 +9,14 @@ import { chunkText } from './chunk.js';
 import type { MemoryStore } from './store.js';
 import { supersedeMemories } from './supersede.js';
 import { nameOperation } from './history-store.js';
-import type { NewMemory, Partition } from './types.js';
+import type { Metadata, NewMemory, Partition } from './types.js';
 
 export interface RetainItem {
   content: string;
   /** When it happened; null means "no date" (Hindsight's "unset"), undefined means "now". */
   timestamp: Date | null | undefined;
   context: string | undefined;
-  metadata: Record<string, string> | undefined;
+  metadata: Metadata | undefined;
   tags: string[] | undefined;
   documentId: string | undefined;
   entities: string[] | undefined;

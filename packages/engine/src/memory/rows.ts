@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import type { PlainBody } from '../crypto/codec.js';
-import type { Memory, MemoryType, Timestamp } from './types.js';
+import type { Memory, MemoryType, Metadata, Timestamp } from './types.js';
 
 /** Columns read for a memory; `body_enc` is there for encryption at rest. */
 export const MEMORY_COLUMNS = `id, bank_id, space, type, text, context, metadata, body_enc, tags, entities, document_id,
@@ -14,7 +14,7 @@ export interface MemoryRow {
   type: string;
   text: string | null;
   context: string | null;
-  metadata: Record<string, string> | null;
+  metadata: Metadata | null;
   body_enc: Uint8Array | null;
   tags: string[];
   entities: string[];

@@ -11,7 +11,7 @@ import { vectorLiteral } from './vector-literal.js';
 import { MEMORY_COLUMNS, rowToMemory, type MemoryReader, type MemoryRow } from './rows.js';
 import { run } from './sql.js';
 import { eventLoopSlicer } from '../util/yield.js';
-import type { Memory, NewMemory, Partition } from './types.js';
+import type { Memory, Metadata, NewMemory, Partition } from './types.js';
 import type { Validity } from '../filters/validity.js';
 import { validitySql } from './validity-sql.js';
 
@@ -58,7 +58,7 @@ export interface MemoryPatch {
   tokenCount?: number;
   contentHash?: string;
   tags?: string[];
-  metadata?: Record<string, string>;
+  metadata?: Metadata;
   context?: string | null;
   state?: 'valid' | 'invalidated';
   occurredAt?: Date | null;

@@ -21,6 +21,12 @@ export const MEMORY_TYPES = [
 ] as const;
 export type MemoryType = (typeof MEMORY_TYPES)[number];
 
+/** A JSON value: what metadata holds under its keys, at any depth. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/** A memory's metadata: any JSON under string keys (the wire bounds its size and depth: wire/metadata.ts). */
+export type Metadata = Record<string, JsonValue>;
+
 /**
  * A UTC instant as ISO 8601 text with milliseconds, exactly as `Date.prototype.toISOString` writes it. Memories carry
  * their dates in this form: it is what every answer writes out, so a recalled memory's dates cost nothing to answer,
@@ -41,7 +47,7 @@ export interface Memory {
   readonly type: MemoryType;
   readonly text: string;
   readonly context: string | null;
-  readonly metadata: Record<string, string>;
+  readonly metadata: Metadata;
   readonly tags: string[];
   readonly entities: string[];
   readonly documentId: string | null;
@@ -63,7 +69,7 @@ export interface NewMemory {
   type: MemoryType;
   text: string;
   context: string | null;
-  metadata: Record<string, string>;
+  metadata: Metadata;
   tags: string[];
   entities: string[];
   documentId: string | null;

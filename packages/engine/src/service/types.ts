@@ -1,6 +1,6 @@
 import type { Filter } from '../filters/ast.js';
 import type { RetainItem } from '../memory/retain.js';
-import type { Memory, Partition, Timestamp } from '../memory/types.js';
+import type { Memory, Metadata, Partition, Timestamp } from '../memory/types.js';
 import type { RecallHit, RecallRequest, TagsMatch } from '../recall/types.js';
 import type { Usage } from '../llm/types.js';
 import type { Bank, BankChanges, BankStats, Disposition } from '../memory/bank-store.js';
@@ -136,7 +136,7 @@ export interface MemoryEdit {
   text?: string;
   context?: string | null;
   tags?: string[];
-  metadata?: Record<string, string>;
+  metadata?: Metadata;
   state?: 'valid' | 'invalidated';
   occurredAt?: Date | null;
   /** When it became true; null: its date again (occurred_at, else its creation). */

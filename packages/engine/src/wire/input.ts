@@ -13,6 +13,7 @@ import type {
   RetainRequest,
   TagsMatch,
 } from '../service/types.js';
+import { checkMetadata } from './metadata.js';
 import { MAX_RETAIN_ENTRIES } from './schemas.js';
 import type { BankBodyT, MemoryPatchBody, RecallBodyT, ReflectBodyT, RetainBodyT } from './schemas.js';
 
@@ -77,18 +78,6 @@ export function parseTags(value: string[] | string | null | undefined, pointer: 
 export function checkText(value: string, pointer: string): string {
   if (value.includes('\u0000'))
     throw invalid(pointer, 'contains a NUL character (\\u0000), which cannot be stored; remove it');
-  return value;
-}
-
-function checkMetadata(
-  value: Record<string, string> | null | undefined,
-  pointer: string,
-): Record<string, string> | undefined {
-  if (value === undefined || value === null) return undefined;
-  for (const [k, v] of Object.entries(value)) {
-    checkText(k, `${pointer}/${k}`);
-    checkText(v, `${pointer}/${k}`);
-  }
   return value;
 }
 
@@ -310,10 +299,8 @@ export function memoryEdit(b: typeof MemoryPatchBody.static): MemoryEdit {
   if (b.context !== undefined) edit.context = b.context === null ? null : checkText(b.context, '/context');
   const tags = parseTags(b.tags, '/tags');
   if (tags !== undefined) edit.tags = tags;
-  if (b.metadata !== undefined && b.metadata !== null) {
-    for (const [k, v] of Object.entries(b.metadata)) checkText(k + v, `/metadata/${k}`);
-    edit.metadata = b.metadata;
-  }
+  const metadata = checkMetadata(b.metadata, '/metadata');
+  if (metadata !== undefined) edit.metadata = metadata;
   if (b.state !== undefined) edit.state = b.state;
   if (b.occurred_at !== undefined) edit.occurredAt = parseTimestamp(b.occurred_at, '/occurred_at') ?? null;
   if (b.valid_from !== undefined) edit.validFrom = parseInstant(b.valid_from, '/valid_from') ?? null;

@@ -72,11 +72,14 @@ const Space = Type.String({ pattern: SPACE_PATTERN, description: 'Space (organiz
 const Tags = Type.Union([Type.Array(Type.String({ maxLength: 256 }), { maxItems: 100 }), Type.String(), Type.Null()], {
   description: 'Tags; a JSON-encoded list or a single string is accepted too',
 });
-const Metadata = Nullable(
-  Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: 10_000 }), {
-    description: 'String map',
-  }),
-);
+/** Any JSON value; wire/metadata.ts bounds its size and depth with a pointer to what is over. */
+const MetadataValue = Type.Unknown({ description: 'Any JSON value: string, number, boolean, null, list or object' });
+const MetadataMap = Type.Record(Type.String({ maxLength: 256 }), MetadataValue, {
+  description:
+    'Any JSON under string keys (a string map is one case), at most 8 levels deep, 64 KiB as JSON, keys up to 256 ' +
+    'and strings up to 10,000 characters',
+});
+const Metadata = Nullable(MetadataMap);
 const Timestamp = Nullable(
   Type.String({ description: 'ISO 8601 date or date-time (Z, offsets, fractions, date-only) or "unset"' }),
 );
@@ -264,7 +267,7 @@ const MemoryFields = {
   type: Type.String(),
   text: Type.String(),
   context: Nullable(Type.String()),
-  metadata: Type.Record(Type.String(), Type.String()),
+  metadata: MetadataMap,
   tags: Type.Array(Type.String()),
   entities: Type.Array(Type.String()),
   document_id: Nullable(Type.String()),
@@ -469,7 +472,7 @@ export const MemoryVersionAnswer = Type.Object({
     { description: 'What changed the memory into this version' },
   ),
   text: Nullable(Type.String({ description: 'null for a deleted memory: its text is forgotten in every version' })),
-  metadata: Nullable(Type.Record(Type.String(), Type.String())),
+  metadata: Nullable(MetadataMap),
   state: Type.String(),
   valid_from: Type.String(),
   valid_to: Nullable(Type.String()),

@@ -169,18 +169,18 @@ export async function checkFilterExpression(
   const [orchid, tomato, draft] = await store([
     {
       ...items(['Quentin photographed a rare ghost orchid in the swamp.'], ['photo'])[0]!,
-      metadata: { project: 'apollo' },
+      metadata: { project: 'apollo', priority: 3, done: true, labels: ['macro', 1], owner: { name: 'ann', level: 2 } },
       documentId: 'doc-a',
       timestamp: at('2024-03-01'),
     },
     {
       ...items(['Hail ruined the tomatoes in the allotment.'], ['garden'])[0]!,
-      metadata: { project: 'apollo' },
+      metadata: { project: 'apollo', priority: 10, done: false, labels: ['garden'], owner: { name: 'bo' } },
       timestamp: at('2023-06-01'),
     },
     {
       ...items(['Draft: the orchid photos need captions.'], ['photo', 'draft'])[0]!,
-      metadata: { project: 'apollo', stage: 'draft' },
+      metadata: { project: 'apollo', stage: 'draft', priority: '3', labels: [2.5] },
       timestamp: at('2024-05-01'),
     },
   ]);
@@ -203,6 +203,29 @@ export async function checkFilterExpression(
     new Set([orchid, draft]),
   );
   assert.deepEqual(await recalled({ created_at: { lt: '2000-01-01' } }), new Set());
+  // Metadata of any JSON: numbers compare as numbers (10 > 3, and the string '3' is no number), booleans, lists and
+  // nested keys, each operator once.
+  const typed: Array<[filter: unknown, expected: string[]]> = [
+    [{ 'metadata.priority': { gte: 3 } }, [orchid!, tomato!]],
+    [{ 'metadata.priority': { gt: 3 } }, [tomato!]],
+    [{ 'metadata.priority': { lte: 3 } }, [orchid!]],
+    [{ 'metadata.priority': { lt: 10 } }, [orchid!]],
+    [{ 'metadata.priority': 3 }, [orchid!]],
+    [{ 'metadata.priority': '3' }, [draft!]],
+    [{ 'metadata.priority': { in: [10, '3'] } }, [tomato!, draft!]],
+    [{ and: [{ 'metadata.project': 'apollo' }, { 'metadata.priority': { nin: [3, 10] } }] }, [draft!]],
+    [{ 'metadata.done': false }, [tomato!]],
+    [{ and: [{ 'metadata.project': 'apollo' }, { 'metadata.done': { ne: true } }] }, [tomato!, draft!]],
+    [{ 'metadata.labels': { contains: 1 } }, [orchid!]],
+    [{ 'metadata.labels': { contains: 2.5 } }, [draft!]],
+    [{ 'metadata.labels': ['garden'] }, [tomato!]],
+    [{ 'metadata.owner.name': 'bo' }, [tomato!]],
+    [{ 'metadata.owner.level': { exists: true } }, [orchid!]],
+    [{ 'metadata.owner': { eq: { level: 2, name: 'ann' } } }, [orchid!]],
+  ];
+  for (const [filter, expected] of typed) {
+    assert.deepEqual(await recalled(filter), new Set(expected), JSON.stringify(filter));
+  }
   assert.deepEqual(
     await recalled({ 'metadata.project': 'apollo' }, { tags: ['garden'], tagsMatch: 'any_strict' }),
     new Set([tomato]),
