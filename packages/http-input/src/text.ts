@@ -6,6 +6,9 @@ export interface UnstorableText {
 
 const NUL_DETAIL = 'contains a NUL character (\\u0000), which cannot be stored; remove it';
 const SURROGATE_DETAIL = 'contains a lone UTF-16 surrogate (not valid Unicode text); send well-formed UTF-8';
+// JSON.parse reads a number past the double range (1e400) as Infinity, which JSON.stringify writes as null: a body
+// forwarded or stored would silently carry something else than was sent.
+const NON_FINITE_DETAIL = 'is a number beyond the double range (about 1.8e308 in size), which cannot be stored';
 
 /** RFC 6901 escaping of one pointer segment. */
 export function pointerSegment(key: string | number): string {
@@ -25,7 +28,7 @@ export const isStorableText = (text: string): boolean => problemWith(text) === u
 
 /**
  * Finds the first string (object key or value, at any depth) that PostgreSQL text cannot hold or that is not valid
- * Unicode. Iterative, so a deep value cannot exhaust the stack.
+ * Unicode, or the first number JSON cannot write back. Iterative, so a deep value cannot exhaust the stack.
  */
 export function findUnstorableText(value: unknown): UnstorableText | undefined {
   const pending: Array<{ value: unknown; pointer: string }> = [{ value, pointer: '' }];
@@ -34,6 +37,8 @@ export function findUnstorableText(value: unknown): UnstorableText | undefined {
     if (typeof current === 'string') {
       const detail = problemWith(current);
       if (detail !== undefined) return { pointer: pointer === '' ? '/' : pointer, detail };
+    } else if (typeof current === 'number') {
+      if (!Number.isFinite(current)) return { pointer: pointer === '' ? '/' : pointer, detail: NON_FINITE_DETAIL };
     } else if (Array.isArray(current)) {
       for (let i = current.length - 1; i >= 0; i--) pending.push({ value: current[i], pointer: `${pointer}/${i}` });
     } else if (current !== null && typeof current === 'object') {
