@@ -6,7 +6,9 @@ import type {
   BankListQuery,
   BankProfile,
   ClearQuery,
+  DeleteMatchingResult,
   DeleteResult,
+  Filter,
   Memory,
   MemoryList,
   MemoryListQuery,
@@ -61,10 +63,18 @@ export interface RequestOptions {
 
 export type RetainOptions = Omit<RetainRequest, 'content' | 'items'> & RequestOptions;
 export type RetainBatchOptions = Pick<RetainRequest, 'space' | 'async'> & RequestOptions;
-export type RecallOptions = Omit<RecallRequest, 'query'> & RequestOptions;
-export type ReflectOptions = Omit<ReflectRequest, 'query'> & RequestOptions;
+/** A typed filter expression in place of the schema's open one. */
+type WithFilter<T> = Omit<T, 'filter'> & { filter?: Filter | null | undefined };
+export type RecallOptions = WithFilter<Omit<RecallRequest, 'query'>> & RequestOptions;
+export type ReflectOptions = WithFilter<Omit<ReflectRequest, 'query'>> & RequestOptions;
 export type ListBanksOptions = BankListQuery & RequestOptions;
-export type ListMemoriesOptions = MemoryListQuery & RequestOptions;
+/** `filter` is sent as the JSON text the list's query string takes. */
+export type ListMemoriesOptions = WithFilter<MemoryListQuery> & RequestOptions;
+/** `space` bounds the delete to one space; `dry_run` counts the memories without deleting them. */
+export interface DeleteMatchingOptions extends RequestOptions {
+  space?: string | undefined;
+  dry_run?: boolean | undefined;
+}
 export type ClearMemoriesOptions = ClearQuery & RequestOptions;
 /** Defaults for every message (timestamp, context, metadata, tags, document_id), the space and async. */
 export type RetainMessagesOptions = Omit<RetainRequest, 'content' | 'items' | 'messages'> & RequestOptions;
@@ -452,10 +462,13 @@ export class Mnemos {
 
   /** Lists memories, newest first, with filters (`space`, `type`, `q`, `tags`, `since`, `until`) and pagination. */
   listMemories(bankId: string, options?: ListMemoriesOptions): Promise<MemoryList> {
-    const [req, query] = split(options);
+    const [req, { filter, ...query }] = split(options);
     return this.request('GET', this.bankPath(bankId, '/memories'), {
       ...req,
-      query: this.withSpace(query) as Record<string, QueryValue>,
+      query: this.withSpace({
+        ...query,
+        ...(filter === undefined || filter === null ? {} : { filter: JSON.stringify(filter) }),
+      }) as Record<string, QueryValue>,
     });
   }
 
@@ -492,6 +505,18 @@ export class Mnemos {
   /** Hard-deletes a memory and the facts derived from it. */
   deleteMemory(bankId: string, memoryId: string, options?: RequestOptions): Promise<DeleteResult> {
     return this.request('DELETE', this.bankPath(bankId, `/memories/${seg(memoryId)}`), { ...options });
+  }
+
+  /**
+   * Deletes, in one transaction, the memories a filter passes (and the facts derived from them); with `dry_run`,
+   * only counts them. Needs the `memory:delete` scope on a gateway.
+   */
+  deleteMatching(bankId: string, filter: Filter, options?: DeleteMatchingOptions): Promise<DeleteMatchingResult> {
+    const [req, fields] = split(options);
+    return this.request('POST', this.bankPath(bankId, '/memories/delete'), {
+      ...req,
+      body: this.withSpace({ ...fields, filter }),
+    });
   }
 
   /** Erases a bank's memories (optionally only one space or type). */

@@ -10,6 +10,7 @@ export {
   type ListBanksOptions,
   type ListMemoriesOptions,
   type ClearMemoriesOptions,
+  type DeleteMatchingOptions,
   type RetainMessagesOptions,
 } from './client.js';
 export { MnemosError, parseRetryAfter, type FieldError } from './errors.js';

@@ -35,6 +35,51 @@ export type Budget = NonNullable<RecallRequest['budget']>;
 /** A chat turn for retainMessages: `{role, content, name?, timestamp?}`. */
 export type ChatMessage = NonNullable<RetainRequest['messages']>[number];
 
+/** What bulk delete answers: how many memories the filter passed (and were deleted, unless a dry run). */
+export type DeleteMatchingResult = Ok<'deleteMatchingMemories'>;
+
+/** A JSON value: what metadata holds under its keys, at any depth. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/**
+ * A memory's metadata: any JSON under string keys, at most 8 levels deep and 64 KiB as JSON (docs/api.md,
+ * "Metadata"). A map of strings is one case of it.
+ */
+export type Metadata = { [key: string]: JsonValue };
+
+/** What `in`, `nin` and a metadata `contains` compare with. */
+type FilterScalar = string | number | boolean;
+
+/** The operators of one condition; several in one object must all hold (`{gte: 2, lt: 5}` is a range). */
+export interface FilterOperators {
+  /** Equal: numbers by value, objects whatever their key order, lists in order; `null` means "has none". */
+  eq?: JsonValue;
+  ne?: JsonValue;
+  in?: FilterScalar[];
+  nin?: FilterScalar[];
+  /** Numbers with numbers, strings with strings (by code point), times with dates (RFC 3339 or `2024-01-15`). */
+  gt?: number | string;
+  gte?: number | string;
+  lt?: number | string;
+  lte?: number | string;
+  /** A substring of a string, an element of a list; on `tags`, a tag or a list of tags all present. */
+  contains?: FilterScalar | string[];
+  exists?: boolean;
+}
+
+/** The fields a filter tests; `metadata.a.b` reaches key `b` of the object under `a` (`\.` is a dot in a key). */
+export type FilterField =
+  `metadata.${string}` | 'tags' | 'type' | 'timestamp' | 'created_at' | 'updated_at' | 'space' | 'document_id';
+
+/** Conditions on fields: a bare value means `eq` (to compare with an object, write `{eq: {...}}`). */
+export type FilterCondition = { [F in FilterField]?: string | number | boolean | null | JsonValue[] | FilterOperators };
+
+/**
+ * A filter expression of recall, reflect, listMemories and deleteMatching (docs/api.md, "Filters"), e.g.
+ * `{and: [{'metadata.project': 'apollo'}, {'metadata.priority': {gte: 2}}, {not: {tags: {contains: 'draft'}}}]}`.
+ */
+export type Filter = { and: Filter[] } | { or: Filter[] } | { not: Filter } | FilterCondition;
+
 /** The reflect answer, with the ids of the memories it is based on as its citations. */
 export type ReflectResult = Ok<'reflectBank'>;
 

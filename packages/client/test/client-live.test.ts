@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Mnemos, MnemosError, type ChatMessage, type ReflectResult } from '@mnemos/client';
+import { Mnemos, MnemosError, type ChatMessage, type Filter, type ReflectResult } from '@mnemos/client';
 import { REPO_ROOT, startTestEngine, type TestEngine } from '../../engine/test/helpers/engine.js';
 import { startFakeLlm, type FakeLlm } from '../../engine/test/helpers/fake-llm.js';
 
@@ -287,6 +287,40 @@ test('reflectStream: an error event throws MnemosError; leaving early closes the
     })(),
     { status: 400, code: 'validation_failed' },
   );
+});
+
+test('typed filters on recall, reflect, listMemories and deleteMatching, over metadata of any JSON', async () => {
+  const bank = 'ts-filters';
+  const { memory_ids: ids } = await mnemos.retainBatch(bank, [
+    { content: 'Ann pruned the orchid.', metadata: { priority: 3, done: true, owner: { name: 'ann' }, labels: ['a'] } },
+    { content: 'Bo fed the orchid.', metadata: { priority: 10, done: false, owner: { name: 'bo' } } },
+    { content: 'Cy misted the orchid.', metadata: { priority: '3' } },
+  ]);
+  const urgent: Filter = { 'metadata.priority': { gte: 5 } };
+  const recalled = await mnemos.recall(bank, 'orchid', { filter: urgent });
+  assert.deepEqual(
+    recalled.results.map((r) => r.id),
+    [ids[1]],
+  );
+  assert.deepEqual(recalled.results[0]?.metadata, { priority: 10, done: false, owner: { name: 'bo' } });
+  const listed = await mnemos.listMemories(bank, {
+    filter: { or: [{ 'metadata.owner.name': 'ann' }, { 'metadata.priority': '3' }] },
+  });
+  assert.deepEqual(new Set(listed.items.map((m) => m.id)), new Set([ids[0], ids[2]]));
+  const reflected = await mnemos.reflect(bank, 'Who fed the orchid?', { filter: { 'metadata.done': false } });
+  assert.ok(reflected.text.length > 0);
+  // @ts-expect-error: `near` is no operator, so the type refuses it before the server does.
+  const bad: Filter = { 'metadata.priority': { near: 3 } };
+  const refused = await rejectsWith(mnemos.recall(bank, 'orchid', { filter: bad }), {
+    status: 400,
+    code: 'validation_failed',
+  });
+  assert.equal(refused.errors?.[0]?.pointer, '/filter/metadata.priority/near');
+  const dry = await mnemos.deleteMatching(bank, { 'metadata.labels': { contains: 'a' } }, { dry_run: true });
+  assert.equal(dry.deleted_count, 1);
+  const done = await mnemos.deleteMatching(bank, { not: { 'metadata.priority': { exists: false } } });
+  assert.equal(done.deleted_count, 3);
+  assert.equal((await mnemos.listMemories(bank)).total, 0);
 });
 
 test('health and version', async () => {

@@ -95,7 +95,7 @@ export interface Memory {
   type: string;
   text: string;
   context: string | null;
-  metadata: Record<string, string>;
+  metadata: Record<string, unknown>;
   tags: string[];
   entities: string[];
   document_id: string | null;

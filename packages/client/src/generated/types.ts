@@ -416,8 +416,9 @@ export interface components {
             fact_type: string;
             /** Format: uuid */
             id: string;
+            /** @description Any JSON under string keys (a string map is one case), at most 8 levels deep, 64 KiB as JSON, keys up to 256 and strings up to 10,000 characters */
             metadata: {
-                [key: string]: string;
+                [key: string]: unknown;
             };
             occurred_at: string | null;
             source_id: string | null;
@@ -1037,7 +1038,7 @@ export interface operations {
                             [key: string]: unknown;
                         })[] | null;
                         metadata?: {
-                            [key: string]: string;
+                            [key: string]: unknown;
                         } | null;
                         /** @description Ids of memories of the same bank and space this one replaces: their validity ends at this one's valid_from (its timestamp, else now) and superseded_by names it */
                         supersedes?: string[];
@@ -1064,7 +1065,7 @@ export interface operations {
                         [key: string]: unknown;
                     })[];
                     metadata?: {
-                        [key: string]: string;
+                        [key: string]: unknown;
                     } | null;
                     space?: string | null;
                     /** @description Ids of memories of the same bank and space this one replaces: their validity ends at this one's valid_from (its timestamp, else now) and superseded_by names it */
@@ -1236,8 +1237,9 @@ export interface operations {
                         fact_type: string;
                         /** Format: uuid */
                         id: string;
+                        /** @description Any JSON under string keys (a string map is one case), at most 8 levels deep, 64 KiB as JSON, keys up to 256 and strings up to 10,000 characters */
                         metadata: {
-                            [key: string]: string;
+                            [key: string]: unknown;
                         };
                         occurred_at: string | null;
                         source_id: string | null;
@@ -1356,7 +1358,7 @@ export interface operations {
                 "application/json": {
                     context?: string | null;
                     metadata?: {
-                        [key: string]: string;
+                        [key: string]: unknown;
                     } | null;
                     occurred_at?: string | null;
                     state?: "valid" | "invalidated";
@@ -1386,8 +1388,9 @@ export interface operations {
                         fact_type: string;
                         /** Format: uuid */
                         id: string;
+                        /** @description Any JSON under string keys (a string map is one case), at most 8 levels deep, 64 KiB as JSON, keys up to 256 and strings up to 10,000 characters */
                         metadata: {
-                            [key: string]: string;
+                            [key: string]: unknown;
                         };
                         occurred_at: string | null;
                         source_id: string | null;
@@ -1469,7 +1472,7 @@ export interface operations {
                             change: "create" | "update" | "invalidate" | "restore" | "supersede" | "expire" | "delete";
                             changed_at: string;
                             metadata: {
-                                [key: string]: string;
+                                [key: string]: unknown;
                             } | null;
                             /** @description The operation the change belongs to, when there is one */
                             operation_id?: string;
@@ -1716,8 +1719,9 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             mentioned_at?: string;
+                            /** @description Any JSON under string keys (a string map is one case), at most 8 levels deep, 64 KiB as JSON, keys up to 256 and strings up to 10,000 characters */
                             metadata: {
-                                [key: string]: string;
+                                [key: string]: unknown;
                             };
                             occurred_at: string | null;
                             org?: boolean;
@@ -2170,7 +2174,7 @@ export interface operations {
                             [key: string]: unknown;
                         })[] | null;
                         metadata?: {
-                            [key: string]: string;
+                            [key: string]: unknown;
                         } | null;
                         /** @description Ids of memories of the same bank and space this one replaces: their validity ends at this one's valid_from (its timestamp, else now) and superseded_by names it */
                         supersedes?: string[];
@@ -2197,7 +2201,7 @@ export interface operations {
                         [key: string]: unknown;
                     })[];
                     metadata?: {
-                        [key: string]: string;
+                        [key: string]: unknown;
                     } | null;
                     space?: string | null;
                     /** @description Ids of memories of the same bank and space this one replaces: their validity ends at this one's valid_from (its timestamp, else now) and superseded_by names it */
@@ -2339,8 +2343,9 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             mentioned_at?: string;
+                            /** @description Any JSON under string keys (a string map is one case), at most 8 levels deep, 64 KiB as JSON, keys up to 256 and strings up to 10,000 characters */
                             metadata: {
-                                [key: string]: string;
+                                [key: string]: unknown;
                             };
                             occurred_at: string | null;
                             org?: boolean;
@@ -2459,8 +2464,9 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             mentioned_at?: string;
+                            /** @description Any JSON under string keys (a string map is one case), at most 8 levels deep, 64 KiB as JSON, keys up to 256 and strings up to 10,000 characters */
                             metadata: {
-                                [key: string]: string;
+                                [key: string]: unknown;
                             };
                             occurred_at: string | null;
                             org?: boolean;
@@ -2689,7 +2695,7 @@ export interface operations {
                             [key: string]: unknown;
                         })[] | null;
                         metadata?: {
-                            [key: string]: string;
+                            [key: string]: unknown;
                         } | null;
                         /** @description Ids of memories of the same bank and space this one replaces: their validity ends at this one's valid_from (its timestamp, else now) and superseded_by names it */
                         supersedes?: string[];
@@ -2716,7 +2722,7 @@ export interface operations {
                         [key: string]: unknown;
                     })[];
                     metadata?: {
-                        [key: string]: string;
+                        [key: string]: unknown;
                     } | null;
                     space?: string | null;
                     /** @description Ids of memories of the same bank and space this one replaces: their validity ends at this one's valid_from (its timestamp, else now) and superseded_by names it */

@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { Mnemos, MnemosError, type RecallOptions, type RetainOptions } from '@mnemos/client';
+import { Mnemos, MnemosError, type Filter, type RecallOptions, type RetainOptions } from '@mnemos/client';
 import { shortDate, table } from './format.js';
 import { UsageError, type CliIo } from './io.js';
 
@@ -52,17 +52,16 @@ function fraction(value: string | undefined, name: string): number | undefined {
   return n;
 }
 
-/** `--filter`: a filter expression as JSON text; the engine checks the expression itself. */
-function filterText(value: string | undefined): string | undefined {
+/** `--filter`: a filter expression as JSON text, read into the value sent; the engine checks the expression itself. */
+function filterArg(value: string | undefined): Filter | undefined {
   if (value === undefined) return undefined;
   try {
-    JSON.parse(value);
+    return JSON.parse(value) as Filter;
   } catch {
     throw new UsageError(
       `--filter must be a JSON filter expression, e.g. '{"metadata.project": "apollo"}' (got ${value})`,
     );
   }
-  return value;
 }
 
 function need(value: string | undefined, what: string): string {
@@ -152,8 +151,8 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
           include_org: values['include-org'],
           min_relevance: fraction(values['min-relevance'], 'min-relevance'),
         };
-        const filter = filterText(values.filter);
-        if (filter !== undefined) options.filter = JSON.parse(filter) as RecallOptions['filter'];
+        const filter = filterArg(values.filter);
+        if (filter !== undefined) options.filter = filter;
         const out = await clientFrom(values, io.env).recall(
           need(bank, 'bank id: mnemos recall <bank> <query>'),
           need(words.join(' '), 'query'),
@@ -281,7 +280,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
             limit: int(values.limit, 'limit') ?? 20,
             offset: int(values.offset, 'offset'),
             cursor: values.cursor,
-            filter: filterText(values.filter),
+            filter: filterArg(values.filter),
           });
           if (asJson) return (json(io, out), 0);
           if (out.items.length === 0) return (io.stdout('No memories.\n'), 0);
