@@ -333,6 +333,36 @@ class LiveEngine(unittest.TestCase):
             self.client.list_memories(bank, cursor="not-a-cursor")
         self.assertEqual((caught.exception.status, caught.exception.code), (400, "validation_failed"))
 
+    def test_filters_over_metadata_of_any_json(self) -> None:
+        bank = unique_bank("filters")
+        ids = self.client.retain_batch(bank, [
+            RetainItem("Ann pruned the orchid.", metadata={"priority": 3, "done": True, "owner": {"name": "ann"},
+                                                          "labels": ["a", 1]}),
+            RetainItem("Bo fed the orchid.", metadata={"priority": 10, "done": False, "owner": {"name": "bo"}}),
+            RetainItem("Cy misted the orchid.", metadata={"priority": "3"}),
+        ]).memory_ids
+        urgent = self.client.recall(bank, "orchid", filter={"metadata.priority": {"gte": 5}})
+        self.assertEqual([r.id for r in urgent.results], [ids[1]])
+        self.assertEqual(urgent.results[0].metadata, {"priority": 10, "done": False, "owner": {"name": "bo"}})
+        listed = self.client.list_memories(
+            bank, filter={"or": [{"metadata.owner.name": "ann"}, {"metadata.priority": "3"}]})
+        self.assertEqual({m.id for m in listed.items}, {ids[0], ids[2]})
+        labelled = self.client.iterate_memories(bank, filter={"metadata.labels": {"contains": 1}})
+        self.assertEqual([m.id for m in labelled], [ids[0]])
+        if FAKE_LLM:
+            answer = self.client.reflect(bank, "Who fed the orchid?", filter={"metadata.done": False})
+            self.assertEqual(answer.citations, [ids[1]])
+        with self.assertRaises(MnemosError) as caught:
+            self.client.recall(bank, "orchid", filter={"metadata.priority": {"near": 3}})
+        self.assertEqual((caught.exception.status, caught.exception.code), (400, "validation_failed"))
+        dry = self.client.delete_matching(bank, {"metadata.done": {"exists": True}}, dry_run=True)
+        self.assertEqual(dry.deleted_count, 2)
+        self.assertEqual(self.client.list_memories(bank).total, 3)
+        gone = self.client.delete_matching(bank, {"metadata.done": {"exists": True}})
+        self.assertEqual(gone.deleted_count, 2)
+        self.assertEqual([m.id for m in self.client.list_memories(bank).items], [ids[2]])
+
+
 class LiveEngineAsync(unittest.IsolatedAsyncioTestCase):
     async def asyncSetUp(self) -> None:
         require_engine()
@@ -389,6 +419,24 @@ class LiveEngineAsync(unittest.IsolatedAsyncioTestCase):
             await self.client.recall(unique_bank("errors"), "")
         self.assertEqual(caught.exception.code, "validation_failed")
         self.assertIsInstance((await self.client.version()).get("version"), str)
+
+    async def test_filters_and_delete_matching(self) -> None:
+        bank = unique_bank("async-filters")
+        ids = (await self.client.retain_batch(bank, [
+            {"content": "Ivy repotted the cactus.", "metadata": {"n": 1.5, "deep": {"x": [True]}}},
+            {"content": "Jo watered the cactus.", "metadata": {"n": 2}},
+        ])).memory_ids
+        found = await self.client.recall(bank, "cactus", filter={"metadata.n": {"lt": 2}})
+        self.assertEqual([r.id for r in found.results], [ids[0]])
+        self.assertEqual(found.results[0].metadata, {"n": 1.5, "deep": {"x": [True]}})
+        listed = await self.client.list_memories(bank, filter={"metadata.deep.x": {"contains": True}})
+        self.assertEqual([m.id for m in listed.items], [ids[0]])
+        if FAKE_LLM:
+            answer = await self.client.reflect(bank, "Who watered the cactus?", filter={"metadata.n": 2})
+            self.assertEqual(answer.citations, [ids[1]])
+        gone = await self.client.delete_matching(bank, {"metadata.n": {"gte": 2}})
+        self.assertEqual(gone.deleted_count, 1)
+        self.assertEqual((await self.client.list_memories(bank)).total, 1)
 
     async def test_retain_messages_and_iterate(self) -> None:
         bank = unique_bank("async-chat")

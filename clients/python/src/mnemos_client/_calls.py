@@ -5,6 +5,7 @@ sends them and awaits. The docstrings here are the methods' docstrings."""
 from __future__ import annotations
 
 import datetime as _dt
+import json as _json
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Union
 
 from ._wire import Call, Settings, encode_segment
@@ -12,10 +13,12 @@ from .models import (
     Bank,
     BankList,
     DeleteResult,
+    Filter,
     JsonDict,
     Memory,
     MemoryList,
     MemoryVersion,
+    Metadata,
     memory_history_from_json,
     Operation,
     RecallResult,
@@ -79,7 +82,7 @@ def _one_memory_fields(
     content: Optional[str],
     timestamp: Optional[Timestamp],
     context: Optional[str],
-    metadata: Optional[Mapping[str, str]],
+    metadata: Optional[Metadata],
     tags: Optional[Sequence[str]],
     document_id: Optional[str],
     async_: Optional[bool],
@@ -143,7 +146,7 @@ def retain(
     *,
     timestamp: Optional[Timestamp] = None,
     context: Optional[str] = None,
-    metadata: Optional[Mapping[str, str]] = None,
+    metadata: Optional[Metadata] = None,
     tags: Optional[Sequence[str]] = None,
     document_id: Optional[str] = None,
     async_: Optional[bool] = None,
@@ -184,7 +187,7 @@ def retain_messages(
     *,
     timestamp: Optional[Timestamp] = None,
     context: Optional[str] = None,
-    metadata: Optional[Mapping[str, str]] = None,
+    metadata: Optional[Metadata] = None,
     tags: Optional[Sequence[str]] = None,
     document_id: Optional[str] = None,
     async_: Optional[bool] = None,
@@ -218,14 +221,17 @@ def recall(
     min_relevance: Optional[float] = None,
     as_of: Optional[Timestamp] = None,
     include_superseded: Optional[bool] = None,
+    filter: Optional[Filter] = None,
 ) -> Call[RecallResult]:
     """Find the memories relevant to ``query``, best first, cut to ``max_tokens`` (the best memory alone is cut to
     it, marked ``truncated``, when it is larger). ``include_org=True`` blends in the org memory of the space;
     ``min_relevance`` (0 to 1) leaves out results whose ``relevance`` is lower. Current memories only, unless
-    ``as_of`` (what was valid then) or ``include_superseded=True`` (everything, marked by ``valid_to``)."""
+    ``as_of`` (what was valid then) or ``include_superseded=True`` (everything, marked by ``valid_to``). ``filter``
+    is a filter expression: only the memories it passes are ranked, e.g. ``{"metadata.priority": {"gte": 2}}``."""
     body = _search_fields(query, max_tokens, budget, types, tags, tags_match, query_timestamp, trace, include,
                           min_relevance, as_of, include_superseded)
-    body = _drop_none({**body, "space": settings.space_or_default(space), "include_org": include_org})
+    body = _drop_none({**body, "space": settings.space_or_default(space), "include_org": include_org,
+                       "filter": _optional_dict(filter)})
     return Call("POST", settings.bank_path(bank_id, "/memories/recall"), RecallResult.from_json, body=body)
 
 
@@ -249,9 +255,10 @@ def reflect(
     include: Optional[Mapping[str, Any]] = None,
     as_of: Optional[Timestamp] = None,
     include_superseded: Optional[bool] = None,
+    filter: Optional[Filter] = None,
 ) -> Call[ReflectResult]:
-    """Ask for an answer synthesised from memory, with the ids of the memories it cites. Raises
-    ``MnemosError`` with code ``llm_not_configured`` (503) when the engine has no LLM."""
+    """Ask for an answer synthesised from memory, with the ids of the memories it cites; ``filter`` narrows the
+    memories it reads. Raises ``MnemosError`` with code ``llm_not_configured`` (503) when the engine has no LLM."""
     wanted = dict(include or {})
     if include_facts:
         wanted.setdefault("facts", {})
@@ -263,6 +270,7 @@ def reflect(
         "response_schema": _optional_dict(response_schema),
         "context": context,
         "fact_types": _optional_list(fact_types),
+        "filter": _optional_dict(filter),
     })
     return Call("POST", settings.bank_path(bank_id, "/reflect"), ReflectResult.from_json, body=body)
 
@@ -275,7 +283,7 @@ def retain_org(
     *,
     timestamp: Optional[Timestamp] = None,
     context: Optional[str] = None,
-    metadata: Optional[Mapping[str, str]] = None,
+    metadata: Optional[Metadata] = None,
     tags: Optional[Sequence[str]] = None,
     document_id: Optional[str] = None,
     async_: Optional[bool] = None,
@@ -382,10 +390,12 @@ def list_memories(
     cursor: Optional[str] = None,
     as_of: Optional[Timestamp] = None,
     include_superseded: Optional[bool] = None,
+    filter: Optional[Filter] = None,
 ) -> Call[MemoryList]:
     """One page of the bank's memories, newest first, filtered by space, type, text, tags, time, document or state
-    (``valid`` or ``invalidated``). ``cursor`` is a previous page's ``next_cursor``: the page after it, unmoved by
-    memories added meanwhile (not combined with ``offset``)."""
+    (``valid`` or ``invalidated``), and by ``filter``, a filter expression. ``cursor`` is a previous page's
+    ``next_cursor``: the page after it, unmoved by memories added meanwhile (not combined with ``offset``; a cursor
+    belongs to its filter)."""
     query = {
         "space": settings.space_or_default(space),
         "type": type,
@@ -400,6 +410,8 @@ def list_memories(
         "cursor": cursor,
         "as_of": _time(as_of),
         "include_superseded": include_superseded,
+        # The query string carries the expression as JSON text.
+        "filter": None if filter is None else _json.dumps(filter, ensure_ascii=False, separators=(",", ":")),
     }
     return Call("GET", settings.bank_path(bank_id, "/memories"), MemoryList.from_json, query=query)
 
@@ -417,7 +429,7 @@ def update_memory(
     *,
     text: Optional[str] = None,
     tags: Optional[Sequence[str]] = None,
-    metadata: Optional[Mapping[str, str]] = None,
+    metadata: Optional[Metadata] = None,
     context: Optional[str] = None,
     occurred_at: Optional[Timestamp] = None,
     state: Optional[str] = None,
@@ -450,6 +462,15 @@ def memory_history(settings: Settings, /, bank_id: str, memory_id: str) -> Call[
 def delete_memory(settings: Settings, /, bank_id: str, memory_id: str) -> Call[DeleteResult]:
     """Hard-delete one memory (and the facts derived from it)."""
     return Call("DELETE", _memory_path(settings, bank_id, memory_id), DeleteResult.from_json)
+
+
+def delete_matching(settings: Settings, /, bank_id: str, filter: Filter, *, space: Optional[str] = None,
+                    dry_run: Optional[bool] = None) -> Call[DeleteResult]:
+    """Delete, in one transaction, the memories ``filter`` passes (and the facts derived from them), in ``space``
+    (default: the client's space; all spaces when neither is set). ``dry_run=True`` only counts them. The answer's
+    ``deleted_count`` is how many (would have) gone."""
+    body = _drop_none({"filter": dict(filter), "space": settings.space_or_default(space), "dry_run": dry_run})
+    return Call("POST", settings.bank_path(bank_id, "/memories/delete"), DeleteResult.from_json, body=body)
 
 
 def clear_memories(settings: Settings, /, bank_id: str, *, space: Optional[str] = None,

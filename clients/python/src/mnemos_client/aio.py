@@ -122,6 +122,7 @@ class AsyncMnemos(ClientBase):
     update_memory = _awaitable(calls.update_memory)
     memory_history = _awaitable(calls.memory_history)
     delete_memory = _awaitable(calls.delete_memory)
+    delete_matching = _awaitable(calls.delete_matching)
     clear_memories = _awaitable(calls.clear_memories)
     operation = _awaitable(calls.operation)
     usage = _awaitable(calls.usage)

@@ -120,6 +120,7 @@ class Mnemos(ClientBase):
     update_memory = _blocking(calls.update_memory)
     memory_history = _blocking(calls.memory_history)
     delete_memory = _blocking(calls.delete_memory)
+    delete_matching = _blocking(calls.delete_matching)
     clear_memories = _blocking(calls.clear_memories)
     operation = _blocking(calls.operation)
     usage = _blocking(calls.usage)

@@ -8,6 +8,12 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Union
 
 JsonDict = Dict[str, Any]
+#: A memory's metadata: any JSON under string keys (strings, numbers, booleans, None, lists, nested dicts), at most
+#: 8 levels deep and 64 KiB as JSON. A dict of strings is one case of it.
+Metadata = Mapping[str, Any]
+#: A filter expression (docs/api.md, "Filters"): ``{"and": [...]}``, ``{"or": [...]}``, ``{"not": {...}}`` or conditions
+#: ``{FIELD: {OP: VALUE}}`` such as ``{"metadata.priority": {"gte": 2}}``; a bare value means ``eq``.
+Filter = Mapping[str, Any]
 Timestamp = Union[str, _dt.datetime, _dt.date]
 
 
@@ -52,7 +58,7 @@ class Memory:
     space: Optional[str] = None
     bank_id: Optional[str] = None
     tags: List[str] = field(default_factory=list)
-    metadata: Dict[str, str] = field(default_factory=dict)
+    metadata: Dict[str, Any] = field(default_factory=dict)
     document_id: Optional[str] = None
     context: Optional[str] = None
     source_id: Optional[str] = None
@@ -360,7 +366,7 @@ class RetainItem:
     content: str
     timestamp: Optional[Timestamp] = None
     context: Optional[str] = None
-    metadata: Optional[Mapping[str, str]] = None
+    metadata: Optional[Metadata] = None
     tags: Optional[List[str]] = None
     document_id: Optional[str] = None
 
@@ -398,7 +404,7 @@ class MemoryVersion:
     version: int
     change: str
     text: Optional[str]
-    metadata: Optional[Dict[str, str]]
+    metadata: Optional[Dict[str, Any]]
     state: Optional[str]
     valid_from: Optional[str]
     valid_to: Optional[str]
