@@ -137,12 +137,13 @@ const cases: Case[] = [
     code: 'validation_failed',
   },
   {
-    name: 'metadata with a number value',
+    name: 'metadata nested past its 8 levels',
     method: 'POST',
     path: '/v1/default/banks/known/memories',
-    body: { items: [{ content: 'x', metadata: { n: 1 } }] },
+    body: { items: [{ content: 'x', metadata: { n: [[[[[[[[1]]]]]]]] } }] },
     status: 400,
     code: 'validation_failed',
+    pointer: '/items/0/metadata/n/0/0/0/0/0/0/0',
   },
   {
     name: 'bad timestamp',
