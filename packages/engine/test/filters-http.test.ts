@@ -345,6 +345,12 @@ describe('MCP', () => {
       },
     });
     assert.notEqual(retained.isError, true, textOf(retained));
+    const tooDeep = await client.callTool({
+      name: 'retain',
+      arguments: { bank_id: 'mcp-typed', content: 'Ivy sold the cactus.', metadata: { a: [[[[[[[[1]]]]]]]] } },
+    });
+    assert.equal(tooDeep.isError, true);
+    assert.match(textOf(tooDeep), /\/metadata\/a\/0\/0\/0\/0\/0\/0\/0 nests metadata deeper than 8 levels/);
     const listed = await client.callTool({
       name: 'list_memories',
       arguments: { bank_id: 'mcp-typed', filter: { 'metadata.priority': { gt: 9 } } },
