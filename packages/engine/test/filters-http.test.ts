@@ -165,6 +165,20 @@ describe('metadata as any JSON', () => {
         item!,
       ]);
       assert.deepEqual(row?.metadata, on === sealed ? {} : patched, 'a sealed bank keeps metadata only in the body');
+      // An async retain queues its items (sealed, with encryption) and stores them later: the metadata survives.
+      const queued = await call<{ operation_id: string }>(on.url, 'POST', `${bank}/memories`, {
+        content: 'Vera watered the ghost orchid.',
+        metadata: typed,
+        async: true,
+      });
+      let op = { status: 'pending', memory_ids: [] as string[] };
+      for (let tries = 0; tries < 600 && op.status !== 'completed' && op.status !== 'failed'; tries++) {
+        await new Promise((r) => setTimeout(r, 100));
+        op = (await call<typeof op>(on.url, 'GET', `/v1/default/operations/${queued.body.operation_id}`)).body;
+      }
+      assert.equal(op.status, 'completed');
+      const later = await call<Stored>(on.url, 'GET', `${bank}/memories/${op.memory_ids[0]}`);
+      assert.deepEqual(later.body.metadata, typed);
     }
   });
 
