@@ -8,6 +8,7 @@ import { JsonClient } from './http-json.js';
 import { benchModelDir } from './local-model.js';
 import { listOption, numberOption, parseBenchOptions } from './options.js';
 import { testPostgresUrl } from './test-assets.js';
+import { startFakeEmbeddingServer, type FakeEmbeddingServer } from '../test/helpers/fake-embeddings.js';
 
 /**
  * `npm run bench:hot-bank`: writers into one bank on one PostgreSQL server (MNEMOS_TEST_PG_URL; a database of its own
@@ -21,21 +22,45 @@ import { testPostgresUrl } from './test-assets.js';
  *   table's triggers (change number, statistics, history) as fast as they can, without the model: the rate the bank's
  *   row allows, which is what the engines would meet once their own CPU is not the limit.
  *
+ * With `--embeddings api` the engines embed through an OpenAI-compatible API (a local server answering vectors made
+ * from the words' hashes at once) instead of the local model: the engines' own CPU then goes to HTTP and the database,
+ * as with a hosted embedding service, so what the bank's row allows shows through the engines too.
+ *
+ * `--sql-triggers-off NAME,..` turns those triggers of `memories` off for the database-alone runs (e.g.
+ * `memories_changed`, the change number; `memories_statistics_inserted`, the keyword statistics), to see which of them
+ * the writers queue on.
+ *
  *   npm run bench:hot-bank -- --engines 1,4 --sql-writers 1,4 --seconds 30
+ *   npm run bench:hot-bank -- --engines 1,4 --sql-writers 1 --embeddings api --in-flight 4
  */
 
 const USAGE =
-  'options: --engines N1,N2 (1,4) --in-flight N (per engine, 2) --sql-writers N1,N2 (1,4) --seconds N (30) --json FILE';
+  'options: --engines N1,N2|none (1,4) --in-flight N (per engine, 2) --sql-writers N1,N2 (1,4) --seconds N (30) ' +
+  '--embeddings local|api (local) --sql-triggers-off NAME,.. --json FILE';
 const options = parseBenchOptions(
   process.argv.slice(2),
-  ['engines', 'in-flight', 'sql-writers', 'seconds', 'json'],
+  ['engines', 'in-flight', 'sql-writers', 'seconds', 'embeddings', 'sql-triggers-off', 'json'],
   USAGE,
 );
-const ENGINES = listOption(options, 'engines', [1, 4]);
+const ENGINES = options.values.get('engines') === 'none' ? [] : listOption(options, 'engines', [1, 4]);
 const IN_FLIGHT = numberOption(options, 'in-flight', 2);
 const SQL_WRITERS = listOption(options, 'sql-writers', [1, 4]);
 const SECONDS = numberOption(options, 'seconds', 30);
 const BANK = 'hot';
+const EMBEDDINGS = options.values.get('embeddings') ?? 'local';
+const TRIGGERS_OFF = (options.values.get('sql-triggers-off') ?? '').split(',').filter((t) => /^\w+$/.test(t));
+if (EMBEDDINGS !== 'local' && EMBEDDINGS !== 'api')
+  throw new Error(`--embeddings ${EMBEDDINGS}: local or api; ${USAGE}`);
+
+/** The engine settings of the embedding model: the local one, or the API answering at `api`. */
+function embeddingSettings(api: FakeEmbeddingServer | undefined): Record<string, string> {
+  if (api === undefined) return { MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: benchModelDir() };
+  return {
+    MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: '',
+    MNEMOS_API_EMBEDDINGS_LITELLM_MODEL: 'bench-hashes',
+    MNEMOS_API_EMBEDDINGS_LITELLM_API_BASE: api.url,
+  };
+}
 
 interface Run {
   writers: number;
@@ -110,7 +135,7 @@ async function closedLoop(
   let writes = 0;
   let errors = 0;
   const start = performance.now();
-  await Promise.all(
+  const writing = Promise.all(
     Array.from({ length: writers }, async (_, w) => {
       for (let i = 0; Date.now() < deadline; i++) {
         if (await write(w, i)) writes++;
@@ -118,6 +143,7 @@ async function closedLoop(
       }
     }),
   );
+  await writing.finally(() => sampler.stop());
   const seconds = (performance.now() - start) / 1000;
   const locks = await sampler.stop();
   return {
@@ -130,7 +156,7 @@ async function closedLoop(
   };
 }
 
-async function engineRun(count: number): Promise<Run> {
+async function engineRun(count: number, api: FakeEmbeddingServer | undefined): Promise<Run> {
   return scratch(async (url, admin) => {
     const home = mkdtempSync(join(tmpdir(), 'mnemos-hot-bank-'));
     const engines: EngineProcess[] = [];
@@ -141,7 +167,7 @@ async function engineRun(count: number): Promise<Run> {
           await spawnEngineProcess({
             MNEMOS_HOME: join(home, `engine-${e}`),
             MNEMOS_API_DATABASE_URL: url,
-            MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: benchModelDir(),
+            ...embeddingSettings(api),
             MNEMOS_API_PORT: '0',
             MNEMOS_API_HOST: '127.0.0.1',
             ...options.env,
@@ -167,14 +193,14 @@ async function engineRun(count: number): Promise<Run> {
   });
 }
 
-async function sqlRun(writers: number): Promise<Run> {
+async function sqlRun(writers: number, api: FakeEmbeddingServer | undefined): Promise<Run> {
   return scratch(async (url, admin) => {
     const home = mkdtempSync(join(tmpdir(), 'mnemos-hot-bank-'));
     // One engine start creates the schema (migrations, the vector column), then stops.
     const engine = await spawnEngineProcess({
       MNEMOS_HOME: home,
       MNEMOS_API_DATABASE_URL: url,
-      MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: benchModelDir(),
+      ...embeddingSettings(api),
       MNEMOS_API_PORT: '0',
       MNEMOS_API_HOST: '127.0.0.1',
     });
@@ -192,6 +218,9 @@ async function sqlRun(writers: number): Promise<Run> {
         "SELECT atttypmod AS d FROM pg_attribute WHERE attrelid = 'memories'::regclass AND attname = 'embedding'",
       )
     ).rows;
+    // The bank exists before the first write (the change-number trigger, which creates it, may be off).
+    await admin.query(`INSERT INTO banks (tenant, bank_id, name) VALUES ('default', $1, $1)`, [BANK]);
+    for (const trigger of TRIGGERS_OFF) await admin.query(`ALTER TABLE memories DISABLE TRIGGER ${trigger}`);
     const vector = `[${Array.from({ length: dimension?.d ?? 384 }, (_, i) => ((i % 7) - 3) / 10).join(',')}]`;
     try {
       return await closedLoop(
@@ -217,7 +246,13 @@ async function sqlRun(writers: number): Promise<Run> {
 }
 
 async function main(): Promise<void> {
-  const out: Record<string, unknown> = { seconds: SECONDS, in_flight_per_engine: IN_FLIGHT };
+  const out: Record<string, unknown> = {
+    seconds: SECONDS,
+    in_flight_per_engine: IN_FLIGHT,
+    embeddings: EMBEDDINGS,
+    sql_triggers_off: TRIGGERS_OFF,
+  };
+  const api = EMBEDDINGS === 'api' ? await startFakeEmbeddingServer(384) : undefined;
   const show = (what: string, r: Run): void =>
     console.log(
       `${what}: ${r.per_second.toFixed(1)} writes/s (${r.writes} in ${SECONDS} s, ${r.errors} errors), ` +
@@ -225,15 +260,16 @@ async function main(): Promise<void> {
     );
   const sql: Run[] = [];
   for (const n of SQL_WRITERS) {
-    sql.push(await sqlRun(n));
+    sql.push(await sqlRun(n, api));
     show(`database alone, ${n} writer(s)`, sql.at(-1)!);
   }
   const engines: Run[] = [];
   for (const n of ENGINES) {
-    const run = await engineRun(n);
+    const run = await engineRun(n, api);
     engines.push({ ...run, writers: n });
     show(`${n} engine(s), ${IN_FLIGHT} retains in flight each`, run);
   }
+  await api?.close();
   out.database_alone = sql;
   out.engines = engines;
   const json = options.values.get('json');
