@@ -40,13 +40,12 @@ interface OpenedParts {
   llm: OpenedLlm | undefined;
 }
 
-/** The Postgres tier's vector indexes; a failed build is logged (recalls of the bank scan exactly meanwhile). */
+/** The Postgres tier's per-bank vector indexes; a failed build is logged (recalls of the bank scan exactly meanwhile). */
 function bankIndexes(db: Database, log: Logger): BankIndexes {
   const bank = (tenant: string, bankId: string) => `bank ${JSON.stringify(bankId)} (tenant ${tenant})`;
   return new BankIndexes(db, {
     building: (tenant, bankId) => {
-      if (db.kind === 'external')
-        log.info(`building the vector index of every bank concurrently (first searched: ${bank(tenant, bankId)})`);
+      if (db.kind === 'external') log.info(`building the vector index of ${bank(tenant, bankId)} concurrently`);
       else
         log.warn(
           `building the vector index of ${bank(tenant, bankId)} for the Postgres tier: the embedded database ` +
