@@ -12,25 +12,19 @@ import type { TimeInterval } from './temporal.js';
  * closeness is measured between the candidates' vectors minus the mean of the pool's (centered cosine). Even so a
  * fixed threshold does not separate "the same attribute, another value" from "the same person on a related topic":
  * a person's turns about one hobby are as close as a statement and its update. What does separate them is that a
- * statement and its update are each other's nearest: among the first RECENCY_DEPTH candidates, each is one of the
- * few closest to the other (mutual nearest neighbours), which a chat about a topic rarely is, since each turn there
- * has several as close. So a candidate moves up to just above the highest older candidate of the same subject (speaker
- * prefix or extracted entity) that is at least SAME_ATTRIBUTE_COSINE from it and with which it is a mutual nearest
- * neighbour: within HEAD_NEIGHBOURS of each other for a candidate in the first HEAD places, within DEEP_NEIGHBOURS for
- * one below them (a move from below the head pushes another candidate out of it, so it asks for more). The places
- * keep their scores, so scores still fall down the list.
+ * statement and its update are each other's nearest: each is one of the NEAREST closest to the other in the whole
+ * pool (mutual nearest neighbours), which turns of a chat about a topic rarely are, since each has several others as
+ * close. So each of the first RECENCY_DEPTH candidates, in rank order, moves to just above the highest older one of
+ * them of the same subject (speaker prefix or extracted entity) that is at least SAME_ATTRIBUTE_COSINE from it and
+ * with which it is a mutual nearest neighbour. The places keep their scores, so scores still fall down the list.
  */
 
 /** How many of the best candidates take part; the rest keep their places. */
 const RECENCY_DEPTH = 20;
-/** The places a recall's first page usually shows: a candidate already among them moves on a looser test. */
-const HEAD = 10;
 /** Centered cosine from which two candidates of one subject may say something about the same attribute. */
 const SAME_ATTRIBUTE_COSINE = 0.1;
-/** For a candidate in the head: each of the pair is among the other's this many nearest candidates. */
-const HEAD_NEIGHBOURS = 3;
-/** For a candidate below the head. */
-const DEEP_NEIGHBOURS = 2;
+/** Each of a pair must be among the other's this many nearest pooled candidates. */
+const NEAREST = 3;
 
 /**
  * Words that make a question about the past or about a history rather than the present ("where did she live", "what
@@ -113,24 +107,30 @@ function dot(a: Float32Array, b: Float32Array): number {
 }
 
 /**
- * The centered cosines between the first `n` of `ranked`, by place (NaN where a candidate has no vector). `vectors`:
- * the pooled candidates' embeddings, whose mean is what is taken away.
+ * The centered cosines from each of the first `n` of `ranked` to every pooled candidate (NaN for a candidate without
+ * a vector), and to each other by place. `vectors`: the pooled candidates' embeddings, whose mean is what is taken
+ * away.
  */
 function centeredCosines(ranked: readonly Candidate[], n: number, vectors: ReadonlyMap<string, Float32Array>) {
-  const mean = meanOf(vectors.values());
-  const units = ranked.slice(0, n).map((c) => {
+  const mean = meanOf(vectors.values())!;
+  const pool = [...vectors.values()].map((v) => centered(v, mean));
+  const head = ranked.slice(0, n).map((c) => {
     const v = vectors.get(c.meta.id);
-    return v && mean ? centered(v, mean) : undefined;
+    return v && centered(v, mean);
   });
-  return units.map((a) => units.map((b) => (a && b ? dot(a, b) : Number.NaN)));
+  const toPool = head.map((a) => (a ? pool.map((u) => dot(a, u)) : []));
+  const between = head.map((a) => head.map((b) => (a && b ? dot(a, b) : Number.NaN)));
+  return { toPool, between };
 }
 
-/** How many of the first `n` candidates (other than `a` and `b`) are closer to `a` than `b` is. */
-function closerThan(cosines: readonly number[][], a: number, b: number): number {
-  const row = cosines[a]!;
+/**
+ * How many pooled candidates other than `a` and `b` are closer to `a` than `b` is, given `a`'s cosines to the pool
+ * and to `b`: `a` itself (cosine 1) is the one taken off; `b` is never closer than itself.
+ */
+function closerThan(toPool: readonly number[], cosine: number): number {
   let closer = 0;
-  for (let j = 0; j < row.length; j++) if (j !== a && j !== b && row[j]! > row[b]!) closer++;
-  return closer;
+  for (const c of toPool) if (c > cosine) closer++;
+  return Math.max(0, closer - 1);
 }
 
 /**
@@ -140,22 +140,25 @@ function closerThan(cosines: readonly number[][], a: number, b: number): number 
 function newerAboveOlder(ranked: Candidate[], vectors: ReadonlyMap<string, Float32Array>): void {
   if (vectors.size < 3) return; // too few to tell what they share
   const n = Math.min(RECENCY_DEPTH, ranked.length);
-  const cosines = centeredCosines(ranked, n, vectors);
+  const { toPool, between } = centeredCosines(ranked, n, vectors);
   const subjects = ranked.slice(0, n).map(subjectsOf);
   const times = ranked.slice(0, n).map(timeOf);
-  const mayUpdate = (older: number, newer: number, neighbours: number) =>
-    times[newer]! > times[older]! &&
-    cosines[older]![newer]! >= SAME_ATTRIBUTE_COSINE &&
-    sameSubject(subjects[older]!, subjects[newer]!) &&
-    closerThan(cosines, older, newer) < neighbours &&
-    closerThan(cosines, newer, older) < neighbours;
+  const mayUpdate = (older: number, newer: number) => {
+    const cosine = between[older]![newer]!;
+    return (
+      times[newer]! > times[older]! &&
+      cosine >= SAME_ATTRIBUTE_COSINE &&
+      sameSubject(subjects[older]!, subjects[newer]!) &&
+      closerThan(toPool[older]!, cosine) < NEAREST &&
+      closerThan(toPool[newer]!, cosine) < NEAREST
+    );
+  };
   /** Original places, in their new order. */
   const order = Array.from({ length: n }, (_, i) => i);
   for (let b = 1; b < n; b++) {
-    const neighbours = b < HEAD ? HEAD_NEIGHBOURS : DEEP_NEIGHBOURS;
     let target = -1;
     for (let a = 0; a < b; a++) {
-      if (!mayUpdate(a, b, neighbours)) continue;
+      if (!mayUpdate(a, b)) continue;
       const at = order.indexOf(a);
       if (target < 0 || at < target) target = at;
     }
