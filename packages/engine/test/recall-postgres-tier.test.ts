@@ -94,6 +94,19 @@ describe('the Postgres tier', () => {
     }
   });
 
+  it('reads the stored vectors the newer-first step compares, in binary, exactly as stored', async () => {
+    const e = engine.engine;
+    const read = await new PostgresBankIndex(e.db, e.store).vectors({ tenant: 'default', bankIds: ['main'] }, factIds);
+    const asText = await e.db.query<{ id: string; v: string }>(
+      'SELECT id, embedding::text AS v FROM memories WHERE id = ANY($1::uuid[])',
+      [factIds],
+    );
+    assert.equal(read.size, factIds.length);
+    assert.equal(asText.length, factIds.length);
+    for (const { id, v } of asText)
+      assert.deepEqual(read.get(id), Float32Array.from(v.slice(1, -1).split(','), Number), id);
+  });
+
   it('is what the engine uses when the threshold is 0', async () => {
     const r = await call<{ results: Array<{ id: string }> }>(
       engine.url,

@@ -64,14 +64,15 @@ export async function recall(deps: RecallDependencies, r: RecallRequest): Promis
   const gathered = await gather(deps, tier, r, banks, limit, embedding, intervals, stage);
   const scored = candidates(r.query, gathered.pool, gathered.keyword, intervals, gathered.corpus.queryTerms);
   await gathered.prepareFeedback?.(scored);
-  const arrange = await recencyStep(r.query, intervals, scored, gathered.vectors);
+  const atInstant = validityOf(r).kind === 'asOf';
+  const arrange = await recencyStep(r.query, intervals, atInstant, scored, gathered.vectors);
   const { taken, relevance, truncatedText, tokens, considered } = order(
     scored,
     gathered.corpus,
     limit,
     r.maxTokens,
     r.minRelevance ?? 0,
-    validityOf(r).kind !== 'asOf',
+    !atInstant,
     arrange,
   );
   stage('fuse', scored.length);

@@ -7,20 +7,24 @@ import type { TimeInterval } from './temporal.js';
  * two memories of the same subject that say different things about the same attribute ("Alice: I live in Lisbon",
  * 2023; "Alice: I moved to Berlin", 2024) and no one marked the older as superseded, the newer should come first.
  *
- * Without an LLM there is no telling what a memory is about except its place in embedding space. Two memories about
- * the same attribute of the same subject lie close together once what every candidate shares is taken away: the
- * candidates of one recall share the query's topic and often a speaker prefix, which lifts every cosine between them
- * alike, so closeness is measured between the candidates' vectors minus their mean (centered cosine). Candidates of
- * one subject (speaker prefix or extracted entity) whose centered cosine reaches SAME_ATTRIBUTE_COSINE form groups
- * (transitively), and each group's places in the ranking are refilled newest first, the places keeping their scores.
- * Only the first RECENCY_DEPTH places take part, so the step reorders the head of the list and never changes which
- * memories are in it.
+ * Without an LLM there is no telling what a memory is about except its place in embedding space. The candidates of
+ * one recall share the query's topic and often a speaker prefix, which lifts every cosine between them alike, so
+ * closeness is measured between the candidates' vectors minus the mean of the pool's (centered cosine). Even so a
+ * fixed threshold does not separate "the same attribute, another value" from "the same person on a related topic":
+ * a person's turns about one hobby are as close as a statement and its update. What does separate them is that a
+ * statement and its update are each other's nearest: each is one of the NEAREST closest to the other in the whole
+ * pool (mutual nearest neighbours), which turns of a chat about a topic rarely are, since each has several others as
+ * close. So each of the first RECENCY_DEPTH candidates, in rank order, moves to just above the highest older one of
+ * them of the same subject (speaker prefix or extracted entity) that is at least SAME_ATTRIBUTE_COSINE from it and
+ * with which it is a mutual nearest neighbour. The places keep their scores, so scores still fall down the list.
  */
 
-/** How many of the best candidates are regrouped; the rest keep their places. */
-const RECENCY_DEPTH = 10;
-/** Centered cosine from which two candidates of one subject count as saying something about the same attribute. */
-const SAME_ATTRIBUTE_COSINE = 0.2;
+/** How many of the best candidates take part; the rest keep their places. */
+const RECENCY_DEPTH = 20;
+/** Centered cosine from which two candidates of one subject may say something about the same attribute. */
+const SAME_ATTRIBUTE_COSINE = 0.1;
+/** Each of a pair must be among the other's this many nearest pooled candidates. */
+const NEAREST = 3;
 
 /**
  * Words that make a question about the past or about a history rather than the present ("where did she live", "what
@@ -35,18 +39,20 @@ export function asksAboutPresent(query: string, intervals: readonly TimeInterval
 }
 
 /**
- * The reordering for one recall, or undefined when it does not apply: the question is not about the present, or the
- * tier cannot give the candidates' vectors (`vectors`).
+ * The reordering for one recall, or undefined when it does not apply: the question is not about the present (nor
+ * asked `as_of` an instant, whose memories are judged as the present of that instant: the later ones are not
+ * answered at all), or the tier cannot give the candidates' vectors (`vectors`).
  */
 export async function recencyStep(
   query: string,
   intervals: readonly TimeInterval[],
+  atInstant: boolean,
   scored: readonly Candidate[],
   vectors: ((ids: readonly string[]) => Promise<ReadonlyMap<string, Float32Array>>) | undefined,
 ): Promise<((ranked: Candidate[]) => void) | undefined> {
-  if (vectors === undefined || !asksAboutPresent(query, intervals)) return undefined;
+  if (vectors === undefined || !(atInstant || asksAboutPresent(query, intervals))) return undefined;
   const found = await vectors(scored.map((c) => c.meta.id));
-  return (ranked) => newestFirst(ranked, found);
+  return (ranked) => newerAboveOlder(ranked, found);
 }
 
 /** When the memory became true: its valid_from (occurred_at, else when it was stored, unless set). */
@@ -101,47 +107,71 @@ function dot(a: Float32Array, b: Float32Array): number {
 }
 
 /**
- * Refills, in `ranked` (sorted best first), the places of each group of same-subject, same-attribute candidates among
- * the first RECENCY_DEPTH newest first, the places keeping their scores. `vectors`: the pooled candidates' embeddings
- * (their mean is what is taken away; a candidate without one takes no part).
+ * The centered cosines from each of the first `n` of `ranked` to every pooled candidate (NaN for a candidate without
+ * a vector), and to each other by place. `vectors`: the pooled candidates' embeddings, whose mean is what is taken
+ * away.
  */
-function newestFirst(ranked: Candidate[], vectors: ReadonlyMap<string, Float32Array>): void {
-  const mean = meanOf(vectors.values());
-  if (mean === undefined || vectors.size < 3) return; // too few to tell what they share
-  const places: number[] = [];
-  const units: Float32Array[] = [];
-  for (let i = 0; i < Math.min(RECENCY_DEPTH, ranked.length); i++) {
-    const v = vectors.get(ranked[i]!.meta.id);
-    if (v === undefined) continue;
-    places.push(i);
-    units.push(centered(v, mean));
-  }
-  const subjects = places.map((i) => subjectsOf(ranked[i]!));
-  const times = places.map((i) => timeOf(ranked[i]!));
-  const parent = places.map((_, k) => k);
-  const root = (k: number): number => (parent[k] === k ? k : (parent[k] = root(parent[k]!)));
-  for (let a = 0; a < places.length; a++)
-    for (let b = a + 1; b < places.length; b++) {
-      if (times[a] === times[b] || !sameSubject(subjects[a]!, subjects[b]!)) continue;
-      if (dot(units[a]!, units[b]!) >= SAME_ATTRIBUTE_COSINE) parent[root(b)] = root(a);
-    }
-  const groups = new Map<number, number[]>();
-  places.forEach((_, k) => {
-    const r = root(k);
-    const g = groups.get(r);
-    if (g) g.push(k);
-    else groups.set(r, [k]);
+function centeredCosines(ranked: readonly Candidate[], n: number, vectors: ReadonlyMap<string, Float32Array>) {
+  const mean = meanOf(vectors.values())!;
+  const pool = [...vectors.values()].map((v) => centered(v, mean));
+  const head = ranked.slice(0, n).map((c) => {
+    const v = vectors.get(c.meta.id);
+    return v && centered(v, mean);
   });
-  for (const members of groups.values()) {
-    if (members.length < 2) continue;
-    const slots = members.map((k) => places[k]!);
-    const scores = slots.map((i) => ranked[i]!.score);
-    // Newest first; equal times keep their order.
-    const newest = [...members].sort((a, b) => times[b]! - times[a]! || a - b).map((k) => ranked[places[k]!]!);
-    slots.forEach((slot, n) => {
-      const c = newest[n]!;
-      c.score = scores[n]!;
-      ranked[slot] = c;
-    });
+  const toPool = head.map((a) => (a ? pool.map((u) => dot(a, u)) : []));
+  const between = head.map((a) => head.map((b) => (a && b ? dot(a, b) : Number.NaN)));
+  return { toPool, between };
+}
+
+/**
+ * How many pooled candidates other than `a` and `b` are closer to `a` than `b` is, given `a`'s cosines to the pool
+ * and to `b`: `a` itself (cosine 1) is the one taken off; `b` is never closer than itself.
+ */
+function closerThan(toPool: readonly number[], cosine: number): number {
+  let closer = 0;
+  for (const c of toPool) if (c > cosine) closer++;
+  return Math.max(0, closer - 1);
+}
+
+/**
+ * Moves, in `ranked` (sorted best first), each of the first RECENCY_DEPTH candidates to just above the highest older
+ * candidate it may update (see the head of this file), in rank order, the places keeping their scores.
+ */
+function newerAboveOlder(ranked: Candidate[], vectors: ReadonlyMap<string, Float32Array>): void {
+  if (vectors.size < 3) return; // too few to tell what they share
+  const n = Math.min(RECENCY_DEPTH, ranked.length);
+  const { toPool, between } = centeredCosines(ranked, n, vectors);
+  const subjects = ranked.slice(0, n).map(subjectsOf);
+  const times = ranked.slice(0, n).map(timeOf);
+  const mayUpdate = (older: number, newer: number) => {
+    const cosine = between[older]![newer]!;
+    return (
+      times[newer]! > times[older]! &&
+      cosine >= SAME_ATTRIBUTE_COSINE &&
+      sameSubject(subjects[older]!, subjects[newer]!) &&
+      closerThan(toPool[older]!, cosine) < NEAREST &&
+      closerThan(toPool[newer]!, cosine) < NEAREST
+    );
+  };
+  /** Original places, in their new order. */
+  const order = Array.from({ length: n }, (_, i) => i);
+  for (let b = 1; b < n; b++) {
+    let target = -1;
+    for (let a = 0; a < b; a++) {
+      if (!mayUpdate(a, b)) continue;
+      const at = order.indexOf(a);
+      if (target < 0 || at < target) target = at;
+    }
+    const from = order.indexOf(b);
+    if (target >= 0 && from > target) {
+      order.splice(from, 1);
+      order.splice(target, 0, b);
+    }
   }
+  const moved = order.map((i) => ranked[i]!);
+  const scores = moved.map((_, slot) => ranked[slot]!.score);
+  moved.forEach((c, slot) => {
+    c.score = scores[slot]!;
+    ranked[slot] = c;
+  });
 }

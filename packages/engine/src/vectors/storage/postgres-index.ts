@@ -5,6 +5,7 @@ import { appendParams, filterSql } from '../../filters/sql.js';
 import { parseTsvector } from '../../keywords/tsvector.js';
 import type { MemoryReader } from '../../memory/rows.js';
 import { vectorLiteral } from '../../memory/vector-literal.js';
+import { binaryVectorSql, vectorFromBase64 } from '../../db/vector-copy.js';
 import { BM25_B, BM25_K1 } from '../../keywords/bm25.js';
 import {
   indexedRowMeta,
@@ -206,16 +207,16 @@ export class PostgresBankIndex {
     return counts;
   }
 
-  /** The stored vectors of `ids` (those still in the banks). */
+  /** The stored vectors of `ids` (those still in the banks), read in binary (db/vector-copy.ts). */
   async vectors(scope: BankScope, ids: readonly string[]): Promise<Map<string, Float32Array>> {
     const found = new Map<string, Float32Array>();
     if (ids.length === 0) return found;
     const rows = await this.db.query<{ id: string; v: string }>(
-      `SELECT id, embedding::text AS v FROM memories
+      `SELECT id, ${binaryVectorSql('embedding')} AS v FROM memories
        WHERE tenant = $1 AND bank_id = ANY($2::text[]) AND id = ANY($3::uuid[]) AND embedding IS NOT NULL`,
       [scope.tenant, [...scope.bankIds], [...ids]],
     );
-    for (const r of rows) found.set(r.id, Float32Array.from(r.v.slice(1, -1).split(','), Number));
+    for (const r of rows) found.set(r.id, vectorFromBase64(r.v));
     return found;
   }
 
