@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs every *.test.ts under packages/*/test (or the files given) with Node's built-in test runner.
 // Sources are loaded through tsx with the "source" export condition, so workspace packages resolve to
-// their TypeScript sources and the tests need no separate build step; `npm test` type-checks first.
+// their TypeScript sources and the tests need no separate build step; `npm test` type-checks first. When every
+// project's build is current (as `npm test` leaves it), the packages' modules load compiled (compiled-sources.mjs).
 //
 // Files run in two phases: most files run several at once, the longest (marked `// test-runner: long`) first; files
 // that measure how fast a server answers (they carry the line `// test-runner: alone`) run afterwards one at a time,
@@ -12,6 +13,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, existsSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { solutionBuildState } from '../packages/engine/bin/build-state.mjs';
 
 function collect(dir, out) {
   for (const entry of readdirSync(dir)) {
@@ -104,6 +106,18 @@ const children = new Set();
 // or loaded machine wall times vary with the neighbours, CPU time much less, so it is the figure to compare runs by.
 const CPU_REPORT = pathToFileURL(join(import.meta.dirname, 'test-cpu-time.mjs')).href;
 
+// With every project's build current (`npm test` builds first), the packages' modules load compiled (see
+// compiled-sources.mjs); otherwise from their sources, so an edit since the last build is what the tests run.
+const compiled = solutionBuildState(join(import.meta.dirname, '..', 'tsconfig.json')) === 'current';
+const COMPILED_SOURCES = compiled
+  ? ['--import', pathToFileURL(join(import.meta.dirname, 'compiled-sources.mjs')).href]
+  : [];
+console.log(
+  compiled
+    ? 'run-tests: the build is current; the packages run compiled'
+    : 'run-tests: the build is missing or older than a source; the packages run from their sources',
+);
+
 /** The "user system" seconds a file's process wrote at exit, summed, or undefined when it wrote none. */
 function cpuSeconds(cpuFile) {
   if (!existsSync(cpuFile)) return undefined;
@@ -125,6 +139,7 @@ function runFile(file, index) {
       '--conditions=source',
       '--import',
       'tsx',
+      ...COMPILED_SOURCES,
       '--import',
       CPU_REPORT,
       '--test-reporter=spec',

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { testModelDir } from '../bench/test-assets.js';
 import { startEngine, type RunningEngine } from '../src/index.js';
+import { seedEmbeddedDatabase } from './helpers/pristine-database.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const modelDir = testModelDir();
@@ -136,6 +137,8 @@ async function mustRun(cmd: string, args: string[], timeoutMs: number): Promise<
 
 before(async () => {
   home = mkdtempSync(path.join(tmpdir(), 'mnemos-pyclient-'));
+  // The migrated database a new home gets in every engine test (see pristine-database.ts), not initdb run again.
+  seedEmbeddedDatabase(home);
   work = mkdtempSync(path.join(tmpdir(), 'mnemos-pywheel-'));
   llm = await startFakeLlm();
   engine = await startEngine({

@@ -5,10 +5,11 @@
 // in the database afterwards.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { Mnemos } from '@mnemos/client';
 import { call, tempHome, testEnv, type JsonAnswer } from './helpers/engine.js';
+import { memoryPglite } from './helpers/memory-pglite.js';
 import { waitFor } from './helpers/postgres-server.js';
 import { spawnEngine, type EngineProcess } from './helpers/process.js';
 import { serveOverTheWire, type WirePostgres } from './helpers/wire-postgres.js';
@@ -23,7 +24,7 @@ let engine: EngineProcess;
 const home = tempHome();
 
 before(async () => {
-  pg = await PGlite.create({ extensions: { vector } });
+  pg = await memoryPglite({ extensions: { vector } });
   server = await serveOverTheWire(pg, 40);
   engine = await spawnEngine(
     testEnv(home.path, {

@@ -6,12 +6,19 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { EMBEDDED_SETTINGS, openEmbeddedDatabase } from '../src/db/pglite.js';
 import { refreshStatistics } from '../src/db/embedded-statistics.js';
-import { call, startTestEngine } from './helpers/engine.js';
+import { call, startTestEngine, tempHome } from './helpers/engine.js';
 
 /** The embedded database: created on first open (initdb in a child process), reopened as is, with its memory settings. */
 describe('embedded database', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mnemos-embedded-db-'));
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  // The tests after the first are not about creating a folder: theirs is a copy of initdb's (see pristine-database.ts).
+  const thread = tempHome('mnemos-embedded-db-thread-', { database: 'initdb' });
+  const stats = tempHome('mnemos-embedded-db-stats-', { database: 'initdb' });
+  after(() => {
+    rmSync(dir, { recursive: true, force: true });
+    thread.remove();
+    stats.remove();
+  });
 
   it('creates a new data folder, keeps what was written, and runs with the memory settings', async () => {
     const dataDir = join(dir, 'db');
@@ -37,7 +44,7 @@ describe('embedded database', () => {
     }
   });
   it('runs on its own thread: errors keep their Postgres fields, a failed transaction leaves nothing, a closed one refuses', async () => {
-    const db = await openEmbeddedDatabase(join(dir, 'thread'));
+    const db = await openEmbeddedDatabase(join(thread.path, 'db'));
     try {
       await db.exec('CREATE TABLE items (n int PRIMARY KEY, blob bytea, at timestamptz)');
       const at = new Date('2026-01-02T03:04:05.000Z');
@@ -93,7 +100,7 @@ describe('embedded database', () => {
 
   it('keeps planner statistics fresh (no autovacuum here): the duplicate check uses its index as a bank grows', async () => {
     // The background check would analyze on its own schedule, racing the checks made here on a slow machine.
-    const db = await openEmbeddedDatabase(join(dir, 'stats'), { statisticsCheckMs: 3_600_000 });
+    const db = await openEmbeddedDatabase(join(stats.path, 'db'), { statisticsCheckMs: 3_600_000 });
     const plan = async () =>
       (
         await db.query<{ 'QUERY PLAN': string }>(

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PGlite } from '@electric-sql/pglite';
 import { bodyAad, blindTsvector, sealBody } from '../src/crypto/encrypting-codec.js';
 import { DataKey, decodeWrapped, encodeWrapped, IntegrityError, MasterKey } from '../src/crypto/envelope.js';
 import { documentLexemes } from '../src/crypto/normalise.js';
+import { memoryPglite } from './helpers/memory-pglite.js';
 
 /** The crypto module on its own: envelope round trips, tamper and move detection, and the JS term normaliser. */
 
@@ -69,7 +69,7 @@ describe('term normalisation matches Postgres english on ordinary prose', () => 
       'He was being helpful, hopefully: connections, connected, connecting, relational, conditional, adjustable.',
       'Über café naïve résumé Zürich',
     ];
-    const pg = await PGlite.create();
+    const pg = await memoryPglite();
     try {
       for (const text of texts) {
         const rows = await pg.query<{ lexeme: string; positions: number[] }>(

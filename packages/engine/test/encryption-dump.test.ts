@@ -2,11 +2,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import pg from 'pg';
 import { startEngine, type RunningEngine } from '../src/index.js';
 import { call, tempHome, testEnv } from './helpers/engine.js';
+import { memoryPglite } from './helpers/memory-pglite.js';
 import { serveOverTheWire, type WirePostgres } from './helpers/wire-postgres.js';
 
 /**
@@ -26,7 +27,7 @@ let engine: RunningEngine | undefined;
 const home = tempHome();
 
 before(async () => {
-  db = await PGlite.create({ extensions: { vector } });
+  db = await memoryPglite({ extensions: { vector } });
   server = await serveOverTheWire(db);
   url = server.url;
   engine = await startEngine({

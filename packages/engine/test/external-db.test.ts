@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { call, tempHome, testEnv } from './helpers/engine.js';
+import { memoryPglite } from './helpers/memory-pglite.js';
 import { serveOverTheWire, type WirePostgres } from './helpers/wire-postgres.js';
 import { spawnEngine, type EngineProcess } from './helpers/process.js';
 
@@ -18,7 +19,7 @@ let b: EngineProcess;
 const homes = [tempHome(), tempHome()];
 
 before(async () => {
-  pg = await PGlite.create({ extensions: { vector } });
+  pg = await memoryPglite({ extensions: { vector } });
   server = await serveOverTheWire(pg, 40);
   const url = server.url;
   // Both engines migrate the same empty database at the same moment.

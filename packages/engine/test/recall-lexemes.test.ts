@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database, Queryable, SqlParam } from '../src/db/database.js';
 import { openEmbeddedDatabase } from '../src/db/pglite.js';
 import { tsqueryTerms } from '../src/keywords/tsvector.js';
 import { queryTerms } from '../src/keywords/text-search.js';
 import { LexemeCache } from '../src/keywords/lexemes.js';
+import { tempHome } from './helpers/engine.js';
 
 /** Counts the statements a Queryable is asked to run. */
 function counting(db: Database): { q: Queryable; calls: () => number } {
@@ -24,15 +23,15 @@ function counting(db: Database): { q: Queryable; calls: () => number } {
 }
 
 describe('query lexemes cached per word', () => {
-  let home: string;
+  // A copy of initdb's folder (see pristine-database.ts): nothing here is about creating one.
+  const home = tempHome('mnemos-lexemes-', { database: 'initdb' });
   let db: Database;
   before(async () => {
-    home = mkdtempSync(join(tmpdir(), 'mnemos-lexemes-'));
-    db = await openEmbeddedDatabase(join(home, 'db'));
+    db = await openEmbeddedDatabase(join(home.path, 'db'));
   });
   after(async () => {
     await db.close();
-    rmSync(home, { recursive: true, force: true });
+    home.remove();
   });
 
   const queries = [

@@ -1,9 +1,9 @@
 // test-runner: long (started first, so the suite does not wait for it at the end)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PGlite } from '@electric-sql/pglite';
 import { ConfigError, loadEngineConfig } from '../src/index.js';
 import { call, tempHome, testEnv } from './helpers/engine.js';
+import { memoryPglite } from './helpers/memory-pglite.js';
 import { startFakeEmbeddingServer, type FakeEmbeddingServer } from './helpers/fake-embeddings.js';
 import { PROCESS_LIMIT_MS, runCliToEnd, spawnEngine } from './helpers/process.js';
 import { serveOverTheWire } from './helpers/wire-postgres.js';
@@ -155,7 +155,7 @@ describe('start-up checks', () => {
   it('says how to install pgvector when the external database lacks it', pgvectorLimit, async () => {
     // Its own server whose Postgres has no pgvector to offer (PGlite without the extension, over the wire), so the
     // answer does not depend on what the test machine's server has installed, and nothing is created there.
-    const db = await PGlite.create();
+    const db = await memoryPglite();
     const server = await serveOverTheWire(db);
     const home = tempHome();
     try {

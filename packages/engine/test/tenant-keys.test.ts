@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { touchBank } from '../src/memory/bank-store.js';
 import { plaintextCodec } from '../src/crypto/codec.js';
@@ -17,6 +18,7 @@ import type { MemoryType, NewMemory, Partition } from '../src/memory/types.js';
 import { startEngine, type RunningEngine } from '../src/index.js';
 import { sha256Hex } from '../src/util/hash.js';
 import { call, MODEL_DIR, tempHome, testEnv } from './helpers/engine.js';
+import { seedEmbeddedDatabase } from './helpers/pristine-database.js';
 
 /**
  * The schema shards by tenant: every primary key, foreign key and unique index of tenant data leads with the tenant,
@@ -120,7 +122,8 @@ describe('tenant keys', () => {
 
   before(async () => {
     model = await createLocalEmbedder({ model: MODEL_DIR, cacheDir: home.path, dtype: 'fp32', log: () => undefined });
-    fresh = await openEmbeddedDatabase(join(home.path, 'fresh'));
+    // The home's database is the migrated copy a new home gets (see pristine-database.ts): migrate finds nothing to do.
+    fresh = await openEmbeddedDatabase(join(home.path, 'db'));
     await migrate(fresh);
     await ensureEmbeddingSchema(fresh, model.id, model.dimension);
   });
@@ -195,6 +198,9 @@ describe('tenant keys', () => {
 
   it('migrates a database an earlier release built in place: every row kept, served, and only to its tenant', async () => {
     const engineHome = join(home.path, 'engine');
+    mkdirSync(engineHome);
+    // A never-migrated copy of initdb's folder, which the earlier release's migrations then build.
+    seedEmbeddedDatabase(engineHome, 'initdb');
     const old = await openEmbeddedDatabase(join(engineHome, 'db'));
     const ids: Record<string, string> = {};
     const operations = { done: randomUUID(), queued: randomUUID() };

@@ -25,7 +25,7 @@ export function seedEmbeddedDatabase(home: string, stage: SeedStage = 'migrated'
 
 const made = new Map<SeedStage, string>();
 
-function pgliteVersion(): string {
+export function pgliteVersion(): string {
   const manifest = new URL('../package.json', import.meta.resolve('@electric-sql/pglite'));
   return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
 }
