@@ -23,7 +23,7 @@ import {
   type RetainDependencies,
   type RetainItem,
 } from '../memory/retain.js';
-import { clearMemories, deleteMemory, deleteWhere, type MemoryPatch } from '../memory/store.js';
+import { clearMemories, deleteMemory, deleteWhere, type BankSelection, type MemoryPatch } from '../memory/store.js';
 import { MEMORY_TYPES, type Partition } from '../memory/types.js';
 import { unknownMemories } from '../memory/supersede.js';
 import { readHistory } from '../memory/history-store.js';
@@ -38,6 +38,8 @@ import type {
   Memory,
   MemoryEdit,
   MemoryListQuery,
+  MemorySelection,
+  MemorySet,
   MemoryVersion,
   Page,
   PageRequest,
@@ -333,13 +335,24 @@ export class MemoryService {
   }
 
   /** Deletes the bank's memories (of one space, when given) the filter passes; a dry run counts them. */
-  deleteMatching(
-    partition: { tenant: string; bankId: string; space: string | undefined },
-    filter: Filter,
-    dryRun: boolean,
-  ): Promise<number> {
+  deleteMatching(partition: BankSelection, filter: Filter, dryRun: boolean): Promise<number> {
     this.refuseEncryptedMetadata(filter, '/filter');
     return deleteWhere(this.parts.db, partition, filter, dryRun);
+  }
+
+  /**
+   * Sets the same fields on every memory of the bank (and space, when given) the selection names, in one transaction;
+   * each changed memory gets a version in its history, as a PATCH would. Answers how many memories changed.
+   */
+  updateMemories(selection: BankSelection, which: MemorySelection, set: MemorySet): Promise<number> {
+    if ('filter' in which) this.refuseEncryptedMetadata(which.filter, '/filter');
+    return this.parts.store.updateMany(selection, which, set);
+  }
+
+  /** The memories of `ids`, in the order asked: undefined where the bank (or space) holds none of that id. */
+  async getMemories(selection: BankSelection, ids: readonly string[]): Promise<Array<Memory | undefined>> {
+    const found = new Map((await this.parts.store.getMany(selection, ids)).map((m) => [m.id, m]));
+    return ids.map((id) => found.get(id));
   }
 
   /**

@@ -9,6 +9,8 @@ export {
   BankListQuery,
   BankPath,
   BulkDeleteBody,
+  BulkGetBody,
+  BulkUpdateBody,
   ClearQuery,
   MemoryListQuery,
   MemoryPatchBody,
