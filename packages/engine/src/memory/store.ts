@@ -66,6 +66,16 @@ export interface MemoryPatch {
   validTo?: Date | null;
 }
 
+/** The columns an import restores as its export had them; a retain leaves them to their defaults. */
+export interface RestoredColumns {
+  createdAt: Date;
+  updatedAt: Date;
+  state: 'valid' | 'invalidated';
+  validFrom: Date | null;
+  validTo: Date | null;
+  supersededBy: string | null;
+}
+
 /**
  * The memories table, read and written through the body codec (encryption at rest or the plaintext no-op), which it
  * is given at construction. Methods that take a Queryable run on it, so a caller's transaction includes them.
@@ -110,7 +120,7 @@ export class MemoryStore implements MemoryReader {
   async insert(
     tx: Queryable,
     p: Partition,
-    items: ReadonlyArray<NewMemory & { embedding: Float32Array }>,
+    items: ReadonlyArray<NewMemory & { embedding: Float32Array } & Partial<RestoredColumns>>,
   ): Promise<string[]> {
     if (items.length === 0) return [];
     // With encryption: text/context/metadata go into body_enc, fts is the blind index, content_hash is keyed.
@@ -147,7 +157,10 @@ export class MemoryStore implements MemoryReader {
           ${JSON.stringify(sealed.metadata)}::jsonb, ${m.tags}::text[], ${sealed.entities}::text[], ${m.documentId},
           ${m.sourceId}::uuid, ${m.batchId}::uuid, ${m.seq}::int, ${bank.dedupHash(m.contentHash)},
           ${m.tokenCount}::int, ${m.occurredAt}::timestamptz, ${vector}, ${sealed.bodyEnc}::bytea,
-          COALESCE(${sealed.fts}::tsvector, ${documentTsvector(sql`${sealed.text}::text`)}))`);
+          COALESCE(${sealed.fts}::tsvector, ${documentTsvector(sql`${sealed.text}::text`)}),
+          COALESCE(${m.createdAt ?? null}::timestamptz, now()), COALESCE(${m.updatedAt ?? null}::timestamptz, now()),
+          ${m.state ?? 'valid'}, ${m.validFrom ?? null}::timestamptz, ${m.validTo ?? null}::timestamptz,
+          ${m.supersededBy ?? null}::uuid)`);
         // Sealing a row under encryption (its blind index) takes up to a few milliseconds; a hundred of them in a row
         // would hold the event loop.
         await pause();
@@ -156,7 +169,8 @@ export class MemoryStore implements MemoryReader {
         tx,
         sql`
         INSERT INTO memories (id, tenant, bank_id, space, type, text, context, metadata, tags, entities, document_id,
-          source_id, batch_id, seq, content_hash, token_count, occurred_at, embedding, body_enc, fts)
+          source_id, batch_id, seq, content_hash, token_count, occurred_at, embedding, body_enc, fts, created_at,
+          updated_at, state, valid_from, valid_to, superseded_by)
         VALUES ${join(rows, ',\n')}
         ON CONFLICT (tenant, bank_id, space, content_hash) WHERE source_id IS NULL DO NOTHING
         RETURNING id`,
@@ -326,7 +340,7 @@ export interface BankSelection {
   space: string | undefined;
 }
 
-function selectionSql({ tenant, bankId, space }: BankSelection): Sql {
+export function selectionSql({ tenant, bankId, space }: BankSelection): Sql {
   const inSpace = space === undefined ? sql`` : sql` AND space = ${space}`;
   return sql`tenant = ${tenant} AND bank_id = ${bankId}${inSpace}`;
 }

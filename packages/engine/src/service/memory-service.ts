@@ -27,6 +27,8 @@ import { clearMemories, deleteMemory, deleteWhere, type BankSelection, type Memo
 import { MEMORY_TYPES, type Partition } from '../memory/types.js';
 import { unknownMemories } from '../memory/supersede.js';
 import { readHistory } from '../memory/history-store.js';
+import { importRecords, type ImportOutcome, type ImportRecord } from '../memory/import.js';
+import { exportPage, type ExportKey } from '../memory/transfer-store.js';
 import type { Queryable } from '../db/database.js';
 import { fieldsOf, type Filter } from '../filters/ast.js';
 import { recall, type RecallDependencies } from '../recall/pipeline.js';
@@ -51,6 +53,9 @@ import type {
   RetainRequest,
   RetainResult,
 } from './types.js';
+
+/** Rows an export reads from the database at a time. */
+const EXPORT_PAGE_ROWS = 500;
 
 /** Candidates per retrieval arm for each named budget. */
 export const BUDGETS = { low: 40, mid: 100, high: 300 } as const;
@@ -353,6 +358,27 @@ export class MemoryService {
   async getMemories(selection: BankSelection, ids: readonly string[]): Promise<Array<Memory | undefined>> {
     const found = new Map((await this.parts.store.getMany(selection, ids)).map((m) => [m.id, m]));
     return ids.map((id) => found.get(id));
+  }
+
+  /**
+   * The bank's memories (of one space, when given) in export order (retained memories, then facts, each by id), read
+   * from the database a page at a time, so a bank of any size is exported in bounded memory.
+   */
+  async *exportMemories(selection: BankSelection): AsyncGenerator<Memory> {
+    let after: ExportKey | undefined;
+    do {
+      const page = await exportPage(this.parts.db, this.parts.store, selection, after, EXPORT_PAGE_ROWS);
+      yield* page.memories;
+      after = page.last;
+    } while (after !== undefined);
+  }
+
+  /** Stores a batch of exported memories (import.ts): one outcome per record, in order. */
+  async importMemories(tenant: string, bankId: string, records: readonly ImportRecord[]): Promise<ImportOutcome[]> {
+    const outcomes = await importRecords(this.parts, tenant, bankId, records);
+    this.parts.metrics.operations.inc({ operation: 'import' });
+    this.parts.metrics.memoriesRetained.inc(outcomes.filter((o) => o === 'imported').length);
+    return outcomes;
   }
 
   /**

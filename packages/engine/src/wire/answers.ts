@@ -239,3 +239,6 @@ export function operationAnswer(o: Operation) {
     finished_at: iso(o.finishedAt),
   };
 }
+
+/** A memory as one line of an export (application/x-ndjson): its wire fields, which an import reads back. */
+export const exportLine = (m: Memory): string => `${JSON.stringify(memoryFields(m))}\n`;

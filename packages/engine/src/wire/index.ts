@@ -12,6 +12,8 @@ export {
   BulkGetBody,
   BulkUpdateBody,
   ClearQuery,
+  ExportQuery,
+  ImportQuery,
   MemoryListQuery,
   MemoryPatchBody,
   MemoryPath,

@@ -404,6 +404,31 @@ export const BulkGetAnswer = Type.Object({
   ),
 });
 
+export const ExportQuery = Type.Object({ space: Type.Optional(Space) }, open);
+
+export const ImportQuery = Type.Object(
+  {
+    space: Type.Optional(Type.String({ pattern: SPACE_PATTERN, description: 'Every line goes to this space' })),
+    format: Type.Optional(
+      Type.Union([Type.Literal('ndjson'), Type.Literal('mem0')], {
+        description: 'ndjson (default): lines of an export (or of mem0 memories); mem0: one mem0 get_all JSON document',
+      }),
+    ),
+  },
+  open,
+);
+
+export const ImportAnswer = Type.Object({
+  imported: Type.Integer(),
+  skipped: Type.Integer({ description: 'Already in the bank: the same id, or the same content in the same space' }),
+  failed: Type.Array(
+    Type.Object({
+      line: Type.Integer({ description: 'The line (format=mem0: the memory) from 1' }),
+      problem: Type.String(),
+    }),
+  ),
+});
+
 export const DeleteAnswer = Type.Object({
   success: Type.Boolean(),
   deleted_count: Type.Integer(),
