@@ -10,6 +10,10 @@ export {
   type ListBanksOptions,
   type ListMemoriesOptions,
   type ClearMemoriesOptions,
+  type DeleteMatchingOptions,
+  type BulkOptions,
+  type ExportOptions,
+  type ImportOptions,
   type RetainMessagesOptions,
 } from './client.js';
 export { MnemosError, parseRetryAfter, type FieldError } from './errors.js';
