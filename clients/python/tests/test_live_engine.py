@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import json
 import os
 import subprocess
 import sys
@@ -205,6 +206,33 @@ class LiveEngine(unittest.TestCase):
         with self.assertRaises(MnemosError) as caught:
             self.client.update_memory(bank, str(uuid.uuid4()), tags=["x"])
         self.assertEqual(caught.exception.status, 404)
+
+    def test_bulk_update_get_delete_export_import(self) -> None:
+        bank = unique_bank("bulk")
+        ids = self.client.retain_batch(bank, ["Ida sails on Sundays.", "Ida sails a red dinghy.", "Ida bakes bread."]
+                                       ).memory_ids
+        self.assertEqual(self.client.update_memories(bank, ids=ids[:2], tags=["sailing"], metadata={"k": "v"}), 2)
+        missing = str(uuid.uuid4())
+        got = self.client.get_memories(bank, [ids[1], missing, ids[2]])
+        self.assertEqual([m.tags if m else None for m in got], [["sailing"], None, []])
+        self.assertEqual(self.client.update_memories(bank, filter={"tags": {"contains": "sailing"}}, state="invalidated"),
+                         2)
+        self.assertEqual(self.client.delete_matching(bank, {"metadata.k": "v"}, dry_run=True).deleted_count, 2)
+        with self.assertRaises(MnemosError) as caught:
+            self.client.update_memories(bank, ids=ids)
+        self.assertEqual((caught.exception.status, caught.exception.code), (400, "validation_failed"))
+        lines = self.client.export_memories(bank)
+        self.assertEqual({line["id"] for line in lines}, set(ids))
+        target = unique_bank("bulk-target")
+        # Ids are unique per tenant: into another bank of the same engine the lines go without theirs.
+        fresh = [{k: v for k, v in line.items() if k != "id"} for line in lines]
+        self.assertEqual(self.client.import_memories(bank, lines), {"imported": 0, "skipped": 3, "failed": []})
+        result = self.client.import_memories(target, fresh + [{"text": ""}])
+        self.assertEqual((result["imported"], result["skipped"], [f["line"] for f in result["failed"]]), (3, 0, [4]))
+        mem0 = {"results": [{"id": str(uuid.uuid4()), "memory": "Ida's boat is called Wren.", "user_id": "ida"}]}
+        self.assertEqual(self.client.import_memories(target, json.dumps(mem0), format="mem0")["imported"],
+                         1)
+        self.assertEqual(self.client.delete_matching(target, {"metadata.user_id": "ida"}).deleted_count, 1)
 
     def test_supersedes_validity_and_history(self) -> None:
         bank = unique_bank("validity")
@@ -410,6 +438,17 @@ class LiveEngineAsync(unittest.IsolatedAsyncioTestCase):
         history = await self.client.memory_history(bank, memory_id)
         self.assertEqual([v.change for v in history], ["create", "expire"])
         self.assertEqual(history[1].valid_to, "2030-01-01T00:00:00.000Z")
+
+    async def test_bulk_calls(self) -> None:
+        bank = unique_bank("async-bulk")
+        ids = (await self.client.retain_batch(bank, ["Jon climbs.", "Jon swims."])).memory_ids
+        self.assertEqual(await self.client.update_memories(bank, ids=ids, tags=["sport"]), 2)
+        self.assertEqual([m.tags for m in await self.client.get_memories(bank, ids) if m], [["sport"], ["sport"]])
+        text = await self.client.export_text(bank)
+        lines = [{k: v for k, v in json.loads(line).items() if k != "id"} for line in text.splitlines()]
+        target = unique_bank("async-bulk-target")
+        self.assertEqual((await self.client.import_memories(target, lines))["imported"], 2)
+        self.assertEqual((await self.client.delete_matching(target, {"tags": "sport"})).deleted_count, 2)
 
     async def test_errors_are_mapped(self) -> None:
         with self.assertRaises(MnemosError) as caught:

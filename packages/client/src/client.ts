@@ -5,10 +5,17 @@ import type {
   BankList,
   BankListQuery,
   BankProfile,
+  BulkUpdateResult,
   ClearQuery,
   DeleteMatchingResult,
   DeleteResult,
+  ExportedMemory,
+  ExportQuery,
   Filter,
+  ImportQuery,
+  ImportResult,
+  MemoriesResult,
+  MemorySet,
   Memory,
   MemoryList,
   MemoryListQuery,
@@ -76,6 +83,9 @@ export interface DeleteMatchingOptions extends RequestOptions {
   dry_run?: boolean | undefined;
 }
 export type ClearMemoriesOptions = ClearQuery & RequestOptions;
+export type BulkOptions = { space?: string } & RequestOptions;
+export type ExportOptions = ExportQuery & RequestOptions;
+export type ImportOptions = ImportQuery & RequestOptions;
 /** Defaults for every message (timestamp, context, metadata, tags, document_id), the space and async. */
 export type RetainMessagesOptions = Omit<RetainRequest, 'content' | 'items' | 'messages'> & RequestOptions;
 
@@ -107,6 +117,8 @@ type QueryValue = string | number | boolean | string[] | null | undefined;
 
 interface Call extends RequestOptions {
   body?: unknown;
+  /** A body sent as it is (an import), with its media type. */
+  rawBody?: { text: string; type: string } | undefined;
   query?: Record<string, QueryValue> | undefined;
 }
 
@@ -223,7 +235,10 @@ export class Mnemos {
     const headers: Record<string, string> = { accept, ...this.headers };
     if (this.apiKey !== undefined) headers['authorization'] = `Bearer ${this.apiKey}`;
     let body: string | undefined;
-    if (call.body !== undefined) {
+    if (call.rawBody !== undefined) {
+      headers['content-type'] = call.rawBody.type;
+      body = call.rawBody.text;
+    } else if (call.body !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(call.body);
     }
@@ -525,6 +540,93 @@ export class Mnemos {
     return this.request('DELETE', this.bankPath(bankId, '/memories'), {
       ...req,
       query: query as Record<string, QueryValue>,
+    });
+  }
+
+  /**
+   * Sets metadata, tags or state on every memory a filter passes or ids name, in one transaction (each gets a version
+   * in its history, as `updateMemory` gives); each field set replaces the old value.
+   */
+  updateMemories(
+    bankId: string,
+    which: { filter: Filter } | { ids: string[] },
+    set: MemorySet,
+    options?: BulkOptions,
+  ): Promise<BulkUpdateResult> {
+    const [req, fields] = split(options);
+    return this.request('POST', this.bankPath(bankId, '/memories/update'), {
+      ...req,
+      body: this.withSpace({ ...fields, ...which, set }),
+    });
+  }
+
+  /** Several memories by id (at most 1000), in the order asked; an id without a memory answers `found: false`. */
+  getMemories(bankId: string, ids: string[], options?: BulkOptions): Promise<MemoriesResult> {
+    const [req, fields] = split(options);
+    return this.request('POST', this.bankPath(bankId, '/memories/get'), {
+      ...req,
+      body: this.withSpace({ ...fields, ids }),
+    });
+  }
+
+  /**
+   * The export of a bank as its NDJSON text arrives, a piece at a time (`exportMemories` reads it as memories). The
+   * call's timeout covers its start; the stream then runs as long as the bank takes.
+   */
+  async *exportText(bankId: string, options?: ExportOptions): AsyncGenerator<string> {
+    const [req, query] = split(options);
+    const path = this.bankPath(bankId, '/export');
+    const call: Call = { ...req, query: this.withSpace(query) as Record<string, QueryValue> };
+    const answer = (await this.send(
+      'GET',
+      path,
+      call,
+      'application/x-ndjson, application/problem+json',
+      leaveUnread,
+    )) as Response;
+    if (answer.body === null) return;
+    const decoder = new TextDecoder();
+    const reader = (answer.body as ReadableStream<Uint8Array>).getReader();
+    try {
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        yield decoder.decode(read.value, { stream: true });
+      }
+    } finally {
+      // Leaving the loop early closes the connection.
+      await reader.cancel().catch(() => undefined);
+    }
+    const rest = decoder.decode();
+    if (rest !== '') yield rest;
+  }
+
+  /** Every memory of a bank (retained memories, then facts), as `GET .../export` streams them. */
+  async *exportMemories(bankId: string, options?: ExportOptions): AsyncGenerator<ExportedMemory> {
+    let pending = '';
+    for await (const text of this.exportText(bankId, options)) {
+      const lines = (pending + text).split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) if (line !== '') yield JSON.parse(line) as ExportedMemory;
+    }
+    if (pending !== '') yield JSON.parse(pending) as ExportedMemory;
+  }
+
+  /**
+   * Imports memories: the lines of an export (NDJSON text, or the memories themselves), or with `format: 'mem0'` a
+   * mem0 get_all document. Ids are kept, memories already in the bank skipped, bad lines reported by number. One
+   * call is one request, within the server's import limit: send a large export in parts.
+   */
+  importMemories(
+    bankId: string,
+    memories: string | ReadonlyArray<Record<string, unknown>>,
+    options?: ImportOptions,
+  ): Promise<ImportResult> {
+    const [req, query] = split(options);
+    const text = typeof memories === 'string' ? memories : memories.map((m) => JSON.stringify(m)).join('\n');
+    const type = options?.format === 'mem0' ? 'application/json' : 'application/x-ndjson';
+    return this.request('POST', this.bankPath(bankId, '/import'), {
+      ...req,
+      query: query as Record<string, QueryValue>,
+      rawBody: { text, type },
     });
   }
 

@@ -11,6 +11,9 @@ export {
   type ListMemoriesOptions,
   type ClearMemoriesOptions,
   type DeleteMatchingOptions,
+  type BulkOptions,
+  type ExportOptions,
+  type ImportOptions,
   type RetainMessagesOptions,
 } from './client.js';
 export { MnemosError, parseRetryAfter, type FieldError } from './errors.js';

@@ -30,6 +30,20 @@ export type MemoryPatch = RequestBody<'updateMemory'>;
 export type MemoryHistory = Ok<'getMemoryHistory'>;
 export type MemoryVersion = MemoryHistory['items'][number];
 export type ClearQuery = Query<'clearMemories'>;
+/** A filter expression (docs/api.md, "Filters"): and/or/not over `{FIELD: {OP: VALUE}}` conditions. */
+export type Filter = Record<string, unknown>;
+export type BulkUpdateRequest = RequestBody<'updateMatchingMemories'>;
+/** What a bulk update sets on every memory it selects. */
+export type MemorySet = BulkUpdateRequest['set'];
+export type BulkUpdateResult = Ok<'updateMatchingMemories'>;
+/** A bulk get's answer: one entry per id asked, in order; `found: false` (and `memory: null`) where there is none. */
+export type MemoriesResult = Ok<'getMemories'>;
+/** One line of an export: a memory's fields (`source_id` names a fact's source). */
+export type ExportedMemory = Omit<Memory, 'fact_type'>;
+export type ExportQuery = Query<'exportMemories'>;
+export type ImportQuery = Query<'importMemories'>;
+/** What an import did: memories stored, already there (skipped), and the lines it could not use, with why. */
+export type ImportResult = Ok<'importMemories'>;
 export type DeleteResult = Ok<'deleteMemory'>;
 export type Budget = NonNullable<RecallRequest['budget']>;
 /** A chat turn for retainMessages: `{role, content, name?, timestamp?}`. */

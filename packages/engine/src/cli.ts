@@ -23,6 +23,8 @@ async function main(argv: string[]): Promise<number> {
     case 'reflect':
     case 'banks':
     case 'memories':
+    case 'export':
+    case 'import':
       return (await import('./cli/remote.js')).remote(command, args, processIo());
     case 'rotate-key':
       return (await import('./crypto/admin.js')).rotateKeyCommand(args, process.env);

@@ -216,3 +216,23 @@ test('the mnemos binary: MNEMOS_URL, --json, help and unknown commands', async (
   assert.equal(down.code, 1);
   assert.match(down.err, /connection_error/);
 });
+
+test('export writes the bank as NDJSON and import reads it into another bank, numbering failed lines', async () => {
+  await mnemos('retain', ['cli-export', 'Export me please.']);
+  await mnemos('retain', ['cli-export', 'Export me too.']);
+  const exported = await mnemos('export', ['cli-export']);
+  assert.equal(exported.code, 0, exported.err);
+  const lines = exported.out.split('\n').filter((l) => l !== '');
+  assert.deepEqual(lines.map((l) => (JSON.parse(l) as { text: string }).text).sort(), [
+    'Export me please.',
+    'Export me too.',
+  ]);
+  const copied = lines.map((l) => JSON.stringify({ ...(JSON.parse(l) as object), id: undefined }));
+  const imported = await mnemos('import', ['cli-import'], [...copied, '{"text": 7}'].join('\n'));
+  assert.equal(imported.code, 1, 'a failed line makes the exit code 1');
+  assert.match(imported.out, /Imported 2, skipped 0 already there, 1 failed/);
+  assert.match(imported.err, /^line 3: text must be non-empty text/m);
+  const again = await mnemos('import', ['cli-import', '--json'], copied.join('\n'));
+  assert.equal(again.code, 0);
+  assert.deepEqual(JSON.parse(again.out), { imported: 0, skipped: 2, failed: [] });
+});

@@ -51,11 +51,12 @@ async function tool(client: Client, name: string, args: Record<string, unknown>)
   return JSON.parse(textOf(result)) as Record<string, unknown>;
 }
 
-test('lists six tools with JSON schemas, descriptions and hints; /version shows mcp enabled', async () => {
+test('lists seven tools with JSON schemas, descriptions and hints; /version shows mcp enabled', async () => {
   const client = await connect('/mcp');
   const { tools } = await client.listTools();
   const byName = new Map(tools.map((t) => [t.name, t]));
   assert.deepEqual([...byName.keys()].sort(), [
+    'delete_memories',
     'delete_memory',
     'list_banks',
     'list_memories',
@@ -298,6 +299,26 @@ test('examples/mcp-client.ts runs against the engine', async () => {
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
   const code = await new Promise<number | null>((done) => child.on('close', done));
   assert.equal(code, 0, output);
-  assert.match(output, /tools: retain, recall, reflect, list_memories, delete_memory, list_banks/);
+  assert.match(output, /tools: retain, recall, reflect, list_memories, delete_memory, delete_memories, list_banks/);
   assert.match(output, /Bob is allergic to peanuts/);
+});
+
+test('delete_memories counts with dry_run, then deletes what the filter passes; a missing filter is a tool error', async () => {
+  const client = await connect('/mcp');
+  for (const content of ['Zoe keeps a journal.', 'Zoe keeps bees.', 'Zoe rides a tram.'])
+    await tool(client, 'retain', { bank_id: 'mcp-bulk', content, tags: content.includes('keeps') ? ['keeps'] : [] });
+  const filter = { tags: { contains: 'keeps' } };
+  const dry = await tool(client, 'delete_memories', { bank_id: 'mcp-bulk', filter, dry_run: true });
+  assert.equal(dry['deleted_count'], 2);
+  assert.equal((await tool(client, 'list_memories', { bank_id: 'mcp-bulk' }))['total'], 3);
+  const done = await tool(client, 'delete_memories', { bank_id: 'mcp-bulk', filter });
+  assert.equal(done['deleted_count'], 2);
+  assert.equal((await tool(client, 'list_memories', { bank_id: 'mcp-bulk' }))['total'], 1);
+  const bad = await client.callTool({
+    name: 'delete_memories',
+    arguments: { bank_id: 'mcp-bulk', filter: { tags: { gt: 1 } } },
+  });
+  assert.equal(bad.isError, true);
+  assert.match(textOf(bad), /filter/);
+  await client.close();
 });

@@ -45,10 +45,11 @@ async function tool(client: Client, name: string, args: Record<string, unknown>)
   return JSON.parse(textOf(result)) as Record<string, unknown>;
 }
 
-test('stdio: the six tools are listed and each one works against the engine', async () => {
+test('stdio: the seven tools are listed and each one works against the engine', async () => {
   const client = await connect();
   const { tools } = await client.listTools();
   assert.deepEqual(tools.map((t) => t.name).sort(), [
+    'delete_memories',
     'delete_memory',
     'list_banks',
     'list_memories',

@@ -27,6 +27,7 @@ const TOOL_SCOPES: Record<string, { scope: Scope; metric?: Metric }> = {
   list_memories: { scope: 'memory:recall' },
   list_banks: { scope: 'memory:recall' },
   delete_memory: { scope: 'memory:delete' },
+  delete_memories: { scope: 'memory:delete' },
 };
 
 type Json = Record<string, unknown>;
@@ -90,7 +91,7 @@ function checkCall(principal: Principal, bank: string | undefined, call: ToolCal
   }
   // list_banks takes no space: its answer is filtered to the credential's banks and spaces instead.
   if (principal.spaces !== null && call.name !== 'list_banks') {
-    if (call.name === 'delete_memory') {
+    if (call.name === 'delete_memory' || call.name === 'delete_memories') {
       throw problem('forbidden', 'mcpDeleteWithSpaces');
     }
     requireSpace(principal, typeof call.args['space'] === 'string' ? call.args['space'] : 'default');

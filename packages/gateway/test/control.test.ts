@@ -158,6 +158,8 @@ describe('gateway control plane', () => {
       ['memory:delete', 'DELETE', '/v1/me/banks/alice'],
       ['memory:delete', 'DELETE', '/v1/me/banks/alice/memories'],
       ['memory:delete', 'POST', '/v1/me/banks/alice/memories/delete', { filter: { type: 'world' } }],
+      ['memory:retain', 'POST', '/v1/me/banks/alice/memories/update', { ids: [], set: {} }],
+      ['memory:retain', 'POST', '/v1/me/banks/alice/import', {}],
       ['memory:delete', 'DELETE', '/v1/me/banks/alice/memories/0b8f8a36-1b7e-4a43-9d40-4d3b3f6fd111'],
       ['project:read', 'GET', '/v1/me/usage'],
       ['project:write', 'POST', '/v1/me/keys', {}],

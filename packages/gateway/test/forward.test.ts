@@ -284,6 +284,115 @@ describe('gateway in front of a real engine', () => {
     assert.ok(isProblem(listDefault, 403));
   });
 
+  it('bulk get, update, export and import: each under its scope, an import counted like retains', async () => {
+    const owner = await setupProject(h.url);
+    const retainIn = async (content: string, space: string) =>
+      String(
+        (
+          obj(
+            (await call(h.url, 'POST', '/v1/me/banks/bulk/memories', { token: owner.key, body: { content, space } }))
+              .body,
+          )['memory_ids'] as string[]
+        )[0],
+      );
+    const figs = await retainIn('Ivo likes figs.', 'default');
+    const plums = await retainIn('Ivo likes plums.', 'acme');
+    const keyWith = async (body: Json) =>
+      String(
+        obj((await call(h.url, 'POST', `/admin/projects/${owner.projectId}/keys`, { token: ADMIN_TOKEN, body })).body)[
+          'key'
+        ],
+      );
+    const reader = await keyWith({ scopes: ['memory:recall'] });
+    const writer = await keyWith({ scopes: ['memory:retain'] });
+    const acme = await keyWith({ spaces: ['acme'] });
+
+    const got = await call(h.url, 'POST', '/v1/me/banks/bulk/memories/get', {
+      token: reader,
+      body: { ids: [figs, plums] },
+    });
+    assert.equal(got.status, 200, got.text);
+    assert.deepEqual(
+      (obj(got.body)['items'] as Json[]).map((i) => i['found']),
+      [true, true],
+    );
+    const spaced = await call(h.url, 'POST', '/v1/me/banks/bulk/memories/get', {
+      token: acme,
+      body: { ids: [figs, plums], space: 'acme' },
+    });
+    assert.deepEqual(
+      (obj(spaced.body)['items'] as Json[]).map((i) => i['found']),
+      [false, true],
+      'a space-limited key reads in its own space only',
+    );
+    const outside = await call(h.url, 'POST', '/v1/me/banks/bulk/memories/get', { token: acme, body: { ids: [figs] } });
+    assert.ok(isProblem(outside, 403), 'a space-limited key naming no space asks for `default`, outside its spaces');
+    assert.ok(
+      isProblem(
+        await call(h.url, 'POST', '/v1/me/banks/bulk/memories/get', { token: writer, body: { ids: [figs] } }),
+        403,
+        'insufficient_scope',
+      ),
+    );
+    const update = { ids: [figs, plums], set: { tags: ['fruit'] } };
+    assert.ok(
+      isProblem(
+        await call(h.url, 'POST', '/v1/me/banks/bulk/memories/update', { token: reader, body: update }),
+        403,
+        'insufficient_scope',
+      ),
+    );
+    const inAcme = await call(h.url, 'POST', '/v1/me/banks/bulk/memories/update', {
+      token: acme,
+      body: { ...update, space: 'acme' },
+    });
+    assert.equal(obj(inAcme.body)['updated_count'], 1);
+    const updated = await call(h.url, 'POST', '/v1/me/banks/bulk/memories/update', { token: writer, body: update });
+    assert.equal(obj(updated.body)['updated_count'], 2);
+    const bad = await call(h.url, 'POST', '/v1/me/banks/bulk/memories/update', {
+      token: writer,
+      body: { ids: [figs] },
+    });
+    assert.ok(isProblem(bad, 400, 'validation_failed'));
+
+    assert.ok(
+      isProblem(await call(h.url, 'GET', '/v1/me/banks/bulk/export', { token: writer }), 403, 'insufficient_scope'),
+    );
+    const exported = await call(h.url, 'GET', '/v1/me/banks/bulk/export', { token: reader });
+    assert.equal(exported.status, 200, exported.text);
+    assert.equal(exported.headers.get('content-type'), 'application/x-ndjson');
+    const lines = exported.text.split('\n').filter((l) => l !== '');
+    assert.equal(lines.length, 2);
+
+    const target = await setupProject(h.url);
+    const importBody = {
+      raw: `${lines.join('\n')}\n\n{"text": ""}\n`,
+      headers: { 'content-type': 'application/x-ndjson' },
+    };
+    assert.ok(
+      isProblem(
+        await call(h.url, 'POST', '/v1/me/banks/moved/import', { token: reader, ...importBody }),
+        403,
+        'insufficient_scope',
+      ),
+    );
+    const imported = await call(h.url, 'POST', '/v1/me/banks/moved/import', { token: target.key, ...importBody });
+    assert.equal(imported.status, 200, imported.text);
+    assert.equal(obj(imported.body)['imported'], 2);
+    assert.equal((obj(imported.body)['failed'] as Json[]).length, 1);
+    const usage = await call(h.url, 'GET', '/v1/me/usage', { token: target.key });
+    assert.deepEqual(
+      obj(usage.body)['memories'],
+      { used: 2, limit: 1000 },
+      'the bad line reserved a unit and gave it back',
+    );
+    const moved = await call(h.url, 'POST', '/v1/me/banks/moved/memories/get', {
+      token: target.key,
+      body: { ids: [figs] },
+    });
+    assert.equal((obj(moved.body)['items'] as Json[])[0]?.['found'], true, 'the import keeps ids');
+  });
+
   it('stops exactly at the quota under 50 concurrent requests, counting no refused or failed request', async () => {
     const { key, projectId } = await setupProject(h.url, {
       quotas: { recalls: 20, memories: 10, requests_per_minute: 10_000 },

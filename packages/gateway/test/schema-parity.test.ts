@@ -218,6 +218,25 @@ const BULK_DELETE: Fixture[] = [
   { name: 'dry_run a string', body: { filter: { type: 'world' }, dry_run: 'yes' } },
 ];
 
+const SOME_ID = '0b8f8a36-1b7e-4a43-9d40-4d3b3f6fd111';
+const BULK_UPDATE: Fixture[] = [
+  { name: 'ids and tags', body: { ids: [SOME_ID], set: { tags: ['a'] } } },
+  { name: 'a filter and a state', body: { filter: { type: 'world' }, set: { state: 'invalidated' } } },
+  { name: 'no selection', body: { set: { tags: ['a'] } } },
+  { name: 'both selections', body: { ids: [SOME_ID], filter: { type: 'world' }, set: { tags: ['a'] } } },
+  { name: 'an empty set', body: { ids: [SOME_ID], set: {} } },
+  { name: 'no set', body: { ids: [SOME_ID] } },
+  { name: 'an id that is no UUID', body: { ids: ['x'], set: { tags: ['a'] } } },
+  { name: 'a bad state', body: { ids: [SOME_ID], set: { state: 'gone' } } },
+];
+
+const BULK_GET: Fixture[] = [
+  { name: 'one id', body: { ids: [SOME_ID] } },
+  { name: 'no ids', body: { ids: [] } },
+  { name: 'an id that is no UUID', body: { ids: [SOME_ID, 'x'] } },
+  { name: 'ids a string', body: { ids: SOME_ID } },
+];
+
 const LIST_QUERIES = [
   `filter=${encodeURIComponent('{"metadata.project":"apollo"}')}`,
   `filter=${encodeURIComponent('{"timestamp":{"after":"2024"}}')}`,
@@ -378,6 +397,18 @@ describe('the gateway validates forwarded requests as the engine does', () => {
       routes: [
         { method: 'POST', engine: '/banks/{bank}/memories/delete', gateway: '/v1/me/banks/{bank}/memories/delete' },
       ],
+    },
+    {
+      what: 'bulk updates',
+      fixtures: [...BULK_UPDATE, ...RAW],
+      routes: [
+        { method: 'POST', engine: '/banks/{bank}/memories/update', gateway: '/v1/me/banks/{bank}/memories/update' },
+      ],
+    },
+    {
+      what: 'bulk gets',
+      fixtures: [...BULK_GET, ...RAW],
+      routes: [{ method: 'POST', engine: '/banks/{bank}/memories/get', gateway: '/v1/me/banks/{bank}/memories/get' }],
     },
   ];
 

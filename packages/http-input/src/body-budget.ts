@@ -68,15 +68,18 @@ export class BodyBudget {
     return this.inFlightBytes;
   }
 
-  /** The bytes a request may buffer: its declared length, or the body limit when it streams without one. */
-  claimFor(headers: FastifyRequest['headers']): number {
+  /**
+   * The bytes a request may buffer: its declared length, or the body limit when it streams without one (`limit`: its
+   * route's body limit, the server's by default).
+   */
+  claimFor(headers: FastifyRequest['headers'], limit = this.limits.maxBodyBytes): number {
     const declared = headers['content-length'];
     if (declared !== undefined) {
       const length = Number(declared);
       // A declared length over the limit is refused by the body parser before any byte is read.
-      return Number.isFinite(length) && length > 0 && length <= this.limits.maxBodyBytes ? length : 0;
+      return Number.isFinite(length) && length > 0 && length <= limit ? length : 0;
     }
-    return headers['transfer-encoding'] === undefined ? 0 : this.limits.maxBodyBytes;
+    return headers['transfer-encoding'] === undefined ? 0 : limit;
   }
 
   /** Takes `bytes` for a request on `socket`; answers why not when a budget is spent. */
@@ -114,11 +117,19 @@ export class BodyBudget {
    */
   register(app: FastifyInstance, refuse: BodyBudgetRefusal, tooLargeDetail: string): void {
     app.addHook('onRequest', (request, reply, done) => {
-      if (this.declaresTooMuch(request.headers)) {
-        refuseAndLinger(request, reply, refuse, problem('payload_too_large', 'stated', { detail: tooLargeDetail }));
+      // A route may have a body limit of its own (an import); one that reads its body as a stream holds none of it at
+      // once, so it claims nothing.
+      const streamed = (request.routeOptions.config as { streamedBody?: boolean } | undefined)?.streamedBody === true;
+      const limit = request.routeOptions.bodyLimit;
+      if (this.declaresTooMuch(request.headers, limit)) {
+        const detail =
+          limit === this.limits.maxBodyBytes
+            ? tooLargeDetail
+            : `The body is larger than this route's limit of ${limit} bytes; send it in parts.`;
+        refuseAndLinger(request, reply, refuse, problem('payload_too_large', 'stated', { detail }));
         return;
       }
-      const bytes = this.claimFor(request.headers);
+      const bytes = streamed ? 0 : this.claimFor(request.headers, limit);
       if (bytes === 0) {
         done();
         return;
@@ -140,9 +151,9 @@ export class BodyBudget {
     });
   }
 
-  private declaresTooMuch(headers: FastifyRequest['headers']): boolean {
+  private declaresTooMuch(headers: FastifyRequest['headers'], limit: number): boolean {
     const declared = headers['content-length'];
-    return declared !== undefined && Number(declared) > this.limits.maxBodyBytes;
+    return declared !== undefined && Number(declared) > limit;
   }
 }
 

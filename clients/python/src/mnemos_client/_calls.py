@@ -5,7 +5,7 @@ sends them and awaits. The docstrings here are the methods' docstrings."""
 from __future__ import annotations
 
 import datetime as _dt
-import json as _json
+import json
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Union
 
 from ._wire import Call, Settings, encode_segment
@@ -411,7 +411,7 @@ def list_memories(
         "as_of": _time(as_of),
         "include_superseded": include_superseded,
         # The query string carries the expression as JSON text.
-        "filter": None if filter is None else _json.dumps(filter, ensure_ascii=False, separators=(",", ":")),
+        "filter": None if filter is None else json.dumps(filter, ensure_ascii=False, separators=(",", ":")),
     }
     return Call("GET", settings.bank_path(bank_id, "/memories"), MemoryList.from_json, query=query)
 
@@ -479,6 +479,77 @@ def clear_memories(settings: Settings, /, bank_id: str, *, space: Optional[str] 
     optionally of one ``type``."""
     return Call("DELETE", settings.bank_path(bank_id, "/memories"), DeleteResult.from_json,
                 query={"space": settings.space_or_default(space), "type": type})
+
+
+def _updated_count(data: Any) -> int:
+    return int(data["updated_count"]) if isinstance(data, dict) else 0
+
+
+def update_memories(
+    settings: Settings,
+    /,
+    bank_id: str,
+    *,
+    filter: Optional[Mapping[str, Any]] = None,
+    ids: Optional[Sequence[str]] = None,
+    metadata: Optional[Metadata] = None,
+    tags: Optional[Sequence[str]] = None,
+    state: Optional[str] = None,
+    space: Optional[str] = None,
+) -> Call[int]:
+    """Set ``metadata``, ``tags`` or ``state`` on every memory ``filter`` passes or ``ids`` names (one of the two), in
+    one transaction; each replaces the old value, as :meth:`update_memory` does. Answers how many memories changed."""
+    body = _drop_none({
+        "filter": _optional_dict(filter),
+        "ids": _optional_list(ids),
+        "set": _drop_none({"metadata": _optional_dict(metadata), "tags": _optional_list(tags), "state": state}),
+        "space": settings.space_or_default(space),
+    })
+    return Call("POST", settings.bank_path(bank_id, "/memories/update"), _updated_count, body=body)
+
+
+def _memories_in_order(data: Any) -> List[Optional[Memory]]:
+    items = data.get("items", []) if isinstance(data, dict) else []
+    return [Memory.from_json(i["memory"]) if i.get("found") else None for i in items]
+
+
+def get_memories(settings: Settings, /, bank_id: str, ids: Sequence[str], *,
+                 space: Optional[str] = None) -> Call[List[Optional[Memory]]]:
+    """Several memories by id (at most 1000), in the order asked: ``None`` where the bank holds no memory of an id."""
+    body = _drop_none({"ids": list(ids), "space": settings.space_or_default(space)})
+    return Call("POST", settings.bank_path(bank_id, "/memories/get"), _memories_in_order, body=body)
+
+
+def _ndjson(text: str) -> List[JsonDict]:
+    return [json.loads(line) for line in text.split("\n") if line.strip()]
+
+
+def export_memories(settings: Settings, /, bank_id: str, *, space: Optional[str] = None) -> Call[List[JsonDict]]:
+    """Every memory of the bank (retained memories, then facts) as the lines of ``GET .../export``, read whole: for a
+    bank larger than memory, stream the export with ``mnemos export BANK > bank.ndjson`` instead."""
+    return Call("GET", settings.bank_path(bank_id, "/export"), _ndjson,
+                query={"space": settings.space_or_default(space)}, text_answer=True)
+
+
+def _text(answer: Any) -> str:
+    return str(answer)
+
+
+def export_text(settings: Settings, /, bank_id: str, *, space: Optional[str] = None) -> Call[str]:
+    """The bank's export as its NDJSON text (one memory a line), read whole."""
+    return Call("GET", settings.bank_path(bank_id, "/export"), _text,
+                query={"space": settings.space_or_default(space)}, text_answer=True)
+
+
+def import_memories(settings: Settings, /, bank_id: str, memories: Union[str, Sequence[Mapping[str, Any]]], *,
+                    space: Optional[str] = None, format: Optional[str] = None) -> Call[JsonDict]:
+    """Import memories: the lines of an export (NDJSON text, or the memories as dicts), or with ``format="mem0"`` a mem0
+    get_all JSON document. Ids are kept, memories already there skipped; answers ``{"imported", "skipped", "failed":
+    [{"line", "problem"}]}``. One call is one request, within the server's import limit."""
+    text = memories if isinstance(memories, str) else "\n".join(json.dumps(dict(m)) for m in memories)
+    media = "application/json" if format == "mem0" else "application/x-ndjson"
+    return Call("POST", settings.bank_path(bank_id, "/import"), _as_dict,
+                query={"space": space, "format": format}, raw_body=(text.encode("utf-8"), media))
 
 
 # ---------------------------------------------------------------------- the rest

@@ -119,6 +119,10 @@ class Call(Generic[T]):
     parse: Callable[[Any], T] = field(default=_identity)
     query: Optional[Mapping[str, Any]] = None
     body: Optional[Mapping[str, Any]] = None
+    #: A body sent as it is (an import): its bytes and media type, instead of ``body`` as JSON.
+    raw_body: Optional[Tuple[bytes, str]] = None
+    #: The answer is not JSON (an export's NDJSON): ``parse`` gets its text.
+    text_answer: bool = False
 
 
 @dataclass(frozen=True)
@@ -166,7 +170,9 @@ def build_request(settings: Settings, call: "Call[Any]") -> HttpRequest:
         url += "?" + urllib.parse.urlencode(pairs)
     headers = dict(settings.headers)
     data = None
-    if call.body is not None:
+    if call.raw_body is not None:
+        data, headers["Content-Type"] = call.raw_body
+    elif call.body is not None:
         headers["Content-Type"] = "application/json"
         data = json.dumps(call.body, ensure_ascii=False).encode("utf-8")
     return HttpRequest(call.method, url, headers, data)
@@ -343,6 +349,8 @@ class Attempts(Generic[T]):
                 raise MnemosError(0, outcome.code, outcome.detail) from outcome.cause
             return delay
         if 200 <= outcome.status < 300:
+            if self._call.text_answer:
+                return Done(self._call.parse(outcome.body.decode("utf-8")))
             return Done(self._call.parse(decode_success(outcome.status, outcome.body)))
         error = error_from_answer(outcome.status, outcome.retry_after, outcome.body)
         retryable = outcome.status in (429, 503) and error.code not in PERMANENT_CODES

@@ -90,6 +90,46 @@ export interface paths {
         patch: operations["patchBank"];
         trace?: never;
     };
+    "/v1/{tenant}/banks/{bank}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream a bank's memories as NDJSON, one memory a line (retained memories first, then facts)
+         * @description Each line has the fields of a memory (id, text, type, space, metadata, tags, dates, state, validity, source_id for a fact); POST .../import reads the same lines back. Read from the database a page at a time.
+         */
+        get: operations["exportMemories"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/{tenant}/banks/{bank}/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import memories: the lines of an export (NDJSON), or a mem0 get_all document (format=mem0)
+         * @description Keeps ids, skips memories already in the bank (the same id, or the same content in the same space), embeds with this engine's model and seals under the bank's key. A bad line is reported and the rest go on. The body may be up to MNEMOS_API_MAX_IMPORT_BYTES (67108864 here); send larger exports in parts.
+         */
+        post: operations["importMemories"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/{tenant}/banks/{bank}/memories": {
         parameters: {
             query?: never;
@@ -168,6 +208,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/{tenant}/banks/{bank}/memories/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Get several memories by id, in the order asked (an id without a memory is marked, not an error) */
+        post: operations["getMemories"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/{tenant}/banks/{bank}/memories/list": {
         parameters: {
             query?: never;
@@ -196,6 +253,23 @@ export interface paths {
         put?: never;
         /** Recall memories relevant to a query */
         post: operations["recallMemories"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/{tenant}/banks/{bank}/memories/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set metadata, tags or state on the memories a filter passes or ids name, in one transaction */
+        post: operations["updateMatchingMemories"];
         delete?: never;
         options?: never;
         head?: never;
@@ -928,6 +1002,134 @@ export interface operations {
             };
         };
     };
+    exportMemories: {
+        parameters: {
+            query?: {
+                /** @description Space (organization); `default` when omitted */
+                space?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Bank id (URL-encoded) */
+                bank: string;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One memory a line */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: tenant_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    importMemories: {
+        parameters: {
+            query?: {
+                /** @description ndjson (default): lines of an export (or of mem0 memories); mem0: one mem0 get_all JSON document */
+                format?: "ndjson" | "mem0";
+                /** @description Every line goes to this space */
+                space?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Bank id (URL-encoded) */
+                bank: string;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        failed: {
+                            /** @description The line (format=mem0: the memory) from 1 */
+                            line: number;
+                            problem: string;
+                        }[];
+                        imported: number;
+                        /** @description Already in the bank: the same id, or the same content in the same space */
+                        skipped: number;
+                    };
+                };
+            };
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: tenant_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listMemories: {
         parameters: {
             query?: {
@@ -1581,6 +1783,74 @@ export interface operations {
             };
         };
     };
+    getMemories: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bank id (URL-encoded) */
+                bank: string;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                    space?: string | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One entry per id asked, in the order asked */
+                        items: {
+                            /** @description false: the bank (or space) holds no memory of this id */
+                            found: boolean;
+                            id: string;
+                            memory: components["schemas"]["Memory"] | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: tenant_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listMemoriesHindsight: {
         parameters: {
             query?: {
@@ -1751,6 +2021,83 @@ export interface operations {
                         usage: {
                             tokens: number;
                         };
+                    };
+                };
+            };
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: tenant_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateMatchingMemories: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bank id (URL-encoded) */
+                bank: string;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        /** @description Either `filter` or `ids` selects the memories */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description and/or/not over {FIELD: {OP: VALUE}} conditions (docs/api.md, "Filters") */
+                    filter?: unknown;
+                    ids?: string[];
+                    /** @description The fields to set on every memory selected; each replaces the old value, as PATCH does */
+                    set: {
+                        metadata?: {
+                            [key: string]: string;
+                        } | null;
+                        state?: "valid" | "invalidated";
+                        /** @description Tags; a JSON-encoded list or a single string is accepted too */
+                        tags?: string[] | string | null;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    space?: string | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        updated_count: number;
                     };
                 };
             };

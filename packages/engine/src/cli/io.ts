@@ -5,6 +5,8 @@ export interface CliIo {
   stderr(text: string): void;
   /** Reads all of standard input (for `mnemos retain <bank> -`). */
   readStdin(): Promise<string>;
+  /** Standard input as it arrives (for `mnemos import`, whose input may be larger than memory); else readStdin. */
+  stdinText?: () => AsyncIterable<string>;
   /** Terminal width for tables (undefined when not a terminal). */
   columns: number | undefined;
 }
@@ -18,6 +20,10 @@ export function processIo(): CliIo {
       const chunks: Buffer[] = [];
       for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
       return Buffer.concat(chunks).toString('utf8');
+    },
+    stdinText: async function* () {
+      process.stdin.setEncoding('utf8');
+      for await (const chunk of process.stdin) yield String(chunk);
     },
     columns: process.stdout.isTTY ? process.stdout.columns : undefined,
   };

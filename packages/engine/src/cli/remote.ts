@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { Mnemos, MnemosError, type Filter, type RecallOptions, type RetainOptions } from '@mnemos/client';
+import { Mnemos, MnemosError, type Filter, type ImportResult, type RecallOptions, type RetainOptions } from '@mnemos/client';
 import { shortDate, table } from './format.js';
 import { UsageError, type CliIo } from './io.js';
 
@@ -13,7 +13,7 @@ const COMMON = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
-export const REMOTE_COMMANDS = ['retain', 'recall', 'reflect', 'banks', 'memories'] as const;
+export const REMOTE_COMMANDS = ['retain', 'recall', 'reflect', 'banks', 'memories', 'export', 'import'] as const;
 export type RemoteCommand = (typeof REMOTE_COMMANDS)[number];
 
 /** The client for MNEMOS_URL / MNEMOS_API_KEY, or --url / --api-key. */
@@ -86,6 +86,47 @@ const json = (io: CliIo, value: unknown) => io.stdout(`${JSON.stringify(value, n
 function morePages(io: CliIo, shown: number, total: number, nextCursor: string | null | undefined): void {
   if (nextCursor !== null && nextCursor !== undefined)
     io.stdout(`(${shown} of ${total}; --cursor ${nextCursor} for the next page)\n`);
+}
+
+/** An import is sent in parts of at most this many lines and bytes, each well within any server's import limit. */
+const IMPORT_PART_LINES = 1000;
+const IMPORT_PART_CHARS = 1024 * 1024;
+
+/** Standard input's lines as they arrive. */
+async function* stdinLines(io: CliIo): AsyncGenerator<string> {
+  const chunks = io.stdinText?.() ?? [await io.readStdin()];
+  let pending = '';
+  for await (const chunk of chunks) {
+    const lines = (pending + chunk).split('\n');
+    pending = lines.pop() ?? '';
+    yield* lines;
+  }
+  if (pending !== '') yield pending;
+}
+
+/** Imports NDJSON from standard input in parts; failed lines are numbered in the whole input. */
+async function importLines(client: Mnemos, bank: string, space: string | undefined, io: CliIo): Promise<ImportResult> {
+  const total: ImportResult = { imported: 0, skipped: 0, failed: [] };
+  let part: string[] = [];
+  let chars = 0;
+  let first = 1;
+  const send = async () => {
+    if (part.length === 0) return;
+    const out = await client.importMemories(bank, part.join('\n'), { space });
+    total.imported += out.imported;
+    total.skipped += out.skipped;
+    for (const f of out.failed) total.failed.push({ line: f.line + first - 1, problem: f.problem });
+    first += part.length;
+    part = [];
+    chars = 0;
+  };
+  for await (const line of stdinLines(io)) {
+    part.push(line);
+    chars += line.length + 1;
+    if (part.length >= IMPORT_PART_LINES || chars >= IMPORT_PART_CHARS) await send();
+  }
+  await send();
+  return total;
 }
 
 /** Runs one memory command; answers the exit code (0 ok, 1 failed call, 2 usage mistake). */
@@ -258,6 +299,30 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
           return 0;
         }
         throw new UsageError(`unknown banks action "${action}" (list, get, delete)`);
+      }
+      case 'export': {
+        const { values, positionals } = parse(args, { space: { type: 'string' } });
+        const bank = need(positionals[0], 'bank id: mnemos export <bank> > bank.ndjson');
+        for await (const text of clientFrom(values, io.env).exportText(bank, { space: values.space })) io.stdout(text);
+        return 0;
+      }
+      case 'import': {
+        const { values, positionals } = parse(args, { space: { type: 'string' }, format: { type: 'string' } });
+        asJson = values.json === true;
+        const bank = need(positionals[0], 'bank id: mnemos import <bank> < bank.ndjson');
+        if (values.format !== undefined && values.format !== 'ndjson' && values.format !== 'mem0')
+          throw new UsageError('--format is ndjson (an export, the default) or mem0 (a mem0 get_all JSON document)');
+        const client = clientFrom(values, io.env);
+        const out =
+          values.format === 'mem0'
+            ? await client.importMemories(bank, await io.readStdin(), { space: values.space, format: 'mem0' })
+            : await importLines(client, bank, values.space, io);
+        if (asJson) json(io, out);
+        else {
+          io.stdout(`Imported ${out.imported}, skipped ${out.skipped} already there, ${out.failed.length} failed.\n`);
+          for (const f of out.failed) io.stderr(`line ${f.line}: ${f.problem}\n`);
+        }
+        return out.failed.length === 0 ? 0 : 1;
       }
       case 'memories': {
         const { values, positionals } = parse(args, {

@@ -20,6 +20,9 @@ Memory (against MNEMOS_URL, default http://localhost:8888; MNEMOS_API_KEY for a 
   memories list <bank>          memories, newest first [--space s] [--type t] [--q text] [--filter json]
         [--limit n] [--cursor c]
   memories get <bank> <id> | memories delete <bank> <id>
+  export <bank> [--space s]     the bank as NDJSON on standard output, one memory a line (mnemos export b > b.ndjson)
+  import <bank> [--space s] [--format ndjson|mem0]   memories from standard input (an export, or mem0's get_all
+        JSON with --format mem0); ids kept, memories already there skipped; exit 1 when a line failed
 
 Common options: --url <url>  --api-key <key>  --tenant <t>  --json (machine-readable output)
 `;

@@ -50,6 +50,8 @@ export interface EngineConfig {
   encryptionMasterKey: Buffer | undefined;
   authToken: string | undefined;
   maxBodyBytes: number;
+  /** Largest import body (POST .../import), read as a stream: its own limit, not the JSON body limit. */
+  maxImportBytes: number;
   /** Time limits and in-flight body budgets of the HTTP server (`@mnemos/http-input`, body-budget.ts). */
   http: HttpLimits;
   logLevel: EngineEnv['MNEMOS_API_LOG_LEVEL'];
@@ -128,6 +130,7 @@ export function loadEngineConfig(env: Env = process.env): EngineConfig {
       : undefined,
     authToken: e.MNEMOS_API_AUTH_TOKEN,
     maxBodyBytes: e.MNEMOS_API_MAX_BODY_BYTES,
+    maxImportBytes: e.MNEMOS_API_MAX_IMPORT_BYTES,
     http: httpLimits(e),
     logLevel: e.MNEMOS_API_LOG_LEVEL,
     logFormat: e.MNEMOS_API_LOG_FORMAT,

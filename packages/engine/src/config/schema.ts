@@ -159,6 +159,11 @@ export const engineEnvSchema = z.object({
     .int('must be a whole number of bytes')
     .min(1024, 'must be at least 1024 bytes')
     .default(1024 * 1024),
+  MNEMOS_API_MAX_IMPORT_BYTES: z.coerce
+    .number({ error: 'must be a number of bytes' })
+    .int('must be a whole number of bytes')
+    .min(1024, 'must be at least 1024 bytes')
+    .default(64 * 1024 * 1024),
   MNEMOS_API_HEADERS_TIMEOUT_MS: z.coerce
     .number({ error: 'must be a number of milliseconds' })
     .int('must be a whole number of milliseconds')

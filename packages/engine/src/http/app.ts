@@ -21,6 +21,7 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerMemoryRoutes } from './routes/memories.js';
 import { registerReflectRoutes } from './routes/reflect.js';
 import { registerSpaceRoutes } from './routes/spaces.js';
+import { registerTransferRoutes } from './routes/transfer.js';
 import { Problem as ProblemSchema } from '../wire/schemas.js';
 
 export { ENGINE_VERSION } from '../version.js';
@@ -124,6 +125,7 @@ export async function buildApp(
   registerHealthRoutes(t, engine);
   registerBankRoutes(t, engine);
   registerMemoryRoutes(t, engine);
+  registerTransferRoutes(t, engine);
   registerSpaceRoutes(t, engine);
   registerDescriptionRoutes(t, engine);
   registerReflectRoutes(t, engine);

@@ -1,4 +1,4 @@
-import { Problem, problem } from '@mnemos/problems';
+import { invalidField, Problem, problem } from '@mnemos/problems';
 import { DEFAULT_SPACE, type Metadata } from '../memory/types.js';
 import type { MemoryService } from '../service/memory-service.js';
 import type { RetainRequest, RetainResult } from '../service/types.js';
@@ -60,6 +60,8 @@ export type ListBanksArgs = {
   cursor?: string | undefined;
 };
 
+export type DeleteMatchingArgs = { filter: unknown; space?: string | undefined; dry_run?: boolean | undefined };
+
 /**
  * What the MCP tools need, answering the wire shapes of the HTTP API. Two implementations: in-process on an engine
  * (POST /mcp) and over HTTP with @mnemos/client (`mnemos mcp`, stdio). Failures throw an error carrying
@@ -71,6 +73,7 @@ export interface MemoryBackend {
   reflect(bankId: string, args: ReflectArgs): Promise<object>;
   listMemories(bankId: string, args: ListMemoriesArgs): Promise<object>;
   deleteMemory(bankId: string, memoryId: string): Promise<object>;
+  deleteMatching(bankId: string, args: DeleteMatchingArgs): Promise<object>;
   listBanks(args: ListBanksArgs): Promise<object>;
 }
 
@@ -148,6 +151,12 @@ export function engineBackend(
         }
         throw error;
       }
+    },
+    async deleteMatching(bankId, args) {
+      const filter = bodyFilter(args.filter);
+      if (filter === undefined) throw invalidField('/filter', 'is required: the filter of the memories to delete');
+      const selection = { tenant, bankId, space: args.space };
+      return deleteAnswer(await service.deleteMatching(selection, filter, args.dry_run === true));
     },
     async listBanks(args) {
       const page = { limit: args.limit ?? 50, offset: args.offset ?? 0, cursor: args.cursor };

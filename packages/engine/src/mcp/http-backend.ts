@@ -14,6 +14,8 @@ export function httpBackend(client: Mnemos): MemoryBackend {
         limit: args.limit ?? 20,
       }),
     deleteMemory: (bankId, memoryId) => client.deleteMemory(bankId, memoryId),
+    deleteMatching: (bankId, { filter, ...args }) =>
+      client.deleteMatching(bankId, filter as Record<string, unknown>, args),
     listBanks: (args) => client.listBanks({ ...args, limit: args.limit ?? 50 }),
   };
 }

@@ -285,6 +285,28 @@ export function createMcpServer(backend: MemoryBackend, options: McpServerOption
   );
 
   server.registerTool(
+    'delete_memories',
+    {
+      title: 'Delete memories by filter',
+      description:
+        'Permanently delete every memory of the bank a filter passes (and the facts derived from them), in one step. Call it first with dry_run: true to learn how many it would delete, and only delete when the user asks to forget them. This cannot be undone.',
+      inputSchema: input({
+        filter: Filter.unwrap().describe('Which memories: the filter expression of list_memories (required).'),
+        space: Space,
+        dry_run: z.boolean().optional().describe('true: count what would be deleted, delete nothing.'),
+      }),
+      annotations: {
+        title: 'Delete memories by filter',
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+    (args) => run(() => backend.deleteMatching(bankOf(args), args)),
+  );
+
+  server.registerTool(
     'list_banks',
     {
       title: 'List memory banks',

@@ -66,6 +66,16 @@ export interface MemoryPatch {
   validTo?: Date | null;
 }
 
+/** The columns an import restores as its export had them; a retain leaves them to their defaults. */
+export interface RestoredColumns {
+  createdAt: Date;
+  updatedAt: Date;
+  state: 'valid' | 'invalidated';
+  validFrom: Date | null;
+  validTo: Date | null;
+  supersededBy: string | null;
+}
+
 /**
  * The memories table, read and written through the body codec (encryption at rest or the plaintext no-op), which it
  * is given at construction. Methods that take a Queryable run on it, so a caller's transaction includes them.
@@ -110,7 +120,7 @@ export class MemoryStore implements MemoryReader {
   async insert(
     tx: Queryable,
     p: Partition,
-    items: ReadonlyArray<NewMemory & { embedding: Float32Array }>,
+    items: ReadonlyArray<NewMemory & { embedding: Float32Array } & Partial<RestoredColumns>>,
   ): Promise<string[]> {
     if (items.length === 0) return [];
     // With encryption: text/context/metadata go into body_enc, fts is the blind index, content_hash is keyed.
@@ -147,7 +157,10 @@ export class MemoryStore implements MemoryReader {
           ${JSON.stringify(sealed.metadata)}::jsonb, ${m.tags}::text[], ${sealed.entities}::text[], ${m.documentId},
           ${m.sourceId}::uuid, ${m.batchId}::uuid, ${m.seq}::int, ${bank.dedupHash(m.contentHash)},
           ${m.tokenCount}::int, ${m.occurredAt}::timestamptz, ${vector}, ${sealed.bodyEnc}::bytea,
-          COALESCE(${sealed.fts}::tsvector, ${documentTsvector(sql`${sealed.text}::text`)}))`);
+          COALESCE(${sealed.fts}::tsvector, ${documentTsvector(sql`${sealed.text}::text`)}),
+          COALESCE(${m.createdAt ?? null}::timestamptz, now()), COALESCE(${m.updatedAt ?? null}::timestamptz, now()),
+          ${m.state ?? 'valid'}, ${m.validFrom ?? null}::timestamptz, ${m.validTo ?? null}::timestamptz,
+          ${m.supersededBy ?? null}::uuid)`);
         // Sealing a row under encryption (its blind index) takes up to a few milliseconds; a hundred of them in a row
         // would hold the event loop.
         await pause();
@@ -156,7 +169,8 @@ export class MemoryStore implements MemoryReader {
         tx,
         sql`
         INSERT INTO memories (id, tenant, bank_id, space, type, text, context, metadata, tags, entities, document_id,
-          source_id, batch_id, seq, content_hash, token_count, occurred_at, embedding, body_enc, fts)
+          source_id, batch_id, seq, content_hash, token_count, occurred_at, embedding, body_enc, fts, created_at,
+          updated_at, state, valid_from, valid_to, superseded_by)
         VALUES ${join(rows, ',\n')}
         ON CONFLICT (tenant, bank_id, space, content_hash) WHERE source_id IS NULL DO NOTHING
         RETURNING id`,
@@ -256,36 +270,107 @@ export class MemoryStore implements MemoryReader {
     id: string,
     patch: MemoryPatch & { sealed?: SealedBody },
   ): Promise<Memory | undefined> {
-    const sets: Sql[] = [sql`updated_at = now()`];
-    if (patch.sealed !== undefined) {
-      sets.push(sql`text = NULL, context = NULL, metadata = '{}'::jsonb`);
-      sets.push(sql`entities = ${patch.sealed.entities}::text[]`);
-      sets.push(sql`body_enc = ${patch.sealed.bodyEnc}`);
-      sets.push(sql`fts = ${patch.sealed.fts ?? ''}::tsvector`);
-    } else {
-      if (patch.text !== undefined) {
-        sets.push(sql`text = ${patch.text}`, sql`fts = ${documentTsvector(sql`${patch.text}::text`)}`);
-      }
-      if (patch.metadata !== undefined) sets.push(sql`metadata = ${JSON.stringify(patch.metadata)}::jsonb`);
-      if (patch.context !== undefined) sets.push(sql`context = ${patch.context}`);
-    }
-    if (patch.embedding !== undefined) sets.push(sql`embedding = ${vectorLiteral(patch.embedding)}::vector`);
-    if (patch.tokenCount !== undefined) sets.push(sql`token_count = ${patch.tokenCount}`);
-    if (patch.contentHash !== undefined) sets.push(sql`content_hash = ${patch.contentHash}`);
-    if (patch.tags !== undefined) sets.push(sql`tags = ${patch.tags}::text[]`);
-    if (patch.state !== undefined) sets.push(sql`state = ${patch.state}`);
-    if (patch.occurredAt !== undefined) sets.push(sql`occurred_at = ${patch.occurredAt}`);
-    if (patch.validFrom !== undefined) sets.push(sql`valid_from = ${patch.validFrom}`);
-    if (patch.validTo !== undefined) sets.push(sql`valid_to = ${patch.validTo}`);
-    // Current again: no memory replaces it any more.
-    if (patch.validTo === null) sets.push(sql`superseded_by = NULL`);
     const rows = await run<MemoryRow>(
       q,
-      sql`UPDATE memories SET ${join(sets, ', ')}
+      sql`UPDATE memories SET ${join(patchSets(patch), ', ')}
       WHERE tenant = ${tenant} AND bank_id = ${bankId} AND id = ${id} RETURNING ${raw(MEMORY_COLUMNS)}`,
     );
     return rows[0] ? (await this.open(q, tenant, rows))[0] : undefined;
   }
+
+  /** The memories of `ids` in the bank (and space, when given), in no order; rows that fail to open are left out. */
+  async getMany(partition: BankSelection, ids: readonly string[]): Promise<Memory[]> {
+    if (ids.length === 0) return [];
+    const rows = await run<MemoryRow>(
+      this.db,
+      sql`SELECT ${raw(MEMORY_COLUMNS)} FROM memories
+      WHERE ${selectionSql(partition)} AND id = ANY(${[...new Set(ids)]}::uuid[])`,
+    );
+    return this.open(this.db, partition.tenant, rows);
+  }
+
+  /**
+   * Applies one change to every memory of the bank (and space) that `which` selects (by id or by filter), in one transaction that takes the
+   * bank's change first (so every in-memory copy of the bank reloads, and the history trigger appends a version per
+   * row). Answers how many memories changed.
+   */
+  async updateMany(
+    partition: BankSelection,
+    which: { ids: readonly string[] } | { filter: Filter },
+    patch: MemoryPatch,
+  ): Promise<number> {
+    const chosen = 'filter' in which ? filterSql(which.filter) : sql`id = ANY(${[...which.ids]}::uuid[])`;
+    const where = sql`${selectionSql(partition)} AND ${chosen}`;
+    return this.db.transaction(async (tx) => {
+      await takeBankChange(tx, partition.tenant, partition.bankId);
+      if (!this.codec.encrypted || patch.metadata === undefined) {
+        const rows = await run<{ id: string }>(
+          tx,
+          sql`UPDATE memories SET ${join(patchSets(patch), ', ')} WHERE ${where} RETURNING id`,
+        );
+        return rows.length;
+      }
+      // Encrypted: metadata lives in each row's sealed body, so each row is opened, changed and sealed again.
+      const rows = await run<MemoryRow>(
+        tx,
+        sql`SELECT ${raw(MEMORY_COLUMNS)} FROM memories WHERE ${where} ORDER BY id FOR UPDATE`,
+      );
+      const bank = await this.codec.forWrite(tx, partition.tenant, partition.bankId);
+      const pause = eventLoopSlicer();
+      let changed = 0;
+      for (const current of await this.open(tx, partition.tenant, rows)) {
+        const sealed = await bank.seal(current.id, {
+          text: current.text,
+          context: current.context,
+          metadata: patch.metadata,
+          entities: current.entities,
+        });
+        if (await this.applyUpdate(tx, partition.tenant, partition.bankId, current.id, { ...patch, sealed })) changed++;
+        await pause();
+      }
+      return changed;
+    });
+  }
+}
+
+/** A bank, or one space of it when `space` is given. */
+export interface BankSelection {
+  tenant: string;
+  bankId: string;
+  space: string | undefined;
+}
+
+export function selectionSql({ tenant, bankId, space }: BankSelection): Sql {
+  const inSpace = space === undefined ? sql`` : sql` AND space = ${space}`;
+  return sql`tenant = ${tenant} AND bank_id = ${bankId}${inSpace}`;
+}
+
+/** The SET list of an update: the columns a patch names, and updated_at. */
+function patchSets(patch: MemoryPatch & { sealed?: SealedBody }): Sql[] {
+  const sets: Sql[] = [sql`updated_at = now()`];
+  if (patch.sealed !== undefined) {
+    sets.push(sql`text = NULL, context = NULL, metadata = '{}'::jsonb`);
+    sets.push(sql`entities = ${patch.sealed.entities}::text[]`);
+    sets.push(sql`body_enc = ${patch.sealed.bodyEnc}`);
+    sets.push(sql`fts = ${patch.sealed.fts ?? ''}::tsvector`);
+  } else {
+    if (patch.text !== undefined) {
+      sets.push(sql`text = ${patch.text}`, sql`fts = ${documentTsvector(sql`${patch.text}::text`)}`);
+    }
+    if (patch.metadata !== undefined) sets.push(sql`metadata = ${JSON.stringify(patch.metadata)}::jsonb`);
+    if (patch.context !== undefined) sets.push(sql`context = ${patch.context}`);
+  }
+  if (patch.embedding !== undefined) sets.push(sql`embedding = ${vectorLiteral(patch.embedding)}::vector`);
+  if (patch.tokenCount !== undefined) sets.push(sql`token_count = ${patch.tokenCount}`);
+  if (patch.contentHash !== undefined) sets.push(sql`content_hash = ${patch.contentHash}`);
+  if (patch.tags !== undefined) sets.push(sql`tags = ${patch.tags}::text[]`);
+  if (patch.state !== undefined) sets.push(sql`state = ${patch.state}`);
+  if (patch.occurredAt !== undefined) sets.push(sql`occurred_at = ${patch.occurredAt}`);
+  if (patch.validFrom !== undefined) sets.push(sql`valid_from = ${patch.validFrom}`);
+  if (patch.validTo !== undefined) sets.push(sql`valid_to = ${patch.validTo}`);
+  // Current again: no memory replaces it any more.
+  if (patch.validTo === null) sets.push(sql`superseded_by = NULL`);
+  return sets;
 }
 
 /** `fts` matching the codec's tsquery, its value bound in the place the codec's SQL gives it. */
@@ -334,15 +419,9 @@ export function clearMemories(
  * Deletes the bank's memories (of one space, when given) that pass `filter`, in one transaction (the bank's change is taken, so every in-memory
  * copy of the bank reloads); a dry run counts them and changes nothing. Answers how many.
  */
-export function deleteWhere(
-  db: Database,
-  partition: { tenant: string; bankId: string; space: string | undefined },
-  filter: Filter,
-  dryRun: boolean,
-): Promise<number> {
-  const { tenant, bankId, space } = partition;
-  const inSpace = space === undefined ? sql`` : sql` AND space = ${space}`;
-  const where = sql`tenant = ${tenant} AND bank_id = ${bankId}${inSpace} AND ${filterSql(filter)}`;
+export function deleteWhere(db: Database, partition: BankSelection, filter: Filter, dryRun: boolean): Promise<number> {
+  const { tenant, bankId } = partition;
+  const where = sql`${selectionSql(partition)} AND ${filterSql(filter)}`;
   if (dryRun) {
     return run<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM memories WHERE ${where}`).then(
       (r) => r[0]?.n ?? 0,

@@ -23,10 +23,12 @@ import {
   type RetainDependencies,
   type RetainItem,
 } from '../memory/retain.js';
-import { clearMemories, deleteMemory, deleteWhere, type MemoryPatch } from '../memory/store.js';
+import { clearMemories, deleteMemory, deleteWhere, type BankSelection, type MemoryPatch } from '../memory/store.js';
 import { MEMORY_TYPES, type Partition } from '../memory/types.js';
 import { unknownMemories } from '../memory/supersede.js';
 import { readHistory } from '../memory/history-store.js';
+import { importRecords, type ImportOutcome, type ImportRecord } from '../memory/import.js';
+import { exportPage, type ExportKey } from '../memory/transfer-store.js';
 import type { Queryable } from '../db/database.js';
 import { fieldsOf, type Filter } from '../filters/ast.js';
 import { recall, type RecallDependencies } from '../recall/pipeline.js';
@@ -38,6 +40,8 @@ import type {
   Memory,
   MemoryEdit,
   MemoryListQuery,
+  MemorySelection,
+  MemorySet,
   MemoryVersion,
   Page,
   PageRequest,
@@ -49,6 +53,9 @@ import type {
   RetainRequest,
   RetainResult,
 } from './types.js';
+
+/** Rows an export reads from the database at a time. */
+const EXPORT_PAGE_ROWS = 500;
 
 /** Candidates per retrieval arm for each named budget. */
 export const BUDGETS = { low: 40, mid: 100, high: 300 } as const;
@@ -333,13 +340,45 @@ export class MemoryService {
   }
 
   /** Deletes the bank's memories (of one space, when given) the filter passes; a dry run counts them. */
-  deleteMatching(
-    partition: { tenant: string; bankId: string; space: string | undefined },
-    filter: Filter,
-    dryRun: boolean,
-  ): Promise<number> {
+  deleteMatching(partition: BankSelection, filter: Filter, dryRun: boolean): Promise<number> {
     this.refuseEncryptedMetadata(filter, '/filter');
     return deleteWhere(this.parts.db, partition, filter, dryRun);
+  }
+
+  /**
+   * Sets the same fields on every memory of the bank (and space, when given) the selection names, in one transaction;
+   * each changed memory gets a version in its history, as a PATCH would. Answers how many memories changed.
+   */
+  updateMemories(selection: BankSelection, which: MemorySelection, set: MemorySet): Promise<number> {
+    if ('filter' in which) this.refuseEncryptedMetadata(which.filter, '/filter');
+    return this.parts.store.updateMany(selection, which, set);
+  }
+
+  /** The memories of `ids`, in the order asked: undefined where the bank (or space) holds none of that id. */
+  async getMemories(selection: BankSelection, ids: readonly string[]): Promise<Array<Memory | undefined>> {
+    const found = new Map((await this.parts.store.getMany(selection, ids)).map((m) => [m.id, m]));
+    return ids.map((id) => found.get(id));
+  }
+
+  /**
+   * The bank's memories (of one space, when given) in export order (retained memories, then facts, each by id), read
+   * from the database a page at a time, so a bank of any size is exported in bounded memory.
+   */
+  async *exportMemories(selection: BankSelection): AsyncGenerator<Memory> {
+    let after: ExportKey | undefined;
+    do {
+      const page = await exportPage(this.parts.db, this.parts.store, selection, after, EXPORT_PAGE_ROWS);
+      yield* page.memories;
+      after = page.last;
+    } while (after !== undefined);
+  }
+
+  /** Stores a batch of exported memories (import.ts): one outcome per record, in order. */
+  async importMemories(tenant: string, bankId: string, records: readonly ImportRecord[]): Promise<ImportOutcome[]> {
+    const outcomes = await importRecords(this.parts, tenant, bankId, records);
+    this.parts.metrics.operations.inc({ operation: 'import' });
+    this.parts.metrics.memoriesRetained.inc(outcomes.filter((o) => o === 'imported').length);
+    return outcomes;
   }
 
   /**

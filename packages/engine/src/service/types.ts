@@ -145,6 +145,12 @@ export interface MemoryEdit {
   validTo?: Date | null;
 }
 
+/** What a bulk update sets on every memory it selects (POST .../memories/update `set`). */
+export type MemorySet = Pick<MemoryEdit, 'metadata' | 'tags' | 'state'>;
+
+/** The memories a bulk update selects: by id, or by a filter expression. */
+export type MemorySelection = { ids: readonly string[] } | { filter: Filter };
+
 export interface Page<T> {
   items: T[];
   total: number;

@@ -186,6 +186,16 @@ export function reflectAnswer(r: ReflectResult) {
   };
 }
 
+export const updateAnswer = (count: number) => ({ success: true, updated_count: count });
+
+/** A bulk get's answer: one entry per id asked, in order, the memory or null where there is none. */
+export const memoriesAnswer = (ids: readonly string[], memories: ReadonlyArray<Memory | undefined>) => ({
+  items: ids.map((id, i) => {
+    const memory = memories[i];
+    return { id, found: memory !== undefined, memory: memory === undefined ? null : memoryAnswer(memory) };
+  }),
+});
+
 export const deleteAnswer = (count: number, message?: string) => ({
   success: true,
   deleted_count: count,
@@ -229,3 +239,6 @@ export function operationAnswer(o: Operation) {
     finished_at: iso(o.finishedAt),
   };
 }
+
+/** A memory as one line of an export (application/x-ndjson): its wire fields, which an import reads back. */
+export const exportLine = (m: Memory): string => `${JSON.stringify(memoryFields(m))}\n`;

@@ -6,6 +6,8 @@ import { isIsoDateText, isoDate, ISO_DATE_EXAMPLE } from '../util/iso-date.js';
 import type {
   BankChanges,
   MemoryEdit,
+  MemorySelection,
+  MemorySet,
   Partition,
   RecallQuery,
   ReflectRequest,
@@ -15,7 +17,8 @@ import type {
 } from '../service/types.js';
 import { checkMetadata } from './metadata.js';
 import { MAX_RETAIN_ENTRIES } from './schemas.js';
-import type { BankBodyT, MemoryPatchBody, RecallBodyT, ReflectBodyT, RetainBodyT } from './schemas.js';
+import type { Static } from '@sinclair/typebox';
+import type { BankBodyT, MemoryPatchBody, MemorySetBody, RecallBodyT, ReflectBodyT, RetainBodyT } from './schemas.js';
 
 /** Turns wire values into engine values, with the leniency Hindsight clients rely on; errors are 400 problems. */
 
@@ -290,6 +293,29 @@ export function bankChanges(body: BankBodyT): BankChanges {
     space: body.space ?? undefined,
     history: body.history ?? undefined,
   };
+}
+
+/** A bulk update's `set`: only the fields it sends (a null metadata changes nothing); at least one. */
+export function memorySet(b: Static<typeof MemorySetBody>): MemorySet {
+  const set: MemorySet = {};
+  const tags = parseTags(b.tags, '/set/tags');
+  if (tags !== undefined) set.tags = tags;
+  const metadata = checkMetadata(b.metadata, '/set/metadata');
+  if (metadata !== undefined) set.metadata = metadata;
+  if (b.state !== undefined) set.state = b.state;
+  if (Object.keys(set).length === 0) throw invalid('/set', 'names nothing to change: give metadata, tags or state');
+  return set;
+}
+
+/** A bulk update's selection: `filter` or `ids`, exactly one. */
+export function memorySelection(b: { filter?: unknown; ids?: string[] | undefined }): MemorySelection {
+  const filter = bodyFilter(b.filter);
+  if (filter !== undefined && b.ids !== undefined) {
+    throw invalid('/ids', 'cannot be combined with filter: select the memories by one or the other');
+  }
+  if (filter !== undefined) return { filter };
+  if (b.ids !== undefined) return { ids: b.ids };
+  throw invalid('/filter', 'is required, or ids: it selects the memories to update');
 }
 
 /** A memory PATCH body as an edit: only the fields it sends (a null metadata changes nothing). */

@@ -369,6 +369,69 @@ export const BulkDeleteBody = Type.Object(
   open,
 );
 
+/** Most ids one bulk get or update names. */
+export const MAX_BULK_IDS = 1000;
+const MemoryIds = Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: MAX_BULK_IDS });
+
+export const MemorySetBody = Type.Object(
+  {
+    metadata: Type.Optional(Metadata),
+    tags: Type.Optional(Tags),
+    state: Type.Optional(Type.Union([Type.Literal('valid'), Type.Literal('invalidated')])),
+  },
+  { ...open, description: 'The fields to set on every memory selected; each replaces the old value, as PATCH does' },
+);
+
+export const BulkUpdateBody = Type.Object(
+  {
+    filter: Type.Optional(FilterExpression),
+    ids: Type.Optional(MemoryIds),
+    set: MemorySetBody,
+    space: Type.Optional(Nullable(Space)),
+  },
+  { ...open, description: 'Either `filter` or `ids` selects the memories' },
+);
+
+export const UpdateAnswer = Type.Object({ success: Type.Boolean(), updated_count: Type.Integer() });
+
+export const BulkGetBody = Type.Object({ ids: MemoryIds, space: Type.Optional(Nullable(Space)) }, open);
+
+export const BulkGetAnswer = Type.Object({
+  items: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      found: Type.Boolean({ description: 'false: the bank (or space) holds no memory of this id' }),
+      memory: Nullable(MemoryAnswer),
+    }),
+    { description: 'One entry per id asked, in the order asked' },
+  ),
+});
+
+export const ExportQuery = Type.Object({ space: Type.Optional(Space) }, open);
+
+export const ImportQuery = Type.Object(
+  {
+    space: Type.Optional(Type.String({ pattern: SPACE_PATTERN, description: 'Every line goes to this space' })),
+    format: Type.Optional(
+      Type.Union([Type.Literal('ndjson'), Type.Literal('mem0')], {
+        description: 'ndjson (default): lines of an export (or of mem0 memories); mem0: one mem0 get_all JSON document',
+      }),
+    ),
+  },
+  open,
+);
+
+export const ImportAnswer = Type.Object({
+  imported: Type.Integer(),
+  skipped: Type.Integer({ description: 'Already in the bank: the same id, or the same content in the same space' }),
+  failed: Type.Array(
+    Type.Object({
+      line: Type.Integer({ description: 'The line (format=mem0: the memory) from 1' }),
+      problem: Type.String(),
+    }),
+  ),
+});
+
 export const DeleteAnswer = Type.Object({
   success: Type.Boolean(),
   deleted_count: Type.Integer(),

@@ -188,12 +188,64 @@ export const bankPlan =
     return { forward: { method, path, body: method === 'PUT' || method === 'PATCH' ? bodyOf(req) : undefined } };
   };
 
-/** Forwards a delete by filter; a space-limited credential deletes only in the space it names (default: `default`). */
-export const deleteMatchingPlan: PlanOf = (p, req) => {
-  requireBank(p, bankParam(req));
-  const path = tenantPath(p, `/banks/${seg(bankParam(req))}/memories/delete`);
-  return { forward: { method: 'POST', path, body: withSpace(p, bodyOf(req)) } };
-};
+/**
+ * Forwards a call on the bank's memories whose input is a body (a delete or update by filter, a get by ids); a
+ * space-limited credential reaches only the space the body names (default: `default`).
+ */
+export const bankBodyPlan =
+  (suffix: string): PlanOf =>
+  (p, req) => {
+    requireBank(p, bankParam(req));
+    const path = tenantPath(p, `/banks/${seg(bankParam(req))}${suffix}`);
+    return { forward: { method: 'POST', path, body: withSpace(p, bodyOf(req)) } };
+  };
+
+/** The lines of an import body that are memories (not blank), or a mem0 document's memories: its quota units. */
+export function importCount(body: Buffer, format: unknown): number {
+  const text = body.toString('utf8');
+  if (format !== 'mem0') return text.split('\n').filter((line) => line.trim() !== '').length;
+  try {
+    const document: unknown = JSON.parse(text);
+    const results = Array.isArray(document) ? document : (document as Body | null)?.['results'];
+    return Array.isArray(results) ? results.length : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The memories an import answer says it stored. */
+function importedCount(answer: unknown): number {
+  const n = answer !== null && typeof answer === 'object' ? (answer as Body)['imported'] : undefined;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : 0;
+}
+
+/**
+ * Forwards an import as it came (its raw body): quota units are reserved for each memory it holds, as for a retain,
+ * and settled to the number the engine imported. A space-limited credential imports into one of its spaces only.
+ */
+export const importPlan =
+  (bodyOfImport: (req: FastifyRequest) => Buffer): PlanOf =>
+  (p, req) => {
+    requireBank(p, bankParam(req));
+    const body = bodyOfImport(req);
+    const query = queryWithSpace(p, queryOf(req));
+    let imported = 0;
+    return {
+      charges: [{ metric: 'memories', amount: importCount(body, query['format']), counted: () => imported }],
+      forward: {
+        method: 'POST',
+        path: tenantPath(p, `/banks/${seg(bankParam(req))}/import`),
+        query,
+        rawBody: body,
+        contentType: req.headers['content-type'] ?? 'application/x-ndjson',
+      },
+      transform: async (res) => {
+        const answer = await Engines.json(res);
+        imported = importedCount(answer);
+        return Engines.fromJson(res.status, res.headers, answer);
+      },
+    };
+  };
 
 /** Forwards a call on one memory (or on `suffix` under it), once a space-limited credential is shown to reach it. */
 export const memoryPlan =

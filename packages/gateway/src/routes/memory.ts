@@ -16,8 +16,9 @@ import {
   bankParam,
   bankPlan,
   bankQueryPlan,
-  deleteMatchingPlan,
+  bankBodyPlan,
   bodyOf,
+  importPlan,
   idParam,
   memoryPlan,
   operationFilter,
@@ -43,7 +44,13 @@ interface RouteSpec {
   plan: PlanOf;
   /** The codes this operation answers beyond those of every forwarded call (quota, the engine's own). */
   problems?: readonly ProblemCode[];
+  /** The body is taken as it comes (any media type, up to this many bytes) and forwarded raw (an import). */
+  rawBodyLimit?: number;
 }
+
+/** The raw bodies of the routes that take one (see RouteSpec.rawBodyLimit). */
+const rawBodies = new WeakMap<FastifyRequest, Buffer>();
+const rawBodyOf = (req: FastifyRequest): Buffer => rawBodies.get(req) ?? Buffer.alloc(0);
 
 export function security(scope: Scope): Array<Record<string, string[]>> {
   return [{ oauth2: [scope] }, { apiKey: [] }, { consoleSession: [], consoleProject: [] }];
@@ -246,7 +253,53 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       summary: 'Delete the memories a filter passes (dry_run: count them)',
       params: wire.BankPath,
       body: wire.BulkDeleteBody,
-      plan: deleteMatchingPlan,
+      plan: bankBodyPlan('/memories/delete'),
+    },
+    {
+      method: 'POST',
+      url: '/v1/me/banks/:bank/memories/update',
+      scope: 'memory:retain',
+      operationId: 'updateMatchingMemories',
+      tags: ['memories'],
+      summary: 'Set metadata, tags or state on the memories a filter passes or ids name',
+      params: wire.BankPath,
+      body: wire.BulkUpdateBody,
+      plan: bankBodyPlan('/memories/update'),
+    },
+    {
+      method: 'POST',
+      url: '/v1/me/banks/:bank/memories/get',
+      scope: 'memory:recall',
+      operationId: 'getMemories',
+      tags: ['memories'],
+      summary: 'Get several memories by id, in the order asked',
+      params: wire.BankPath,
+      body: wire.BulkGetBody,
+      plan: bankBodyPlan('/memories/get'),
+    },
+    {
+      method: 'GET',
+      url: '/v1/me/banks/:bank/export',
+      scope: 'memory:recall',
+      operationId: 'exportMemories',
+      tags: ['memories'],
+      summary: "Stream a bank's memories as NDJSON, one memory a line",
+      params: wire.BankPath,
+      querystring: wire.ExportQuery,
+      plan: bankQueryPlan('GET', '/export'),
+    },
+    {
+      method: 'POST',
+      url: '/v1/me/banks/:bank/import',
+      scope: 'memory:retain',
+      operationId: 'importMemories',
+      problems: [...COUNTED, 'payload_too_large'],
+      tags: ['memories'],
+      summary: 'Import memories: the lines of an export, or a mem0 get_all document (format=mem0)',
+      params: wire.BankPath,
+      querystring: wire.ImportQuery,
+      rawBodyLimit: ctx.config.http.perConnectionBodyBytes,
+      plan: importPlan(rawBodyOf),
     },
     {
       method: 'DELETE',
@@ -371,7 +424,24 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
     if (spec.params !== undefined) schema['params'] = spec.params;
     if (spec.body !== undefined) schema['body'] = spec.body;
     if (spec.querystring !== undefined) schema['querystring'] = spec.querystring;
-    app.route({
+    const limit = spec.rawBodyLimit;
+    if (limit !== undefined) {
+      void app.register(async (scope) => {
+        scope.removeAllContentTypeParsers();
+        scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limit }, (req, body, done) => {
+          rawBodies.set(req, Buffer.isBuffer(body) ? body : Buffer.from(body));
+          done(null, undefined);
+        });
+        route(scope, spec, schema, limit);
+      });
+    } else {
+      route(app, spec, schema);
+    }
+  }
+
+  function route(target: FastifyInstance, spec: RouteSpec, schema: Record<string, unknown>, bodyLimit?: number): void {
+    target.route({
+      ...(bodyLimit === undefined ? {} : { bodyLimit }),
       method: spec.method,
       url: spec.url,
       schema,

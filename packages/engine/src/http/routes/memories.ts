@@ -1,12 +1,22 @@
 import { invalidField } from '@mnemos/problems';
 import type { Engine } from '../../engine.js';
 import { DEFAULT_SPACE } from '../../memory/types.js';
-import { deleteAnswer, memoryAnswer, memoryPageAnswer, recallAnswer, retainAnswer } from '../../wire/answers.js';
+import {
+  deleteAnswer,
+  memoriesAnswer,
+  memoryAnswer,
+  memoryPageAnswer,
+  recallAnswer,
+  retainAnswer,
+  updateAnswer,
+} from '../../wire/answers.js';
 import {
   bodyFilter,
   checkText,
   maxNewMemories,
   memoryEdit,
+  memorySelection,
+  memorySet,
   parseTags,
   parseTimestamp,
   queryFilter,
@@ -17,6 +27,9 @@ import {
 import {
   BankParams,
   BulkDeleteBody,
+  BulkGetAnswer,
+  BulkGetBody,
+  BulkUpdateBody,
   ClearQuery,
   DeleteAnswer,
   MemoryAnswer,
@@ -29,6 +42,7 @@ import {
   RecallBody,
   RetainAnswer,
   RetainBody,
+  UpdateAnswer,
 } from '../../wire/schemas.js';
 import type { TypedApp } from '../typed-app.js';
 import { historyAnswer } from '../../wire/history-answer.js';
@@ -201,6 +215,44 @@ export function registerMemoryRoutes(app: TypedApp, engine: Engine): void {
       const partition = { tenant: req.params.tenant, bankId: req.params.bank, space: req.body.space ?? undefined };
       const count = await service.deleteMatching(partition, filter, req.body.dry_run === true);
       return deleteAnswer(count);
+    },
+  );
+
+  app.post(
+    '/v1/:tenant/banks/:bank/memories/update',
+    {
+      schema: {
+        tags,
+        operationId: 'updateMatchingMemories',
+        summary: 'Set metadata, tags or state on the memories a filter passes or ids name, in one transaction',
+        params: BankParams,
+        body: BulkUpdateBody,
+        ...answers({ 200: UpdateAnswer }),
+      },
+    },
+    async (req) => {
+      const which = memorySelection(req.body);
+      const set = memorySet(req.body.set);
+      const selection = { tenant: req.params.tenant, bankId: req.params.bank, space: req.body.space ?? undefined };
+      return updateAnswer(await service.updateMemories(selection, which, set));
+    },
+  );
+
+  app.post(
+    '/v1/:tenant/banks/:bank/memories/get',
+    {
+      schema: {
+        tags,
+        operationId: 'getMemories',
+        summary: 'Get several memories by id, in the order asked (an id without a memory is marked, not an error)',
+        params: BankParams,
+        body: BulkGetBody,
+        ...answers({ 200: BulkGetAnswer }),
+      },
+    },
+    async (req) => {
+      const selection = { tenant: req.params.tenant, bankId: req.params.bank, space: req.body.space ?? undefined };
+      return memoriesAnswer(req.body.ids, await service.getMemories(selection, req.body.ids));
     },
   );
 
