@@ -30,8 +30,6 @@ export type MemoryPatch = RequestBody<'updateMemory'>;
 export type MemoryHistory = Ok<'getMemoryHistory'>;
 export type MemoryVersion = MemoryHistory['items'][number];
 export type ClearQuery = Query<'clearMemories'>;
-/** A filter expression (docs/api.md, "Filters"): and/or/not over `{FIELD: {OP: VALUE}}` conditions. */
-export type Filter = Record<string, unknown>;
 export type BulkUpdateRequest = RequestBody<'updateMatchingMemories'>;
 /** What a bulk update sets on every memory it selects. */
 export type MemorySet = BulkUpdateRequest['set'];

@@ -56,7 +56,12 @@ describe('export -> import', () => {
   it('moves a bank to an encrypted engine keeping ids, dates, facts and recall, and skips it the second time', async () => {
     const bank = 'travel';
     const items = [
-      { content: 'Maya flew to Lisbon in May.', metadata: { trip: 'lisbon' }, tags: ['trip'], timestamp: '2024-05-02' },
+      {
+        content: 'Maya flew to Lisbon in May.',
+        metadata: { trip: 'lisbon', nights: 4, legs: [{ from: 'OPO', to: 'LIS' }] },
+        tags: ['trip'],
+        timestamp: '2024-05-02',
+      },
       { content: 'Maya booked a hotel near the river.', metadata: { trip: 'lisbon' } },
       { content: 'Tom prefers trains over planes.', context: 'chat' },
     ];
@@ -173,7 +178,7 @@ describe('mem0 import', () => {
     );
     const [line] = linesOf((await exportText(sealed, 'from-mem0')).text).filter((l) => l.id === first.id);
     assert.equal(line?.text, 'Alice is vegetarian.');
-    assert.deepEqual(line?.metadata, { source: 'chat', score: '3', user_id: 'alice' });
+    assert.deepEqual(line?.metadata, { source: 'chat', score: 3, user_id: 'alice' });
     assert.deepEqual(line?.tags, ['travel']);
     assert.equal(line?.created_at, '2024-07-01T17:00:00.000Z');
     const list = await call<{ items: Array<{ id: string }> }>(

@@ -15,7 +15,7 @@ export function httpBackend(client: Mnemos): MemoryBackend {
       }),
     deleteMemory: (bankId, memoryId) => client.deleteMemory(bankId, memoryId),
     deleteMatching: (bankId, { filter, ...args }) =>
-      client.deleteMatching(bankId, filter as Record<string, unknown>, args),
+      client.deleteMatching(bankId, filter as Filter, args),
     listBanks: (args) => client.listBanks({ ...args, limit: args.limit ?? 50 }),
   };
 }

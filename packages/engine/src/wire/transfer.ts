@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { ImportRecord } from '../memory/import.js';
-import { DEFAULT_SPACE, MEMORY_TYPES, type MemoryType } from '../memory/types.js';
+import { Problem } from '@mnemos/problems';
+import { DEFAULT_SPACE, MEMORY_TYPES, type Metadata, type MemoryType } from '../memory/types.js';
 import { isIsoDateText, isoDate } from '../util/iso-date.js';
+import { checkMetadata } from './metadata.js';
 import { SPACE_PATTERN } from './schemas.js';
 
 /**
@@ -52,7 +54,7 @@ function mnemos(f: Fields): ImportRecord {
     type: type(f['type']),
     text: text(f['text'], 'text'),
     context: optionalText(f, 'context'),
-    metadata: stringMap(f['metadata'], 'metadata'),
+    metadata: metadataOf(f['metadata']),
     tags: strings(f['tags'], 'tags'),
     entities: strings(f['entities'], 'entities'),
     documentId: optionalText(f, 'document_id'),
@@ -71,23 +73,16 @@ function mnemos(f: Fields): ImportRecord {
 }
 
 /**
- * A mem0 memory: `memory` is the text, `categories` the tags, the scoping ids and `metadata` the metadata (values
- * that are not strings as JSON text), `created_at` its date. mem0's ids are UUIDs and are kept.
+ * A mem0 memory: `memory` is the text, `categories` the tags, the scoping ids and `metadata` the metadata (its values
+ * as they are), `created_at` its date. mem0's ids are UUIDs and are kept.
  */
 function mem0(f: Fields): ImportRecord {
-  const metadata: Record<string, string> = {};
-  const given = f['metadata'];
-  if (given !== undefined && given !== null) {
-    if (typeof given !== 'object' || Array.isArray(given)) throw new LineProblem('metadata must be an object');
-    for (const [key, value] of Object.entries(given)) {
-      if (value !== null && value !== undefined)
-        metadata[key] = typeof value === 'string' ? value : JSON.stringify(value);
-    }
-  }
+  const scopes: Record<string, string> = {};
   for (const scope of MEM0_SCOPES) {
     const value = f[scope];
-    if (typeof value === 'string' && value !== '') metadata[scope] = value;
+    if (typeof value === 'string' && value !== '') scopes[scope] = value;
   }
+  const metadata = metadataOf({ ...withoutNulls(f['metadata']), ...scopes });
   const createdAt = optionalDate(f, 'created_at') ?? new Date();
   return {
     id: id(f['id']),
@@ -172,13 +167,21 @@ function strings(value: unknown, name: string): string[] {
   return (value as string[]).map((v) => noNul(v, name));
 }
 
-function stringMap(value: unknown, name: string): Record<string, string> {
+/** A line's metadata: any JSON object within the bounds a retain's metadata has, checked by the same rule. */
+function metadataOf(value: unknown): Metadata {
   if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw new LineProblem(`${name} must be an object`);
-  const out: Record<string, string> = {};
-  for (const [key, v] of Object.entries(value)) {
-    if (typeof v !== 'string') throw new LineProblem(`${name}.${key} must be text`);
-    out[noNul(key, name)] = noNul(v, name);
+  if (typeof value !== 'object' || Array.isArray(value)) throw new LineProblem('metadata must be an object');
+  try {
+    return checkMetadata(value as Record<string, unknown>, '/metadata') ?? {};
+  } catch (error) {
+    if (error instanceof Problem) throw new LineProblem(error.detail);
+    throw error;
   }
-  return out;
+}
+
+/** mem0's metadata without its null values, which mem0 writes for keys it has no value for. */
+function withoutNulls(value: unknown): Fields {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw new LineProblem('metadata must be an object');
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null));
 }
