@@ -5,7 +5,7 @@
 const STORAGE =
   '^packages/engine/src/(db|vectors/storage|crypto|keywords)/' +
   '|^packages/engine/src/vectors/vector-cache\\.ts$' +
-  '|^packages/engine/src/memory/(store|bank-store|fact-store|history-store|supersede|validity-sql|sql|rows|reembed|vector-literal)\\.ts$' +
+  '|^packages/engine/src/memory/(store|bank-store|fact-store|history-store|entity-store|supersede|validity-sql|sql|rows|reembed|vector-literal)\\.ts$' +
   '|^packages/engine/src/filters/sql\\.ts$' +
   '|^packages/engine/src/jobs/(queue|operations)\\.ts$' +
   '|^packages/gateway/src/(db|store)\\.ts$' +

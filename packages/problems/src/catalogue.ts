@@ -184,6 +184,13 @@ export const CATALOGUE = {
         `No memory "${p.id}" in bank "${p.bankId}" is visible to this credential.`,
     },
   },
+  entity_not_found: {
+    status: 404,
+    messages: {
+      inThisBank: (p: { name: string }) =>
+        `No memory of this bank names the entity ${JSON.stringify(p.name)}; list the bank's entities with GET .../entities.`,
+    },
+  },
   operation_not_found: {
     status: 404,
     messages: {
