@@ -23,6 +23,11 @@ CREATE TABLE memory_entities (
   FOREIGN KEY (tenant, memory_id) REFERENCES memories (tenant, id) ON DELETE CASCADE
 );
 CREATE INDEX memory_entities_memory ON memory_entities (tenant, memory_id);
+-- Names are what users wrote: the planner keeps no sample of them (as migration 004 does for the memories' columns).
+ALTER TABLE memory_entities
+  ALTER COLUMN key SET STATISTICS 0,
+  ALTER COLUMN name SET STATISTICS 0,
+  ALTER COLUMN name_enc SET STATISTICS 0;
 
 INSERT INTO memory_entities (tenant, bank_id, memory_id, key, name, kind)
 SELECT DISTINCT ON (m.tenant, m.bank_id, lower(btrim(e.name)), m.id) m.tenant, m.bank_id, m.id, lower(btrim(e.name)),
