@@ -26,6 +26,7 @@ const TOOL_SCOPES: Record<string, { scope: Scope; metric?: Metric }> = {
   reflect: { scope: 'memory:reflect', metric: 'reflects' },
   list_memories: { scope: 'memory:recall' },
   list_banks: { scope: 'memory:recall' },
+  entity: { scope: 'memory:recall' },
   delete_memory: { scope: 'memory:delete' },
 };
 

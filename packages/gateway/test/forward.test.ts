@@ -284,6 +284,51 @@ describe('gateway in front of a real engine', () => {
     assert.ok(isProblem(listDefault, 403));
   });
 
+  it("forwards a bank's entities under memory:recall, and a space-limited key sees only its space's", async () => {
+    const owner = await setupProject(h.url);
+    await call(h.url, 'POST', '/v1/me/banks/ents/memories', {
+      token: owner.key,
+      body: { content: 'Alice moved to Berlin.' },
+    });
+    await call(h.url, 'POST', '/v1/me/banks/ents/memories', {
+      token: owner.key,
+      body: { content: 'Bob moved to Oslo.', space: 'acme' },
+    });
+    const all = await call(h.url, 'GET', '/v1/me/banks/ents/entities?prefix=b', { token: owner.key });
+    assert.equal(all.status, 200, all.text);
+    assert.deepEqual(
+      (obj(all.body)['items'] as Json[]).map((e) => e['name']),
+      ['Berlin', 'Bob'],
+    );
+    const alice = await call(h.url, 'GET', '/v1/me/banks/ents/entities/alice', { token: owner.key });
+    assert.equal(alice.status, 200, alice.text);
+    assert.equal(obj(alice.body)['name'], 'Alice');
+    assert.ok(isProblem(await call(h.url, 'GET', '/v1/me/banks/ents/entities/Zed', { token: owner.key }), 404));
+    assert.ok(isProblem(await call(h.url, 'GET', '/v1/me/banks/ents/entities?limit=0', { token: owner.key }), 400));
+
+    const retainOnly = await call(h.url, 'POST', `/admin/projects/${owner.projectId}/keys`, {
+      token: ADMIN_TOKEN,
+      body: { scopes: ['memory:retain'] },
+    });
+    const rk = String(obj(retainOnly.body)['key']);
+    for (const path of ['/v1/me/banks/ents/entities', '/v1/me/banks/ents/entities/Alice']) {
+      assert.ok(isProblem(await call(h.url, 'GET', path, { token: rk }), 403, 'insufficient_scope'), path);
+    }
+
+    const spaced = await call(h.url, 'POST', `/admin/projects/${owner.projectId}/keys`, {
+      token: ADMIN_TOKEN,
+      body: { spaces: ['acme'] },
+    });
+    const sk = String(obj(spaced.body)['key']);
+    assert.ok(isProblem(await call(h.url, 'GET', '/v1/me/banks/ents/entities', { token: sk }), 403));
+    const inAcme = await call(h.url, 'GET', '/v1/me/banks/ents/entities?space=acme', { token: sk });
+    assert.deepEqual(
+      (obj(inAcme.body)['items'] as Json[]).map((e) => e['name']),
+      ['Bob', 'Oslo'],
+    );
+    assert.ok(isProblem(await call(h.url, 'GET', '/v1/me/banks/ents/entities/Alice?space=acme', { token: sk }), 404));
+  });
+
   it('stops exactly at the quota under 50 concurrent requests, counting no refused or failed request', async () => {
     const { key, projectId } = await setupProject(h.url, {
       quotas: { recalls: 20, memories: 10, requests_per_minute: 10_000 },

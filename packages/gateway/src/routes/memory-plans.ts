@@ -188,6 +188,14 @@ export const bankPlan =
     return { forward: { method, path, body: method === 'PUT' || method === 'PATCH' ? bodyOf(req) : undefined } };
   };
 
+/** Forwards a look-up of one entity; a space-limited credential sees only the memories of its space. */
+export const entityPlan: PlanOf = (p, req) => {
+  requireBank(p, bankParam(req));
+  const name = (req.params as { name: string }).name;
+  const path = tenantPath(p, `/banks/${seg(bankParam(req))}/entities/${seg(name)}`);
+  return { forward: { method: 'GET', path, query: queryWithSpace(p, queryOf(req)) } };
+};
+
 /** Forwards a delete by filter; a space-limited credential deletes only in the space it names (default: `default`). */
 export const deleteMatchingPlan: PlanOf = (p, req) => {
   requireBank(p, bankParam(req));
