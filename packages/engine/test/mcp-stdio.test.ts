@@ -45,11 +45,12 @@ async function tool(client: Client, name: string, args: Record<string, unknown>)
   return JSON.parse(textOf(result)) as Record<string, unknown>;
 }
 
-test('stdio: the six tools are listed and each one works against the engine', async () => {
+test('stdio: the seven tools are listed and each one works against the engine', async () => {
   const client = await connect();
   const { tools } = await client.listTools();
   assert.deepEqual(tools.map((t) => t.name).sort(), [
     'delete_memory',
+    'entity',
     'list_banks',
     'list_memories',
     'recall',
@@ -85,6 +86,18 @@ test('stdio: the six tools are listed and each one works against the engine', as
   const outside = await tool(client, 'recall', { bank_id: 'stdio-bank', query: 'What does Grace keep?' });
   assert.deepEqual(outside['results'], []);
   assert.equal((await tool(client, 'list_memories', { bank_id: 'stdio-bank' }))['total'], 1);
+  const grace = await tool(client, 'entity', { bank_id: 'stdio-bank', name: 'Grace', space: 'home' });
+  assert.deepEqual(
+    (grace['facts'] as Array<Record<string, unknown>>).map((f) => f['id']),
+    [id],
+  );
+  const listed = await tool(client, 'entity', { bank_id: 'stdio-bank', space: 'home', limit: 1 });
+  assert.equal(listed['total'], 1);
+  const outsideSpace = await client.callTool({
+    name: 'entity',
+    arguments: { bank_id: 'stdio-bank', name: 'Grace', space: 'default' },
+  });
+  assert.match(textOf(outsideSpace), /entity_not_found/);
   const banks = await tool(client, 'list_banks', { q: 'stdio' });
   assert.deepEqual(
     (banks['banks'] as Array<Record<string, unknown>>).map((b) => b['bank_id']),

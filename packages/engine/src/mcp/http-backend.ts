@@ -15,5 +15,9 @@ export function httpBackend(client: Mnemos): MemoryBackend {
       }),
     deleteMemory: (bankId, memoryId) => client.deleteMemory(bankId, memoryId),
     listBanks: (args) => client.listBanks({ ...args, limit: args.limit ?? 50 }),
+    entity: (bankId, { name, prefix, cursor, ...args }) =>
+      name === undefined
+        ? client.listEntities(bankId, { ...args, prefix, cursor, limit: args.limit ?? 50 })
+        : client.getEntity(bankId, name, { ...args, limit: args.limit ?? 20 }),
   };
 }

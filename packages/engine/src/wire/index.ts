@@ -23,3 +23,4 @@ export {
   SPACE_PATTERN,
   SpacePath,
 } from './schemas.js';
+export { EntityListQuery, EntityPath, EntityQuery } from './entity-schemas.js';
