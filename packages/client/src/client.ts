@@ -11,6 +11,10 @@ import type {
   MemoryList,
   MemoryListQuery,
   MemoryHistory,
+  EntityDetail,
+  EntityList,
+  EntityListQuery,
+  EntityQuery,
   MemoryPatch,
   Operation,
   RecallRequest,
@@ -65,6 +69,8 @@ export type RecallOptions = Omit<RecallRequest, 'query'> & RequestOptions;
 export type ReflectOptions = Omit<ReflectRequest, 'query'> & RequestOptions;
 export type ListBanksOptions = BankListQuery & RequestOptions;
 export type ListMemoriesOptions = MemoryListQuery & RequestOptions;
+export type ListEntitiesOptions = EntityListQuery & RequestOptions;
+export type GetEntityOptions = EntityQuery & RequestOptions;
 export type ClearMemoriesOptions = ClearQuery & RequestOptions;
 /** Defaults for every message (timestamp, context, metadata, tags, document_id), the space and async. */
 export type RetainMessagesOptions = Omit<RetainRequest, 'content' | 'items' | 'messages'> & RequestOptions;
@@ -479,6 +485,24 @@ export class Mnemos {
   /** A memory's versions, oldest first; a deleted memory keeps only a tombstone, its text forgotten in every version. */
   memoryHistory(bankId: string, memoryId: string, options?: RequestOptions): Promise<MemoryHistory> {
     return this.request('GET', this.bankPath(bankId, `/memories/${seg(memoryId)}/history`), { ...options });
+  }
+
+  /** The names the bank's memories carry, in name order; `prefix` filters, `next_cursor` pages on. */
+  listEntities(bankId: string, options?: ListEntitiesOptions): Promise<EntityList> {
+    const [req, query] = split(options);
+    return this.request('GET', this.bankPath(bankId, '/entities'), {
+      ...req,
+      query: this.withSpace(query) as Record<string, QueryValue>,
+    });
+  }
+
+  /** One entity (any case): its current facts and the timeline of their changes; 404 entity_not_found if unknown. */
+  getEntity(bankId: string, name: string, options?: GetEntityOptions): Promise<EntityDetail> {
+    const [req, query] = split(options);
+    return this.request('GET', this.bankPath(bankId, `/entities/${seg(name)}`), {
+      ...req,
+      query: this.withSpace(query) as Record<string, QueryValue>,
+    });
   }
 
   /**
