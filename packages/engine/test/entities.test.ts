@@ -77,6 +77,11 @@ describe('the cheap extractor', () => {
       ['New York', 'Carol', 'Dave', 'Acme Corp'],
     );
     assert.deepEqual(mentionsOf('I think we should go. We will see.', {}), []);
+    assert.deepEqual(
+      mentionsOf("Wow, that's cool, Caroline! Hey Mel!", {}).map((m) => m.name),
+      ['Caroline', 'Mel'],
+      'interjections that open a sentence are not names',
+    );
     assert.deepEqual(mentionsOf('user: hello there', { speaker: 'user' }), [], 'a role is not a name');
     assert.deepEqual(mentionsOf('Melanie: hi', { speaker: 'Melanie' }), [{ name: 'Melanie', kind: 'speaker' }]);
   });

@@ -41,7 +41,8 @@ const OPENERS = new Set(
     'thanks thank please sure well just maybe today tomorrow yesterday tonight now later soon after before since ' +
     'while because although though as at by for from in into of on to with about all any some every each many most ' +
     "much more one first last next great good nice love let let's can could would should will did do does had has " +
-    'have is was were are be been am'
+    'have is was were are be been am wow yeah yep nope cool awesome amazing congrats congratulations sorry haha lol ' +
+    'omg ah aw aww absolutely totally definitely exactly really thats'
   ).split(' '),
 );
 
