@@ -417,6 +417,34 @@ describe('gateway in front of a real engine', () => {
     assert.ok(Number(limited.headers.get('retry-after')) >= 1);
   });
 
+  it('MCP reads that span every space when none is named need the space from a space-limited key', async () => {
+    const owner = await setupProject(h.url);
+    await call(h.url, 'POST', '/v1/me/banks/mcp-spaces/memories', {
+      token: owner.key,
+      body: { content: 'Ivy keeps the vault code.', space: 'secret' },
+    });
+    const limited = await call(h.url, 'POST', `/admin/projects/${owner.projectId}/keys`, {
+      token: ADMIN_TOKEN,
+      body: { spaces: ['default'] },
+    });
+    const lk = String(obj(limited.body)['key']);
+    const headers = { accept: 'application/json, text/event-stream' };
+    const toolCall = (name: string, args: Json) =>
+      call(h.url, 'POST', '/mcp', {
+        token: lk,
+        headers,
+        body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+      });
+    for (const name of ['list_memories', 'entity']) {
+      const unnamed = await toolCall(name, { bank_id: 'mcp-spaces' });
+      assert.ok(isProblem(unnamed, 403, 'forbidden'), `${name}: ${unnamed.text}`);
+      assert.ok(!unnamed.text.includes('Ivy'), unnamed.text);
+      const named = await toolCall(name, { bank_id: 'mcp-spaces', space: 'default' });
+      assert.equal(named.status, 200, named.text);
+      assert.ok(!named.text.includes('Ivy'), named.text);
+    }
+  });
+
   it("serves MCP through the gateway with the mcp scope plus each tool's scope, counted against quotas", async () => {
     const { key, projectId } = await setupProject(h.url, { scopes: ['mcp', 'memory:retain', 'memory:recall'] });
     const headers = { accept: 'application/json, text/event-stream' };

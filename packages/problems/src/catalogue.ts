@@ -123,6 +123,9 @@ export const CATALOGUE = {
         'This credential is limited to certain spaces; bank-wide operations (profile edits, bank deletion) need a ' +
         'credential without space limits.',
       mcpDeleteWithSpaces: () => 'Space-limited credentials cannot delete through MCP; use the REST path.',
+      mcpSpaceRequired: (p: { tool: string }) =>
+        `This credential is limited to certain spaces, and ${p.tool} without a space reads every space; ` +
+        'pass the space argument.',
       grantWider: (p: { kind: string; wider: string }) =>
         `This credential is limited to certain ${p.kind} and cannot grant ${p.wider}; ` +
         `ask only for its own ${p.kind}, or omit ${p.kind} to inherit them.`,
