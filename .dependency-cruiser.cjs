@@ -121,8 +121,8 @@ module.exports = {
       name: 'engine-wire-entry-is-schemas-only',
       comment: 'What @mnemos/engine/wire loads is the schemas alone, so a server importing it runs no engine code.',
       severity: 'error',
-      from: { path: '^packages/engine/src/wire/(index|schemas)\\.ts$' },
-      to: { path: '^packages/engine/src/', pathNot: '^packages/engine/src/wire/schemas\\.ts$' },
+      from: { path: '^packages/engine/src/wire/(index|schemas|entity-schemas)\\.ts$' },
+      to: { path: '^packages/engine/src/', pathNot: '^packages/engine/src/wire/(entity-)?schemas\\.ts$' },
     },
     {
       name: 'packages-through-their-entry',
