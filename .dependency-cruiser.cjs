@@ -5,7 +5,7 @@
 const STORAGE =
   '^packages/engine/src/(db|vectors/storage|crypto|keywords)/' +
   '|^packages/engine/src/vectors/vector-cache\\.ts$' +
-  '|^packages/engine/src/memory/(store|bank-store|fact-store|history-store|transfer-store|supersede|validity-sql|sql|rows|reembed|vector-literal)\\.ts$' +
+  '|^packages/engine/src/memory/(store|bank-store|fact-store|history-store|transfer-store|entity-store|supersede|validity-sql|sql|rows|reembed|vector-literal)\\.ts$' +
   '|^packages/engine/src/filters/sql\\.ts$' +
   '|^packages/engine/src/jobs/(queue|operations)\\.ts$' +
   '|^packages/gateway/src/(db|store)\\.ts$' +
@@ -121,8 +121,8 @@ module.exports = {
       name: 'engine-wire-entry-is-schemas-only',
       comment: 'What @mnemos/engine/wire loads is the schemas alone, so a server importing it runs no engine code.',
       severity: 'error',
-      from: { path: '^packages/engine/src/wire/(index|schemas)\\.ts$' },
-      to: { path: '^packages/engine/src/', pathNot: '^packages/engine/src/wire/schemas\\.ts$' },
+      from: { path: '^packages/engine/src/wire/(index|schemas|entity-schemas)\\.ts$' },
+      to: { path: '^packages/engine/src/', pathNot: '^packages/engine/src/wire/(entity-)?schemas\\.ts$' },
     },
     {
       name: 'packages-through-their-entry',

@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint';
 // .dependency-cruiser.cjs).
 const STORAGE_MODULES = [
   'packages/engine/src/db/**',
-  'packages/engine/src/memory/{store,bank-store,fact-store,history-store,transfer-store,supersede,validity-sql,sql,rows,reembed,vector-literal}.ts',
+  'packages/engine/src/memory/{store,bank-store,fact-store,history-store,transfer-store,entity-store,supersede,validity-sql,sql,rows,reembed,vector-literal}.ts',
   'packages/engine/src/filters/sql.ts',
   'packages/engine/src/jobs/{queue,operations}.ts',
   'packages/engine/src/vectors/storage/**',

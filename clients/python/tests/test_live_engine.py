@@ -255,6 +255,25 @@ class LiveEngine(unittest.TestCase):
         self.assertEqual([(v.change, v.text) for v in forgotten],
                          [("create", None), ("supersede", None), ("delete", None)])
 
+    def test_entities(self) -> None:
+        bank = unique_bank("entities")
+        old = self.client.retain(bank, "Gina lives in Rome.", timestamp="2023-01-01T00:00:00Z").memory_ids[0]
+        new = self.client.retain(bank, "Gina moved to Turin.", timestamp="2024-01-01T00:00:00Z",
+                                 supersedes=[old]).memory_ids[0]
+        page = self.client.list_entities(bank, limit=2)
+        self.assertEqual([(e.name, e.memory_count) for e in page.items], [("Gina", 2), ("Rome", 1)])
+        self.assertIsNotNone(page.next_cursor)
+        rest = self.client.list_entities(bank, limit=2, cursor=page.next_cursor)
+        self.assertEqual([e.name for e in rest.items], ["Turin"])
+        self.assertEqual([e.name for e in self.client.list_entities(bank, prefix="t").items], ["Turin"])
+        gina = self.client.get_entity(bank, "gina")
+        self.assertEqual((gina.name, [f.id for f in gina.facts]), ("Gina", [new]))
+        self.assertEqual([(e.change, e.memory_id) for e in gina.timeline],
+                         [("create", old), ("create", new), ("supersede", old)])
+        with self.assertRaises(MnemosError) as caught:
+            self.client.get_entity(bank, "Nobody")
+        self.assertEqual((caught.exception.status, caught.exception.code), (404, "entity_not_found"))
+
     def test_org_memory(self) -> None:
         space = f"org-{uuid.uuid4().hex[:8]}"
         bank = unique_bank("member")
@@ -449,6 +468,17 @@ class LiveEngineAsync(unittest.IsolatedAsyncioTestCase):
         target = unique_bank("async-bulk-target")
         self.assertEqual((await self.client.import_memories(target, lines))["imported"], 2)
         self.assertEqual((await self.client.delete_matching(target, {"tags": "sport"})).deleted_count, 2)
+
+    async def test_entities(self) -> None:
+        bank = unique_bank("async-entities")
+        memory_id = (await self.client.retain(bank, "Hugo plays chess in Lyon.")).memory_ids[0]
+        page = await self.client.list_entities(bank, prefix="H")
+        self.assertEqual([(e.name, e.kinds) for e in page.items], [("Hugo", ["name"])])
+        hugo = await self.client.get_entity(bank, "Hugo")
+        self.assertEqual([f.id for f in hugo.facts], [memory_id])
+        with self.assertRaises(MnemosError) as caught:
+            await self.client.list_entities(bank, limit=0)
+        self.assertEqual(caught.exception.code, "validation_failed")
 
     async def test_errors_are_mapped(self) -> None:
         with self.assertRaises(MnemosError) as caught:

@@ -20,6 +20,10 @@ import type {
   MemoryList,
   MemoryListQuery,
   MemoryHistory,
+  EntityDetail,
+  EntityList,
+  EntityListQuery,
+  EntityQuery,
   MemoryPatch,
   Operation,
   RecallRequest,
@@ -82,6 +86,8 @@ export interface DeleteMatchingOptions extends RequestOptions {
   space?: string | undefined;
   dry_run?: boolean | undefined;
 }
+export type ListEntitiesOptions = EntityListQuery & RequestOptions;
+export type GetEntityOptions = EntityQuery & RequestOptions;
 export type ClearMemoriesOptions = ClearQuery & RequestOptions;
 export type BulkOptions = { space?: string } & RequestOptions;
 export type ExportOptions = ExportQuery & RequestOptions;
@@ -507,6 +513,24 @@ export class Mnemos {
   /** A memory's versions, oldest first; a deleted memory keeps only a tombstone, its text forgotten in every version. */
   memoryHistory(bankId: string, memoryId: string, options?: RequestOptions): Promise<MemoryHistory> {
     return this.request('GET', this.bankPath(bankId, `/memories/${seg(memoryId)}/history`), { ...options });
+  }
+
+  /** The names the bank's memories carry, in name order; `prefix` filters, `next_cursor` pages on. */
+  listEntities(bankId: string, options?: ListEntitiesOptions): Promise<EntityList> {
+    const [req, query] = split(options);
+    return this.request('GET', this.bankPath(bankId, '/entities'), {
+      ...req,
+      query: this.withSpace(query) as Record<string, QueryValue>,
+    });
+  }
+
+  /** One entity (any case): its current facts and the timeline of their changes; 404 entity_not_found if unknown. */
+  getEntity(bankId: string, name: string, options?: GetEntityOptions): Promise<EntityDetail> {
+    const [req, query] = split(options);
+    return this.request('GET', this.bankPath(bankId, `/entities/${seg(name)}`), {
+      ...req,
+      query: this.withSpace(query) as Record<string, QueryValue>,
+    });
   }
 
   /**

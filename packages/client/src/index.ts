@@ -9,6 +9,8 @@ export {
   type ReflectOptions,
   type ListBanksOptions,
   type ListMemoriesOptions,
+  type ListEntitiesOptions,
+  type GetEntityOptions,
   type ClearMemoriesOptions,
   type DeleteMatchingOptions,
   type BulkOptions,

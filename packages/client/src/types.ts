@@ -29,6 +29,14 @@ export type MemoryPatch = RequestBody<'updateMemory'>;
 /** A memory's versions, oldest first (`GET .../memories/{id}/history`). */
 export type MemoryHistory = Ok<'getMemoryHistory'>;
 export type MemoryVersion = MemoryHistory['items'][number];
+/** A page of a bank's entities (`GET .../entities`): names its memories carry, with kinds, counts and dates. */
+export type EntityList = Ok<'listEntities'>;
+export type EntityListQuery = Query<'listEntities'>;
+export type Entity = EntityList['items'][number];
+/** One entity (`GET .../entities/{name}`): its current facts and the timeline of their changes. */
+export type EntityDetail = Ok<'getEntity'>;
+export type EntityQuery = Query<'getEntity'>;
+export type EntityEvent = EntityDetail['timeline'][number];
 export type ClearQuery = Query<'clearMemories'>;
 export type BulkUpdateRequest = RequestBody<'updateMatchingMemories'>;
 /** What a bulk update sets on every memory it selects. */

@@ -105,7 +105,20 @@ export interface Memory {
   updated_at: string;
   state: string;
   superseded_by: string | null;
+  valid_from: string;
   valid_to: string | null;
+}
+
+/** One version of a memory (`GET .../memories/{id}/history`); a deleted memory's versions keep no text. */
+export interface MemoryVersion {
+  version: number;
+  change: string;
+  text: string | null;
+  state: string;
+  valid_from: string;
+  valid_to: string | null;
+  superseded_by: string | null;
+  changed_at: string;
 }
 
 export interface MemoryList {

@@ -328,6 +328,60 @@ test('memory text is shown as text: markup in a memory runs nothing', async () =
   watch.assertClean();
 });
 
+/** Retains through the signed-in page (session cookie, CSRF token, project header); answers the first memory id. */
+async function retainInPage(bank: string, body: unknown): Promise<string> {
+  return page.evaluate(
+    async ([project, path, payload]) => {
+      const session = (await (await fetch('/v1/account/session')).json()) as { csrf_token: string };
+      const res = await fetch(path, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-mnemos-project': project,
+          'x-csrf-token': session.csrf_token,
+        },
+        body: JSON.stringify(payload),
+      });
+      return ((await res.json()) as { memory_ids?: string[] }).memory_ids?.[0] ?? '';
+    },
+    [projectId, `/v1/me/banks/${encodeURIComponent(bank)}/memories`, body] as const,
+  );
+}
+
+test("a memory's page shows its validity, what superseded it, and its history", async () => {
+  // A statement and its later update, retained through the same endpoint and credentials the console uses.
+  const old = await retainInPage('moves', { content: 'Alice lives in Lisbon.', timestamp: '2023-03-01T00:00:00Z' });
+  const current = await retainInPage('moves', {
+    content: 'Alice moved to Berlin.',
+    timestamp: '2024-06-01T00:00:00Z',
+    supersedes: [old],
+  });
+  assert.ok(old && current, 'both memories were stored');
+
+  await page.goto(`${h.url}/console/p/${projectId}/memory/moves/${old}`);
+  await heading(page, 'Memory').waitFor();
+  await page.getByTestId('memory-version').nth(1).waitFor();
+  assert.equal(await page.getByTestId('valid-from').innerText(), '2023-03-01 00:00 UTC');
+  assert.equal(await page.getByTestId('valid-to').innerText(), '2024-06-01 00:00 UTC');
+  assert.equal(await page.getByTestId('superseded-by').innerText(), current);
+  const versions = await page.getByTestId('memory-version').allInnerTexts();
+  assert.deepEqual(
+    versions.map((row) => row.split('\t').slice(0, 2)),
+    [
+      ['1', 'create'],
+      ['2', 'supersede'],
+    ],
+  );
+  assert.match(versions[1] ?? '', /2024-06-01 00:00 UTC\tAlice lives in Lisbon\./);
+  await checkPage(page, 'memory-history');
+
+  await page.getByTestId('superseded-by').getByRole('link').click();
+  await page.getByTestId('memory-text').getByText('Alice moved to Berlin.').waitFor();
+  assert.equal(await page.getByTestId('valid-to').innerText(), 'current');
+  assert.equal(await page.getByTestId('memory-version').count(), 1);
+  watch.assertClean();
+});
+
 test('banks search and paginate, the memories of a bank paginate, erasing a bank needs its id typed', async () => {
   // Twenty-five memories in one retain, through the same endpoint and credentials the console uses.
   const stored = await page.evaluate(

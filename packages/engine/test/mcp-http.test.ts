@@ -58,6 +58,7 @@ test('lists seven tools with JSON schemas, descriptions and hints; /version show
   assert.deepEqual([...byName.keys()].sort(), [
     'delete_memories',
     'delete_memory',
+    'entity',
     'list_banks',
     'list_memories',
     'recall',
@@ -103,6 +104,20 @@ test('each tool works: retain, recall, list_memories, list_banks, delete_memory,
 
   const listed = await tool(client, 'list_memories', { bank_id: 'mcp-alice' });
   assert.equal(listed['total'], 2);
+  const entities = await tool(client, 'entity', { bank_id: 'mcp-alice', prefix: 'ly', space: 'acme' });
+  assert.deepEqual(
+    (entities['items'] as Array<Record<string, unknown>>).map((e) => e['name']),
+    ['Lyon'],
+  );
+  const alice = await tool(client, 'entity', { bank_id: 'mcp-alice', name: 'alice' });
+  assert.deepEqual(
+    (alice['facts'] as Array<Record<string, unknown>>).map((f) => f['text']),
+    ['Alice lives in Lyon.', 'Alice prefers green tea over coffee.'],
+    'every space, latest first',
+  );
+  const unknown = await client.callTool({ name: 'entity', arguments: { bank_id: 'mcp-alice', name: 'Zed' } });
+  assert.equal(unknown.isError, true);
+  assert.match(textOf(unknown), /entity_not_found \(404\)/);
   const banks = await tool(client, 'list_banks', {});
   assert.ok((banks['banks'] as Array<Record<string, unknown>>).some((b) => b['bank_id'] === 'mcp-alice'));
 
@@ -299,7 +314,7 @@ test('examples/mcp-client.ts runs against the engine', async () => {
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
   const code = await new Promise<number | null>((done) => child.on('close', done));
   assert.equal(code, 0, output);
-  assert.match(output, /tools: retain, recall, reflect, list_memories, delete_memory, delete_memories, list_banks/);
+  assert.match(output, /tools: retain, recall, reflect, list_memories, delete_memory, delete_memories, entity, list_banks/);
   assert.match(output, /Bob is allergic to peanuts/);
 });
 

@@ -51,6 +51,7 @@ test('stdio: the seven tools are listed and each one works against the engine', 
   assert.deepEqual(tools.map((t) => t.name).sort(), [
     'delete_memories',
     'delete_memory',
+    'entity',
     'list_banks',
     'list_memories',
     'recall',
@@ -86,6 +87,18 @@ test('stdio: the seven tools are listed and each one works against the engine', 
   const outside = await tool(client, 'recall', { bank_id: 'stdio-bank', query: 'What does Grace keep?' });
   assert.deepEqual(outside['results'], []);
   assert.equal((await tool(client, 'list_memories', { bank_id: 'stdio-bank' }))['total'], 1);
+  const grace = await tool(client, 'entity', { bank_id: 'stdio-bank', name: 'Grace', space: 'home' });
+  assert.deepEqual(
+    (grace['facts'] as Array<Record<string, unknown>>).map((f) => f['id']),
+    [id],
+  );
+  const listed = await tool(client, 'entity', { bank_id: 'stdio-bank', space: 'home', limit: 1 });
+  assert.equal(listed['total'], 1);
+  const outsideSpace = await client.callTool({
+    name: 'entity',
+    arguments: { bank_id: 'stdio-bank', name: 'Grace', space: 'default' },
+  });
+  assert.match(textOf(outsideSpace), /entity_not_found/);
   const banks = await tool(client, 'list_banks', { q: 'stdio' });
   assert.deepEqual(
     (banks['banks'] as Array<Record<string, unknown>>).map((b) => b['bank_id']),

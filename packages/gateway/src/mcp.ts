@@ -26,6 +26,7 @@ const TOOL_SCOPES: Record<string, { scope: Scope; metric?: Metric }> = {
   reflect: { scope: 'memory:reflect', metric: 'reflects' },
   list_memories: { scope: 'memory:recall' },
   list_banks: { scope: 'memory:recall' },
+  entity: { scope: 'memory:recall' },
   delete_memory: { scope: 'memory:delete' },
   delete_memories: { scope: 'memory:delete' },
 };
@@ -79,6 +80,8 @@ function retainCharge(retains: ToolCall[], outcomes: CallOutcomes): Charge {
   return { metric: 'memories', amount: estimates.reduce((a, b) => a + b, 0), counted };
 }
 
+const SPACE_WIDE_READS = new Set(['list_memories', 'entity']);
+
 /** Checks one tool call against the credential's scopes and bank, space and org limits. */
 function checkCall(principal: Principal, bank: string | undefined, call: ToolCall, scope: Scope): void {
   requireScope(principal, scope);
@@ -93,6 +96,10 @@ function checkCall(principal: Principal, bank: string | undefined, call: ToolCal
   if (principal.spaces !== null && call.name !== 'list_banks') {
     if (call.name === 'delete_memory' || call.name === 'delete_memories') {
       throw problem('forbidden', 'mcpDeleteWithSpaces');
+    }
+    // Without a space these read every space of the bank (the engine's lists and entities are bank-wide by default).
+    if (SPACE_WIDE_READS.has(call.name) && typeof call.args['space'] !== 'string') {
+      throw problem('forbidden', 'mcpSpaceRequired', { tool: call.name });
     }
     requireSpace(principal, typeof call.args['space'] === 'string' ? call.args['space'] : 'default');
   }

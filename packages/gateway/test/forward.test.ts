@@ -393,6 +393,51 @@ describe('gateway in front of a real engine', () => {
     assert.equal((obj(moved.body)['items'] as Json[])[0]?.['found'], true, 'the import keeps ids');
   });
 
+  it("forwards a bank's entities under memory:recall, and a space-limited key sees only its space's", async () => {
+    const owner = await setupProject(h.url);
+    await call(h.url, 'POST', '/v1/me/banks/ents/memories', {
+      token: owner.key,
+      body: { content: 'Alice moved to Berlin.' },
+    });
+    await call(h.url, 'POST', '/v1/me/banks/ents/memories', {
+      token: owner.key,
+      body: { content: 'Bob moved to Oslo.', space: 'acme' },
+    });
+    const all = await call(h.url, 'GET', '/v1/me/banks/ents/entities?prefix=b', { token: owner.key });
+    assert.equal(all.status, 200, all.text);
+    assert.deepEqual(
+      (obj(all.body)['items'] as Json[]).map((e) => e['name']),
+      ['Berlin', 'Bob'],
+    );
+    const alice = await call(h.url, 'GET', '/v1/me/banks/ents/entities/alice', { token: owner.key });
+    assert.equal(alice.status, 200, alice.text);
+    assert.equal(obj(alice.body)['name'], 'Alice');
+    assert.ok(isProblem(await call(h.url, 'GET', '/v1/me/banks/ents/entities/Zed', { token: owner.key }), 404));
+    assert.ok(isProblem(await call(h.url, 'GET', '/v1/me/banks/ents/entities?limit=0', { token: owner.key }), 400));
+
+    const retainOnly = await call(h.url, 'POST', `/admin/projects/${owner.projectId}/keys`, {
+      token: ADMIN_TOKEN,
+      body: { scopes: ['memory:retain'] },
+    });
+    const rk = String(obj(retainOnly.body)['key']);
+    for (const path of ['/v1/me/banks/ents/entities', '/v1/me/banks/ents/entities/Alice']) {
+      assert.ok(isProblem(await call(h.url, 'GET', path, { token: rk }), 403, 'insufficient_scope'), path);
+    }
+
+    const spaced = await call(h.url, 'POST', `/admin/projects/${owner.projectId}/keys`, {
+      token: ADMIN_TOKEN,
+      body: { spaces: ['acme'] },
+    });
+    const sk = String(obj(spaced.body)['key']);
+    assert.ok(isProblem(await call(h.url, 'GET', '/v1/me/banks/ents/entities', { token: sk }), 403));
+    const inAcme = await call(h.url, 'GET', '/v1/me/banks/ents/entities?space=acme', { token: sk });
+    assert.deepEqual(
+      (obj(inAcme.body)['items'] as Json[]).map((e) => e['name']),
+      ['Bob', 'Oslo'],
+    );
+    assert.ok(isProblem(await call(h.url, 'GET', '/v1/me/banks/ents/entities/Alice?space=acme', { token: sk }), 404));
+  });
+
   it('stops exactly at the quota under 50 concurrent requests, counting no refused or failed request', async () => {
     const { key, projectId } = await setupProject(h.url, {
       quotas: { recalls: 20, memories: 10, requests_per_minute: 10_000 },
@@ -479,6 +524,34 @@ describe('gateway in front of a real engine', () => {
     assert.deepEqual(statuses, [200, 200, 200, 429, 429]);
     assert.ok(limited !== undefined && isProblem(limited, 429, 'rate_limited'));
     assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+  });
+
+  it('MCP reads that span every space when none is named need the space from a space-limited key', async () => {
+    const owner = await setupProject(h.url);
+    await call(h.url, 'POST', '/v1/me/banks/mcp-spaces/memories', {
+      token: owner.key,
+      body: { content: 'Ivy keeps the vault code.', space: 'secret' },
+    });
+    const limited = await call(h.url, 'POST', `/admin/projects/${owner.projectId}/keys`, {
+      token: ADMIN_TOKEN,
+      body: { spaces: ['default'] },
+    });
+    const lk = String(obj(limited.body)['key']);
+    const headers = { accept: 'application/json, text/event-stream' };
+    const toolCall = (name: string, args: Json) =>
+      call(h.url, 'POST', '/mcp', {
+        token: lk,
+        headers,
+        body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+      });
+    for (const name of ['list_memories', 'entity']) {
+      const unnamed = await toolCall(name, { bank_id: 'mcp-spaces' });
+      assert.ok(isProblem(unnamed, 403, 'forbidden'), `${name}: ${unnamed.text}`);
+      assert.ok(!unnamed.text.includes('Ivy'), unnamed.text);
+      const named = await toolCall(name, { bank_id: 'mcp-spaces', space: 'default' });
+      assert.equal(named.status, 200, named.text);
+      assert.ok(!named.text.includes('Ivy'), named.text);
+    }
   });
 
   it("serves MCP through the gateway with the mcp scope plus each tool's scope, counted against quotas", async () => {

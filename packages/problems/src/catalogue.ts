@@ -123,6 +123,9 @@ export const CATALOGUE = {
         'This credential is limited to certain spaces; bank-wide operations (profile edits, bank deletion) need a ' +
         'credential without space limits.',
       mcpDeleteWithSpaces: () => 'Space-limited credentials cannot delete through MCP; use the REST path.',
+      mcpSpaceRequired: (p: { tool: string }) =>
+        `This credential is limited to certain spaces, and ${p.tool} without a space reads every space; ` +
+        'pass the space argument.',
       grantWider: (p: { kind: string; wider: string }) =>
         `This credential is limited to certain ${p.kind} and cannot grant ${p.wider}; ` +
         `ask only for its own ${p.kind}, or omit ${p.kind} to inherit them.`,
@@ -182,6 +185,13 @@ export const CATALOGUE = {
         `Memory ${p.id} does not exist in bank "${p.bankId}" (it may have been deleted).`,
       notVisible: (p: { id: string; bankId: string }) =>
         `No memory "${p.id}" in bank "${p.bankId}" is visible to this credential.`,
+    },
+  },
+  entity_not_found: {
+    status: 404,
+    messages: {
+      inThisBank: (p: { name: string }) =>
+        `No memory of this bank names the entity ${JSON.stringify(p.name)}; list the bank's entities with GET .../entities.`,
     },
   },
   operation_not_found: {

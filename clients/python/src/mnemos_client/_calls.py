@@ -20,6 +20,8 @@ from .models import (
     MemoryVersion,
     Metadata,
     memory_history_from_json,
+    EntityDetail,
+    EntityList,
     Operation,
     RecallResult,
     ReflectResult,
@@ -457,6 +459,22 @@ def memory_history(settings: Settings, /, bank_id: str, memory_id: str) -> Call[
     """A memory's versions, oldest first; a deleted memory keeps only a tombstone, its text forgotten in every
     version."""
     return Call("GET", _memory_path(settings, bank_id, memory_id) + "/history", memory_history_from_json)
+
+
+def list_entities(settings: Settings, /, bank_id: str, *, space: Optional[str] = None, prefix: Optional[str] = None,
+                  limit: Optional[int] = None, cursor: Optional[str] = None) -> Call[EntityList]:
+    """One page of the names the bank's memories carry, in name order, optionally only those starting with
+    ``prefix`` (any case). ``cursor`` is a previous page's ``next_cursor``."""
+    query = {"space": settings.space_or_default(space), "prefix": prefix, "limit": limit, "cursor": cursor}
+    return Call("GET", settings.bank_path(bank_id, "/entities"), EntityList.from_json, query=query)
+
+
+def get_entity(settings: Settings, /, bank_id: str, name: str, *, space: Optional[str] = None,
+               limit: Optional[int] = None) -> Call[EntityDetail]:
+    """One entity by name (any case): its current facts and the timeline of their changes, read from the
+    ``limit`` latest memories naming it (``entity_not_found`` if none does)."""
+    path = settings.bank_path(bank_id, f"/entities/{encode_segment(name)}")
+    return Call("GET", path, EntityDetail.from_json, query={"space": settings.space_or_default(space), "limit": limit})
 
 
 def delete_memory(settings: Settings, /, bank_id: str, memory_id: str) -> Call[DeleteResult]:

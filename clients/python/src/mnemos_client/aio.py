@@ -121,6 +121,8 @@ class AsyncMnemos(ClientBase):
     get_memory = _awaitable(calls.get_memory)
     update_memory = _awaitable(calls.update_memory)
     memory_history = _awaitable(calls.memory_history)
+    list_entities = _awaitable(calls.list_entities)
+    get_entity = _awaitable(calls.get_entity)
     delete_memory = _awaitable(calls.delete_memory)
     delete_matching = _awaitable(calls.delete_matching)
     clear_memories = _awaitable(calls.clear_memories)

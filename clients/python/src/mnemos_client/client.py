@@ -119,6 +119,8 @@ class Mnemos(ClientBase):
     get_memory = _blocking(calls.get_memory)
     update_memory = _blocking(calls.update_memory)
     memory_history = _blocking(calls.memory_history)
+    list_entities = _blocking(calls.list_entities)
+    get_entity = _blocking(calls.get_entity)
     delete_memory = _blocking(calls.delete_memory)
     delete_matching = _blocking(calls.delete_matching)
     clear_memories = _blocking(calls.clear_memories)

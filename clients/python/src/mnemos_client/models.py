@@ -433,3 +433,86 @@ class MemoryVersion:
 def memory_history_from_json(data: Any) -> List[MemoryVersion]:
     """The versions of ``GET .../memories/{id}/history``, oldest first."""
     return [MemoryVersion.from_json(item) for item in _list(_dict(data).get("items"))]
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A name the bank's memories carry: how it was found (``kinds``: ``speaker`` and ``name`` by the cheap
+    extractor, ``extracted`` by the LLM, ``given`` by the caller), how many memories name it, and the earliest and
+    latest ``valid_from`` of those memories."""
+
+    name: str
+    kinds: List[str]
+    memory_count: int
+    first_seen: Optional[str]
+    last_seen: Optional[str]
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Entity":
+        d = _dict(data)
+        return cls(name=str(d.get("name", "")), kinds=[str(k) for k in _list(d.get("kinds"))],
+                   memory_count=_int(d.get("memory_count")), first_seen=_str(d.get("first_seen")),
+                   last_seen=_str(d.get("last_seen")))
+
+
+@dataclass
+class EntityList:
+    """One page of a bank's entities, in name order."""
+
+    items: List[Entity]
+    total: int
+    limit: int
+    #: Pass as ``cursor`` for the next page; None when there is no more.
+    next_cursor: Optional[str] = None
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "EntityList":
+        d = _dict(data)
+        items = [Entity.from_json(e) for e in _list(d.get("items"))]
+        return cls(items=items, total=_int(d.get("total"), len(items)), limit=_int(d.get("limit"), len(items)),
+                   next_cursor=_str(d.get("next_cursor")), raw=d)
+
+
+@dataclass(frozen=True)
+class EntityEvent:
+    """One change in an entity's timeline. ``at`` is when it took effect (a memory's ``valid_from`` when created, its
+    ``valid_to`` when closed); ``version`` is None when the event is read from validity (no history kept)."""
+
+    at: str
+    change: str
+    memory_id: str
+    version: Optional[int]
+    text: Optional[str]
+    valid_from: Optional[str]
+    valid_to: Optional[str]
+    superseded_by: Optional[str]
+    changed_at: Optional[str]
+
+    @classmethod
+    def from_json(cls, data: Any) -> "EntityEvent":
+        d = _dict(data)
+        return cls(at=str(d.get("at", "")), change=str(d.get("change", "")), memory_id=str(d.get("memory_id", "")),
+                   version=_optional_int(d.get("version")), text=_str(d.get("text")),
+                   valid_from=_str(d.get("valid_from")), valid_to=_str(d.get("valid_to")),
+                   superseded_by=_str(d.get("superseded_by")), changed_at=_str(d.get("changed_at")))
+
+
+@dataclass
+class EntityDetail:
+    """One entity: its current facts (memories valid now, latest first) and the timeline of their changes."""
+
+    entity: Entity
+    facts: List["Memory"]
+    timeline: List[EntityEvent]
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.entity.name
+
+    @classmethod
+    def from_json(cls, data: Any) -> "EntityDetail":
+        d = _dict(data)
+        return cls(entity=Entity.from_json(d), facts=[Memory.from_json(m) for m in _list(d.get("facts"))],
+                   timeline=[EntityEvent.from_json(e) for e in _list(d.get("timeline"))], raw=d)

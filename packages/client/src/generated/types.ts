@@ -90,6 +90,40 @@ export interface paths {
         patch: operations["patchBank"];
         trace?: never;
     };
+    "/v1/{tenant}/banks/{bank}/entities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a bank's entities (paged by cursor; filter by name prefix) */
+        get: operations["listEntities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/{tenant}/banks/{bank}/entities/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An entity: its current facts and the timeline of their changes */
+        get: operations["getEntity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/{tenant}/banks/{bank}/export": {
         parameters: {
             query?: never;
@@ -480,6 +514,17 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
+        };
+        Entity: {
+            /** @description The earliest valid_from of the memories naming it */
+            first_seen: string;
+            /** @description How it was found: speaker and name by the cheap extractor, extracted by the LLM, given by the caller */
+            kinds: ("speaker" | "name" | "extracted" | "given")[];
+            /** @description The latest valid_from of the memories naming it */
+            last_seen: string;
+            /** @description Memories naming it (invalidated ones aside) */
+            memory_count: number;
+            name: string;
         };
         Memory: {
             bank_id: string;
@@ -992,6 +1037,152 @@ export interface operations {
                 };
             };
             /** @description Problem: tenant_not_found, bank_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEntities: {
+        parameters: {
+            query?: {
+                /** @description A previous page's next_cursor: this page starts after it */
+                cursor?: string;
+                limit?: number;
+                /** @description Names starting with this (any case) */
+                prefix?: string;
+                /** @description Only the memories of this space */
+                space?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Bank id (URL-encoded) */
+                bank: string;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Entity"][];
+                        limit: number;
+                        next_cursor: string | null;
+                        total: number;
+                    };
+                };
+            };
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: tenant_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEntity: {
+        parameters: {
+            query?: {
+                /** @description Memories naming the entity read for its facts and timeline, latest first */
+                limit?: number;
+                /** @description Only the memories of this space */
+                space?: string;
+            };
+            header?: never;
+            path: {
+                bank: string;
+                /** @description An entity name as its memories write it (any case; URL-encoded) */
+                name: string;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The current memories naming it, latest first */
+                        facts: components["schemas"]["Memory"][];
+                        /** @description The earliest valid_from of the memories naming it */
+                        first_seen: string;
+                        /** @description How it was found: speaker and name by the cheap extractor, extracted by the LLM, given by the caller */
+                        kinds: ("speaker" | "name" | "extracted" | "given")[];
+                        /** @description The latest valid_from of the memories naming it */
+                        last_seen: string;
+                        /** @description Memories naming it (invalidated ones aside) */
+                        memory_count: number;
+                        name: string;
+                        /** @description Oldest first */
+                        timeline: {
+                            /** @description When the change took effect: valid_from for a create, valid_to for an end */
+                            at: string;
+                            change: "create" | "update" | "invalidate" | "restore" | "supersede" | "expire" | "delete";
+                            changed_at: string | null;
+                            memory_id: string;
+                            superseded_by: string | null;
+                            text: string | null;
+                            valid_from: string;
+                            valid_to: string | null;
+                            version: number | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem: validation_failed, malformed_json, json_too_deep */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: tenant_not_found, entity_not_found */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2074,7 +2265,7 @@ export interface operations {
                     /** @description The fields to set on every memory selected; each replaces the old value, as PATCH does */
                     set: {
                         metadata?: {
-                            [key: string]: string;
+                            [key: string]: unknown;
                         } | null;
                         state?: "valid" | "invalidated";
                         /** @description Tags; a JSON-encoded list or a single string is accepted too */

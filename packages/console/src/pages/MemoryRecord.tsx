@@ -1,10 +1,12 @@
-// Memory browser, one memory: the full record, links to its source and to what superseded it, and delete.
+// Memory browser, one memory: the full record, its validity and history, links to its source and to what superseded
+// it, and delete.
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { useQuery, useQueryClient } from '@tanstack/preact-query';
 import { api } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
+import { MemoryHistory } from '../components/MemoryHistory';
 import { Page } from '../components/Page';
 import { formatDate } from '../format';
 import { paths } from '../paths';
@@ -73,8 +75,10 @@ export function MemoryRecord({ project, bank, id }: { project: string; bank: str
             <dd>{formatDate(m.created_at)}</dd>
             <dt>Updated</dt>
             <dd>{formatDate(m.updated_at)}</dd>
+            <dt>Valid from</dt>
+            <dd data-testid="valid-from">{formatDate(m.valid_from)}</dd>
             <dt>Valid until</dt>
-            <dd>{formatDate(m.valid_to)}</dd>
+            <dd data-testid="valid-to">{m.valid_to === null ? 'current' : formatDate(m.valid_to)}</dd>
             <dt>Tags</dt>
             <dd>{m.tags.length === 0 ? '—' : m.tags.join(', ')}</dd>
             <dt>Entities</dt>
@@ -86,10 +90,11 @@ export function MemoryRecord({ project, bank, id }: { project: string; bank: str
             <dt>Source</dt>
             <dd>{link(m.source_id)}</dd>
             <dt>Superseded by</dt>
-            <dd>{link(m.superseded_by)}</dd>
+            <dd data-testid="superseded-by">{link(m.superseded_by)}</dd>
             <dt>Metadata</dt>
             <dd>{Object.keys(m.metadata).length === 0 ? '—' : <pre>{JSON.stringify(m.metadata, null, 2)}</pre>}</dd>
           </dl>
+          <MemoryHistory project={project} bank={bank} id={id} path={path} />
           <button type="button" class="danger" onClick={() => setDeleting(true)}>
             Delete this memory
           </button>

@@ -172,6 +172,44 @@ async function encryptHistory(db: Database, codec: EncryptingCodec, batchSize: n
 }
 
 /**
+ * Seals the entity names written before encryption was switched on: each row's key becomes the name's blind token and
+ * its name ciphertext (migration 013), in batches like the memories. Answers how many.
+ */
+async function encryptEntityNames(db: Database, codec: EncryptingCodec, batchSize: number): Promise<number> {
+  let encrypted = 0;
+  for (;;) {
+    const done = await db.transaction(async (tx) => {
+      const rows = await tx.query<{
+        tenant: string;
+        bank_id: string;
+        memory_id: string;
+        key: string;
+        kind: string;
+        name: string;
+      }>(
+        `SELECT tenant, bank_id, memory_id::text AS memory_id, key, kind, name FROM memory_entities
+         WHERE name IS NOT NULL ORDER BY tenant, bank_id, key LIMIT ${Math.trunc(batchSize)} FOR UPDATE`,
+      );
+      for (const r of rows) {
+        const sealed = (await codec.forWrite(tx, r.tenant, r.bank_id)).sealEntity(r.name);
+        await tx.query(
+          `DELETE FROM memory_entities WHERE tenant = $1 AND bank_id = $2 AND key = $3 AND memory_id = $4::uuid AND kind = $5`,
+          [r.tenant, r.bank_id, r.key, r.memory_id, r.kind],
+        );
+        await tx.query(
+          `INSERT INTO memory_entities (tenant, bank_id, memory_id, key, name, name_enc, kind)
+           VALUES ($1, $2, $3::uuid, $4, NULL, $5, $6) ON CONFLICT DO NOTHING`,
+          [r.tenant, r.bank_id, r.memory_id, sealed.key, sealed.nameEnc, r.kind],
+        );
+      }
+      return rows.length;
+    });
+    encrypted += done;
+    if (done < batchSize) return encrypted;
+  }
+}
+
+/**
  * Encrypts memories written before encryption was switched on, in batches (each batch one transaction, so the command
  * can be interrupted and run again), then compacts the table so the old plaintext row versions are gone from it.
  */
@@ -233,12 +271,14 @@ export async function encryptExisting(
     if (done < batchSize) break;
   }
   const versions = await encryptHistory(db, codec, batchSize);
-  if (encrypted > 0 || versions > 0) {
+  const names = await encryptEntityNames(db, codec, batchSize);
+  if (encrypted > 0 || versions > 0 || names > 0) {
     // Old row versions hold the plaintext until the table is rewritten (the memories, and the keyword statistics that
     // counted their words); so may old versions of pg_statistic rows (statistics gathered before migration 004), which
     // only a superuser may rewrite.
     await db.exec('VACUUM FULL memories');
     await db.exec('VACUUM FULL memory_history');
+    await db.exec('VACUUM FULL memory_entities');
     await db.exec('VACUUM FULL bank_term_counts');
     await db.exec('VACUUM FULL pg_statistic').catch(() => undefined);
     await db.exec('CHECKPOINT').catch(() => undefined);

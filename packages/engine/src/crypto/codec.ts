@@ -39,6 +39,22 @@ export interface BankCodec {
   seal(id: string, body: PlainBody): Promise<SealedBody>;
   /** The stored form of a content hash (the plain SHA-256 hex retain computes, or its keyed HMAC). */
   dedupHash(plainHash: string): string;
+  /** An entity name as stored: its lookup key (the lowercased name, or its blind token) and the name or its ciphertext. */
+  sealEntity(name: string): SealedEntity;
+}
+
+/** An entity name as the entities table stores it (migration 013). */
+export interface SealedEntity {
+  key: string;
+  name: string | null;
+  nameEnc: Buffer | null;
+}
+
+/** An entity row's stored name: plain, or sealed (under encryption at rest). */
+export interface StoredEntityName {
+  key: string;
+  name: string | null;
+  name_enc: Uint8Array | null;
 }
 
 /** A tsquery for keyword search: `sql(placeholder)` is the SQL expression, `value` the parameter to bind. */
@@ -85,7 +101,19 @@ export interface BodyCodec {
    * at most 64: what recall's in-memory keyword arm looks up. Asks the database only for words never seen before.
    */
   indexTerms(q: Queryable, tenant: string, bankIds: readonly string[], query: string): Promise<string[]>;
+  /** The lookup key of an entity name in a bank; undefined when the bank has no key yet (so holds no entity). */
+  entityKey(q: Queryable, tenant: string, bankId: string, name: string): Promise<string | undefined>;
+  /** The names of entity rows, in order; a sealed name that fails to open gives undefined (and is reported). */
+  openEntityNames(
+    q: Queryable,
+    tenant: string,
+    bankId: string,
+    rows: readonly StoredEntityName[],
+  ): Promise<Array<string | undefined>>;
 }
+
+/** How entity names are compared: case and surrounding spaces do not matter. */
+export const entityKeyOf = (name: string): string => name.trim().toLowerCase();
 
 const plaintextBank: BankCodec = {
   seal: async (_id, b) => ({
@@ -97,6 +125,7 @@ const plaintextBank: BankCodec = {
     fts: null,
   }),
   dedupHash: (h) => h,
+  sealEntity: (name) => ({ key: entityKeyOf(name), name, nameEnc: null }),
 };
 
 /** Encryption off: bodies are stored as they are. */
@@ -117,6 +146,8 @@ export const plaintextCodec: BodyCodec = {
       : { sql: (p) => `to_tsquery('${TEXT_SEARCH_CONFIG}', ${p})`, value: terms.join(' | ') };
   },
   indexTerms: (q, _t, _b, query) => plaintextLexemes.terms(q, query),
+  entityKey: async (_q, _t, _b, name) => entityKeyOf(name),
+  openEntityNames: async (_q, _t, _b, rows) => rows.map((r) => r.name ?? undefined),
 };
 
 /** Postgres's lexemes of the words queries used (the english configuration is the same for every database). */

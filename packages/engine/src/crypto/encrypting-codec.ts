@@ -1,7 +1,16 @@
 import { DatabaseUnavailableError } from '../db/availability.js';
 import type { Queryable } from '../db/database.js';
 import { queryTerms } from '../keywords/text-search.js';
-import type { BankCodec, BodyCodec, EncodedRow, KeywordQuery, PlainBody, SealedBody } from './codec.js';
+import {
+  entityKeyOf,
+  type BankCodec,
+  type BodyCodec,
+  type EncodedRow,
+  type KeywordQuery,
+  type PlainBody,
+  type SealedBody,
+  type StoredEntityName,
+} from './codec.js';
 import { bodyKeyId, DataKey, decodeWrapped, encodeWrapped, IntegrityError, type MasterKey } from './envelope.js';
 import { documentLexemes, normaliseWord, queryLexemes } from './normalise.js';
 import { acceptsMaster, ENCRYPTION_LOCK, readRecord } from './record.js';
@@ -24,6 +33,11 @@ export class BankKeyError extends Error {
 /** Associated data of a memory body: a ciphertext moved to another row (or bank, or tenant) fails to decrypt. */
 export function bodyAad(tenant: string, bankId: string, id: string): Buffer {
   return Buffer.from(`mnemos/v1/memory\0${tenant}\0${bankId}\0${id}`);
+}
+
+/** Associated data of a sealed entity name: bound to its bank and its blind token, so it cannot name another. */
+function entityAad(tenant: string, bankId: string, token: string): Buffer {
+  return Buffer.from(`mnemos/v1/entity\0${tenant}\0${bankId}\0${token}`);
 }
 
 const QUERY_KEY_TTL_MS = 5_000;
@@ -58,7 +72,38 @@ export class EncryptingCodec implements BodyCodec {
     return {
       seal: (id, body) => sealBody(key, tenant, bankId, id, body),
       dedupHash: (h) => key.dedupHash(h),
+      sealEntity: (name) => {
+        const token = key.blind(ENTITY, entityKeyOf(name));
+        return { key: token, name: null, nameEnc: key.seal(Buffer.from(name), entityAad(tenant, bankId, token)) };
+      },
     };
+  }
+
+  async entityKey(q: Queryable, tenant: string, bankId: string, name: string): Promise<string | undefined> {
+    const key = await this.queryKey(q, tenant, bankId);
+    return key?.blind(ENTITY, entityKeyOf(name));
+  }
+
+  async openEntityNames(
+    q: Queryable,
+    tenant: string,
+    bankId: string,
+    rows: readonly StoredEntityName[],
+  ): Promise<Array<string | undefined>> {
+    const sealed = rows.filter((r) => r.name_enc !== null);
+    const key = sealed.length === 0 ? undefined : await this.bankKey(q, tenant, bankId).catch(() => undefined);
+    return rows.map((r) => {
+      if (r.name_enc === null) return r.name ?? undefined;
+      try {
+        if (key === undefined) throw new IntegrityError("the bank's data key is not available");
+        const aad = entityAad(tenant, bankId, r.key);
+        return key.open(Buffer.from(r.name_enc.buffer, r.name_enc.byteOffset, r.name_enc.byteLength), aad).toString();
+      } catch {
+        this.integrityFailures++;
+        this.report({ tenant, bankId, memoryId: `entity ${r.key}`, reason: 'entity name failed to decrypt' });
+        return undefined;
+      }
+    });
   }
 
   async dedupHashes(q: Queryable, tenant: string, bankId: string, plainHashes: string[]): Promise<Map<string, string>> {
@@ -261,7 +306,7 @@ export async function sealBody(
     text: null,
     context: null,
     metadata: {},
-    entities: body.entities.map((e) => key.blind(ENTITY, e.trim().toLowerCase())),
+    entities: body.entities.map((e) => key.blind(ENTITY, entityKeyOf(e))),
     bodyEnc: key.seal(plain, bodyAad(tenant, bankId, id)),
     fts: await blindTsvector(key, body.text),
   };

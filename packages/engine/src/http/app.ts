@@ -17,6 +17,7 @@ import { API_DESCRIPTION_VERSION } from '../version.js';
 import { sendProblem, toProblem } from './problem.js';
 import { registerBankRoutes } from './routes/banks.js';
 import { registerDescriptionRoutes } from './routes/description.js';
+import { registerEntityRoutes } from './routes/entities.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMemoryRoutes } from './routes/memories.js';
 import { registerReflectRoutes } from './routes/reflect.js';
@@ -126,6 +127,7 @@ export async function buildApp(
   registerBankRoutes(t, engine);
   registerMemoryRoutes(t, engine);
   registerTransferRoutes(t, engine);
+  registerEntityRoutes(t, engine);
   registerSpaceRoutes(t, engine);
   registerDescriptionRoutes(t, engine);
   registerReflectRoutes(t, engine);

@@ -10,6 +10,7 @@ import {
   reflectAnswer,
   retainAnswer,
 } from '../wire/answers.js';
+import { entityAnswer, entityPageAnswer } from '../wire/entity-answers.js';
 import { bodyFilter, checkText, recallQuery, reflectRequest, retainRequest, validityChoice } from '../wire/input.js';
 
 export type RetainArgs = {
@@ -53,6 +54,15 @@ export type ListMemoriesArgs = {
   cursor?: string | undefined;
 } & ValidityArgs;
 
+export type EntityArgs = {
+  /** One entity by name; without it the bank's entities are listed. */
+  name?: string | undefined;
+  prefix?: string | undefined;
+  space?: string | undefined;
+  limit?: number | undefined;
+  cursor?: string | undefined;
+};
+
 export type ListBanksArgs = {
   q?: string | undefined;
   limit?: number | undefined;
@@ -75,6 +85,8 @@ export interface MemoryBackend {
   deleteMemory(bankId: string, memoryId: string): Promise<object>;
   deleteMatching(bankId: string, args: DeleteMatchingArgs): Promise<object>;
   listBanks(args: ListBanksArgs): Promise<object>;
+  /** An entity (its facts and timeline) when `name` is given, else a page of the bank's entities. */
+  entity(bankId: string, args: EntityArgs): Promise<object>;
 }
 
 /**
@@ -161,6 +173,16 @@ export function engineBackend(
     async listBanks(args) {
       const page = { limit: args.limit ?? 50, offset: args.offset ?? 0, cursor: args.cursor };
       return bankPageAnswer(await service.listBanks(tenant, args.q, page));
+    },
+    async entity(bankId, args) {
+      const { name, prefix, space, cursor } = args;
+      if (name !== undefined) {
+        const query = { tenant, bankId, space, name: checkText(name, '/name'), limit: args.limit ?? 20 };
+        return entityAnswer(await service.entity(query));
+      }
+      const checked = prefix === undefined ? undefined : checkText(prefix, '/prefix');
+      const list = { tenant, bankId, space, prefix: checked, limit: args.limit ?? 50, cursor };
+      return entityPageAnswer(await service.listEntities(list));
     },
   };
 }

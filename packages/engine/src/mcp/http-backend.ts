@@ -17,6 +17,10 @@ export function httpBackend(client: Mnemos): MemoryBackend {
     deleteMatching: (bankId, { filter, ...args }) =>
       client.deleteMatching(bankId, filter as Filter, args),
     listBanks: (args) => client.listBanks({ ...args, limit: args.limit ?? 50 }),
+    entity: (bankId, { name, prefix, cursor, ...args }) =>
+      name === undefined
+        ? client.listEntities(bankId, { ...args, prefix, cursor, limit: args.limit ?? 50 })
+        : client.getEntity(bankId, name, { ...args, limit: args.limit ?? 20 }),
   };
 }
 

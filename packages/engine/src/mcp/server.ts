@@ -80,7 +80,7 @@ function compactHits(results: object[]): object[] {
   });
 }
 
-/** The Mnemos MCP server: six tools over a backend (in-process engine or HTTP). */
+/** The Mnemos MCP server: seven tools over a backend (in-process engine or HTTP). */
 export function createMcpServer(backend: MemoryBackend, options: McpServerOptions = {}): McpServer {
   const fixed = options.bank;
   const server = new McpServer(
@@ -304,6 +304,40 @@ export function createMcpServer(backend: MemoryBackend, options: McpServerOption
       },
     },
     (args) => run(() => backend.deleteMatching(bankOf(args), args)),
+  );
+
+  server.registerTool(
+    'entity',
+    {
+      title: 'Entities',
+      description:
+        "What memory knows about a person, place or thing: with `name`, its current facts and a timeline of how they changed (when each became true, and which replaced which); without it, the names the bank's memories mention, with how many memories name each and when (filter by `prefix`, page with `cursor`).",
+      inputSchema: input({
+        name: z.string().min(1).max(200).optional().describe('The entity to look up (any case), e.g. "Alice".'),
+        prefix: z.string().min(1).max(200).optional().describe('When listing: only names starting with this.'),
+        space: Space,
+        limit: z
+          .number()
+          .int()
+          .min(1)
+          .max(200)
+          .optional()
+          .describe('With name: memories read (default 20); else page size (default 50).'),
+        cursor: z
+          .string()
+          .max(2048)
+          .optional()
+          .describe("When listing: the previous answer's next_cursor, to get the page after it."),
+      }),
+      annotations: {
+        title: 'Entities',
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+    (args) => run(() => backend.entity(bankOf(args), args)),
   );
 
   server.registerTool(

@@ -7,6 +7,7 @@ export type MemoryChange = 'create' | 'update' | 'invalidate' | 'restore' | 'sup
 
 /** One version of a memory, as its history keeps it; a deleted memory's versions keep no text or metadata. */
 export interface StoredVersion {
+  memoryId: string;
   version: number;
   change: MemoryChange;
   text: string | null;
@@ -37,18 +38,29 @@ const date = (value: Date | string): Date => (value instanceof Date ? value : ne
  * stores its body: ciphertext under encryption at rest). A version whose ciphertext fails to open was reported by the
  * codec and is left out, as a memory would be.
  */
-export async function readHistory(
+export function readHistory(
   q: Queryable,
   codec: BodyCodec,
   tenant: string,
   bankId: string,
   memoryId: string,
 ): Promise<StoredVersion[]> {
+  return readHistories(q, codec, tenant, bankId, [memoryId]);
+}
+
+/** The versions of several memories of a bank, by memory then oldest first (see readHistory). */
+export async function readHistories(
+  q: Queryable,
+  codec: BodyCodec,
+  tenant: string,
+  bankId: string,
+  memoryIds: readonly string[],
+): Promise<StoredVersion[]> {
   const rows = await q.query<VersionRow>(
     `SELECT memory_id::text AS id, bank_id, version, change, text, context, metadata, entities, body_enc, state,
        valid_from, valid_to, superseded_by::text AS superseded_by, changed_at, operation_id
-     FROM memory_history WHERE tenant = $1 AND bank_id = $2 AND memory_id = $3::uuid ORDER BY version`,
-    [tenant, bankId, memoryId],
+     FROM memory_history WHERE tenant = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[]) ORDER BY memory_id, version`,
+    [tenant, bankId, [...memoryIds]],
   );
   const withBody = rows.filter(hasBody);
   const bodies = await codec.openRows(q, tenant, withBody);
@@ -58,6 +70,7 @@ export async function readHistory(
     const body = opened.get(row);
     if (hasBody(row) && body === undefined) continue;
     versions.push({
+      memoryId: row.id,
       version: row.version,
       change: row.change as MemoryChange,
       text: body?.text ?? null,

@@ -14,6 +14,7 @@ import { eventLoopSlicer } from '../util/yield.js';
 import type { Memory, Metadata, NewMemory, Partition } from './types.js';
 import type { Validity } from '../filters/validity.js';
 import { validitySql } from './validity-sql.js';
+import { recordEntities, replaceMentions } from './entity-store.js';
 
 /** From this many memories in one insert, vectors go to the embedded database in binary (see insert). */
 const BINARY_VECTORS_FROM = 3;
@@ -177,6 +178,13 @@ export class MemoryStore implements MemoryReader {
       );
       for (const r of returned) inserted.add(r.id);
     }
+    await recordEntities(
+      tx,
+      bank,
+      p.tenant,
+      p.bankId,
+      items.filter((m) => inserted.has(m.id)),
+    );
     // Rows skipped by ON CONFLICT lost a race with a concurrent retain of the same content: answer that row's id.
     const lost = items.filter((m) => !inserted.has(m.id));
     const existing = await this.findByHashes(
@@ -234,32 +242,48 @@ export class MemoryStore implements MemoryReader {
 
   async update(tenant: string, bankId: string, id: string, patch: MemoryPatch): Promise<Memory | undefined> {
     const touchesBody = patch.text !== undefined || patch.context !== undefined || patch.metadata !== undefined;
+    const renames = patch.text !== undefined || patch.metadata !== undefined;
     return this.db.transaction(async (tx) => {
-      // The bank's change number first: the bank's row is locked before the memory's, as every writer does.
-      await takeBankChange(tx, tenant, bankId);
-      if (!this.codec.encrypted || (!touchesBody && patch.contentHash === undefined)) {
-        return this.applyUpdate(tx, tenant, bankId, id, patch);
+      const memory = await this.updateIn(tx, tenant, bankId, id, patch, touchesBody);
+      if (memory !== undefined && renames) {
+        await replaceMentions(tx, await this.codec.forWrite(tx, tenant, bankId), tenant, bankId, memory);
       }
-      // Encrypted: the body is one ciphertext, so an edit reads it, merges the change and seals it again.
-      const [row] = await tx.query<MemoryRow>(
-        `SELECT ${MEMORY_COLUMNS} FROM memories WHERE tenant = $1 AND bank_id = $2 AND id = $3 FOR UPDATE`,
-        [tenant, bankId, id],
-      );
-      if (!row) return undefined;
-      const [current] = await this.open(tx, tenant, [row]);
-      if (!current) throw new IntegrityError(`memory ${id} failed to decrypt (tampered or moved); it was not changed`);
-      const bank = await this.codec.forWrite(tx, tenant, bankId);
-      const sealed = await bank.seal(id, {
-        text: patch.text ?? current.text,
-        context: patch.context !== undefined ? patch.context : current.context,
-        metadata: patch.metadata ?? current.metadata,
-        entities: current.entities,
-      });
-      return this.applyUpdate(tx, tenant, bankId, id, {
-        ...patch,
-        ...(patch.contentHash !== undefined ? { contentHash: bank.dedupHash(patch.contentHash) } : {}),
-        sealed,
-      });
+      return memory;
+    });
+  }
+
+  private async updateIn(
+    tx: Queryable,
+    tenant: string,
+    bankId: string,
+    id: string,
+    patch: MemoryPatch,
+    touchesBody: boolean,
+  ): Promise<Memory | undefined> {
+    // The bank's change number first: the bank's row is locked before the memory's, as every writer does.
+    await takeBankChange(tx, tenant, bankId);
+    if (!this.codec.encrypted || (!touchesBody && patch.contentHash === undefined)) {
+      return this.applyUpdate(tx, tenant, bankId, id, patch);
+    }
+    // Encrypted: the body is one ciphertext, so an edit reads it, merges the change and seals it again.
+    const [row] = await tx.query<MemoryRow>(
+      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE tenant = $1 AND bank_id = $2 AND id = $3 FOR UPDATE`,
+      [tenant, bankId, id],
+    );
+    if (!row) return undefined;
+    const [current] = await this.open(tx, tenant, [row]);
+    if (!current) throw new IntegrityError(`memory ${id} failed to decrypt (tampered or moved); it was not changed`);
+    const bank = await this.codec.forWrite(tx, tenant, bankId);
+    const sealed = await bank.seal(id, {
+      text: patch.text ?? current.text,
+      context: patch.context !== undefined ? patch.context : current.context,
+      metadata: patch.metadata ?? current.metadata,
+      entities: current.entities,
+    });
+    return this.applyUpdate(tx, tenant, bankId, id, {
+      ...patch,
+      ...(patch.contentHash !== undefined ? { contentHash: bank.dedupHash(patch.contentHash) } : {}),
+      sealed,
     });
   }
 

@@ -32,6 +32,11 @@ export const BANK_CURSOR = Type.Object({
   bankId: Type.String({ minLength: 1, maxLength: 256, pattern: '^[^\\u0000]+$' }),
 });
 
+export const ENTITY_CURSOR = Type.Object({
+  list: Type.Literal('entities'),
+  key: Type.String({ minLength: 1, maxLength: 1024, pattern: '^[^\\u0000]+$' }),
+});
+
 /**
  * The list a cursor belongs to: its name, the tenant, the bank and every filter of the request (null when absent), in
  * a fixed order. The page size is not part of it: the same list may be paged on in pages of another size.

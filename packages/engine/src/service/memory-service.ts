@@ -13,6 +13,14 @@ import {
 import type { Operation } from '../jobs/operations.js';
 import { BANK_CURSOR, loadCursorSeal, MEMORY_CURSOR, type CursorScope, type CursorSeal } from './cursor.js';
 import type { EngineMetrics } from '../metrics.js';
+import {
+  entityDetail,
+  entityPage,
+  type EntityDetail,
+  type EntityListQuery,
+  type EntityPage,
+  type EntityQuery,
+} from './entities.js';
 import { MAX_CHUNK_CHARS, MAX_CHUNK_TOKENS } from '../memory/chunk.js';
 import { embeddingText } from '../memory/embedding-text.js';
 import {
@@ -433,6 +441,16 @@ export class MemoryService {
 
   bankStats(tenant: string, bankId: string): Promise<BankStats> {
     return bankStats(this.parts.db, tenant, bankId);
+  }
+
+  /** The bank's entities, a page at a time (docs/api.md, "Entities"). */
+  listEntities(q: EntityListQuery): Promise<EntityPage> {
+    return entityPage(this.parts, () => this.cursorSeal(true), q);
+  }
+
+  /** One entity with its current facts and timeline; 404 entity_not_found when no memory names it. */
+  entity(q: EntityQuery): Promise<EntityDetail> {
+    return entityDetail(this.parts, q);
   }
 
   async operation(tenant: string, id: string): Promise<Operation> {

@@ -27,3 +27,4 @@ export {
   SPACE_PATTERN,
   SpacePath,
 } from './schemas.js';
+export { EntityListQuery, EntityPath, EntityQuery } from './entity-schemas.js';

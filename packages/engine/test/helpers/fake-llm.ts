@@ -231,6 +231,16 @@ export class FakeLlm {
     return this.calls.filter((c) => purpose === undefined || c.purpose === purpose).length;
   }
 
+  /** The engine settings that make it call this server as its OpenAI-compatible LLM. */
+  get openaiEnv(): Record<string, string> {
+    return {
+      MNEMOS_API_LLM_PROVIDER: 'openai',
+      MNEMOS_API_LLM_MODEL: 'fake-model',
+      MNEMOS_API_LLM_API_KEY: 'test-key',
+      MNEMOS_API_LLM_BASE_URL: this.openaiBaseUrl,
+    };
+  }
+
   /** OpenAI-compatible base URL (…/v1); the Gemini base URL is `url` itself. */
   get openaiBaseUrl(): string {
     return `${this.url}/v1`;

@@ -247,6 +247,14 @@ export const importPlan =
     };
   };
 
+/** Forwards a look-up of one entity; a space-limited credential sees only the memories of its space. */
+export const entityPlan: PlanOf = (p, req) => {
+  requireBank(p, bankParam(req));
+  const name = (req.params as { name: string }).name;
+  const path = tenantPath(p, `/banks/${seg(bankParam(req))}/entities/${seg(name)}`);
+  return { forward: { method: 'GET', path, query: queryWithSpace(p, queryOf(req)) } };
+};
+
 /** Forwards a call on one memory (or on `suffix` under it), once a space-limited credential is shown to reach it. */
 export const memoryPlan =
   (ctx: GatewayContext, method: 'GET' | 'PATCH' | 'DELETE', suffix = ''): PlanOf =>
