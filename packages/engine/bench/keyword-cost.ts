@@ -68,28 +68,37 @@ async function main() {
     `${plans.length} of ${questions.length} questions hold a term of the bank; ${overBudget} select more rows than the budget`,
   );
 
-  const measure = async (name: string, run: (p: Plan) => Promise<unknown>) => {
+  /** Each question's BM25 top k, as the statement scoring every selected row answers it. */
+  let exact: string[][] = [];
+  const measure: Measure = async (name, run) => {
     const times: number[] = [];
+    const found: string[][] = [];
     const before = await cpu.read();
     for (const p of plans) {
       const t = performance.now();
-      await run(p);
+      found.push(await run(p));
       times.push(performance.now() - t);
     }
     const used = await cpu.since(before);
+    // The share of BM25's top k that the way answers among its own k (1 for BM25 itself, ties aside).
+    const kept = exact.length === 0 ? 1 : mean(found.map((ids, i) => shared(exact[i]!, ids)));
     console.log(
       `${name.padEnd(8)} database CPU ${((used.seconds * 1000) / plans.length).toFixed(1)} ms a query; ` +
-        `wall p50 ${percentile(times, 50).toFixed(1)} / p95 ${percentile(times, 95).toFixed(1)} ms`,
+        `wall p50 ${percentile(times, 50).toFixed(1)} / p95 ${percentile(times, 95).toFixed(1)} ms; ` +
+        `BM25's top ${K} kept ${kept.toFixed(3)}`,
     );
+    return found;
   };
-  await measure('sql', (p) => search.keyword(scope, FILTER, p.select, p.score, K, KEYWORD_SELECT_ROWS));
-  await measure('sql-all', (p) => search.keyword(scope, FILTER, p.select, p.score, K, Number.MAX_SAFE_INTEGER));
+  exact = await measure('sql-all', (p) =>
+    ids(search.keyword(scope, FILTER, p.select, p.score, K, Number.MAX_SAFE_INTEGER)),
+  );
+  await measure('sql', (p) => ids(search.keyword(scope, FILTER, p.select, p.score, K, KEYWORD_SELECT_ROWS)));
   if (RUM) await measureRum(db, plans, measure);
   const loadStarted = performance.now();
   const copies = await new VectorCache(store, 384).compactBanks(db, 'default', [BANK]);
   console.log(`compact copy loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`);
   const arms = new CompactArms(copies, search);
-  await measure('engine', (p) => arms.keyword(scope, FILTER, p.select, p.score, K));
+  await measure('engine', (p) => ids(arms.keyword(scope, FILTER, p.select, p.score, K)));
   await cpu.close();
   await db.close();
 }
@@ -98,7 +107,7 @@ async function main() {
 async function measureRum(
   db: Awaited<ReturnType<typeof openExternalDatabase>>,
   plans: readonly Plan[],
-  measure: (name: string, run: (p: Plan) => Promise<unknown>) => Promise<void>,
+  measure: Measure,
 ) {
   await db.exec('CREATE EXTENSION IF NOT EXISTS rum');
   const started = performance.now();
@@ -112,12 +121,32 @@ async function measureRum(
   );
   const query = (p: Plan) => p.select.map((t) => `'${t.replace(/'/g, "''")}'`).join(' | ');
   await measure('rum', (p) =>
-    db.query(
-      `SELECT id FROM memories WHERE tenant = 'default' AND bank_id = $1 AND fts @@ $2::tsquery
+    ids(
+      db.query<{ id: string }>(
+        `SELECT id FROM memories WHERE tenant = 'default' AND bank_id = $1 AND fts @@ $2::tsquery
        ORDER BY fts <=> $2::tsquery LIMIT ${K}`,
-      [BANK, query(p)],
+        [BANK, query(p)],
+      ),
     ),
   );
+}
+
+/** The ids of what a way answers. */
+function ids(hits: Promise<ReadonlyArray<{ id: string }>>): Promise<string[]> {
+  return hits.then((h) => h.map((x) => x.id));
+}
+
+/** Measures one way of answering the keyword arm over every question; answers each question's ids. */
+type Measure = (name: string, run: (p: Plan) => Promise<string[]>) => Promise<string[][]>;
+
+function shared(exact: readonly string[], found: readonly string[]): number {
+  if (exact.length === 0) return 1;
+  const set = new Set(found);
+  return exact.filter((id) => set.has(id)).length / exact.length;
+}
+
+function mean(values: readonly number[]): number {
+  return values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
 }
 
 main().catch((error: unknown) => {
