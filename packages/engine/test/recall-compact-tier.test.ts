@@ -50,6 +50,12 @@ function dependencies(minMemories: number | undefined, cache?: VectorCache): Rec
 
 const ids = (o: RecallOutcome, k = o.results.length) => o.results.slice(0, k).map((h) => h.memory.id);
 
+/** The engine's database with compact loads held (helpers/held-loads.ts), and an empty cache. */
+function heldLoadsAndCache() {
+  const e = engine.engine;
+  return { e, held: heldCompactLoads(e.db), cache: new VectorCache(e.store, 384) };
+}
+
 /**
  * With the bank's compact load held (`held`, and no copy in `cache`), the database's statements answer the question;
  * once the load is let go and ends, the compact copy does.
@@ -220,9 +226,7 @@ describe('the compact tier', () => {
     "on a server, holds a bank at or above the Postgres tier's threshold compact, the Postgres tier answering while it loads",
     { timeout: 120_000 },
     async () => {
-      const e = engine.engine;
-      const held = heldCompactLoads(e.db);
-      const cache = new VectorCache(e.store, 384);
+      const { e, held, cache } = heldLoadsAndCache();
       await cache.banks(e.db, 'default', ['main']);
       const search = new PostgresBankIndex(e.db, e.store);
       const deps: RecallDependencies = {
@@ -245,12 +249,19 @@ describe('the compact tier', () => {
     'on a server with the Postgres tier off, answers from the database while a copy loads',
     { timeout: 120_000 },
     async () => {
-      const e = engine.engine;
-      const held = heldCompactLoads(e.db);
-      const cache = new VectorCache(e.store, 384);
+      const { held, cache } = heldLoadsAndCache();
       const deps: RecallDependencies = { ...dependencies(100, cache), db: held.db };
       assert.equal(deps.postgres, undefined);
       await answersWhileHeldThenCompact(deps, held, cache, QUESTIONS[3]!);
+    },
+  );
+
+  it(
+    'on a server with every bank held compact, answers from the database while a copy loads',
+    { timeout: 120_000 },
+    async () => {
+      const { held, cache } = heldLoadsAndCache();
+      await answersWhileHeldThenCompact({ ...dependencies(0, cache), db: held.db }, held, cache, QUESTIONS[5]!);
     },
   );
 

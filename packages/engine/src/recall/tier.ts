@@ -6,7 +6,10 @@ import type { Tier } from './types.js';
 /** The Postgres tier of recall: the database's own indexes, for banks too large for the in-memory copy. */
 export interface PostgresTier {
   search: PostgresBankIndex;
-  /** Banks (with the org bank when included) of at least this many memories are searched in Postgres. */
+  /**
+   * Banks (with the org bank when included) of at least this many memories are searched in Postgres; on a server,
+   * only while their compact copy loads or when it does not fit (they are held compact).
+   */
   minMemories: number;
 }
 
@@ -53,8 +56,9 @@ export async function chooseTier(
     return 'postgres';
   };
   if (postgres?.minMemories === 0) return large();
-  if (compact?.minMemories === 0) return 'compact';
   const server = db.kind !== 'embedded';
+  // Every bank held compact: on a server a bank's copy loads in the background like any other (below).
+  if (compact?.minMemories === 0 && !server) return 'compact';
   const cached = bankIds.map((b) => cache.cachedSize(tenant, b));
   const inMemory = cached.every((n) => n !== undefined);
   const compacts = bankIds.map((b) => cache.cachedSize(tenant, b, 'compact'));
