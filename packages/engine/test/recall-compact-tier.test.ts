@@ -294,6 +294,11 @@ describe('the compact tier', () => {
       stored.map((r) => [r.id, (JSON.parse(r.vector) as number[]).reduce((a, x, i) => a + x * query[i]!, 0)]),
     );
     const idsOf = (rows: ReadonlyArray<{ meta: { id: string } }>) => rows.map((r) => r.meta.id).sort();
+    // The stored floats themselves, as recall's newest-first step reads them.
+    const vectors = await search.vectors(scope, ids);
+    for (const r of stored) {
+      assert.deepEqual([...vectors.get(r.id)!], [...Float32Array.from(JSON.parse(r.vector) as number[])]);
+    }
 
     // The first hit seeds: its neighbours (one position either side in its retain call) come with it.
     const around = await search.rowsAround(scope, rowFilter(), [ids[2]!, ids[0]!], query, 1);

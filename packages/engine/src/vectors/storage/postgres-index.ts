@@ -1,5 +1,6 @@
 import type { Database, Queryable, SqlParam } from '../../db/database.js';
 import { BankIndexes } from '../../db/recall-index.js';
+import { binaryVectorSql, vectorFromBase64 } from '../../db/vector-copy.js';
 import type { Filter } from '../../filters/ast.js';
 import { appendParams, filterSql } from '../../filters/sql.js';
 import { parseTsvector } from '../../keywords/tsvector.js';
@@ -206,16 +207,19 @@ export class PostgresBankIndex {
     return counts;
   }
 
-  /** The stored vectors of `ids` (those still in the banks). */
+  /**
+   * The stored vectors of `ids` (those still in the banks), read in binary: recall asks for every pooled memory's, and
+   * their text form costs the database a formatting of every float.
+   */
   async vectors(scope: BankScope, ids: readonly string[]): Promise<Map<string, Float32Array>> {
     const found = new Map<string, Float32Array>();
     if (ids.length === 0) return found;
     const rows = await this.db.query<{ id: string; v: string }>(
-      `SELECT id, embedding::text AS v FROM memories
+      `SELECT id, ${binaryVectorSql('embedding')} AS v FROM memories
        WHERE tenant = $1 AND bank_id = ANY($2::text[]) AND id = ANY($3::uuid[]) AND embedding IS NOT NULL`,
       [scope.tenant, [...scope.bankIds], [...ids]],
     );
-    for (const r of rows) found.set(r.id, Float32Array.from(r.v.slice(1, -1).split(','), Number));
+    for (const r of rows) found.set(r.id, vectorFromBase64(r.v));
     return found;
   }
 
