@@ -7,6 +7,7 @@ import { Engine } from '../src/engine.js';
 import { retain, type RetainItem } from '../src/memory/retain.js';
 import { DEFAULT_SPACE } from '../src/memory/types.js';
 import { spawnEngineProcess } from '../src/process.js';
+import { DatabaseCpu } from './database-cpu.js';
 import { JsonClient } from './http-json.js';
 import { benchModelDir } from './local-model.js';
 import { derivedMemory, derivedVector, loadLocomoText } from './locomo-text.js';
@@ -32,16 +33,18 @@ import { rssMiB } from './process-stats.js';
 const USAGE =
   'options: --sizes N1,N2 (memories in all, 10000,100000,1000000) --banks N (1) --queries N (300) ' +
   '--model-vectors N (10000) --json FILE --env KEY=VALUE (engine setting, also for the fill) ' +
-  '--home DIR (keep the filled database there; a later run with the same folder continues its fill)';
+  '--home DIR (keep the filled database there; a later run with the same folder continues its fill) ' +
+  "--settle SECONDS (0: wait up to that long after the first recalls for the banks' copies to load, then measure)";
 const options = parseBenchOptions(
   process.argv.slice(2),
-  ['sizes', 'banks', 'queries', 'model-vectors', 'json', 'home'],
+  ['sizes', 'banks', 'queries', 'model-vectors', 'json', 'home', 'settle'],
   USAGE,
 );
 const SIZES = listOption(options, 'sizes', [10_000, 100_000, 1_000_000]).sort((a, b) => a - b);
 const BANKS = numberOption(options, 'banks', 1);
 const QUERIES = numberOption(options, 'queries', 300);
 const MODEL_VECTORS = numberOption(options, 'model-vectors', 10_000, 0);
+const SETTLE_SECONDS = numberOption(options, 'settle', 0, 0);
 /** Memories per retain call (one transaction) in the fill. */
 const FILL_BATCH = 1000;
 /** Synthetic memories whose vector is compared with the model's. */
@@ -63,6 +66,13 @@ interface ScaleRun {
   /** The median time of each stage of the measured recalls (the recall trace's stages; a stage some recalls skip, such
    * as `temporal`, over the recalls that have it). */
   stage_p50_ms: Record<string, number>;
+  /** Seconds waited after the first recalls for the banks' copies to load (--settle). */
+  settled_seconds: number;
+  /**
+   * On an external database whose server runs on this machine: the CPU time its server processes used during the
+   * measured recalls, per recall (background loads included), read from /proc.
+   */
+  database_cpu_ms_per_recall: number | undefined;
   /** The copies in the engine's cache by form at the end (`mnemos_recall_cache`): bytes as the cache counts them. */
   cache: Record<string, { bytes: number; memories: number }>;
   engine_rss_mib: number;
@@ -171,6 +181,8 @@ class ScaleFill {
 
   /** Adds memories up to `total` (over all banks) through an engine opened in this process. */
   async fillTo(total: number): Promise<number> {
+    // A kept home already filled this far needs no engine here: the measurement starts its own.
+    if (this.filled >= total) return 0;
     const started = performance.now();
     const quiet = {
       info: () => undefined,
@@ -180,7 +192,6 @@ class ScaleFill {
     const engine = await Engine.open(loadEngineConfig({ ...process.env, ...this.env }), quiet);
     try {
       if (this.filled === 0) await refuseFilledDatabase(engine);
-      if (this.filled >= total) return 0;
       if (this.turnVectors.length === 0) {
         this.turnVectors = await engine.embedder.embed(this.turns, 'document');
         this.fidelity = await this.measureFidelity(engine.embedder);
@@ -271,18 +282,25 @@ async function measure(
     }
     return elapsed;
   };
+  const databaseUrl = env.MNEMOS_API_DATABASE_URL;
+  const cpu = databaseUrl === undefined ? undefined : await DatabaseCpu.open(databaseUrl);
   try {
-    const first: number[] = [];
-    for (let b = 0; b < BANKS; b++) first.push(await recall(b, questions[b % questions.length]!, false));
-    const times: number[] = [];
-    for (let i = 0; i < QUERIES; i++) {
-      times.push(await recall(i % BANKS, questions[(i + BANKS) % questions.length]!, true));
-    }
     let stored = 0;
     for (let b = 0; b < BANKS; b++) {
       const a = await http.get(`${engine.url}/v1/default/banks/scale-${b}/memories?limit=0`);
       stored += Number(a.json.total);
     }
+    const first: number[] = [];
+    for (let b = 0; b < BANKS; b++) first.push(await recall(b, questions[b % questions.length]!, false));
+    const settling = performance.now();
+    await settle(engine.url, stored);
+    const settled = (performance.now() - settling) / 1000;
+    const times: number[] = [];
+    const before = await cpu?.read();
+    for (let i = 0; i < QUERIES; i++) {
+      times.push(await recall(i % BANKS, questions[(i + BANKS) % questions.length]!, true));
+    }
+    const used = before && (await cpu?.since(before));
     const pid = engine.child.pid;
     const metrics = await fetch(`${engine.url}/metrics`).then((r) => r.text());
     const tiers = recallTiers(metrics);
@@ -298,13 +316,30 @@ async function measure(
       stage_p50_ms: Object.fromEntries([...stageTimes].map(([stage, ms]) => [stage, summarise(ms).p50])),
       tiers,
       cache,
+      settled_seconds: settled,
+      database_cpu_ms_per_recall: used ? (used.seconds * 1000) / QUERIES : undefined,
       engine_rss_mib: rssMiB(pid),
       engine_peak_rss_mib: rssMiB(pid, 'VmHWM'),
       database_mib: env.MNEMOS_API_DATABASE_URL === undefined ? folderMiB(join(env.MNEMOS_HOME!, 'db')) : undefined,
     };
   } finally {
     http.close();
+    await cpu?.close();
     await engine.stop();
+  }
+}
+
+/**
+ * Waits up to --settle seconds for the engine's cache to hold the banks' `stored` memories (in either form), polling
+ * its metrics each second: the recalls measured then are the steady state's, not those answered while a copy loads.
+ */
+async function settle(url: string, stored: number): Promise<void> {
+  const deadline = performance.now() + SETTLE_SECONDS * 1000;
+  while (performance.now() < deadline) {
+    const cache = recallCache(await fetch(`${url}/metrics`).then((r) => r.text()));
+    const held = Object.values(cache).reduce((sum, form) => sum + form.memories, 0);
+    if (held >= stored) return;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
   }
 }
 
@@ -336,7 +371,12 @@ async function main() {
         `${String(size).padStart(9)} memories (${run.stored} stored): recall p50 ${r.p50.toFixed(1)} / p95 ${r.p95.toFixed(1)} ms, ` +
           `RSS ${run.engine_rss_mib.toFixed(0)} MiB (peak ${run.engine_peak_rss_mib.toFixed(0)}), ` +
           `start-up ${run.startup_ms.toFixed(0)} ms, first recall ${run.first_recall_ms.toFixed(0)} ms, ` +
-          `fill ${fillSeconds.toFixed(0)} s, tiers ${JSON.stringify(run.tiers)}\n    cache: ` +
+          `fill ${fillSeconds.toFixed(0)} s, tiers ${JSON.stringify(run.tiers)}` +
+          (run.settled_seconds > 0 ? `, settled ${run.settled_seconds.toFixed(0)} s` : '') +
+          (run.database_cpu_ms_per_recall === undefined
+            ? ''
+            : `, database CPU ${run.database_cpu_ms_per_recall.toFixed(1)} ms a recall`) +
+          '\n    cache: ' +
           Object.entries(run.cache)
             .filter(([, c]) => c.memories > 0)
             .map(([form, c]) => `${form} ${c.memories} memories, ${(c.bytes / c.memories).toFixed(0)} bytes each`)
@@ -364,6 +404,7 @@ async function main() {
           banks: BANKS,
           queries: QUERIES,
           model_vectors: MODEL_VECTORS,
+          settle: SETTLE_SECONDS,
           env: recordedSettings(options.env),
         },
         synthetic_vector_fidelity: fill.fidelity,

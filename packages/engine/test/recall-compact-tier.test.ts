@@ -6,6 +6,7 @@ import type { RecallOutcome } from '../src/recall/types.js';
 import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { asServer } from './helpers/as-server.js';
+import { heldCompactLoads } from './helpers/held-loads.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 import {
   checkFilterExpression,
@@ -48,6 +49,33 @@ function dependencies(minMemories: number | undefined, cache?: VectorCache): Rec
 }
 
 const ids = (o: RecallOutcome, k = o.results.length) => o.results.slice(0, k).map((h) => h.memory.id);
+
+/** The engine's database with compact loads held (helpers/held-loads.ts), and an empty cache. */
+function heldLoadsAndCache() {
+  const e = engine.engine;
+  return { e, held: heldCompactLoads(e.db), cache: new VectorCache(e.store, 384) };
+}
+
+/**
+ * With the bank's compact load held (`held`, and no copy in `cache`), the database's statements answer the question;
+ * once the load is let go and ends, the compact copy does.
+ */
+async function answersWhileHeldThenCompact(
+  deps: RecallDependencies,
+  held: ReturnType<typeof heldCompactLoads>,
+  cache: VectorCache,
+  [question, answer]: [string, number],
+): Promise<void> {
+  const first = await recall(deps, request('main', question));
+  assert.equal(first.trace?.tier, 'postgres', 'with no copy in memory, the database answers');
+  assert.equal(first.results[0]?.memory.id, factIds[answer]);
+  assert.ok(held.held() > 0 && !cache.has('default', 'main', 'compact'), 'the load started and is held');
+  held.release();
+  await cache.loading('default', 'main', 'compact');
+  const next = await recall(deps, request('main', question));
+  assert.equal(next.trace?.tier, 'compact');
+  assert.equal(next.results[0]?.memory.id, factIds[answer]);
+}
 
 let factIds: string[] = [];
 
@@ -194,6 +222,63 @@ describe('the compact tier', () => {
     assert.equal(next.results[0]?.memory.id, factIds[answer]);
   });
 
+  it(
+    "on a server, holds a bank at or above the Postgres tier's threshold compact, the Postgres tier answering while it loads",
+    { timeout: 120_000 },
+    async () => {
+      const { e, held, cache } = heldLoadsAndCache();
+      await cache.banks(e.db, 'default', ['main']);
+      const search = new PostgresBankIndex(e.db, e.store);
+      const deps: RecallDependencies = {
+        ...dependencies(Number.POSITIVE_INFINITY, cache),
+        db: held.db,
+        postgres: { search, minMemories: 100 },
+        compact: { search, minMemories: Number.POSITIVE_INFINITY },
+      };
+      const [question, answer] = QUESTIONS[4]!;
+      const whole = await recall(deps, request('main', question));
+      assert.equal(whole.trace?.tier, 'memory', 'the whole copy answers while the compact one loads');
+      assert.equal(whole.results[0]?.memory.id, factIds[answer]);
+      cache.clear();
+      await answersWhileHeldThenCompact(deps, held, cache, QUESTIONS[4]!);
+    },
+  );
+
+  // A recall that waited for the held load would never end: the timeout turns that into a failure.
+  it(
+    'on a server with the Postgres tier off, answers from the database while a copy loads',
+    { timeout: 120_000 },
+    async () => {
+      const { held, cache } = heldLoadsAndCache();
+      const deps: RecallDependencies = { ...dependencies(100, cache), db: held.db };
+      assert.equal(deps.postgres, undefined);
+      await answersWhileHeldThenCompact(deps, held, cache, QUESTIONS[3]!);
+    },
+  );
+
+  it(
+    'on a server with every bank held compact, answers from the database while a copy loads',
+    { timeout: 120_000 },
+    async () => {
+      const { held, cache } = heldLoadsAndCache();
+      await answersWhileHeldThenCompact({ ...dependencies(0, cache), db: held.db }, held, cache, QUESTIONS[5]!);
+    },
+  );
+
+  it('never holds a bank whole and compact at once', async () => {
+    const e = engine.engine;
+    const cache = new VectorCache(e.store, 384);
+    await cache.banks(e.db, 'default', ['main']);
+    assert.ok(cache.has('default', 'main'));
+    await cache.compactBanks(e.db, 'default', ['main']);
+    assert.ok(cache.has('default', 'main', 'compact'));
+    assert.ok(!cache.has('default', 'main'), 'the compact copy replaced the whole one');
+    await cache.banks(e.db, 'default', ['main']);
+    assert.ok(cache.has('default', 'main'));
+    assert.ok(!cache.has('default', 'main', 'compact'), 'the whole copy replaced the compact one');
+    assert.equal(cache.usage().compact.memories, 0);
+  });
+
   it("reads an arm's hits with the neighbours of the best of them that pass the filter, and their cosines", async () => {
     const e = engine.engine;
     const search = new PostgresBankIndex(e.db, e.store);
@@ -209,6 +294,11 @@ describe('the compact tier', () => {
       stored.map((r) => [r.id, (JSON.parse(r.vector) as number[]).reduce((a, x, i) => a + x * query[i]!, 0)]),
     );
     const idsOf = (rows: ReadonlyArray<{ meta: { id: string } }>) => rows.map((r) => r.meta.id).sort();
+    // The stored floats themselves, as recall's newest-first step reads them.
+    const vectors = await search.vectors(scope, ids);
+    for (const r of stored) {
+      assert.deepEqual([...vectors.get(r.id)!], [...Float32Array.from(JSON.parse(r.vector) as number[])]);
+    }
 
     // The first hit seeds: its neighbours (one position either side in its retain call) come with it.
     const around = await search.rowsAround(scope, rowFilter(), [ids[2]!, ids[0]!], query, 1);

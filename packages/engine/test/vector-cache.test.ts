@@ -7,6 +7,7 @@ import { vectorLiteral } from '../src/memory/vector-literal.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 import { indexRow } from './helpers/index-row.js';
+import { asServer } from './helpers/as-server.js';
 
 /** The in-memory vector cache answers exactly what pgvector's exact scan answers, and follows every kind of write. */
 
@@ -145,6 +146,15 @@ describe('vector cache', () => {
     assert.equal(cache.cachedSize('default', 'vc', 'compact'), 140);
     const tight = new VectorCache(engine.engine.store, 384, 10 * 1024);
     assert.equal(await tight.preload(engine.engine.db), 0, 'nor compact in a smaller cache');
+  });
+
+  it("on a server, preloads a bank at or above the Postgres tier's threshold compact; embedded, skips it", async () => {
+    const server = new VectorCache(engine.engine.store, 384);
+    assert.equal(await server.preload(asServer(engine.engine.db), 100), 1);
+    assert.equal(server.cachedSize('default', 'vc', 'compact'), 140, 'recall holds such a bank compact on a server');
+    assert.ok(!server.has('default', 'vc'));
+    const embedded = new VectorCache(engine.engine.store, 384);
+    assert.equal(await embedded.preload(engine.engine.db, 100), 0, 'the Postgres tier searches it');
   });
 
   it('stores the same vector whether it went as text (a few memories) or in binary (larger batches)', async () => {

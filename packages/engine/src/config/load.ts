@@ -68,7 +68,8 @@ export interface DatabaseSettings {
 
 export interface RecallSettings {
   /**
-   * Banks of at least this many memories are searched in Postgres (Infinity: only banks the cache cannot hold);
+   * Banks of at least this many memories are searched in Postgres, on a server only while their compact copy loads or
+   * when it does not fit (Infinity: only banks the cache cannot hold);
    * undefined: never (the tier is off).
    */
   postgresTierMinMemories: number | undefined;

@@ -15,7 +15,9 @@ export const COMMON_TERM_SHARE = 0.3;
 /**
  * The rows the selecting terms may hold together: the rarest terms select while their rows fit (the rarest always
  * does). It bounds the keyword arm's work in a very large bank, where even a term below COMMON_TERM_SHARE can hold a
- * hundred thousand rows, while a bank of up to about this many memories keeps every selecting term.
+ * hundred thousand rows, while a bank of up to about this many memories keeps every selecting term. The tiers that
+ * score in the engine score every row the plan selects; the Postgres tier's SQL answers no keyword hits when the rarest
+ * term alone holds more rows than this (it never scores an arbitrary part of them).
  */
 export const KEYWORD_SELECT_ROWS = 20_000;
 

@@ -83,8 +83,9 @@ export class CompactArms {
   }
 
   /**
-   * The `k` best BM25 scores among the rows holding any of `select` that pass the filter (at most `maxRows` of them),
-   * the average length taken over the rows matched, as on the other tiers.
+   * The `k` best BM25 scores among every row holding any of `select` that passes the filter, the average length taken
+   * over the rows matched, as on the other tiers. The postings are in memory, so every match is scored here, as on
+   * the in-memory tier: no row budget (the Postgres tier's `maxRows`) applies.
    */
   keyword(
     _scope: BankScope,
@@ -92,7 +93,6 @@ export class CompactArms {
     select: readonly string[],
     score: readonly WeightedTerm[],
     k: number,
-    maxRows: number,
   ): Promise<ScoredId[]> {
     if (select.length === 0 || score.length === 0) return Promise.resolve([]);
     const terms = score.map((t) => t.term);
@@ -101,8 +101,7 @@ export class CompactArms {
     let rows = 0;
     let lengths = 0;
     for (const [i, copy] of this.copies.entries()) {
-      if (rows >= maxRows) break;
-      const matches = copy.matching(select, terms, copy.keeps(filter, this.passing[i]), maxRows - rows);
+      const matches = copy.matching(select, terms, copy.keeps(filter, this.passing[i]));
       for (const n of matches.lengths) lengths += n;
       rows += matches.rows.length;
       found.push({ copy, matches });

@@ -102,8 +102,10 @@ async function gather(
   stage: StageMark,
 ): Promise<Gathered> {
   const { db, codec } = deps;
-  if (tier === 'postgres' && deps.postgres) {
-    return gatherFromPostgres(deps.postgres.search, codec, db, r, banks, limit, embedding, intervals, stage);
+  // With the Postgres tier off, the database still answers a bank while its copy loads (tier.ts).
+  const database = deps.postgres?.search ?? deps.compact?.search;
+  if (tier === 'postgres' && database) {
+    return gatherFromPostgres(database, codec, db, r, banks, limit, embedding, intervals, stage);
   }
   if (tier === 'compact' && deps.compact) {
     const search = deps.compact.search;

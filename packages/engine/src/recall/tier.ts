@@ -6,7 +6,10 @@ import type { Tier } from './types.js';
 /** The Postgres tier of recall: the database's own indexes, for banks too large for the in-memory copy. */
 export interface PostgresTier {
   search: PostgresBankIndex;
-  /** Banks (with the org bank when included) of at least this many memories are searched in Postgres. */
+  /**
+   * Banks (with the org bank when included) of at least this many memories are searched in Postgres; on a server,
+   * only while their compact copy loads or when it does not fit (they are held compact).
+   */
   minMemories: number;
 }
 
@@ -28,10 +31,12 @@ export interface Tiers {
 
 /**
  * Chooses the tier for a recall of `bankIds`. Small banks are searched in memory; a bank not in memory yet loads
- * within the recall when that is quick or the database is the embedded one, else in the background while the Postgres
- * tier answers, so no recall on a server waits for a long load. A bank whose full copy the cache cannot hold gets a
- * compact copy when that fits (loaded the same way), else the Postgres tier. Without other tiers every bank is
- * searched in memory.
+ * within the recall when that is quick or the database is the embedded one, else in the background while the database
+ * answers, so no recall on a server waits for a long load. On a server, a bank at or above the Postgres tier's
+ * threshold is held compact when its compact copy fits (the database then reads rows by id and scores nothing), and
+ * searched in the database's indexes while that copy loads or when it does not fit. A bank whose full copy the cache
+ * cannot hold gets a compact copy when that fits (loaded the same way), else the Postgres tier. Without other tiers
+ * every bank is searched in memory.
  */
 export async function chooseTier(
   db: Database,
@@ -51,27 +56,34 @@ export async function chooseTier(
     return 'postgres';
   };
   if (postgres?.minMemories === 0) return large();
-  if (compact?.minMemories === 0) return 'compact';
+  const server = db.kind !== 'embedded';
+  // Every bank held compact: on a server a bank's copy loads in the background like any other (below).
+  if (compact?.minMemories === 0 && !server) return 'compact';
   const cached = bankIds.map((b) => cache.cachedSize(tenant, b));
   const inMemory = cached.every((n) => n !== undefined);
   const compacts = bankIds.map((b) => cache.cachedSize(tenant, b, 'compact'));
   const inCompact = compacts.every((n) => n !== undefined);
+  // While a copy loads on a server, a whole copy in memory answers, else the database: the Postgres tier, or, with
+  // that tier off, the same statements over the bank's rows (its vectors scanned exactly: no index is built for it).
   const compacted = (size: number): Tier => {
-    if (inCompact || !postgres || db.kind === 'embedded') return 'compact';
+    // The embedded database runs one transaction at a time: the load holds it, so the recall waits for it anyway.
+    if (inCompact || !server) return 'compact';
     for (const bankId of bankIds) cache.loadInBackground(db, tenant, bankId, size, 'compact');
-    return large();
+    return inMemory ? 'memory' : postgres ? large() : 'postgres';
   };
   // The copies in memory know their size; only banks in neither form are counted in the database.
   const held = [cached, compacts].find((sizes) => sizes.every((n) => n !== undefined));
   const size = held ? held.reduce((s, n) => s + n, 0) : await search.count({ tenant, bankIds });
-  if (postgres && size >= postgres.minMemories) return large();
+  if (postgres && size >= postgres.minMemories) {
+    return server && compact && cache.fits(size, 'compact') ? compacted(size) : large();
+  }
   if (compact && size >= compact.minMemories) return compacted(size);
   if (inMemory) return 'memory';
   // A bank the cache cannot hold whole is never loaded whole: it is searched compact, or here, for good.
   if (!cache.fits(size)) return compact && cache.fits(size, 'compact') ? compacted(size) : large();
   // The embedded database runs one transaction at a time and the load reads through a cursor in one: a recall the
   // Postgres tier answered meanwhile would wait for the whole load anyway, and then scan every vector.
-  if (!postgres || cache.loadsQuickly(size) || db.kind === 'embedded') return 'memory';
+  if (cache.loadsQuickly(size) || !server) return 'memory';
   for (const bankId of bankIds) {
     if (cache.cachedSize(tenant, bankId) === undefined) cache.loadInBackground(db, tenant, bankId, size);
   }

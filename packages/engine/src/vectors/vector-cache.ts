@@ -275,8 +275,9 @@ export class VectorCache {
   /**
    * Loads the indexes of the banks most recently written to, as many as fit the cache's budget, one after the other
    * (started after the engine listens, so a restarted engine's first recall of a large bank does not wait for its
-   * index). Stops between banks once stop() is called. Banks of `below` memories or more are skipped: the Postgres
-   * tier searches them. A bank too large for a full copy gets a compact one when that fits.
+   * index). Stops between banks once stop() is called. A bank too large for a full copy gets a compact one when that
+   * fits; so does, on a server, a bank of `below` memories or more (recall holds those compact, recall/tier.ts), and
+   * such a bank is skipped on the embedded database, where the Postgres tier searches it.
    */
   async preload(db: Database, below = Infinity): Promise<number> {
     // The sizes are the ones the writes keep (migration 008): no count of every bank's rows at start.
@@ -286,8 +287,9 @@ export class VectorCache {
     let loaded = 0;
     for (const b of banks) {
       if (this.stopping) break;
-      if (b.n === 0 || b.n >= below) continue;
-      const form: CopyForm = !this.fits(b.n) && this.fits(b.n, 'compact') ? 'compact' : 'full';
+      const large = b.n >= below;
+      if (b.n === 0 || (large && (db.kind === 'embedded' || !this.fits(b.n, 'compact')))) continue;
+      const form: CopyForm = (large || !this.fits(b.n)) && this.fits(b.n, 'compact') ? 'compact' : 'full';
       // The room left after the banks loaded so far, as they measure: a load never evicts one loaded before it.
       if (this.bytes + b.n * this.bytesPerMemory(form) > this.maxBytes) continue;
       await this.synced(db, b.tenant, b.bank_id, form);
@@ -366,6 +368,8 @@ export class VectorCache {
         form === 'full' ? new BankVectors(this.dimension) : await emptyCompactCopy(db, this.dimension, tenant, bankId);
       await this.readPaged(db, bank, tenant, bankId);
       this.cached.set(key, bank);
+      // One copy of a bank at a time: the new form replaces the other (a recall that chose it answers from this one).
+      this.cached.delete(keyOf(tenant, bankId, form === 'full' ? 'compact' : 'full'));
     }
     bank.lastUsed = Date.now();
     bank.syncedAtVersion = version;

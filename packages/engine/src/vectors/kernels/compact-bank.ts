@@ -260,26 +260,20 @@ export class CompactBank {
   }
 
   /**
-   * The rows holding any of `select` that pass `keep` (at most `maxRows`, term by term in posting order), each once,
-   * with their lengths and their counts of each of `score`.
+   * Every row holding any of `select` that passes `keep`, each once, with its length and its counts of each of
+   * `score`.
    */
-  matching(
-    select: readonly string[],
-    score: readonly string[],
-    keep: (row: number) => boolean,
-    maxRows: number,
-  ): CompactMatches {
+  matching(select: readonly string[], score: readonly string[], keep: (row: number) => boolean): CompactMatches {
     const epoch = this.seen.begin(this.end);
     const { marks, picks } = this.seen;
     const flags = this.flags;
     const rows: number[] = [];
     for (const t of select) {
-      if (rows.length >= maxRows) break;
       this.postingsOf(t)?.each((row) => {
         if (marks[row] === epoch || flags[row] === 0) return true;
         marks[row] = epoch;
         picks[row] = keep(row) ? rows.push(row) - 1 : -1;
-        return rows.length < maxRows;
+        return true;
       });
     }
     const counts = new Uint8Array(rows.length * score.length);

@@ -1,11 +1,11 @@
 import type { Database, Queryable, SqlParam } from '../../db/database.js';
 import { BankIndexes } from '../../db/recall-index.js';
+import { binaryVectorSql, vectorFromBase64 } from '../../db/vector-copy.js';
 import type { Filter } from '../../filters/ast.js';
 import { appendParams, filterSql } from '../../filters/sql.js';
 import { parseTsvector } from '../../keywords/tsvector.js';
 import type { MemoryReader } from '../../memory/rows.js';
 import { vectorLiteral } from '../../memory/vector-literal.js';
-import { binaryVectorSql, vectorFromBase64 } from '../../db/vector-copy.js';
 import { BM25_B, BM25_K1 } from '../../keywords/bm25.js';
 import {
   indexedRowMeta,
@@ -207,7 +207,10 @@ export class PostgresBankIndex {
     return counts;
   }
 
-  /** The stored vectors of `ids` (those still in the banks), read in binary (db/vector-copy.ts). */
+  /**
+   * The stored vectors of `ids` (those still in the banks), read in binary: recall asks for every pooled memory's, and
+   * their text form costs the database a formatting of every float.
+   */
   async vectors(scope: BankScope, ids: readonly string[]): Promise<Map<string, Float32Array>> {
     const found = new Map<string, Float32Array>();
     if (ids.length === 0) return found;
@@ -221,9 +224,10 @@ export class PostgresBankIndex {
   }
 
   /**
-   * The `k` best BM25 scores among the rows holding any of `select` that pass the filter (at most `maxRows` of them),
-   * scored for every term of `score` (distinct terms; recall's k1 and b; the average length is taken over the rows
-   * matched, as the in-memory arm takes it).
+   * The `k` best BM25 scores among the rows holding any of `select` that pass the filter, scored for every term of
+   * `score` (distinct terms; recall's k1 and b; the average length is taken over the rows matched, as the in-memory
+   * arm takes it). Nothing when more than `maxRows` rows match: scoring them would cost the database work that grows
+   * with the bank, and scoring only some of them would answer an arbitrary part of the matches.
    */
   async keyword(
     scope: BankScope,
@@ -235,15 +239,18 @@ export class PostgresBankIndex {
   ): Promise<ScoredId[]> {
     if (select.length === 0 || score.length === 0) return [];
     const { where, params, after } = scopeSql(scope, filter, 5);
-    // The plan keeps the selected rows within the budget unless one term alone holds more: then that many of its rows.
+    // The plan keeps the selected rows within the budget unless one term alone holds more: then the arm answers
+    // nothing here (the tiers that score in the engine score them all). One row past the budget tells.
     const rowLimit = Math.max(1, Math.trunc(maxRows));
     const rows = await this.db.query<{ id: string; score: number | null }>(
       // One pass over each hit's terms gives its length and its counts of the scoring terms.
-      `WITH hits AS (SELECT m.id, m.fts FROM memories m WHERE ${where} AND m.fts @@ $6::tsquery LIMIT ${rowLimit}),
+      `WITH hits AS MATERIALIZED (SELECT m.id, m.fts FROM memories m WHERE ${where} AND m.fts @@ $6::tsquery
+                                  LIMIT ${rowLimit + 1}),
+       fits AS (SELECT count(*) <= ${rowLimit} AS ok FROM hits),
        per AS (SELECT h.id, sum(coalesce(array_length(u.positions, 1), 1))::float8 AS len,
                       array_agg(q.idf) FILTER (WHERE q.idf IS NOT NULL) AS idfs,
                       array_agg(coalesce(array_length(u.positions, 1), 1)::float8) FILTER (WHERE q.idf IS NOT NULL) AS fs
-               FROM hits h CROSS JOIN LATERAL unnest(h.fts) u
+               FROM hits h JOIN fits ON fits.ok CROSS JOIN LATERAL unnest(h.fts) u
                LEFT JOIN unnest($7::text[], $8::float8[]) AS q(term, idf) ON q.term = u.lexeme
                GROUP BY h.id),
        average AS (SELECT coalesce(nullif(avg(len), 0), 1) AS len FROM per)
