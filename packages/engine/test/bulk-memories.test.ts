@@ -145,7 +145,7 @@ describe('bulk update', () => {
       [{ ids: [a], set: {} }, '/set'],
       [{ ids: [a], set: { state: 'gone' } }, '/set/state'],
       [{ filter: { tags: { gt: 1 } }, set: { tags: ['x'] } }, '/filter/tags'],
-      [{ ids: [a], set: { metadata: { k: 1 } } }, '/set/metadata/k'],
+      [{ ids: [a], set: { metadata: { k: 'v'.repeat(10_001) } } }, '/set/metadata/k'],
       [{ ids: ['nope'], set: { tags: ['x'] } }, '/ids/0'],
     ];
     for (const [body, pointer] of cases) {
