@@ -97,6 +97,7 @@ function newMemory(text: string, type: MemoryType, embedding: Float32Array, sour
     contentHash: sha256Hex(text),
     tokenCount: 12,
     occurredAt: null,
+    expiresAt: null,
     embedding,
   } satisfies NewMemory & { embedding: Float32Array };
 }
