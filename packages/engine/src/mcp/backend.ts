@@ -20,6 +20,7 @@ export type RetainArgs = {
   tags?: string[] | undefined;
   metadata?: Record<string, string> | undefined;
   supersedes?: string[] | undefined;
+  expires_at?: string | undefined;
 };
 
 /** Which memories a read answers by their validity (current ones by default). */
