@@ -66,7 +66,7 @@ export type ReflectOptions = Omit<ReflectRequest, 'query'> & RequestOptions;
 export type ListBanksOptions = BankListQuery & RequestOptions;
 export type ListMemoriesOptions = MemoryListQuery & RequestOptions;
 export type ClearMemoriesOptions = ClearQuery & RequestOptions;
-/** Defaults for every message (timestamp, context, metadata, tags, document_id), the space and async. */
+/** Defaults for every message (timestamp, context, metadata, tags, document_id, expires_at), the space and async. */
 export type RetainMessagesOptions = Omit<RetainRequest, 'content' | 'items' | 'messages'> & RequestOptions;
 
 /** Reads a 2xx answer into the call's value, inside the attempt's timeout. */

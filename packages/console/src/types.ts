@@ -106,6 +106,8 @@ export interface Memory {
   state: string;
   superseded_by: string | null;
   valid_to: string | null;
+  /** When it is forgotten; null while it is kept. */
+  expires_at: string | null;
 }
 
 export interface MemoryList {

@@ -397,6 +397,7 @@ export interface components {
             memory_count: number;
             mission: string;
             name: string;
+            retention_days: number | null;
             space: string;
             updated_at: string;
             usage: {
@@ -413,6 +414,7 @@ export interface components {
             created_at: string;
             document_id: string | null;
             entities: string[];
+            expires_at: string | null;
             fact_type: string;
             /** Format: uuid */
             id: string;
@@ -641,6 +643,7 @@ export interface operations {
                         memory_count: number;
                         mission: string;
                         name: string;
+                        retention_days: number | null;
                         space: string;
                         updated_at: string;
                         usage: {
@@ -708,6 +711,7 @@ export interface operations {
                     mission?: string | null;
                     name?: string | null;
                     reflect_mission?: string | null;
+                    retention_days?: number | null;
                     space?: string | null;
                 } & {
                     [key: string]: unknown;
@@ -736,6 +740,7 @@ export interface operations {
                         memory_count: number;
                         mission: string;
                         name: string;
+                        retention_days: number | null;
                         space: string;
                         updated_at: string;
                         usage: {
@@ -858,6 +863,7 @@ export interface operations {
                     mission?: string | null;
                     name?: string | null;
                     reflect_mission?: string | null;
+                    retention_days?: number | null;
                     space?: string | null;
                 } & {
                     [key: string]: unknown;
@@ -886,6 +892,7 @@ export interface operations {
                         memory_count: number;
                         mission: string;
                         name: string;
+                        retention_days: number | null;
                         space: string;
                         updated_at: string;
                         usage: {
@@ -1025,6 +1032,7 @@ export interface operations {
                     content?: string;
                     context?: string | null;
                     document_id?: string | null;
+                    expires_at?: string | null;
                     items?: ({
                         /** @description Text to remember */
                         content: string;
@@ -1036,6 +1044,7 @@ export interface operations {
                         } & {
                             [key: string]: unknown;
                         })[] | null;
+                        expires_at?: string | null;
                         metadata?: {
                             [key: string]: string;
                         } | null;
@@ -1051,6 +1060,7 @@ export interface operations {
                     messages?: ({
                         /** @description What was said */
                         content: string;
+                        expires_at?: string | null;
                         name?: string | null;
                         /**
                          * @description Who sent the turn: user, assistant, system, tool, developer
@@ -1233,6 +1243,7 @@ export interface operations {
                         created_at: string;
                         document_id: string | null;
                         entities: string[];
+                        expires_at: string | null;
                         fact_type: string;
                         /** Format: uuid */
                         id: string;
@@ -1355,6 +1366,7 @@ export interface operations {
             content: {
                 "application/json": {
                     context?: string | null;
+                    expires_at?: string | null;
                     metadata?: {
                         [key: string]: string;
                     } | null;
@@ -1383,6 +1395,7 @@ export interface operations {
                         created_at: string;
                         document_id: string | null;
                         entities: string[];
+                        expires_at: string | null;
                         fact_type: string;
                         /** Format: uuid */
                         id: string;
@@ -1713,6 +1726,7 @@ export interface operations {
                             created_at: string;
                             document_id: string | null;
                             entities: string[];
+                            expires_at: string | null;
                             /** Format: uuid */
                             id: string;
                             mentioned_at?: string;
@@ -1813,6 +1827,7 @@ export interface operations {
                         memory_count: number;
                         mission: string;
                         name: string;
+                        retention_days: number | null;
                         space: string;
                         updated_at: string;
                         usage: {
@@ -2158,6 +2173,7 @@ export interface operations {
                     content?: string;
                     context?: string | null;
                     document_id?: string | null;
+                    expires_at?: string | null;
                     items?: ({
                         /** @description Text to remember */
                         content: string;
@@ -2169,6 +2185,7 @@ export interface operations {
                         } & {
                             [key: string]: unknown;
                         })[] | null;
+                        expires_at?: string | null;
                         metadata?: {
                             [key: string]: string;
                         } | null;
@@ -2184,6 +2201,7 @@ export interface operations {
                     messages?: ({
                         /** @description What was said */
                         content: string;
+                        expires_at?: string | null;
                         name?: string | null;
                         /**
                          * @description Who sent the turn: user, assistant, system, tool, developer
@@ -2336,6 +2354,7 @@ export interface operations {
                             created_at: string;
                             document_id: string | null;
                             entities: string[];
+                            expires_at: string | null;
                             /** Format: uuid */
                             id: string;
                             mentioned_at?: string;
@@ -2456,6 +2475,7 @@ export interface operations {
                             created_at: string;
                             document_id: string | null;
                             entities: string[];
+                            expires_at: string | null;
                             /** Format: uuid */
                             id: string;
                             mentioned_at?: string;
@@ -2677,6 +2697,7 @@ export interface operations {
                     content?: string;
                     context?: string | null;
                     document_id?: string | null;
+                    expires_at?: string | null;
                     items?: ({
                         /** @description Text to remember */
                         content: string;
@@ -2688,6 +2709,7 @@ export interface operations {
                         } & {
                             [key: string]: unknown;
                         })[] | null;
+                        expires_at?: string | null;
                         metadata?: {
                             [key: string]: string;
                         } | null;
@@ -2703,6 +2725,7 @@ export interface operations {
                     messages?: ({
                         /** @description What was said */
                         content: string;
+                        expires_at?: string | null;
                         name?: string | null;
                         /**
                          * @description Who sent the turn: user, assistant, system, tool, developer

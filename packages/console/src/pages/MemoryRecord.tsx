@@ -75,6 +75,8 @@ export function MemoryRecord({ project, bank, id }: { project: string; bank: str
             <dd>{formatDate(m.updated_at)}</dd>
             <dt>Valid until</dt>
             <dd>{formatDate(m.valid_to)}</dd>
+            <dt>Expires</dt>
+            <dd>{formatDate(m.expires_at)}</dd>
             <dt>Tags</dt>
             <dd>{m.tags.length === 0 ? '—' : m.tags.join(', ')}</dd>
             <dt>Entities</dt>
