@@ -19,7 +19,7 @@ import uuid
 import helpers
 
 import mnemos_client
-from mnemos_client import AsyncMnemos, Mnemos, MnemosError, ReflectDelta, ReflectDone, RetainItem
+from mnemos_client import NEVER, AsyncMnemos, Mnemos, MnemosError, ReflectDelta, ReflectDone, RetainItem
 
 URL = os.environ.get("MNEMOS_URL", "")
 PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -233,6 +233,28 @@ class LiveEngine(unittest.TestCase):
         self.assertEqual(self.client.import_memories(target, json.dumps(mem0), format="mem0")["imported"],
                          1)
         self.assertEqual(self.client.delete_matching(target, {"metadata.user_id": "ida"}).deleted_count, 1)
+
+    def test_expiry_and_bank_retention(self) -> None:
+        bank = unique_bank("expiry")
+        kept = self.client.retain(bank, "Ines has a library card.", expires_at="2099-01-01T00:00:00Z").memory_ids[0]
+        self.assertEqual(self.client.get_memory(bank, kept).expires_at, "2099-01-01T00:00:00.000Z")
+        self.assertIsNone(self.client.update_memory(bank, kept, expires_at=NEVER).expires_at)
+        gone = self.client.retain(bank, "Ines had a coupon.", expires_at=datetime.date(2001, 1, 1)).memory_ids[0]
+        with self.assertRaises(MnemosError) as caught:
+            self.client.get_memory(bank, gone)
+        self.assertEqual(caught.exception.status, 404)
+        self.assertEqual(self.client.update_bank(bank, retention_days=30).retention_days, 30)
+        batch = self.client.retain_batch(bank, ["Ines cycles to work.",
+                                                RetainItem("Ines is vegetarian.", expires_at=NEVER)]).memory_ids
+        self.assertIsNotNone(self.client.get_memory(bank, batch[0]).expires_at)
+        self.assertIsNone(self.client.get_memory(bank, batch[1]).expires_at)
+        said = self.client.retain_messages(bank, [{"role": "user", "content": "I move in May.",
+                                                   "expires_at": "2099-06-01"}]).memory_ids[0]
+        self.assertEqual(self.client.get_memory(bank, said).expires_at, "2099-06-01T00:00:00.000Z")
+        self.assertIsNone(self.client.update_bank(bank, retention_days=NEVER).retention_days)
+        with self.assertRaises(MnemosError) as caught:
+            self.client.retain(bank, "Ines likes jazz.", expires_at="someday")
+        self.assertEqual(caught.exception.status, 400)
 
     def test_supersedes_validity_and_history(self) -> None:
         bank = unique_bank("validity")
@@ -449,6 +471,13 @@ class LiveEngineAsync(unittest.IsolatedAsyncioTestCase):
         assert isinstance(done, ReflectDone)
         self.assertEqual("".join(deltas), done.result.text)
         self.assertIn(memory_id, done.result.citations)
+
+    async def test_expiry(self) -> None:
+        bank = unique_bank("async-expiry")
+        memory_id = (await self.client.retain(bank, "Hugo rents a boat.", expires_at="2099-01-01")).memory_ids[0]
+        self.assertEqual((await self.client.get_memory(bank, memory_id)).expires_at, "2099-01-01T00:00:00.000Z")
+        self.assertIsNone((await self.client.update_memory(bank, memory_id, expires_at=NEVER)).expires_at)
+        self.assertEqual((await self.client.update_bank(bank, retention_days=3)).retention_days, 3)
 
     async def test_memory_history(self) -> None:
         bank = unique_bank("async-history")

@@ -92,7 +92,7 @@ export type ClearMemoriesOptions = ClearQuery & RequestOptions;
 export type BulkOptions = { space?: string } & RequestOptions;
 export type ExportOptions = ExportQuery & RequestOptions;
 export type ImportOptions = ImportQuery & RequestOptions;
-/** Defaults for every message (timestamp, context, metadata, tags, document_id), the space and async. */
+/** Defaults for every message (timestamp, context, metadata, tags, document_id, expires_at), the space and async. */
 export type RetainMessagesOptions = Omit<RetainRequest, 'content' | 'items' | 'messages'> & RequestOptions;
 
 /** Reads a 2xx answer into the call's value, inside the attempt's timeout. */

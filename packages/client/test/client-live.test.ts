@@ -196,6 +196,19 @@ test('supersedes, as_of, include_superseded and a memory history', async () => {
   assert.equal(history.items[1]!.valid_to, '2024-01-01T00:00:00.000Z');
 });
 
+test("expires_at on retain and updateMemory, and a bank's retention_days", async () => {
+  const bank = 'client-expiry';
+  const [id] = (await mnemos.retain(bank, 'Dana has a boarding pass.', { expires_at: '2099-01-01T00:00:00Z' }))
+    .memory_ids;
+  assert.equal((await mnemos.getMemory(bank, id!)).expires_at, '2099-01-01T00:00:00.000Z');
+  assert.equal((await mnemos.updateMemory(bank, id!, { expires_at: null })).expires_at, null);
+  const [gone] = (await mnemos.retain(bank, 'Dana had a coupon.', { expires_at: '2001-01-01' })).memory_ids;
+  await rejectsWith(mnemos.getMemory(bank, gone!), { status: 404, code: 'memory_not_found' });
+  assert.equal((await mnemos.updateBank(bank, { retention_days: 30 })).retention_days, 30);
+  const [kept] = (await mnemos.retain(bank, 'Dana takes the early train.')).memory_ids;
+  assert.ok((await mnemos.getMemory(bank, kept!)).expires_at !== null, "the bank's retention sets one");
+});
+
 test('errors are mapped to MnemosError with status, code, detail and field errors', async () => {
   const invalid = await rejectsWith(mnemos.recall('alice', ''), { status: 400, code: 'validation_failed' });
   assert.ok(invalid.errors?.some((e) => e.pointer === '/query'));

@@ -107,6 +107,8 @@ export interface Memory {
   superseded_by: string | null;
   valid_from: string;
   valid_to: string | null;
+  /** When it is forgotten; null while it is kept. */
+  expires_at: string | null;
 }
 
 /** One version of a memory (`GET .../memories/{id}/history`); a deleted memory's versions keep no text. */

@@ -63,7 +63,7 @@ const CURRENT_DEFAULT_SPACE: RowFilter = {
   types: undefined,
   tags: undefined,
   tagsMatch: 'any',
-  validity: { kind: 'current' },
+  validity: { kind: 'current', now: new Date() },
 };
 
 const bankId = (b: number): string => `bank-${b}`;

@@ -67,6 +67,7 @@ async function fill(engine: Engine, total: number): Promise<void> {
           contentHash: `cold-load-${k}`,
           tokenCount: Math.ceil(text.length / 4),
           occurredAt: k % 2 === 0 ? new Date(Date.UTC(2024, 0, 1) + k * 60_000) : null,
+          expiresAt: null,
           embedding: normalize(Float32Array.from({ length: embedder.dimension }, () => next() - 0.5)),
         };
       },

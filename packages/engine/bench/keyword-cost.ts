@@ -38,7 +38,7 @@ const FILTER: RowFilter = {
   types: undefined,
   tags: undefined,
   tagsMatch: 'any',
-  validity: { kind: 'current' },
+  validity: { kind: 'current', now: new Date() },
 };
 
 interface Plan {

@@ -8,6 +8,8 @@ import { EngineRegistration } from './crypto/connected-engines.js';
 import { openBodyCodec } from './crypto/setup.js';
 import { BATCH_TOKENS, createEmbedder, MicroBatcher, paddedTokens } from './embeddings/index.js';
 import { createJobQueue } from './jobs/index.js';
+import { ExpiryJob } from './jobs/expiry.js';
+import { systemClock, type Clock } from './util/clock.js';
 import type { JobQueue } from './jobs/queue.js';
 import { openLlm, type OpenedLlm } from './llm/index.js';
 import type { Logger } from './log.js';
@@ -23,6 +25,14 @@ import { TombstonePruner } from './vectors/storage/tombstone-pruner.js';
 import { VectorCache } from './vectors/vector-cache.js';
 
 export type { Logger } from './log.js';
+
+/** What a host (or a test) may set on an engine besides its configuration. */
+export interface EngineOptions {
+  /** What "now" is for expiry and retention; the system clock by default. */
+  clock?: Clock | undefined;
+  /** How often the expiry job runs, in milliseconds (jobs/expiry.ts). */
+  expiryEveryMs?: number | undefined;
+}
 
 /** The parts the engine opens before its plugins install, in the order they open. */
 interface OpenedParts {
@@ -93,12 +103,15 @@ export class Engine {
   private preloading: Promise<void> = Promise.resolve();
   /** Removes old tombstones in the background (an engine further behind lists a bank's ids instead). */
   private readonly pruner: TombstonePruner;
+  /** Deletes expired memories in the background (reads leave them out from the instant they expire). */
+  readonly expiry: ExpiryJob;
 
   private constructor(
     readonly config: EngineConfig,
     readonly log: Logger,
     parts: OpenedParts,
     plugins: readonly EnginePlugin[],
+    options: EngineOptions,
   ) {
     this.db = parts.db;
     this.registration = parts.registration;
@@ -111,6 +124,13 @@ export class Engine {
     this.vectors = parts.vectors;
     this.pruner = new TombstonePruner(this.db, (error) =>
       log.warn(`pruning tombstones failed (${(error as Error).message}); it is tried again in a minute`),
+    );
+    const clock = options.clock ?? systemClock;
+    this.expiry = new ExpiryJob(
+      this.db,
+      clock,
+      (error) => log.warn(`deleting expired memories failed (${(error as Error).message}); it is tried again shortly`),
+      options.expiryEveryMs,
     );
     const pluginParts: PluginParts = {
       config,
@@ -143,6 +163,7 @@ export class Engine {
         embedder: this.embedder,
         metrics: this.metrics,
         afterRetain,
+        clock,
       },
       {
         retainLater: hooks.find((h) => h.retainLater)?.retainLater,
@@ -166,6 +187,7 @@ export class Engine {
     log: Logger,
     onProgress: ProgressReporter = () => undefined,
     plugins: readonly EnginePlugin[] = ENGINE_PLUGINS,
+    options: EngineOptions = {},
   ): Promise<Engine> {
     onProgress('opening database');
     const opened = await openDatabase(config, (available, reason) =>
@@ -231,6 +253,7 @@ export class Engine {
         log,
         { db, registration, codec, store, vectors, postgres, compact, embedder, metrics, queue, llm },
         plugins,
+        options,
       );
       // A queue that fails to start must not leave the model's or the LLM's thread running.
       await queue.start().catch(async (error: unknown) => {
@@ -238,6 +261,7 @@ export class Engine {
         throw error;
       });
       engine.pruner.start();
+      engine.expiry.start();
       return engine;
     } catch (error) {
       await registration?.close();
@@ -292,6 +316,7 @@ export class Engine {
     await this.preloading;
     await this.queue.stop().catch(() => undefined);
     await this.pruner.stop().catch(() => undefined);
+    await this.expiry.stop().catch(() => undefined);
     for (const plugin of this.plugins) await plugin.close().catch(() => undefined);
     await this.llm?.close().catch(() => undefined);
     await this.embedder.close().catch(() => undefined);

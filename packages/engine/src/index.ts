@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ensureWritableHome, homeParts } from './home.js';
 import { loadEngineConfig } from './config/load.js';
-import { Engine, type Logger } from './engine.js';
+import { Engine, type EngineOptions, type Logger } from './engine.js';
 import { buildApp, type RouteExtender } from './http/app.js';
 import { mcpRoutes } from './http/routes/mcp.js';
 import { unknownVariableWarnings } from './config/unknown-variables.js';
@@ -11,7 +11,7 @@ import { HttpGate } from './startup/http-gate.js';
 import { Readiness } from './startup/readiness.js';
 
 export { loadEngineConfig, ConfigError, type EngineConfig } from './config/load.js';
-export { Engine, type Logger } from './engine.js';
+export { Engine, type EngineOptions, type Logger } from './engine.js';
 export { buildApp, ENGINE_VERSION, type RouteExtender, type TypedApp } from './http/app.js';
 export { Problem, problem } from '@mnemos/problems';
 export { spawnEngineProcess, waitUntilReady, type EngineProcess } from './process.js';
@@ -29,6 +29,8 @@ export interface StartEngineOptions {
   extensions?: RouteExtender[];
   /** Called once the port is bound, before the engine warms (from then on /health answers "warming"). */
   onListening?: (url: string, log: EngineLogger) => void;
+  /** The engine's clock and background schedules (tests move time instead of waiting for it). */
+  engine?: EngineOptions;
 }
 
 export interface RunningEngine {
@@ -66,7 +68,7 @@ export async function startEngine(options: StartEngineOptions = {}): Promise<Run
   let engine: Engine | undefined;
   try {
     // Async retain always; fact extraction and reflect when an LLM is configured (plugins/index.ts).
-    engine = await Engine.open(config, log, readiness.report);
+    engine = await Engine.open(config, log, readiness.report, undefined, options.engine);
     readiness.report('starting services');
     // The MCP server (POST /mcp) is part of every engine; callers' extensions come after it.
     const app = await buildApp(engine, [mcpRoutes, ...(options.extensions ?? [])], {

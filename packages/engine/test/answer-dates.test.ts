@@ -25,6 +25,7 @@ const row = (id: string, at: Date | string | null): MemoryRow => ({
   superseded_by: null,
   valid_from: new Date('2024-02-29T23:59:59.999Z'),
   valid_to: null,
+  expires_at: null,
 });
 
 const hit = (r: MemoryRow): RecallHit => ({

@@ -79,6 +79,7 @@ async function write(engine: TestEngine, bankId: string, texts: string[]): Promi
         contentHash: randomUUID(),
         tokenCount: 3,
         occurredAt: null,
+        expiresAt: null,
         embedding: vectorOf(text),
       })),
     );

@@ -169,6 +169,26 @@ test('banks and memories: list, get, delete', async () => {
   assert.match(deleted.out, /^Deleted bank cli-bank/);
 });
 
+test('retain --expires-at: memories get shows it; a malformed one is refused by the engine', async () => {
+  const stored = await mnemos('retain', [
+    'cli-expiry',
+    'Erin',
+    'rents',
+    'a',
+    'kayak.',
+    '--expires-at',
+    '2099-05-01',
+    '--json',
+  ]);
+  assert.equal(stored.code, 0, stored.err);
+  const [id] = (JSON.parse(stored.out) as { memory_ids: string[] }).memory_ids;
+  const got = await mnemos('memories', ['get', 'cli-expiry', id!]);
+  assert.match(got.out, /expires\s+2099-05-01 00:00/);
+  const bad = await mnemos('retain', ['cli-expiry', 'Erin', 'rents', 'a', 'canoe.', '--expires-at', 'soon']);
+  assert.equal(bad.code, 1);
+  assert.match(bad.err, /expires_at/);
+});
+
 test('failures: API errors exit 1 with the detail and code, usage mistakes exit 2', async () => {
   const missing = await mnemos('memories', ['get', 'cli-bank', '00000000-0000-4000-8000-000000000000']);
   assert.equal(missing.code, 1);

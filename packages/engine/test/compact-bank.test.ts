@@ -26,6 +26,7 @@ const row = (extra: Partial<CompactRow> = {}): CompactRow => ({
   length: 3,
   validFrom: 0,
   validTo: null,
+  expiresAt: null,
   ...extra,
 });
 

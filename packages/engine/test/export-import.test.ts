@@ -167,7 +167,7 @@ describe('mem0 import', () => {
   });
 
   it("imports mem0's get_all document: text, scoping ids and metadata as metadata, categories as tags", async () => {
-    const first = mem0Memory('Alice is vegetarian.');
+    const first = mem0Memory('Alice is vegetarian.', { expiration_date: '2099-12-31' });
     const second = mem0Memory('Alice lives in Porto.', { run_id: 'r1' });
     const document = { results: [first, second, { memory: 42 }] };
     const answer = await importText(sealed, 'from-mem0', JSON.stringify(document), '?format=mem0');
@@ -180,6 +180,7 @@ describe('mem0 import', () => {
     assert.equal(line?.text, 'Alice is vegetarian.');
     assert.deepEqual(line?.metadata, { source: 'chat', score: 3, user_id: 'alice' });
     assert.deepEqual(line?.tags, ['travel']);
+    assert.equal(line?.expires_at, '2099-12-31T00:00:00.000Z', "mem0's expiration_date is the memory's expiry");
     assert.equal(line?.created_at, '2024-07-01T17:00:00.000Z');
     const list = await call<{ items: Array<{ id: string }> }>(
       sealed.url,

@@ -20,6 +20,7 @@ interface Sample {
   occurredAt: string | null;
   createdAt: string;
   updatedAt: string;
+  expiresAt?: string;
   /** As JSON text, so keys such as __proto__ stay plain keys. */
   metadata: string;
 }
@@ -33,6 +34,7 @@ const SAMPLES: Record<string, Sample> = {
     occurredAt: '2024-03-01T10:00:00.123456Z',
     createdAt: '2024-03-05T00:00:00Z',
     updatedAt: '2024-03-06T00:00:00Z',
+    expiresAt: '2030-01-01T00:00:00Z',
     metadata: '{"project":"apollo","priority":3,"owner":{"name":"ann","team":"core"},"labels":["x","y"],"done":true}',
   },
   B: {
@@ -53,6 +55,7 @@ const SAMPLES: Record<string, Sample> = {
     occurredAt: '2024-01-01T00:00:00Z',
     createdAt: '2024-02-01T00:00:00Z',
     updatedAt: '2024-02-01T00:00:00Z',
+    expiresAt: '2029-06-01T00:00:00.000500Z',
     metadata: '{"project":"Apollo","priority":"3","a.b":"dotted","gone":null}',
   },
   D: {
@@ -129,6 +132,16 @@ const CASES: Array<[filter: unknown, expected: string]> = [
   [{ updated_at: { gte: '2024-01-01', lt: '2024-02-01' } }, 'BF'],
   [{ timestamp: { exists: true } }, 'ABCDEF'],
   [{ timestamp: { exists: false } }, ''],
+  // expires_at: a memory without one is absent (kept), as a missing metadata key.
+  [{ expires_at: { exists: true } }, 'AC'],
+  [{ expires_at: { exists: false } }, 'BDEF'],
+  [{ expires_at: { lt: '2030-01-01' } }, 'C'],
+  [{ expires_at: { gte: '2029-06-01' } }, 'AC'],
+  [{ expires_at: '2029-06-01T00:00:00Z' }, 'C'],
+  [{ expires_at: { ne: '2030-01-01T00:00:00Z' } }, 'BCDEF'],
+  [{ expires_at: { nin: ['2030-01-01'] } }, 'BCDEF'],
+  [{ expires_at: { in: ['2030-01-01'] } }, 'A'],
+  [{ not: { expires_at: { lt: '2030-01-01' } } }, 'ABDEF'],
   [{ 'metadata.project': 'apollo' }, 'A'],
   [{ 'metadata.project': { ne: 'apollo' } }, 'BCDEF'],
   [{ 'metadata.project': { in: ['apollo', 'Apollo'] } }, 'AC'],
@@ -207,6 +220,7 @@ interface HeldRow {
   occurred_ms: number | null;
   created_ms: number;
   updated_ms: number;
+  expires_ms: number | null;
   metadata: Record<string, JsonValue>;
 }
 
@@ -218,6 +232,7 @@ const ACCESSOR: FilterAccessor<HeldRow> = {
   occurredAt: (r) => r.occurred_ms,
   createdAt: (r) => r.created_ms,
   updatedAt: (r) => r.updated_ms,
+  expiresAt: (r) => r.expires_ms,
   metadata: (r) => r.metadata,
 };
 
@@ -232,9 +247,9 @@ async function fill(db: Database): Promise<void> {
     const s = SAMPLES[label]!;
     await db.query(
       `INSERT INTO memories (id, tenant, bank_id, space, type, text, metadata, tags, document_id, content_hash,
-         occurred_at, created_at, updated_at, fts)
+         occurred_at, created_at, updated_at, expires_at, fts)
        VALUES ($1, 'default', 'filters', $2, $3, $4, $5::jsonb, $6::text[], $7, $8, $9::timestamptz, $10::timestamptz,
-         $11::timestamptz, ''::tsvector)`,
+         $11::timestamptz, $12::timestamptz, ''::tsvector)`,
       [
         idOf(label),
         s.space,
@@ -247,6 +262,7 @@ async function fill(db: Database): Promise<void> {
         s.occurredAt,
         s.createdAt,
         s.updatedAt,
+        s.expiresAt ?? null,
       ],
     );
   }
@@ -285,7 +301,8 @@ async function heldRows(db: Database): Promise<HeldRow[]> {
     `SELECT id, type, space, document_id, tags, metadata::text AS metadata,
        (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms,
        (extract(epoch FROM created_at) * 1000)::float8 AS created_ms,
-       (extract(epoch FROM updated_at) * 1000)::float8 AS updated_ms
+       (extract(epoch FROM updated_at) * 1000)::float8 AS updated_ms,
+       (extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms
      FROM memories WHERE tenant = 'default' AND bank_id = 'filters'`,
   );
   return rows.map((r) => ({ ...r, metadata: JSON.parse(r.metadata) as HeldRow['metadata'] }));

@@ -202,6 +202,30 @@ test('retain takes supersedes; recall and list_memories answer current memories,
   assert.match(textOf(unknown), /supersedes/);
 });
 
+test('retain takes expires_at: recall shows it, a past one forgets at once, a bad one is an error', async () => {
+  const client = await connect('/mcp');
+  const bank = 'mcp-expiry';
+  await tool(client, 'retain', {
+    bank_id: bank,
+    content: 'Nora parks in bay 12 this week.',
+    expires_at: '2099-01-01T00:00:00Z',
+  });
+  await tool(client, 'retain', { bank_id: bank, content: 'Nora parked in bay 3 once.', expires_at: '2001-01-01' });
+  const recalled = (await tool(client, 'recall', { bank_id: bank, query: 'Where does Nora park?' }))[
+    'results'
+  ] as Array<Record<string, unknown>>;
+  assert.deepEqual(
+    recalled.map((r) => [r['text'], r['expires_at']]),
+    [['Nora parks in bay 12 this week.', '2099-01-01T00:00:00.000Z']],
+  );
+  const bad = await client.callTool({
+    name: 'retain',
+    arguments: { bank_id: bank, content: 'Nora parks anywhere.', expires_at: 'next week' },
+  });
+  assert.equal(bad.isError, true);
+  assert.match(textOf(bad), /expires_at/);
+});
+
 test('/mcp/{bank} fixes the bank: tools take no bank_id', async () => {
   const client = await connect('/mcp/fixed%40bank');
   const { tools } = await client.listTools();

@@ -115,6 +115,7 @@ describe('a compact copy narrowing its nearest codes', () => {
             valid: true,
             tags: [],
             occurredAt: null,
+            expiresAt: null,
             length: 1,
             validFrom: 0,
             validTo: null,

@@ -99,6 +99,7 @@ function newMemory(text: string, type: MemoryType, embedding: Float32Array, sour
     contentHash: sha256Hex(text),
     tokenCount: 12,
     occurredAt: null,
+    expiresAt: null,
     embedding,
   } satisfies NewMemory & { embedding: Float32Array };
 }
@@ -230,9 +231,13 @@ describe('tenant keys', () => {
       await old.transaction(async (tx) => {
         await touchBank(tx, acme.tenant, acme.bankId);
         await touchBank(tx, globex.tenant, globex.bankId);
+        // Today's store also writes expires_at (migration 011), which that release's schema lacks: the column is
+        // there only while the rows are written (all null, as that release left them).
+        await tx.query('ALTER TABLE memories ADD COLUMN expires_at timestamptz');
         await store.insert(tx, acme, [rows.raw, rows.budget, rows.deleted]);
         await store.insert(tx, acme, [rows.fact]);
         await store.insert(tx, globex, [rows.anvils]);
+        await tx.query('ALTER TABLE memories DROP COLUMN expires_at');
       });
       for (const [name, row] of Object.entries(rows)) ids[name] = row.id;
       assert.equal(await deleteMemory(old, acme.tenant, acme.bankId, rows.deleted.id), 1);

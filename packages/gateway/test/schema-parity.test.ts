@@ -87,6 +87,17 @@ const RETAIN: Fixture[] = [
   { name: 'document id empty', body: { content: 'x', document_id: '' } },
   { name: 'NUL in content', body: { content: 'a\u0000b' } },
   { name: 'NUL in a metadata key', body: { content: 'x', metadata: { 'k\u0000': 'v' } } },
+  {
+    name: 'expires_at on the body, an item and a message',
+    body: {
+      items: [{ content: 'Ada has a gym pass.', expires_at: '2031-05-01T00:00:00Z' }],
+      messages: [{ role: 'user', content: 'My visa ends in June.', expires_at: null }],
+      expires_at: '2031-06-01',
+    },
+  },
+  { name: 'expires_at not a date', body: { content: 'x', expires_at: 'next week' } },
+  { name: 'expires_at impossible', body: { items: [{ content: 'x', expires_at: '2031-02-30' }] } },
+  { name: 'expires_at a number', body: { messages: [{ role: 'user', content: 'x', expires_at: 5 }] } },
 ];
 
 const RECALL: Fixture[] = [
@@ -183,6 +194,10 @@ const BANK: Fixture[] = [
   { name: 'name a number', body: { name: 5 } },
   { name: 'mission too long', body: { mission: 'x'.repeat(10_001) } },
   { name: 'space with a blank', body: { space: 'two words' } },
+  { name: 'retention_days', body: { retention_days: 30 } },
+  { name: 'retention_days null', body: { retention_days: null } },
+  { name: 'retention_days zero', body: { retention_days: 0 } },
+  { name: 'retention_days a string', body: { retention_days: '7' } },
 ];
 
 const MEMORY_PATCH: Fixture[] = [
@@ -196,6 +211,9 @@ const MEMORY_PATCH: Fixture[] = [
   { name: 'metadata nested', body: { metadata: { n: 2, o: { p: [true] } } } },
   { name: 'metadata a nested key too long', body: { metadata: { o: { ['k'.repeat(257)]: 1 } } } },
   { name: 'tags a number', body: { tags: 3 } },
+  { name: 'expires_at', body: { expires_at: '2031-01-01T00:00:00Z' } },
+  { name: 'expires_at null', body: { expires_at: null } },
+  { name: 'expires_at not a date', body: { expires_at: 'tomorrow' } },
 ];
 
 /** Fixtures for the description-level routes: the bank in the body. */
@@ -424,6 +442,24 @@ describe('the gateway validates forwarded requests as the engine does', () => {
       assert.deepEqual(differences, []);
     });
   }
+
+  it("passes expires_at and a bank's retention_days through, both ways", async () => {
+    const bank = '/v1/me/banks/parity-expiry';
+    const created = await send('gateway', 'PUT', bank, { retention_days: 30 });
+    assert.equal(created.status, 200, created.text);
+    assert.equal(obj(created.body)['retention_days'], 30);
+    const r = await send('gateway', 'POST', `${bank}/memories`, {
+      content: 'Ada renews her passport.',
+      expires_at: '2031-05-01T00:00:00Z',
+    });
+    assert.equal(r.status, 200, r.text);
+    const id = (obj(r.body)['memory_ids'] as string[])[0]!;
+    const got = await send('gateway', 'GET', `${bank}/memories/${id}`);
+    assert.equal(obj(got.body)['expires_at'], '2031-05-01T00:00:00.000Z');
+    const cleared = await send('gateway', 'PATCH', `${bank}/memories/${id}`, { expires_at: null });
+    assert.equal(cleared.status, 200, cleared.text);
+    assert.equal(obj(cleared.body)['expires_at'], null);
+  });
 
   it('answers the same to list queries (memories and banks)', async () => {
     const differences: string[] = [];

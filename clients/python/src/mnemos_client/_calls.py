@@ -27,8 +27,11 @@ from .models import (
     ReflectResult,
     RetainItem,
     RetainResult,
+    Expiry,
     Timestamp,
+    _Never,
     Usage,
+    format_expiry,
     format_timestamp,
 )
 
@@ -50,6 +53,11 @@ def _optional_dict(values: Optional[Mapping[str, Any]]) -> Optional[JsonDict]:
 
 def _time(value: Optional[Timestamp]) -> Optional[str]:
     return None if value is None else format_timestamp(value)
+
+
+def _expiry(values: JsonDict, value: Optional[Expiry]) -> JsonDict:
+    """``values`` with ``expires_at`` when one is given (:data:`NEVER` is sent as null)."""
+    return values if value is None else {**values, "expires_at": format_expiry(value)}
 
 
 def _retain_item(item: RetainInput) -> JsonDict:
@@ -153,12 +161,15 @@ def retain(
     document_id: Optional[str] = None,
     async_: Optional[bool] = None,
     supersedes: Optional[Sequence[str]] = None,
+    expires_at: Optional[Expiry] = None,
 ) -> Call[RetainResult]:
     """Store one memory. What was retained is recallable as soon as this returns (with ``async_=True`` the call
     returns at once with an ``operation_id``). ``supersedes`` names memories of the same bank and space it
-    replaces: they stop being current from its ``timestamp``."""
+    replaces: they stop being current from its ``timestamp``. ``expires_at`` is when it is forgotten (no read
+    answers it from then on); without it the bank's ``retention_days`` applies, and ``NEVER`` keeps it."""
     body = _one_memory_fields(content, timestamp, context, metadata, tags, document_id, async_)
     body = _drop_none({**body, "space": settings.space_or_default(space), "supersedes": _optional_list(supersedes)})
+    body = _expiry(body, expires_at)
     return Call("POST", settings.bank_path(bank_id, "/memories"), RetainResult.from_json, body=body)
 
 
@@ -193,14 +204,19 @@ def retain_messages(
     tags: Optional[Sequence[str]] = None,
     document_id: Optional[str] = None,
     async_: Optional[bool] = None,
+    expires_at: Optional[Expiry] = None,
 ) -> Call[RetainResult]:
-    """Store chat turns as they are (``{"role": ..., "content": ..., "name": ..., "timestamp": ...}``), one memory
-    each, written ``"speaker: content"`` (the speaker is the name, else the role). The other arguments are defaults
-    for every message. ``result.messages`` gives each message's memory ids, in order, and ``duplicate=True`` for a
-    message already stored."""
-    wire = [_drop_none({**message, "timestamp": _time(message.get("timestamp"))}) for message in messages]
+    """Store chat turns as they are (``{"role": ..., "content": ..., "name": ..., "timestamp": ...,
+    "expires_at": ...}``), one memory each, written ``"speaker: content"`` (the speaker is the name, else the role).
+    The other arguments are defaults for every message. ``result.messages`` gives each message's memory ids, in
+    order, and ``duplicate=True`` for a message already stored."""
+    wire = [
+        _expiry(_drop_none({**message, "timestamp": _time(message.get("timestamp")), "expires_at": None}),
+                message.get("expires_at"))
+        for message in messages
+    ]
     body = _one_memory_fields(None, timestamp, context, metadata, tags, document_id, async_)
-    body = {**body, "messages": wire, **_drop_none({"space": settings.space_or_default(space)})}
+    body = _expiry({**body, "messages": wire, **_drop_none({"space": settings.space_or_default(space)})}, expires_at)
     return Call("POST", settings.bank_path(bank_id, "/memories"), RetainResult.from_json, body=body)
 
 
@@ -359,10 +375,15 @@ def update_bank(
     mission: Optional[str] = None,
     disposition: Optional[Mapping[str, Any]] = None,
     space: Optional[str] = None,
+    retention_days: Union[int, _Never, None] = None,
     **fields: Any,
 ) -> Call[Bank]:
-    """Change some fields of an existing bank's profile (``bank_not_found`` if it does not exist)."""
+    """Change some fields of an existing bank's profile (``bank_not_found`` if it does not exist).
+    ``retention_days`` gives the memories it stores from now on an ``expires_at`` that many days ahead (those
+    already stored keep theirs); ``NEVER`` removes it."""
     body = _bank_fields(name, mission, disposition, space, fields)
+    if retention_days is not None:
+        body["retention_days"] = None if isinstance(retention_days, _Never) else retention_days
     return Call("PATCH", settings.bank_path(bank_id), Bank.from_json, body=body)
 
 
@@ -437,10 +458,12 @@ def update_memory(
     state: Optional[str] = None,
     valid_from: Optional[Timestamp] = None,
     valid_to: Optional[Timestamp] = None,
+    expires_at: Optional[Expiry] = None,
     **fields: Any,
 ) -> Call[Memory]:
     """Edit a memory's text, tags, metadata, context or time, or invalidate it with ``state="invalidated"`` (it then
-    stays listed but is no longer recalled). Answers the memory as it now is."""
+    stays listed but is no longer recalled). ``expires_at`` sets when it is forgotten (with the facts read from it);
+    ``NEVER`` keeps it. Answers the memory as it now is."""
     body = _drop_none({
         "text": text,
         "tags": _optional_list(tags),
@@ -452,6 +475,7 @@ def update_memory(
         "valid_to": _time(valid_to),
         **fields,
     })
+    body = _expiry(body, expires_at)
     return Call("PATCH", _memory_path(settings, bank_id, memory_id), Memory.from_json, body=body)
 
 

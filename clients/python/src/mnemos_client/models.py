@@ -17,6 +17,26 @@ Filter = Mapping[str, Any]
 Timestamp = Union[str, _dt.datetime, _dt.date]
 
 
+class _Never:
+    """The type of :data:`NEVER`."""
+
+    def __repr__(self) -> str:
+        return "NEVER"
+
+
+#: Sent as JSON ``null`` where ``None`` means "not sent": ``expires_at=NEVER`` keeps a memory (over its bank's
+#: retention, or clearing an expiry it had), ``retention_days=NEVER`` removes a bank's retention.
+NEVER = _Never()
+
+#: When a memory is forgotten: a date-time or date, or :data:`NEVER`.
+Expiry = Union[Timestamp, _Never]
+
+
+def format_expiry(value: Expiry) -> Optional[str]:
+    """An expiry for the wire: ISO 8601, or None (JSON null) for :data:`NEVER`."""
+    return None if isinstance(value, _Never) else format_timestamp(value)
+
+
 def _dict(value: Any) -> JsonDict:
     return dict(value) if isinstance(value, Mapping) else {}
 
@@ -66,6 +86,8 @@ class Memory:
     #: When it became true (as set, else ``occurred_at``, else ``created_at``); ``valid_to`` is None while current.
     valid_from: Optional[str] = None
     valid_to: Optional[str] = None
+    #: When it is forgotten (no read answers it from then on); None while it is kept.
+    expires_at: Optional[str] = None
     state: Optional[str] = None
     entities: List[Any] = field(default_factory=list)
     org: bool = False
@@ -97,6 +119,7 @@ class Memory:
             superseded_by=_str(d.get("superseded_by")),
             valid_from=_str(d.get("valid_from")),
             valid_to=_str(d.get("valid_to")),
+            expires_at=_str(d.get("expires_at")),
             state=_str(d.get("state")),
             entities=_list(d.get("entities")),
             org=d.get("org") is True,
@@ -235,6 +258,8 @@ class Bank:
     created_at: Optional[str] = None
     updated_at: Optional[str] = None
     last_write_at: Optional[str] = None
+    #: Days a memory retained without an expiry of its own is kept; None: kept until deleted.
+    retention_days: Optional[int] = None
     raw: JsonDict = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -252,6 +277,7 @@ class Bank:
             created_at=_str(d.get("created_at")),
             updated_at=_str(d.get("updated_at")),
             last_write_at=_str(d.get("last_write_at")),
+            retention_days=_optional_int(d.get("retention_days")),
             raw=d,
         )
 
@@ -369,6 +395,8 @@ class RetainItem:
     metadata: Optional[Metadata] = None
     tags: Optional[List[str]] = None
     document_id: Optional[str] = None
+    #: When its memories are forgotten; :data:`NEVER` keeps them over the bank's retention.
+    expires_at: Optional[Expiry] = None
 
     def to_json(self) -> JsonDict:
         out: JsonDict = {"content": self.content}
@@ -382,6 +410,8 @@ class RetainItem:
             out["tags"] = list(self.tags)
         if self.document_id is not None:
             out["document_id"] = self.document_id
+        if self.expires_at is not None:
+            out["expires_at"] = format_expiry(self.expires_at)
         return out
 
 

@@ -505,6 +505,7 @@ export interface components {
             memory_count: number;
             mission: string;
             name: string;
+            retention_days: number | null;
             space: string;
             updated_at: string;
             usage: {
@@ -532,6 +533,7 @@ export interface components {
             created_at: string;
             document_id: string | null;
             entities: string[];
+            expires_at: string | null;
             fact_type: string;
             /** Format: uuid */
             id: string;
@@ -761,6 +763,7 @@ export interface operations {
                         memory_count: number;
                         mission: string;
                         name: string;
+                        retention_days: number | null;
                         space: string;
                         updated_at: string;
                         usage: {
@@ -828,6 +831,7 @@ export interface operations {
                     mission?: string | null;
                     name?: string | null;
                     reflect_mission?: string | null;
+                    retention_days?: number | null;
                     space?: string | null;
                 } & {
                     [key: string]: unknown;
@@ -856,6 +860,7 @@ export interface operations {
                         memory_count: number;
                         mission: string;
                         name: string;
+                        retention_days: number | null;
                         space: string;
                         updated_at: string;
                         usage: {
@@ -978,6 +983,7 @@ export interface operations {
                     mission?: string | null;
                     name?: string | null;
                     reflect_mission?: string | null;
+                    retention_days?: number | null;
                     space?: string | null;
                 } & {
                     [key: string]: unknown;
@@ -1006,6 +1012,7 @@ export interface operations {
                         memory_count: number;
                         mission: string;
                         name: string;
+                        retention_days: number | null;
                         space: string;
                         updated_at: string;
                         usage: {
@@ -1419,6 +1426,7 @@ export interface operations {
                     content?: string;
                     context?: string | null;
                     document_id?: string | null;
+                    expires_at?: string | null;
                     items?: ({
                         /** @description Text to remember */
                         content: string;
@@ -1430,6 +1438,7 @@ export interface operations {
                         } & {
                             [key: string]: unknown;
                         })[] | null;
+                        expires_at?: string | null;
                         metadata?: {
                             [key: string]: unknown;
                         } | null;
@@ -1445,6 +1454,7 @@ export interface operations {
                     messages?: ({
                         /** @description What was said */
                         content: string;
+                        expires_at?: string | null;
                         name?: string | null;
                         /**
                          * @description Who sent the turn: user, assistant, system, tool, developer
@@ -1627,6 +1637,7 @@ export interface operations {
                         created_at: string;
                         document_id: string | null;
                         entities: string[];
+                        expires_at: string | null;
                         fact_type: string;
                         /** Format: uuid */
                         id: string;
@@ -1750,6 +1761,7 @@ export interface operations {
             content: {
                 "application/json": {
                     context?: string | null;
+                    expires_at?: string | null;
                     metadata?: {
                         [key: string]: unknown;
                     } | null;
@@ -1778,6 +1790,7 @@ export interface operations {
                         created_at: string;
                         document_id: string | null;
                         entities: string[];
+                        expires_at: string | null;
                         fact_type: string;
                         /** Format: uuid */
                         id: string;
@@ -2177,6 +2190,7 @@ export interface operations {
                             created_at: string;
                             document_id: string | null;
                             entities: string[];
+                            expires_at: string | null;
                             /** Format: uuid */
                             id: string;
                             mentioned_at?: string;
@@ -2355,6 +2369,7 @@ export interface operations {
                         memory_count: number;
                         mission: string;
                         name: string;
+                        retention_days: number | null;
                         space: string;
                         updated_at: string;
                         usage: {
@@ -2700,6 +2715,7 @@ export interface operations {
                     content?: string;
                     context?: string | null;
                     document_id?: string | null;
+                    expires_at?: string | null;
                     items?: ({
                         /** @description Text to remember */
                         content: string;
@@ -2711,6 +2727,7 @@ export interface operations {
                         } & {
                             [key: string]: unknown;
                         })[] | null;
+                        expires_at?: string | null;
                         metadata?: {
                             [key: string]: unknown;
                         } | null;
@@ -2726,6 +2743,7 @@ export interface operations {
                     messages?: ({
                         /** @description What was said */
                         content: string;
+                        expires_at?: string | null;
                         name?: string | null;
                         /**
                          * @description Who sent the turn: user, assistant, system, tool, developer
@@ -2878,6 +2896,7 @@ export interface operations {
                             created_at: string;
                             document_id: string | null;
                             entities: string[];
+                            expires_at: string | null;
                             /** Format: uuid */
                             id: string;
                             mentioned_at?: string;
@@ -2999,6 +3018,7 @@ export interface operations {
                             created_at: string;
                             document_id: string | null;
                             entities: string[];
+                            expires_at: string | null;
                             /** Format: uuid */
                             id: string;
                             mentioned_at?: string;
@@ -3221,6 +3241,7 @@ export interface operations {
                     content?: string;
                     context?: string | null;
                     document_id?: string | null;
+                    expires_at?: string | null;
                     items?: ({
                         /** @description Text to remember */
                         content: string;
@@ -3232,6 +3253,7 @@ export interface operations {
                         } & {
                             [key: string]: unknown;
                         })[] | null;
+                        expires_at?: string | null;
                         metadata?: {
                             [key: string]: unknown;
                         } | null;
@@ -3247,6 +3269,7 @@ export interface operations {
                     messages?: ({
                         /** @description What was said */
                         content: string;
+                        expires_at?: string | null;
                         name?: string | null;
                         /**
                          * @description Who sent the turn: user, assistant, system, tool, developer

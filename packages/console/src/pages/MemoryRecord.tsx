@@ -79,6 +79,8 @@ export function MemoryRecord({ project, bank, id }: { project: string; bank: str
             <dd data-testid="valid-from">{formatDate(m.valid_from)}</dd>
             <dt>Valid until</dt>
             <dd data-testid="valid-to">{m.valid_to === null ? 'current' : formatDate(m.valid_to)}</dd>
+            <dt>Expires</dt>
+            <dd>{formatDate(m.expires_at)}</dd>
             <dt>Tags</dt>
             <dd>{m.tags.length === 0 ? '—' : m.tags.join(', ')}</dd>
             <dt>Entities</dt>

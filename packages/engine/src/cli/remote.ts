@@ -142,6 +142,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
           timestamp: { type: 'string' },
           metadata: { type: 'string', multiple: true },
           'document-id': { type: 'string' },
+          'expires-at': { type: 'string' },
         });
         asJson = values.json === true;
         const [bank, ...words] = positionals;
@@ -154,6 +155,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
           timestamp: values.timestamp,
           metadata: metadata(values.metadata),
           document_id: values['document-id'],
+          expires_at: values['expires-at'],
         };
         const out = await clientFrom(values, io.env).retain(
           need(bank, 'bank id: mnemos retain <bank> <text>'),
@@ -375,6 +377,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
                 ['type', out.type],
                 ['date', shortDate(out.occurred_at ?? out.created_at)],
                 ['tags', out.tags.join(', ')],
+                ...(out.expires_at !== null ? [['expires', shortDate(out.expires_at)]] : []),
                 ['text', out.text],
               ],
               Math.max(io.columns ?? 0, 10_000),

@@ -11,6 +11,7 @@ Engine and gateway
 Memory (against MNEMOS_URL, default http://localhost:8888; MNEMOS_API_KEY for a gateway)
   retain <bank> <text...>       store a memory (text "-" or none: read standard input)
         [--space s] [--tag t]... [--context c] [--timestamp iso] [--metadata k=v]... [--document-id id]
+        [--expires-at iso]
   recall <bank> <query...>      memories relevant to a query, best first
         [--space s] [--budget low|mid|high] [--max-tokens n] [--type t]... [--tag t]... [--include-org]
         [--min-relevance 0..1] [--filter json]

@@ -173,7 +173,7 @@ async function encryptHistory(db: Database, codec: EncryptingCodec, batchSize: n
 
 /**
  * Seals the entity names written before encryption was switched on: each row's key becomes the name's blind token and
- * its name ciphertext (migration 013), in batches like the memories. Answers how many.
+ * its name ciphertext (migration 012), in batches like the memories. Answers how many.
  */
 async function encryptEntityNames(db: Database, codec: EncryptingCodec, batchSize: number): Promise<number> {
   let encrypted = 0;

@@ -43,7 +43,7 @@ export interface BankCodec {
   sealEntity(name: string): SealedEntity;
 }
 
-/** An entity name as the entities table stores it (migration 013). */
+/** An entity name as the entities table stores it (migration 012). */
 export interface SealedEntity {
   key: string;
   name: string | null;

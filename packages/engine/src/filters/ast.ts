@@ -49,8 +49,11 @@ export interface TextCondition {
     | { op: 'exists'; value: boolean };
 }
 
-/** `timestamp` is when the memory happened: its occurred_at, else when it was stored (created_at). */
-export type TimeField = 'timestamp' | 'created_at' | 'updated_at';
+/**
+ * `timestamp` is when the memory happened: its occurred_at, else when it was stored (created_at). `expires_at` is the
+ * one a memory may lack (it is kept): absent, as a missing metadata key is.
+ */
+export type TimeField = 'timestamp' | 'created_at' | 'updated_at' | 'expires_at';
 
 /** A condition on a time, in epoch milliseconds; a stored time compares by its millisecond (sub-millisecond cut). */
 export interface TimeCondition {

@@ -21,6 +21,8 @@ export interface FilterAccessor<Row> {
   occurredAt(row: Row): number | null;
   createdAt(row: Row): number;
   updatedAt(row: Row): number;
+  /** null when the memory is kept (it has no expiry). */
+  expiresAt(row: Row): number | null;
   /** The memory's metadata, opened (decrypted) when bodies are encrypted. */
   metadata(row: Row): Readonly<Record<string, JsonValue>>;
 }
@@ -45,6 +47,7 @@ export function filterPredicate<Row>(filter: Filter, read: FilterAccessor<Row>):
       case 'timestamp':
       case 'created_at':
       case 'updated_at':
+      case 'expires_at':
         return valuePredicate(filter.test, timeReader(filter.field, read), (a, b) => a - b);
     }
   }
@@ -198,8 +201,8 @@ function textReader<Row>(field: TextCondition['field'], read: FilterAccessor<Row
   }
 }
 
-/** The field's time cut to its millisecond. */
-function timeReader<Row>(field: TimeCondition['field'], read: FilterAccessor<Row>): (row: Row) => number {
+/** The field's time cut to its millisecond (null: the memory has none). */
+function timeReader<Row>(field: TimeCondition['field'], read: FilterAccessor<Row>): (row: Row) => number | null {
   switch (field) {
     case 'timestamp':
       return (row) => Math.floor(read.occurredAt(row) ?? read.createdAt(row));
@@ -207,6 +210,11 @@ function timeReader<Row>(field: TimeCondition['field'], read: FilterAccessor<Row
       return (row) => Math.floor(read.createdAt(row));
     case 'updated_at':
       return (row) => Math.floor(read.updatedAt(row));
+    case 'expires_at':
+      return (row) => {
+        const at = read.expiresAt(row);
+        return at === null ? null : Math.floor(at);
+      };
   }
 }
 

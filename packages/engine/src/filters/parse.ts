@@ -1,6 +1,6 @@
 import { isStorableText, pointerSegment } from '@mnemos/http-input';
 import { MEMORY_TYPES } from '../memory/types.js';
-import { ISO_DATE_EXAMPLE, isIsoDateText, isoDate } from '../util/iso-date.js';
+import { FIRST_STORABLE_TIME, ISO_DATE_EXAMPLE, isIsoDateText, isoDate, LAST_STORABLE_TIME } from '../util/iso-date.js';
 import type {
   Condition,
   Filter,
@@ -48,7 +48,7 @@ export class FilterError extends Error {
   }
 }
 
-const FIELDS_TEXT = 'metadata.<key>, tags, type, timestamp, created_at, updated_at, space, document_id';
+const FIELDS_TEXT = 'metadata.<key>, tags, type, timestamp, created_at, updated_at, expires_at, space, document_id';
 const OPERATORS = ['eq', 'ne', 'in', 'nin', 'gt', 'gte', 'lt', 'lte', 'contains', 'exists'] as const;
 type Operator = (typeof OPERATORS)[number];
 const LOGICAL: Readonly<Record<string, 'and' | 'or' | 'not'>> = {
@@ -60,9 +60,7 @@ const LOGICAL: Readonly<Record<string, 'and' | 'or' | 'not'>> = {
   NOT: 'not',
 };
 /** The years a stored time and a date the database reads back as written both cover. */
-const FIRST_TIME = Date.parse('0001-01-01T00:00:00Z');
-const LAST_TIME = Date.parse('9999-12-31T23:59:59.999Z');
-const TIME_FIELDS: readonly string[] = ['timestamp', 'created_at', 'updated_at'] satisfies TimeField[];
+const TIME_FIELDS: readonly string[] = ['timestamp', 'created_at', 'updated_at', 'expires_at'] satisfies TimeField[];
 const TEXT_FIELDS: readonly string[] = ['type', 'space', 'document_id'] satisfies TextField[];
 
 /**
@@ -293,7 +291,7 @@ class FilterReader {
         `must be an RFC 3339 date-time such as ${ISO_DATE_EXAMPLE} or a date such as 2024-01-15 (got ${text === undefined ? describe(value) : JSON.stringify(text.slice(0, 40))})`,
       );
     }
-    if (time < FIRST_TIME || time > LAST_TIME) {
+    if (time < FIRST_STORABLE_TIME || time > LAST_STORABLE_TIME) {
       throw new FilterError(at, 'must lie between 0001-01-01 and 9999-12-31 (UTC)');
     }
     return time;

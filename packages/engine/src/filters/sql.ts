@@ -44,6 +44,8 @@ function node(filter: Filter, column: Column): Sql {
       case 'created_at':
       case 'updated_at':
         return timeSql(filter.test, column(filter.field));
+      case 'expires_at':
+        return absentTimeSql(filter.test, column(filter.field));
     }
   }
   switch (filter.op) {
@@ -144,6 +146,22 @@ function textSql(t: TextCondition['test'], column: Sql): Sql {
       return t.value ? sql`(${column} IS NOT NULL)` : sql`(${column} IS NULL)`;
     default:
       return sql`COALESCE(${column} COLLATE "C" ${OPERATOR[t.op]} ${t.value}::text, false)`;
+  }
+}
+
+/**
+ * A time a memory may lack (NULL): absent, it equals no time, is in no list and has no order, so `ne` and `nin` pass
+ * it and the rest do not; `exists` asks whether it has one. Never NULL, like every part.
+ */
+function absentTimeSql(t: TimeCondition['test'], time: Sql): Sql {
+  switch (t.op) {
+    case 'exists':
+      return t.value ? sql`(${time} IS NOT NULL)` : sql`(${time} IS NULL)`;
+    case 'ne':
+    case 'nin':
+      return sql`(${time} IS NULL OR ${timeSql(t, time)})`;
+    default:
+      return sql`(${time} IS NOT NULL AND ${timeSql(t, time)})`;
   }
 }
 

@@ -37,6 +37,8 @@ interface StoredItem {
   document_id: string | null;
   entities: string[] | null;
   supersedes?: string[];
+  /** Absent: settled when the job runs (the bank's retention then). */
+  expires_at?: string | null;
 }
 
 /** async: true: validate now, store the items in a job, answer at once with the operation id. */
@@ -57,6 +59,7 @@ export async function retainAsync(
     document_id: i.documentId ?? null,
     entities: i.entities ?? null,
     ...(i.supersedes?.length ? { supersedes: i.supersedes } : {}),
+    ...(i.expiresAt !== undefined ? { expires_at: i.expiresAt === null ? null : i.expiresAt.toISOString() } : {}),
   }));
   const operationId = randomUUID();
   await engine.db.transaction(async (tx) => {
@@ -124,6 +127,7 @@ export function registerAsyncRetain(engine: JobParts, queue: JobQueue): void {
       documentId: i.document_id ?? undefined,
       entities: i.entities ?? undefined,
       supersedes: i.supersedes,
+      expiresAt: i.expires_at === undefined ? undefined : i.expires_at === null ? null : new Date(i.expires_at),
     }));
     const partition = { tenant: job.tenant, bankId: job.bankId, space: job.space };
     const outcome = await retain(engine, partition, items, {

@@ -199,6 +199,8 @@ export function extractionHandler(engine: { db: Database; store: MemoryStore; em
       contentHash: sha256Hex(f.text),
       tokenCount: countTokens(f.text),
       occurredAt: f.occurredAt,
+      // A fact is forgotten with the memory it was read from.
+      expiresAt: raw.expiresAt === null ? null : new Date(raw.expiresAt),
       embedding: vectors[i]!,
     }));
     const tokens = { input: usage.input_tokens, output: usage.output_tokens };

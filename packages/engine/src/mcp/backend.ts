@@ -21,6 +21,7 @@ export type RetainArgs = {
   tags?: string[] | undefined;
   metadata?: Metadata | undefined;
   supersedes?: string[] | undefined;
+  expires_at?: string | undefined;
 };
 
 /** Which memories a read answers by their validity (current ones by default). */

@@ -24,7 +24,7 @@ const Filter = z
   .record(z.string(), z.unknown())
   .optional()
   .describe(
-    'Only memories matching this filter: and/or/not over {FIELD: {OP: VALUE}}, fields metadata.<key>, tags, type, timestamp, created_at, updated_at, space, document_id; ops eq, ne, in, nin, gt, gte, lt, lte, contains, exists. E.g. {"and": [{"metadata.project": "apollo"}, {"timestamp": {"gte": "2024-01-01"}}]}.',
+    'Only memories matching this filter: and/or/not over {FIELD: {OP: VALUE}}, fields metadata.<key>, tags, type, timestamp, created_at, updated_at, expires_at, space, document_id; ops eq, ne, in, nin, gt, gte, lt, lte, contains, exists. E.g. {"and": [{"metadata.project": "apollo"}, {"timestamp": {"gte": "2024-01-01"}}]}.',
   );
 
 const Space = z
@@ -75,6 +75,7 @@ function compactHits(results: object[]): object[] {
       ...(h['space'] !== 'default' ? { space: h['space'] } : {}),
       ...(h['org'] === true ? { org: true } : {}),
       ...(typeof h['valid_to'] === 'string' ? { valid_to: h['valid_to'], superseded_by: h['superseded_by'] } : {}),
+      ...(typeof h['expires_at'] === 'string' ? { expires_at: h['expires_at'] } : {}),
       ...tags,
     };
   });
@@ -148,6 +149,13 @@ export function createMcpServer(backend: MemoryBackend, options: McpServerOption
           .optional()
           .describe(
             'Ids of memories this one replaces (e.g. an old address): they stop being current from its timestamp.',
+          ),
+        expires_at: z
+          .string()
+          .max(64)
+          .optional()
+          .describe(
+            "Optional RFC 3339 date-time (or date) when it is forgotten, e.g. a one-off code or a temporary plan; the bank's retention applies when omitted.",
           ),
       }),
       annotations: {

@@ -20,6 +20,8 @@ export interface Bank {
   usage: BankUsage;
   /** Whether changes to the bank's memories append versions to their history. */
   history: BankHistory;
+  /** Days a memory retained without an expiry of its own is kept (its expires_at); null: kept until deleted. */
+  retentionDays: number | null;
 }
 
 export const BANK_HISTORY = ['on', 'off'] as const;
@@ -44,6 +46,8 @@ export interface BankChanges {
   disposition?: Partial<Disposition> | undefined;
   space?: string | undefined;
   history?: BankHistory | undefined;
+  /** null removes the bank's retention; undefined keeps it. */
+  retentionDays?: number | null | undefined;
 }
 
 interface BankRow {
@@ -59,12 +63,13 @@ interface BankRow {
   tokens_input: number | string;
   tokens_output: number | string;
   history: string;
+  retention_days: number | null;
 }
 
 const DEFAULT_DISPOSITION: Disposition = { skepticism: 3, literalism: 3, empathy: 3 };
 
 const BANK_COLUMNS = `b.bank_id, b.name, b.mission, b.disposition, b.space, b.created_at, b.updated_at,
-  b.last_write_at, b.tokens_input, b.tokens_output, b.history,
+  b.last_write_at, b.tokens_input, b.tokens_output, b.history, b.retention_days,
   (SELECT count(*) FROM memories m WHERE m.tenant = b.tenant AND m.bank_id = b.bank_id) AS memory_count`;
 const SELECT_BANK = `SELECT ${BANK_COLUMNS} FROM banks b`;
 /** The bank list's order: most recently written first. */
@@ -83,6 +88,7 @@ function toBank(r: BankRow): Bank {
     memoryCount: Number(r.memory_count),
     usage: { inputTokens: Number(r.tokens_input), outputTokens: Number(r.tokens_output) },
     history: r.history === 'off' ? 'off' : 'on',
+    retentionDays: r.retention_days,
   };
 }
 
@@ -107,6 +113,15 @@ export async function takeBankChange(db: Queryable, tenant: string, bankId: stri
   return row?.taken === null || row?.taken === undefined ? undefined : Number(row.taken);
 }
 
+/** The bank's retention in days (retention_days), or null when it keeps memories or does not exist yet. */
+export async function bankRetentionDays(db: Queryable, tenant: string, bankId: string): Promise<number | null> {
+  const [row] = await db.query<{ retention_days: number | null }>(
+    'SELECT retention_days FROM banks WHERE tenant = $1 AND bank_id = $2',
+    [tenant, bankId],
+  );
+  return row?.retention_days ?? null;
+}
+
 export async function getBank(db: Queryable, tenant: string, bankId: string): Promise<Bank | undefined> {
   const rows = await db.query<BankRow>(`${SELECT_BANK} WHERE b.tenant = $1 AND b.bank_id = $2`, [tenant, bankId]);
   return rows[0] ? toBank(rows[0]) : undefined;
@@ -115,12 +130,14 @@ export async function getBank(db: Queryable, tenant: string, bankId: string): Pr
 /** PUT: create or update (upsert), keeping fields the body does not name. */
 export async function putBank(db: Queryable, tenant: string, bankId: string, c: BankChanges): Promise<Bank> {
   await db.query(
-    `INSERT INTO banks (tenant, bank_id, name, mission, disposition, space, history)
-     VALUES ($1, $2, COALESCE($3, $2), COALESCE($4, ''), $5::jsonb, COALESCE($6, 'default'), COALESCE($8, 'on'))
+    `INSERT INTO banks (tenant, bank_id, name, mission, disposition, space, history, retention_days)
+     VALUES ($1, $2, COALESCE($3, $2), COALESCE($4, ''), $5::jsonb, COALESCE($6, 'default'), COALESCE($8, 'on'),
+       $10::int)
      ON CONFLICT (tenant, bank_id) DO UPDATE SET
        name = COALESCE($3, banks.name), mission = COALESCE($4, banks.mission),
        disposition = banks.disposition || $7::jsonb, space = COALESCE($6, banks.space),
-       history = COALESCE($8, banks.history), updated_at = now()`,
+       history = COALESCE($8, banks.history),
+       retention_days = CASE WHEN $9::boolean THEN $10::int ELSE banks.retention_days END, updated_at = now()`,
     bankParams(tenant, bankId, c),
   );
   return (await getBank(db, tenant, bankId))!;
@@ -136,7 +153,7 @@ export async function patchBank(
   const rows = await db.query(
     `UPDATE banks SET name = COALESCE($3, name), mission = COALESCE($4, mission),
        disposition = disposition || $7::jsonb, space = COALESCE($6, space), history = COALESCE($8, history),
-       updated_at = now()
+       retention_days = CASE WHEN $9::boolean THEN $10::int ELSE retention_days END, updated_at = now()
      WHERE tenant = $1 AND bank_id = $2 AND $5::jsonb IS NOT NULL RETURNING bank_id`,
     bankParams(tenant, bankId, c),
   );
@@ -154,6 +171,8 @@ function bankParams(tenant: string, bankId: string, c: BankChanges): SqlParam[] 
     c.space ?? null,
     JSON.stringify(c.disposition ?? {}),
     c.history ?? null,
+    c.retentionDays !== undefined,
+    c.retentionDays ?? null,
   ];
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import { embeddingText } from './embedding-text.js';
-import { touchBank } from './bank-store.js';
+import { bankRetentionDays, touchBank } from './bank-store.js';
 import { sha256Hex } from '../util/hash.js';
 import { eventLoopSlicer } from '../util/yield.js';
 import { chunkText } from './chunk.js';
@@ -22,6 +22,8 @@ export interface RetainItem {
   entities: string[] | undefined;
   /** Memories of the partition this item replaces: their validity ends where its memory's begins. */
   supersedes?: string[] | undefined;
+  /** When its memories are forgotten; null: kept; undefined: the bank's retention (retention_days), if it has one. */
+  expiresAt?: Date | null | undefined;
   /** Where the item is in its request (a JSON pointer), for errors about it. */
   pointer?: string | undefined;
 }
@@ -43,6 +45,8 @@ export interface RetainOutcome {
   /** The operation that reports the work this retain started (fact extraction), when there is one. */
   operationId: string | undefined;
 }
+
+const DAY_MS = 86_400_000;
 
 /** A retain would store more new memories than its caller allows (a quota-holding gateway sets the bound). */
 export class RetainLimitExceeded extends Error {
@@ -88,6 +92,8 @@ export interface RetainOptions {
   maxNew?: number | undefined;
   /** The operation this retain belongs to (an async retain's job). */
   operationId?: string | undefined;
+  /** The instant of the retain (the engine's clock): a memory's date when it has none, and where retention counts from. */
+  now?: Date | undefined;
 }
 
 /**
@@ -100,7 +106,8 @@ export async function retain(
   items: readonly RetainItem[],
   options: RetainOptions = {},
 ): Promise<RetainOutcome> {
-  const { pieces, itemOf } = await chunkItems(items, new Date());
+  const now = options.now ?? new Date();
+  const { pieces, itemOf } = await chunkItems(await withRetention(deps.db, partition, items, now), now);
   const unique = uniqueByContent(pieces);
   const existing = await deps.store.findByHashes(deps.db, partition, [...unique.keys()]);
   const fresh = [...unique.values()].filter((p) => !existing.has(p.contentHash));
@@ -149,6 +156,22 @@ export async function retain(
   };
 }
 
+/**
+ * The items with their expiry settled: one without an expiry of its own expires `retention_days` after `now` when its
+ * bank has a retention, else never. Memories already stored keep theirs (a retain of the same content stores nothing).
+ */
+export async function withRetention(
+  db: Queryable,
+  partition: Partition,
+  items: readonly RetainItem[],
+  now: Date,
+): Promise<RetainItem[]> {
+  if (items.every((item) => item.expiresAt !== undefined)) return [...items];
+  const days = await bankRetentionDays(db, partition.tenant, partition.bankId);
+  const keptUntil = days === null ? null : new Date(now.getTime() + days * DAY_MS);
+  return items.map((item) => (item.expiresAt === undefined ? { ...item, expiresAt: keptUntil } : item));
+}
+
 /** Each item's `supersedes` closed by the item's (first) memory, `idOf` answering a stored content's id. */
 async function supersedeByItems(
   tx: Queryable,
@@ -194,6 +217,7 @@ async function chunkItems(items: readonly RetainItem[], now: Date): Promise<{ pi
         contentHash: sha256Hex(text),
         tokenCount: tokens,
         occurredAt: item.timestamp === undefined ? now : item.timestamp,
+        expiresAt: item.expiresAt ?? null,
       });
       await pause();
     }

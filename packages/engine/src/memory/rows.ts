@@ -4,7 +4,7 @@ import type { Memory, MemoryType, Metadata, Timestamp } from './types.js';
 
 /** Columns read for a memory; `body_enc` is there for encryption at rest. */
 export const MEMORY_COLUMNS = `id, bank_id, space, type, text, context, metadata, body_enc, tags, entities, document_id,
-  source_id, occurred_at, created_at, updated_at, state, superseded_by, valid_to,
+  source_id, occurred_at, created_at, updated_at, state, superseded_by, valid_to, expires_at,
   COALESCE(valid_from, occurred_at, created_at) AS valid_from`;
 
 export interface MemoryRow {
@@ -26,6 +26,7 @@ export interface MemoryRow {
   state: string;
   superseded_by: string | null;
   valid_to: Date | string | null;
+  expires_at: Date | string | null;
   valid_from: Date | string;
 }
 
@@ -68,5 +69,6 @@ export function rowToMemory(row: MemoryRow, body?: PlainBody): Memory {
     supersededBy: row.superseded_by,
     validFrom: timestamp(row.valid_from),
     validTo: maybeTimestamp(row.valid_to),
+    expiresAt: maybeTimestamp(row.expires_at),
   };
 }

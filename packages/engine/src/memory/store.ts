@@ -13,7 +13,7 @@ import { run } from './sql.js';
 import { eventLoopSlicer } from '../util/yield.js';
 import type { Memory, Metadata, NewMemory, Partition } from './types.js';
 import type { Validity } from '../filters/validity.js';
-import { validitySql } from './validity-sql.js';
+import { unexpiredSql, validitySql } from './validity-sql.js';
 import { recordEntities, replaceMentions } from './entity-store.js';
 
 /** From this many memories in one insert, vectors go to the embedded database in binary (see insert). */
@@ -65,6 +65,7 @@ export interface MemoryPatch {
   occurredAt?: Date | null;
   validFrom?: Date | null;
   validTo?: Date | null;
+  expiresAt?: Date | null;
 }
 
 /** The columns an import restores as its export had them; a retain leaves them to their defaults. */
@@ -157,7 +158,7 @@ export class MemoryStore implements MemoryReader {
         rows.push(sql`(${m.id}::uuid, ${p.tenant}, ${p.bankId}, ${p.space}, ${m.type}, ${sealed.text}, ${sealed.context},
           ${JSON.stringify(sealed.metadata)}::jsonb, ${m.tags}::text[], ${sealed.entities}::text[], ${m.documentId},
           ${m.sourceId}::uuid, ${m.batchId}::uuid, ${m.seq}::int, ${bank.dedupHash(m.contentHash)},
-          ${m.tokenCount}::int, ${m.occurredAt}::timestamptz, ${vector}, ${sealed.bodyEnc}::bytea,
+          ${m.tokenCount}::int, ${m.occurredAt}::timestamptz, ${m.expiresAt ?? null}::timestamptz, ${vector}, ${sealed.bodyEnc}::bytea,
           COALESCE(${sealed.fts}::tsvector, ${documentTsvector(sql`${sealed.text}::text`)}),
           COALESCE(${m.createdAt ?? null}::timestamptz, now()), COALESCE(${m.updatedAt ?? null}::timestamptz, now()),
           ${m.state ?? 'valid'}, ${m.validFrom ?? null}::timestamptz, ${m.validTo ?? null}::timestamptz,
@@ -170,7 +171,7 @@ export class MemoryStore implements MemoryReader {
         tx,
         sql`
         INSERT INTO memories (id, tenant, bank_id, space, type, text, context, metadata, tags, entities, document_id,
-          source_id, batch_id, seq, content_hash, token_count, occurred_at, embedding, body_enc, fts, created_at,
+          source_id, batch_id, seq, content_hash, token_count, occurred_at, expires_at, embedding, body_enc, fts, created_at,
           updated_at, state, valid_from, valid_to, superseded_by)
         VALUES ${join(rows, ',\n')}
         ON CONFLICT (tenant, bank_id, space, content_hash) WHERE source_id IS NULL DO NOTHING
@@ -240,11 +241,18 @@ export class MemoryStore implements MemoryReader {
     return { items: await this.open(this.db, f.tenant, rows), total: Number(count?.n ?? 0), last };
   }
 
-  async update(tenant: string, bankId: string, id: string, patch: MemoryPatch): Promise<Memory | undefined> {
+  /** Changes a memory that has not expired at `now`; undefined when there is none. */
+  async update(
+    tenant: string,
+    bankId: string,
+    id: string,
+    patch: MemoryPatch,
+    now = new Date(),
+  ): Promise<Memory | undefined> {
     const touchesBody = patch.text !== undefined || patch.context !== undefined || patch.metadata !== undefined;
     const renames = patch.text !== undefined || patch.metadata !== undefined;
     return this.db.transaction(async (tx) => {
-      const memory = await this.updateIn(tx, tenant, bankId, id, patch, touchesBody);
+      const memory = await this.updateIn(tx, tenant, bankId, id, patch, touchesBody, now);
       if (memory !== undefined && renames) {
         await replaceMentions(tx, await this.codec.forWrite(tx, tenant, bankId), tenant, bankId, memory);
       }
@@ -259,15 +267,17 @@ export class MemoryStore implements MemoryReader {
     id: string,
     patch: MemoryPatch,
     touchesBody: boolean,
+    now: Date,
   ): Promise<Memory | undefined> {
     // The bank's change number first: the bank's row is locked before the memory's, as every writer does.
     await takeBankChange(tx, tenant, bankId);
     if (!this.codec.encrypted || (!touchesBody && patch.contentHash === undefined)) {
-      return this.applyUpdate(tx, tenant, bankId, id, patch);
+      return this.applyUpdate(tx, tenant, bankId, id, patch, now);
     }
     // Encrypted: the body is one ciphertext, so an edit reads it, merges the change and seals it again.
     const [row] = await tx.query<MemoryRow>(
-      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE tenant = $1 AND bank_id = $2 AND id = $3 FOR UPDATE`,
+      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE tenant = $1 AND bank_id = $2 AND id = $3 AND ${unexpiredSql(now)}
+         FOR UPDATE`,
       [tenant, bankId, id],
     );
     if (!row) return undefined;
@@ -280,11 +290,18 @@ export class MemoryStore implements MemoryReader {
       metadata: patch.metadata ?? current.metadata,
       entities: current.entities,
     });
-    return this.applyUpdate(tx, tenant, bankId, id, {
-      ...patch,
-      ...(patch.contentHash !== undefined ? { contentHash: bank.dedupHash(patch.contentHash) } : {}),
-      sealed,
-    });
+    return this.applyUpdate(
+      tx,
+      tenant,
+      bankId,
+      id,
+      {
+        ...patch,
+        ...(patch.contentHash !== undefined ? { contentHash: bank.dedupHash(patch.contentHash) } : {}),
+        sealed,
+      },
+      now,
+    );
   }
 
   private async applyUpdate(
@@ -293,12 +310,22 @@ export class MemoryStore implements MemoryReader {
     bankId: string,
     id: string,
     patch: MemoryPatch & { sealed?: SealedBody },
+    now: Date,
   ): Promise<Memory | undefined> {
     const rows = await run<MemoryRow>(
       q,
       sql`UPDATE memories SET ${join(patchSets(patch), ', ')}
-      WHERE tenant = ${tenant} AND bank_id = ${bankId} AND id = ${id} RETURNING ${raw(MEMORY_COLUMNS)}`,
+      WHERE tenant = ${tenant} AND bank_id = ${bankId} AND id = ${id} AND ${raw(unexpiredSql(now))}
+      RETURNING ${raw(MEMORY_COLUMNS)}`,
     );
+    // The facts read from a memory are forgotten with it.
+    if (rows[0] && patch.expiresAt !== undefined) {
+      await run(
+        q,
+        sql`UPDATE memories SET expires_at = ${patch.expiresAt}::timestamptz, updated_at = now()
+        WHERE tenant = ${tenant} AND bank_id = ${bankId} AND source_id = ${id}::uuid`,
+      );
+    }
     return rows[0] ? (await this.open(q, tenant, rows))[0] : undefined;
   }
 
@@ -322,9 +349,10 @@ export class MemoryStore implements MemoryReader {
     partition: BankSelection,
     which: { ids: readonly string[] } | { filter: Filter },
     patch: MemoryPatch,
+    now = new Date(),
   ): Promise<number> {
     const chosen = 'filter' in which ? filterSql(which.filter) : sql`id = ANY(${[...which.ids]}::uuid[])`;
-    const where = sql`${selectionSql(partition)} AND ${chosen}`;
+    const where = sql`${selectionSql(partition)} AND ${chosen} AND ${raw(unexpiredSql(now))}`;
     return this.db.transaction(async (tx) => {
       await takeBankChange(tx, partition.tenant, partition.bankId);
       if (!this.codec.encrypted || patch.metadata === undefined) {
@@ -349,7 +377,8 @@ export class MemoryStore implements MemoryReader {
           metadata: patch.metadata,
           entities: current.entities,
         });
-        if (await this.applyUpdate(tx, partition.tenant, partition.bankId, current.id, { ...patch, sealed })) changed++;
+        if (await this.applyUpdate(tx, partition.tenant, partition.bankId, current.id, { ...patch, sealed }, now))
+          changed++;
         await pause();
       }
       return changed;
@@ -392,6 +421,7 @@ function patchSets(patch: MemoryPatch & { sealed?: SealedBody }): Sql[] {
   if (patch.occurredAt !== undefined) sets.push(sql`occurred_at = ${patch.occurredAt}`);
   if (patch.validFrom !== undefined) sets.push(sql`valid_from = ${patch.validFrom}`);
   if (patch.validTo !== undefined) sets.push(sql`valid_to = ${patch.validTo}`);
+  if (patch.expiresAt !== undefined) sets.push(sql`expires_at = ${patch.expiresAt}::timestamptz`);
   // Current again: no memory replaces it any more.
   if (patch.validTo === null) sets.push(sql`superseded_by = NULL`);
   return sets;
@@ -408,18 +438,44 @@ function keywordMatch(tsq: KeywordQuery): Sql {
  * number is taken first (see takeBankChange); the tombstones carry it.
  */
 export function deleteMemory(db: Database, tenant: string, bankId: string, id: string): Promise<number> {
+  return deleteMemories(db, tenant, bankId, [id]);
+}
+
+/** `deleteMemory` for several memories of one bank, in one transaction (the expiry job deletes this way). */
+export function deleteMemories(db: Database, tenant: string, bankId: string, ids: readonly string[]): Promise<number> {
   return db.transaction(async (tx) => {
     await takeBankChange(tx, tenant, bankId);
     const rows = await tx.query<{ id: string }>(
       `WITH RECURSIVE doomed AS (
-         SELECT id FROM memories WHERE tenant = $1 AND bank_id = $2 AND id = $3
+         SELECT id FROM memories WHERE tenant = $1 AND bank_id = $2 AND id = ANY($3::uuid[])
          UNION SELECT m.id FROM memories m JOIN doomed d ON m.tenant = $1 AND m.source_id = d.id
        )
        DELETE FROM memories WHERE tenant = $1 AND id IN (SELECT id FROM doomed) RETURNING id`,
-      [tenant, bankId, id],
+      [tenant, bankId, [...ids]],
     );
     return rows.length;
   });
+}
+
+/** Up to `limit` memories expired at `now`, soonest expired first, by bank (the partial index on expires_at serves it). */
+export async function expiredMemories(
+  db: Queryable,
+  now: Date,
+  limit: number,
+): Promise<Array<{ tenant: string; bankId: string; ids: string[] }>> {
+  const due = await db.query<{ tenant: string; bank_id: string; id: string }>(
+    `SELECT tenant, bank_id, id::text AS id FROM memories
+     WHERE expires_at <= $1::timestamptz ORDER BY expires_at LIMIT $2::int`,
+    [now, limit],
+  );
+  const byBank = new Map<string, { tenant: string; bankId: string; ids: string[] }>();
+  for (const row of due) {
+    const key = `${row.tenant}\u0000${row.bank_id}`;
+    const bank = byBank.get(key) ?? { tenant: row.tenant, bankId: row.bank_id, ids: [] };
+    bank.ids.push(row.id);
+    byBank.set(key, bank);
+  }
+  return [...byBank.values()];
 }
 
 export function clearMemories(

@@ -61,6 +61,8 @@ export interface Memory {
   /** When it became true: its own valid_from, else its date (occurred_at), else its creation. */
   readonly validFrom: Timestamp;
   readonly validTo: Timestamp | null;
+  /** When it is forgotten: from then on no read answers it, and the expiry job deletes it. */
+  readonly expiresAt: Timestamp | null;
 }
 
 /** One piece of content about to be stored (after chunking). */
@@ -79,4 +81,6 @@ export interface NewMemory {
   contentHash: string;
   tokenCount: number;
   occurredAt: Date | null;
+  /** When it is forgotten (a fact's is its source's); null: kept. */
+  expiresAt: Date | null;
 }

@@ -14,6 +14,7 @@ const META_ACCESSOR: FilterAccessor<VectorRowMeta> = {
   occurredAt: (m) => m.occurredAt,
   createdAt: (m) => Date.parse(m.memory.createdAt),
   updatedAt: (m) => Date.parse(m.memory.updatedAt),
+  expiresAt: (m) => m.expiresAt,
   metadata: (m) => m.memory.metadata,
 };
 
@@ -29,7 +30,7 @@ export function recallPredicate(r: RecallRequest): (m: VectorRowMeta) => boolean
   return (m) =>
     m.valid &&
     m.space === r.space &&
-    validNow(m.validFrom, m.validTo) &&
+    validNow(m.validFrom, m.validTo, m.expiresAt) &&
     (types === undefined || types.has(m.type)) &&
     (tags === undefined || tagsPass(tags, m.tags, r.tagsMatch)) &&
     (expression === undefined || expression(m));

@@ -26,6 +26,8 @@ export interface RecallRequest {
   asOf?: Date | undefined;
   /** Answer memories whose validity has ended too. */
   includeSuperseded?: boolean | undefined;
+  /** The instant the recall is made at (the engine's clock): memories expired by then are left out. */
+  now?: Date | undefined;
 }
 
 /** A recalled memory and what the recall found about it. */

@@ -30,6 +30,7 @@ import {
   type AfterRetainHook,
   type RetainDependencies,
   type RetainItem,
+  withRetention,
 } from '../memory/retain.js';
 import { clearMemories, deleteMemory, deleteWhere, type BankSelection, type MemoryPatch } from '../memory/store.js';
 import { MEMORY_TYPES, type Partition } from '../memory/types.js';
@@ -40,7 +41,8 @@ import { exportPage, type ExportKey } from '../memory/transfer-store.js';
 import type { Queryable } from '../db/database.js';
 import { fieldsOf, type Filter } from '../filters/ast.js';
 import { recall, type RecallDependencies } from '../recall/pipeline.js';
-import { validityOf } from '../filters/validity.js';
+import { expiredAt, validityOf } from '../filters/validity.js';
+import { systemClock, type Clock } from '../util/clock.js';
 import { sha256Hex } from '../util/hash.js';
 import { countTokens } from '../util/tokens.js';
 import type {
@@ -83,6 +85,8 @@ export interface ServiceFeatures {
 /** The engine's parts the service works with: what retain and recall need, passed to them as they are. */
 export interface ServiceParts extends RetainDependencies, RecallDependencies {
   metrics: EngineMetrics;
+  /** What "now" is for expiry and retention (util/clock.ts); the system clock when absent. */
+  clock?: Clock | undefined;
   /** Runs in each retain's transaction after its rows are written. */
   afterRetain: AfterRetainHook;
 }
@@ -156,6 +160,9 @@ async function refuseUnknownSupersedes(db: Queryable, p: Partition, items: reado
 const ENCRYPTED_METADATA_FILTER =
   'cannot name metadata: with encryption at rest metadata is sealed in the memory body; filter on tags, type, space, document_id or the times';
 
+const hasExpired = (m: Memory, now: Date): boolean =>
+  m.expiresAt !== null && expiredAt(Date.parse(m.expiresAt), now.getTime());
+
 const memoryNotFound = (id: string) => problem('memory_not_found', 'inThisBank', { id });
 
 /**
@@ -198,11 +205,19 @@ export class MemoryService {
     return seal;
   }
 
+  /** The instant a request is served at, by the engine's clock. */
+  private now(): Date {
+    return (this.parts.clock ?? systemClock)();
+  }
+
   async retain(request: RetainRequest): Promise<RetainResult> {
-    const { partition, items, maxNewMemories: maxNew } = request;
-    await refuseUnknownSupersedes(this.parts.db, partition, items);
+    const { partition, maxNewMemories: maxNew } = request;
+    await refuseUnknownSupersedes(this.parts.db, partition, request.items);
     const retainLater = request.async ? this.features.retainLater : undefined;
+    const now = this.now();
     if (retainLater) {
+      // The bank's retention counts from the call, not from when the job runs.
+      const items = await withRetention(this.parts.db, partition, request.items, now);
       // The job stores at most the pieces counted here, so the bound holds for it too.
       const pieces = maxNew === undefined ? 0 : await pieceCount(items);
       if (maxNew !== undefined && pieces > maxNew) throw retainLimitProblem(pieces, maxNew);
@@ -212,7 +227,11 @@ export class MemoryService {
     }
     let outcome;
     try {
-      outcome = await retain(this.parts, partition, items, { afterRetain: this.parts.afterRetain, maxNew });
+      outcome = await retain(this.parts, partition, request.items, {
+        afterRetain: this.parts.afterRetain,
+        maxNew,
+        now,
+      });
     } catch (error) {
       if (error instanceof RetainLimitExceeded) throw retainLimitProblem(error.wouldStore, error.allowed);
       throw error;
@@ -221,7 +240,7 @@ export class MemoryService {
     this.parts.metrics.memoriesRetained.inc(outcome.createdIds.length);
     return {
       async: false,
-      itemsCount: items.length,
+      itemsCount: request.items.length,
       memoryIds: outcome.memoryIds,
       storedCount: outcome.createdIds.length,
       operationId: outcome.operationId,
@@ -248,7 +267,7 @@ export class MemoryService {
     }
     this.refuseEncryptedMetadata(q.filter, '/filter');
     const { budget, ...request } = q;
-    const outcome = await recall(this.parts, { ...request, candidates: candidatesFor(budget) });
+    const outcome = await recall(this.parts, { ...request, candidates: candidatesFor(budget), now: this.now() });
     this.parts.metrics.operations.inc({ operation: 'recall' });
     const trace = outcome.trace;
     return {
@@ -290,7 +309,7 @@ export class MemoryService {
       limit: q.limit,
       offset: q.offset,
       after: after && { at: after.at, createdAt: after.createdAt, seq: after.seq, id: after.id },
-      validity: validityOf(q),
+      validity: validityOf({ ...q, now: this.now() }),
     });
     const next =
       last !== undefined && pageIsFull(q, items.length)
@@ -299,9 +318,10 @@ export class MemoryService {
     return { items, total, limit: q.limit, offset: q.offset, nextCursor: next };
   }
 
+  /** A memory; one that has expired is not found (the expiry job deletes it soon after). */
   async getMemory(tenant: string, bankId: string, id: string): Promise<Memory> {
     const memory = await this.parts.store.get(tenant, bankId, id);
-    if (!memory) throw memoryNotFound(id);
+    if (!memory || hasExpired(memory, this.now())) throw memoryNotFound(id);
     return memory;
   }
 
@@ -315,9 +335,10 @@ export class MemoryService {
       Object.assign(patch, { embedding: vector!, tokenCount, contentHash: sha256Hex(text) });
     }
     if (Object.keys(edit).length === 0) throw problem('validation_failed', 'nothingToChange');
+    // An expired memory is gone to every read, so an edit cannot bring it back.
     let memory;
     try {
-      memory = await this.parts.store.update(tenant, bankId, id, patch);
+      memory = await this.parts.store.update(tenant, bankId, id, patch, this.now());
     } catch (error) {
       if ((error as { code?: string }).code === '23505') throw problem('duplicate_memory', 'sameText');
       throw error;
@@ -359,7 +380,7 @@ export class MemoryService {
    */
   updateMemories(selection: BankSelection, which: MemorySelection, set: MemorySet): Promise<number> {
     if ('filter' in which) this.refuseEncryptedMetadata(which.filter, '/filter');
-    return this.parts.store.updateMany(selection, which, set);
+    return this.parts.store.updateMany(selection, which, set, this.now());
   }
 
   /** The memories of `ids`, in the order asked: undefined where the bank (or space) holds none of that id. */

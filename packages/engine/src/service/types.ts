@@ -143,6 +143,8 @@ export interface MemoryEdit {
   validFrom?: Date | null;
   /** When it stopped being true; null: current again (and superseded by nothing). */
   validTo?: Date | null;
+  /** When it is forgotten, with the facts read from it; null: kept. */
+  expiresAt?: Date | null;
 }
 
 /** What a bulk update sets on every memory it selects (POST .../memories/update `set`). */

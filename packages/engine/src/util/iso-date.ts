@@ -6,6 +6,10 @@
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/i;
 
+/** The earliest and latest instants the database stores (0001-01-01 to the end of 9999, UTC). */
+export const FIRST_STORABLE_TIME = Date.parse('0001-01-01T00:00:00Z');
+export const LAST_STORABLE_TIME = Date.parse('9999-12-31T23:59:59.999Z');
+
 /** An example of the form, for error messages. */
 export const ISO_DATE_EXAMPLE = '2024-01-15T10:30:00Z';
 

@@ -46,6 +46,7 @@ function memoryFields(m: Memory) {
     superseded_by: m.supersededBy,
     valid_from: m.validFrom,
     valid_to: m.validTo,
+    expires_at: m.expiresAt,
   };
 }
 
@@ -136,6 +137,7 @@ export function bankAnswer(b: Bank) {
     memory_count: b.memoryCount,
     usage: usageAnswer(b.usage),
     history: b.history,
+    retention_days: b.retentionDays,
   };
 }
 

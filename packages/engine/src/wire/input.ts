@@ -2,7 +2,7 @@ import { invalidField as invalid, problem } from '@mnemos/problems';
 import type { Filter } from '../filters/ast.js';
 import { FilterError, parseFilter } from '../filters/parse.js';
 import { DEFAULT_SPACE } from '../memory/types.js';
-import { isIsoDateText, isoDate, ISO_DATE_EXAMPLE } from '../util/iso-date.js';
+import { FIRST_STORABLE_TIME, isIsoDateText, isoDate, ISO_DATE_EXAMPLE, LAST_STORABLE_TIME } from '../util/iso-date.js';
 import type {
   BankChanges,
   MemoryEdit,
@@ -42,6 +42,21 @@ export function parseTimestamp(value: string | null | undefined, pointer: string
 export function parseInstant(value: string | null | undefined, pointer: string): Date | undefined {
   const date = parseTimestamp(value, pointer);
   if (date === null) throw invalid(pointer, 'must be a date-time such as 2024-01-15T10:30:00Z, not "unset"');
+  return date;
+}
+
+/**
+ * An `expires_at`: an RFC 3339 date-time or a date (midnight UTC); null keeps the memory; absent is undefined. A time
+ * already past is taken: the memory is forgotten at once (docs/api.md, "Expiry").
+ */
+export function parseExpiry(value: string | null | undefined, pointer: string): Date | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === null) return null;
+  const date = parseInstant(value, pointer);
+  if (date === undefined) return undefined;
+  if (date.getTime() < FIRST_STORABLE_TIME || date.getTime() > LAST_STORABLE_TIME) {
+    throw invalid(pointer, 'must lie between 0001-01-01 and 9999-12-31 (UTC)');
+  }
   return date;
 }
 
@@ -116,6 +131,8 @@ function messageItem(message: RetainMessage, at: string, defaults: RetainDefault
     metadata: { ...defaults.metadata, role: message.role, speaker },
     entities: undefined,
     supersedes: message.supersedes,
+    expiresAt:
+      message.expires_at === undefined ? defaults.expiresAt : parseExpiry(message.expires_at, `${at}/expires_at`),
     pointer: at,
   };
 }
@@ -143,6 +160,7 @@ export function retainItems(body: RetainBodyT): RetainItem[] {
     metadata: checkMetadata(body.metadata, '/metadata'),
     tags: parseTags(body.tags, '/tags'),
     documentId: body.document_id ?? undefined,
+    expiresAt: parseExpiry(body.expires_at, '/expires_at'),
   };
   if (defaults.context !== undefined) checkText(defaults.context, '/context');
   if (body.content !== undefined) {
@@ -170,6 +188,7 @@ function itemsOf(body: RetainBodyT, defaults: RetainDefaults): RetainItem[] {
       documentId: item.document_id ?? defaults.documentId,
       entities: item.entities?.map((e) => checkText(e.text, `${at}/entities`)) ?? undefined,
       supersedes: item.supersedes,
+      expiresAt: item.expires_at === undefined ? defaults.expiresAt : parseExpiry(item.expires_at, `${at}/expires_at`),
       pointer: at,
     };
   });
@@ -292,6 +311,7 @@ export function bankChanges(body: BankBodyT): BankChanges {
       : undefined,
     space: body.space ?? undefined,
     history: body.history ?? undefined,
+    retentionDays: body.retention_days,
   };
 }
 
@@ -331,6 +351,7 @@ export function memoryEdit(b: typeof MemoryPatchBody.static): MemoryEdit {
   if (b.occurred_at !== undefined) edit.occurredAt = parseTimestamp(b.occurred_at, '/occurred_at') ?? null;
   if (b.valid_from !== undefined) edit.validFrom = parseInstant(b.valid_from, '/valid_from') ?? null;
   if (b.valid_to !== undefined) edit.validTo = parseInstant(b.valid_to, '/valid_to') ?? null;
+  if (b.expires_at !== undefined) edit.expiresAt = parseExpiry(b.expires_at, '/expires_at') ?? null;
   if (edit.validFrom && edit.validTo && edit.validTo <= edit.validFrom) {
     throw invalid('/valid_to', 'must be later than valid_from');
   }

@@ -83,6 +83,14 @@ const Metadata = Nullable(MetadataMap);
 const Timestamp = Nullable(
   Type.String({ description: 'ISO 8601 date or date-time (Z, offsets, fractions, date-only) or "unset"' }),
 );
+const ExpiresAt = Nullable(
+  Type.String({
+    maxLength: 64,
+    description:
+      'RFC 3339 date-time (or a date: midnight UTC) when the memory is forgotten: no read answers it from then on ' +
+      'and it is deleted with its facts within a minute; a time already past forgets it at once; null: kept',
+  }),
+);
 /** Most memories one item or message may supersede. */
 export const MAX_SUPERSEDES = 100;
 const Supersedes = Type.Array(Type.String({ format: 'uuid' }), {
@@ -118,6 +126,7 @@ export const RetainItemBody = Type.Object(
       ),
     ),
     supersedes: Type.Optional(Supersedes),
+    expires_at: Type.Optional(ExpiresAt),
   },
   open,
 );
@@ -140,6 +149,7 @@ export const RetainMessageBody = Type.Object(
     ),
     timestamp: Type.Optional(Timestamp),
     supersedes: Type.Optional(Supersedes),
+    expires_at: Type.Optional(ExpiresAt),
   },
   open,
 );
@@ -165,6 +175,7 @@ export const RetainBody = Type.Object(
     document_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 512 }))),
     async: Type.Optional(Nullable(Type.Boolean())),
     supersedes: Type.Optional(Supersedes),
+    expires_at: Type.Optional(ExpiresAt),
   },
   {
     ...open,
@@ -279,6 +290,7 @@ const MemoryFields = {
   superseded_by: Nullable(Type.String()),
   valid_from: Type.String({ description: 'When it became true: as set, else occurred_at, else created_at' }),
   valid_to: Nullable(Type.String({ description: 'When it stopped being true; null while current' })),
+  expires_at: Nullable(Type.String({ description: 'When it is forgotten; null: kept until deleted' })),
 };
 
 export const MemoryAnswer = Type.Object({ ...MemoryFields, fact_type: Type.String() }, { $id: 'Memory' });
@@ -354,6 +366,7 @@ export const MemoryPatchBody = Type.Object(
     valid_to: Type.Optional(
       Nullable(Type.String({ description: 'RFC 3339 date-time it stopped being true; null: current again' })),
     ),
+    expires_at: Type.Optional(ExpiresAt),
   },
   open,
 );
@@ -447,6 +460,16 @@ export const Disposition = Type.Object(
   open,
 );
 
+/** The longest retention a bank may set: a hundred years. */
+export const MAX_RETENTION_DAYS = 36_500;
+const RetentionDays = Type.Integer({
+  minimum: 1,
+  maximum: MAX_RETENTION_DAYS,
+  description:
+    'Days a memory retained without an expires_at of its own is kept: it gets expires_at that long after it is ' +
+    'stored. Memories already stored keep theirs; null: kept until deleted',
+});
+
 const BankHistorySetting = Type.Union([Type.Literal('on'), Type.Literal('off')], {
   description: "Whether each change to a memory appends a version to its history ('on' by default)",
 });
@@ -460,6 +483,7 @@ export const BankBody = Type.Object(
     disposition: Type.Optional(Nullable(Disposition)),
     space: Type.Optional(Nullable(Space)),
     history: Type.Optional(Nullable(BankHistorySetting)),
+    retention_days: Type.Optional(Nullable(RetentionDays)),
   },
   open,
 );
@@ -479,6 +503,7 @@ export const BankAnswer = Type.Object(
     memory_count: Type.Integer(),
     usage: Usage,
     history: BankHistorySetting,
+    retention_days: Nullable(RetentionDays),
   },
   { $id: 'Bank' },
 );

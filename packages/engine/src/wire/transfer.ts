@@ -65,6 +65,7 @@ function mnemos(f: Fields): ImportRecord {
     state: state(f['state']),
     validFrom: optionalDate(f, 'valid_from'),
     validTo: optionalDate(f, 'valid_to'),
+    expiresAt: optionalDate(f, 'expires_at'),
     supersededBy:
       f['superseded_by'] === undefined || f['superseded_by'] === null
         ? null
@@ -101,6 +102,7 @@ function mem0(f: Fields): ImportRecord {
     state: 'valid',
     validFrom: null,
     validTo: null,
+    expiresAt: optionalDate(f, 'expiration_date'),
     supersededBy: null,
   };
 }

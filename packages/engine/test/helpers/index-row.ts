@@ -24,6 +24,7 @@ export function indexRow(id: string, length: number, text = id): VectorRowMeta {
     supersededBy: null,
     validFrom: new Date(0).toISOString(),
     validTo: null,
+    expiresAt: null,
   };
   return {
     id,
@@ -34,6 +35,7 @@ export function indexRow(id: string, length: number, text = id): VectorRowMeta {
     superseded: false,
     validFrom: 0,
     validTo: null,
+    expiresAt: null,
     tags: [],
     batchId: null,
     seq: 0,

@@ -137,7 +137,7 @@ export function rowFilter(extra: Partial<RowFilter> = {}): RowFilter {
     types: undefined,
     tags: undefined,
     tagsMatch: 'any',
-    validity: { kind: 'current' },
+    validity: { kind: 'current', now: new Date() },
     ...extra,
   };
 }

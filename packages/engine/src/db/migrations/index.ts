@@ -7,7 +7,8 @@ import tenantKeys from './006_tenant_keys.js';
 import bankStatistics from './008_bank_statistics.js';
 import connectedEngines from './009_connected_engines.js';
 import memoryHistory from './010_memory_history.js';
-import memoryEntities from './013_memory_entities.js';
+import expiry from './011_expiry.js';
+import memoryEntities from './012_memory_entities.js';
 
 /** Numbered migrations, applied in order, each once. Append only: never edit a migration that has shipped. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -21,5 +22,6 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 8, name: 'bank_statistics', sql: bankStatistics },
   { version: 9, name: 'connected_engines', sql: connectedEngines },
   { version: 10, name: 'memory_history', sql: memoryHistory },
-  { version: 13, name: 'memory_entities', sql: memoryEntities },
+  { version: 11, name: 'expiry', sql: expiry },
+  { version: 12, name: 'memory_entities', sql: memoryEntities },
 ];

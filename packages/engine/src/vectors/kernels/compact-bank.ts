@@ -83,10 +83,10 @@ export class CompactBank {
   private readonly tags = new Map<number, readonly string[]>();
   private readonly tagLists = new Map<string, readonly string[]>();
   /**
-   * Validity intervals of the rows whose interval is not [their date, open): most memories are valid from their date
-   * for good, so only the others take room.
+   * Validity intervals and expiry of the rows whose interval is not [their date, open) or that expire: most memories
+   * are valid from their date for good, so only the others take room.
    */
-  private readonly validity = new Map<number, { from: number; to: number | null }>();
+  private readonly validity = new Map<number, { from: number; to: number | null; expires: number | null }>();
   private readonly spaceNames = new Dictionary();
   private readonly typeNames = new Dictionary();
   /** The last scan: its query (by identity) and every row's distance; dropped on any change of rows. */
@@ -139,8 +139,8 @@ export class CompactBank {
     this.occurred[index] = row.occurredAt ?? Number.NaN;
     if (row.tags.length > 0) this.tags.set(index, this.sharedTags(row.tags));
     else this.tags.delete(index);
-    if (row.validTo !== null || row.validFrom !== row.occurredAt) {
-      this.validity.set(index, { from: row.validFrom, to: row.validTo });
+    if (row.validTo !== null || row.validFrom !== row.occurredAt || row.expiresAt !== null) {
+      this.validity.set(index, { from: row.validFrom, to: row.validTo, expires: row.expiresAt });
     } else this.validity.delete(index);
     for (const [term, count] of terms) {
       let n = this.termNumbers.get(term);
@@ -202,7 +202,9 @@ export class CompactBank {
     const validNow = validityTest(filter.validity);
     const validOf = (row: number) => {
       const interval = this.validity.get(row);
-      return interval ? validNow(interval.from, interval.to) : validNow(this.occurred[row]!, null);
+      return interval
+        ? validNow(interval.from, interval.to, interval.expires)
+        : validNow(this.occurred[row]!, null, null);
     };
     return (row) =>
       this.flags[row] === (LIVE | VALID) &&

@@ -14,6 +14,8 @@ export interface VectorRowMeta {
   /** The validity interval in epoch milliseconds (filters/validity.ts); validTo null while current. */
   validFrom: number;
   validTo: number | null;
+  /** When it expires, in epoch milliseconds; null: never. */
+  expiresAt: number | null;
   tags: string[];
   /** The retain call that stored it, and its position there: neighbours are seq - 1 and seq + 1 in one batch. */
   batchId: string | null;
@@ -103,6 +105,7 @@ export function indexedRowMeta(
     superseded: row.superseded_by !== null,
     validFrom: Date.parse(memory.validFrom),
     validTo: memory.validTo === null ? null : Date.parse(memory.validTo),
+    expiresAt: memory.expiresAt === null ? null : Date.parse(memory.expiresAt),
     tags: row.tags,
     batchId: row.batch_id,
     seq: row.seq ?? 0,
@@ -151,19 +154,22 @@ export interface CompactRow {
   /** The validity interval in epoch milliseconds (filters/validity.ts); validTo null while current. */
   validFrom: number;
   validTo: number | null;
+  /** When it expires, in epoch milliseconds; null: never. */
+  expiresAt: number | null;
 }
 
 /** A memory row as a compact copy reads it: no bodies, only what the copy keeps. */
 export type CompactSource = Pick<
   IndexedRow,
   'id' | 'space' | 'type' | 'state' | 'tags' | 'occurred_ms' | 'fts' | 'embedding'
-> & { valid_from_ms: number | string; valid_to_ms: number | string | null };
+> & { valid_from_ms: number | string; valid_to_ms: number | string | null; expires_ms: number | string | null };
 
 /** The select list of a CompactSource (from `memories`, unaliased); the vector in binary, as the full copy reads it. */
 export const COMPACT_COLUMNS = `id, space, type, state, tags,
   (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms, fts::text AS fts,
   (extract(epoch FROM ${validFromSql('')}) * 1000)::float8 AS valid_from_ms,
   (extract(epoch FROM valid_to) * 1000)::float8 AS valid_to_ms,
+  (extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms,
   ${binaryVectorSql('embedding')} AS embedding`;
 
 /** What a bank's compact copy keeps of a row, given its keyword-index length. */
@@ -178,5 +184,6 @@ export function compactRow(row: CompactSource, keywordLength: number): CompactRo
     length: keywordLength,
     validFrom: Number(row.valid_from_ms),
     validTo: row.valid_to_ms === null ? null : Number(row.valid_to_ms),
+    expiresAt: row.expires_ms === null ? null : Number(row.expires_ms),
   };
 }

@@ -1,5 +1,5 @@
 /**
- * 013: the entities each memory names, one row per memory and name, so a bank's entities can be listed and looked up
+ * 012: the entities each memory names, one row per memory and name, so a bank's entities can be listed and looked up
  * without reading every memory.
  *
  * `key` is what a lookup matches: the lowercased name, or under encryption at rest its blind token (the keyed HMAC
