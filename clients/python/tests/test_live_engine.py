@@ -272,10 +272,14 @@ class LiveEngine(unittest.TestCase):
         history = self.client.memory_history(bank, old)
         self.assertEqual([v.change for v in history], ["create", "supersede"])
         self.assertEqual(history[0].text, "Gina lives in Rome.")
+        reopened = self.client.update_memory(bank, old, valid_to=NEVER)
+        self.assertEqual((reopened.valid_to, reopened.superseded_by), (None, None))
+        self.assertEqual({m.id for m in self.client.list_memories(bank).items}, {old, new})
+        self.client.update_memory(bank, old, valid_to="2024-01-01T00:00:00Z")
         self.client.delete_memory(bank, old)
         forgotten = self.client.memory_history(bank, old)
-        self.assertEqual([(v.change, v.text) for v in forgotten],
-                         [("create", None), ("supersede", None), ("delete", None)])
+        self.assertEqual([v.change for v in forgotten][:2] + [forgotten[-1].change], ["create", "supersede", "delete"])
+        self.assertEqual({v.text for v in forgotten}, {None})
 
     def test_entities(self) -> None:
         bank = unique_bank("entities")

@@ -457,13 +457,14 @@ def update_memory(
     occurred_at: Optional[Timestamp] = None,
     state: Optional[str] = None,
     valid_from: Optional[Timestamp] = None,
-    valid_to: Optional[Timestamp] = None,
+    valid_to: Optional[Expiry] = None,
     expires_at: Optional[Expiry] = None,
     **fields: Any,
 ) -> Call[Memory]:
     """Edit a memory's text, tags, metadata, context or time, or invalidate it with ``state="invalidated"`` (it then
     stays listed but is no longer recalled). ``expires_at`` sets when it is forgotten (with the facts read from it);
-    ``NEVER`` keeps it. Answers the memory as it now is."""
+    ``NEVER`` keeps it. ``valid_to`` closes its validity at an instant; ``valid_to=NEVER`` makes it current again.
+    Answers the memory as it now is."""
     body = _drop_none({
         "text": text,
         "tags": _optional_list(tags),
@@ -472,9 +473,10 @@ def update_memory(
         "occurred_at": _time(occurred_at),
         "state": state,
         "valid_from": _time(valid_from),
-        "valid_to": _time(valid_to),
         **fields,
     })
+    if valid_to is not None:
+        body["valid_to"] = format_expiry(valid_to)
     body = _expiry(body, expires_at)
     return Call("PATCH", _memory_path(settings, bank_id, memory_id), Memory.from_json, body=body)
 
