@@ -378,6 +378,8 @@ test("a memory's page shows its validity, what superseded it, and its history", 
   await page.getByTestId('superseded-by').getByRole('link').click();
   await page.getByTestId('memory-text').getByText('Alice moved to Berlin.').waitFor();
   assert.equal(await page.getByTestId('valid-to').innerText(), 'current');
+  // The history loads after the record: wait for it before counting its versions.
+  await page.getByTestId('memory-version').first().waitFor();
   assert.equal(await page.getByTestId('memory-version').count(), 1);
   watch.assertClean();
 });
