@@ -378,7 +378,70 @@ test("a memory's page shows its validity, what superseded it, and its history", 
   await page.getByTestId('superseded-by').getByRole('link').click();
   await page.getByTestId('memory-text').getByText('Alice moved to Berlin.').waitFor();
   assert.equal(await page.getByTestId('valid-to').innerText(), 'current');
+  // The history loads after the record: wait for it before counting its versions.
+  await page.getByTestId('memory-version').first().waitFor();
   assert.equal(await page.getByTestId('memory-version').count(), 1);
+  watch.assertClean();
+});
+
+test('the memories of a bank filter by a metadata value (typed) and by a date range; a bad filter says why', async () => {
+  const notes = [
+    {
+      content: 'Apollo kickoff notes.',
+      metadata: { project: 'apollo', priority: 2 },
+      timestamp: '2024-02-10T09:00:00Z',
+    },
+    {
+      content: 'Apollo launch review.',
+      metadata: { project: 'apollo', priority: 3 },
+      timestamp: '2023-11-05T09:00:00Z',
+    },
+    {
+      content: 'Gemini budget draft.',
+      metadata: { project: 'gemini', priority: 2 },
+      timestamp: '2024-03-01T09:00:00Z',
+    },
+    { content: 'Gemini priority as text.', metadata: { priority: '2' }, timestamp: '2024-02-20T09:00:00Z' },
+  ];
+  for (const note of notes) assert.ok(await retainInPage('filtered', note), note.content);
+
+  await page.goto(`${h.url}/console/p/${projectId}/memory/filtered`);
+  await heading(page, 'Bank filtered').waitFor();
+  const list = page.getByRole('list', { name: 'Memories' });
+  const listed = async (expected: string[]): Promise<void> => {
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText(`1–${expected.length} of ${expected.length}`).waitFor();
+    assert.deepEqual((await list.getByRole('link').allInnerTexts()).sort(), [...expected].sort());
+  };
+  await list.getByRole('link', { name: 'Gemini budget draft.' }).waitFor();
+
+  await page.getByLabel('Metadata key').fill('project');
+  await page.getByLabel('Metadata value').fill('apollo');
+  await listed(['Apollo kickoff notes.', 'Apollo launch review.']);
+  await page.getByLabel('From', { exact: true }).fill('2024-01-01');
+  await listed(['Apollo kickoff notes.']);
+
+  // 2 is a number: the memory whose priority is the text "2" stays out; "To" includes its whole day.
+  await page.getByLabel('Metadata key').fill('priority');
+  await page.getByLabel('Metadata value').fill('2');
+  await page.getByLabel('To', { exact: true }).fill('2024-03-01');
+  await listed(['Apollo kickoff notes.', 'Gemini budget draft.']);
+  await list.getByText('happened 2024-03-01 09:00 UTC').waitFor();
+  await checkPage(page, 'memory-filter');
+  await page.getByLabel('Metadata value').fill('"2"');
+  await page.getByLabel('From', { exact: true }).fill('');
+  await page.getByLabel('To', { exact: true }).fill('');
+  await listed(['Gemini priority as text.']);
+
+  watch.expect(400, '/v1/me/banks/filtered/memories');
+  await page.getByLabel('Metadata key').fill('project.');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  const alert = page.getByRole('alert');
+  await alert.getByText('has an empty metadata key').waitFor();
+  assert.doesNotMatch(await alert.innerText(), /\n/, 'the problem is one line');
+  await page.getByRole('button', { name: 'Clear' }).click();
+  await page.getByText('1–4 of 4').waitFor();
+  assert.equal(await page.getByRole('alert').count(), 0, 'the problem goes once the filter is cleared');
   watch.assertClean();
 });
 

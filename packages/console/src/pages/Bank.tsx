@@ -1,4 +1,5 @@
-// Memory browser, one bank: its memories filtered by space, type, tag and text, paginated; erase the whole bank
+// Memory browser, one bank: its memories filtered by space, type, tag, text, a metadata value and a date range,
+// paginated; erase the whole bank
 // after typing its id.
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
@@ -9,18 +10,19 @@ import { ErrorNotice } from '../components/ErrorNotice';
 import { Page } from '../components/Page';
 import { Pager } from '../components/Pager';
 import { formatDate } from '../format';
+import { filterExpression, type FilterFields } from '../memory-filter';
 import { paths } from '../paths';
 import type { MemoryList } from '../types';
 import { PAGE_SIZE } from './Banks';
 
-interface Filters {
+interface Filters extends FilterFields {
   space: string;
   type: string;
   tag: string;
   q: string;
 }
 
-const NO_FILTERS: Filters = { space: '', type: '', tag: '', q: '' };
+const NO_FILTERS: Filters = { space: '', type: '', tag: '', q: '', key: '', value: '', from: '', to: '' };
 const TYPES = ['', 'raw', 'world', 'experience', 'opinion', 'observation', 'procedure', 'preference', 'correction'];
 
 export function Bank({ project, bank }: { project: string; bank: string }) {
@@ -38,7 +40,15 @@ export function Bank({ project, bank }: { project: string; bank: string }) {
     queryFn: () =>
       api<MemoryList>('GET', `${bankPath}/memories`, {
         project,
-        query: { space: filters.space, type: filters.type, tags: filters.tag, q: filters.q, limit: PAGE_SIZE, offset },
+        query: {
+          space: filters.space,
+          type: filters.type,
+          tags: filters.tag,
+          q: filters.q,
+          filter: filterExpression(filters),
+          limit: PAGE_SIZE,
+          offset,
+        },
       }),
     placeholderData: keepPreviousData,
   });
@@ -99,6 +109,26 @@ export function Bank({ project, bank }: { project: string; bank: string }) {
           <label for="f-q">Text</label>
           <input id="f-q" type="search" value={draft.q} onInput={set('q')} />
         </div>
+        <div class="field">
+          <label for="f-key">Metadata key</label>
+          <input id="f-key" value={draft.key} onInput={set('key')} placeholder="project" autoComplete="off" />
+        </div>
+        <div class="field">
+          <label for="f-value">Metadata value</label>
+          <input id="f-value" value={draft.value} onInput={set('value')} aria-describedby="filter-hint" />
+        </div>
+        <div class="field">
+          <label for="f-from">From</label>
+          <input id="f-from" type="date" value={draft.from} onInput={set('from')} aria-describedby="filter-hint" />
+        </div>
+        <div class="field">
+          <label for="f-to">To</label>
+          <input id="f-to" type="date" value={draft.to} onInput={set('to')} aria-describedby="filter-hint" />
+        </div>
+        <p id="filter-hint" class="hint filters-hint">
+          A metadata value of 3 or true matches a number or boolean, "3" the text; an empty value, any memory with the
+          key. From and To are UTC days of the memory's time, both included.
+        </p>
         <div class="actions">
           <button type="submit">Filter</button>
           <button
@@ -127,6 +157,10 @@ export function Bank({ project, bank }: { project: string; bank: string }) {
               </a>
               <div class="hint">
                 {m.type} · space {m.space === '' ? '(none)' : m.space} · {formatDate(m.created_at)}
+                {/* The time From and To test: when it happened, where that differs from when it was stored. */}
+                {m.occurred_at !== null && m.occurred_at !== m.created_at
+                  ? ` · happened ${formatDate(m.occurred_at)}`
+                  : ''}
                 {m.tags.length > 0 ? ` · tags: ${m.tags.join(', ')}` : ''}
               </div>
             </li>
