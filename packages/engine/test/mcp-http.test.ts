@@ -338,7 +338,10 @@ test('examples/mcp-client.ts runs against the engine', async () => {
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
   const code = await new Promise<number | null>((done) => child.on('close', done));
   assert.equal(code, 0, output);
-  assert.match(output, /tools: retain, recall, reflect, list_memories, delete_memory, delete_memories, entity, list_banks/);
+  assert.match(
+    output,
+    /tools: retain, recall, reflect, list_memories, delete_memory, delete_memories, entity, list_banks/,
+  );
   assert.match(output, /Bob is allergic to peanuts/);
 });
 

@@ -25,6 +25,15 @@ import { seedEmbeddedDatabase } from './helpers/pristine-database.js';
  * and a database an earlier release built (keys on the id alone) is migrated in place, its data kept and served.
  */
 
+/** Columns of `memories` that today's store writes and migrations after the tenant keys add, with their types. */
+const LATER_MEMORY_COLUMNS: Record<string, string> = {
+  state: 'text',
+  valid_from: 'timestamptz',
+  valid_to: 'timestamptz',
+  superseded_by: 'uuid',
+  expires_at: 'timestamptz',
+};
+
 /** The migration that puts the tenant in the keys; the database an earlier release left has every one before it. */
 const TENANT_KEYS = 6;
 const TOKEN = 'tenant-keys-test-token-0123456789';
@@ -231,13 +240,22 @@ describe('tenant keys', () => {
       await old.transaction(async (tx) => {
         await touchBank(tx, acme.tenant, acme.bankId);
         await touchBank(tx, globex.tenant, globex.bankId);
-        // Today's store also writes expires_at (migration 011), which that release's schema lacks: the column is
-        // there only while the rows are written (all null, as that release left them).
-        await tx.query('ALTER TABLE memories ADD COLUMN expires_at timestamptz');
+        // Today's store also writes columns later migrations add (validity, expiry), which that release's schema
+        // lacks: they are there only while the rows are written, then dropped with what they held, as that release
+        // never had them.
+        const present = new Set(
+          (
+            await tx.query<{ column_name: string }>(
+              `SELECT column_name FROM information_schema.columns WHERE table_name = 'memories'`,
+            )
+          ).map((c) => c.column_name),
+        );
+        const lacking = Object.entries(LATER_MEMORY_COLUMNS).filter(([column]) => !present.has(column));
+        for (const [column, type] of lacking) await tx.query(`ALTER TABLE memories ADD COLUMN ${column} ${type}`);
         await store.insert(tx, acme, [rows.raw, rows.budget, rows.deleted]);
         await store.insert(tx, acme, [rows.fact]);
         await store.insert(tx, globex, [rows.anvils]);
-        await tx.query('ALTER TABLE memories DROP COLUMN expires_at');
+        for (const [column] of lacking) await tx.query(`ALTER TABLE memories DROP COLUMN ${column}`);
       });
       for (const [name, row] of Object.entries(rows)) ids[name] = row.id;
       assert.equal(await deleteMemory(old, acme.tenant, acme.bankId, rows.deleted.id), 1);

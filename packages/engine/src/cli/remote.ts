@@ -1,5 +1,12 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { Mnemos, MnemosError, type Filter, type ImportResult, type RecallOptions, type RetainOptions } from '@mnemos/client';
+import {
+  Mnemos,
+  MnemosError,
+  type Filter,
+  type ImportResult,
+  type RecallOptions,
+  type RetainOptions,
+} from '@mnemos/client';
 import { shortDate, table } from './format.js';
 import { UsageError, type CliIo } from './io.js';
 

@@ -14,8 +14,7 @@ export function httpBackend(client: Mnemos): MemoryBackend {
         limit: args.limit ?? 20,
       }),
     deleteMemory: (bankId, memoryId) => client.deleteMemory(bankId, memoryId),
-    deleteMatching: (bankId, { filter, ...args }) =>
-      client.deleteMatching(bankId, filter as Filter, args),
+    deleteMatching: (bankId, { filter, ...args }) => client.deleteMatching(bankId, filter as Filter, args),
     listBanks: (args) => client.listBanks({ ...args, limit: args.limit ?? 50 }),
     entity: (bankId, { name, prefix, cursor, ...args }) =>
       name === undefined
