@@ -44,8 +44,11 @@ export type MemorySet = BulkUpdateRequest['set'];
 export type BulkUpdateResult = Ok<'updateMatchingMemories'>;
 /** A bulk get's answer: one entry per id asked, in order; `found: false` (and `memory: null`) where there is none. */
 export type MemoriesResult = Ok<'getMemories'>;
-/** One line of an export: a memory's fields (`source_id` names a fact's source). */
-export type ExportedMemory = Omit<Memory, 'fact_type'>;
+/**
+ * One line of an export: a memory's fields (`source_id` names a fact's source) and its place in the call that stored
+ * it (`batch_id`, `batch_seq`), which an import keeps.
+ */
+export type ExportedMemory = Omit<Memory, 'fact_type'> & { batch_id?: string; batch_seq?: number };
 export type ExportQuery = Query<'exportMemories'>;
 export type ImportQuery = Query<'importMemories'>;
 /** What an import did: memories stored, already there (skipped), and the lines it could not use, with why. */

@@ -5,7 +5,7 @@ import { embeddingText } from './embedding-text.js';
 import type { RetainDependencies } from './retain.js';
 import type { RestoredColumns } from './store.js';
 import { banksOfIds } from './transfer-store.js';
-import type { NewMemory } from './types.js';
+import type { BatchPlace, NewMemory } from './types.js';
 import { sha256Hex } from '../util/hash.js';
 import { countTokens } from '../util/tokens.js';
 
@@ -13,6 +13,8 @@ import { countTokens } from '../util/tokens.js';
 export interface ImportRecord
   extends RestoredColumns, Omit<NewMemory, 'batchId' | 'seq' | 'contentHash' | 'tokenCount'> {
   space: string;
+  /** Its place in the call that stored it on the engine it comes from; without one, its place in this import. */
+  place: BatchPlace | null;
 }
 
 /** What became of one record: stored, skipped as already there (its id in the bank, or its content in its space), or why not. */
@@ -94,11 +96,10 @@ function refusal(record: ImportRecord, held: Map<string, string>, bankId: string
   return undefined;
 }
 
-function newMemory(record: ImportRecord, batchId: string, seq: number): NewMemory & RestoredColumns {
+function newMemory({ place, ...record }: ImportRecord, batchId: string, seq: number): NewMemory & RestoredColumns {
   return {
     ...record,
-    batchId,
-    seq,
+    ...(place ?? { batchId, seq }),
     contentHash: sha256Hex(record.text),
     tokenCount: countTokens(record.text),
   };

@@ -3,7 +3,7 @@ import type { Queryable } from '../db/database.js';
 import { MEMORY_COLUMNS, type MemoryReader, type MemoryRow } from './rows.js';
 import { run } from './sql.js';
 import { selectionSql, type BankSelection } from './store.js';
-import type { Memory } from './types.js';
+import type { BatchPlace, ExportedMemory } from './types.js';
 
 /**
  * Where an export page starts: after this row of the export order, which is every retained memory by id, then every
@@ -24,17 +24,21 @@ export async function exportPage(
   selection: BankSelection,
   after: ExportKey | undefined,
   limit: number,
-): Promise<{ memories: Memory[]; last: ExportKey | undefined }> {
+): Promise<{ memories: ExportedMemory[]; last: ExportKey | undefined }> {
   const start =
     after === undefined ? sql`` : sql` AND (source_id IS NOT NULL, id) > (${after.fact}, ${after.id}::uuid)`;
-  const rows = await run<MemoryRow>(
+  const rows = await run<MemoryRow & { batch_id: string | null; seq: number }>(
     db,
-    sql`SELECT ${raw(MEMORY_COLUMNS)} FROM memories WHERE ${selectionSql(selection)}${start}
+    sql`SELECT ${raw(MEMORY_COLUMNS)}, batch_id::text AS batch_id, seq FROM memories WHERE ${selectionSql(selection)}${start}
     ORDER BY source_id IS NOT NULL, id LIMIT ${limit}::int`,
   );
   const end = rows.at(-1);
   const last = end === undefined || rows.length < limit ? undefined : { fact: end.source_id !== null, id: end.id };
-  return { memories: await reader.open(db, selection.tenant, rows), last };
+  const places = new Map<string, BatchPlace | null>(
+    rows.map((r) => [r.id, r.batch_id === null ? null : { batchId: r.batch_id, seq: r.seq }]),
+  );
+  const memories = await reader.open(db, selection.tenant, rows);
+  return { memories: memories.map((memory) => ({ memory, place: places.get(memory.id) ?? null })), last };
 }
 
 /** The bank of each id the tenant holds a memory under (ids are unique per tenant). */

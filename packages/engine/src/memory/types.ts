@@ -65,6 +65,21 @@ export interface Memory {
   readonly expiresAt: Timestamp | null;
 }
 
+/**
+ * Where a memory came in: the call that stored it and its position there. Recall lifts a memory by its neighbours in
+ * the same call, so an export carries the place and an import keeps it.
+ */
+export interface BatchPlace {
+  batchId: string;
+  seq: number;
+}
+
+/** A memory as an export reads it: the memory and its place in the call that stored it (none for older rows). */
+export interface ExportedMemory {
+  memory: Memory;
+  place: BatchPlace | null;
+}
+
 /** One piece of content about to be stored (after chunking). */
 export interface NewMemory {
   id: string;

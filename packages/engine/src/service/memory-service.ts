@@ -38,6 +38,7 @@ import { unknownMemories } from '../memory/supersede.js';
 import { readHistory } from '../memory/history-store.js';
 import { importRecords, type ImportOutcome, type ImportRecord } from '../memory/import.js';
 import { exportPage, type ExportKey } from '../memory/transfer-store.js';
+import type { ExportedMemory } from '../memory/types.js';
 import type { Queryable } from '../db/database.js';
 import { fieldsOf, type Filter } from '../filters/ast.js';
 import { recall, type RecallDependencies } from '../recall/pipeline.js';
@@ -393,7 +394,7 @@ export class MemoryService {
    * The bank's memories (of one space, when given) in export order (retained memories, then facts, each by id), read
    * from the database a page at a time, so a bank of any size is exported in bounded memory.
    */
-  async *exportMemories(selection: BankSelection): AsyncGenerator<Memory> {
+  async *exportMemories(selection: BankSelection): AsyncGenerator<ExportedMemory> {
     let after: ExportKey | undefined;
     do {
       const page = await exportPage(this.parts.db, this.parts.store, selection, after, EXPORT_PAGE_ROWS);

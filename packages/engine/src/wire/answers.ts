@@ -1,5 +1,5 @@
 import { ZERO_USAGE } from '../llm/types.js';
-import { ORG_BANK_ID } from '../memory/types.js';
+import { ORG_BANK_ID, type ExportedMemory } from '../memory/types.js';
 import type {
   Bank,
   BankStats,
@@ -242,5 +242,12 @@ export function operationAnswer(o: Operation) {
   };
 }
 
-/** A memory as one line of an export (application/x-ndjson): its wire fields, which an import reads back. */
-export const exportLine = (m: Memory): string => `${JSON.stringify(memoryFields(m))}\n`;
+/**
+ * A memory as one line of an export (application/x-ndjson): its wire fields and its place in the call that stored it
+ * (`batch_id`, `batch_seq`), which an import reads back.
+ */
+export function exportLine({ memory, place }: ExportedMemory): string {
+  const fields =
+    place === null ? memoryFields(memory) : { ...memoryFields(memory), batch_id: place.batchId, batch_seq: place.seq };
+  return `${JSON.stringify(fields)}\n`;
+}

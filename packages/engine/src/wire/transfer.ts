@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ImportRecord } from '../memory/import.js';
 import { Problem } from '@mnemos/problems';
-import { DEFAULT_SPACE, MEMORY_TYPES, type Metadata, type MemoryType } from '../memory/types.js';
+import { DEFAULT_SPACE, MEMORY_TYPES, type BatchPlace, type Metadata, type MemoryType } from '../memory/types.js';
 import { isIsoDateText, isoDate } from '../util/iso-date.js';
 import { checkMetadata } from './metadata.js';
 import { SPACE_PATTERN } from './schemas.js';
@@ -15,6 +15,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SPACE = new RegExp(SPACE_PATTERN);
 /** mem0's scoping ids: each becomes a metadata key of the same name, so a filter on it selects what mem0 scoped. */
 const MEM0_SCOPES = ['user_id', 'agent_id', 'app_id', 'run_id', 'actor_id', 'role'] as const;
+
+/** The largest position a stored row's `seq` (a Postgres integer) holds. */
+const MAX_BATCH_SEQ = 2_147_483_647;
 
 class LineProblem extends Error {}
 
@@ -70,7 +73,20 @@ function mnemos(f: Fields): ImportRecord {
       f['superseded_by'] === undefined || f['superseded_by'] === null
         ? null
         : uuid(f['superseded_by'], 'superseded_by'),
+    place: placeOf(f),
   };
+}
+
+/** A line's place in the call that stored it: `batch_id` and `batch_seq` together, or neither. */
+function placeOf(f: Fields): BatchPlace | null {
+  const batchId = f['batch_id'] ?? null;
+  const seq = f['batch_seq'] ?? null;
+  if (batchId === null && seq === null) return null;
+  if (batchId === null || seq === null) throw new LineProblem('batch_id and batch_seq come together, or neither');
+  if (typeof seq !== 'number' || !Number.isInteger(seq) || seq < 0 || seq > MAX_BATCH_SEQ) {
+    throw new LineProblem(`batch_seq must be a whole number from 0 to ${MAX_BATCH_SEQ}`);
+  }
+  return { batchId: uuid(batchId, 'batch_id'), seq };
 }
 
 /**
@@ -104,6 +120,7 @@ function mem0(f: Fields): ImportRecord {
     validTo: null,
     expiresAt: optionalDate(f, 'expiration_date'),
     supersededBy: null,
+    place: null,
   };
 }
 
