@@ -128,7 +128,11 @@ try {
       ['memory', { db, index: cache, codec, embedder }],
       ['postgres', { db, index: cache, codec, embedder, postgres: { search, minMemories: 0 } }],
     ];
-    if (FILTER) tiers.push(['compact', { db, index: cache, codec, embedder, compact: { search, minMemories: 0 } }]);
+    if (FILTER) {
+      // Its own cache: the engine holds one copy of a bank, so a shared cache would reload the bank at every switch.
+      const compactCache = new VectorCache(store, embedder.dimension, Number.MAX_SAFE_INTEGER);
+      tiers.push(['compact', { db, index: compactCache, codec, embedder, compact: { search, minMemories: 0 } }]);
+    }
     const filtered = new Map<string, number[]>(tiers.map(([name]) => [name, []]));
     /** The compact tier's selection of the memories passing the filter, per recall. */
     const preSelect: number[] = [];
