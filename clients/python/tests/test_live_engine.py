@@ -215,6 +215,9 @@ class LiveEngine(unittest.TestCase):
         missing = str(uuid.uuid4())
         got = self.client.get_memories(bank, [ids[1], missing, ids[2]])
         self.assertEqual([m.tags if m else None for m in got], [["sailing"], None, []])
+        later = datetime.datetime(2999, 1, 1, tzinfo=datetime.timezone.utc)
+        self.assertEqual(self.client.update_memories(bank, ids=[ids[2]], expires_at=later), 1)
+        self.assertEqual(self.client.get_memories(bank, [ids[2]])[0].expires_at, "2999-01-01T00:00:00.000Z")
         self.assertEqual(self.client.update_memories(bank, filter={"tags": {"contains": "sailing"}}, state="invalidated"),
                          2)
         self.assertEqual(self.client.delete_matching(bank, {"metadata.k": "v"}, dry_run=True).deleted_count, 2)

@@ -135,6 +135,29 @@ describe('bulk update', () => {
     assert.equal(history.body.items.at(-1)?.change, 'invalidate');
   });
 
+  it('sets expires_at on the memories selected: a date gives them one, a past one forgets them, null keeps them', async () => {
+    const bank = 'update-expiry';
+    const [a, b, c] = await retain(engine, bank);
+    const update = (body: Record<string, unknown>) =>
+      call<{ updated_count: number }>(engine.url, 'POST', `${bankPath(bank)}/memories/update`, body);
+    const later = await update({ ids: [a, b], set: { expires_at: '2999-01-01T00:00:00Z' } });
+    assert.equal(later.body.updated_count, 2, JSON.stringify(later.body));
+    const dated = await getMany(engine, bank, [a!, b!, c!]);
+    assert.deepEqual(
+      dated.map((i) => (i.memory as { expires_at: string | null } | null)?.expires_at ?? null),
+      ['2999-01-01T00:00:00.000Z', '2999-01-01T00:00:00.000Z', null],
+    );
+    assert.equal((await update({ ids: [b], set: { expires_at: null } })).body.updated_count, 1);
+    const kept = await getMany(engine, bank, [b!]);
+    assert.equal((kept[0]!.memory as { expires_at: string | null } | null)?.expires_at, null, 'null keeps it');
+    assert.equal(
+      (await update({ filter: { 'metadata.session': 's2' }, set: { expires_at: '2000-01-01' } })).status,
+      200,
+    );
+    assert.deepEqual(new Set(await recallIds(engine, bank, {})), new Set([a, b]), 'a past expiry forgets it at once');
+    assert.equal((await getMany(engine, bank, [c!]))[0]!.found, false);
+  });
+
   it('refuses bad bodies with 400 and changes nothing', async () => {
     const bank = 'update-bad';
     const [a] = await retain(engine, bank);
@@ -147,6 +170,7 @@ describe('bulk update', () => {
       [{ filter: { tags: { gt: 1 } }, set: { tags: ['x'] } }, '/filter/tags'],
       [{ ids: [a], set: { metadata: { k: 'v'.repeat(10_001) } } }, '/set/metadata/k'],
       [{ ids: ['nope'], set: { tags: ['x'] } }, '/ids/0'],
+      [{ ids: [a], set: { expires_at: 'next week' } }, '/set/expires_at'],
     ];
     for (const [body, pointer] of cases) {
       const answer = await call<Problem>(engine.url, 'POST', `${bankPath(bank)}/memories/update`, body);

@@ -169,6 +169,19 @@ describe('expires_at', () => {
     assert.ok(!ids(superseded.body.items).includes(locker));
     const patched = await call(url, 'PATCH', `${path}/${locker}`, { expires_at: null });
     assert.equal(patched.status, 404, 'an expired memory cannot be brought back');
+    const bulk = await call<{ items: Array<{ id: string; found: boolean }> }>(url, 'POST', `${path}/get`, {
+      ids: [locker, kept],
+    });
+    assert.deepEqual(
+      bulk.body.items.map((i) => i.found),
+      [false, true],
+      'a bulk get marks it missing',
+    );
+    const exported = await fetch(`${url}/v1/default/banks/${BANK}/export`);
+    const lines = (await exported.text()).trim().split('\n');
+    const exportedIds = lines.map((l) => (JSON.parse(l) as { id: string }).id);
+    assert.ok(exportedIds.includes(kept) && !exportedIds.includes(locker), 'an export leaves it out');
+    assert.deepEqual(await stored([locker]), [locker], 'the job has not deleted it yet: the reads hide it');
   });
 
   it('PATCH sets it and null clears it', async () => {

@@ -539,14 +539,19 @@ def update_memories(
     metadata: Optional[Metadata] = None,
     tags: Optional[Sequence[str]] = None,
     state: Optional[str] = None,
+    expires_at: Optional[Expiry] = None,
     space: Optional[str] = None,
 ) -> Call[int]:
-    """Set ``metadata``, ``tags`` or ``state`` on every memory ``filter`` passes or ``ids`` names (one of the two), in
-    one transaction; each replaces the old value, as :meth:`update_memory` does. Answers how many memories changed."""
+    """Set ``metadata``, ``tags``, ``state`` or ``expires_at`` on every memory ``filter`` passes or ``ids`` names (one
+    of the two), in one transaction; each replaces the old value, as :meth:`update_memory` does (``expires_at=NEVER``
+    keeps them). Answers how many memories changed."""
     body = _drop_none({
         "filter": _optional_dict(filter),
         "ids": _optional_list(ids),
-        "set": _drop_none({"metadata": _optional_dict(metadata), "tags": _optional_list(tags), "state": state}),
+        "set": _expiry(
+            _drop_none({"metadata": _optional_dict(metadata), "tags": _optional_list(tags), "state": state}),
+            expires_at,
+        ),
         "space": settings.space_or_default(space),
     })
     return Call("POST", settings.bank_path(bank_id, "/memories/update"), _updated_count, body=body)

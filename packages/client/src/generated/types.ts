@@ -2278,6 +2278,7 @@ export interface operations {
                     ids?: string[];
                     /** @description The fields to set on every memory selected; each replaces the old value, as PATCH does */
                     set: {
+                        expires_at?: string | null;
                         metadata?: {
                             [key: string]: unknown;
                         } | null;

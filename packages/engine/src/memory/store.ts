@@ -318,24 +318,22 @@ export class MemoryStore implements MemoryReader {
       WHERE tenant = ${tenant} AND bank_id = ${bankId} AND id = ${id} AND ${raw(unexpiredSql(now))}
       RETURNING ${raw(MEMORY_COLUMNS)}`,
     );
-    // The facts read from a memory are forgotten with it.
     if (rows[0] && patch.expiresAt !== undefined) {
-      await run(
-        q,
-        sql`UPDATE memories SET expires_at = ${patch.expiresAt}::timestamptz, updated_at = now()
-        WHERE tenant = ${tenant} AND bank_id = ${bankId} AND source_id = ${id}::uuid`,
-      );
+      await followSourceExpiry(q, { tenant, bankId, space: undefined }, [id], patch.expiresAt);
     }
     return rows[0] ? (await this.open(q, tenant, rows))[0] : undefined;
   }
 
-  /** The memories of `ids` in the bank (and space, when given), in no order; rows that fail to open are left out. */
-  async getMany(partition: BankSelection, ids: readonly string[]): Promise<Memory[]> {
+  /**
+   * The memories of `ids` in the bank (and space, when given) not expired at `now`, in no order; rows that fail to
+   * open are left out.
+   */
+  async getMany(partition: BankSelection, ids: readonly string[], now = new Date()): Promise<Memory[]> {
     if (ids.length === 0) return [];
     const rows = await run<MemoryRow>(
       this.db,
       sql`SELECT ${raw(MEMORY_COLUMNS)} FROM memories
-      WHERE ${selectionSql(partition)} AND id = ANY(${[...new Set(ids)]}::uuid[])`,
+      WHERE ${selectionSql(partition)} AND id = ANY(${[...new Set(ids)]}::uuid[]) AND ${raw(unexpiredSql(now))}`,
     );
     return this.open(this.db, partition.tenant, rows);
   }
@@ -360,6 +358,14 @@ export class MemoryStore implements MemoryReader {
           tx,
           sql`UPDATE memories SET ${join(patchSets(patch), ', ')} WHERE ${where} RETURNING id`,
         );
+        if (patch.expiresAt !== undefined) {
+          await followSourceExpiry(
+            tx,
+            partition,
+            rows.map((r) => r.id),
+            patch.expiresAt,
+          );
+        }
         return rows.length;
       }
       // Encrypted: metadata lives in each row's sealed body, so each row is opened, changed and sealed again.
@@ -384,6 +390,21 @@ export class MemoryStore implements MemoryReader {
       return changed;
     });
   }
+}
+
+/** The facts read from the memories of `sourceIds` take their sources' new expiry: they are forgotten with them. */
+async function followSourceExpiry(
+  q: Queryable,
+  { tenant, bankId }: BankSelection,
+  sourceIds: readonly string[],
+  expiresAt: Date | null,
+): Promise<void> {
+  if (sourceIds.length === 0) return;
+  await run(
+    q,
+    sql`UPDATE memories SET expires_at = ${expiresAt}::timestamptz, updated_at = now()
+    WHERE tenant = ${tenant} AND bank_id = ${bankId} AND source_id = ANY(${[...sourceIds]}::uuid[])`,
+  );
 }
 
 /** A bank, or one space of it when `space` is given. */

@@ -4,6 +4,7 @@ import { MEMORY_COLUMNS, type MemoryReader, type MemoryRow } from './rows.js';
 import { run } from './sql.js';
 import { selectionSql, type BankSelection } from './store.js';
 import type { BatchPlace, ExportedMemory } from './types.js';
+import { unexpiredSql } from './validity-sql.js';
 
 /**
  * Where an export page starts: after this row of the export order, which is every retained memory by id, then every
@@ -16,7 +17,8 @@ export interface ExportKey {
 
 /**
  * One page of a bank's memories in export order, read by keyset (an index range, however deep the page), and the key
- * of its last row; no key means the bank has no more. Rows that fail to open (tampered, moved) are left out.
+ * of its last row; no key means the bank has no more. Rows that fail to open (tampered, moved) and memories expired at
+ * `now` (forgotten, whether or not the expiry job has deleted them yet) are left out.
  */
 export async function exportPage(
   db: Queryable,
@@ -24,12 +26,14 @@ export async function exportPage(
   selection: BankSelection,
   after: ExportKey | undefined,
   limit: number,
+  now: Date,
 ): Promise<{ memories: ExportedMemory[]; last: ExportKey | undefined }> {
   const start =
     after === undefined ? sql`` : sql` AND (source_id IS NOT NULL, id) > (${after.fact}, ${after.id}::uuid)`;
-  const rows = await run<MemoryRow & { batch_id: string | null; seq: number }>(
+  const rows = await run<MemoryRow & { batch_id: string | null; seq: number; unexpired: boolean }>(
     db,
-    sql`SELECT ${raw(MEMORY_COLUMNS)}, batch_id::text AS batch_id, seq FROM memories WHERE ${selectionSql(selection)}${start}
+    sql`SELECT ${raw(MEMORY_COLUMNS)}, batch_id::text AS batch_id, seq, ${raw(unexpiredSql(now))} AS unexpired
+    FROM memories WHERE ${selectionSql(selection)}${start}
     ORDER BY source_id IS NOT NULL, id LIMIT ${limit}::int`,
   );
   const end = rows.at(-1);
@@ -37,7 +41,12 @@ export async function exportPage(
   const places = new Map<string, BatchPlace | null>(
     rows.map((r) => [r.id, r.batch_id === null ? null : { batchId: r.batch_id, seq: r.seq }]),
   );
-  const memories = await reader.open(db, selection.tenant, rows);
+  // The page's end is read before expired rows go, so a page of only expired rows still moves the export on.
+  const memories = await reader.open(
+    db,
+    selection.tenant,
+    rows.filter((r) => r.unexpired),
+  );
   return { memories: memories.map((memory) => ({ memory, place: places.get(memory.id) ?? null })), last };
 }
 

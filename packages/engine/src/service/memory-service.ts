@@ -386,7 +386,7 @@ export class MemoryService {
 
   /** The memories of `ids`, in the order asked: undefined where the bank (or space) holds none of that id. */
   async getMemories(selection: BankSelection, ids: readonly string[]): Promise<Array<Memory | undefined>> {
-    const found = new Map((await this.parts.store.getMany(selection, ids)).map((m) => [m.id, m]));
+    const found = new Map((await this.parts.store.getMany(selection, ids, this.now())).map((m) => [m.id, m]));
     return ids.map((id) => found.get(id));
   }
 
@@ -397,7 +397,7 @@ export class MemoryService {
   async *exportMemories(selection: BankSelection): AsyncGenerator<ExportedMemory> {
     let after: ExportKey | undefined;
     do {
-      const page = await exportPage(this.parts.db, this.parts.store, selection, after, EXPORT_PAGE_ROWS);
+      const page = await exportPage(this.parts.db, this.parts.store, selection, after, EXPORT_PAGE_ROWS, this.now());
       yield* page.memories;
       after = page.last;
     } while (after !== undefined);

@@ -148,7 +148,7 @@ export interface MemoryEdit {
 }
 
 /** What a bulk update sets on every memory it selects (POST .../memories/update `set`). */
-export type MemorySet = Pick<MemoryEdit, 'metadata' | 'tags' | 'state'>;
+export type MemorySet = Pick<MemoryEdit, 'metadata' | 'tags' | 'state' | 'expiresAt'>;
 
 /** The memories a bulk update selects: by id, or by a filter expression. */
 export type MemorySelection = { ids: readonly string[] } | { filter: Filter };

@@ -323,7 +323,10 @@ export function memorySet(b: Static<typeof MemorySetBody>): MemorySet {
   const metadata = checkMetadata(b.metadata, '/set/metadata');
   if (metadata !== undefined) set.metadata = metadata;
   if (b.state !== undefined) set.state = b.state;
-  if (Object.keys(set).length === 0) throw invalid('/set', 'names nothing to change: give metadata, tags or state');
+  if (b.expires_at !== undefined) set.expiresAt = parseExpiry(b.expires_at, '/set/expires_at') ?? null;
+  if (Object.keys(set).length === 0) {
+    throw invalid('/set', 'names nothing to change: give metadata, tags, state or expires_at');
+  }
   return set;
 }
 

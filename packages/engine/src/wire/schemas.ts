@@ -391,6 +391,7 @@ export const MemorySetBody = Type.Object(
     metadata: Type.Optional(Metadata),
     tags: Type.Optional(Tags),
     state: Type.Optional(Type.Union([Type.Literal('valid'), Type.Literal('invalidated')])),
+    expires_at: Type.Optional(ExpiresAt),
   },
   { ...open, description: 'The fields to set on every memory selected; each replaces the old value, as PATCH does' },
 );
