@@ -14,6 +14,8 @@ declare module 'fastify' {
     signedIn: SignedIn | null;
     /** performance.now() when the request arrived (the gateway's share of the time, in Server-Timing). */
     arrivedAt: number | null;
+    /** The body of a route that takes it as it comes (an import), read as bytes to forward unparsed. */
+    rawBody: Buffer | null;
   }
 }
 
@@ -21,6 +23,7 @@ export function decorateRequests(app: FastifyInstance): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('signedIn', null);
   app.decorateRequest('arrivedAt', null);
+  app.decorateRequest('rawBody', null);
 }
 
 /** The caller that the route's onRequest hook authenticated. */

@@ -49,9 +49,8 @@ interface RouteSpec {
   rawBodyLimit?: number;
 }
 
-/** The raw bodies of the routes that take one (see RouteSpec.rawBodyLimit). */
-const rawBodies = new WeakMap<FastifyRequest, Buffer>();
-const rawBodyOf = (req: FastifyRequest): Buffer => rawBodies.get(req) ?? Buffer.alloc(0);
+/** The raw body of a route that takes one (see RouteSpec.rawBodyLimit); none sent is empty. */
+const rawBodyOf = (req: FastifyRequest): Buffer => req.rawBody ?? Buffer.alloc(0);
 
 export function security(scope: Scope): Array<Record<string, string[]>> {
   return [{ oauth2: [scope] }, { apiKey: [] }, { consoleSession: [], consoleProject: [] }];
@@ -454,7 +453,7 @@ export function memoryRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       void app.register(async (scope) => {
         scope.removeAllContentTypeParsers();
         scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limit }, (req, body, done) => {
-          rawBodies.set(req, Buffer.isBuffer(body) ? body : Buffer.from(body));
+          req.rawBody = Buffer.isBuffer(body) ? body : Buffer.from(body);
           done(null, undefined);
         });
         route(scope, spec, schema, limit);
