@@ -1,5 +1,7 @@
 // `mnemos mcp` (stdio) driven by the MCP SDK's own client: the SDK spawns the real binary (from source), which
 // forwards each tool to a real engine over HTTP through @mnemos/client.
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -128,4 +130,39 @@ test('stdio: --bank fixes the bank; an unreachable engine is a readable tool err
   const failed = await down.callTool({ name: 'list_banks', arguments: {} });
   assert.equal(failed.isError, true);
   assert.match(textOf(failed), /connection_error/);
+});
+
+test('stdio: a line that is not JSON, not JSON-RPC, or whose params do not fit its method gets a JSON-RPC error naming it', async () => {
+  const child = spawn(process.execPath, [...CLI_COMMAND, 'mcp'], {
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', MNEMOS_URL: engine.url },
+    cwd: REPO_ROOT,
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  const lines = createInterface({ input: child.stdout });
+  const answers = new Map<unknown, { error?: { code: number; message: string } }>();
+  const allIn = new Promise<void>((resolve) => {
+    lines.on('line', (line) => {
+      const answer = JSON.parse(line) as { id: unknown; error?: { code: number; message: string } };
+      answers.set(answer.id, answer);
+      // The errors are written as their lines arrive, so they precede the answer to the last, good request.
+      if (answer.id === 4) resolve();
+    });
+  });
+  const send = [
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: 'x' },
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 5 } },
+    'not json',
+    { id: 3 },
+    { jsonrpc: '2.0', id: 4, method: 'tools/list' },
+  ];
+  for (const m of send) child.stdin.write(`${typeof m === 'string' ? m : JSON.stringify(m)}\n`);
+  await allIn;
+  child.kill();
+  assert.equal(answers.get(1)?.error?.code, -32602);
+  assert.match(answers.get(1)?.error?.message ?? '', /\/params: .*expected object/);
+  assert.equal(answers.get(2)?.error?.code, -32602);
+  assert.match(answers.get(2)?.error?.message ?? '', /\/params\/name: .*expected string/);
+  assert.equal(answers.get(null)?.error?.code, -32700);
+  assert.equal(answers.get(3)?.error?.code, -32600);
+  assert.equal(answers.get(4)?.error, undefined, 'a good request after the bad ones is answered');
 });

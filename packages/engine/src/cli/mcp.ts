@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { httpBackend } from '../mcp/http-backend.js';
 import { createMcpServer } from '../mcp/server.js';
+import { stdioGuard } from '../mcp/stdio-guard.js';
 import { UsageError, type CliIo } from './io.js';
 import { clientFrom } from './remote.js';
 
@@ -31,7 +32,8 @@ export async function mcp(args: string[], io: CliIo): Promise<number> {
     bank: bank === '' ? undefined : bank,
     onInternalError: (error) => io.stderr(`mnemos mcp: ${error instanceof Error ? error.message : String(error)}\n`),
   });
-  await server.connect(new StdioServerTransport());
+  const guarded = process.stdin.pipe(stdioGuard((line) => process.stdout.write(line)));
+  await server.connect(new StdioServerTransport(guarded, process.stdout));
   io.stderr(`mnemos mcp: serving over stdio, memory at ${client.baseUrl}${bank ? ` (bank ${bank})` : ''}\n`);
   return -1;
 }

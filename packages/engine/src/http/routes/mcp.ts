@@ -1,12 +1,11 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ClientRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { pointerSegment } from '@mnemos/http-input';
 import { invalidField, problem } from '@mnemos/problems';
 import type { Engine } from '../../engine.js';
 import { engineBackend } from '../../mcp/backend.js';
 import { createMcpServer } from '../../mcp/server.js';
+import { isJsonRpcMessage, paramsProblem } from '../../mcp/request-check.js';
 import { maxNewMemories } from '../../wire/input.js';
 import { BANK_ID_PATTERN, TENANT_PATTERN } from '../../wire/schemas.js';
 import type { RouteExtender } from '../typed-app.js';
@@ -40,30 +39,12 @@ export const mcpRoutes: RouteExtender = (app, engine) => {
   });
 };
 
-function isJsonRpcMessage(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const m = value as Record<string, unknown>;
-  return m['jsonrpc'] === '2.0' && (typeof m['method'] === 'string' || 'result' in m || 'error' in m);
-}
-
-/** The schema of each request method, as the SDK reads the request before it calls the method's handler. */
-const REQUEST_SCHEMAS = new Map<string, (typeof ClientRequestSchema.options)[number]>(
-  ClientRequestSchema.options.map((schema) => [schema.shape.method.value, schema]),
-);
-
-/**
- * Refuses a request whose params do not fit its method, naming the field: the SDK would answer it as its own internal
- * error (JSON-RPC -32603), though the mistake is the caller's. Methods the SDK does not know stay its "method not
- * found".
- */
+/** Refuses a request whose params do not fit its method, naming the field (with the message's place in a batch). */
 function checkParams(messages: unknown[], batch: boolean): void {
   messages.forEach((message, index) => {
-    const m = message as Record<string, unknown>;
-    const schema = typeof m['method'] === 'string' && 'id' in m ? REQUEST_SCHEMAS.get(m['method']) : undefined;
-    const issue = schema?.safeParse(m).error?.issues[0];
-    if (issue === undefined) return;
-    const path = issue.path.map((key) => `/${pointerSegment(typeof key === 'symbol' ? String(key) : key)}`).join('');
-    throw invalidField(`${batch ? `/${index}` : ''}${path}` || '/', issue.message);
+    const found = paramsProblem(message);
+    if (found === undefined) return;
+    throw invalidField(`${batch ? `/${index}` : ''}${found.pointer}` || '/', found.detail);
   });
 }
 
