@@ -54,12 +54,21 @@ async function problemOf(res: Response): Promise<ApiError> {
   return new ApiError(res.status, code, detail);
 }
 
-export async function api<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+/** A call's body as bytes to send unchanged (a file), with its media type. */
+export interface RawBody {
+  blob: Blob;
+  type: string;
+}
+
+async function send(method: string, path: string, options: RequestOptions, raw?: RawBody): Promise<Response> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (options.project !== undefined) headers['x-mnemos-project'] = options.project;
   if (!SAFE_METHODS.has(method) && csrfToken !== null) headers['x-csrf-token'] = csrfToken;
-  let body: string | undefined;
-  if (options.body !== undefined) {
+  let body: string | Blob | undefined;
+  if (raw !== undefined) {
+    body = raw.blob;
+    headers['content-type'] = raw.type;
+  } else if (options.body !== undefined) {
     body = JSON.stringify(options.body);
     headers['content-type'] = 'application/json';
   }
@@ -70,8 +79,23 @@ export async function api<T>(method: string, path: string, options: RequestOptio
     throw new ApiError(0, 'network_error', 'Cannot reach the gateway; check your connection and try again.');
   }
   if (!res.ok) throw await problemOf(res);
+  return res;
+}
+
+export async function api<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+  const res = await send(method, path, options);
   if (res.status === 204) return undefined as T;
   return (await res.json()) as T;
+}
+
+/** A GET whose answer is a file to save (an export), whole. */
+export async function download(path: string, options: RequestOptions = {}): Promise<Blob> {
+  return (await send('GET', path, options)).blob();
+}
+
+/** A POST of a file's bytes as they are (an import), answered with JSON. */
+export async function upload<T>(path: string, raw: RawBody, options: RequestOptions = {}): Promise<T> {
+  return (await (await send('POST', path, options, raw)).json()) as T;
 }
 
 /** A message for anything thrown: an API problem's detail, or a plain description. */

@@ -166,3 +166,10 @@ export interface Interaction {
   /** The one project a project's own OAuth client may be authorized for; null lets the person choose. */
   project_id?: string | null;
 }
+
+/** POST .../import: what an import stored, what it skipped as already there, and the lines it could not take. */
+export interface ImportAnswer {
+  imported: number;
+  skipped: number;
+  failed: Array<{ line: number; problem: string }>;
+}

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -443,6 +443,51 @@ test('the memories of a bank filter by a metadata value (typed) and by a date ra
   await page.getByText('1–4 of 4').waitFor();
   assert.equal(await page.getByRole('alert').count(), 0, 'the problem goes once the filter is cleared');
   watch.assertClean();
+});
+
+test('a bank exports to an NDJSON file that imports back: memories still there are skipped, a bad line is named', async () => {
+  const bank = 'portable';
+  const kept = await retainInPage(bank, { content: 'Priya keeps her passport in the blue folder.' });
+  const lost = await retainInPage(bank, { content: 'Priya renews her passport in 2031.' });
+  await page.goto(`${h.url}/console/p/${projectId}/memory/${bank}`);
+  await heading(page, `Bank ${bank}`).waitFor();
+  const list = page.getByRole('list', { name: 'Memories' });
+  await list.getByRole('link', { name: 'Priya renews her passport in 2031.' }).waitFor();
+
+  const [saved] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Export memories' }).click(),
+  ]);
+  assert.equal(saved.suggestedFilename(), `${bank}.ndjson`);
+  const exported = await readFile(await saved.path(), 'utf8');
+  const lines = exported.trim().split('\n');
+  assert.deepEqual(lines.map((l) => (JSON.parse(l) as { id: string }).id).sort(), [kept, lost].sort());
+
+  const deleted = await page.evaluate(
+    async ([path, project]) => {
+      const session = (await (await fetch('/v1/account/session')).json()) as { csrf_token: string };
+      const res = await fetch(path, {
+        method: 'DELETE',
+        headers: { 'x-mnemos-project': project, 'x-csrf-token': session.csrf_token },
+      });
+      return res.status;
+    },
+    [`/v1/me/banks/${bank}/memories/${lost}`, projectId] as const,
+  );
+  assert.equal(deleted, 200);
+  await page.reload();
+  await list.getByRole('link', { name: 'Priya keeps her passport in the blue folder.' }).waitFor();
+  assert.equal(await list.getByRole('link', { name: 'Priya renews her passport in 2031.' }).count(), 0);
+
+  const file = path.join(OUTPUT_DIR, `${bank}-import.ndjson`);
+  await writeFile(file, `${exported.trim()}\n{"text": ""}\n`);
+  await page.getByLabel('File to import').setInputFiles(file);
+  await page.getByRole('button', { name: 'Import', exact: true }).click();
+  const status = page.getByRole('status');
+  await status.getByText('Imported 1, skipped 1 already here, 1 failed.').waitFor();
+  assert.match(await status.getByRole('list', { name: 'Lines not imported' }).innerText(), /^Line 3: /);
+  await list.getByRole('link', { name: 'Priya renews her passport in 2031.' }).waitFor();
+  await checkPage(page, 'memory-bank-transfer');
 });
 
 test('banks search and paginate, the memories of a bank paginate, erasing a bank needs its id typed', async () => {

@@ -1,10 +1,10 @@
 // Memory browser, one bank: its memories filtered by space, type, tag, text, a metadata value and a date range,
-// paginated; erase the whole bank
-// after typing its id.
+// paginated; the bank exported to a file or a file imported into it; erase the whole bank after typing its id.
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/preact-query';
 import { api } from '../api';
+import { BankTransfer } from '../components/BankTransfer';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { Page } from '../components/Page';
@@ -177,6 +177,7 @@ export function Bank({ project, bank }: { project: string; bank: string }) {
           label="Memories"
         />
       )}
+      <BankTransfer project={project} bank={bank} bankPath={bankPath} />
       <h2>Danger zone</h2>
       <button
         type="button"
