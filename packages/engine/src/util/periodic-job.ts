@@ -2,7 +2,7 @@
 export type Scheduler = (tick: () => void, everyMs: number) => () => void;
 
 /** The timers' schedule; a periodic job never keeps the process alive. */
-export const intervalScheduler: Scheduler = (tick, everyMs) => {
+const intervalScheduler: Scheduler = (tick, everyMs) => {
   const timer = setInterval(tick, everyMs);
   timer.unref();
   return () => clearInterval(timer);
