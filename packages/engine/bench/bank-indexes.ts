@@ -8,10 +8,11 @@ import { ensureEmbeddingSchema } from '../src/db/embedding-schema.js';
 import { openDatabase } from '../src/db/open.js';
 import { bankIndexSql } from '../src/db/migrations/007_recall_index.js';
 import { vectorLiteral } from '../src/memory/vector-literal.js';
-import { PostgresBankIndex, type RowFilter } from '../src/vectors/storage/postgres-index.js';
+import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
 import { summarise, type LatencySummary } from './open-loop.js';
 import { listOption, numberOption, parseBenchOptions } from './options.js';
 import { testPostgresUrl } from './test-assets.js';
+import { CURRENT_DEFAULT_SPACE } from './current-filter.js';
 
 /**
  * `npm run bench:bank-indexes`: the vector index layouts for large banks on a PostgreSQL server with pgvector, on
@@ -56,15 +57,6 @@ const NOISE = 4096;
 const K = 10;
 const TENANT = 'bench';
 const FILL_CHUNK = 20_000;
-
-/** The filter of a recall that asks for nothing but the default space's current memories. */
-const CURRENT_DEFAULT_SPACE: RowFilter = {
-  space: 'default',
-  types: undefined,
-  tags: undefined,
-  tagsMatch: 'any',
-  validity: { kind: 'current', now: new Date() },
-};
 
 const bankId = (b: number): string => `bank-${b}`;
 

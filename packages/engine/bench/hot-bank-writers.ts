@@ -6,7 +6,7 @@ import pg from 'pg';
 import { spawnEngineProcess, type EngineProcess } from '../src/process.js';
 import { JsonClient } from './http-json.js';
 import { benchModelDir } from './local-model.js';
-import { listOption, numberOption, parseBenchOptions } from './options.js';
+import { listOption, numberOption, parseBenchCommandLine } from './options.js';
 import { testPostgresUrl } from './test-assets.js';
 import { startFakeEmbeddingServer, type FakeEmbeddingServer } from '../test/helpers/fake-embeddings.js';
 
@@ -34,14 +34,16 @@ import { startFakeEmbeddingServer, type FakeEmbeddingServer } from '../test/help
  *   npm run bench:hot-bank -- --engines 1,4 --sql-writers 1 --embeddings api --in-flight 4
  */
 
-const USAGE =
-  'options: --engines N1,N2|none (1,4) --in-flight N (per engine, 2) --sql-writers N1,N2 (1,4) --seconds N (30) ' +
-  '--embeddings local|api (local) --sql-triggers-off NAME,.. --json FILE';
-const options = parseBenchOptions(
-  process.argv.slice(2),
-  ['engines', 'in-flight', 'sql-writers', 'seconds', 'embeddings', 'sql-triggers-off', 'json'],
-  USAGE,
-);
+const options = parseBenchCommandLine(process.argv.slice(2), {
+  engines: 'N1,N2|none (1,4)',
+  'in-flight': 'N (per engine, 2)',
+  'sql-writers': 'N1,N2 (1,4)',
+  seconds: 'N (30)',
+  embeddings: 'local|api (local)',
+  'sql-triggers-off': 'NAME,..',
+  json: 'FILE',
+});
+const USAGE = options.usage;
 const ENGINES = options.values.get('engines') === 'none' ? [] : listOption(options, 'engines', [1, 4]);
 const IN_FLIGHT = numberOption(options, 'in-flight', 2);
 const SQL_WRITERS = listOption(options, 'sql-writers', [1, 4]);

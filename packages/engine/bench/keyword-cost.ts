@@ -3,12 +3,13 @@ import { openExternalDatabase } from '../src/db/postgres.js';
 import { MemoryStore } from '../src/memory/store.js';
 import { KEYWORD_SELECT_ROWS, keywordPlan } from '../src/recall/arms.js';
 import { CompactArms } from '../src/recall/compact-arms.js';
-import { PostgresBankIndex, type RowFilter, type WeightedTerm } from '../src/vectors/storage/postgres-index.js';
+import { PostgresBankIndex, type WeightedTerm } from '../src/vectors/storage/postgres-index.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { DatabaseCpu } from './database-cpu.js';
 import { loadLocomoText } from './locomo-text.js';
 import { parseBenchOptions, numberOption } from './options.js';
 import { percentile } from './stats.js';
+import { CURRENT_DEFAULT_SPACE } from './current-filter.js';
 
 /**
  * `npm run bench:keyword-cost -- --url URL --bank scale-0`: what the keyword arm costs on a bank of an external
@@ -32,14 +33,6 @@ const BANK = options.values.get('bank') ?? 'scale-0';
 const QUERIES = numberOption(options, 'queries', 100);
 const K = numberOption(options, 'k', 100);
 const RUM = options.values.get('rum') === 'yes';
-
-const FILTER: RowFilter = {
-  space: 'default',
-  types: undefined,
-  tags: undefined,
-  tagsMatch: 'any',
-  validity: { kind: 'current', now: new Date() },
-};
 
 interface Plan {
   select: string[];
@@ -90,15 +83,17 @@ async function main() {
     return found;
   };
   exact = await measure('sql-all', (p) =>
-    ids(search.keyword(scope, FILTER, p.select, p.score, K, Number.MAX_SAFE_INTEGER)),
+    ids(search.keyword(scope, CURRENT_DEFAULT_SPACE, p.select, p.score, K, Number.MAX_SAFE_INTEGER)),
   );
-  await measure('sql', (p) => ids(search.keyword(scope, FILTER, p.select, p.score, K, KEYWORD_SELECT_ROWS)));
+  await measure('sql', (p) =>
+    ids(search.keyword(scope, CURRENT_DEFAULT_SPACE, p.select, p.score, K, KEYWORD_SELECT_ROWS)),
+  );
   if (RUM) await measureRum(db, plans, measure);
   const loadStarted = performance.now();
   const copies = await new VectorCache(store, 384).compactBanks(db, 'default', [BANK]);
   console.log(`compact copy loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`);
   const arms = new CompactArms(copies, search);
-  await measure('engine', (p) => ids(arms.keyword(scope, FILTER, p.select, p.score, K)));
+  await measure('engine', (p) => ids(arms.keyword(scope, CURRENT_DEFAULT_SPACE, p.select, p.score, K)));
   await cpu.close();
   await db.close();
 }

@@ -354,22 +354,30 @@ export function report(results: readonly QuestionResult[], retainMs: number, mem
 }
 
 /**
- * An engine of the bench's own in this process: a fresh MNEMOS_HOME (removed on close), the local model, an open port
- * on 127.0.0.1, and `env` on top (an LLM's settings, for one).
+ * The settings of an engine of a bench's own in this process: the process's environment, MNEMOS_HOME at `home`, the
+ * local model, an open port on 127.0.0.1, warnings only unless MNEMOS_API_LOG_LEVEL says otherwise, and `env` on top.
+ */
+export function ownEngineEnv(home: string, env: Record<string, string> = {}): Record<string, string | undefined> {
+  return {
+    ...process.env,
+    MNEMOS_HOME: home,
+    MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: testModelDir(),
+    MNEMOS_API_PORT: '0',
+    MNEMOS_API_HOST: '127.0.0.1',
+    MNEMOS_API_LOG_LEVEL: process.env.MNEMOS_API_LOG_LEVEL ?? 'warn',
+    ...env,
+  };
+}
+
+/**
+ * An engine of the bench's own in this process (ownEngineEnv): a fresh MNEMOS_HOME (removed on close), and `env` on
+ * top (an LLM's settings, for one).
  */
 export async function startOwnEngine(homePrefix: string, env: Record<string, string> = {}) {
   const home = mkdtempSync(path.join(tmpdir(), homePrefix));
   const { startEngine } = await import('../src/index.js');
   const running = await startEngine({
-    env: {
-      ...process.env,
-      MNEMOS_HOME: home,
-      MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: testModelDir(),
-      MNEMOS_API_PORT: '0',
-      MNEMOS_API_HOST: '127.0.0.1',
-      MNEMOS_API_LOG_LEVEL: process.env.MNEMOS_API_LOG_LEVEL ?? 'warn',
-      ...env,
-    },
+    env: ownEngineEnv(home, env),
     log: { info: () => undefined, warn: (m) => console.warn(m), error: (m) => console.error(m) },
   });
   return {

@@ -22,6 +22,20 @@ export function parseBenchOptions(argv: readonly string[], known: readonly strin
   return { values, env };
 }
 
+/**
+ * A bench's options, each with the words its usage line gives it (`{sizes: 'N1,N2 (10000,100000)'}`), in the order
+ * the usage line lists them: one table, so the options a bench accepts and the ones its usage names cannot differ.
+ */
+export type OptionHelp = Readonly<Record<string, string>>;
+
+/** parseBenchOptions with the known names and the usage line (`options: --name words ...`) both read from `help`. */
+export function parseBenchCommandLine(argv: readonly string[], help: OptionHelp): BenchOptions & { usage: string } {
+  const usage = `options: ${Object.entries(help)
+    .map(([name, words]) => `--${name} ${words}`)
+    .join(' ')}`;
+  return { ...parseBenchOptions(argv, Object.keys(help), usage), usage };
+}
+
 /** A number option of at least `min` (default: above 0), or its default; anything else is refused with its name. */
 export function numberOption(options: BenchOptions, name: string, fallback: number, min?: number): number {
   const raw = options.values.get(name);

@@ -12,7 +12,7 @@ import { JsonClient } from './http-json.js';
 import { benchModelDir } from './local-model.js';
 import { derivedMemory, derivedVector, loadLocomoText } from './locomo-text.js';
 import { summarise, type LatencySummary } from './open-loop.js';
-import { listOption, numberOption, parseBenchOptions, recordedSettings } from './options.js';
+import { listOption, numberOption, parseBenchCommandLine, recordedSettings } from './options.js';
 import { rssMiB } from './process-stats.js';
 
 /**
@@ -30,16 +30,16 @@ import { rssMiB } from './process-stats.js';
  * Sizes grow one database: each size adds memories to the previous fill, then restarts the engine.
  */
 
-const USAGE =
-  'options: --sizes N1,N2 (memories in all, 10000,100000,1000000) --banks N (1) --queries N (300) ' +
-  '--model-vectors N (10000) --json FILE --env KEY=VALUE (engine setting, also for the fill) ' +
-  '--home DIR (keep the filled database there; a later run with the same folder continues its fill) ' +
-  "--settle SECONDS (0: wait up to that long after the first recalls for the banks' copies to load, then measure)";
-const options = parseBenchOptions(
-  process.argv.slice(2),
-  ['sizes', 'banks', 'queries', 'model-vectors', 'json', 'home', 'settle'],
-  USAGE,
-);
+const options = parseBenchCommandLine(process.argv.slice(2), {
+  sizes: 'N1,N2 (memories in all, 10000,100000,1000000)',
+  banks: 'N (1)',
+  queries: 'N (300)',
+  'model-vectors': 'N (10000)',
+  json: 'FILE',
+  env: 'KEY=VALUE (engine setting, also for the fill)',
+  home: 'DIR (keep the filled database there; a later run with the same folder continues its fill)',
+  settle: "SECONDS (0: wait up to that long after the first recalls for the banks' copies to load, then measure)",
+});
 const SIZES = listOption(options, 'sizes', [10_000, 100_000, 1_000_000]).sort((a, b) => a - b);
 const BANKS = numberOption(options, 'banks', 1);
 const QUERIES = numberOption(options, 'queries', 300);

@@ -10,9 +10,9 @@ import { parseFilter } from '../src/filters/parse.js';
 import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { derivedMemory, loadLocomoText } from './locomo-text.js';
+import { ownEngineEnv } from './locomo.js';
 import { rssMiB } from './process-stats.js';
 import { ms, percentile } from './stats.js';
-import { testModelDir } from './test-assets.js';
 
 /**
  * `npm run bench:tiers`: recall latency on each tier, on one bank grown to each size given, in one process on the
@@ -79,15 +79,7 @@ async function insertCost(db: Database, turns: readonly string[], from: number, 
 
 const home = mkdtempSync(join(tmpdir(), 'mnemos-bench-tiers-'));
 const engine = await startEngine({
-  env: {
-    ...process.env,
-    MNEMOS_HOME: home,
-    MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: testModelDir(),
-    MNEMOS_API_PORT: '0',
-    MNEMOS_API_HOST: '127.0.0.1',
-    MNEMOS_API_LOG_LEVEL: 'warn',
-    MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES: 'off',
-  },
+  env: ownEngineEnv(home, { MNEMOS_API_RECALL_POSTGRES_TIER_MIN_MEMORIES: 'off' }),
 });
 try {
   const { db, store, codec, embedder } = engine.engine;

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { listOption, numberOption, parseBenchOptions, recordedSettings } from '../bench/options.js';
+import {
+  listOption,
+  numberOption,
+  parseBenchCommandLine,
+  parseBenchOptions,
+  recordedSettings,
+} from '../bench/options.js';
 
 test('bench options: values, repeated engine settings, and clear refusals', () => {
   const options = parseBenchOptions(
@@ -18,6 +24,18 @@ test('bench options: values, repeated engine settings, and clear refusals', () =
   assert.throws(() => parseBenchOptions(['--sizes'], ['sizes'], 'u'), /--sizes needs a value/);
   const bad = parseBenchOptions(['--sizes', '10,x'], ['sizes'], 'u');
   assert.throws(() => listOption(bad, 'sizes', []), /--sizes 10,x: must be numbers above 0/);
+});
+
+test('a bench whose options are one table: the usage line lists them, and only they are accepted', () => {
+  const help = { sizes: 'N1,N2 (10000)', env: 'KEY=VALUE (engine setting)', json: 'FILE' };
+  const options = parseBenchCommandLine(['--sizes', '5,6', '--env', 'MNEMOS_A=1'], help);
+  assert.equal(options.usage, 'options: --sizes N1,N2 (10000) --env KEY=VALUE (engine setting) --json FILE');
+  assert.deepEqual(listOption(options, 'sizes', [1]), [5, 6]);
+  assert.deepEqual(options.env, { MNEMOS_A: '1' });
+  assert.throws(
+    () => parseBenchCommandLine(['--seconds', '3'], help),
+    /^Error: unknown option --seconds; options: --sizes N1,N2 \(10000\) --env/,
+  );
 });
 
 test('the JSON records engine settings without their secrets', () => {

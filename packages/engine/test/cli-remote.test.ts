@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { remote, type RemoteCommand } from '../src/cli/remote.js';
 import { table } from '../src/cli/format.js';
 import type { CliIo } from '../src/cli/io.js';
-import { REPO_ROOT, startTestEngine, type TestEngine } from './helpers/engine.js';
+import { call, REPO_ROOT, startTestEngine, type TestEngine } from './helpers/engine.js';
 import { CLI_COMMAND } from './helpers/process.js';
 
 let engine: TestEngine;
@@ -187,6 +187,242 @@ test('retain --expires-at: memories get shows it; a malformed one is refused by 
   const bad = await mnemos('retain', ['cli-expiry', 'Erin', 'rents', 'a', 'canoe.', '--expires-at', 'soon']);
   assert.equal(bad.code, 1);
   assert.match(bad.err, /expires_at/);
+});
+
+interface CliMemory {
+  id: string;
+  text: string;
+  tags: string[];
+  state?: string;
+  metadata: Record<string, unknown>;
+  expires_at: string | null;
+}
+
+async function memoryJson(bank: string, id: string): Promise<CliMemory> {
+  const got = await mnemos('memories', ['get', bank, id, '--json']);
+  assert.equal(got.code, 0, got.err);
+  return JSON.parse(got.out) as CliMemory;
+}
+
+async function retainedId(args: string[]): Promise<string> {
+  const r = await mnemos('retain', [...args, '--json']);
+  assert.equal(r.code, 0, r.err);
+  return (JSON.parse(r.out) as { memory_ids: string[] }).memory_ids[0]!;
+}
+
+test('--metadata: k=text is a string, k:=json any JSON value; what the API refuses is a usage mistake', async () => {
+  const id = await retainedId([
+    'cli-meta',
+    'Ann pruned the orchid.',
+    '--metadata',
+    'source=cli',
+    '--metadata',
+    'n=3',
+    '--metadata',
+    'count:=3',
+    '--metadata',
+    'flags:=["a", 2]',
+    '--metadata',
+    'owner:={"name": "ann", "level": 2}',
+    '--metadata',
+    'done:=false',
+    '--metadata',
+    'gone:=null',
+    '--metadata',
+    'note=a=b',
+  ]);
+  assert.deepEqual((await memoryJson('cli-meta', id)).metadata, {
+    source: 'cli',
+    n: '3',
+    count: 3,
+    flags: ['a', 2],
+    owner: { name: 'ann', level: 2 },
+    done: false,
+    gone: null,
+    note: 'a=b',
+  });
+  const shown = await mnemos('memories', ['get', 'cli-meta', id]);
+  assert.match(shown.out, /\nmetadata\s+\{.*"count":3,"flags":\["a",2\].*\}\n/, 'the table shows metadata as JSON');
+
+  const deep = `deep:=${'['.repeat(8)}1${']'.repeat(8)}`;
+  const refused: Array<[args: string[], message: RegExp]> = [
+    [['count:=abc'], /^mnemos retain: --metadata count:= takes a JSON value .*for text write count=abc/],
+    [['count:='], /--metadata count:= takes a JSON value/],
+    [['novalue'], /--metadata takes key=text or key:=json/],
+    [['=x'], /--metadata takes key=text or key:=json/],
+    [[':=1'], /--metadata takes key=text or key:=json/],
+    [[deep], /--metadata: \/metadata\/deep\/0\/0\/0\/0\/0\/0\/0 nests metadata deeper than 8 levels/],
+    [[`long=${'x'.repeat(10_001)}`], /--metadata: \/metadata\/long must NOT have more than 10000 characters/],
+    [[`${'k'.repeat(257)}=v`], /--metadata: \/metadata\/k+ is a key of 257 characters/],
+    [['big:=1e400'], /--metadata: \/metadata\/big /],
+    [
+      [
+        `a=${'x'.repeat(9_000)}`,
+        `b=${'x'.repeat(9_000)}`,
+        `c=${'x'.repeat(9_000)}`,
+        `d=${'x'.repeat(9_000)}`,
+        `e=${'x'.repeat(9_000)}`,
+        `f=${'x'.repeat(9_000)}`,
+        `g=${'x'.repeat(9_000)}`,
+        `h=${'x'.repeat(9_000)}`,
+      ],
+      /--metadata: \/metadata is \d+ bytes as JSON; metadata must be at most 65536 bytes/,
+    ],
+  ];
+  for (const [pairs, message] of refused) {
+    const r = await mnemos('retain', ['cli-meta', 'Ann waters the fern.', ...pairs.flatMap((p) => ['--metadata', p])]);
+    assert.equal(r.code, 2, pairs.join(' ').slice(0, 80));
+    assert.match(r.err, message);
+    assert.equal(r.err.trimEnd().split('\n').length, 1, 'one line');
+    assert.match(r.err, /; run mnemos help\n$/);
+  }
+  // The API refuses the same metadata with the same pointer.
+  const api = await call<{ errors: Array<{ pointer: string; detail: string }> }>(
+    engine.url,
+    'POST',
+    '/v1/default/banks/cli-meta/memories',
+    { content: 'Ann waters the fern.', metadata: { deep: JSON.parse(deep.slice('deep:='.length)) as unknown } },
+  );
+  assert.equal(api.status, 400);
+  assert.equal(api.body.errors[0]!.pointer, '/metadata/deep/0/0/0/0/0/0/0');
+  const listed = await mnemos('memories', ['list', 'cli-meta', '--json']);
+  assert.equal((JSON.parse(listed.out) as { items: unknown[] }).items.length, 1, 'nothing refused was stored');
+});
+
+test('memories update (one, by --filter, by --id), get by several ids, delete by --filter', async () => {
+  const bank = 'cli-bulk';
+  const orchid = await retainedId([
+    bank,
+    'Ann photographed an orchid.',
+    '--metadata',
+    'project=apollo',
+    '--metadata',
+    'priority:=1',
+  ]);
+  const tomato = await retainedId([
+    bank,
+    'Hail ruined the tomatoes.',
+    '--metadata',
+    'project=apollo',
+    '--metadata',
+    'priority:=3',
+  ]);
+  const fern = await retainedId([bank, 'Bo repotted the fern.', '--metadata', 'project=other']);
+
+  // One memory: PATCH, each field given replaces the old value (metadata whole).
+  const one = await mnemos('memories', [
+    'update',
+    bank,
+    orchid,
+    '--text',
+    'Ann photographed a ghost orchid.',
+    '--tag',
+    'photo',
+    '--metadata',
+    'project=apollo',
+    '--metadata',
+    'priority:=5',
+    '--expires-at',
+    '2099-01-01',
+  ]);
+  assert.equal(one.code, 0, one.err);
+  assert.equal(one.out, `Updated memory ${orchid}.\n`);
+  const edited = await memoryJson(bank, orchid);
+  assert.equal(edited.text, 'Ann photographed a ghost orchid.');
+  assert.deepEqual(edited.tags, ['photo']);
+  assert.deepEqual(edited.metadata, { project: 'apollo', priority: 5 });
+  assert.equal(edited.expires_at, '2099-01-01T00:00:00.000Z');
+  const kept = await mnemos('memories', ['update', bank, orchid, '--expires-at', 'never']);
+  assert.equal(kept.code, 0, kept.err);
+  assert.equal((await memoryJson(bank, orchid)).expires_at, null);
+
+  // Several ids in one call, in the order asked; an id without a memory says so.
+  const missing = '00000000-0000-4000-8000-000000000000';
+  const several = await mnemos('memories', ['get', bank, tomato, missing, fern]);
+  assert.equal(several.code, 0, several.err);
+  const rows = several.out.trimEnd().split('\n');
+  assert.match(rows[0]!, /^ID\s+TYPE\s+DATE\s+TEXT$/);
+  assert.match(rows[1]!, new RegExp(`^${tomato}\\s+raw\\s+.*Hail ruined the tomatoes\\.$`));
+  assert.match(rows[2]!, new RegExp(`^${missing}\\s+-\\s+-\\s+\\(not found\\)$`));
+  assert.match(rows[3]!, new RegExp(`^${fern}\\s`));
+  const severalJson = JSON.parse((await mnemos('memories', ['get', bank, tomato, missing, '--json'])).out) as {
+    items: Array<{ id: string; found: boolean }>;
+  };
+  assert.deepEqual(
+    severalJson.items.map((i) => [i.id, i.found]),
+    [
+      [tomato, true],
+      [missing, false],
+    ],
+  );
+
+  // By filter: JSON metadata compares as JSON (priority 5 and 3 are numbers).
+  const byFilter = await mnemos('memories', [
+    'update',
+    bank,
+    '--filter',
+    '{"metadata.priority": {"gte": 3}}',
+    '--metadata',
+    'reviewed:=true',
+    '--tag',
+    'checked',
+  ]);
+  assert.equal(byFilter.code, 0, byFilter.err);
+  assert.equal(byFilter.out, 'Updated 2 memories.\n');
+  for (const id of [orchid, tomato]) {
+    const m = await memoryJson(bank, id);
+    assert.deepEqual([m.metadata, m.tags], [{ reviewed: true }, ['checked']]);
+  }
+  assert.deepEqual((await memoryJson(bank, fern)).metadata, { project: 'other' });
+  const byIds = await mnemos('memories', [
+    'update',
+    bank,
+    '--id',
+    fern,
+    '--id',
+    tomato,
+    '--state',
+    'invalidated',
+    '--json',
+  ]);
+  assert.equal(byIds.code, 0, byIds.err);
+  assert.equal((JSON.parse(byIds.out) as { updated_count: number }).updated_count, 2);
+
+  for (const [args, message] of [
+    [['update', bank, orchid], /nothing to change/],
+    [['update', bank, '--filter', '{}'], /nothing to set/],
+    [
+      ['update', bank, orchid, '--filter', '{"type": "raw"}', '--tag', 'x'],
+      /one of: a memory <id>, --filter json, or --id <id> \(repeatable\), not several/,
+    ],
+    [['update', bank, '--tag', 'x'], /one of: a memory <id>/],
+    [
+      ['update', bank, '--filter', '{"type": "raw"}', '--text', 'x'],
+      /edit text, context or expiry one memory at a time/,
+    ],
+    [['update', bank, orchid, '--state', 'gone'], /--state is valid or invalidated/],
+    [['update', bank, '--filter', '{type}', '--tag', 'x'], /--filter must be a JSON filter expression/],
+    [['delete', bank, '--filter', '{"metadata.reviewed": true}'], /add --yes to confirm, or --dry-run/],
+    [['delete', bank, '--id', orchid], /delete takes one <id> or a --filter/],
+    [['delete', bank, orchid, tomato], /takes one <id>; for several, give --id <id> for each/],
+  ] as Array<[string[], RegExp]>) {
+    const r = await mnemos('memories', args);
+    assert.equal(r.code, 2, args.join(' '));
+    assert.match(r.err, message);
+  }
+  const badNode = await mnemos('memories', ['update', bank, '--filter', '{"type": {"after": "raw"}}', '--tag', 'x']);
+  assert.equal(badNode.code, 1, 'the engine checks the expression');
+  assert.match(badNode.err, /\/filter\/type\/after/);
+
+  const dry = await mnemos('memories', ['delete', bank, '--filter', '{"metadata.reviewed": true}', '--dry-run']);
+  assert.equal(dry.out, '2 memories match (dry run: nothing deleted).\n', dry.err);
+  const gone = await mnemos('memories', ['delete', bank, '--filter', '{"metadata.reviewed": true}', '--yes']);
+  assert.equal(gone.out, 'Deleted 2 memories.\n', gone.err);
+  const left = JSON.parse((await mnemos('memories', ['list', bank, '--json'])).out) as { items: Array<{ id: string }> };
+  assert.deepEqual(
+    left.items.map((m) => m.id),
+    [fern],
+  );
 });
 
 test('failures: API errors exit 1 with the detail and code, usage mistakes exit 2', async () => {

@@ -288,6 +288,17 @@ describe('encryption at rest', () => {
     const before = await recall(plain.url, 'alice', 'Who keeps cats?');
     const outcome = await encryptExisting(plain.engine.db, Buffer.from(KEY, 'base64'));
     assert.equal(outcome.encrypted, CORPUS.length);
+    // Every table that held plaintext bodies or names holds none now, and still has its rows.
+    for (const [table, plaintext] of [
+      ['memory_history', 'text IS NOT NULL'],
+      ['memory_entities', 'name IS NOT NULL'],
+    ] as const) {
+      const [rows] = await plain.engine.db.query<{ total: number; plain: number }>(
+        `SELECT count(*)::int AS total, count(*) FILTER (WHERE ${plaintext})::int AS plain FROM ${table}`,
+      );
+      assert.ok(rows!.total > 0, `${table} has rows to encrypt`);
+      assert.equal(rows!.plain, 0, `${table} holds no plaintext`);
+    }
     await plain.close();
     await assert.rejects(start(plainHome.path), (e: Error) => /is encrypted at rest/.test(e.message));
     plain = await start(plainHome.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: KEY });

@@ -4,11 +4,9 @@
 // tests, so nothing waits for real time to pass.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { recall, type RecallDependencies } from '../src/recall/pipeline.js';
-import type { Tier } from '../src/recall/types.js';
-import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
-import { VectorCache } from '../src/vectors/vector-cache.js';
+import { recall } from '../src/recall/pipeline.js';
 import { startEngine, type RunningEngine } from '../src/index.js';
+import { recallOnTier } from './helpers/tier-recall.js';
 import { call, tempHome, testEnv } from './helpers/engine.js';
 import { startFakeLlm, type FakeLlm } from './helpers/fake-llm.js';
 import { operationCompleted } from './helpers/operations.js';
@@ -84,20 +82,6 @@ async function stored(memoryIds: readonly string[]): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
-/** Recall's dependencies on the engine's parts, searching on `tier` with a cache of their own. */
-function onTier(tier: Tier): RecallDependencies {
-  const e = engine.engine;
-  const search = new PostgresBankIndex(e.db, e.store);
-  return {
-    db: e.db,
-    index: new VectorCache(e.store, 384),
-    codec: e.codec,
-    embedder: e.embedder,
-    ...(tier === 'postgres' ? { postgres: { search, minMemories: 0 } } : {}),
-    ...(tier === 'compact' ? { compact: { search, minMemories: 0 } } : {}),
-  };
-}
-
 before(async () => {
   fake = await startFakeLlm();
   engine = await start(HOUR);
@@ -137,7 +121,7 @@ describe('expires_at', () => {
 
   it('recall on every tier leaves out a memory once it has expired, before the job deletes it', async () => {
     for (const tier of ['memory', 'compact', 'postgres'] as const) {
-      const deps = onTier(tier);
+      const deps = recallOnTier(engine.engine, tier);
       const ask = async (now: number) => {
         const r = await recall(deps, request(BANK, 'What is the locker code of Maria?', { now: new Date(now) }));
         assert.equal(r.trace?.tier, tier);

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { recall, type RecallDependencies } from '../src/recall/pipeline.js';
-import type { Tier } from '../src/recall/types.js';
-import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
-import { VectorCache } from '../src/vectors/vector-cache.js';
+import { recall } from '../src/recall/pipeline.js';
+import { recallOnTier } from './helpers/tier-recall.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 import { FACTS, request } from './helpers/recall-facts.js';
 
@@ -49,20 +47,6 @@ async function listed(query = ''): Promise<Hit[]> {
 }
 
 const idsOf = (hits: readonly Hit[]) => hits.map((h) => h.id);
-
-/** Recall's dependencies on the engine's parts, searching on `tier` with a cache of their own. */
-function onTier(tier: Tier): RecallDependencies {
-  const e = engine.engine;
-  const search = new PostgresBankIndex(e.db, e.store);
-  return {
-    db: e.db,
-    index: new VectorCache(e.store, 384),
-    codec: e.codec,
-    embedder: e.embedder,
-    ...(tier === 'postgres' ? { postgres: { search, minMemories: 0 } } : {}),
-    ...(tier === 'compact' ? { compact: { search, minMemories: 0 } } : {}),
-  };
-}
 
 before(async () => {
   engine = await startTestEngine();
@@ -119,7 +103,7 @@ describe('validity over time', () => {
 
   for (const tier of ['memory', 'compact', 'postgres'] as const) {
     it(`the ${tier} tier honours validity, also for a supersession after its copy loaded`, async () => {
-      const deps = onTier(tier);
+      const deps = recallOnTier(engine.engine, tier);
       const ask = async (extra: Parameters<typeof request>[2] = {}) => {
         const r = await recall(deps, request(BANK, 'Where does Alice live?', { ...extra, trace: true }));
         assert.equal(r.trace?.tier, tier);

@@ -4,11 +4,14 @@ import {
   MnemosError,
   type Filter,
   type ImportResult,
+  type MemoryPatch,
+  type MemorySet,
   type RecallOptions,
   type RetainOptions,
 } from '@mnemos/client';
 import { shortDate, table } from './format.js';
 import { UsageError, type CliIo } from './io.js';
+import { metadataArg } from './metadata-arg.js';
 
 /** `mnemos retain|recall|reflect|banks|memories`: the HTTP API through @mnemos/client, tables or --json. */
 
@@ -76,16 +79,35 @@ function need(value: string | undefined, what: string): string {
   return value;
 }
 
-function metadata(pairs: string[] | undefined): Record<string, string> | undefined {
-  if (!pairs || pairs.length === 0) return undefined;
-  const out: Record<string, string> = {};
-  for (const pair of pairs) {
-    const at = pair.indexOf('=');
-    if (at <= 0) throw new UsageError(`--metadata takes key=value (got "${pair}")`);
-    out[pair.slice(0, at)] = pair.slice(at + 1);
-  }
-  return out;
+const memoriesCount = (n: number) => `${n} memor${n === 1 ? 'y' : 'ies'}`;
+
+/** Which memories a `memories update|delete` works on: one <id>, or --filter, or --id (several), never two of these. */
+function selection(
+  positional: readonly string[],
+  filter: string | undefined,
+  ids: string[] | undefined,
+  action: string,
+): { memoryId: string } | { filter: Filter } | { ids: string[] } {
+  if (positional.length > 1)
+    throw new UsageError(`memories ${action} takes one <id>; for several, give --id <id> for each`);
+  const memoryId = positional[0];
+  const given = [memoryId, filter, ids].filter((g) => g !== undefined).length;
+  if (given !== 1)
+    throw new UsageError(
+      `memories ${action} takes one of: a memory <id>, --filter json, or --id <id> (repeatable)${given > 1 ? ', not several' : ''}`,
+    );
+  if (memoryId !== undefined) return { memoryId };
+  if (filter !== undefined) return { filter: filterArg(filter)! };
+  return { ids: ids! };
 }
+
+function stateArg(value: string | undefined): 'valid' | 'invalidated' | undefined {
+  if (value === undefined || value === 'valid' || value === 'invalidated') return value;
+  throw new UsageError(`--state is valid or invalidated (got "${value}")`);
+}
+
+/** `--expires-at`: a time, or `never` to keep the memory (the API's null). */
+const expiresArg = (value: string): string | null => (value === 'never' ? null : value);
 
 const json = (io: CliIo, value: unknown) => io.stdout(`${JSON.stringify(value, null, 2)}\n`);
 
@@ -160,7 +182,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
           tags: values.tag,
           context: values.context,
           timestamp: values.timestamp,
-          metadata: metadata(values.metadata),
+          metadata: metadataArg(values.metadata),
           document_id: values['document-id'],
           expires_at: values['expires-at'],
         };
@@ -342,10 +364,20 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
           offset: { type: 'string' },
           cursor: { type: 'string' },
           filter: { type: 'string' },
+          id: { type: 'string', multiple: true },
+          text: { type: 'string' },
+          tag: { type: 'string', multiple: true },
+          metadata: { type: 'string', multiple: true },
+          context: { type: 'string' },
+          state: { type: 'string' },
+          'expires-at': { type: 'string' },
+          'dry-run': { type: 'boolean' },
+          yes: { type: 'boolean' },
         });
         asJson = values.json === true;
         const client = clientFrom(values, io.env);
-        const [action, bank, id] = positionals;
+        const [action, bank, ...ids] = positionals;
+        const id = ids[0];
         if (action === 'list') {
           const out = await client.listMemories(need(bank, 'bank id: mnemos memories list <bank>'), {
             space: values.space,
@@ -368,10 +400,26 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
           morePages(io, out.items.length, out.total, out.next_cursor);
           return 0;
         }
+        if (action === 'get' && ids.length > 1) {
+          const out = await client.getMemories(need(bank, 'bank id'), ids, { space: values.space });
+          if (asJson) return (json(io, out), 0);
+          io.stdout(
+            table(
+              ['ID', 'TYPE', 'DATE', 'TEXT'],
+              out.items.map((r) =>
+                r.memory === null
+                  ? [r.id, '-', '-', '(not found)']
+                  : [r.id, r.memory.type, shortDate(r.memory.occurred_at ?? r.memory.created_at), r.memory.text],
+              ),
+              io.columns,
+            ),
+          );
+          return 0;
+        }
         if (action === 'get') {
           const out = await client.getMemory(
             need(bank, 'bank id'),
-            need(id, 'memory id: mnemos memories get <bank> <id>'),
+            need(id, 'memory id: mnemos memories get <bank> <id> [<id>...]'),
           );
           if (asJson) return (json(io, out), 0);
           io.stdout(
@@ -384,6 +432,7 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
                 ['type', out.type],
                 ['date', shortDate(out.occurred_at ?? out.created_at)],
                 ['tags', out.tags.join(', ')],
+                ...(Object.keys(out.metadata).length > 0 ? [['metadata', JSON.stringify(out.metadata)]] : []),
                 ...(out.expires_at !== null ? [['expires', shortDate(out.expires_at)]] : []),
                 ['text', out.text],
               ],
@@ -392,19 +441,74 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
           );
           return 0;
         }
-        if (action === 'delete') {
-          const out = await client.deleteMemory(
-            need(bank, 'bank id'),
-            need(id, 'memory id: mnemos memories delete <bank> <id>'),
-          );
+        if (action === 'update') {
+          const which = selection(ids, values.filter, values.id, 'update');
+          const state = stateArg(values.state);
+          const metadata = metadataArg(values.metadata);
+          if ('memoryId' in which) {
+            const patch: MemoryPatch = {
+              ...(values.text !== undefined ? { text: values.text } : {}),
+              ...(values.tag !== undefined ? { tags: values.tag } : {}),
+              ...(metadata !== undefined ? { metadata } : {}),
+              ...(values.context !== undefined ? { context: values.context } : {}),
+              ...(state !== undefined ? { state } : {}),
+              ...(values['expires-at'] !== undefined ? { expires_at: expiresArg(values['expires-at']) } : {}),
+            };
+            if (Object.keys(patch).length === 0)
+              throw new UsageError(
+                'nothing to change: give --text, --tag, --metadata, --context, --state or --expires-at',
+              );
+            const out = await client.updateMemory(need(bank, 'bank id'), which.memoryId, patch);
+            if (asJson) return (json(io, out), 0);
+            io.stdout(`Updated memory ${out.id}.\n`);
+            return 0;
+          }
+          if (values.text !== undefined || values.context !== undefined || values['expires-at'] !== undefined)
+            throw new UsageError(
+              'an update by --filter or --id sets --tag, --metadata or --state; edit text, context or expiry one memory at a time (mnemos memories update <bank> <id>)',
+            );
+          const set: MemorySet = {
+            ...(values.tag !== undefined ? { tags: values.tag } : {}),
+            ...(metadata !== undefined ? { metadata } : {}),
+            ...(state !== undefined ? { state } : {}),
+          };
+          if (Object.keys(set).length === 0) throw new UsageError('nothing to set: give --tag, --metadata or --state');
+          const out = await client.updateMemories(need(bank, 'bank id'), which, set, { space: values.space });
           if (asJson) return (json(io, out), 0);
-          io.stdout(`Deleted ${out.deleted_count} memor${out.deleted_count === 1 ? 'y' : 'ies'}.\n`);
+          io.stdout(`Updated ${memoriesCount(out.updated_count)}.\n`);
+          return 0;
+        }
+        if (action === 'delete') {
+          const which = selection(ids, values.filter, values.id, 'delete');
+          if ('memoryId' in which) {
+            const out = await client.deleteMemory(need(bank, 'bank id'), which.memoryId);
+            if (asJson) return (json(io, out), 0);
+            io.stdout(`Deleted ${memoriesCount(out.deleted_count)}.\n`);
+            return 0;
+          }
+          if (!('filter' in which))
+            throw new UsageError('delete takes one <id> or a --filter (memories delete <bank> --filter json --yes)');
+          const dryRun = values['dry-run'] === true;
+          if (!dryRun && values.yes !== true)
+            throw new UsageError(
+              'deleting by --filter erases every memory it passes; add --yes to confirm, or --dry-run to count them',
+            );
+          const out = await client.deleteMatching(need(bank, 'bank id'), which.filter, {
+            space: values.space,
+            dry_run: dryRun,
+          });
+          if (asJson) return (json(io, out), 0);
+          io.stdout(
+            dryRun
+              ? `${memoriesCount(out.deleted_count)} match (dry run: nothing deleted).\n`
+              : `Deleted ${memoriesCount(out.deleted_count)}.\n`,
+          );
           return 0;
         }
         throw new UsageError(
           action === undefined
-            ? 'missing action: mnemos memories list|get|delete <bank> ...'
-            : `unknown memories action "${action}" (list, get, delete)`,
+            ? 'missing action: mnemos memories list|get|update|delete <bank> ...'
+            : `unknown memories action "${action}" (list, get, update, delete)`,
         );
       }
     }

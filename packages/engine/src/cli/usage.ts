@@ -10,8 +10,8 @@ Engine and gateway
 
 Memory (against MNEMOS_URL, default http://localhost:8888; MNEMOS_API_KEY for a gateway)
   retain <bank> <text...>       store a memory (text "-" or none: read standard input)
-        [--space s] [--tag t]... [--context c] [--timestamp iso] [--metadata k=v]... [--document-id id]
-        [--expires-at iso]
+        [--space s] [--tag t]... [--context c] [--timestamp iso] [--metadata k=text|k:=json]...
+        [--document-id id] [--expires-at iso]
   recall <bank> <query...>      memories relevant to a query, best first
         [--space s] [--budget low|mid|high] [--max-tokens n] [--type t]... [--tag t]... [--include-org]
         [--min-relevance 0..1] [--filter json]
@@ -20,10 +20,17 @@ Memory (against MNEMOS_URL, default http://localhost:8888; MNEMOS_API_KEY for a 
   banks get <bank> | banks delete <bank> --yes
   memories list <bank>          memories, newest first [--space s] [--type t] [--q text] [--filter json]
         [--limit n] [--cursor c]
-  memories get <bank> <id> | memories delete <bank> <id>
+  memories get <bank> <id> [<id>...]
+  memories update <bank> <id>   edit one memory [--text t] [--tag t]... [--metadata k=text|k:=json]... [--context c]
+        [--state valid|invalidated] [--expires-at iso|never]
+  memories update <bank> --filter json | --id id...   set on every memory selected [--tag t]... [--metadata ...]...
+        [--state valid|invalidated] (each field set replaces the old value)
+  memories delete <bank> <id> | memories delete <bank> --filter json --yes|--dry-run
   export <bank> [--space s]     the bank as NDJSON on standard output, one memory a line (mnemos export b > b.ndjson)
   import <bank> [--space s] [--format ndjson|mem0]   memories from standard input (an export, or mem0's get_all
         JSON with --format mem0); ids kept, memories already there skipped; exit 1 when a line failed
+
+--metadata k=text sets a string; k:=json any JSON value: --metadata count:=3 --metadata flags:='["a"]'
 
 Common options: --url <url>  --api-key <key>  --tenant <t>  --json (machine-readable output)
 `;

@@ -1,7 +1,8 @@
 import { ConfigError, loadEngineConfig } from '../config/load.js';
-import type { Database } from '../db/database.js';
+import type { Database, Transaction } from '../db/database.js';
 import { openDatabase } from '../db/open.js';
 import { enginesNotOnKey, STALE_AFTER_MS, type ConnectedEngine } from './connected-engines.js';
+import type { BankCodec } from './codec.js';
 import { EncryptingCodec } from './encrypting-codec.js';
 import { decodeWrapped, encodeWrapped, MasterKey } from './envelope.js';
 import { ENCRYPTION_LOCK, readRecord, writeRecord } from './record.js';
@@ -128,90 +129,151 @@ export interface EncryptExistingOutcome {
   encrypted: number;
 }
 
+/** A row still in plaintext, of the bank whose data key seals it. */
+interface PlainRow {
+  tenant: string;
+  bank_id: string;
+}
+
 /**
- * Encrypts the history versions written before encryption was switched on (each sealed under its memory's id, as the
- * memory's body is), in batches like the memories. Answers how many.
+ * Seals plaintext rows in batches, each one transaction (so the command can be interrupted and run again), until a
+ * batch finds fewer than `batchSize`: `select` locks up to `limit` rows still in plaintext, `seal` rewrites one of them
+ * sealed under its bank's key. Answers how many rows it sealed.
  */
-async function encryptHistory(db: Database, codec: EncryptingCodec, batchSize: number): Promise<number> {
-  let encrypted = 0;
+async function sealInBatches<Row extends PlainRow>(
+  db: Database,
+  codec: EncryptingCodec,
+  batchSize: number,
+  select: (tx: Transaction, limit: number) => Promise<Row[]>,
+  seal: (tx: Transaction, bank: BankCodec, row: Row) => Promise<void>,
+): Promise<number> {
+  let sealed = 0;
   for (;;) {
     const done = await db.transaction(async (tx) => {
-      const rows = await tx.query<{
-        tenant: string;
-        bank_id: string;
-        memory_id: string;
-        version: number;
-        text: string;
-        context: string | null;
-        metadata: Metadata | null;
-        entities: string[];
-      }>(
-        `SELECT tenant, bank_id, memory_id::text AS memory_id, version, text, context, metadata, entities
-         FROM memory_history WHERE body_enc IS NULL AND text IS NOT NULL
-         ORDER BY tenant, bank_id, memory_id, version LIMIT ${Math.trunc(batchSize)} FOR UPDATE`,
-      );
-      for (const r of rows) {
-        const bank = await codec.forWrite(tx, r.tenant, r.bank_id);
-        const sealed = await bank.seal(r.memory_id, {
-          text: r.text,
-          context: r.context,
-          metadata: r.metadata ?? {},
-          entities: r.entities,
-        });
-        await tx.query(
-          `UPDATE memory_history SET text = NULL, context = NULL, metadata = '{}'::jsonb, entities = $5::text[],
-             body_enc = $6 WHERE tenant = $1 AND bank_id = $2 AND memory_id = $3::uuid AND version = $4`,
-          [r.tenant, r.bank_id, r.memory_id, r.version, sealed.entities, sealed.bodyEnc],
-        );
-      }
+      const rows = await select(tx, Math.trunc(batchSize));
+      for (const r of rows) await seal(tx, await codec.forWrite(tx, r.tenant, r.bank_id), r);
       return rows.length;
     });
-    encrypted += done;
-    if (done < batchSize) return encrypted;
+    sealed += done;
+    if (done < batchSize) return sealed;
   }
+}
+
+/**
+ * Encrypts memories written before encryption was switched on. Only how the bodies are stored changes: no memory gets
+ * a new version for it (migration 010).
+ */
+function encryptMemories(db: Database, codec: EncryptingCodec, batchSize: number): Promise<number> {
+  return sealInBatches(
+    db,
+    codec,
+    batchSize,
+    async (tx, limit) => {
+      const rows = await tx.query<
+        PlainRow & {
+          id: string;
+          text: string | null;
+          context: string | null;
+          metadata: Metadata | null;
+          entities: string[];
+          content_hash: string;
+        }
+      >(
+        `SELECT id, tenant, bank_id, text, context, metadata, entities, content_hash FROM memories
+         WHERE body_enc IS NULL ORDER BY tenant, id LIMIT ${limit} FOR UPDATE`,
+      );
+      if (rows.length > 0) await tx.query("SELECT set_config('mnemos.history', 'skip', true)");
+      return rows;
+    },
+    async (tx, bank, r) => {
+      const sealed = await bank.seal(r.id, {
+        text: r.text ?? '',
+        context: r.context,
+        metadata: r.metadata ?? {},
+        entities: r.entities,
+      });
+      await tx.query(
+        `UPDATE memories SET text = NULL, context = NULL, metadata = '{}'::jsonb, entities = $2::text[], body_enc = $3,
+           fts = $4::tsvector, content_hash = $5 WHERE tenant = $6 AND id = $1`,
+        [r.id, sealed.entities, sealed.bodyEnc, sealed.fts ?? '', bank.dedupHash(r.content_hash), r.tenant],
+      );
+    },
+  );
+}
+
+/**
+ * Encrypts the history versions written before encryption was switched on, each sealed under its memory's id, as the
+ * memory's body is.
+ */
+function encryptHistory(db: Database, codec: EncryptingCodec, batchSize: number): Promise<number> {
+  return sealInBatches(
+    db,
+    codec,
+    batchSize,
+    (tx, limit) =>
+      tx.query<
+        PlainRow & {
+          memory_id: string;
+          version: number;
+          text: string;
+          context: string | null;
+          metadata: Metadata | null;
+          entities: string[];
+        }
+      >(
+        `SELECT tenant, bank_id, memory_id::text AS memory_id, version, text, context, metadata, entities
+         FROM memory_history WHERE body_enc IS NULL AND text IS NOT NULL
+         ORDER BY tenant, bank_id, memory_id, version LIMIT ${limit} FOR UPDATE`,
+      ),
+    async (tx, bank, r) => {
+      const sealed = await bank.seal(r.memory_id, {
+        text: r.text,
+        context: r.context,
+        metadata: r.metadata ?? {},
+        entities: r.entities,
+      });
+      await tx.query(
+        `UPDATE memory_history SET text = NULL, context = NULL, metadata = '{}'::jsonb, entities = $5::text[],
+           body_enc = $6 WHERE tenant = $1 AND bank_id = $2 AND memory_id = $3::uuid AND version = $4`,
+        [r.tenant, r.bank_id, r.memory_id, r.version, sealed.entities, sealed.bodyEnc],
+      );
+    },
+  );
 }
 
 /**
  * Seals the entity names written before encryption was switched on: each row's key becomes the name's blind token and
- * its name ciphertext (migration 012), in batches like the memories. Answers how many.
+ * its name ciphertext (migration 012).
  */
-async function encryptEntityNames(db: Database, codec: EncryptingCodec, batchSize: number): Promise<number> {
-  let encrypted = 0;
-  for (;;) {
-    const done = await db.transaction(async (tx) => {
-      const rows = await tx.query<{
-        tenant: string;
-        bank_id: string;
-        memory_id: string;
-        key: string;
-        kind: string;
-        name: string;
-      }>(
+function encryptEntityNames(db: Database, codec: EncryptingCodec, batchSize: number): Promise<number> {
+  return sealInBatches(
+    db,
+    codec,
+    batchSize,
+    (tx, limit) =>
+      tx.query<PlainRow & { memory_id: string; key: string; kind: string; name: string }>(
         `SELECT tenant, bank_id, memory_id::text AS memory_id, key, kind, name FROM memory_entities
-         WHERE name IS NOT NULL ORDER BY tenant, bank_id, key LIMIT ${Math.trunc(batchSize)} FOR UPDATE`,
+         WHERE name IS NOT NULL ORDER BY tenant, bank_id, key LIMIT ${limit} FOR UPDATE`,
+      ),
+    async (tx, bank, r) => {
+      const sealed = bank.sealEntity(r.name);
+      await tx.query(
+        `DELETE FROM memory_entities WHERE tenant = $1 AND bank_id = $2 AND key = $3 AND memory_id = $4::uuid AND kind = $5`,
+        [r.tenant, r.bank_id, r.key, r.memory_id, r.kind],
       );
-      for (const r of rows) {
-        const sealed = (await codec.forWrite(tx, r.tenant, r.bank_id)).sealEntity(r.name);
-        await tx.query(
-          `DELETE FROM memory_entities WHERE tenant = $1 AND bank_id = $2 AND key = $3 AND memory_id = $4::uuid AND kind = $5`,
-          [r.tenant, r.bank_id, r.key, r.memory_id, r.kind],
-        );
-        await tx.query(
-          `INSERT INTO memory_entities (tenant, bank_id, memory_id, key, name, name_enc, kind)
-           VALUES ($1, $2, $3::uuid, $4, NULL, $5, $6) ON CONFLICT DO NOTHING`,
-          [r.tenant, r.bank_id, r.memory_id, sealed.key, sealed.nameEnc, r.kind],
-        );
-      }
-      return rows.length;
-    });
-    encrypted += done;
-    if (done < batchSize) return encrypted;
-  }
+      await tx.query(
+        `INSERT INTO memory_entities (tenant, bank_id, memory_id, key, name, name_enc, kind)
+         VALUES ($1, $2, $3::uuid, $4, NULL, $5, $6) ON CONFLICT DO NOTHING`,
+        [r.tenant, r.bank_id, r.memory_id, sealed.key, sealed.nameEnc, r.kind],
+      );
+    },
+  );
 }
 
 /**
- * Encrypts memories written before encryption was switched on, in batches (each batch one transaction, so the command
- * can be interrupted and run again), then compacts the table so the old plaintext row versions are gone from it.
+ * Encrypts memories, their history versions and entity names written before encryption was switched on, in batches
+ * (each batch one transaction, so the command can be interrupted and run again), then compacts the tables so the old
+ * plaintext row versions are gone from them.
  */
 export async function encryptExisting(
   db: Database,
@@ -233,43 +295,7 @@ export async function encryptExisting(
     }
   });
   const codec = new EncryptingCodec(master, () => undefined);
-  let encrypted = 0;
-  for (;;) {
-    const done = await db.transaction(async (tx) => {
-      const rows = await tx.query<{
-        id: string;
-        tenant: string;
-        bank_id: string;
-        text: string | null;
-        context: string | null;
-        metadata: Metadata | null;
-        entities: string[];
-        content_hash: string;
-      }>(
-        `SELECT id, tenant, bank_id, text, context, metadata, entities, content_hash FROM memories
-         WHERE body_enc IS NULL ORDER BY tenant, id LIMIT ${Math.trunc(batchSize)} FOR UPDATE`,
-      );
-      // Only how the bodies are stored changes: no memory gets a new version for it (migration 010).
-      if (rows.length > 0) await tx.query("SELECT set_config('mnemos.history', 'skip', true)");
-      for (const r of rows) {
-        const bank = await codec.forWrite(tx, r.tenant, r.bank_id);
-        const sealed = await bank.seal(r.id, {
-          text: r.text ?? '',
-          context: r.context,
-          metadata: r.metadata ?? {},
-          entities: r.entities,
-        });
-        await tx.query(
-          `UPDATE memories SET text = NULL, context = NULL, metadata = '{}'::jsonb, entities = $2::text[], body_enc = $3,
-             fts = $4::tsvector, content_hash = $5 WHERE tenant = $6 AND id = $1`,
-          [r.id, sealed.entities, sealed.bodyEnc, sealed.fts ?? '', bank.dedupHash(r.content_hash), r.tenant],
-        );
-      }
-      return rows.length;
-    });
-    encrypted += done;
-    if (done < batchSize) break;
-  }
+  const encrypted = await encryptMemories(db, codec, batchSize);
   const versions = await encryptHistory(db, codec, batchSize);
   const names = await encryptEntityNames(db, codec, batchSize);
   if (encrypted > 0 || versions > 0 || names > 0) {

@@ -1,12 +1,13 @@
 import type { Database } from '../db/database.js';
 import { deleteMemories, expiredMemories } from '../memory/store.js';
 import type { Clock } from '../util/clock.js';
+import { PeriodicJob } from '../util/periodic-job.js';
 
 /** How often the job looks for expired memories: an expired memory is deleted within this (and a run's time). */
 export const EXPIRY_EVERY_MS = 30_000;
-/** Memories deleted per step: each step's transaction stays small whatever piled up (a restart after a long stop). */
+/** Memories deleted per step. */
 const EXPIRY_STEP = 500;
-/** Steps per run at most; a larger backlog goes on at the next run. */
+/** Full steps per run at most. */
 const STEPS_PER_RUN = 20;
 
 /**
@@ -27,49 +28,14 @@ export async function deleteExpired(db: Database, now: Date, limit = EXPIRY_STEP
  * The expiry job: deletes expired memories when the engine starts (what expired while it was stopped) and every
  * `everyMs` after. Reads leave an expired memory out from the instant it expires; the job frees its room.
  */
-export class ExpiryJob {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-
-  constructor(
-    private readonly db: Database,
-    private readonly clock: Clock,
-    private readonly onError: (error: unknown) => void,
-    private readonly everyMs = EXPIRY_EVERY_MS,
-  ) {}
-
-  start(): void {
-    if (this.timer !== undefined) return;
-    this.timer = setInterval(() => this.tick(), this.everyMs);
-    // The job never keeps the process alive.
-    this.timer.unref();
-    this.tick();
-  }
-
-  /** Stops the schedule and waits for a run in progress. */
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
-  }
-
-  /** Waits for the run in progress, if any (a test's way to know the job has looked). */
-  async idle(): Promise<void> {
-    await this.running;
-  }
-
-  private tick(): void {
-    if (this.running) return;
-    this.running = this.run()
-      .catch(this.onError)
-      .finally(() => {
-        this.running = undefined;
-      });
-  }
-
-  private async run(): Promise<void> {
-    for (let step = 0; step < STEPS_PER_RUN && this.timer !== undefined; step++) {
-      if ((await deleteExpired(this.db, this.clock())) < EXPIRY_STEP) return;
-    }
+export class ExpiryJob extends PeriodicJob {
+  constructor(db: Database, clock: Clock, onError: (error: unknown) => void, everyMs = EXPIRY_EVERY_MS) {
+    super({
+      step: async () => (await deleteExpired(db, clock())) >= EXPIRY_STEP,
+      everyMs,
+      stepsPerRun: STEPS_PER_RUN,
+      runAtStart: true,
+      onError,
+    });
   }
 }

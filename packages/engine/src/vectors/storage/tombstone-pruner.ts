@@ -1,4 +1,5 @@
 import type { Database } from '../../db/database.js';
+import { PeriodicJob } from '../../util/periodic-job.js';
 
 /**
  * How long a tombstone is kept. An engine that brings its copy of a bank up to date within this time reads the bank's
@@ -7,9 +8,9 @@ import type { Database } from '../../db/database.js';
  */
 export const TOMBSTONE_RETENTION_MS = 15 * 60_000;
 const PRUNE_EVERY_MS = 60_000;
-/** Tombstones removed per transaction: each step's work and locks stay small whatever piled up. */
+/** Tombstones removed per step (one transaction). */
 const PRUNE_STEP = 1_000;
-/** Steps per run at most; a backlog larger than this goes on at the next run. */
+/** Full steps per run at most. */
 const STEPS_PER_RUN = 20;
 
 /**
@@ -61,41 +62,18 @@ export interface PruneSchedule {
 }
 
 /** Prunes tombstones once a minute in the background, a bounded number of steps per run. */
-export class TombstonePruner {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-
+export class TombstonePruner extends PeriodicJob {
   constructor(
-    private readonly db: Database,
-    private readonly onError: (error: unknown) => void,
-    private readonly schedule: PruneSchedule = { everyMs: PRUNE_EVERY_MS, retentionMs: TOMBSTONE_RETENTION_MS },
-  ) {}
-
-  start(): void {
-    this.timer ??= setInterval(() => this.tick(), this.schedule.everyMs);
-    // Pruning never keeps the process alive.
-    this.timer.unref();
-  }
-
-  /** Stops the schedule and waits for a run in progress. */
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
-  }
-
-  private tick(): void {
-    if (this.running) return;
-    this.running = this.run()
-      .catch(this.onError)
-      .finally(() => {
-        this.running = undefined;
-      });
-  }
-
-  private async run(): Promise<void> {
-    for (let step = 0; step < STEPS_PER_RUN && this.timer !== undefined; step++) {
-      if ((await pruneTombstones(this.db, this.schedule.retentionMs)) < PRUNE_STEP) return;
-    }
+    db: Database,
+    onError: (error: unknown) => void,
+    schedule: PruneSchedule = { everyMs: PRUNE_EVERY_MS, retentionMs: TOMBSTONE_RETENTION_MS },
+  ) {
+    super({
+      step: async () => (await pruneTombstones(db, schedule.retentionMs)) >= PRUNE_STEP,
+      everyMs: schedule.everyMs,
+      stepsPerRun: STEPS_PER_RUN,
+      runAtStart: false,
+      onError,
+    });
   }
 }
