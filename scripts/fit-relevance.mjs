@@ -4,7 +4,8 @@
 //
 //   node --conditions=source --import tsx scripts/fit-relevance.mjs
 //   ... --fit conv-26,conv-30,conv-41 --check conv-42,conv-43 --top 20 --data <LoCoMo folder>
-//   ... --agent-weight 1 (the agent facts' weight in the fit, LoCoMo's being 1) --examples <file> (writes every example)
+//   ... --agent-weight 1 (the agent facts' weight in the fit, LoCoMo's being 1)
+//   ... --examples <file> (writes every example with its query and text: what probe-relevance-signals.mjs reads)
 //
 // It opens an engine in-process (a fresh temporary MNEMOS_HOME, the local model, no LLM).
 // - LoCoMo: each conversation is retained as the LoCoMo bench does (one memory per turn, "Speaker: text",
@@ -15,9 +16,10 @@
 //   every bank; a result is relevant when it is one of the facts the question is labelled with. Most banks do not hold
 //   the answer, which is what a threshold is for. Questions at even positions fit, odd ones check.
 // Each top result is an example: its cosine to the query (scores.semantic) and the share of the query's terms it holds
-// (scores.coverage), with the cosine squared and their product (relevanceFeatures). A logistic regression (Newton's method, a small ridge) is fitted on the fit parts, the two data
-// sets weighted equally; the check parts measure, with the list cap the engine applies, the precision and recall of
-// "relevance >= t" for a few thresholds t. It prints the coefficients to paste into RELEVANCE_MODEL and the tables
+// (scores.coverage), with the cosine squared and their product (relevanceFeatures). A logistic regression (Newton's
+// method, a small ridge; relevance-math.mjs) is fitted on the fit parts, the two data sets weighted equally; the check
+// parts measure, with the list cap the engine applies, the precision and recall of "relevance >= t" for a few
+// thresholds t. It prints the coefficients to paste into RELEVANCE_MODEL and the tables
 // docs/api.md quotes.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +35,7 @@ import {
   relevanceFeatures,
   relevanceOf,
 } from '../packages/engine/src/recall/relevance.ts';
+import { fitLogistic, measure, round, weighted } from './relevance-math.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -45,10 +48,7 @@ const { values } = parseArgs({
   },
 });
 const TOP = Number(values.top);
-const THRESHOLDS = [0.1, 0.2, 0.3, 0.5, 0.7];
 const AGENT_BANK_SIZES = [1, 5, 20];
-/** Ridge on the non-intercept coefficients: keeps Newton's steps finite if the classes separate. */
-const RIDGE = 1e-3;
 const FACTS = path.join(path.dirname(fileURLToPath(import.meta.url)), '../packages/engine/bench/agent-facts.json');
 
 function recallRequest(bankId, query, queryTimestamp) {
@@ -69,11 +69,13 @@ function recallRequest(bankId, query, queryTimestamp) {
 }
 
 /** A result as an example: the two signals relevance is fitted on, and its label. */
-function example(memory, relevant) {
+function example(memory, relevant, query) {
   return {
     semantic: memory.scores['semantic'] ?? 0,
     coverage: memory.scores['coverage'] ?? 0,
     relevant: relevant ? 1 : 0,
+    query,
+    text: memory.memory.text,
   };
 }
 
@@ -98,7 +100,9 @@ async function locomoLists(engine, name) {
   for (const q of conv.questions) {
     const result = await engine.service.recall(recallRequest(bankId, q.question, new Date(conv.queryTimestamp)));
     const evidence = new Set(q.evidence);
-    lists.push(result.memories.slice(0, TOP).map((m) => example(m, evidence.has(m.metadata['dia_id'] ?? ''))));
+    lists.push(
+      result.hits.slice(0, TOP).map((m) => example(m, evidence.has(m.memory.metadata['dia_id'] ?? ''), q.question)),
+    );
   }
   console.error(`${name}: ${conv.questions.length} questions`);
   return lists;
@@ -132,11 +136,13 @@ async function agentLists(engine, model) {
       const answers = new Set(q.answers);
       for (let b = 0; b < banks; b++) {
         const result = await engine.service.recall(recallRequest(`agent-${size}-${b}`, q.question, new Date()));
-        const list = result.memories.slice(0, TOP).map((m) => example(m, answers.has(m.metadata['fact'] ?? '')));
+        const list = result.hits
+          .slice(0, TOP)
+          .map((m) => example(m, answers.has(m.memory.metadata['fact'] ?? ''), q.question));
         (qi % 2 === 0 ? parts.fit : parts.check).push(list);
-        for (const [ri, m] of result.memories.entries()) {
-          if (!answers.has(m.metadata['fact'] ?? '')) continue;
-          const key = `${qi} ${m.metadata['fact']}`;
+        for (const [ri, m] of result.hits.entries()) {
+          if (!answers.has(m.memory.metadata['fact'] ?? '')) continue;
+          const key = `${qi} ${m.memory.metadata['fact']}`;
           const seen = answerRelevance.get(key) ?? {};
           seen[size] = { relevance: relevanceOf(list[ri]?.semantic ?? 0, list[ri]?.coverage ?? 0, model), rank: ri };
           answerRelevance.set(key, seen);
@@ -149,83 +155,20 @@ async function agentLists(engine, model) {
   return { bySize, answerRelevance };
 }
 
-/** Weighted logistic regression of `relevant` on [1, ...relevanceFeatures] by Newton's method. */
-function fitLogistic(rows) {
-  const x = rows.map((r) => [1, ...relevanceFeatures(r.semantic, r.coverage)]);
-  const k = x[0].length;
-  let w = new Array(k).fill(0);
-  for (let iteration = 0; iteration < 50; iteration++) {
-    const gradient = new Array(k).fill(0);
-    const hessian = Array.from({ length: k }, () => new Array(k).fill(0));
-    rows.forEach((r, n) => {
-      const xn = x[n];
-      const p = 1 / (1 + Math.exp(-xn.reduce((z, v, i) => z + v * w[i], 0)));
-      for (let i = 0; i < k; i++) {
-        gradient[i] += r.weight * (r.relevant - p) * xn[i];
-        for (let j = 0; j < k; j++) hessian[i][j] += r.weight * p * (1 - p) * xn[i] * xn[j];
-      }
-    });
-    for (let i = 1; i < k; i++) {
-      gradient[i] -= RIDGE * w[i];
-      hessian[i][i] += RIDGE;
-    }
-    const step = solve(hessian, gradient);
-    w = w.map((v, i) => v + step[i]);
-    if (Math.max(...step.map(Math.abs)) < 1e-9) break;
-  }
-  const [intercept, semantic, coverage, semanticSquared, semanticCoverage] = w.map(round);
+/** The logistic's coefficients, named as RelevanceModel names them. */
+function fitModel(rows) {
+  const [intercept, semantic, coverage, semanticSquared, semanticCoverage] = fitLogistic(rows, (r) =>
+    relevanceFeatures(r.semantic, r.coverage),
+  );
   return { intercept, semantic, coverage, semanticSquared, semanticCoverage };
 }
 
-/** Solves the square system A x = b (Gaussian elimination with partial pivoting). */
-function solve(A, b) {
-  const n = b.length;
-  const m = A.map((row, i) => [...row, b[i]]);
-  for (let c = 0; c < n; c++) {
-    let pivot = c;
-    for (let r = c + 1; r < n; r++) if (Math.abs(m[r][c]) > Math.abs(m[pivot][c])) pivot = r;
-    [m[c], m[pivot]] = [m[pivot], m[c]];
-    for (let r = c + 1; r < n; r++) {
-      const f = m[r][c] / m[c][c];
-      for (let q = c; q <= n; q++) m[r][q] -= f * m[c][q];
-    }
-  }
-  const x = new Array(n).fill(0);
-  for (let r = n - 1; r >= 0; r--) {
-    let s = m[r][n];
-    for (let q = r + 1; q < n; q++) s -= m[r][q] * x[q];
-    x[r] = s / m[r][r];
-  }
-  return x;
-}
-
 /** Precision and recall of "relevance >= t" over lists, with the engine's list cap. */
-function measure(lists, model) {
-  const totalRelevant = lists.flat().reduce((n, r) => n + r.relevant, 0);
-  return THRESHOLDS.map((t) => {
-    let kept = 0;
-    let hits = 0;
-    for (const list of lists) {
-      const cap = new RelevanceCap(model);
-      for (const r of list) {
-        if (cap.next(r.semantic, r.coverage) < t) break;
-        kept++;
-        hits += r.relevant;
-      }
-    }
-    return {
-      threshold: t,
-      kept_per_question: round(kept / lists.length),
-      precision: kept === 0 ? null : round(hits / kept),
-      recall: totalRelevant === 0 ? null : round(hits / totalRelevant),
-    };
+function measureModel(lists, model) {
+  return measure(lists, () => {
+    const cap = new RelevanceCap(model);
+    return (r) => cap.next(r.semantic, r.coverage);
   });
-}
-
-/** Rows of lists, each weighted so that the lists' rows weigh `total` together. */
-function weighted(lists, total) {
-  const rows = lists.flat();
-  return rows.map((r) => ({ ...r, weight: total / rows.length }));
 }
 
 /** How far apart the answer facts' relevance is between bank sizes, where the answer ranked first in every size. */
@@ -242,10 +185,6 @@ function sizeSpread(answerRelevance) {
   return { answers_compared: compared, widest_relevance_gap: round(widest) };
 }
 
-function round(n) {
-  return Math.round(n * 1e4) / 1e4;
-}
-
 const home = mkdtempSync(path.join(tmpdir(), 'mnemos-fit-'));
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const config = loadEngineConfig({ MNEMOS_HOME: home, MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: testModelDir() });
@@ -259,18 +198,20 @@ try {
   const agentFit = AGENT_BANK_SIZES.flatMap((s) => agent.bySize[s].fit);
   const agentCheck = (s) => agent.bySize[s].check;
   const locomoRows = weighted(locomoFit, 1);
-  const model = fitLogistic([...locomoRows, ...weighted(agentFit, Number(values['agent-weight']))]);
+  const model = fitModel([...locomoRows, ...weighted(agentFit, Number(values['agent-weight']))]);
   if (values.examples) {
     const bySize = Object.fromEntries(AGENT_BANK_SIZES.map((s) => [s, agent.bySize[s]]));
     writeFileSync(values.examples, JSON.stringify({ locomoFit, locomoCheck, agent: bySize }));
   }
   const report = (m) => ({
-    locomo_held_out: measure(locomoCheck, m),
-    agent_facts_held_out: measure(
+    locomo_held_out: measureModel(locomoCheck, m),
+    agent_facts_held_out: measureModel(
       AGENT_BANK_SIZES.flatMap((s) => agentCheck(s)),
       m,
     ),
-    agent_facts_held_out_by_bank_size: Object.fromEntries(AGENT_BANK_SIZES.map((s) => [s, measure(agentCheck(s), m)])),
+    agent_facts_held_out_by_bank_size: Object.fromEntries(
+      AGENT_BANK_SIZES.map((s) => [s, measureModel(agentCheck(s), m)]),
+    ),
   });
   console.log(
     JSON.stringify(
