@@ -87,9 +87,8 @@ function meanOf(vectors: Iterable<Float32Array>): Float32Array | undefined {
   return mean;
 }
 
-/** `v` minus `mean`, scaled to unit length (a zero vector stays zero). */
-function centered(v: Float32Array, mean: Float32Array): Float32Array {
-  const c = new Float32Array(v.length);
+/** `v` minus `mean`, scaled to unit length (a zero vector stays zero), written into `c`. */
+function centered(v: Float32Array, mean: Float32Array, c: Float32Array = new Float32Array(v.length)): Float32Array {
   let norm = 0;
   for (let j = 0; j < v.length; j++) {
     c[j] = v[j]! - mean[j]!;
@@ -107,19 +106,71 @@ function dot(a: Float32Array, b: Float32Array): number {
 }
 
 /**
- * The centered cosines from each of the first `n` of `ranked` to every pooled candidate (NaN for a candidate without
- * a vector), and to each other by place. `vectors`: the pooled candidates' embeddings, whose mean is what is taken
- * away.
+ * `a`'s dot products with each of the `rows` vectors of `d` components laid end to end in `pool`. Four rows at a
+ * time, each row's sum in its own variable: the adds of one sum wait for each other, those of four do not. Each sum
+ * still adds its products in component order, so every value is the one `dot` gives.
+ */
+function dotsWithRows(a: Float32Array, pool: Float32Array, rows: number, d: number): number[] {
+  const out = new Array<number>(rows);
+  let r = 0;
+  for (; r + 3 < rows; r += 4) {
+    const o0 = r * d;
+    const o1 = o0 + d;
+    const o2 = o1 + d;
+    const o3 = o2 + d;
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    for (let j = 0; j < d; j++) {
+      const x = a[j]!;
+      s0 += x * pool[o0 + j]!;
+      s1 += x * pool[o1 + j]!;
+      s2 += x * pool[o2 + j]!;
+      s3 += x * pool[o3 + j]!;
+    }
+    out[r] = s0;
+    out[r + 1] = s1;
+    out[r + 2] = s2;
+    out[r + 3] = s3;
+  }
+  for (; r < rows; r++) {
+    let s = 0;
+    for (let j = 0, o = r * d; j < d; j++) s += a[j]! * pool[o + j]!;
+    out[r] = s;
+  }
+  return out;
+}
+
+/**
+ * The centered cosines from each of the first `n` of `ranked` to every pooled candidate (an empty list for a
+ * candidate without a vector), and to each other by place. `vectors`: the pooled candidates' embeddings, whose mean
+ * is what is taken away. A candidate's cosines to the pool are computed the first time they are asked for: most
+ * pairs of the first `n` are told apart by their dates, subjects or cosine before the pool is looked at.
  */
 function centeredCosines(ranked: readonly Candidate[], n: number, vectors: ReadonlyMap<string, Float32Array>) {
   const mean = meanOf(vectors.values())!;
-  const pool = [...vectors.values()].map((v) => centered(v, mean));
+  const d = mean.length;
   const head = ranked.slice(0, n).map((c) => {
     const v = vectors.get(c.meta.id);
     return v && centered(v, mean);
   });
-  const toPool = head.map((a) => (a ? pool.map((u) => dot(a, u)) : []));
   const between = head.map((a) => head.map((b) => (a && b ? dot(a, b) : Number.NaN)));
+  let pool: Float32Array | undefined;
+  const rows: Array<readonly number[] | undefined> = [];
+  const toPool = (i: number): readonly number[] => {
+    const known = rows[i];
+    if (known !== undefined) return known;
+    const a = head[i];
+    if (!a) return (rows[i] = []);
+    if (!pool) {
+      const centeredPool = new Float32Array(vectors.size * d);
+      let r = 0;
+      for (const v of vectors.values()) centered(v, mean, centeredPool.subarray(r * d, ++r * d));
+      pool = centeredPool;
+    }
+    return (rows[i] = dotsWithRows(a, pool, vectors.size, d));
+  };
   return { toPool, between };
 }
 
@@ -149,8 +200,8 @@ function newerAboveOlder(ranked: Candidate[], vectors: ReadonlyMap<string, Float
       times[newer]! > times[older]! &&
       cosine >= SAME_ATTRIBUTE_COSINE &&
       sameSubject(subjects[older]!, subjects[newer]!) &&
-      closerThan(toPool[older]!, cosine) < NEAREST &&
-      closerThan(toPool[newer]!, cosine) < NEAREST
+      closerThan(toPool(older), cosine) < NEAREST &&
+      closerThan(toPool(newer), cosine) < NEAREST
     );
   };
   /** Original places, in their new order. */
