@@ -143,10 +143,11 @@ function dotsWithRows(a: Float32Array, pool: Float32Array, rows: number, d: numb
 }
 
 /**
- * The centered cosines from each of the first `n` of `ranked` to every pooled candidate (an empty list for a
- * candidate without a vector), and to each other by place. `vectors`: the pooled candidates' embeddings, whose mean
- * is what is taken away. A candidate's cosines to the pool are computed the first time they are asked for: most
- * pairs of the first `n` are told apart by their dates, subjects or cosine before the pool is looked at.
+ * The centered cosines between the first `n` of `ranked` by place, and for each of them the cosine from which another
+ * candidate is among its NEAREST nearest in the pool (`nearestFrom`, see `nearestBound`). `vectors`: the pooled
+ * candidates' embeddings, whose mean is what is taken away. A candidate's cosines to the pool are computed the first
+ * time its bound is asked for: most pairs of the first `n` are told apart by their dates, subjects or cosine before
+ * the pool is looked at.
  */
 function centeredCosines(ranked: readonly Candidate[], n: number, vectors: ReadonlyMap<string, Float32Array>) {
   const mean = meanOf(vectors.values())!;
@@ -157,31 +158,43 @@ function centeredCosines(ranked: readonly Candidate[], n: number, vectors: Reado
   });
   const between = head.map((a) => head.map((b) => (a && b ? dot(a, b) : Number.NaN)));
   let pool: Float32Array | undefined;
-  const rows: Array<readonly number[] | undefined> = [];
-  const toPool = (i: number): readonly number[] => {
-    const known = rows[i];
+  const bounds: Array<number | undefined> = [];
+  const nearestFrom = (i: number): number => {
+    const known = bounds[i];
     if (known !== undefined) return known;
     const a = head[i];
-    if (!a) return (rows[i] = []);
+    if (!a) return (bounds[i] = Number.NEGATIVE_INFINITY);
     if (!pool) {
       const centeredPool = new Float32Array(vectors.size * d);
       let r = 0;
       for (const v of vectors.values()) centered(v, mean, centeredPool.subarray(r * d, ++r * d));
       pool = centeredPool;
     }
-    return (rows[i] = dotsWithRows(a, pool, vectors.size, d));
+    return (bounds[i] = nearestBound(dotsWithRows(a, pool, vectors.size, d)));
   };
-  return { toPool, between };
+  return { nearestFrom, between };
 }
 
 /**
- * How many pooled candidates other than `a` and `b` are closer to `a` than `b` is, given `a`'s cosines to the pool
- * and to `b`: `a` itself (cosine 1) is the one taken off; `b` is never closer than itself.
+ * The cosine from which `b` is among `a`'s NEAREST nearest pooled candidates, given `a`'s cosines to the pool: its
+ * (NEAREST + 1)-th highest, `a` itself (cosine 1) being the first (-Infinity when the pool holds fewer). At or above
+ * it, no more than NEAREST pooled candidates, `a` among them, are closer to `a` than `b` is (`b` is never closer than
+ * itself), so `b` has at most NEAREST - 1 others before it.
  */
-function closerThan(toPool: readonly number[], cosine: number): number {
-  let closer = 0;
-  for (const c of toPool) if (c > cosine) closer++;
-  return Math.max(0, closer - 1);
+function nearestBound(toPool: readonly number[]): number {
+  // The NEAREST + 1 highest so far, highest first.
+  const highest: number[] = [];
+  for (const c of toPool) {
+    if (highest.length === NEAREST + 1 && !(c > highest[NEAREST]!)) continue;
+    if (Number.isNaN(c)) continue;
+    let at = Math.min(highest.length, NEAREST);
+    highest[at] = c;
+    for (; at > 0 && highest[at - 1]! < c; at--) {
+      highest[at] = highest[at - 1]!;
+      highest[at - 1] = c;
+    }
+  }
+  return highest.length === NEAREST + 1 ? highest[NEAREST]! : Number.NEGATIVE_INFINITY;
 }
 
 /**
@@ -191,7 +204,7 @@ function closerThan(toPool: readonly number[], cosine: number): number {
 function newerAboveOlder(ranked: Candidate[], vectors: ReadonlyMap<string, Float32Array>): void {
   if (vectors.size < 3) return; // too few to tell what they share
   const n = Math.min(RECENCY_DEPTH, ranked.length);
-  const { toPool, between } = centeredCosines(ranked, n, vectors);
+  const { nearestFrom, between } = centeredCosines(ranked, n, vectors);
   const subjects = ranked.slice(0, n).map(subjectsOf);
   const times = ranked.slice(0, n).map(timeOf);
   const mayUpdate = (older: number, newer: number) => {
@@ -200,8 +213,8 @@ function newerAboveOlder(ranked: Candidate[], vectors: ReadonlyMap<string, Float
       times[newer]! > times[older]! &&
       cosine >= SAME_ATTRIBUTE_COSINE &&
       sameSubject(subjects[older]!, subjects[newer]!) &&
-      closerThan(toPool(older), cosine) < NEAREST &&
-      closerThan(toPool(newer), cosine) < NEAREST
+      cosine >= nearestFrom(older) &&
+      cosine >= nearestFrom(newer)
     );
   };
   /** Original places, in their new order. */
