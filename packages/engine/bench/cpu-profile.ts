@@ -48,6 +48,7 @@ const COMPONENTS: ReadonlyArray<[name: string, matches: (frame: CallFrame) => bo
   ['recall: semantic scan', (f) => /int16-matrix/.test(f.url)],
   ['recall: keyword arm', (f) => /\/vectors\/term-index\.ts|\/keywords\//.test(f.url) || f.functionName === 'matching'],
   ['recall: signals', (f) => /\/recall\/(signals|bm25|near-copy|feedback|relevance)\.ts/.test(f.url)],
+  ['recall: newer above older (recency step)', (f) => /\/recall\/recency\.ts/.test(f.url)],
   ['recall: other stages', (f) => /\/recall\/|\/vectors\//.test(f.url)],
   ['body codec (crypto/: encryption at rest, or the plaintext codec)', (f) => /\/crypto\//.test(f.url)],
   ['retain', (f) => /\/memory\//.test(f.url)],
