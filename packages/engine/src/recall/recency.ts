@@ -143,11 +143,13 @@ function dotsWithRows(a: Float32Array, pool: Float32Array, rows: number, d: numb
 }
 
 /**
- * The centered cosines between the first `n` of `ranked` by place, and for each of them the cosine from which another
- * candidate is among its NEAREST nearest in the pool (`nearestFrom`, see `nearestBound`). `vectors`: the pooled
- * candidates' embeddings, whose mean is what is taken away. A candidate's cosines to the pool are computed the first
- * time its bound is asked for: most pairs of the first `n` are told apart by their dates, subjects or cosine before
- * the pool is looked at.
+ * The centered cosines between the first `n` of `ranked` by place, and `mutual(i, j, cosine)`: whether the i-th and
+ * the j-th, at that cosine, are each among the other's NEAREST nearest in the pool (see `nearestBound`). `vectors`:
+ * the pooled candidates' embeddings, whose mean is what is taken away.
+ *
+ * The i-th's cosines to the others of the first `n` are some of its cosines to the pool, the same values, so the bound
+ * they give is never above the pool's: a pair below it is not mutual, and a candidate's cosines to the whole pool are
+ * computed only when a pair reaches both bounds of the first `n`.
  */
 function centeredCosines(ranked: readonly Candidate[], n: number, vectors: ReadonlyMap<string, Float32Array>) {
   const mean = meanOf(vectors.values())!;
@@ -157,22 +159,25 @@ function centeredCosines(ranked: readonly Candidate[], n: number, vectors: Reado
     return v && centered(v, mean);
   });
   const between = head.map((a) => head.map((b) => (a && b ? dot(a, b) : Number.NaN)));
+  const headBounds = between.map(nearestBound);
   let pool: Float32Array | undefined;
-  const bounds: Array<number | undefined> = [];
-  const nearestFrom = (i: number): number => {
-    const known = bounds[i];
+  const poolBounds: Array<number | undefined> = [];
+  const poolBound = (i: number): number => {
+    const known = poolBounds[i];
     if (known !== undefined) return known;
     const a = head[i];
-    if (!a) return (bounds[i] = Number.NEGATIVE_INFINITY);
+    if (!a) return (poolBounds[i] = Number.NEGATIVE_INFINITY);
     if (!pool) {
       const centeredPool = new Float32Array(vectors.size * d);
       let r = 0;
       for (const v of vectors.values()) centered(v, mean, centeredPool.subarray(r * d, ++r * d));
       pool = centeredPool;
     }
-    return (bounds[i] = nearestBound(dotsWithRows(a, pool, vectors.size, d)));
+    return (poolBounds[i] = nearestBound(dotsWithRows(a, pool, vectors.size, d)));
   };
-  return { nearestFrom, between };
+  const mutual = (i: number, j: number, cosine: number) =>
+    cosine >= headBounds[i]! && cosine >= headBounds[j]! && cosine >= poolBound(i) && cosine >= poolBound(j);
+  return { mutual, between };
 }
 
 /**
@@ -204,7 +209,7 @@ function nearestBound(toPool: readonly number[]): number {
 function newerAboveOlder(ranked: Candidate[], vectors: ReadonlyMap<string, Float32Array>): void {
   if (vectors.size < 3) return; // too few to tell what they share
   const n = Math.min(RECENCY_DEPTH, ranked.length);
-  const { nearestFrom, between } = centeredCosines(ranked, n, vectors);
+  const { mutual, between } = centeredCosines(ranked, n, vectors);
   const subjects = ranked.slice(0, n).map(subjectsOf);
   const times = ranked.slice(0, n).map(timeOf);
   const mayUpdate = (older: number, newer: number) => {
@@ -213,8 +218,7 @@ function newerAboveOlder(ranked: Candidate[], vectors: ReadonlyMap<string, Float
       times[newer]! > times[older]! &&
       cosine >= SAME_ATTRIBUTE_COSINE &&
       sameSubject(subjects[older]!, subjects[newer]!) &&
-      cosine >= nearestFrom(older) &&
-      cosine >= nearestFrom(newer)
+      mutual(older, newer, cosine)
     );
   };
   /** Original places, in their new order. */
