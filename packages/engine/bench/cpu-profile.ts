@@ -11,14 +11,20 @@ import { numberOption, parseBenchOptions } from './options.js';
  * used comes from load.ts (`engine CPU ms/request by thread`).
  *
  *   node --conditions=source --import tsx packages/engine/bench/cpu-profile.ts --dir DIR --from US --to US \
- *     --requests N
+ *     --requests N [--top N]
+ *
+ * `--top N` also lists each thread's N functions with the most self time (the sampled function itself, not its
+ * callers), in ms per request: what a component's share is made of.
  */
 
-const USAGE = 'options: --dir DIR --from US --to US (a run profile window) --requests N (requests in that run)';
+const USAGE =
+  'options: --dir DIR --from US --to US (a run profile window) --requests N (requests in that run) --top N ' +
+  '(also list the N functions with the most self time per thread)';
 
 interface CallFrame {
   functionName: string;
   url: string;
+  lineNumber?: number;
 }
 interface ProfileNode {
   id: number;
@@ -42,6 +48,7 @@ const COMPONENTS: ReadonlyArray<[name: string, matches: (frame: CallFrame) => bo
   ['recall: semantic scan', (f) => /int16-matrix/.test(f.url)],
   ['recall: keyword arm', (f) => /\/vectors\/term-index\.ts|\/keywords\//.test(f.url) || f.functionName === 'matching'],
   ['recall: signals', (f) => /\/recall\/(signals|bm25|near-copy|feedback|relevance)\.ts/.test(f.url)],
+  ['recall: newer above older (recency step)', (f) => /\/recall\/recency\.ts/.test(f.url)],
   ['recall: other stages', (f) => /\/recall\/|\/vectors\//.test(f.url)],
   ['body codec (crypto/: encryption at rest, or the plaintext codec)', (f) => /\/crypto\//.test(f.url)],
   ['retain', (f) => /\/memory\//.test(f.url)],
@@ -54,8 +61,15 @@ const COMPONENTS: ReadonlyArray<[name: string, matches: (frame: CallFrame) => bo
   ['the model (tokenizer, pooling)', (f) => /@huggingface\/transformers/.test(f.url)],
 ];
 
-/** Busy sampled microseconds per component inside [from, to]. */
-function attribute(profile: CpuProfile, from: number, to: number): Map<string, number> {
+interface Attribution {
+  /** Busy sampled microseconds per component. */
+  components: Map<string, number>;
+  /** Busy sampled microseconds per sampled function (`name file:line`). */
+  functions: Map<string, number>;
+}
+
+/** Where the busy samples inside [from, to] go, by component and by sampled function. */
+function attribute(profile: CpuProfile, from: number, to: number): Attribution {
   const byId = new Map(profile.nodes.map((n) => [n.id, n] as const));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -75,17 +89,28 @@ function attribute(profile: CpuProfile, from: number, to: number): Map<string, n
     componentOf.set(leaf, found);
     return found;
   };
-  const out = new Map<string, number>();
+  const components = new Map<string, number>();
+  const functions = new Map<string, number>();
+  const add = (into: Map<string, number>, key: string, us: number) => into.set(key, (into.get(key) ?? 0) + us);
   let t = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
     t += profile.timeDeltas[i]!;
     const leaf = profile.samples[i]!;
-    if (t < from || t > to || byId.get(leaf)!.callFrame.functionName === '(idle)') continue;
-    const name = component(leaf);
+    const frame = byId.get(leaf)!.callFrame;
+    if (t < from || t > to || frame.functionName === '(idle)') continue;
     // A sample stands for the time until the next one.
-    out.set(name, (out.get(name) ?? 0) + (profile.timeDeltas[i + 1] ?? 0));
+    const us = profile.timeDeltas[i + 1] ?? 0;
+    add(components, component(leaf), us);
+    add(functions, functionLabel(frame), us);
   }
-  return out;
+  return { components, functions };
+}
+
+/** A sampled function as `--top` lists it: its name and where it is defined (the file's last two path parts). */
+function functionLabel(frame: CallFrame): string {
+  const file = frame.url.split('/').slice(-2).join('/');
+  const line = frame.lineNumber !== undefined && frame.lineNumber >= 0 ? `:${frame.lineNumber + 1}` : '';
+  return `${frame.functionName || '(anonymous)'}${file ? ` ${file}${line}` : ''}`;
 }
 
 /** Worker threads have no names: the component that fills most of a thread's samples says which one it is. */
@@ -98,7 +123,8 @@ function threadRole(thread: string | undefined, times: ReadonlyMap<string, numbe
 }
 
 function main(): void {
-  const options = parseBenchOptions(process.argv.slice(2), ['dir', 'from', 'to', 'requests'], USAGE);
+  const options = parseBenchOptions(process.argv.slice(2), ['dir', 'from', 'to', 'requests', 'top'], USAGE);
+  const top = numberOption(options, 'top', 0, 0);
   const dir = options.values.get('dir');
   if (dir === undefined) throw new Error(`--dir is missing; ${USAGE}`);
   const from = numberOption(options, 'from', NaN);
@@ -109,7 +135,11 @@ function main(): void {
   if (files.length === 0) throw new Error(`${dir} holds no .cpuprofile files; run bench:load with --cpu-prof ${dir}`);
   for (const file of files.sort()) {
     const thread = file.split('.')[4];
-    const times = attribute(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, from, to);
+    const { components: times, functions } = attribute(
+      JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile,
+      from,
+      to,
+    );
     const busy = [...times.values()].reduce((a, b) => a + b, 0);
     if (busy === 0) continue;
     console.log(
@@ -117,6 +147,13 @@ function main(): void {
     );
     for (const [name, us] of [...times].sort((a, b) => b[1] - a[1])) {
       console.log(`  ${((100 * us) / busy).toFixed(1).padStart(5)}%  ${name}`);
+    }
+    if (top === 0) continue;
+    console.log(`  functions with the most self time (ms/request sampled):`);
+    for (const [name, us] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+      console.log(
+        `  ${(us / 1000 / requests).toFixed(3).padStart(7)}  ${((100 * us) / busy).toFixed(1).padStart(5)}%  ${name}`,
+      );
     }
   }
 }

@@ -87,9 +87,8 @@ function meanOf(vectors: Iterable<Float32Array>): Float32Array | undefined {
   return mean;
 }
 
-/** `v` minus `mean`, scaled to unit length (a zero vector stays zero). */
-function centered(v: Float32Array, mean: Float32Array): Float32Array {
-  const c = new Float32Array(v.length);
+/** `v` minus `mean`, scaled to unit length (a zero vector stays zero), written into `c`. */
+function centered(v: Float32Array, mean: Float32Array, c: Float32Array = new Float32Array(v.length)): Float32Array {
   let norm = 0;
   for (let j = 0; j < v.length; j++) {
     c[j] = v[j]! - mean[j]!;
@@ -107,30 +106,100 @@ function dot(a: Float32Array, b: Float32Array): number {
 }
 
 /**
- * The centered cosines from each of the first `n` of `ranked` to every pooled candidate (NaN for a candidate without
- * a vector), and to each other by place. `vectors`: the pooled candidates' embeddings, whose mean is what is taken
- * away.
+ * `a`'s dot products with each of the `rows` vectors of `d` components laid end to end in `pool`. Four rows at a
+ * time, each row's sum in its own variable: the adds of one sum wait for each other, those of four do not. Each sum
+ * still adds its products in component order, so every value is the one `dot` gives.
+ */
+function dotsWithRows(a: Float32Array, pool: Float32Array, rows: number, d: number): number[] {
+  const out = new Array<number>(rows);
+  let r = 0;
+  for (; r + 3 < rows; r += 4) {
+    const o0 = r * d;
+    const o1 = o0 + d;
+    const o2 = o1 + d;
+    const o3 = o2 + d;
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    for (let j = 0; j < d; j++) {
+      const x = a[j]!;
+      s0 += x * pool[o0 + j]!;
+      s1 += x * pool[o1 + j]!;
+      s2 += x * pool[o2 + j]!;
+      s3 += x * pool[o3 + j]!;
+    }
+    out[r] = s0;
+    out[r + 1] = s1;
+    out[r + 2] = s2;
+    out[r + 3] = s3;
+  }
+  for (; r < rows; r++) {
+    let s = 0;
+    for (let j = 0, o = r * d; j < d; j++) s += a[j]! * pool[o + j]!;
+    out[r] = s;
+  }
+  return out;
+}
+
+/**
+ * The centered cosines between the first `n` of `ranked` by place, and `mutual(i, j, cosine)`: whether the i-th and
+ * the j-th, at that cosine, are each among the other's NEAREST nearest in the pool (see `nearestBound`). `vectors`:
+ * the pooled candidates' embeddings, whose mean is what is taken away.
+ *
+ * The i-th's cosines to the others of the first `n` are some of its cosines to the pool, the same values, so the bound
+ * they give is never above the pool's: a pair below it is not mutual, and a candidate's cosines to the whole pool are
+ * computed only when a pair reaches both bounds of the first `n`.
  */
 function centeredCosines(ranked: readonly Candidate[], n: number, vectors: ReadonlyMap<string, Float32Array>) {
   const mean = meanOf(vectors.values())!;
-  const pool = [...vectors.values()].map((v) => centered(v, mean));
+  const d = mean.length;
   const head = ranked.slice(0, n).map((c) => {
     const v = vectors.get(c.meta.id);
     return v && centered(v, mean);
   });
-  const toPool = head.map((a) => (a ? pool.map((u) => dot(a, u)) : []));
   const between = head.map((a) => head.map((b) => (a && b ? dot(a, b) : Number.NaN)));
-  return { toPool, between };
+  const headBounds = between.map(nearestBound);
+  let pool: Float32Array | undefined;
+  const poolBounds: Array<number | undefined> = [];
+  const poolBound = (i: number): number => {
+    const known = poolBounds[i];
+    if (known !== undefined) return known;
+    const a = head[i];
+    if (!a) return (poolBounds[i] = Number.NEGATIVE_INFINITY);
+    if (!pool) {
+      const centeredPool = new Float32Array(vectors.size * d);
+      let r = 0;
+      for (const v of vectors.values()) centered(v, mean, centeredPool.subarray(r * d, ++r * d));
+      pool = centeredPool;
+    }
+    return (poolBounds[i] = nearestBound(dotsWithRows(a, pool, vectors.size, d)));
+  };
+  const mutual = (i: number, j: number, cosine: number) =>
+    cosine >= headBounds[i]! && cosine >= headBounds[j]! && cosine >= poolBound(i) && cosine >= poolBound(j);
+  return { mutual, between };
 }
 
 /**
- * How many pooled candidates other than `a` and `b` are closer to `a` than `b` is, given `a`'s cosines to the pool
- * and to `b`: `a` itself (cosine 1) is the one taken off; `b` is never closer than itself.
+ * The cosine from which `b` is among `a`'s NEAREST nearest pooled candidates, given `a`'s cosines to the pool: its
+ * (NEAREST + 1)-th highest, `a` itself (cosine 1) being the first (-Infinity when the pool holds fewer). At or above
+ * it, no more than NEAREST pooled candidates, `a` among them, are closer to `a` than `b` is (`b` is never closer than
+ * itself), so `b` has at most NEAREST - 1 others before it.
  */
-function closerThan(toPool: readonly number[], cosine: number): number {
-  let closer = 0;
-  for (const c of toPool) if (c > cosine) closer++;
-  return Math.max(0, closer - 1);
+function nearestBound(toPool: readonly number[]): number {
+  // The NEAREST + 1 highest so far, highest first.
+  const highest: number[] = [];
+  for (const c of toPool) {
+    if (highest.length === NEAREST + 1 && !(c > highest[NEAREST]!)) continue;
+    if (Number.isNaN(c)) continue;
+    let at = Math.min(highest.length, NEAREST);
+    highest[at] = c;
+    for (; at > 0 && highest[at - 1]! < c; at--) {
+      highest[at] = highest[at - 1]!;
+      highest[at - 1] = c;
+    }
+  }
+  return highest.length === NEAREST + 1 ? highest[NEAREST]! : Number.NEGATIVE_INFINITY;
 }
 
 /**
@@ -140,7 +209,7 @@ function closerThan(toPool: readonly number[], cosine: number): number {
 function newerAboveOlder(ranked: Candidate[], vectors: ReadonlyMap<string, Float32Array>): void {
   if (vectors.size < 3) return; // too few to tell what they share
   const n = Math.min(RECENCY_DEPTH, ranked.length);
-  const { toPool, between } = centeredCosines(ranked, n, vectors);
+  const { mutual, between } = centeredCosines(ranked, n, vectors);
   const subjects = ranked.slice(0, n).map(subjectsOf);
   const times = ranked.slice(0, n).map(timeOf);
   const mayUpdate = (older: number, newer: number) => {
@@ -149,8 +218,7 @@ function newerAboveOlder(ranked: Candidate[], vectors: ReadonlyMap<string, Float
       times[newer]! > times[older]! &&
       cosine >= SAME_ATTRIBUTE_COSINE &&
       sameSubject(subjects[older]!, subjects[newer]!) &&
-      closerThan(toPool[older]!, cosine) < NEAREST &&
-      closerThan(toPool[newer]!, cosine) < NEAREST
+      mutual(older, newer, cosine)
     );
   };
   /** Original places, in their new order. */
