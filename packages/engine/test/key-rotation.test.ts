@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
-import { rotateKey } from '../src/crypto/admin.js';
+import { encryptExisting, rotateKey } from '../src/crypto/admin.js';
 import { EngineRegistration, enginesNotOnKey } from '../src/crypto/connected-engines.js';
 import { MasterKey } from '../src/crypto/envelope.js';
-import { ENCRYPTION_LOCK } from '../src/crypto/record.js';
+import { ENCRYPTION_LOCK, readRecord } from '../src/crypto/record.js';
 import type { Database } from '../src/db/database.js';
 import { openDatabase } from '../src/db/open.js';
 import { startEngine, type RunningEngine } from '../src/index.js';
@@ -241,6 +241,29 @@ describe('rotate-key with several engines on one external database', () => {
       }
       await assertReadableAfterRestart(scratch, acked);
       await assert.rejects(startOn(scratch, OLD), /^EncryptionKeyMismatchError: encryption_key_mismatch: /);
+    });
+  });
+
+  it('encrypt-existing refuses while an engine without the key is connected, names it and changes nothing', async () => {
+    await withScratch('rotation_encrypt_existing', async (scratch) => {
+      const db = (await openDatabase({ home: home.path, databaseUrl: scratch.url })).db;
+      try {
+        const plaintext = await EngineRegistration.register(db, undefined);
+        await assert.rejects(
+          encryptExisting(db, Buffer.from(NEW, 'base64')),
+          (error: Error & { exitCode?: number }) =>
+            error.exitCode === 75 &&
+            /^encrypt-existing refused: 1 engine serves this database without the key: /.test(error.message) &&
+            error.message.includes(`pid ${process.pid}`) &&
+            !error.message.includes('\n'),
+        );
+        assert.equal(await readRecord(db), undefined, 'the database is still a plaintext one');
+        await plaintext.close();
+        assert.deepEqual(await encryptExisting(db, Buffer.from(NEW, 'base64')), { encrypted: 0 });
+        assert.notEqual(await readRecord(db), undefined);
+      } finally {
+        await db.close();
+      }
     });
   });
 

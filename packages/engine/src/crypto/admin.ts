@@ -22,11 +22,11 @@ export interface RotationOutcome {
 }
 
 /**
- * The rotation would retire a key connected engines still serve with; nothing was changed. Exit code 75
- * (EX_TEMPFAIL): run it again once those engines run with the new key.
+ * A key change (a rotation, or encrypting a plaintext database) would leave connected engines serving with another key
+ * or none; nothing was changed. Exit code 75 (EX_TEMPFAIL): run it again once those engines run with the new key.
  */
-export class RotationRefusedError extends Error {
-  override readonly name = 'RotationRefusedError';
+export class KeyChangeRefusedError extends Error {
+  override readonly name = 'KeyChangeRefusedError';
   readonly exitCode = 75;
 }
 
@@ -68,7 +68,7 @@ export async function rotateKey(
     verifyMaster(record, current);
     if (phase !== 'begin') {
       const holdouts = await enginesNotOnKey(tx, next.fingerprintHex, staleAfterMs);
-      if (holdouts.length > 0) throw new RotationRefusedError(refusal(phase, holdouts, staleAfterMs));
+      if (holdouts.length > 0) throw new KeyChangeRefusedError(refusal(phase, holdouts, staleAfterMs));
     }
     const banks = await tx.query<{ tenant: string; bank_id: string; wrapped_key: Uint8Array }>(
       'SELECT tenant, bank_id, wrapped_key FROM banks WHERE wrapped_key IS NOT NULL FOR UPDATE',
@@ -105,13 +105,23 @@ export async function rotateKey(
   });
 }
 
-/** One line: which engines hold the old key, and how to go on. */
-function refusal(phase: RotationPhase, engines: readonly ConnectedEngine[], staleAfterMs: number): string {
-  const named = engines
+/** The engines a refusal names, each with when it started and last said it was alive. */
+function namedEngines(engines: readonly ConnectedEngine[]): string {
+  return engines
     .map(
       (e) => `${e.host} pid ${e.pid} (started ${e.startedAt.toISOString()}, last heartbeat ${e.silentSeconds} s ago)`,
     )
     .join(', ');
+}
+
+/** How long a crashed engine keeps counting, for the end of a refusal. */
+const crashedEngineNote = (staleAfterMs: number): string =>
+  `An engine that stopped without saying so (a crash) counts until ${Math.round(staleAfterMs / 1000)} s after its ` +
+  'last heartbeat.';
+
+/** One line: which engines hold the old key, and how to go on. */
+function refusal(phase: RotationPhase, engines: readonly ConnectedEngine[], staleAfterMs: number): string {
+  const named = namedEngines(engines);
   const count = engines.length === 1 ? '1 engine still serves' : `${engines.length} engines still serve`;
   const next =
     phase === 'finish'
@@ -120,8 +130,7 @@ function refusal(phase: RotationPhase, engines: readonly ConnectedEngine[], stal
         'MNEMOS_API_ENCRYPTION_MASTER_KEY set to the new key, then `mnemos rotate-key --phase finish`';
   return (
     `rotate-key refused (phase ${phase}): ${count} with a key other than the new one: ${named}; nothing was changed. ` +
-    `To go on, ${next}. An engine that stopped without saying so (a crash) counts until ` +
-    `${Math.round(staleAfterMs / 1000)} s after its last heartbeat.`
+    `To go on, ${next}. ${crashedEngineNote(staleAfterMs)}`
   );
 }
 
@@ -279,10 +288,23 @@ export async function encryptExisting(
   db: Database,
   masterRaw: Buffer,
   batchSize = 200,
+  options: RotationOptions = {},
 ): Promise<EncryptExistingOutcome> {
   const master = new MasterKey(masterRaw);
+  const staleAfterMs = options.staleAfterMs ?? STALE_AFTER_MS;
   await db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [ENCRYPTION_LOCK]);
+    // An engine serving without the key (or with another) would go on writing rows this pass leaves behind in plain
+    // text, and fail on the rows it seals: the pass waits until every connected engine runs with the key.
+    const holdouts = await enginesNotOnKey(tx, master.fingerprintHex, staleAfterMs);
+    if (holdouts.length > 0) {
+      const count = holdouts.length === 1 ? '1 engine serves' : `${holdouts.length} engines serve`;
+      throw new KeyChangeRefusedError(
+        `encrypt-existing refused: ${count} this database without the key: ${namedEngines(holdouts)}; nothing was ` +
+          'changed. To go on, stop them, run `mnemos encrypt-existing` again, then start them with ' +
+          `MNEMOS_API_ENCRYPTION_MASTER_KEY set. ${crashedEngineNote(staleAfterMs)}`,
+      );
+    }
     const record = await readRecord(tx);
     // The record goes first: an interrupted run leaves a database that refuses to start until it is finished.
     if (record === undefined) {
