@@ -13,6 +13,8 @@ import type { Database, SqlParam } from '../src/db/database.js';
 import { migrations } from '../src/db/migrations/index.js';
 import { openExternalDatabase } from '../src/db/postgres.js';
 import { clearMemories, deleteMemory, MemoryStore } from '../src/memory/store.js';
+import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
+import { foldBankStatistics } from '../src/vectors/storage/statistics-folder.js';
 import { pruneTombstones, TombstonePruner } from '../src/vectors/storage/tombstone-pruner.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { createScratchDatabase, waitFor, type ScratchDatabase } from './helpers/postgres-server.js';
@@ -326,6 +328,43 @@ describe('the bank change log, two engines, a transaction held open in another d
     } finally {
       await slow.query('ROLLBACK').catch(() => undefined);
       await slow.end();
+    }
+  });
+
+  it('a writer leaves the bank`s keyword counts unlocked while it is open; readers count its rows once committed', async () => {
+    const a = await openEngine();
+    await write(a, 'counted', ['tomatoes in the garden']);
+    await foldBankStatistics(a.db, true);
+    const scope = { tenant: TENANT, bankIds: ['counted'] };
+    const search = new PostgresBankIndex(a.db, a.store);
+    const open = new pg.Client({ connectionString: scratch.url });
+    await open.connect();
+    try {
+      await open.query('BEGIN');
+      await open.query(
+        `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding)
+         VALUES ($1, 'default', 'counted', 'default', 'raw', 'tomatoes by the door', $2,
+                 to_tsvector('english', 'tomatoes by the door'), $3)`,
+        [randomUUID(), randomUUID(), `[${Array.from(vectorOf('tomatoes by the door')).join(',')}]`],
+      );
+      // Another writer of the bank counting the same word would take this row: nothing holds it.
+      const free = await scratch.admin<{ term: string }>(
+        `SELECT term FROM bank_term_counts WHERE bank_id = 'counted' AND term = 'tomato' FOR UPDATE NOWAIT`,
+      );
+      assert.deepEqual(free, [{ term: 'tomato' }]);
+      /** The bank's size and the two words' counts, as recall reads them, in one string. */
+      const counted = async () => {
+        const { size, frequencies } = await search.statistics(scope, ['tomato', 'door']);
+        return `size ${size}, tomato ${frequencies.get('tomato')}, door ${frequencies.get('door')}`;
+      };
+      assert.equal(await counted(), 'size 1, tomato 1, door 0', 'uncommitted');
+      await open.query('COMMIT');
+      assert.equal(await counted(), 'size 2, tomato 2, door 1', 'committed');
+      assert.ok((await foldBankStatistics(a.db)) > 0, 'the committed deltas fold');
+      assert.equal(await counted(), 'size 2, tomato 2, door 1', 'folded');
+    } finally {
+      await open.query('ROLLBACK').catch(() => undefined);
+      await open.end();
     }
   });
 
