@@ -14,7 +14,7 @@ import { migrations } from '../src/db/migrations/index.js';
 import { openExternalDatabase } from '../src/db/postgres.js';
 import { clearMemories, deleteMemory, MemoryStore } from '../src/memory/store.js';
 import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
-import { foldBankStatistics } from '../src/vectors/storage/statistics-folder.js';
+import { foldBankStatistics, StatisticsFolder } from '../src/vectors/storage/statistics-folder.js';
 import { pruneTombstones, TombstonePruner } from '../src/vectors/storage/tombstone-pruner.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { createScratchDatabase, waitFor, type ScratchDatabase } from './helpers/postgres-server.js';
@@ -146,6 +146,23 @@ after(async () => {
   await elsewhere?.drop();
   await scratch?.drop();
 });
+
+/** Runs a background job on its schedule until `done`, stops it, and answers the errors it reported. */
+async function runScheduled(
+  make: (onError: (error: unknown) => void) => { start(): void; stop(): Promise<void> },
+  what: string,
+  done: () => Promise<boolean>,
+): Promise<unknown[]> {
+  const errors: unknown[] = [];
+  const job = make((error) => errors.push(error));
+  job.start();
+  try {
+    await waitFor(what, done);
+  } finally {
+    await job.stop();
+  }
+  return errors;
+}
 
 async function holderStillOpen(): Promise<boolean> {
   const rows = await scratch.admin<{ n: number }>(
@@ -403,19 +420,34 @@ describe('the bank change log, two engines, a transaction held open in another d
     const a = await openEngine();
     const ids = await write(a, 'scheduled', ['to be deleted', 'to stay']);
     await deleteMemory(a.db, TENANT, 'scheduled', ids[0]!);
-    const errors: unknown[] = [];
-    const pruner = new TombstonePruner(a.db, (error) => errors.push(error), { everyMs: 20, retentionMs: 0 });
-    pruner.start();
-    try {
-      await waitFor('the scheduled pruning', async () => {
-        const left = await scratch.admin('SELECT 1 FROM memory_tombstones WHERE bank_id = $1', ['scheduled']);
-        return left.length === 0;
-      });
-    } finally {
-      await pruner.stop();
-    }
+    const errors = await runScheduled(
+      (onError) => new TombstonePruner(a.db, onError, { everyMs: 20, retentionMs: 0 }),
+      'the scheduled pruning',
+      async () =>
+        (await scratch.admin('SELECT 1 FROM memory_tombstones WHERE bank_id = $1', ['scheduled'])).length === 0,
+    );
     assert.deepEqual(errors, []);
     assert.ok((await bankLog('scheduled')).pruned > 0);
+  });
+
+  it('folds the keyword counts on a schedule in the background', async () => {
+    const a = await openEngine();
+    await write(a, 'folded', ['apples and pears', 'pears alone']);
+    const errors = await runScheduled(
+      (onError) => new StatisticsFolder(a.db, onError, 20),
+      'the scheduled fold',
+      async () =>
+        (await scratch.admin('SELECT 1 FROM bank_statistics_deltas WHERE bank_id = $1', ['folded'])).length === 0,
+    );
+    assert.deepEqual(errors, []);
+    const totals = await scratch.admin<{ n: string }>(
+      `SELECT term || ' ' || memories AS n FROM bank_term_counts WHERE bank_id = 'folded'
+       UNION ALL SELECT 'size ' || memory_count FROM banks WHERE bank_id = 'folded' ORDER BY 1`,
+    );
+    assert.deepEqual(
+      totals.map((t) => t.n),
+      ['alon 1', 'appl 1', 'pear 2', 'size 2'],
+    );
   });
 
   it('a bank deleted and created again is read afresh, though its numbers start over', async () => {
