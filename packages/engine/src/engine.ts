@@ -21,6 +21,7 @@ import { MemoryService } from './service/memory-service.js';
 import type { ProgressReporter } from './startup/readiness.js';
 import type { CompactTier, PostgresTier } from './recall/tier.js';
 import { PostgresBankIndex } from './vectors/storage/postgres-index.js';
+import { StatisticsFolder } from './vectors/storage/statistics-folder.js';
 import { TombstonePruner } from './vectors/storage/tombstone-pruner.js';
 import { VectorCache } from './vectors/vector-cache.js';
 
@@ -103,6 +104,8 @@ export class Engine {
   private preloading: Promise<void> = Promise.resolve();
   /** Removes old tombstones in the background (an engine further behind lists a bank's ids instead). */
   private readonly pruner: TombstonePruner;
+  /** Folds the keyword statistics the writes append into the totals recall reads with them. */
+  private readonly folder: StatisticsFolder;
   /** Deletes expired memories in the background (reads leave them out from the instant they expire). */
   readonly expiry: ExpiryJob;
 
@@ -124,6 +127,9 @@ export class Engine {
     this.vectors = parts.vectors;
     this.pruner = new TombstonePruner(this.db, (error) =>
       log.warn(`pruning tombstones failed (${(error as Error).message}); it is tried again in a minute`),
+    );
+    this.folder = new StatisticsFolder(this.db, (error) =>
+      log.warn(`folding keyword statistics failed (${(error as Error).message}); it is tried again shortly`),
     );
     const clock = options.clock ?? systemClock;
     this.expiry = new ExpiryJob(
@@ -261,6 +267,7 @@ export class Engine {
         throw error;
       });
       engine.pruner.start();
+      engine.folder.start();
       engine.expiry.start();
       return engine;
     } catch (error) {
@@ -316,6 +323,7 @@ export class Engine {
     await this.preloading;
     await this.queue.stop().catch(() => undefined);
     await this.pruner.stop().catch(() => undefined);
+    await this.folder.stop().catch(() => undefined);
     await this.expiry.stop().catch(() => undefined);
     for (const plugin of this.plugins) await plugin.close().catch(() => undefined);
     await this.llm?.close().catch(() => undefined);

@@ -3,22 +3,45 @@
 // retains, an edit that changes a memory's text, a delete of one and of a whole bank's memories, a bank deleted and created again.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Queryable } from '../src/db/database.js';
+import type { Database, Queryable } from '../src/db/database.js';
+import { foldBankStatistics } from '../src/vectors/storage/statistics-folder.js';
 import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 
 type Counts = Array<{ bank: string; term: string; n: number }>;
 
 /**
- * The statistics as the writes keep them: every term row (one that reached zero must be gone: under encryption at rest
- * a plaintext word must not stay behind), and the banks' sizes that are not zero (a bank may be empty).
+ * The statistics as recall reads them: the totals plus the deltas the writes appended since the last fold (migration
+ * 013), counts that sum to zero left out.
  */
 async function kept(db: Queryable): Promise<Counts> {
+  return db.query(
+    `SELECT bank, term, sum(n)::int AS n FROM (
+       SELECT bank_id AS bank, term, memories AS n FROM bank_term_counts
+       UNION ALL SELECT bank_id, coalesce(term, ''), memories FROM bank_statistics_deltas
+       UNION ALL SELECT bank_id, '', memory_count FROM banks
+     ) s GROUP BY 1, 2 HAVING sum(n) <> 0 ORDER BY 1, 2`,
+  );
+}
+
+/**
+ * The totals alone, once folded: every term row (one that reached zero must be gone: under encryption at rest a
+ * plaintext word must not stay behind), and the banks' sizes that are not zero (a bank may be empty).
+ */
+async function totals(db: Queryable): Promise<Counts> {
   return db.query(
     `SELECT bank_id AS bank, term, memories::int AS n FROM bank_term_counts
      UNION ALL SELECT bank_id, '', memory_count::int FROM banks WHERE memory_count <> 0
      ORDER BY 1, 2`,
   );
+}
+
+/** Folds the deltas and checks the totals alone then count the rows, with no delta left. */
+async function assertFolded(db: Database, message: string): Promise<void> {
+  await foldBankStatistics(db, true);
+  assert.deepEqual(await totals(db), await recounted(db), `${message}, folded`);
+  const [left] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM bank_statistics_deltas');
+  assert.equal(left?.n, 0, `${message}: every delta folded`);
 }
 
 /** The same statistics counted from the rows. */
@@ -60,6 +83,8 @@ describe('bank statistics', () => {
     await retain('kitchen', ['Bob bakes bread with rosemary.', 'Rosemary grows by the kitchen door.']);
     assert.deepEqual(await kept(db), await recounted(db), 'after retains');
     const search = new PostgresBankIndex(db, engine.engine.store);
+    assert.equal(await search.count({ tenant: 'default', bankIds: ['garden', 'kitchen'] }), 6, 'before a fold');
+    await assertFolded(db, 'after retains');
     assert.equal(await search.count({ tenant: 'default', bankIds: ['garden', 'kitchen'] }), 6);
     const tomato = await search.documentFrequencies({ tenant: 'default', bankIds: ['garden', 'kitchen'] }, ['tomato']);
     assert.equal(tomato.get('tomato'), 3, 'tomatoes, tomatoes and tomato, in two banks');
@@ -69,16 +94,22 @@ describe('bank statistics', () => {
     });
     assert.equal(edited.status, 200, JSON.stringify(edited.body));
     assert.deepEqual(await kept(db), await recounted(db), 'after an edit of the text');
+    assert.equal(
+      (await search.documentFrequencies({ tenant: 'default', bankIds: ['garden'] }, ['lawn'])).get('lawn'),
+      1,
+    );
 
     const gone = await call(engine.url, 'DELETE', `/v1/default/banks/garden/memories/${ids[2]}`);
     assert.ok(gone.status < 300, JSON.stringify(gone.body));
     const cleared = await call(engine.url, 'DELETE', '/v1/default/banks/kitchen/memories');
     assert.ok(cleared.status < 300, JSON.stringify(cleared.body));
     assert.deepEqual(await kept(db), await recounted(db), 'after deletes');
+    await assertFolded(db, 'after an edit and deletes');
 
     assert.ok((await call(engine.url, 'DELETE', '/v1/default/banks/garden')).status < 300);
     await retain('garden', ['Carol keeps bees beside the garden wall.']);
     assert.deepEqual(await kept(db), await recounted(db), 'after the bank was deleted and made again');
+    await assertFolded(db, 'after the bank was deleted and made again');
     const garden = await search.documentFrequencies({ tenant: 'default', bankIds: ['garden'] }, ['tomato', 'bee']);
     assert.deepEqual(
       [...garden],

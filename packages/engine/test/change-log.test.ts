@@ -13,6 +13,8 @@ import type { Database, SqlParam } from '../src/db/database.js';
 import { migrations } from '../src/db/migrations/index.js';
 import { openExternalDatabase } from '../src/db/postgres.js';
 import { clearMemories, deleteMemory, MemoryStore } from '../src/memory/store.js';
+import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
+import { foldBankStatistics, StatisticsFolder } from '../src/vectors/storage/statistics-folder.js';
 import { pruneTombstones, TombstonePruner } from '../src/vectors/storage/tombstone-pruner.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { createScratchDatabase, waitFor, type ScratchDatabase } from './helpers/postgres-server.js';
@@ -144,6 +146,23 @@ after(async () => {
   await elsewhere?.drop();
   await scratch?.drop();
 });
+
+/** Runs a background job on its schedule until `done`, stops it, and answers the errors it reported. */
+async function runScheduled(
+  make: (onError: (error: unknown) => void) => { start(): void; stop(): Promise<void> },
+  what: string,
+  done: () => Promise<boolean>,
+): Promise<unknown[]> {
+  const errors: unknown[] = [];
+  const job = make((error) => errors.push(error));
+  job.start();
+  try {
+    await waitFor(what, done);
+  } finally {
+    await job.stop();
+  }
+  return errors;
+}
 
 async function holderStillOpen(): Promise<boolean> {
   const rows = await scratch.admin<{ n: number }>(
@@ -329,6 +348,43 @@ describe('the bank change log, two engines, a transaction held open in another d
     }
   });
 
+  it('a writer leaves the bank`s keyword counts unlocked while it is open; readers count its rows once committed', async () => {
+    const a = await openEngine();
+    await write(a, 'counted', ['tomatoes in the garden']);
+    await foldBankStatistics(a.db, true);
+    const scope = { tenant: TENANT, bankIds: ['counted'] };
+    const search = new PostgresBankIndex(a.db, a.store);
+    const open = new pg.Client({ connectionString: scratch.url });
+    await open.connect();
+    try {
+      await open.query('BEGIN');
+      await open.query(
+        `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding)
+         VALUES ($1, 'default', 'counted', 'default', 'raw', 'tomatoes by the door', $2,
+                 to_tsvector('english', 'tomatoes by the door'), $3)`,
+        [randomUUID(), randomUUID(), `[${Array.from(vectorOf('tomatoes by the door')).join(',')}]`],
+      );
+      // Another writer of the bank counting the same word would take this row: nothing holds it.
+      const free = await scratch.admin<{ term: string }>(
+        `SELECT term FROM bank_term_counts WHERE bank_id = 'counted' AND term = 'tomato' FOR UPDATE NOWAIT`,
+      );
+      assert.deepEqual(free, [{ term: 'tomato' }]);
+      /** The bank's size and the two words' counts, as recall reads them, in one string. */
+      const counted = async () => {
+        const { size, frequencies } = await search.statistics(scope, ['tomato', 'door']);
+        return `size ${size}, tomato ${frequencies.get('tomato')}, door ${frequencies.get('door')}`;
+      };
+      assert.equal(await counted(), 'size 1, tomato 1, door 0', 'uncommitted');
+      await open.query('COMMIT');
+      assert.equal(await counted(), 'size 2, tomato 2, door 1', 'committed');
+      assert.ok((await foldBankStatistics(a.db)) > 0, 'the committed deltas fold');
+      assert.equal(await counted(), 'size 2, tomato 2, door 1', 'folded');
+    } finally {
+      await open.query('ROLLBACK').catch(() => undefined);
+      await open.end();
+    }
+  });
+
   it('prunes tombstones, and an engine behind the pruned ones still drops every deleted memory', async () => {
     const a = await openEngine();
     const behind = await openEngine();
@@ -364,19 +420,34 @@ describe('the bank change log, two engines, a transaction held open in another d
     const a = await openEngine();
     const ids = await write(a, 'scheduled', ['to be deleted', 'to stay']);
     await deleteMemory(a.db, TENANT, 'scheduled', ids[0]!);
-    const errors: unknown[] = [];
-    const pruner = new TombstonePruner(a.db, (error) => errors.push(error), { everyMs: 20, retentionMs: 0 });
-    pruner.start();
-    try {
-      await waitFor('the scheduled pruning', async () => {
-        const left = await scratch.admin('SELECT 1 FROM memory_tombstones WHERE bank_id = $1', ['scheduled']);
-        return left.length === 0;
-      });
-    } finally {
-      await pruner.stop();
-    }
+    const errors = await runScheduled(
+      (onError) => new TombstonePruner(a.db, onError, { everyMs: 20, retentionMs: 0 }),
+      'the scheduled pruning',
+      async () =>
+        (await scratch.admin('SELECT 1 FROM memory_tombstones WHERE bank_id = $1', ['scheduled'])).length === 0,
+    );
     assert.deepEqual(errors, []);
     assert.ok((await bankLog('scheduled')).pruned > 0);
+  });
+
+  it('folds the keyword counts on a schedule in the background', async () => {
+    const a = await openEngine();
+    await write(a, 'folded', ['apples and pears', 'pears alone']);
+    const errors = await runScheduled(
+      (onError) => new StatisticsFolder(a.db, onError, 20),
+      'the scheduled fold',
+      async () =>
+        (await scratch.admin('SELECT 1 FROM bank_statistics_deltas WHERE bank_id = $1', ['folded'])).length === 0,
+    );
+    assert.deepEqual(errors, []);
+    const totals = await scratch.admin<{ n: string }>(
+      `SELECT term || ' ' || memories AS n FROM bank_term_counts WHERE bank_id = 'folded'
+       UNION ALL SELECT 'size ' || memory_count FROM banks WHERE bank_id = 'folded' ORDER BY 1`,
+    );
+    assert.deepEqual(
+      totals.map((t) => t.n),
+      ['alon 1', 'appl 1', 'pear 2', 'size 2'],
+    );
   });
 
   it('a bank deleted and created again is read afresh, though its numbers start over', async () => {

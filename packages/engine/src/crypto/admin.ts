@@ -8,6 +8,7 @@ import { decodeWrapped, encodeWrapped, MasterKey } from './envelope.js';
 import { ENCRYPTION_LOCK, readRecord, writeRecord } from './record.js';
 import { EncryptionKeyMismatchError, verifyMaster } from './setup.js';
 import type { Metadata } from '../memory/types.js';
+import { foldBankStatistics } from '../vectors/storage/statistics-folder.js';
 
 /**
  * Key management commands (`mnemos rotate-key`, `mnemos encrypt-existing`). Both work on the database directly; see
@@ -327,6 +328,9 @@ export async function encryptExisting(
     await db.exec('VACUUM FULL memories');
     await db.exec('VACUUM FULL memory_history');
     await db.exec('VACUUM FULL memory_entities');
+    // The deltas not folded yet name the plaintext words the encryption took away: folding deletes their totals.
+    await foldBankStatistics(db, true);
+    await db.exec('VACUUM FULL bank_statistics_deltas');
     await db.exec('VACUUM FULL bank_term_counts');
     await db.exec('VACUUM FULL pg_statistic').catch(() => undefined);
     await db.exec('CHECKPOINT').catch(() => undefined);

@@ -12,6 +12,7 @@ import {
 } from './storage/indexed-row.js';
 import { ResidualLevels } from './kernels/residual-bits.js';
 import { parseTsvector } from '../keywords/tsvector.js';
+import { BANK_SIZE_SQL } from './storage/statistics-folder.js';
 import type { MemoryReader } from '../memory/rows.js';
 
 /**
@@ -137,7 +138,7 @@ async function emptyCompactCopy(db: Queryable, dimension: number, tenant: string
     if (vectors.length < SAMPLE_PAGE) break;
   }
   const [bank] = await db.query<{ memories: number }>(
-    'SELECT memory_count::int AS memories FROM banks WHERE tenant = $1 AND bank_id = $2',
+    `SELECT ${BANK_SIZE_SQL}::int AS memories FROM banks b WHERE tenant = $1 AND bank_id = $2`,
     [tenant, bankId],
   );
   const capacity = Math.max(64, Math.ceil((bank?.memories ?? 0) * COMPACT_SLACK));
@@ -280,9 +281,9 @@ export class VectorCache {
    * such a bank is skipped on the embedded database, where the Postgres tier searches it.
    */
   async preload(db: Database, below = Infinity): Promise<number> {
-    // The sizes are the ones the writes keep (migration 008): no count of every bank's rows at start.
+    // The sizes are the ones the writes keep (migrations 008 and 013): no count of every bank's rows at start.
     const banks = await db.query<{ tenant: string; bank_id: string; n: number }>(
-      `SELECT tenant, bank_id, memory_count::int AS n FROM banks ORDER BY last_write_at DESC NULLS LAST LIMIT 1000`,
+      `SELECT tenant, bank_id, ${BANK_SIZE_SQL}::int AS n FROM banks b ORDER BY last_write_at DESC NULLS LAST LIMIT 1000`,
     );
     let loaded = 0;
     for (const b of banks) {

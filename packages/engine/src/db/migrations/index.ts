@@ -9,6 +9,7 @@ import connectedEngines from './009_connected_engines.js';
 import memoryHistory from './010_memory_history.js';
 import expiry from './011_expiry.js';
 import memoryEntities from './012_memory_entities.js';
+import statisticsDeltas from './013_statistics_deltas.js';
 
 /** Numbered migrations, applied in order, each once. Append only: never edit a migration that has shipped. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -24,4 +25,5 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 10, name: 'memory_history', sql: memoryHistory },
   { version: 11, name: 'expiry', sql: expiry },
   { version: 12, name: 'memory_entities', sql: memoryEntities },
+  { version: 13, name: 'statistics_deltas', sql: statisticsDeltas },
 ];

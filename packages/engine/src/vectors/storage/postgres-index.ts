@@ -162,28 +162,31 @@ export class PostgresBankIndex {
 
   /**
    * Memories in the banks (filters not applied): the corpus size BM25 counts, kept by the writes themselves
-   * (migration 008), so reading it costs the same at any size.
+   * (migrations 008 and 013: totals plus the deltas not folded yet), so reading it costs the same at any size.
    */
   async count(scope: BankScope): Promise<number> {
-    const rows = await this.db.query<{ n: number }>(
-      'SELECT coalesce(sum(memory_count), 0)::int AS n FROM banks WHERE tenant = $1 AND bank_id = ANY($2::text[])',
-      [scope.tenant, [...scope.bankIds]],
-    );
-    return rows[0]?.n ?? 0;
+    return (await this.statistics(scope, [])).size;
   }
 
-  /** The banks' size (`count`) and each term's document frequency (`documentFrequencies`), in one statement. */
+  /**
+   * The banks' size (`count`) and each term's document frequency (`documentFrequencies`), in one statement: the
+   * totals plus the deltas the writes appended since they were last folded (vectors/storage/statistics-folder.ts).
+   */
   async statistics(
     scope: BankScope,
     terms: readonly string[],
   ): Promise<{ size: number; frequencies: Map<string, number> }> {
     const frequencies = new Map<string, number>(terms.map((t) => [t, 0]));
     const rows = await this.db.query<{ term: string | null; n: number }>(
-      `SELECT NULL::text AS term, coalesce(sum(memory_count), 0)::int AS n FROM banks
-       WHERE tenant = $1 AND bank_id = ANY($2::text[])
-       UNION ALL
-       SELECT term, sum(memories)::int FROM bank_term_counts
-       WHERE tenant = $1 AND bank_id = ANY($2::text[]) AND term = ANY($3::text[]) GROUP BY term`,
+      `SELECT term, sum(n)::int AS n FROM (
+         SELECT NULL::text AS term, memory_count AS n FROM banks WHERE tenant = $1 AND bank_id = ANY($2::text[])
+         UNION ALL
+         SELECT term, memories FROM bank_term_counts
+         WHERE tenant = $1 AND bank_id = ANY($2::text[]) AND term = ANY($3::text[])
+         UNION ALL
+         SELECT term, memories FROM bank_statistics_deltas
+         WHERE tenant = $1 AND bank_id = ANY($2::text[]) AND (term IS NULL OR term = ANY($3::text[]))
+       ) kept GROUP BY term`,
       [scope.tenant, [...scope.bankIds], [...terms]],
     );
     let size = 0;
@@ -194,17 +197,10 @@ export class PostgresBankIndex {
     return { size, frequencies };
   }
 
-  /** How many memories of the banks hold each term (filters not applied), kept by the writes (migration 008). */
+  /** How many memories of the banks hold each term (filters not applied), kept by the writes (`statistics`). */
   async documentFrequencies(scope: BankScope, terms: readonly string[]): Promise<Map<string, number>> {
-    const counts = new Map<string, number>(terms.map((t) => [t, 0]));
-    if (terms.length === 0) return counts;
-    const rows = await this.db.query<{ term: string; n: number }>(
-      `SELECT term, sum(memories)::int AS n FROM bank_term_counts
-       WHERE tenant = $1 AND bank_id = ANY($2::text[]) AND term = ANY($3::text[]) GROUP BY term`,
-      [scope.tenant, [...scope.bankIds], [...terms]],
-    );
-    for (const r of rows) counts.set(r.term, r.n);
-    return counts;
+    if (terms.length === 0) return new Map();
+    return (await this.statistics(scope, terms)).frequencies;
   }
 
   /**
