@@ -1,4 +1,5 @@
 import type { Database } from '../../db/database.js';
+import { PeriodicJob } from '../../util/periodic-job.js';
 
 /**
  * The size of the bank whose `banks` row is `b`, as the writes keep it (migrations 008 and 013): its folded total plus
@@ -57,37 +58,19 @@ export function foldBankStatistics(db: Database, wait = false): Promise<number> 
   });
 }
 
-/** Folds the keyword statistics' deltas in the background, every `everyMs`. */
-export class StatisticsFolder {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-
-  constructor(
-    private readonly db: Database,
-    private readonly onError: (error: unknown) => void,
-    private readonly everyMs = FOLD_EVERY_MS,
-  ) {}
-
-  start(): void {
-    this.timer ??= setInterval(() => this.tick(), this.everyMs);
-    // Folding never keeps the process alive.
-    this.timer.unref();
-  }
-
-  /** Stops the schedule and waits for a run in progress. */
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
-  }
-
-  private tick(): void {
-    if (this.running) return;
-    this.running = foldBankStatistics(this.db)
-      .then(() => undefined)
-      .catch(this.onError)
-      .finally(() => {
-        this.running = undefined;
-      });
+/** Folds the keyword statistics' deltas in the background, every `everyMs`: one fold of every bank per run. */
+export class StatisticsFolder extends PeriodicJob {
+  constructor(db: Database, onError: (error: unknown) => void, everyMs = FOLD_EVERY_MS) {
+    super({
+      // A fold takes every delta committed so far: nothing is left waiting for another step of the same run.
+      step: async () => {
+        await foldBankStatistics(db);
+        return false;
+      },
+      everyMs,
+      stepsPerRun: 1,
+      runAtStart: false,
+      onError,
+    });
   }
 }
