@@ -6,7 +6,7 @@ import { BankIndexes } from './db/recall-index.js';
 import type { BodyCodec } from './crypto/codec.js';
 import { EngineRegistration } from './crypto/connected-engines.js';
 import { openBodyCodec } from './crypto/setup.js';
-import { BATCH_TOKENS, createEmbedder, MicroBatcher, paddedTokens } from './embeddings/index.js';
+import { BATCH_TOKENS, createEmbedder, MicroBatcher, paddedTokens, type Embedder } from './embeddings/index.js';
 import { createJobQueue } from './jobs/index.js';
 import { ExpiryJob } from './jobs/expiry.js';
 import { systemClock, type Clock } from './util/clock.js';
@@ -33,6 +33,11 @@ export interface EngineOptions {
   clock?: Clock | undefined;
   /** How often the expiry job runs, in milliseconds (jobs/expiry.ts). */
   expiryEveryMs?: number | undefined;
+  /**
+   * A model already loaded, used instead of loading the configured one (tests share one among the engines of a
+   * process); the engine checks it against its database as any model, and closes it when it closes.
+   */
+  model?: Embedder | undefined;
 }
 
 /** The parts the engine opens before its plugins install, in the order they open. */
@@ -222,7 +227,8 @@ export class Engine {
         ),
       );
       onProgress('loading model');
-      const model = await createEmbedder(config.embeddings, config.home, (m) => log.info(m), onProgress);
+      const model =
+        options.model ?? (await createEmbedder(config.embeddings, config.home, (m) => log.info(m), onProgress));
       // A refused model (another one built the database) must not leave its thread running.
       await ensureEmbeddingSchema(db, model.id, model.dimension).catch(async (error: unknown) => {
         await model.close().catch(() => undefined);

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { encryptExisting, rotateKey } from '../src/crypto/admin.js';
 import { normaliseWord } from '../src/crypto/normalise.js';
 import { startEngine, type RunningEngine } from '../src/index.js';
-import { call, tempHome, testEnv } from './helpers/engine.js';
+import { call, sharedLocalModel, tempHome, testEnv } from './helpers/engine.js';
 
 /**
  * Encryption at rest end to end: the real engine on PGlite with the real model. Markers retained with a
@@ -71,7 +71,7 @@ function scan(dir: string, needles: readonly string[]): string[] {
 }
 
 async function start(home: string, extra: Record<string, string> = {}): Promise<RunningEngine> {
-  return startEngine({ env: testEnv(home, extra) });
+  return startEngine({ env: testEnv(home, extra), engine: { model: await sharedLocalModel() } });
 }
 
 async function retainCorpus(url: string, bank: string): Promise<string[]> {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { startEngine } from '../src/index.js';
-import { call, tempHome, testEnv } from './helpers/engine.js';
+import { call, sharedLocalModel, tempHome, testEnv } from './helpers/engine.js';
 import { runCliToEnd } from './helpers/process.js';
 
 /** The key-management commands through the real CLI on an embedded database: encrypt-existing, then rotate-key. */
@@ -14,7 +14,7 @@ after(() => home.remove());
 
 describe('mnemos encrypt-existing and rotate-key', () => {
   it('encrypts a plaintext database, rotates its key, and the engine recalls with the new key only', async () => {
-    const plain = await startEngine({ env: testEnv(home.path) });
+    const plain = await startEngine({ env: testEnv(home.path), engine: { model: await sharedLocalModel() } });
     const r = await call(plain.url, 'POST', '/v1/default/banks/carol/memories', {
       content: 'Carol grows tomatoes on her balcony.',
     });
@@ -63,7 +63,10 @@ describe('mnemos encrypt-existing and rotate-key', () => {
     );
     assert.equal(none.stderr.trim().split('\n').length, 1);
 
-    const engine = await startEngine({ env: testEnv(home.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: NEW_KEY }) });
+    const engine = await startEngine({
+      env: testEnv(home.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: NEW_KEY }),
+      engine: { model: await sharedLocalModel() },
+    });
     try {
       const found = await call<{ results: Array<{ text: string }> }>(
         engine.url,

@@ -10,7 +10,7 @@ import { ENCRYPTION_LOCK, readRecord } from '../src/crypto/record.js';
 import type { Database } from '../src/db/database.js';
 import { openDatabase } from '../src/db/open.js';
 import { startEngine, type RunningEngine } from '../src/index.js';
-import { call, tempHome, testEnv } from './helpers/engine.js';
+import { call, sharedLocalModel, tempHome, testEnv } from './helpers/engine.js';
 import { createScratchDatabase, waitFor, type ScratchDatabase } from './helpers/postgres-server.js';
 import { runCliToEnd, spawnEngine } from './helpers/process.js';
 
@@ -35,8 +35,8 @@ function engineEnv(scratch: ScratchDatabase, key: string): Record<string, string
   return testEnv(home.path, { MNEMOS_API_DATABASE_URL: scratch.url, MNEMOS_API_ENCRYPTION_MASTER_KEY: key });
 }
 
-function startOn(scratch: ScratchDatabase, key: string): Promise<RunningEngine> {
-  return startEngine({ env: engineEnv(scratch, key) });
+async function startOn(scratch: ScratchDatabase, key: string): Promise<RunningEngine> {
+  return startEngine({ env: engineEnv(scratch, key), engine: { model: await sharedLocalModel() } });
 }
 
 /** Retains one memory; answers the acknowledged memory, or the refusal's status and body. */

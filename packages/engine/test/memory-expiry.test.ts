@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { recall } from '../src/recall/pipeline.js';
 import { startEngine, type RunningEngine } from '../src/index.js';
 import { recallOnTier } from './helpers/tier-recall.js';
-import { call, tempHome, testEnv } from './helpers/engine.js';
+import { call, sharedLocalModel, tempHome, testEnv } from './helpers/engine.js';
 import { startFakeLlm, type FakeLlm } from './helpers/fake-llm.js';
 import { operationCompleted } from './helpers/operations.js';
 import { request } from './helpers/recall-facts.js';
@@ -35,7 +35,7 @@ interface Memory {
 }
 
 /** Starts the engine on the test's home; the expiry job runs at start and then every `everyMs`. */
-function start(everyMs: number, llm = true): Promise<RunningEngine> {
+async function start(everyMs: number, llm = true): Promise<RunningEngine> {
   const env: Record<string, string> = llm
     ? {
         MNEMOS_API_LLM_PROVIDER: 'litellm',
@@ -43,7 +43,10 @@ function start(everyMs: number, llm = true): Promise<RunningEngine> {
         MNEMOS_API_LLM_BASE_URL: fake.openaiBaseUrl,
       }
     : {};
-  return startEngine({ env: testEnv(home.path, env), engine: { clock, expiryEveryMs: everyMs } });
+  return startEngine({
+    env: testEnv(home.path, env),
+    engine: { clock, expiryEveryMs: everyMs, model: await sharedLocalModel() },
+  });
 }
 
 async function retain(body: Record<string, unknown>, bank = BANK): Promise<{ ids: string[]; operation?: string }> {

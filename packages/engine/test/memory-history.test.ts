@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startEngine, type RunningEngine } from '../src/index.js';
-import { call, startTestEngine, tempHome, testEnv, type TestEngine } from './helpers/engine.js';
+import { call, sharedLocalModel, startTestEngine, tempHome, testEnv, type TestEngine } from './helpers/engine.js';
 import { createScratchDatabase, type ScratchDatabase } from './helpers/postgres-server.js';
 
 /**
@@ -212,6 +212,7 @@ describe('memory history under encryption at rest', () => {
     home = tempHome();
     enc = await startEngine({
       env: testEnv(home.path, { MNEMOS_API_ENCRYPTION_MASTER_KEY: Buffer.alloc(32, 7).toString('base64') }),
+      engine: { model: await sharedLocalModel() },
     });
   });
   after(async () => {

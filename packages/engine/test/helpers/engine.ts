@@ -4,7 +4,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { testModelDir } from '../../bench/test-assets.js';
 import { seedEmbeddedDatabase, type SeedStage } from './pristine-database.js';
-import { startEngine, type RunningEngine, type StartEngineOptions } from '../../src/index.js';
+import { createEmbedder, type Embedder } from '../../src/embeddings/index.js';
+import { loadEngineConfig, startEngine, type RunningEngine, type StartEngineOptions } from '../../src/index.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 /** The repository root (three levels above this helpers folder). */
@@ -43,13 +44,40 @@ export interface TestEngine extends RunningEngine {
   dispose(): Promise<void>;
 }
 
-/** A real engine (PGlite, the real model, real HTTP on a free port) in a fresh home folder. */
+let sharedModel: Promise<Embedder> | undefined;
+
+/**
+ * The real model, loaded once per test process and shared by the engines startTestEngine starts with the default
+ * model: each load is a new thread and about a second and a half of CPU, and the engines of one file never need
+ * models of their own. An engine closing it leaves it loaded for the next; the thread holds the process open only
+ * while it works, so the process still ends when its tests do.
+ */
+export function sharedLocalModel(): Promise<Embedder> {
+  sharedModel ??= createEmbedder(loadEngineConfig(testEnv(tmpdir())).embeddings, tmpdir(), () => undefined).then(
+    (model) => ({
+      id: model.id,
+      dimension: model.dimension,
+      embed: (texts, kind) => model.embed(texts, kind),
+      close: async () => undefined,
+    }),
+  );
+  return sharedModel;
+}
+
+/**
+ * A real engine (PGlite, the real model, real HTTP on a free port) in a fresh home folder. Engines with the default
+ * model share one loaded model (sharedLocalModel); one given other MNEMOS_API_EMBEDDINGS_* settings loads its own.
+ */
 export async function startTestEngine(
   extra: Record<string, string> = {},
   options: Omit<StartEngineOptions, 'env'> = {},
 ): Promise<TestEngine> {
   const home = tempHome();
-  const running = await startEngine({ ...options, env: testEnv(home.path, extra) });
+  const ownModel = Object.keys(extra).some((name) => name.startsWith('MNEMOS_API_EMBEDDINGS_'));
+  const engineOptions = ownModel
+    ? options.engine
+    : { ...options.engine, model: options.engine?.model ?? (await sharedLocalModel()) };
+  const running = await startEngine({ ...options, engine: engineOptions, env: testEnv(home.path, extra) });
   return {
     ...running,
     home: home.path,
