@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parse, View } from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import { z } from 'zod';
+import { invokedDirectly } from './entry.js';
 
 /**
  * `npm run docs:plots`: the benchmark figures as SVG pictures. Reads the JSON the benches write (`docs/data/`:
@@ -234,9 +235,7 @@ export async function writePlots(dataDir: string, imgDir: string): Promise<strin
   return written;
 }
 
-const invokedDirectly =
-  process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
-if (invokedDirectly) {
+if (invokedDirectly(import.meta.url)) {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
   writePlots(path.join(root, 'docs/data'), path.join(root, 'docs/img')).then(
     (files) => {

@@ -23,11 +23,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { HttpClient, HttpError, isRecord, startOwnEngine } from './locomo.js';
 import { numberOption, parseBenchOptions } from './options.js';
 import { generatePeople, TOPICS, UPDATE_KINDS, type Person, type Scenario } from './updates-scenarios.js';
 import { ScriptedExtraction } from './updates-llm.js';
+import { runWhenInvoked } from './entry.js';
 
 const MODES = ['signal', 'explicit', 'llm'] as const;
 type Mode = (typeof MODES)[number];
@@ -396,11 +396,4 @@ async function main(): Promise<void> {
   }
 }
 
-const invokedDirectly =
-  process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
-if (invokedDirectly) {
-  main().catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
-}
+runWhenInvoked(import.meta.url, main);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { mentionsOf } from '../src/memory/mentions.js';
-import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
+import { call, retainOk, startTestEngine, type TestEngine } from './helpers/engine.js';
 import { startFakeLlm, type FakeLlm } from './helpers/fake-llm.js';
 
 /**
@@ -41,14 +41,7 @@ interface EntityDetail extends Entity {
 const path = (bank: string, rest = '') => `/v1/default/banks/${bank}/entities${rest}`;
 
 async function retain(url: string, bank: string, body: Record<string, unknown>): Promise<string[]> {
-  const r = await call<{ memory_ids: string[]; operation_id?: string }>(
-    url,
-    'POST',
-    `/v1/default/banks/${bank}/memories`,
-    body,
-  );
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body.memory_ids;
+  return (await retainOk(url, bank, body)).ids;
 }
 
 async function entities(url: string, bank: string, query = ''): Promise<EntityPage> {

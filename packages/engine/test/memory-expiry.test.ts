@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { recall } from '../src/recall/pipeline.js';
 import { startEngine, type RunningEngine } from '../src/index.js';
 import { recallOnTier } from './helpers/tier-recall.js';
-import { call, sharedLocalModel, tempHome, testEnv } from './helpers/engine.js';
+import { call, retainOk, sharedLocalModel, tempHome, testEnv, type Retained } from './helpers/engine.js';
 import { startFakeLlm, type FakeLlm } from './helpers/fake-llm.js';
 import { operationCompleted } from './helpers/operations.js';
 import { request } from './helpers/recall-facts.js';
@@ -49,16 +49,7 @@ async function start(everyMs: number, llm = true): Promise<RunningEngine> {
   });
 }
 
-async function retain(body: Record<string, unknown>, bank = BANK): Promise<{ ids: string[]; operation?: string }> {
-  const r = await call<{ memory_ids: string[]; operation_id?: string }>(
-    url,
-    'POST',
-    `/v1/default/banks/${bank}/memories`,
-    body,
-  );
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return { ids: r.body.memory_ids, ...(r.body.operation_id ? { operation: r.body.operation_id } : {}) };
-}
+const retain = (body: Record<string, unknown>, bank = BANK): Promise<Retained> => retainOk(url, bank, body);
 
 const get = (id: string) => call<Memory>(url, 'GET', `${path}/${id}`);
 

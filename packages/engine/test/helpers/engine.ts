@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -116,4 +117,22 @@ export async function call<T = Record<string, unknown>>(
     // Non-JSON answers (metrics, docs) stay text.
   }
   return { status: response.status, body: parsed as T, headers: response.headers };
+}
+
+/** What a retain the test expects to succeed stored: the ids, and the operation when it runs in the background. */
+export interface Retained {
+  ids: string[];
+  operation?: string;
+}
+
+/** Retains `body` into `bank` over HTTP and asserts a 200. */
+export async function retainOk(baseUrl: string, bank: string, body: Record<string, unknown>): Promise<Retained> {
+  const r = await call<{ memory_ids: string[]; operation_id?: string }>(
+    baseUrl,
+    'POST',
+    `/v1/default/banks/${bank}/memories`,
+    body,
+  );
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return { ids: r.body.memory_ids, ...(r.body.operation_id ? { operation: r.body.operation_id } : {}) };
 }
