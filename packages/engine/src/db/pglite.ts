@@ -97,7 +97,6 @@ const STATISTICS_CHECK_MS = 5_000;
 class EmbeddedDatabase implements Database {
   readonly kind = 'embedded' as const;
   private pending = 0;
-  private nextTransaction = 0;
   writeVersion = 0;
 
   private stopMaintenance: (() => Promise<void>) | undefined;
@@ -133,36 +132,28 @@ class EmbeddedDatabase implements Database {
   async transaction<T>(fn: (tx: TxApi) => Promise<T>): Promise<T> {
     // Set inside the transaction's callbacks; an object, so the type checker does not take it as always false.
     const written = { any: false };
-    const id = this.nextTransaction++;
-    // The first statement opens the transaction on the thread (one message instead of a `begin` and the statement);
-    // a callback that runs no statement opens none.
-    const opened = { now: false };
-    const opens = (): boolean => {
-      if (opened.now) return false;
-      opened.now = true;
-      return true;
-    };
+    const id = await this.thread.call('begin', []);
     try {
       let result: T;
       try {
         result = await fn({
           query: async <R extends object>(sql: string, params: readonly SqlParam[] = []) => {
             written.any ||= mayWriteMemories(sql);
-            return (await this.thread.call('query', [sql, [...params], id, undefined, opens()])) as R[];
+            return (await this.thread.call('query', [sql, [...params], id])) as R[];
           },
           exec: async (sql: string) => {
             written.any = true;
-            await this.thread.call('exec', [sql, id, opens()]);
+            await this.thread.call('exec', [sql, id]);
           },
           copyFrom: async (sql: string, data: Uint8Array) => {
-            await this.thread.call('query', [sql, [], id, data, opens()]);
+            await this.thread.call('query', [sql, [], id, data]);
           },
         });
       } catch (error) {
-        if (opened.now) await this.thread.call('end', [id, false]).catch(() => undefined);
+        await this.thread.call('end', [id, false]).catch(() => undefined);
         throw error;
       }
-      if (opened.now) await this.thread.call('end', [id, true]);
+      await this.thread.call('end', [id, true]);
       return result;
     } finally {
       // Counted when the transaction ends (committed or not), so no reader caches a state it could not see yet.

@@ -101,23 +101,6 @@ export async function touchBank(db: Queryable, tenant: string, bankId: string): 
 }
 
 /**
- * touchBank, answering the bank's retention in days as well (null: it keeps memories, as a bank this call creates
- * does): read in the same statement, so a retain learns it without a round trip of its own.
- */
-export async function touchBankForRetain(
-  db: Queryable,
-  tenant: string,
-  bankId: string,
-): Promise<{ retentionDays: number | null }> {
-  const [row] = await db.query<{ retention_days: number | null }>(
-    `SELECT mnemos_bank_change($1, $2, true),
-       (SELECT retention_days FROM banks WHERE tenant = $1 AND bank_id = $2) AS retention_days`,
-    [tenant, bankId],
-  );
-  return { retentionDays: row?.retention_days ?? null };
-}
-
-/**
  * Takes the transaction's number in the bank's change log before it changes any memory (the memories trigger stamps
  * it on rows and tombstones). Taking it first locks the bank's row before any memory row, the order every writer of
  * the bank follows, so two writers never wait on each other in a cycle. Undefined when the bank does not exist.

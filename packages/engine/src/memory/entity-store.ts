@@ -24,35 +24,7 @@ export function namesOf(m: NamingMemory): Mention[] {
   return [...mentionsOf(m.text, m.metadata), ...given.map((name): Mention => ({ name, kind: 'given' }))];
 }
 
-/** Most entity rows one statement writes (bounded by the parameters a statement may have). */
-export const NAME_ROWS_PER_INSERT = 500;
-
-/** The entities table's rows for the names of `named`, as VALUES rows (memory_id, key, name, name_enc, kind). */
-export function nameRows(bank: BankCodec, named: ReadonlyArray<{ id: string; mentions: readonly Mention[] }>): Sql[] {
-  const rows: Sql[] = [];
-  for (const { id, mentions } of named) {
-    for (const m of mentions) {
-      const sealed = bank.sealEntity(m.name);
-      rows.push(
-        sql`(${id}::uuid, ${sealed.key}::text, ${sealed.name}::text, ${sealed.nameEnc}::bytea, ${m.kind}::text)`,
-      );
-    }
-  }
-  return rows;
-}
-
-/**
- * Inserts `rows` (of nameRows) into the bank's entities; with `onlyOf`, only the rows of the memories whose ids the
- * relation of that name holds (the memories written by the same statement, which a concurrent retain may have
- * pre-empted).
- */
-export function insertNameRows(tenant: string, bankId: string, rows: readonly Sql[], onlyOf?: string): Sql {
-  const only = onlyOf === undefined ? raw('true') : raw(`v.memory_id IN (SELECT id FROM ${onlyOf})`);
-  return sql`INSERT INTO memory_entities (tenant, bank_id, memory_id, key, name, name_enc, kind)
-    SELECT ${tenant}::text, ${bankId}::text, v.memory_id, v.key, v.name, v.name_enc, v.kind
-    FROM (VALUES ${join(rows, ',\n')}) AS v(memory_id, key, name, name_enc, kind)
-    WHERE ${only} ON CONFLICT DO NOTHING`;
-}
+const ROWS_PER_INSERT = 500;
 
 async function insertNames(
   tx: Queryable,
@@ -61,9 +33,21 @@ async function insertNames(
   bankId: string,
   named: ReadonlyArray<{ id: string; mentions: readonly Mention[] }>,
 ): Promise<void> {
-  const rows = nameRows(bank, named);
-  for (let start = 0; start < rows.length; start += NAME_ROWS_PER_INSERT) {
-    await run(tx, insertNameRows(tenant, bankId, rows.slice(start, start + NAME_ROWS_PER_INSERT)));
+  const rows: Sql[] = [];
+  for (const { id, mentions } of named) {
+    for (const m of mentions) {
+      const sealed = bank.sealEntity(m.name);
+      rows.push(
+        sql`(${tenant}, ${bankId}, ${id}::uuid, ${sealed.key}, ${sealed.name}, ${sealed.nameEnc}::bytea, ${m.kind})`,
+      );
+    }
+  }
+  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+    await run(
+      tx,
+      sql`INSERT INTO memory_entities (tenant, bank_id, memory_id, key, name, name_enc, kind)
+      VALUES ${join(rows.slice(start, start + ROWS_PER_INSERT), ',\n')} ON CONFLICT DO NOTHING`,
+    );
   }
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import { embeddingText } from './embedding-text.js';
-import { bankRetentionDays, touchBankForRetain } from './bank-store.js';
+import { bankRetentionDays, touchBank } from './bank-store.js';
 import { sha256Hex } from '../util/hash.js';
 import { eventLoopSlicer } from '../util/yield.js';
 import { chunkText } from './chunk.js';
@@ -107,9 +107,7 @@ export async function retain(
   options: RetainOptions = {},
 ): Promise<RetainOutcome> {
   const now = options.now ?? new Date();
-  const { pieces, itemOf } = await chunkItems(items, now);
-  // Pieces of items without an expiry of their own expire by the bank's retention, which the transaction reads.
-  const byRetention = new Set(pieces.filter((_, i) => items[itemOf[i]!]!.expiresAt === undefined));
+  const { pieces, itemOf } = await chunkItems(await withRetention(deps.db, partition, items, now), now);
   const unique = uniqueByContent(pieces);
   const existing = await deps.store.findByHashes(deps.db, partition, [...unique.keys()]);
   const fresh = [...unique.values()].filter((p) => !existing.has(p.contentHash));
@@ -123,18 +121,13 @@ export async function retain(
   let operationId = options.operationId;
   const run: RetainRun = { operationId: () => (operationId ??= randomUUID()) };
   const stored = await deps.db.transaction(async (tx) => {
-    const { retentionDays } = await touchBankForRetain(tx, partition.tenant, partition.bankId);
-    const keptUntil = retentionEnd(retentionDays, now);
+    await touchBank(tx, partition.tenant, partition.bankId);
     // The versions this retain appends (migration 010) name its operation when it has one.
     if (options.operationId !== undefined) await nameOperation(tx, options.operationId);
     const ids = await deps.store.insert(
       tx,
       partition,
-      fresh.map((p, i) => ({
-        ...p,
-        expiresAt: byRetention.has(p) ? keptUntil : p.expiresAt,
-        embedding: vectors[i]!,
-      })),
+      fresh.map((p, i) => ({ ...p, embedding: vectors[i]! })),
     );
     const created = ids.filter((id, i) => id === fresh[i]!.id);
     await supersedeByItems(tx, partition, items, pieces, itemOf, (hash) => {
@@ -174,13 +167,9 @@ export async function withRetention(
   now: Date,
 ): Promise<RetainItem[]> {
   if (items.every((item) => item.expiresAt !== undefined)) return [...items];
-  const keptUntil = retentionEnd(await bankRetentionDays(db, partition.tenant, partition.bankId), now);
+  const days = await bankRetentionDays(db, partition.tenant, partition.bankId);
+  const keptUntil = days === null ? null : new Date(now.getTime() + days * DAY_MS);
   return items.map((item) => (item.expiresAt === undefined ? { ...item, expiresAt: keptUntil } : item));
-}
-
-/** When a memory stored at `now` expires under a retention of `days` (null: never). */
-function retentionEnd(days: number | null, now: Date): Date | null {
-  return days === null ? null : new Date(now.getTime() + days * DAY_MS);
 }
 
 /** Each item's `supersedes` closed by the item's (first) memory, `idOf` answering a stored content's id. */

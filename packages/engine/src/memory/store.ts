@@ -14,14 +14,7 @@ import { eventLoopSlicer } from '../util/yield.js';
 import type { Memory, Metadata, NewMemory, Partition } from './types.js';
 import type { Validity } from '../filters/validity.js';
 import { unexpiredSql, validitySql } from './validity-sql.js';
-import {
-  insertNameRows,
-  NAME_ROWS_PER_INSERT,
-  nameRows,
-  namesOf,
-  recordEntities,
-  replaceMentions,
-} from './entity-store.js';
+import { recordEntities, replaceMentions } from './entity-store.js';
 
 /** From this many memories in one insert, vectors go to the embedded database in binary (see insert). */
 const BINARY_VECTORS_FROM = 3;
@@ -174,38 +167,25 @@ export class MemoryStore implements MemoryReader {
         // would hold the event loop.
         await pause();
       }
-      const insert = sql`
+      const returned = await run<{ id: string }>(
+        tx,
+        sql`
         INSERT INTO memories (id, tenant, bank_id, space, type, text, context, metadata, tags, entities, document_id,
           source_id, batch_id, seq, content_hash, token_count, occurred_at, expires_at, embedding, body_enc, fts, created_at,
           updated_at, state, valid_from, valid_to, superseded_by)
         VALUES ${join(rows, ',\n')}
         ON CONFLICT (tenant, bank_id, space, content_hash) WHERE source_id IS NULL DO NOTHING
-        RETURNING id`;
-      // The names go in the same statement as their memories (one round trip less), those of rows a concurrent retain
-      // pre-empted left out; unless there are too many for one statement, which go after it.
-      const names = nameRows(
-        bank,
-        chunk.map((m) => ({ id: m.id, mentions: namesOf(m) })),
-      );
-      const together = names.length > 0 && names.length <= NAME_ROWS_PER_INSERT;
-      const returned = await run<{ id: string }>(
-        tx,
-        together
-          ? sql`WITH inserted AS (${insert}), named AS (${insertNameRows(p.tenant, p.bankId, names, 'inserted')})
-            SELECT id FROM inserted`
-          : insert,
+        RETURNING id`,
       );
       for (const r of returned) inserted.add(r.id);
-      if (names.length > NAME_ROWS_PER_INSERT) {
-        await recordEntities(
-          tx,
-          bank,
-          p.tenant,
-          p.bankId,
-          chunk.filter((m) => inserted.has(m.id)),
-        );
-      }
     }
+    await recordEntities(
+      tx,
+      bank,
+      p.tenant,
+      p.bankId,
+      items.filter((m) => inserted.has(m.id)),
+    );
     // Rows skipped by ON CONFLICT lost a race with a concurrent retain of the same content: answer that row's id.
     const lost = items.filter((m) => !inserted.has(m.id));
     const existing = await this.findByHashes(
