@@ -57,8 +57,16 @@ function vectorOf(text: string): Float32Array {
   return v.map((x) => x / norm);
 }
 
-/** Stores memories as retain does (the bank touched first, all in one transaction); resolves on commit. */
-async function write(engine: TestEngine, bankId: string, texts: string[]): Promise<string[]> {
+/**
+ * Stores memories as retain does (the bank touched first, all in one transaction); resolves on commit. Each text's
+ * content hash is `hashOf` it (by default one of its own, so equal texts are stored twice).
+ */
+async function write(
+  engine: TestEngine,
+  bankId: string,
+  texts: string[],
+  hashOf: (text: string) => string = () => randomUUID(),
+): Promise<string[]> {
   const partition = { tenant: TENANT, bankId, space: 'default' };
   const batchId = randomUUID();
   return engine.db.transaction(async (tx) => {
@@ -78,7 +86,7 @@ async function write(engine: TestEngine, bankId: string, texts: string[]): Promi
         sourceId: null,
         batchId,
         seq,
-        contentHash: randomUUID(),
+        contentHash: hashOf(text),
         tokenCount: 3,
         occurredAt: null,
         expiresAt: null,
@@ -448,6 +456,25 @@ describe('the bank change log, two engines, a transaction held open in another d
       totals.map((t) => t.n),
       ['alon 1', 'appl 1', 'pear 2', 'size 2'],
     );
+  });
+
+  it("a memory's names are stored with it; one pre-empted by the same content stored first gets none", async () => {
+    const a = await openEngine();
+    const text = 'Caroline met Melanie in Boston';
+    const [first] = await write(a, 'named', [text], (t) => t);
+    // The second write's row loses to the first on the content hash, as a concurrent retain of the same content does:
+    // its id is not stored, so neither are names under it (the entities table's key on memories would refuse them).
+    const [second] = await write(a, 'named', [text], (t) => t);
+    assert.equal(second, first, 'the content already stored answers with its id');
+    const names = await scratch.admin<{ memory_id: string; key: string }>(
+      'SELECT memory_id::text AS memory_id, key FROM memory_entities WHERE bank_id = $1 ORDER BY key',
+      ['named'],
+    );
+    assert.deepEqual(
+      names.map((n) => n.key),
+      ['boston', 'caroline', 'melanie'],
+    );
+    assert.ok(names.every((n) => n.memory_id === first));
   });
 
   it('a bank deleted and created again is read afresh, though its numbers start over', async () => {

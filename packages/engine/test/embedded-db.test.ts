@@ -78,6 +78,18 @@ describe('embedded database', () => {
         }),
         (e: Error & { code?: string }) => e.code === '23505',
       );
+      // The statement that opens a transaction can fail too; statements sent at once wait for the one that opens it.
+      await assert.rejects(
+        db.transaction(async (tx) => tx.query('INSERT INTO items (n) VALUES (1)')),
+        (e: Error & { code?: string }) => e.code === '23505',
+      );
+      await assert.rejects(
+        db.transaction(async (tx) => {
+          await Promise.all([6, 7].map((n) => tx.query('INSERT INTO items (n) VALUES ($1)', [n])));
+          throw new Error('the caller changed its mind');
+        }),
+        /changed its mind/,
+      );
       assert.deepEqual(await db.transaction(async (tx) => tx.query('SELECT n FROM items ORDER BY n')), [{ n: 1 }]);
       // Transactions take turns: two at once both commit, neither sees the other half-done.
       await Promise.all(
