@@ -383,23 +383,23 @@ test('memories update (one, by --filter, by --id), get by several ids, delete by
     tomato,
     '--state',
     'invalidated',
+    '--expires-at',
+    '2099-06-01',
     '--json',
   ]);
   assert.equal(byIds.code, 0, byIds.err);
   assert.equal((JSON.parse(byIds.out) as { updated_count: number }).updated_count, 2);
+  assert.equal((await memoryJson(bank, fern)).expires_at, '2099-06-01T00:00:00.000Z', 'a bulk update sets the expiry');
 
   for (const [args, message] of [
     [['update', bank, orchid], /nothing to change/],
-    [['update', bank, '--filter', '{}'], /nothing to set/],
+    [['update', bank, '--filter', '{}'], /nothing to set: give --tag, --metadata, --state or --expires-at/],
     [
       ['update', bank, orchid, '--filter', '{"type": "raw"}', '--tag', 'x'],
       /one of: a memory <id>, --filter json, or --id <id> \(repeatable\), not several/,
     ],
     [['update', bank, '--tag', 'x'], /one of: a memory <id>/],
-    [
-      ['update', bank, '--filter', '{"type": "raw"}', '--text', 'x'],
-      /edit text, context or expiry one memory at a time/,
-    ],
+    [['update', bank, '--filter', '{"type": "raw"}', '--text', 'x'], /edit text or context one memory at a time/],
     [['update', bank, orchid, '--state', 'gone'], /--state is valid or invalidated/],
     [['update', bank, '--filter', '{type}', '--tag', 'x'], /--filter must be a JSON filter expression/],
     [['delete', bank, '--filter', '{"metadata.reviewed": true}'], /add --yes to confirm, or --dry-run/],

@@ -463,16 +463,19 @@ export async function remote(command: RemoteCommand, args: string[], io: CliIo):
             io.stdout(`Updated memory ${out.id}.\n`);
             return 0;
           }
-          if (values.text !== undefined || values.context !== undefined || values['expires-at'] !== undefined)
+          if (values.text !== undefined || values.context !== undefined)
             throw new UsageError(
-              'an update by --filter or --id sets --tag, --metadata or --state; edit text, context or expiry one memory at a time (mnemos memories update <bank> <id>)',
+              'an update by --filter or --id sets --tag, --metadata, --state or --expires-at; edit text or context one memory at a time (mnemos memories update <bank> <id>)',
             );
           const set: MemorySet = {
             ...(values.tag !== undefined ? { tags: values.tag } : {}),
             ...(metadata !== undefined ? { metadata } : {}),
             ...(state !== undefined ? { state } : {}),
+            ...(values['expires-at'] !== undefined ? { expires_at: expiresArg(values['expires-at']) } : {}),
           };
-          if (Object.keys(set).length === 0) throw new UsageError('nothing to set: give --tag, --metadata or --state');
+          if (Object.keys(set).length === 0) {
+            throw new UsageError('nothing to set: give --tag, --metadata, --state or --expires-at');
+          }
           const out = await client.updateMemories(need(bank, 'bank id'), which, set, { space: values.space });
           if (asJson) return (json(io, out), 0);
           io.stdout(`Updated ${memoriesCount(out.updated_count)}.\n`);

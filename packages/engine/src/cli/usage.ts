@@ -24,7 +24,7 @@ Memory (against MNEMOS_URL, default http://localhost:8888; MNEMOS_API_KEY for a 
   memories update <bank> <id>   edit one memory [--text t] [--tag t]... [--metadata k=text|k:=json]... [--context c]
         [--state valid|invalidated] [--expires-at iso|never]
   memories update <bank> --filter json | --id id...   set on every memory selected [--tag t]... [--metadata ...]...
-        [--state valid|invalidated] (each field set replaces the old value)
+        [--state valid|invalidated] [--expires-at iso|never] (each field set replaces the old value)
   memories delete <bank> <id> | memories delete <bank> --filter json --yes|--dry-run
   export <bank> [--space s]     the bank as NDJSON on standard output, one memory a line (mnemos export b > b.ndjson)
   import <bank> [--space s] [--format ndjson|mem0]   memories from standard input (an export, or mem0's get_all
