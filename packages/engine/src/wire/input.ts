@@ -315,15 +315,24 @@ export function bankChanges(body: BankBodyT): BankChanges {
   };
 }
 
+/** The fields a bulk update's `set` and a PATCH share, read the same way under `at` (their place in the body). */
+function settableFields(
+  b: Pick<Static<typeof MemorySetBody>, 'tags' | 'metadata' | 'state' | 'expires_at'>,
+  at: string,
+): MemorySet {
+  const fields: MemorySet = {};
+  const tags = parseTags(b.tags, `${at}/tags`);
+  if (tags !== undefined) fields.tags = tags;
+  const metadata = checkMetadata(b.metadata, `${at}/metadata`);
+  if (metadata !== undefined) fields.metadata = metadata;
+  if (b.state !== undefined) fields.state = b.state;
+  if (b.expires_at !== undefined) fields.expiresAt = parseExpiry(b.expires_at, `${at}/expires_at`) ?? null;
+  return fields;
+}
+
 /** A bulk update's `set`: only the fields it sends (a null metadata changes nothing); at least one. */
 export function memorySet(b: Static<typeof MemorySetBody>): MemorySet {
-  const set: MemorySet = {};
-  const tags = parseTags(b.tags, '/set/tags');
-  if (tags !== undefined) set.tags = tags;
-  const metadata = checkMetadata(b.metadata, '/set/metadata');
-  if (metadata !== undefined) set.metadata = metadata;
-  if (b.state !== undefined) set.state = b.state;
-  if (b.expires_at !== undefined) set.expiresAt = parseExpiry(b.expires_at, '/set/expires_at') ?? null;
+  const set = settableFields(b, '/set');
   if (Object.keys(set).length === 0) {
     throw invalid('/set', 'names nothing to change: give metadata, tags, state or expires_at');
   }
@@ -346,15 +355,10 @@ export function memoryEdit(b: typeof MemoryPatchBody.static): MemoryEdit {
   const edit: MemoryEdit = {};
   if (b.text !== undefined) edit.text = checkText(b.text, '/text');
   if (b.context !== undefined) edit.context = b.context === null ? null : checkText(b.context, '/context');
-  const tags = parseTags(b.tags, '/tags');
-  if (tags !== undefined) edit.tags = tags;
-  const metadata = checkMetadata(b.metadata, '/metadata');
-  if (metadata !== undefined) edit.metadata = metadata;
-  if (b.state !== undefined) edit.state = b.state;
+  Object.assign(edit, settableFields(b, ''));
   if (b.occurred_at !== undefined) edit.occurredAt = parseTimestamp(b.occurred_at, '/occurred_at') ?? null;
   if (b.valid_from !== undefined) edit.validFrom = parseInstant(b.valid_from, '/valid_from') ?? null;
   if (b.valid_to !== undefined) edit.validTo = parseInstant(b.valid_to, '/valid_to') ?? null;
-  if (b.expires_at !== undefined) edit.expiresAt = parseExpiry(b.expires_at, '/expires_at') ?? null;
   if (edit.validFrom && edit.validTo && edit.validTo <= edit.validFrom) {
     throw invalid('/valid_to', 'must be later than valid_from');
   }
