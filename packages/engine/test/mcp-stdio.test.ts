@@ -9,6 +9,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { REPO_ROOT, startTestEngine, type TestEngine } from './helpers/engine.js';
 import { CLI_COMMAND } from './helpers/process.js';
+import { stdioGuard } from '../src/mcp/stdio-guard.js';
 
 let engine: TestEngine;
 const clients: Client[] = [];
@@ -165,4 +166,24 @@ test('stdio: a line that is not JSON, not JSON-RPC, or whose params do not fit i
   assert.equal(answers.get(null)?.error?.code, -32700);
   assert.equal(answers.get(3)?.error?.code, -32600);
   assert.equal(answers.get(4)?.error, undefined, 'a good request after the bad ones is answered');
+});
+
+test('stdio guard: a line split inside a character, or across many chunks, passes whole and unchanged', async () => {
+  const answers: string[] = [];
+  const guard = stdioGuard((line) => answers.push(line));
+  const passed: string[] = [];
+  guard.on('data', (chunk: Buffer) => passed.push(chunk.toString('utf8')));
+  const line = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 7,
+    method: 'tools/list',
+    params: { note: 'Zoë — 東京 '.repeat(50) },
+  });
+  const bytes = Buffer.from(`${line}\n`, 'utf8');
+  // Cut every 7 bytes: many cuts fall inside a multi-byte character.
+  for (let i = 0; i < bytes.length; i += 7) guard.write(bytes.subarray(i, i + 7));
+  guard.end();
+  await new Promise((resolve) => guard.on('end', resolve));
+  assert.deepEqual(answers, []);
+  assert.equal(passed.join(''), `${line}\n`);
 });

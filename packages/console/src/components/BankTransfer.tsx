@@ -25,7 +25,8 @@ export function BankTransfer({ project, bank, bankPath }: { project: string; ban
       link.href = URL.createObjectURL(blob);
       link.download = `${bank}.ndjson`;
       link.click();
-      URL.revokeObjectURL(link.href);
+      // After the click has handed the file to the browser's download: revoking at once can cancel it in some browsers.
+      setTimeout(() => URL.revokeObjectURL(link.href), 0);
     } catch (e) {
       setError(e);
     }

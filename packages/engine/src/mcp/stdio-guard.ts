@@ -1,4 +1,5 @@
 import { Transform, type TransformCallback } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { isJsonRpcMessage, paramsProblem } from './request-check.js';
 
 /** JSON-RPC 2.0 error codes for messages the server cannot take. */
@@ -47,16 +48,24 @@ export function stdioGuard(answer: (line: string) => void): Transform {
     }
     pass(`${line}\n`);
   };
+  // A chunk can end inside a character; the decoder keeps its first bytes for the next chunk.
+  const decoder = new StringDecoder('utf8');
   return new Transform({
     transform(chunk: Buffer, _encoding, done: TransformCallback) {
-      pending += chunk.toString('utf8');
-      const lines = pending.split('\n');
+      const text = decoder.write(chunk);
+      // Only the new text is searched for line ends, so a long line arriving in many chunks is not scanned again each time.
+      if (!text.includes('\n')) {
+        pending += text;
+        done();
+        return;
+      }
+      const lines = (pending + text).split('\n');
       pending = lines.pop() ?? '';
       for (const line of lines) take(line.replace(/\r$/, ''), (l) => this.push(l));
       done();
     },
     flush(done: TransformCallback) {
-      take(pending, (l) => this.push(l));
+      take(pending + decoder.end(), (l) => this.push(l));
       done();
     },
   });
