@@ -1,4 +1,6 @@
-import * as chrono from 'chrono-node';
+// The English locale alone: the package's root also loads every other locale's parsers (hundreds of modules), which
+// every engine and CLI start would pay for and recall never uses.
+import * as chronoEn from 'chrono-node/en';
 import { maxOf, minOf } from '../util/extremes.js';
 
 /**
@@ -42,7 +44,7 @@ const CALENDAR_PARSERS = new Set([
   'ENMonthNameParser',
 ]);
 const CALENDAR_REFINERS = new Set(['OverlapRemovalRefiner', 'UnlikelyFormatFilter', 'ENUnlikelyFormatFilter']);
-const calendar = chrono.en.casual.clone();
+const calendar = chronoEn.casual.clone();
 calendar.parsers = calendar.parsers.filter((p) => CALENDAR_PARSERS.has(p.constructor.name));
 calendar.refiners = calendar.refiners.filter((r) => CALENDAR_REFINERS.has(r.constructor.name));
 
