@@ -9,7 +9,7 @@
 // because other files' CPU would blur what they time. Each file runs in a process of its own; its report is printed
 // whole when it ends, with its time, and the run ends with the time per package and the files that took over 30 s.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, existsSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, statfsSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -102,6 +102,37 @@ let status = 0;
 let timedOut = false;
 const children = new Set();
 
+// Test engines' homes (MNEMOS_TEST_HOMES, see tempHome in the engine's test helpers) go in a folder in memory for the
+// run when /dev/shm has room for them: each engine's embedded database is a thousand-odd files copied into its home and
+// removed after, and on a disk file system creating and removing files is system CPU, and waiting, in every engine
+// start. The folder is removed when the run ends, with whatever a failed test left in it.
+const HOMES_ROOM_BYTES = 4 * 1024 ** 3;
+function homesInMemory() {
+  if (process.env.MNEMOS_TEST_HOMES !== undefined) return undefined;
+  try {
+    const fs = statfsSync('/dev/shm');
+    if (fs.bavail * fs.bsize < HOMES_ROOM_BYTES) return undefined;
+    const dir = mkdtempSync('/dev/shm/mnemos-test-homes-');
+    // As /tmp is: tests run engines as other users (setpriv), whose homes are made in here too.
+    chmodSync(dir, 0o1777);
+    return dir;
+  } catch {
+    return undefined;
+  }
+}
+const homesDir = homesInMemory();
+const HOMES_ENV = homesDir === undefined ? {} : { MNEMOS_TEST_HOMES: homesDir };
+if (homesDir !== undefined) {
+  // A run stopped from the terminal leaves no homes in memory behind either.
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => {
+      for (const child of children) child.kill('SIGKILL');
+      rmSync(homesDir, { recursive: true, force: true });
+      process.exit(1);
+    });
+  }
+}
+
 // Each file's process reports the CPU time it and the processes it started used (see test-cpu-time.mjs): on a shared
 // or loaded machine wall times vary with the neighbours, CPU time much less, so it is the figure to compare runs by.
 const CPU_REPORT = pathToFileURL(join(import.meta.dirname, 'test-cpu-time.mjs')).href;
@@ -148,7 +179,10 @@ function runFile(file, index) {
       `--test-reporter-destination=${tapFile}`,
       file,
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'test', MNEMOS_TEST_CPU_FILE: cpuFile } },
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...HOMES_ENV, NODE_ENV: 'test', MNEMOS_TEST_CPU_FILE: cpuFile },
+    },
   );
   children.add(child);
   const output = [];
@@ -238,6 +272,7 @@ for (const phase of phases) {
 }
 clearTimeout(limit);
 rmSync(tapDir, { recursive: true, force: true });
+if (homesDir !== undefined) rmSync(homesDir, { recursive: true, force: true });
 if (timedOut) process.exit(1);
 
 const failed = totals.fail + totals.cancelled;

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { testModelDir } from '../bench/test-assets.js';
 import { startEngine, type RunningEngine } from '../src/index.js';
+import { testHomesRoot } from './helpers/homes-root.js';
 import { seedEmbeddedDatabase } from './helpers/pristine-database.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -136,7 +137,7 @@ async function mustRun(cmd: string, args: string[], timeoutMs: number): Promise<
 }
 
 before(async () => {
-  home = mkdtempSync(path.join(tmpdir(), 'mnemos-pyclient-'));
+  home = mkdtempSync(path.join(testHomesRoot(), 'mnemos-pyclient-'));
   // The migrated database a new home gets in every engine test (see pristine-database.ts), not initdb run again.
   seedEmbeddedDatabase(home);
   work = mkdtempSync(path.join(tmpdir(), 'mnemos-pywheel-'));

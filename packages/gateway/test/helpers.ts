@@ -1,12 +1,8 @@
 // Test helpers: a fresh control-plane database per test file (real PostgreSQL 15), a real engine, a gateway in front.
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { SCOPES, startGateway, type RunningGateway } from '@mnemos/gateway';
 import { testModelDir, testPostgresUrl } from '../../engine/bench/test-assets.js';
-import { seedEmbeddedDatabase } from '../../engine/test/helpers/pristine-database.js';
 
 export const PG_URL = testPostgresUrl();
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -59,29 +55,13 @@ export interface EngineHandle {
 
 /**
  * A real engine (embedded database, local model) serving many tenants behind ENGINE_TOKEN, or, with `open`, the
- * single-tenant engine that needs no token.
+ * single-tenant engine that needs no token: the engine tests' own (its home seeded with the migrated database, the
+ * model shared by the process's engines). Imported when first needed: most gateway test files start no engine.
  */
 export async function startTestEngine({ open = false } = {}): Promise<EngineHandle> {
-  const home = await mkdtemp(path.join(tmpdir(), 'mnemos-gw-engine-'));
-  seedEmbeddedDatabase(home);
-  const { startEngine } = await import('@mnemos/engine');
-  const engine = await startEngine({
-    env: {
-      MNEMOS_HOME: home,
-      ...(open ? {} : { MNEMOS_API_AUTH_TOKEN: ENGINE_TOKEN }),
-      MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: MODEL_DIR,
-      MNEMOS_API_PORT: '0',
-      MNEMOS_API_HOST: '127.0.0.1',
-      MNEMOS_API_LOG_LEVEL: 'silent',
-    },
-  });
-  return {
-    url: engine.url,
-    async close() {
-      await engine.close();
-      await rm(home, { recursive: true, force: true });
-    },
-  };
+  const engineTests = await import('../../engine/test/helpers/engine.js');
+  const engine = await engineTests.startTestEngine(open ? {} : { MNEMOS_API_AUTH_TOKEN: ENGINE_TOKEN });
+  return { url: engine.url, close: () => engine.dispose() };
 }
 
 export interface Harness {

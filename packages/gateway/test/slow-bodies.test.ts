@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import { testHomesRoot } from '../../engine/test/helpers/homes-root.js';
 import { seedEmbeddedDatabase } from '../../engine/test/helpers/pristine-database.js';
 import { CLI_COMMAND, entryArgs } from '../../engine/test/helpers/process.js';
 import {
@@ -230,7 +230,7 @@ describe('slow request bodies in bulk', { timeout: 300_000 }, () => {
   });
 
   it('the engine answers 408 or 503 and returns to its baseline memory and descriptors', async () => {
-    const home = await mkdtemp(path.join(tmpdir(), 'mnemos-slow-'));
+    const home = await mkdtemp(path.join(testHomesRoot(), 'mnemos-slow-'));
     seedEmbeddedDatabase(home);
     cleanups.push(() => rm(home, { recursive: true, force: true }));
     const { spawnEngineProcess } = await import('@mnemos/engine');

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { testModelDir } from '../../bench/test-assets.js';
+import { testHomesRoot } from './homes-root.js';
 import { seedEmbeddedDatabase, type SeedStage } from './pristine-database.js';
 import { createEmbedder, type Embedder } from '../../src/embeddings/index.js';
 import { loadEngineConfig, startEngine, type RunningEngine, type StartEngineOptions } from '../../src/index.js';
@@ -23,7 +24,7 @@ export function tempHome(
   prefix = 'mnemos-test-',
   options: { database?: SeedStage | 'none' } = {},
 ): { path: string; remove(): void } {
-  const path = mkdtempSync(join(tmpdir(), prefix));
+  const path = mkdtempSync(join(testHomesRoot(), prefix));
   if (options.database !== 'none') seedEmbeddedDatabase(path, options.database);
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
