@@ -2,6 +2,7 @@
 import { ConfigError } from './config/load.js';
 import { processIo, UsageError } from './cli/io.js';
 import { USAGE } from './cli/usage.js';
+import { errorMessage } from './util/error-message.js';
 
 /**
  * `mnemos <command>`: serve starts the engine (the default). Each command is loaded only when used, so the client
@@ -56,7 +57,7 @@ main(process.argv.slice(2)).then(
       process.exit(2);
     }
     // Start-up failures are one line (settings, port, home folder, database, model); the stack only at debug.
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     console.error(`mnemos: ${message.replace(/\s*\n\s*/g, ' ')}`);
     const debug = ['debug', 'trace'].includes(process.env.MNEMOS_API_LOG_LEVEL ?? '');
     if (debug && error instanceof Error && error.stack) console.error(error.stack);

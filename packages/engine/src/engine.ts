@@ -24,6 +24,7 @@ import { PostgresBankIndex } from './vectors/storage/postgres-index.js';
 import { StatisticsFolder } from './vectors/storage/statistics-folder.js';
 import { TombstonePruner } from './vectors/storage/tombstone-pruner.js';
 import { VectorCache } from './vectors/vector-cache.js';
+import { errorMessage } from './util/error-message.js';
 
 export type { Logger } from './log.js';
 
@@ -131,16 +132,16 @@ export class Engine {
     this.llm = parts.llm;
     this.vectors = parts.vectors;
     this.pruner = new TombstonePruner(this.db, (error) =>
-      log.warn(`pruning tombstones failed (${(error as Error).message}); it is tried again in a minute`),
+      log.warn(`pruning tombstones failed (${errorMessage(error)}); it is tried again in a minute`),
     );
     this.folder = new StatisticsFolder(this.db, (error) =>
-      log.warn(`folding keyword statistics failed (${(error as Error).message}); it is tried again shortly`),
+      log.warn(`folding keyword statistics failed (${errorMessage(error)}); it is tried again shortly`),
     );
     const clock = options.clock ?? systemClock;
     this.expiry = new ExpiryJob(
       this.db,
       clock,
-      (error) => log.warn(`deleting expired memories failed (${(error as Error).message}); it is tried again shortly`),
+      (error) => log.warn(`deleting expired memories failed (${errorMessage(error)}); it is tried again shortly`),
       options.expiryEveryMs,
     );
     const pluginParts: PluginParts = {
@@ -215,7 +216,7 @@ export class Engine {
         registration = await EngineRegistration.register(db, config.encryptionMasterKey, {
           onError: (error) =>
             log.warn(
-              `this engine's heartbeat could not be recorded (${(error as Error).message}); it is tried again ` +
+              `this engine's heartbeat could not be recorded (${errorMessage(error)}); it is tried again ` +
                 'every few seconds, and `mnemos rotate-key` takes the engine for gone after a minute without one',
             ),
         });
@@ -313,7 +314,7 @@ export class Engine {
       },
       (error: unknown) => {
         if (!this.vectors.stopped) {
-          this.log.warn(`loading bank indexes failed (${(error as Error).message}); they load on first recall instead`);
+          this.log.warn(`loading bank indexes failed (${errorMessage(error)}); they load on first recall instead`);
         }
       },
     );

@@ -5,6 +5,7 @@ import { createMcpServer } from '../mcp/server.js';
 import { stdioGuard } from '../mcp/stdio-guard.js';
 import { UsageError, type CliIo } from './io.js';
 import { clientFrom } from './remote.js';
+import { errorMessage } from '../util/error-message.js';
 
 /**
  * `mnemos mcp`: the MCP tools over stdio for desktop agents, forwarding to an engine or gateway (MNEMOS_URL,
@@ -24,13 +25,13 @@ export async function mcp(args: string[], io: CliIo): Promise<number> {
       strict: true,
     }));
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw new UsageError(errorMessage(error));
   }
   const client = clientFrom(values, io.env);
   const bank = values.bank ?? io.env['MNEMOS_BANK'];
   const server = createMcpServer(httpBackend(client), {
     bank: bank === '' ? undefined : bank,
-    onInternalError: (error) => io.stderr(`mnemos mcp: ${error instanceof Error ? error.message : String(error)}\n`),
+    onInternalError: (error) => io.stderr(`mnemos mcp: ${errorMessage(error)}\n`),
   });
   const guarded = process.stdin.pipe(stdioGuard((line) => process.stdout.write(line)));
   await server.connect(new StdioServerTransport(guarded, process.stdout));

@@ -12,6 +12,7 @@ import {
 import { shortDate, table } from './format.js';
 import { UsageError, type CliIo } from './io.js';
 import { metadataArg } from './metadata-arg.js';
+import { errorMessage } from '../util/error-message.js';
 
 /** `mnemos retain|recall|reflect|banks|memories`: the HTTP API through @mnemos/client, tables or --json. */
 
@@ -44,7 +45,7 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: string[]
   try {
     return parseArgs({ args, options: { ...COMMON, ...options }, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw new UsageError(errorMessage(error));
   }
 }
 

@@ -1,6 +1,7 @@
 import { startEngine, type RunningEngine } from '../index.js';
 import { announcer, type EngineLogger } from '../log.js';
 import { limitHeapGrowth } from '../startup/heap-growth.js';
+import { errorMessage } from '../util/error-message.js';
 
 /**
  * `mnemos serve`: starts the engine from the environment. SIGINT and SIGTERM stop it: new requests are refused, the
@@ -24,7 +25,7 @@ export async function serve(): Promise<number> {
         process.exit(0);
       },
       (error: unknown) => {
-        log?.error(`stopping failed: ${error instanceof Error ? error.message : String(error)}`);
+        log?.error(`stopping failed: ${errorMessage(error)}`);
         process.exit(1);
       },
     );

@@ -16,6 +16,7 @@ import { documentLexemes, normaliseWord, queryLexemes } from './normalise.js';
 import { acceptsMaster, ENCRYPTION_LOCK, readRecord } from './record.js';
 import { eventLoopSlicer } from '../util/yield.js';
 import type { Metadata } from '../memory/types.js';
+import { errorMessage } from '../util/error-message.js';
 
 /** A ciphertext that failed to decrypt: reported (logged, counted), never returned. */
 export interface IntegrityFailure {
@@ -123,7 +124,7 @@ export class EncryptingCodec implements BodyCodec {
       try {
         await this.bankKey(q, tenant, bankId);
       } catch (error) {
-        loadErrors.set(bankId, (error as Error).message);
+        loadErrors.set(bankId, errorMessage(error));
       }
     }
     return rows.map((r) => {

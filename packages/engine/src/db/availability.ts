@@ -3,6 +3,8 @@
  * caller should retry later (HTTP 503 `database_unavailable` with Retry-After); the second is a bug or bad input.
  */
 
+import { errorMessage } from '../util/error-message.js';
+
 /** Seconds a caller is asked to wait before retrying a request that failed because the database was out of reach. */
 export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
@@ -87,7 +89,7 @@ export function findDatabaseUnavailable(error: unknown): DatabaseUnavailableErro
 }
 
 function describeUnavailable(reason: UnavailableReason, cause: unknown): string {
-  const why = cause instanceof Error ? cause.message : String(cause);
+  const why = errorMessage(cause);
   if (reason === 'encryption_key') return `${why}; nothing was stored.`;
   if (reason === 'timeout') {
     return (

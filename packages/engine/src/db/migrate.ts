@@ -1,5 +1,6 @@
 import type { Database } from './database.js';
 import { migrations } from './migrations/index.js';
+import { errorMessage } from '../util/error-message.js';
 
 /** Arbitrary constant naming Mnemos's migration lock among the server's advisory locks. */
 const MIGRATION_LOCK = 0x6d6e656d;
@@ -50,7 +51,7 @@ async function ensurePgvector(db: Database): Promise<void> {
     });
   } catch (error) {
     throw new PgvectorMissingError(
-      `pgvector is installed on the server but could not be enabled (${(error as Error).message}). ` +
+      `pgvector is installed on the server but could not be enabled (${errorMessage(error)}). ` +
         'Run CREATE EXTENSION vector; as a superuser in this database once, then start Mnemos again.',
     );
   }

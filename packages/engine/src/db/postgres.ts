@@ -2,6 +2,7 @@ import pg from 'pg';
 import { classifyDatabaseError, unavailableReason } from './availability.js';
 import type { Database, Queryable, SqlParam, Transaction } from './database.js';
 import { NotificationListener } from './notifications.js';
+import { errorMessage } from '../util/error-message.js';
 
 export interface ExternalDatabaseOptions {
   /** Most connections the engine holds open (MNEMOS_API_DATABASE_POOL_SIZE). */
@@ -36,7 +37,7 @@ export async function openExternalDatabase(url: string, options: ExternalDatabas
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw new Error(
-      `Cannot connect to the database in MNEMOS_API_DATABASE_URL (${(error as Error).message}); check that the ` +
+      `Cannot connect to the database in MNEMOS_API_DATABASE_URL (${errorMessage(error)}); check that the ` +
         'server is running and reachable and that the URL, user and password are right.',
       { cause: error },
     );
@@ -153,7 +154,7 @@ class ExternalDatabase implements Database {
     const classified = classifyDatabaseError(error);
     if (unavailableReason(classified) === 'unreachable' && !this.unreachable) {
       this.unreachable = true;
-      this.onAvailability?.(false, error instanceof Error ? error.message : String(error));
+      this.onAvailability?.(false, errorMessage(error));
     }
     return classified;
   }

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { makePrivate, PRIVATE_DIR } from '../util/private-files.js';
 import { describeFailure, downloadFixes, ModelUnavailableError } from './model-error.js';
 import { downloadResumable } from './resumable-download.js';
+import { errorMessage } from '../util/error-message.js';
 
 /** Start-up progress for `/health`: the stage and how far it is (0..1). */
 export type StartupProgress = (stage: string, progress: number) => void;
@@ -92,7 +93,7 @@ async function verifyModelFile(partPath: string, file: string, url: string, mode
       const session = await InferenceSession.create(partPath);
       await session.release();
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       reason = `ONNX Runtime cannot load it: ${message.split('\n')[0]}`;
     }
   }

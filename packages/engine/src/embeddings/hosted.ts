@@ -1,4 +1,5 @@
 import { EmbeddingProviderError, normalize, type Embedder } from './embedder.js';
+import { errorMessage } from '../util/error-message.js';
 
 /**
  * Hosted embedding families. Each speaks its provider's real HTTP API with fetch: OpenAI-compatible (OpenAI, any
@@ -34,10 +35,7 @@ async function postJson(
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
-      lastError = new EmbeddingProviderError(
-        `embedding provider unreachable at ${url}: ${(error as Error).message}`,
-        true,
-      );
+      lastError = new EmbeddingProviderError(`embedding provider unreachable at ${url}: ${errorMessage(error)}`, true);
       continue;
     }
     if (response.ok) return response.json();

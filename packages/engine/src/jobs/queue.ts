@@ -3,6 +3,7 @@ import type { Database, Queryable, Transaction } from '../db/database.js';
 import type { Logger } from '../log.js';
 import type { Partition } from '../memory/types.js';
 import { addBankUsage } from '../memory/bank-store.js';
+import { errorMessage } from '../util/error-message.js';
 
 /**
  * A durable job queue in Postgres (embedded or external): jobs survive restarts, are retried with backoff, and are
@@ -230,7 +231,7 @@ export class JobQueue {
         this.claimFailing = false;
       } catch (error) {
         if (!this.isStopped() && !wasFailing) {
-          this.log.warn(`job queue: claiming failed (${(error as Error).message}); retrying every ${this.pollMs} ms`);
+          this.log.warn(`job queue: claiming failed (${errorMessage(error)}); retrying every ${this.pollMs} ms`);
         }
         this.claimFailing = true;
       }
@@ -371,7 +372,7 @@ export class JobQueue {
     } catch (error) {
       if (error instanceof LeaseLostError) return;
       await this.failed(job, error, signal.aborted).catch((e: unknown) =>
-        this.log.warn(`job queue: could not record the failure of job ${job.id} (${(e as Error).message})`),
+        this.log.warn(`job queue: could not record the failure of job ${job.id} (${errorMessage(e)})`),
       );
     } finally {
       clearInterval(heartbeat);
@@ -403,7 +404,7 @@ export class JobQueue {
     }
     if (tokens.input + tokens.output > 0)
       await addBankUsage(this.db, job.tenant, job.bankId, tokens.input, tokens.output);
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     const permanent = error instanceof JobFailure ? error.permanent : false;
     const retry = !permanent && job.attempts < job.maxAttempts;
     const delayMs = Math.min(60_000, 1000 * 2 ** (job.attempts - 1));

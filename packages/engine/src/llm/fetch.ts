@@ -1,5 +1,6 @@
 import { wholeResponse, type LlmTransport } from './transport.js';
 import { LlmError } from './types.js';
+import { errorMessage } from '../util/error-message.js';
 
 /**
  * The HTTP layer under both SDKs: a fetch that times out each attempt, and retries 429, 5xx, timeouts and network
@@ -205,7 +206,7 @@ function retrying(policy: RetryPolicy, send: Attempt): typeof fetch {
         const timedOut = (error as Error).name === 'TimeoutError';
         const reason = timedOut
           ? `the LLM did not answer within ${policy.timeoutMs} ms (MNEMOS_API_LLM_TIMEOUT_MS)`
-          : `the LLM could not be reached (${(error as Error).message})`;
+          : `the LLM could not be reached (${errorMessage(error)})`;
         if (last)
           throw new LlmError(
             `${reason}; gave up after ${attempt + 1} attempt(s).`,

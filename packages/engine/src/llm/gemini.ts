@@ -9,6 +9,7 @@ import {
   type Usage,
 } from './types.js';
 import { wholeCallBoundMs } from './fetch.js';
+import { errorMessage } from '../util/error-message.js';
 
 /** Gemini through Google's own SDK: the Gemini API (`gemini`) or Vertex AI (`vertex`), with JSON-schema output. */
 export class GeminiProvider implements LlmProvider {
@@ -132,5 +133,5 @@ function toLlmError(error: unknown, provider: string): LlmError {
     );
   }
   if ((error as Error).name === 'AbortError') return new LlmError('The LLM call was cancelled.', 'aborted');
-  return new LlmError(`${provider}: ${error instanceof Error ? error.message : String(error)}`, 'unavailable');
+  return new LlmError(`${provider}: ${errorMessage(error)}`, 'unavailable');
 }

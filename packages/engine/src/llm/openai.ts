@@ -9,6 +9,7 @@ import {
   type Usage,
 } from './types.js';
 import { wholeCallBoundMs } from './fetch.js';
+import { errorMessage } from '../util/error-message.js';
 
 /**
  * OpenAI chat completions with JSON-schema structured output. The same code speaks to any OpenAI-compatible base URL
@@ -135,5 +136,5 @@ export function toLlmError(error: unknown, provider: string, timeoutMs: number):
       transient ? 'unavailable' : 'rejected',
     );
   }
-  return new LlmError(`${provider}: ${error instanceof Error ? error.message : String(error)}`, 'unavailable');
+  return new LlmError(`${provider}: ${errorMessage(error)}`, 'unavailable');
 }

@@ -1,6 +1,7 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { isJsonRpcMessage, paramsProblem } from './request-check.js';
+import { errorMessage } from '../util/error-message.js';
 
 /** JSON-RPC 2.0 error codes for messages the server cannot take. */
 const PARSE_ERROR = -32700;
@@ -25,7 +26,7 @@ export function stdioGuard(answer: (line: string) => void): Transform {
     try {
       message = JSON.parse(line);
     } catch (error) {
-      refuse(null, PARSE_ERROR, `Parse error: ${error instanceof Error ? error.message : String(error)}`);
+      refuse(null, PARSE_ERROR, `Parse error: ${errorMessage(error)}`);
       return;
     }
     if (!isJsonRpcMessage(message)) {

@@ -4,6 +4,7 @@ import type { RegExpEngine } from 'ajv/dist/types/index.js';
 import { RE2JS } from 're2js';
 import { invalidField as invalid } from '@mnemos/problems';
 import { checkSchemaGraph, MAX_ANSWER_DEPTH } from './schema-graph.js';
+import { errorMessage } from '../util/error-message.js';
 
 /**
  * A caller's response_schema, compiled so that checking the LLM's answer against it has a bound: its `pattern` and
@@ -79,7 +80,7 @@ function checkPattern(pattern: string, pointer: string): void {
   } catch (error) {
     throw invalid(
       pointer,
-      `is a pattern that needs backtracking or is not valid (${(error as Error).message.slice(0, 200)}); patterns run on ` +
+      `is a pattern that needs backtracking or is not valid (${errorMessage(error).slice(0, 200)}); patterns run on ` +
         'a linear-time engine (RE2), which has no backreferences or lookaround: rewrite it without them',
     );
   }
@@ -114,7 +115,7 @@ export function compileResponseSchema(schema: Record<string, unknown>): Validate
   try {
     return ajv.compile(schema);
   } catch (error) {
-    throw invalid('/response_schema', `is not a usable JSON Schema (${(error as Error).message.slice(0, 300)})`);
+    throw invalid('/response_schema', `is not a usable JSON Schema (${errorMessage(error).slice(0, 300)})`);
   }
 }
 

@@ -10,6 +10,7 @@ import {
 } from '../../wire/answer-schemas.js';
 import { plainJsonAnswers } from '../responses.js';
 import type { TypedApp } from '../typed-app.js';
+import { errorMessage } from '../../util/error-message.js';
 
 /** These routes answer without a token even when the engine has one. */
 const PUBLIC = { tags: ['health'], security: [] };
@@ -43,7 +44,7 @@ export function registerHealthRoutes(app: TypedApp, engine: Engine): void {
           .send({
             status: 'unhealthy',
             database: 'error',
-            reason: `database unreachable: ${(error as Error).message}`,
+            reason: `database unreachable: ${errorMessage(error)}`,
           });
       }
     },
