@@ -1,4 +1,4 @@
-import { ApiError, GoogleGenAI, type GenerateContentResponse } from '@google/genai';
+import type { GenerateContentResponse, GoogleGenAI } from '@google/genai';
 import type { LlmConfig } from '../config/load.js';
 import {
   LlmError,
@@ -10,20 +10,24 @@ import {
 } from './types.js';
 import { wholeCallBoundMs } from './fetch.js';
 import { errorMessage } from '../util/error-message.js';
+import { clientsOnFirstCall, type SdkClients } from './sdk-clients.js';
 
 /** Gemini through Google's own SDK: the Gemini API (`gemini`) or Vertex AI (`vertex`), with JSON-schema output. */
 export class GeminiProvider implements LlmProvider {
   readonly name: string;
   readonly model: string;
-  private readonly client: GoogleGenAI;
-  /** The same SDK over the fetch that hands bodies on as they arrive (streamed calls). */
-  private readonly streamingClient: GoogleGenAI;
+  /** The SDK and its clients, made at the first call (see clientsOnFirstCall). */
+  private readonly connect: () => Promise<SdkClients<GeminiSdk, GoogleGenAI>>;
 
   constructor(config: LlmConfig, fetchImpl: typeof fetch, streamFetch: typeof fetch) {
     this.name = config.provider;
     this.model = config.model;
-    this.client = geminiClient(config, fetchImpl);
-    this.streamingClient = geminiClient(config, streamFetch);
+    this.connect = clientsOnFirstCall(
+      () => import('@google/genai'),
+      (sdk, f) => geminiClient(sdk, config, f),
+      fetchImpl,
+      streamFetch,
+    );
   }
 
   private params(r: GenerateRequest) {
@@ -41,22 +45,24 @@ export class GeminiProvider implements LlmProvider {
   }
 
   async generate(r: GenerateRequest): Promise<GenerateResult> {
+    const { sdk, client } = await this.connect();
     let response: GenerateContentResponse;
     try {
-      response = await this.client.models.generateContent(this.params(r));
+      response = await client.models.generateContent(this.params(r));
     } catch (error) {
-      throw toLlmError(error, this.name);
+      throw toLlmError(error, sdk, this.name);
     }
     return { text: answerText(response), refusal: refusalOf(response), usage: geminiUsage(response) };
   }
 
   /** `streamGenerateContent?alt=sse` through the SDK: each chunk carries text parts; the last the usage and finish. */
   async stream(r: StreamRequest): Promise<GenerateResult> {
+    const { sdk, streamingClient } = await this.connect();
     let text = '';
     let refusal: string | undefined;
     let withUsage: GenerateContentResponse | undefined;
     try {
-      for await (const chunk of await this.streamingClient.models.generateContentStream(this.params(r))) {
+      for await (const chunk of await streamingClient.models.generateContentStream(this.params(r))) {
         const delta = answerText(chunk);
         if (delta !== '') {
           text += delta;
@@ -66,16 +72,18 @@ export class GeminiProvider implements LlmProvider {
         if (chunk.usageMetadata) withUsage = chunk;
       }
     } catch (error) {
-      throw toLlmError(error, this.name);
+      throw toLlmError(error, sdk, this.name);
     }
     if (r.signal?.aborted) throw new LlmError('The LLM call was cancelled.', 'aborted');
     return { text, refusal, usage: geminiUsage(withUsage) };
   }
 }
 
-function geminiClient(config: LlmConfig, fetchImpl: typeof fetch): GoogleGenAI {
+type GeminiSdk = typeof import('@google/genai');
+
+function geminiClient(sdk: GeminiSdk, config: LlmConfig, fetchImpl: typeof fetch): GoogleGenAI {
   const vertex = config.provider === 'vertex';
-  return new GoogleGenAI({
+  return new sdk.GoogleGenAI({
     ...(vertex ? { vertexai: true } : {}),
     ...(config.apiKey !== undefined ? { apiKey: config.apiKey } : {}),
     // Vertex with a key is "express mode" (no project); without one, project + application default credentials.
@@ -121,11 +129,11 @@ function refusalOf(response: GenerateContentResponse): string | undefined {
     : undefined;
 }
 
-function toLlmError(error: unknown, provider: string): LlmError {
+function toLlmError(error: unknown, sdk: GeminiSdk, provider: string): LlmError {
   if (error instanceof LlmError) return error;
   const cause = (error as { cause?: unknown }).cause;
   if (cause instanceof LlmError) return cause;
-  if (error instanceof ApiError) {
+  if (error instanceof sdk.ApiError) {
     const transient = error.status === 429 || error.status >= 500 || error.status === 408;
     return new LlmError(
       `${provider}: the LLM answered HTTP ${error.status} (${error.message.slice(0, 300)}).`,

@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { LlmConfig } from '../config/load.js';
 import {
   LlmError,
@@ -10,6 +10,7 @@ import {
 } from './types.js';
 import { wholeCallBoundMs } from './fetch.js';
 import { errorMessage } from '../util/error-message.js';
+import { clientsOnFirstCall, type SdkClients } from './sdk-clients.js';
 
 /**
  * OpenAI chat completions with JSON-schema structured output. The same code speaks to any OpenAI-compatible base URL
@@ -19,17 +20,20 @@ import { errorMessage } from '../util/error-message.js';
 export class OpenAiProvider implements LlmProvider {
   readonly name: string;
   readonly model: string;
-  private readonly client: OpenAI;
-  /** The same SDK over the fetch that hands bodies on as they arrive (streamed calls). */
-  private readonly streamingClient: OpenAI;
   private readonly timeoutMs: number;
+  /** The SDK and its clients, made at the first call (see clientsOnFirstCall). */
+  private readonly connect: () => Promise<SdkClients<OpenAiSdk, OpenAI>>;
 
   constructor(config: LlmConfig, fetchImpl: typeof fetch, streamFetch: typeof fetch) {
     this.name = config.provider;
     this.model = config.model;
     this.timeoutMs = config.timeoutMs;
-    this.client = openAiClient(config, fetchImpl);
-    this.streamingClient = openAiClient(config, streamFetch);
+    this.connect = clientsOnFirstCall(
+      () => import('openai').then((module) => module.default),
+      (sdk, f) => openAiClient(sdk, config, f),
+      fetchImpl,
+      streamFetch,
+    );
   }
 
   private body(r: GenerateRequest) {
@@ -48,11 +52,12 @@ export class OpenAiProvider implements LlmProvider {
   }
 
   async generate(r: GenerateRequest): Promise<GenerateResult> {
+    const { sdk, client } = await this.connect();
     let completion: OpenAI.Chat.Completions.ChatCompletion;
     try {
-      completion = await this.client.chat.completions.create(this.body(r), r.signal ? { signal: r.signal } : {});
+      completion = await client.chat.completions.create(this.body(r), r.signal ? { signal: r.signal } : {});
     } catch (error) {
-      throw toLlmError(error, this.name, this.timeoutMs);
+      throw toLlmError(error, sdk, this.name, this.timeoutMs);
     }
     // Servers that imitate the API may leave `choices` out.
     const choice = (completion.choices as typeof completion.choices | undefined)?.[0];
@@ -63,11 +68,12 @@ export class OpenAiProvider implements LlmProvider {
 
   /** `stream: true` with `stream_options.include_usage`: text deltas in `data:` chunks, the usage in the last one. */
   async stream(r: StreamRequest): Promise<GenerateResult> {
+    const { sdk, streamingClient } = await this.connect();
     let text = '';
     let refusal: string | undefined;
     let usage: OpenAI.CompletionUsage | undefined;
     try {
-      const chunks = await this.streamingClient.chat.completions.create(
+      const chunks = await streamingClient.chat.completions.create(
         { ...this.body(r), stream: true, stream_options: { include_usage: true } },
         r.signal ? { signal: r.signal } : {},
       );
@@ -83,7 +89,7 @@ export class OpenAiProvider implements LlmProvider {
         }
       }
     } catch (error) {
-      throw toLlmError(error, this.name, this.timeoutMs);
+      throw toLlmError(error, sdk, this.name, this.timeoutMs);
     }
     // The SDK ends a stream quietly when its request is aborted.
     if (r.signal?.aborted) throw new LlmError('The LLM call was cancelled.', 'aborted');
@@ -101,8 +107,10 @@ function openAiUsage(u: OpenAI.CompletionUsage | null | undefined): Usage {
   };
 }
 
-function openAiClient(config: LlmConfig, fetchImpl: typeof fetch): OpenAI {
-  return new OpenAI({
+type OpenAiSdk = typeof OpenAI;
+
+function openAiClient(sdk: OpenAiSdk, config: LlmConfig, fetchImpl: typeof fetch): OpenAI {
+  return new sdk({
     // A LiteLLM proxy may run without a key; the SDK insists on a value.
     apiKey: config.apiKey ?? 'none',
     ...(config.baseUrl !== undefined ? { baseURL: config.baseUrl } : {}),
@@ -113,21 +121,21 @@ function openAiClient(config: LlmConfig, fetchImpl: typeof fetch): OpenAI {
   });
 }
 
-export function toLlmError(error: unknown, provider: string, timeoutMs: number): LlmError {
+export function toLlmError(error: unknown, sdk: OpenAiSdk, provider: string, timeoutMs: number): LlmError {
   if (error instanceof LlmError) return error;
   const cause = (error as { cause?: unknown }).cause;
   if (cause instanceof LlmError) return cause;
-  if (error instanceof OpenAI.APIConnectionTimeoutError) {
+  if (error instanceof sdk.APIConnectionTimeoutError) {
     return new LlmError(
       `${provider}: the LLM did not answer within ${timeoutMs} ms (MNEMOS_API_LLM_TIMEOUT_MS), retries included.`,
       'timeout',
     );
   }
-  if (error instanceof OpenAI.APIUserAbortError) return new LlmError('The LLM call was cancelled.', 'aborted');
-  if (error instanceof OpenAI.APIConnectionError) {
+  if (error instanceof sdk.APIUserAbortError) return new LlmError('The LLM call was cancelled.', 'aborted');
+  if (error instanceof sdk.APIConnectionError) {
     return new LlmError(`${provider}: the LLM could not be reached (${error.message}).`, 'unavailable');
   }
-  if (error instanceof OpenAI.APIError) {
+  if (error instanceof sdk.APIError) {
     const status: unknown = error.status;
     const code = typeof status === 'number' ? status : 0;
     const transient = code === 429 || code >= 500 || code === 408;
