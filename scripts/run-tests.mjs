@@ -113,7 +113,8 @@ function homesInMemory() {
     const fs = statfsSync('/dev/shm');
     if (fs.bavail * fs.bsize < HOMES_ROOM_BYTES) return undefined;
     const dir = mkdtempSync('/dev/shm/mnemos-test-homes-');
-    // As /tmp is: tests run engines as other users (setpriv), whose homes are made in here too.
+    // Open to every user as /tmp is: it stands in for the temporary folder, where a test may make a home for an engine
+    // it runs as another user.
     chmodSync(dir, 0o1777);
     return dir;
   } catch {
