@@ -1,12 +1,20 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createLocalEmbedder } from '../src/embeddings/local.js';
 import { spawnEngineProcess, type EngineProcess } from '../src/process.js';
 import { embeddingBatches, textsPerCall } from './engine-metrics.js';
 import { JsonClient, type JsonAnswer } from './http-json.js';
 import { benchModelDir, benchModelDtype } from './local-model.js';
-import { bestModelRate, derivedMemory, loadLocomoText, type LocomoText } from './locomo-text.js';
+import {
+  batchesByLength,
+  bestModelRate,
+  derivedMemory,
+  embedPass,
+  loadLocomoText,
+  type LocomoText,
+} from './locomo-text.js';
 import {
   mixedArrivals,
   runOpenLoop,
@@ -31,6 +39,10 @@ import { rng } from './synthetic.js';
  * Procedure: one run at 40% of the model-only capacity (the latency bar), then the capacity search: up in steps of
  * 20% of the model-only capacity while recall p95 stays <= 100 ms with no errors, then bisection between the last rate
  * that met it and the first that did not (--bisect rounds). After each run every acknowledged retain is read back.
+ *
+ * `--mode engine,floor` runs the same procedure, after the engine's, against the floor (bench/floor-server.ts): the
+ * engine's HTTP app, model and batcher with no engine work behind them. Its CPU per request is what HTTP, JSON and
+ * batching cost on top of the model; the engine's beyond it is the engine's own.
  */
 
 const USAGE =
@@ -38,10 +50,24 @@ const USAGE =
   'requests/s instead of the search) --bisect N (2) --seed N (1) --model-sample N (texts of the mix the model alone ' +
   'embeds, 640) --json FILE --env KEY=VALUE (engine setting) --cpu-prof DIR (the engine writes CPU profiles there; ' +
   'each run reports its profile window for cpu-profile.ts) --retain-share F1,F2 (0.2; 0 for recalls only, 1 for ' +
-  'retains only; with --rates each rate runs at each share, else the search uses the first)';
+  'retains only; with --rates each rate runs at each share, else the search uses the first) --mode engine,floor (which ' +
+  'servers take the load, in turn: the engine, and the floor (the same HTTP app, model and batcher doing no engine ' +
+  'work); engine)';
 const options = parseBenchOptions(
   process.argv.slice(2),
-  ['memories', 'seconds', 'connections', 'rates', 'bisect', 'seed', 'model-sample', 'json', 'cpu-prof', 'retain-share'],
+  [
+    'memories',
+    'seconds',
+    'connections',
+    'rates',
+    'bisect',
+    'seed',
+    'model-sample',
+    'json',
+    'cpu-prof',
+    'retain-share',
+    'mode',
+  ],
   USAGE,
 );
 const BANK_SIZE = numberOption(options, 'memories', 10_000);
@@ -57,6 +83,12 @@ const MODEL_SAMPLE = numberOption(options, 'model-sample', 640);
 const BAR_SHARE = 0.4;
 const CAPACITY_P95_MS = 100;
 const CPU_PROFILE_DIR = options.values.get('cpu-prof');
+const MODES = modeList(options.values.get('mode') ?? 'engine');
+/** Memories the floor's bank holds: enough for its one real recall to answer as many results as the engine's. */
+const FLOOR_MEMORIES = 1_000;
+const FLOOR_SERVER = resolve(fileURLToPath(new URL('.', import.meta.url)), 'floor-server.ts');
+
+type Mode = 'engine' | 'floor';
 
 interface LoadRun {
   offered_per_s: number;
@@ -67,7 +99,8 @@ interface LoadRun {
   achieved_per_s: number;
   errors: number;
   acknowledged_retains: number;
-  lost: number;
+  /** Null for the floor, which stores nothing. */
+  lost: number | null;
   recall_ms: LatencySummary;
   retain_ms: LatencySummary;
   /** Time requests waited for a free connection (or for the client to reach them), p95. */
@@ -86,47 +119,58 @@ interface LoadRun {
 
 type Answered = Completion<Operation, JsonAnswer>;
 
+/** The k-th retain of a run: a LoCoMo-derived memory after the ones the bank was filled with (all distinct). */
+function retainText(locomo: LocomoText, k: number): string {
+  return derivedMemory(locomo.turns, BANK_SIZE + k);
+}
+
+function question(locomo: LocomoText, k: number): string {
+  return locomo.questions[k % locomo.questions.length]!;
+}
+
 class LoadBench {
   private readonly http = new JsonClient(CONNECTIONS);
   private recalls = 0;
   private retains = 0;
   private seed = SEED;
+  /** The size of the last warm-up recall's answer, in bytes of JSON. */
+  recallAnswerBytes = 0;
 
   constructor(
     private readonly engine: EngineProcess,
     private readonly locomo: LocomoText,
+    readonly mode: Mode,
   ) {}
 
   private get memories(): string {
     return `${this.engine.url}/v1/default/banks/load/memories`;
   }
 
-  /** The k-th retain of the run: a LoCoMo-derived memory after the ones the bank was filled with (all distinct). */
-  retainText(k: number): string {
-    return derivedMemory(this.locomo.turns, BANK_SIZE + k);
-  }
-
-  question(k: number): string {
-    return this.locomo.questions[k % this.locomo.questions.length]!;
-  }
-
-  async fill(): Promise<number> {
+  /** Fills the bank with `size` memories and recalls 20 times; the floor then leaves its engine work (floor-server.ts). */
+  async fill(size: number): Promise<number> {
     const started = performance.now();
-    for (let n = 0; n < BANK_SIZE; n += 100) {
-      const items = Array.from({ length: Math.min(100, BANK_SIZE - n) }, (_, i) => ({
+    for (let n = 0; n < size; n += 100) {
+      const items = Array.from({ length: Math.min(100, size - n) }, (_, i) => ({
         content: derivedMemory(this.locomo.turns, n + i),
       }));
       const a = await this.http.post(this.memories, { items });
       if (a.status !== 200) throw new Error(`fill failed: ${JSON.stringify(a.json)}`);
     }
-    for (let i = 0; i < 20; i++) await this.http.post(`${this.memories}/recall`, { query: this.question(i) });
+    for (let i = 0; i < 20; i++) {
+      const a = await this.http.post(`${this.memories}/recall`, { query: question(this.locomo, i) });
+      this.recallAnswerBytes = Buffer.byteLength(JSON.stringify(a.json));
+    }
+    if (this.mode === 'floor') {
+      const a = await this.http.post(`${this.engine.url}/bench/floor`, {});
+      if (a.status !== 200) throw new Error(`the floor did not switch: ${JSON.stringify(a.json)}`);
+    }
     return (performance.now() - started) / 1000;
   }
 
   private send(op: Operation): Promise<JsonAnswer> {
     return op === 'recall'
-      ? this.http.post(`${this.memories}/recall`, { query: this.question(this.recalls++) })
-      : this.http.post(this.memories, { content: this.retainText(this.retains++) });
+      ? this.http.post(`${this.memories}/recall`, { query: question(this.locomo, this.recalls++) })
+      : this.http.post(this.memories, { content: retainText(this.locomo, this.retains++) });
   }
 
   async run(rate: number, modelRate: number, retainShare: number): Promise<LoadRun> {
@@ -158,7 +202,7 @@ class LoadBench {
       achieved_per_s: done.length / wall,
       errors: done.filter(failed).length,
       acknowledged_retains: acknowledged.length,
-      lost: await this.lost(acknowledged),
+      lost: this.mode === 'floor' ? null : await this.lost(acknowledged),
       recall_ms: summarise(done.filter((c) => c.op === 'recall' && !failed(c)).map((c) => c.latency)),
       retain_ms: summarise(done.filter((c) => c.op === 'retain' && !failed(c)).map((c) => c.latency)),
       queued_p95_ms: summarise(done.map((c) => c.queued)).p95,
@@ -195,6 +239,13 @@ function shareList(raw: string): number[] {
   return list;
 }
 
+function modeList(raw: string): Mode[] {
+  const list = raw.split(',').map((s) => s.trim());
+  const unknown = list.find((m) => m !== 'engine' && m !== 'floor');
+  if (unknown !== undefined) throw new Error(`--mode ${raw}: each mode is engine or floor`);
+  return list as Mode[];
+}
+
 function memoryIdOf(answer: JsonAnswer | undefined): string {
   const ids = answer?.json.memory_ids;
   const id: unknown = Array.isArray(ids) ? ids[0] : undefined;
@@ -209,22 +260,22 @@ const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 const sum = (values: Iterable<number>) => [...values].reduce((a, b) => a + b, 0);
 
-function printRun(r: LoadRun): void {
+function printRun(r: LoadRun, mode: Mode): void {
   console.log(
     [
-      `${f1(r.offered_per_s).padStart(7)}/s (${(100 * r.share_of_model).toFixed(0).padStart(3)}%)`,
+      `${mode.padEnd(6)} ${f1(r.offered_per_s).padStart(7)}/s (${(100 * r.share_of_model).toFixed(0).padStart(3)}%)`,
       ...(RETAIN_SHARES.length > 1 ? [`retain share ${r.retain_share}`] : []),
       `achieved ${f1(r.achieved_per_s).padStart(6)}/s`,
       `recall p50/p95/p99 ${f1(r.recall_ms.p50)}/${f1(r.recall_ms.p95)}/${f1(r.recall_ms.p99)} ms`,
       `retain p50/p95/p99 ${f1(r.retain_ms.p50)}/${f1(r.retain_ms.p95)}/${f1(r.retain_ms.p99)} ms`,
-      `errors ${r.errors}, lost ${r.lost} of ${r.acknowledged_retains}`,
-      `CPU/request engine ${r.engine_cpu_ms_per_request.toFixed(2)} ms, client ${r.client_cpu_ms_per_request.toFixed(2)} ms`,
+      `errors ${r.errors}, lost ${r.lost ?? '(not stored)'} of ${r.acknowledged_retains}`,
+      `CPU/request server ${r.engine_cpu_ms_per_request.toFixed(2)} ms, client ${r.client_cpu_ms_per_request.toFixed(2)} ms`,
     ].join('  '),
   );
   const threads = r.engine_cpu_ms_per_request_by_thread;
   const others = threads.others.map((ms) => ms.toFixed(2)).join(', ');
   console.log(
-    `         engine CPU ms/request by thread: main ${threads.main.toFixed(2)}; others ${others}; ` +
+    `         server CPU ms/request by thread: main ${threads.main.toFixed(2)}; others ${others}; ` +
       `${r.texts_per_model_call.toFixed(2)} texts per model call`,
   );
   if (r.profile_window_us && CPU_PROFILE_DIR !== undefined) {
@@ -236,7 +287,8 @@ function printRun(r: LoadRun): void {
   }
 }
 
-async function modelOnlyRate(bench: LoadBench, home: string) {
+/** The model alone on a sample of the mix: its rate in its best batching, and its CPU per text at that batching. */
+async function modelOnly(locomo: LocomoText, home: string) {
   const model = benchModelDir();
   const embedder = await createLocalEmbedder({
     model,
@@ -250,54 +302,109 @@ async function modelOnlyRate(bench: LoadBench, home: string) {
     let recall = 0;
     let retain = 0;
     const texts = Array.from({ length: MODEL_SAMPLE }, () =>
-      kinds() < RETAIN_SHARE ? bench.retainText(1_000_000 + retain++) : bench.question(recall++),
+      kinds() < RETAIN_SHARE ? retainText(locomo, 1_000_000 + retain++) : question(locomo, recall++),
     );
-    return await bestModelRate(embedder, texts);
+    const best = await bestModelRate(embedder, texts);
+    const pass = await embedPass(embedder, texts, batchesByLength(texts, best.cap));
+    return { ...best, cpuMsPerText: pass.cpuMs / texts.length };
   } finally {
     await embedder.close();
   }
 }
 
-async function main() {
-  const home = mkdtempSync(join(tmpdir(), 'mnemos-bench-load-'));
-  const env = {
-    MNEMOS_HOME: home,
-    MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: benchModelDir(),
-    MNEMOS_API_PORT: '0',
-    MNEMOS_API_HOST: '127.0.0.1',
-    ...options.env,
-  };
-  const loadAverage = loadavg();
-  const profiling = CPU_PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${resolve(CPU_PROFILE_DIR)}`];
-  const engine = await spawnEngineProcess(env, undefined, profiling);
-  const bench = new LoadBench(engine, loadLocomoText());
+interface ModeResult {
+  mode: Mode;
+  memories: number;
+  fill_seconds: number;
+  recall_answer_bytes: number;
+  runs: LoadRun[];
+  capacity_per_s: number | undefined;
+}
+
+/** One server under the procedure: the capacity search, or the rates given with --rates. */
+async function measureMode(
+  mode: Mode,
+  server: EngineProcess,
+  locomo: LocomoText,
+  modelRate: number,
+): Promise<ModeResult> {
+  const bench = new LoadBench(server, locomo, mode);
   try {
+    const memories = mode === 'engine' ? BANK_SIZE : FLOOR_MEMORIES;
+    const fillSeconds = await bench.fill(memories);
     console.log(
-      `Open-loop load (${CONNECTIONS} connections, ${SECONDS} s per rate, load average ${f1(loadAverage[0]!)})`,
+      `${mode}: filled ${memories} LoCoMo-derived memories in ${f1(fillSeconds)} s; a recall answers ` +
+        `${bench.recallAnswerBytes} bytes of JSON${mode === 'floor' ? ' (the floor answers it from then on)' : ''}`,
     );
-    const model = await modelOnlyRate(bench, home);
-    console.log(`model alone, this mix, best batching: ${f1(model.rate)} requests/s (batches <= ${model.cap} tokens)`);
-    const fillSeconds = await bench.fill();
-    console.log(`filled ${BANK_SIZE} LoCoMo-derived memories in ${f1(fillSeconds)} s`);
     const runs: LoadRun[] = [];
     const measure = async (rate: number, retainShare = RETAIN_SHARE) => {
-      const r = await bench.run(rate, model.rate, retainShare);
+      const r = await bench.run(rate, modelRate, retainShare);
       runs.push(r);
-      printRun(r);
+      printRun(r, mode);
       return r.recall_ms.p95 <= CAPACITY_P95_MS && r.errors === 0;
     };
     const rates = listOption(options, 'rates', []);
     let capacity: number | undefined;
     if (rates.length === 0) {
       const search = await searchCapacity(
-        { start: BAR_SHARE * model.rate, step: 0.2 * model.rate, max: 2 * model.rate, rounds: BISECT },
+        { start: BAR_SHARE * modelRate, step: 0.2 * modelRate, max: 2 * modelRate, rounds: BISECT },
         measure,
       );
       capacity = search.capacity;
+      console.log(
+        `${mode} capacity (recall p95 <= ${CAPACITY_P95_MS} ms, no errors): ${f1(capacity)} requests/s, ` +
+          `${(100 * (capacity / modelRate)).toFixed(0)}% of the model alone (bar >= 80%)`,
+      );
     } else {
       for (const rate of rates) for (const share of RETAIN_SHARES) await measure(rate, share);
     }
-    const atBar = runs.find((r) => Math.abs(r.share_of_model - BAR_SHARE) < 1e-9);
+    return {
+      mode,
+      memories,
+      fill_seconds: fillSeconds,
+      recall_answer_bytes: bench.recallAnswerBytes,
+      runs,
+      capacity_per_s: capacity,
+    };
+  } finally {
+    bench.close();
+  }
+}
+
+async function main() {
+  const home = mkdtempSync(join(tmpdir(), 'mnemos-bench-load-'));
+  const env = (mode: Mode) => ({
+    MNEMOS_HOME: join(home, mode),
+    MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: benchModelDir(),
+    MNEMOS_API_PORT: '0',
+    MNEMOS_API_HOST: '127.0.0.1',
+    ...options.env,
+  });
+  const loadAverage = loadavg();
+  const profiling = CPU_PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${resolve(CPU_PROFILE_DIR)}`];
+  const locomo = loadLocomoText();
+  try {
+    console.log(
+      `Open-loop load (${CONNECTIONS} connections, ${SECONDS} s per rate, load average ${f1(loadAverage[0]!)})`,
+    );
+    const model = await modelOnly(locomo, home);
+    console.log(
+      `model alone, this mix, best batching: ${f1(model.rate)} requests/s (batches <= ${model.cap} tokens), ` +
+        `${model.cpuMsPerText.toFixed(2)} ms of CPU per request`,
+    );
+    const results: ModeResult[] = [];
+    for (const mode of MODES) {
+      const server = await spawnEngineProcess(env(mode), mode === 'floor' ? FLOOR_SERVER : undefined, profiling);
+      try {
+        results.push(await measureMode(mode, server, locomo, model.rate));
+      } finally {
+        await server.stop();
+      }
+    }
+    const engine = results.find((r) => r.mode === 'engine');
+    const floor = results.find((r) => r.mode === 'floor');
+    const atBar = engine?.runs.find((r) => Math.abs(r.share_of_model - BAR_SHARE) < 1e-9);
+    const capacity = engine?.capacity_per_s;
     const bars = {
       at_40_percent: atBar && {
         recall_p95_le_50: atBar.recall_ms.p95 <= 50,
@@ -309,13 +416,7 @@ async function main() {
     };
     if (bars.at_40_percent) {
       const verdicts = Object.entries(bars.at_40_percent).map(([bar, met]) => `${bar} ${met ? 'PASS' : 'FAIL'}`);
-      console.log(`at 40% of the model alone: ${verdicts.join(', ')}`);
-    }
-    if (capacity !== undefined) {
-      console.log(
-        `capacity (recall p95 <= ${CAPACITY_P95_MS} ms, no errors): ${f1(capacity)} requests/s, ` +
-          `${(100 * (capacity / model.rate)).toFixed(0)}% of the model alone (bar >= 80%)`,
-      );
+      console.log(`engine at 40% of the model alone: ${verdicts.join(', ')}`);
     }
     const json = options.values.get('json');
     if (json !== undefined) {
@@ -328,25 +429,38 @@ async function main() {
           seconds: SECONDS,
           connections: CONNECTIONS,
           retain_shares: RETAIN_SHARES,
+          modes: MODES,
           env: recordedSettings(options.env),
         },
-        fill_seconds: fillSeconds,
-        model_only: { requests_per_s: model.rate, batch_tokens: model.cap, sample: MODEL_SAMPLE },
-        runs,
+        fill_seconds: engine?.fill_seconds,
+        model_only: {
+          requests_per_s: model.rate,
+          batch_tokens: model.cap,
+          sample: MODEL_SAMPLE,
+          cpu_ms_per_request: model.cpuMsPerText,
+        },
+        runs: engine?.runs ?? [],
         capacity_procedure:
-          capacity === undefined
+          listOption(options, 'rates', []).length > 0
             ? 'none: the rates given with --rates'
             : `from 40% of the model-only rate up in steps of 20% while recall p95 <= ${CAPACITY_P95_MS} ms with ` +
               `no errors (up to 200%), then ${BISECT} rounds of bisection`,
         capacity_per_s: capacity,
         capacity_share_of_model: capacity === undefined ? undefined : capacity / model.rate,
+        recall_answer_bytes: engine?.recall_answer_bytes,
+        floor: floor && {
+          what: "the engine's HTTP app, model and batcher; recall answers after its query embedding, retain after its texts' (bench/floor-server.ts)",
+          memories: floor.memories,
+          recall_answer_bytes: floor.recall_answer_bytes,
+          runs: floor.runs,
+          capacity_per_s: floor.capacity_per_s,
+          capacity_share_of_model: floor.capacity_per_s === undefined ? undefined : floor.capacity_per_s / model.rate,
+        },
         bars,
       };
       writeFileSync(resolve(json), `${JSON.stringify(out, null, 2)}\n`);
     }
   } finally {
-    bench.close();
-    await engine.stop();
     rmSync(home, { recursive: true, force: true });
   }
 }

@@ -308,6 +308,30 @@ describe('int16 matrix', () => {
     assert.equal(Int16Matrix.create(12, 2), undefined, 'widths that are not a multiple of 8 use the JS path');
   });
 
+  it('hands recall the vectors of the ids its banks hold, each its own row, in int16 and in floats', async () => {
+    const { BankVectors } = await import('../src/vectors/kernels/bank-vectors.js');
+    const { IndexArms } = await import('../src/recall/arms.js');
+    // 384 wide: held as int16 (WebAssembly); 12 wide: held as floats.
+    for (const d of [384, 12]) {
+      const first = new BankVectors(d);
+      const second = new BankVectors(d);
+      const rows = Array.from({ length: 6 }, (_, r) => unit(r + 1, d));
+      rows.forEach((v, r) => (r % 2 === 0 ? first : second).upsert(indexRow(`m${r}`, 0), new Map(), v));
+      const arms = new IndexArms([first, second], () => true);
+      const found = arms.vectors(['m4', 'absent', 'm1', 'm0', 'm5'], d);
+      assert.deepEqual([...found.keys()], ['m4', 'm1', 'm0', 'm5'], `${d}: held ids only, in the order asked`);
+      for (const [id, v] of found) {
+        const row = rows[Number(id.slice(1))]!;
+        assert.equal(v.length, d);
+        // Each its own row (the int16 step is below 1e-4 on unit vectors), and no other's.
+        assert.ok(
+          v.every((x, j) => Math.abs(x - row[j]!) < 1e-4),
+          `${d}: ${id} holds its own vector`,
+        );
+      }
+    }
+  });
+
   it('keeps the ranking of the float scan on real embeddings', async () => {
     const { BankVectors, TopK } = await import('../src/vectors/kernels/bank-vectors.js');
     const texts = Array.from(

@@ -98,10 +98,18 @@ export class IndexArms {
     return undefined;
   }
 
-  /** A memory's vector, or undefined when no bank holds it. */
-  vector(id: string): Float32Array | undefined {
-    for (const b of this.banks) if (b.get(id)) return b.vector(id);
-    return undefined;
+  /**
+   * The vectors of the memories of `ids` the banks hold, as views into one buffer: one allocation per recall instead
+   * of one per memory, which is what the garbage collector spends its time on.
+   */
+  vectors(ids: readonly string[], dimension: number): Map<string, Float32Array> {
+    const buffer = new Float32Array(ids.length * dimension);
+    const found = new Map<string, Float32Array>();
+    for (const id of ids) {
+      const out = buffer.subarray(found.size * dimension, (found.size + 1) * dimension);
+      if (this.banks.some((b) => b.vectorInto(id, out))) found.set(id, out);
+    }
+    return found;
   }
 
   cosine(id: string, query: Float32Array): number {

@@ -154,14 +154,7 @@ async function gatherInMemory(
   }
   stage('neighbours', pool.length);
   const corpus = { queryTerms: terms, documentFrequency: (t: string) => arms.documentFrequency(t), size: arms.size };
-  const vectors = (ids: readonly string[]) => {
-    const found = new Map<string, Float32Array>();
-    for (const id of ids) {
-      const v = arms.vector(id);
-      if (v) found.set(id, v);
-    }
-    return Promise.resolve(found);
-  };
+  const vectors = (ids: readonly string[]) => Promise.resolve(arms.vectors(ids, queryVector.length));
   return { semantic, keyword, temporal, pool, corpus, vectors };
 }
 

@@ -128,12 +128,13 @@ export class BankVectors {
     return dot(query, this.data, index * this.dimension, this.dimension);
   }
 
-  /** A row's vector (a copy), or undefined when the bank does not hold it. */
-  vector(id: string): Float32Array | undefined {
+  /** Writes a row's vector (the dequantized one when held as int16) into `out`; false when the bank does not hold it. */
+  vectorInto(id: string, out: Float32Array): boolean {
     const index = this.position.get(id);
-    if (index === undefined) return undefined;
-    if (this.simd) return this.simd.row(index);
-    return this.data.slice(index * this.dimension, (index + 1) * this.dimension);
+    if (index === undefined) return false;
+    if (this.simd) this.simd.rowInto(index, out);
+    else out.set(this.data.subarray(index * this.dimension, (index + 1) * this.dimension));
+    return true;
   }
 
   /** How many rows hold `term`. */

@@ -136,13 +136,11 @@ export class Int16Matrix {
     return (a0 + a1) * this.scalesView[row]!;
   }
 
-  /** Row `row` as floats (its quantized values times its step). */
-  row(row: number): Float32Array {
+  /** Writes row `row` as floats (its quantized values times its step) into the first `dimension` places of `out`. */
+  rowInto(row: number, out: Float32Array): void {
     const d = this.dimension;
     const scale = this.scalesView[row]!;
-    const out = new Float32Array(d);
     for (let j = 0; j < d; j++) out[j] = this.rowsView[row * d + j]! * scale;
-    return out;
   }
 
   /** Scores of the first `rows` rows against `query`: a view valid until the next call or growth. */
