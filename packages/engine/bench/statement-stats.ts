@@ -8,6 +8,8 @@ export interface StatementFigure {
   /** Execution time in all, and per call, in ms. */
   total_ms: number;
   mean_ms: number;
+  /** Planning time in all, in ms: 0 unless the server runs with pg_stat_statements.track_planning on. */
+  plan_ms: number;
   rows: number;
   /** Shared buffers read from the cache and from outside it. */
   shared_hit: number;
@@ -54,11 +56,12 @@ export class StatementStats {
       query: string;
       calls: string;
       total_ms: number;
+      plan_ms: number;
       rows: string;
       shared_hit: string;
       shared_read: string;
     }>(
-      `SELECT query, calls, total_exec_time AS total_ms, rows, shared_blks_hit AS shared_hit,
+      `SELECT query, calls, total_exec_time AS total_ms, total_plan_time AS plan_ms, rows, shared_blks_hit AS shared_hit,
               shared_blks_read AS shared_read
        FROM pg_stat_statements
        WHERE dbid = $1 AND query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE '%pg_stat_activity%'
@@ -70,6 +73,7 @@ export class StatementStats {
       calls: Number(r.calls),
       total_ms: r.total_ms,
       mean_ms: r.total_ms / Math.max(1, Number(r.calls)),
+      plan_ms: r.plan_ms,
       rows: Number(r.rows),
       shared_hit: Number(r.shared_hit),
       shared_read: Number(r.shared_read),
@@ -81,18 +85,24 @@ export class StatementStats {
   }
 }
 
-/** The statements' lines for a report: total per recall, calls per recall, mean, and the statement's start. */
-export function statementLines(figures: readonly StatementFigure[], recalls: number, width = 150): string[] {
+/**
+ * The statements' lines for a report: execution (and planning) time per recall, calls per recall, mean execution
+ * time, shared blocks per call, and the statement's start.
+ */
+export function statementLines(figures: readonly StatementFigure[], recalls: number, width = 140): string[] {
   const total = figures.reduce((sum, f) => sum + f.total_ms, 0);
+  const planned = figures.reduce((sum, f) => sum + f.plan_ms, 0);
   const lines = [
-    `    pg_stat_statements: ${(total / recalls).toFixed(2)} ms of execution a recall over ${recalls} recalls ` +
-      `(${figures.length} statements); per statement: ms a recall, calls a recall, mean ms, shared blocks a call`,
+    `    pg_stat_statements: ${(total / recalls).toFixed(2)} ms of execution and ${(planned / recalls).toFixed(2)} ms ` +
+      `of planning a recall over ${recalls} recalls (${figures.length} statements; planning is 0 unless ` +
+      'pg_stat_statements.track_planning is on); per statement: execution ms a recall, planning ms a recall, calls a ' +
+      'recall, mean execution ms, shared blocks a call',
   ];
-  for (const f of figures.filter((f) => f.total_ms / recalls >= 0.01)) {
+  for (const f of figures.filter((f) => (f.total_ms + f.plan_ms) / recalls >= 0.01)) {
     lines.push(
-      `      ${(f.total_ms / recalls).toFixed(2).padStart(7)} ${(f.calls / recalls).toFixed(2).padStart(6)} ` +
-        `${f.mean_ms.toFixed(3).padStart(8)} ${((f.shared_hit + f.shared_read) / Math.max(1, f.calls)).toFixed(0).padStart(6)}  ` +
-        f.query.slice(0, width),
+      `      ${(f.total_ms / recalls).toFixed(2).padStart(7)} ${(f.plan_ms / recalls).toFixed(2).padStart(6)} ` +
+        `${(f.calls / recalls).toFixed(2).padStart(6)} ${f.mean_ms.toFixed(3).padStart(8)} ` +
+        `${((f.shared_hit + f.shared_read) / Math.max(1, f.calls)).toFixed(0).padStart(6)}  ${f.query.slice(0, width)}`,
     );
   }
   return lines;
