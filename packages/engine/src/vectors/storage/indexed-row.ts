@@ -87,7 +87,20 @@ export interface PooledIndexedRow extends Omit<IndexedRow, 'embedding'> {
  * database computes each cosine from the stored floats, so no vector is encoded, sent or decoded.
  */
 export function pooledColumns(query: string): string {
-  return `${RANKED_COLUMNS}, (1 - (embedding <=> ${query}::vector))::float8 AS cosine`;
+  return `${RANKED_COLUMNS}, ${cosineSql('embedding', query)} AS cosine`;
+}
+
+/**
+ * As pooledColumns, the cosine taken from `cosine` (SQL naming one computed already by cosineSql): a read that ranked
+ * the rows by their vectors does not open each kept row's vector a second time.
+ */
+export function pooledColumnsWithCosine(cosine: string): string {
+  return `${RANKED_COLUMNS}, ${cosine} AS cosine`;
+}
+
+/** The cosine of the vector in `column` with the one in the parameter `query`, as every pooled read computes it. */
+export function cosineSql(column: string, query: string): string {
+  return `(1 - (${column} <=> ${query}::vector))::float8`;
 }
 
 /** What recall filters and ranks a row by, with the memory opened from it and its keyword-index length. */
