@@ -328,5 +328,15 @@ describe('the compact tier', () => {
     const twice = await search.rowsAround(scope, rowFilter(), [ids[0]!, ids[2]!, ids[0]!], query, 1);
     assert.deepEqual(idsOf(twice.hits), [ids[0]!, ids[2]!].sort());
     assert.deepEqual(idsOf(twice.neighbours), [ids[1]!]);
+    // Asked for them, every read brings the stored vectors with the rows, as `vectors` reads them; otherwise none.
+    const withVectors = [
+      ...(await search.rowsAround(scope, rowFilter(), [ids[0]!], query, 1, true)).hits,
+      ...(await search.nearestAround(scope, rowFilter(), ids, query, 2, 1, true)).neighbours,
+      ...(await search.rows(scope, [ids[3]!], query, true)),
+      ...(await search.at(scope, rowFilter(), [{ batchId: all.hits[0]!.meta.batchId!, seq: 1 }], query, true)),
+    ];
+    assert.equal(withVectors.length >= 4, true);
+    for (const row of withVectors) assert.deepEqual([...row.vector!], [...vectors.get(row.meta.id)!]);
+    assert.equal(all.hits.filter((r) => r.vector !== undefined).length, 0);
   });
 });

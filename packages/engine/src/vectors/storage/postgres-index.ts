@@ -47,6 +47,8 @@ export interface PooledRow {
   meta: VectorRowMeta;
   cosine: number;
   keywords: KeywordDoc;
+  /** The stored vector, when the read was asked for it. */
+  vector?: Float32Array;
 }
 
 /** The rows of an arm's hits, and of the hits' neighbours (see PostgresBankIndex.rowsAround). */
@@ -318,15 +320,16 @@ export class PostgresBankIndex {
 
   /**
    * The memories of the banks with these ids (any space or state), opened, with their vectors' cosines with `query`
-   * and their terms.
+   * and their terms; with `vectors`, the stored vectors too (this and the other pooled reads), read with the rows
+   * instead of a second time by id.
    */
-  async rows(scope: BankScope, ids: readonly string[], query: Float32Array): Promise<PooledRow[]> {
+  async rows(scope: BankScope, ids: readonly string[], query: Float32Array, vectors = false): Promise<PooledRow[]> {
     if (ids.length === 0) return [];
     const { where, params } = scopeSql(scope);
     return this.pooled(
       this.db,
       scope.tenant,
-      `SELECT ${pooledColumns('$4')} FROM memories m WHERE ${where} AND m.id = ANY($3::uuid[])`,
+      `SELECT ${pooledColumns('$4', vectors)} FROM memories m WHERE ${where} AND m.id = ANY($3::uuid[])`,
       [...params, [...ids], vectorLiteral(query)],
     );
   }
@@ -341,6 +344,7 @@ export class PostgresBankIndex {
     ids: readonly string[],
     query: Float32Array,
     seeds: number,
+    vectors = false,
   ): Promise<RowsAround> {
     if (ids.length === 0) return { hits: [], neighbours: [] };
     return this.around(
@@ -348,6 +352,7 @@ export class PostgresBankIndex {
       filter,
       query,
       seeds,
+      vectors,
       // An id asked twice is one hit, at its first place.
       `SELECT DISTINCT ON (m.id) ${HIT_COLUMNS}, ${cosineSql('m.embedding', '$7')} AS hit_cosine, h.n
        FROM unnest($6::uuid[]) WITH ORDINALITY h(id, n) JOIN memories m ON m.id = h.id
@@ -367,6 +372,7 @@ export class PostgresBankIndex {
     query: Float32Array,
     k: number,
     seeds: number,
+    vectors = false,
   ): Promise<RowsAround> {
     if (ids.length === 0) return { hits: [], neighbours: [] };
     // The distance is computed once a candidate: the sort, the rank and the kept rows' cosines all read it.
@@ -375,6 +381,7 @@ export class PostgresBankIndex {
       filter,
       query,
       seeds,
+      vectors,
       `SELECT c.hit_id, c.hit_tid, c.hit_batch, c.hit_seq, (1 - c.distance)::float8 AS hit_cosine,
               row_number() OVER (ORDER BY c.distance, c.hit_id) AS n
        FROM (SELECT ${HIT_COLUMNS}, m.embedding <=> $7::vector AS distance FROM memories m
@@ -395,6 +402,7 @@ export class PostgresBankIndex {
     filter: RowFilter,
     query: Float32Array,
     seeds: number,
+    vectors: boolean,
     hitsSql: string,
     ids: readonly string[],
   ): Promise<RowsAround> {
@@ -407,9 +415,10 @@ export class PostgresBankIndex {
        seed AS (SELECT hit_batch AS batch_id, hit_seq AS seq FROM hit
                 WHERE n <= ${Math.max(0, Math.trunc(seeds))} AND hit_batch IS NOT NULL),
        place AS (SELECT batch_id, seq - 1 AS seq FROM seed UNION SELECT batch_id, seq + 1 FROM seed)
-       SELECT ${pooledColumnsWithCosine('hit.hit_cosine')}, true AS hit FROM hit JOIN memories m ON m.ctid = hit.hit_tid
+       SELECT ${pooledColumnsWithCosine('hit.hit_cosine', vectors)}, true AS hit
+       FROM hit JOIN memories m ON m.ctid = hit.hit_tid
        UNION ALL
-       SELECT ${pooledColumns('$7')}, false FROM memories m
+       SELECT ${pooledColumns('$7', vectors)}, false FROM memories m
        WHERE ${filtered.where} AND (m.batch_id, m.seq) IN (SELECT batch_id, seq FROM place)`,
       [...filtered.params, [...ids], vectorLiteral(query), ...filtered.after],
       hits,
@@ -423,13 +432,14 @@ export class PostgresBankIndex {
     filter: RowFilter,
     places: ReadonlyArray<{ batchId: string; seq: number }>,
     query: Float32Array,
+    vectors = false,
   ): Promise<PooledRow[]> {
     if (places.length === 0) return [];
     const { where, params, after } = scopeSql(scope, filter, 3);
     return this.pooled(
       this.db,
       scope.tenant,
-      `SELECT ${pooledColumns('$8')} FROM memories m
+      `SELECT ${pooledColumns('$8', vectors)} FROM memories m
        WHERE ${where} AND (m.batch_id, m.seq) IN (SELECT * FROM unnest($6::uuid[], $7::int[]))`,
       [...params, places.map((p) => p.batchId), places.map((p) => p.seq), vectorLiteral(query), ...after],
     );
@@ -456,6 +466,7 @@ export class PostgresBankIndex {
         meta: indexedRowMeta(row, memory, parsed.length),
         cosine: row.cosine,
         keywords: new ParsedKeywords(parsed.terms, parsed.length),
+        ...(row.embedding ? { vector: vectorFromBase64(row.embedding) } : {}),
       });
       hits?.push(row.hit === true);
     }
