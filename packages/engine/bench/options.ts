@@ -47,6 +47,14 @@ export function numberOption(options: BenchOptions, name: string, fallback: numb
   return n;
 }
 
+/** A yes/no option (`--rum yes`), or its default; any other word is refused with its name. */
+export function yesNoOption(options: BenchOptions, name: string, fallback: boolean): boolean {
+  const raw = options.values.get(name);
+  if (raw === undefined) return fallback;
+  if (raw !== 'yes' && raw !== 'no') throw new Error(`--${name} ${raw}: must be yes or no`);
+  return raw === 'yes';
+}
+
 /** A comma-separated list of positive numbers (`--sizes 10000,100000`). */
 export function listOption(options: BenchOptions, name: string, fallback: readonly number[]): number[] {
   const raw = options.values.get(name);

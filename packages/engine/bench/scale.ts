@@ -12,8 +12,9 @@ import { JsonClient } from './http-json.js';
 import { benchModelDir } from './local-model.js';
 import { derivedMemory, derivedVector, loadLocomoText } from './locomo-text.js';
 import { summarise, type LatencySummary } from './open-loop.js';
-import { listOption, numberOption, parseBenchCommandLine, recordedSettings } from './options.js';
+import { listOption, numberOption, parseBenchCommandLine, recordedSettings, yesNoOption } from './options.js';
 import { rssMiB } from './process-stats.js';
+import { StatementStats, statementLines, type StatementFigure } from './statement-stats.js';
 
 /**
  * `npm run bench:scale`: recall latency, the engine's memory, start-up and index load time by bank size. The banks
@@ -39,12 +40,14 @@ const options = parseBenchCommandLine(process.argv.slice(2), {
   env: 'KEY=VALUE (engine setting, also for the fill)',
   home: 'DIR (keep the filled database there; a later run with the same folder continues its fill)',
   settle: "SECONDS (0: wait up to that long after the first recalls for the banks' copies to load, then measure)",
+  'pg-stat-statements': 'yes|no (no: on an external database, the time of each statement of the measured recalls)',
 });
 const SIZES = listOption(options, 'sizes', [10_000, 100_000, 1_000_000]).sort((a, b) => a - b);
 const BANKS = numberOption(options, 'banks', 1);
 const QUERIES = numberOption(options, 'queries', 300);
 const MODEL_VECTORS = numberOption(options, 'model-vectors', 10_000, 0);
 const SETTLE_SECONDS = numberOption(options, 'settle', 0, 0);
+const STATEMENTS = yesNoOption(options, 'pg-stat-statements', false);
 /** Memories per retain call (one transaction) in the fill. */
 const FILL_BATCH = 1000;
 /** Synthetic memories whose vector is compared with the model's. */
@@ -73,6 +76,8 @@ interface ScaleRun {
    * measured recalls, per recall (background loads included), read from /proc.
    */
   database_cpu_ms_per_recall: number | undefined;
+  /** With --pg-stat-statements yes: each statement's figures over the measured recalls, largest total first. */
+  statements: StatementFigure[] | undefined;
   /** The copies in the engine's cache by form at the end (`mnemos_recall_cache`): bytes as the cache counts them. */
   cache: Record<string, { bytes: number; memories: number }>;
   engine_rss_mib: number;
@@ -284,6 +289,7 @@ async function measure(
   };
   const databaseUrl = env.MNEMOS_API_DATABASE_URL;
   const cpu = databaseUrl === undefined ? undefined : await DatabaseCpu.open(databaseUrl);
+  const statements = databaseUrl !== undefined && STATEMENTS ? await StatementStats.open(databaseUrl) : undefined;
   try {
     let stored = 0;
     for (let b = 0; b < BANKS; b++) {
@@ -296,11 +302,13 @@ async function measure(
     await settle(engine.url, stored);
     const settled = (performance.now() - settling) / 1000;
     const times: number[] = [];
+    await statements?.reset();
     const before = await cpu?.read();
     for (let i = 0; i < QUERIES; i++) {
       times.push(await recall(i % BANKS, questions[(i + BANKS) % questions.length]!, true));
     }
     const used = before && (await cpu?.since(before));
+    const figures = await statements?.read();
     const pid = engine.child.pid;
     const metrics = await fetch(`${engine.url}/metrics`).then((r) => r.text());
     const tiers = recallTiers(metrics);
@@ -318,6 +326,7 @@ async function measure(
       cache,
       settled_seconds: settled,
       database_cpu_ms_per_recall: used ? (used.seconds * 1000) / QUERIES : undefined,
+      statements: figures,
       engine_rss_mib: rssMiB(pid),
       engine_peak_rss_mib: rssMiB(pid, 'VmHWM'),
       database_mib: env.MNEMOS_API_DATABASE_URL === undefined ? folderMiB(join(env.MNEMOS_HOME!, 'db')) : undefined,
@@ -325,6 +334,7 @@ async function measure(
   } finally {
     http.close();
     await cpu?.close();
+    await statements?.close();
     await engine.stop();
   }
 }
@@ -384,7 +394,8 @@ async function main() {
           '\n    stage p50 (ms): ' +
           Object.entries(run.stage_p50_ms)
             .map(([stage, ms]) => `${stage} ${ms.toFixed(1)}`)
-            .join(', '),
+            .join(', ') +
+          (run.statements === undefined ? '' : `\n${statementLines(run.statements, QUERIES).join('\n')}`),
       );
     }
     if (fill.fidelity) {

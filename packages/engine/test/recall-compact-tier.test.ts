@@ -320,5 +320,23 @@ describe('the compact tier', () => {
     const best = ids.indexOf(byCosine[0]!);
     const expected = [best - 1, best + 1].filter((i) => i >= 0 && i < ids.length).map((i) => ids[i]!);
     assert.deepEqual(idsOf(nearest.neighbours), expected.sort());
+    // The cosines the ranking kept are the ones every pooled read computes, to the last bit.
+    const all = await search.rowsAround(scope, rowFilter(), ids, query, 0);
+    const cosineOf = new Map(all.hits.map((r) => [r.meta.id, r.cosine]));
+    for (const row of nearest.hits) assert.equal(row.cosine, cosineOf.get(row.meta.id));
+    // An id asked twice is one hit, seeded from its first place.
+    const twice = await search.rowsAround(scope, rowFilter(), [ids[0]!, ids[2]!, ids[0]!], query, 1);
+    assert.deepEqual(idsOf(twice.hits), [ids[0]!, ids[2]!].sort());
+    assert.deepEqual(idsOf(twice.neighbours), [ids[1]!]);
+    // Asked for them, every read brings the stored vectors with the rows, as `vectors` reads them; otherwise none.
+    const withVectors = [
+      ...(await search.rowsAround(scope, rowFilter(), [ids[0]!], query, 1, true)).hits,
+      ...(await search.nearestAround(scope, rowFilter(), ids, query, 2, 1, true)).neighbours,
+      ...(await search.rows(scope, [ids[3]!], query, true)),
+      ...(await search.at(scope, rowFilter(), [{ batchId: all.hits[0]!.meta.batchId!, seq: 1 }], query, true)),
+    ];
+    assert.equal(withVectors.length >= 4, true);
+    for (const row of withVectors) assert.deepEqual([...row.vector!], [...vectors.get(row.meta.id)!]);
+    assert.equal(all.hits.filter((r) => r.vector !== undefined).length, 0);
   });
 });

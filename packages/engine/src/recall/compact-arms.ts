@@ -39,11 +39,15 @@ export class CompactArms {
   /** Per copy, the rows that pass the request's filter expression, when it has one. */
   private readonly passing: ReadonlyArray<Uint8Array | undefined>;
 
-  /** `passing`: the ids of the banks' memories that pass the request's filter expression, when it has one. */
+  /**
+   * `passing`: the ids of the banks' memories that pass the request's filter expression, when it has one; `vectors`:
+   * the rows read bring their stored vectors (the recall reorders by them).
+   */
   constructor(
     private readonly copies: readonly CompactBank[],
     private readonly database: Pick<PostgresBankIndex, 'nearestAround'>,
     passing?: Iterable<string>,
+    private readonly vectors = false,
   ) {
     const ids = passing === undefined ? undefined : [...passing];
     this.passing = copies.map((copy) => (ids === undefined ? undefined : copy.rowMask(ids)));
@@ -69,7 +73,7 @@ export class CompactArms {
       const nearest = window ? copy.nearestIn(window, query, depth, keep) : copy.nearest(query, depth, keep);
       for (const row of copy.refine(query, nearest, refinedDepth(k))) ids.push(copy.idAt(row));
     }
-    const read = await this.database.nearestAround(scope, filter, ids, query, k, NEIGHBOUR_SEEDS);
+    const read = await this.database.nearestAround(scope, filter, ids, query, k, NEIGHBOUR_SEEDS, this.vectors);
     const scored: ScoredId[] = [];
     for (const row of read.hits) {
       this.hits.set(row.meta.id, row);

@@ -10,7 +10,7 @@ import { round6, shownScores, type Candidate, type PoolMember } from './candidat
 import { recallPredicate } from './filters.js';
 import type { Gathered, StageMark } from './gathered.js';
 import { order } from './order.js';
-import { recencyStep } from './recency.js';
+import { readsVectors, recencyStep } from './recency.js';
 import { validityOf } from '../filters/validity.js';
 import { gatherFromPostgres, rowFilterOf } from './postgres-arms.js';
 import { candidates } from './signals.js';
@@ -61,10 +61,11 @@ export async function recall(deps: RecallDependencies, r: RecallRequest): Promis
   const intervals = resolveTemporal(r.query, r.queryTimestamp);
   const tier = await chooseTier(db, index, deps, r.tenant, banks);
   deps.metrics?.recallTiers.inc({ tier });
-  const gathered = await gather(deps, tier, r, banks, limit, embedding, intervals, stage);
+  const atInstant = validityOf(r).kind === 'asOf';
+  const vectors = readsVectors(r.query, intervals, atInstant);
+  const gathered = await gather(deps, tier, r, banks, limit, embedding, intervals, stage, vectors);
   const scored = candidates(r.query, gathered.pool, gathered.keyword, intervals, gathered.corpus.queryTerms);
   await gathered.prepareFeedback?.(scored);
-  const atInstant = validityOf(r).kind === 'asOf';
   const arrange = await recencyStep(r.query, intervals, atInstant, scored, gathered.vectors);
   const { taken, relevance, truncatedText, tokens, considered } = order(
     scored,
@@ -100,20 +101,22 @@ async function gather(
   embedding: Promise<Float32Array>,
   intervals: readonly TimeInterval[],
   stage: StageMark,
+  /** The recall reorders by the candidates' vectors: the database's reads bring them with the rows. */
+  vectors: boolean,
 ): Promise<Gathered> {
   const { db, codec } = deps;
   // With the Postgres tier off, the database still answers a bank while its copy loads (tier.ts).
   const database = deps.postgres?.search ?? deps.compact?.search;
   if (tier === 'postgres' && database) {
-    return gatherFromPostgres(database, codec, db, r, banks, limit, embedding, intervals, stage);
+    return gatherFromPostgres(database, codec, db, r, banks, limit, embedding, intervals, stage, vectors);
   }
   if (tier === 'compact' && deps.compact) {
     const search = deps.compact.search;
     // The compact copy does not hold every field a filter reads: the database selects the passing memories at once.
     const passing = r.filter && (await search.passing({ tenant: r.tenant, bankIds: banks }, rowFilterOf(r)));
     if (passing) stage('filter', passing.length);
-    const arms = new CompactArms(await deps.index.compactBanks(db, r.tenant, banks), search, passing);
-    return gatherFromPostgres(search, codec, db, r, banks, limit, embedding, intervals, stage, arms);
+    const arms = new CompactArms(await deps.index.compactBanks(db, r.tenant, banks), search, passing, vectors);
+    return gatherFromPostgres(search, codec, db, r, banks, limit, embedding, intervals, stage, vectors, arms);
   }
   return gatherInMemory(deps, r, banks, limit, embedding, intervals, stage);
 }

@@ -44,6 +44,8 @@ export async function gatherFromPostgres(
   embedding: Promise<Float32Array>,
   intervals: readonly TimeInterval[],
   stage: StageMark,
+  /** The recall reorders by the candidates' vectors: the pool's rows are read with them. */
+  withVectors: boolean,
   /** The compact tier's arms; the database's indexes otherwise. */
   compactArms?: CompactSearch,
 ): Promise<Gathered> {
@@ -79,6 +81,7 @@ export async function gatherFromPostgres(
     keyword.map((h) => h.id),
     query,
     NEIGHBOUR_SEEDS,
+    withVectors,
   );
   keywordRows.catch(() => undefined); // awaited below, as the semantic search is
   stage('embed_query');
@@ -91,11 +94,19 @@ export async function gatherFromPostgres(
   const byArms = compactArms?.readAhead;
   const seeded = new Set(byArms?.seeded);
   for (const hit of keyword.slice(0, NEIGHBOUR_SEEDS)) seeded.add(hit.id);
-  const pool = await poolOf(search, scope, filter, [semantic, keyword, temporal], query, {
-    hits: byKeyword.hits.concat(byArms?.hits ?? []),
-    neighbours: byKeyword.neighbours.concat(byArms?.neighbours ?? []),
-    seeded,
-  });
+  const { pool, vectors } = await poolOf(
+    search,
+    scope,
+    filter,
+    [semantic, keyword, temporal],
+    query,
+    {
+      hits: byKeyword.hits.concat(byArms?.hits ?? []),
+      neighbours: byKeyword.neighbours.concat(byArms?.neighbours ?? []),
+      seeded,
+    },
+    withVectors,
+  );
   stage('neighbours', pool.length);
   return {
     semantic,
@@ -110,14 +121,25 @@ export async function gatherFromPostgres(
       ).filter((t) => !frequencies.has(t));
       for (const [t, n] of await search.documentFrequencies(scope, wanted)) frequencies.set(t, n);
     },
-    vectors: (ids) => search.vectors(scope, ids),
+    // The vectors read with the pool's rows; any other is read by id.
+    vectors: async (ids) => {
+      const missing = ids.filter((id) => !vectors.has(id));
+      const read = missing.length > 0 ? await search.vectors(scope, missing) : new Map<string, Float32Array>();
+      const found = new Map<string, Float32Array>();
+      for (const id of ids) {
+        const vector = vectors.get(id) ?? read.get(id);
+        if (vector) found.set(id, vector);
+      }
+      return found;
+    },
   };
 }
 
 /**
  * The arms' hits, then the neighbours (same retain call, one position either side) of each arm's best, each once and
  * in that order, as the in-memory tier pools them (pipeline.ts). Rows read already (`ahead`) are not read again (a row
- * of a memory deleted since is left out either way).
+ * of a memory deleted since is left out either way). With `withVectors`, the rows come with their vectors, answered
+ * by pooled memory.
  */
 async function poolOf(
   search: PostgresBankIndex,
@@ -126,7 +148,8 @@ async function poolOf(
   arms: ReadonlyArray<readonly Ranked[]>,
   query: Float32Array,
   ahead: ReadAhead,
-): Promise<PoolMember[]> {
+  withVectors: boolean,
+): Promise<{ pool: PoolMember[]; vectors: Map<string, Float32Array> }> {
   const hits = [...new Set(arms.flatMap((arm) => arm.map((h) => h.id)))];
   const rows = new Map(ahead.hits.map((row) => [row.meta.id, row] as const));
   /** The rows that pass the filter, by their place (retain call and position). */
@@ -138,7 +161,7 @@ async function poolOf(
   };
   for (const row of ahead.neighbours) addNeighbour(row);
   const unread = hits.filter((id) => !rows.has(id));
-  for (const row of await search.rows(scope, unread, query)) rows.set(row.meta.id, row);
+  for (const row of await search.rows(scope, unread, query, withVectors)) rows.set(row.meta.id, row);
   const seeds = [...new Set(arms.flatMap((arm) => arm.slice(0, NEIGHBOUR_SEEDS).map((h) => h.id)))];
   const places: Array<{ batchId: string; seq: number }> = [];
   for (const id of seeds) {
@@ -146,7 +169,7 @@ async function poolOf(
     if (meta?.batchId == null || ahead.seeded.has(id)) continue;
     places.push({ batchId: meta.batchId, seq: meta.seq - 1 }, { batchId: meta.batchId, seq: meta.seq + 1 });
   }
-  for (const row of await search.at(scope, filter, places, query)) addNeighbour(row);
+  for (const row of await search.at(scope, filter, places, query, withVectors)) addNeighbour(row);
   const ids = new Set(hits);
   for (const id of seeds) ids.add(id);
   for (const id of seeds) {
@@ -158,11 +181,14 @@ async function poolOf(
     }
   }
   const pool: PoolMember[] = [];
+  const vectors = new Map<string, Float32Array>();
   for (const id of ids) {
     const row = rows.get(id);
-    if (row) pool.push({ meta: row.meta, cosine: row.cosine, keywords: row.keywords });
+    if (!row) continue;
+    pool.push({ meta: row.meta, cosine: row.cosine, keywords: row.keywords });
+    if (row.vector) vectors.set(id, row.vector);
   }
-  return pool;
+  return { pool, vectors };
 }
 
 /** What a recall keeps, as the database filters it. */

@@ -43,6 +43,11 @@ export function asksAboutPresent(query: string, intervals: readonly TimeInterval
  * asked `as_of` an instant, whose memories are judged as the present of that instant: the later ones are not
  * answered at all), or the tier cannot give the candidates' vectors (`vectors`).
  */
+/** Whether a recall reorders its candidates by their vectors (recencyStep): what its reads must bring. */
+export function readsVectors(query: string, intervals: readonly TimeInterval[], atInstant: boolean): boolean {
+  return atInstant || asksAboutPresent(query, intervals);
+}
+
 export async function recencyStep(
   query: string,
   intervals: readonly TimeInterval[],
@@ -50,7 +55,7 @@ export async function recencyStep(
   scored: readonly Candidate[],
   vectors: ((ids: readonly string[]) => Promise<ReadonlyMap<string, Float32Array>>) | undefined,
 ): Promise<((ranked: Candidate[]) => void) | undefined> {
-  if (vectors === undefined || !(atInstant || asksAboutPresent(query, intervals))) return undefined;
+  if (vectors === undefined || !readsVectors(query, intervals, atInstant)) return undefined;
   const found = await vectors(scored.map((c) => c.meta.id));
   return (ranked) => newerAboveOlder(ranked, found);
 }

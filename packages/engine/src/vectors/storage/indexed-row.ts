@@ -80,14 +80,30 @@ export interface PooledIndexedRow extends Omit<IndexedRow, 'embedding'> {
   cosine: number | null;
   /** Set by reads that return an arm's hits with their neighbours: whether the row is a hit. */
   hit?: boolean;
+  /** Set by reads asked for the vectors too: the vector as binaryVectorSql's text. */
+  embedding?: string | null;
 }
 
 /**
  * The select list of a PooledIndexedRow (from `memories`), the query's vector in the parameter `query` names: the
- * database computes each cosine from the stored floats, so no vector is encoded, sent or decoded.
+ * database computes each cosine from the stored floats, so no vector is encoded, sent or decoded unless `vectors` asks
+ * for them too (a recall that reorders by them: recall/recency.ts).
  */
-export function pooledColumns(query: string): string {
-  return `${RANKED_COLUMNS}, (1 - (embedding <=> ${query}::vector))::float8 AS cosine`;
+export function pooledColumns(query: string, vectors = false): string {
+  return pooledColumnsWithCosine(cosineSql('embedding', query), vectors);
+}
+
+/**
+ * As pooledColumns, the cosine taken from `cosine` (SQL naming one computed already by cosineSql): a read that ranked
+ * the rows by their vectors does not open each kept row's vector a second time.
+ */
+export function pooledColumnsWithCosine(cosine: string, vectors = false): string {
+  return `${RANKED_COLUMNS}, ${cosine} AS cosine${vectors ? `, ${binaryVectorSql('embedding')} AS embedding` : ''}`;
+}
+
+/** The cosine of the vector in `column` with the one in the parameter `query`, as every pooled read computes it. */
+export function cosineSql(column: string, query: string): string {
+  return `(1 - (${column} <=> ${query}::vector))::float8`;
 }
 
 /** What recall filters and ranks a row by, with the memory opened from it and its keyword-index length. */

@@ -9,7 +9,9 @@ import { vectorLiteral } from '../../memory/vector-literal.js';
 import { BM25_B, BM25_K1 } from '../../keywords/bm25.js';
 import {
   indexedRowMeta,
+  cosineSql,
   pooledColumns,
+  pooledColumnsWithCosine,
   pooledRowsFromJson,
   type KeywordDoc,
   type VectorRowMeta,
@@ -45,6 +47,8 @@ export interface PooledRow {
   meta: VectorRowMeta;
   cosine: number;
   keywords: KeywordDoc;
+  /** The stored vector, when the read was asked for it. */
+  vector?: Float32Array;
 }
 
 /** The rows of an arm's hits, and of the hits' neighbours (see PostgresBankIndex.rowsAround). */
@@ -69,6 +73,9 @@ export interface TimeWindow {
 const MAX_EF_SEARCH = 1000;
 /** The smallest, pgvector's default. */
 const MIN_EF_SEARCH = 40;
+
+/** What a hit read by `around` carries from its first read of the row (`m`): its id, row address and retain place. */
+const HIT_COLUMNS = 'm.id AS hit_id, m.ctid AS hit_tid, m.batch_id AS hit_batch, m.seq AS hit_seq';
 
 /**
  * The tsquery text form of one term, quoted so the term is taken as it is stored (an english lexeme or a blind index
@@ -313,15 +320,16 @@ export class PostgresBankIndex {
 
   /**
    * The memories of the banks with these ids (any space or state), opened, with their vectors' cosines with `query`
-   * and their terms.
+   * and their terms; with `vectors`, the stored vectors too (this and the other pooled reads), read with the rows
+   * instead of a second time by id.
    */
-  async rows(scope: BankScope, ids: readonly string[], query: Float32Array): Promise<PooledRow[]> {
+  async rows(scope: BankScope, ids: readonly string[], query: Float32Array, vectors = false): Promise<PooledRow[]> {
     if (ids.length === 0) return [];
     const { where, params } = scopeSql(scope);
     return this.pooled(
       this.db,
       scope.tenant,
-      `SELECT ${pooledColumns('$4')} FROM memories m WHERE ${where} AND m.id = ANY($3::uuid[])`,
+      `SELECT ${pooledColumns('$4', vectors)} FROM memories m WHERE ${where} AND m.id = ANY($3::uuid[])`,
       [...params, [...ids], vectorLiteral(query)],
     );
   }
@@ -336,6 +344,7 @@ export class PostgresBankIndex {
     ids: readonly string[],
     query: Float32Array,
     seeds: number,
+    vectors = false,
   ): Promise<RowsAround> {
     if (ids.length === 0) return { hits: [], neighbours: [] };
     return this.around(
@@ -343,7 +352,11 @@ export class PostgresBankIndex {
       filter,
       query,
       seeds,
-      'SELECT h.id, h.n FROM unnest($6::uuid[]) WITH ORDINALITY h(id, n)',
+      vectors,
+      // An id asked twice is one hit, at its first place.
+      `SELECT DISTINCT ON (m.id) ${HIT_COLUMNS}, ${cosineSql('m.embedding', '$7')} AS hit_cosine, h.n
+       FROM unnest($6::uuid[]) WITH ORDINALITY h(id, n) JOIN memories m ON m.id = h.id
+       WHERE ${scopeSql(scope).where} ORDER BY m.id, h.n`,
       ids,
     );
   }
@@ -359,42 +372,53 @@ export class PostgresBankIndex {
     query: Float32Array,
     k: number,
     seeds: number,
+    vectors = false,
   ): Promise<RowsAround> {
     if (ids.length === 0) return { hits: [], neighbours: [] };
-    const order = 'm.embedding <=> $7::vector, m.id';
+    // The distance is computed once a candidate: the sort, the rank and the kept rows' cosines all read it.
     return this.around(
       scope,
       filter,
       query,
       seeds,
-      `SELECT m.id, row_number() OVER (ORDER BY ${order}) AS n FROM memories m
-       WHERE ${scopeSql(scope).where} AND m.id = ANY($6::uuid[]) ORDER BY ${order} LIMIT ${Math.max(1, Math.trunc(k))}`,
+      vectors,
+      `SELECT c.hit_id, c.hit_tid, c.hit_batch, c.hit_seq, (1 - c.distance)::float8 AS hit_cosine,
+              row_number() OVER (ORDER BY c.distance, c.hit_id) AS n
+       FROM (SELECT ${HIT_COLUMNS}, m.embedding <=> $7::vector AS distance FROM memories m
+             WHERE ${scopeSql(scope).where} AND m.id = ANY($6::uuid[])) c
+       ORDER BY c.distance, c.hit_id LIMIT ${Math.max(1, Math.trunc(k))}`,
       ids,
     );
   }
 
-  /** The rows of the hits `hitsSql` answers (ids, and their ranks `n`), and the neighbours of the first `seeds`. */
+  /**
+   * The rows of the hits `hitsSql` answers (HIT_COLUMNS, their cosines `hit_cosine` and their ranks `n`), and the
+   * neighbours of the first `seeds`. The hits' rows are read again by their row addresses within the same statement
+   * (one snapshot, so each address still holds the row the hit was found in), with the cosines computed already: no
+   * second index lookup or vector read for a hit.
+   */
   private async around(
     scope: BankScope,
     filter: RowFilter,
     query: Float32Array,
     seeds: number,
+    vectors: boolean,
     hitsSql: string,
     ids: readonly string[],
   ): Promise<RowsAround> {
     const filtered = scopeSql(scope, filter, 2);
-    const any = scopeSql(scope).where;
     const hits: boolean[] = [];
     const rows = await this.pooled(
       this.db,
       scope.tenant,
-      `WITH hit AS (${hitsSql}),
-       seed AS (SELECT m.batch_id, m.seq FROM hit JOIN memories m ON m.id = hit.id
-                WHERE ${any} AND hit.n <= ${Math.max(0, Math.trunc(seeds))} AND m.batch_id IS NOT NULL),
+      `WITH hit AS MATERIALIZED (${hitsSql}),
+       seed AS (SELECT hit_batch AS batch_id, hit_seq AS seq FROM hit
+                WHERE n <= ${Math.max(0, Math.trunc(seeds))} AND hit_batch IS NOT NULL),
        place AS (SELECT batch_id, seq - 1 AS seq FROM seed UNION SELECT batch_id, seq + 1 FROM seed)
-       SELECT ${pooledColumns('$7')}, true AS hit FROM memories m WHERE ${any} AND m.id IN (SELECT id FROM hit)
+       SELECT ${pooledColumnsWithCosine('hit.hit_cosine', vectors)}, true AS hit
+       FROM hit JOIN memories m ON m.ctid = hit.hit_tid
        UNION ALL
-       SELECT ${pooledColumns('$7')}, false FROM memories m
+       SELECT ${pooledColumns('$7', vectors)}, false FROM memories m
        WHERE ${filtered.where} AND (m.batch_id, m.seq) IN (SELECT batch_id, seq FROM place)`,
       [...filtered.params, [...ids], vectorLiteral(query), ...filtered.after],
       hits,
@@ -408,13 +432,14 @@ export class PostgresBankIndex {
     filter: RowFilter,
     places: ReadonlyArray<{ batchId: string; seq: number }>,
     query: Float32Array,
+    vectors = false,
   ): Promise<PooledRow[]> {
     if (places.length === 0) return [];
     const { where, params, after } = scopeSql(scope, filter, 3);
     return this.pooled(
       this.db,
       scope.tenant,
-      `SELECT ${pooledColumns('$8')} FROM memories m
+      `SELECT ${pooledColumns('$8', vectors)} FROM memories m
        WHERE ${where} AND (m.batch_id, m.seq) IN (SELECT * FROM unnest($6::uuid[], $7::int[]))`,
       [...params, places.map((p) => p.batchId), places.map((p) => p.seq), vectorLiteral(query), ...after],
     );
@@ -441,6 +466,7 @@ export class PostgresBankIndex {
         meta: indexedRowMeta(row, memory, parsed.length),
         cosine: row.cosine,
         keywords: new ParsedKeywords(parsed.terms, parsed.length),
+        ...(row.embedding ? { vector: vectorFromBase64(row.embedding) } : {}),
       });
       hits?.push(row.hit === true);
     }
