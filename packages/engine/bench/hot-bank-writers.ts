@@ -12,8 +12,9 @@ import { startFakeEmbeddingServer, type FakeEmbeddingServer } from '../test/help
 
 /**
  * `npm run bench:hot-bank`: writers into one bank on one PostgreSQL server (MNEMOS_TEST_PG_URL; a database of its own
- * per run, dropped after). Every write takes the bank's next change number on its `banks` row and holds that row
- * until commit (migration 005), so writers into one bank take turns there; this measures what that costs.
+ * per run, dropped after). Every write takes the bank's open change number and shares a lock on its `banks` row until
+ * commit (migration 014; before it, each took the next number and held the row for itself, so writers into one bank
+ * took turns there); this measures how many writes one bank takes and whether its writers wait on a lock.
  *
  * - engines: `--engines 1,4` engine processes on one database, each with `--in-flight` retains of one memory at a
  *   time into the same bank (closed loop, `--seconds` each): retains/s, and how many of the database's connections

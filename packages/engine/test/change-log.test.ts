@@ -181,41 +181,46 @@ async function holderStillOpen(): Promise<boolean> {
 }
 
 describe('the bank change log, two engines, a transaction held open in another database', () => {
-  it('each write takes the bank`s next number, once per transaction, stamped on its rows and tombstones', async () => {
+  it('writes take the bank`s open number, once per transaction, stamped on rows and tombstones; a read closes it', async () => {
     const a = await openEngine();
+    const stampOf = async (id: string) =>
+      Number(
+        (await scratch.admin<{ seq: string }>('SELECT change_seq AS seq FROM memories WHERE id = $1', [id]))[0]!.seq,
+      );
     const ids = await write(a, 'numbers', ['one', 'two', 'three']);
-    const afterInsert = await bankLog('numbers');
-    assert.equal(afterInsert.seq, 1, 'a retain of three memories takes one number');
+    const closed = (await bankLog('numbers')).seq;
     const stamped = await scratch.admin<{ seq: string }>(
       'SELECT DISTINCT change_seq AS seq FROM memories WHERE bank_id = $1',
       ['numbers'],
     );
     assert.deepEqual(
       stamped.map((r) => Number(r.seq)),
-      [afterInsert.seq],
+      [closed + 1],
+      'a retain of three memories takes one number, the one after the bank`s closed number',
     );
+    // No read in between: the edit is a change of the same open number, and the bank's number stays closed.
+    await a.store.update(TENANT, 'numbers', ids[2]!, { tags: ['first edit'] });
+    assert.equal(await stampOf(ids[2]!), closed + 1);
+    assert.equal((await bankLog('numbers')).seq, closed);
 
+    // A read closes the open number (no writer is in flight), so each later write takes the next one.
+    await recallIds(a, 'numbers');
+    assert.equal((await bankLog('numbers')).seq, closed + 1);
     await a.store.update(TENANT, 'numbers', ids[0]!, { tags: ['edited'] });
-    const afterUpdate = await bankLog('numbers');
-    assert.equal(afterUpdate.seq, afterInsert.seq + 1);
-    const [edited] = await scratch.admin<{ seq: string }>('SELECT change_seq AS seq FROM memories WHERE id = $1', [
-      ids[0]!,
-    ]);
-    assert.equal(Number(edited!.seq), afterUpdate.seq);
-
+    assert.equal(await stampOf(ids[0]!), closed + 2);
+    await recallIds(a, 'numbers');
     assert.equal(await deleteMemory(a.db, TENANT, 'numbers', ids[1]!), 1);
-    const afterDelete = await bankLog('numbers');
-    assert.equal(afterDelete.seq, afterUpdate.seq + 1);
+    await recallIds(a, 'numbers');
     assert.equal(await clearMemories(a.db, TENANT, 'numbers', undefined, undefined), 2);
-    const afterClear = await bankLog('numbers');
-    assert.equal(afterClear.seq, afterDelete.seq + 1);
+    await recallIds(a, 'numbers');
+    assert.equal((await bankLog('numbers')).seq, closed + 4);
     const tombstones = await scratch.admin<{ id: string; seq: string }>(
       'SELECT id::text AS id, change_seq AS seq FROM memory_tombstones WHERE bank_id = $1 ORDER BY change_seq',
       ['numbers'],
     );
     assert.deepEqual(
       tombstones.map((t) => Number(t.seq)),
-      [afterDelete.seq, afterClear.seq, afterClear.seq],
+      [closed + 3, closed + 4, closed + 4],
     );
     assert.equal(tombstones[0]!.id, ids[1]);
   });
@@ -252,7 +257,7 @@ describe('the bank change log, two engines, a transaction held open in another d
     const b = await openEngine();
     await write(a, 'inflight', ['before the race']);
     await recallIds(b, 'inflight');
-    // Engine B's synchronisation answers, then stalls before it applies what it read, until released.
+    // Engine B's synchronisation reads the bank's log (finding nothing new), then stalls there until released.
     let reached!: () => void;
     const stalled = new Promise<void>((resolve) => (reached = resolve));
     let release!: () => void;
@@ -262,7 +267,7 @@ describe('the bank change log, two engines, a transaction held open in another d
       query: {
         value: async (sql: string, params?: readonly SqlParam[]) => {
           const rows = await b.db.query(sql, params);
-          if (first && sql.startsWith("(SELECT 'row' AS kind")) {
+          if (first && sql.includes('mnemos_bank_close')) {
             first = false;
             reached();
             await gate;
@@ -316,39 +321,60 @@ describe('the bank change log, two engines, a transaction held open in another d
     }
   });
 
-  it('versions of one bank commit in order: a second writer waits for the first writer`s commit', async () => {
+  it('a second writer into the bank does not wait for the first; readers do not pass the open one`s number', async () => {
     const a = await openEngine();
     const b = await openEngine();
     await write(a, 'ordered', ['first memory']);
     await recallIds(b, 'ordered');
     const slow = new pg.Client({ connectionString: scratch.url });
     await slow.connect();
+    const lockWaiters = async () =>
+      (
+        await scratch.admin<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        )
+      )[0]!.n;
     try {
       await slow.query('BEGIN');
       const [taken] = (await slow.query<{ n: string }>(`SELECT mnemos_bank_change('default', 'ordered', true) AS n`))
         .rows;
-      // A second writer on engine A asks for the next number and waits for the first writer to commit.
-      const second = write(a, 'ordered', ['second writer']);
-      await waitFor('the second writer to wait on the bank`s row', async () => {
-        const rows = await scratch.admin<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity
-           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-        );
-        return rows[0]!.n === 1;
+      // A second writer on engine A writes into the bank while the first writer is open.
+      let committed = false;
+      const second = write(a, 'ordered', ['second writer']).then((ids) => {
+        committed = true;
+        return ids;
       });
-      await slow.query(
-        `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding)
-         VALUES ($1, 'default', 'ordered', 'default', 'raw', 'first writer', $2, to_tsvector('first writer'), $3)`,
-        [randomUUID(), randomUUID(), `[${Array.from(vectorOf('first writer')).join(',')}]`],
+      await waitFor(
+        'the second writer to commit or to wait on a lock',
+        async () => committed || (await lockWaiters()) > 0,
       );
-      const beforeCommit = await recallIds(b, 'ordered');
-      await slow.query('COMMIT');
+      assert.equal(await lockWaiters(), 0, 'the second writer does not wait for the first');
       const [secondId] = await second;
       const [secondRow] = await scratch.admin<{ seq: string }>('SELECT change_seq AS seq FROM memories WHERE id = $1', [
         secondId!,
       ]);
-      assert.equal(Number(secondRow!.seq), Number(taken!.n) + 1, 'the second writer took the next number');
-      assert.equal(beforeCommit.size, 1, 'nothing uncommitted was read');
+      assert.equal(Number(secondRow!.seq), Number(taken!.n), 'both writers take the bank`s open number');
+
+      // Engine B sees the committed write at once, and keeps its place before the open writer's number; after
+      // finding the writer open several times running, a read waits a moment for it, and answers all the same.
+      for (let read = 0; read < 6; read++) {
+        const [during] = await b.cache.banks(b.db, TENANT, ['ordered']);
+        assert.ok(during!.get(secondId!));
+        assert.ok(during!.changeSeq < Number(taken!.n), 'a reader does not pass an open writer`s number');
+      }
+      assert.equal((await bankLog('ordered')).seq, Number(taken!.n) - 1, 'nor is the bank`s number closed past it');
+
+      const firstId = randomUUID();
+      await slow.query(
+        `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding)
+         VALUES ($1, 'default', 'ordered', 'default', 'raw', 'first writer', $2, to_tsvector('first writer'), $3)`,
+        [firstId, randomUUID(), `[${Array.from(vectorOf('first writer')).join(',')}]`],
+      );
+      assert.ok(!(await recallIds(b, 'ordered')).has(firstId), 'nothing uncommitted is read');
+      await slow.query('COMMIT');
+      // The first writer committed after the second, under the same number: the next read still has it.
+      assert.ok((await recallIds(b, 'ordered')).has(firstId));
       assert.deepEqual(await recallIds(b, 'ordered'), await storedIds('ordered'));
     } finally {
       await slow.query('ROLLBACK').catch(() => undefined);

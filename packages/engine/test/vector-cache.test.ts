@@ -200,7 +200,7 @@ describe('vector cache', () => {
       content: 'A lighthouse keeper logs the fog.',
     });
     const [synced] = await cache.banks(counting, 'default', ['vc']);
-    assert.equal(statements.length, 1, 'a write since: one synchronisation query');
+    assert.equal(statements.length, 2, 'a write since: the close of the bank`s open number, one synchronisation query');
     assert.equal(synced, first);
     assert.ok(synced!.get(added.body.memory_ids[0]!), 'the new memory is in the index');
 

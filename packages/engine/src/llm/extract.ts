@@ -206,6 +206,9 @@ export function extractionHandler(engine: { db: Database; store: MemoryStore; em
     const tokens = { input: usage.input_tokens, output: usage.output_tokens };
     await ctx.complete(
       async (tx) => {
+        // The usage first: it updates the bank's row, which a write into the bank only shares, and two jobs that
+        // shared it and then both waited to update it would wait on each other.
+        await addBankUsage(tx, job.tenant, job.bankId, tokens.input, tokens.output);
         // The source may have been deleted while the model was thinking: then there is nothing to attach facts to.
         if (rows.length > 0 && (await memoryExists(tx, job.tenant, raw.id))) {
           await nameOperation(tx, job.operationId);
@@ -215,7 +218,6 @@ export function extractionHandler(engine: { db: Database; store: MemoryStore; em
               await supersedeFacts(tx, job.tenant, job.bankId, f.supersedes, rows[i]!.id, f.occurredAt);
           }
         }
-        await addBankUsage(tx, job.tenant, job.bankId, tokens.input, tokens.output);
       },
       { fact_ids: rows.map((r) => r.id), usage },
       tokens,

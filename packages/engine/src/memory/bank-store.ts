@@ -102,8 +102,9 @@ export async function touchBank(db: Queryable, tenant: string, bankId: string): 
 
 /**
  * Takes the transaction's number in the bank's change log before it changes any memory (the memories trigger stamps
- * it on rows and tombstones). Taking it first locks the bank's row before any memory row, the order every writer of
- * the bank follows, so two writers never wait on each other in a cycle. Undefined when the bank does not exist.
+ * it on rows and tombstones): the bank's open number (migration 014). A change to existing memories locks the bank's
+ * row for itself, before any memory row, the order every writer of the bank follows, so two writers never wait on
+ * each other in a cycle; retains only share it. Undefined when the bank does not exist.
  */
 export async function takeBankChange(db: Queryable, tenant: string, bankId: string): Promise<number | undefined> {
   const [row] = await db.query<{ taken: string | number | null }>('SELECT mnemos_bank_change($1, $2, false) AS taken', [

@@ -13,6 +13,7 @@ import {
 import { ResidualLevels } from './kernels/residual-bits.js';
 import { parseTsvector } from '../keywords/tsvector.js';
 import { BANK_SIZE_SQL } from './storage/statistics-folder.js';
+import { closeBankNumber, type ClosedLog } from './storage/bank-close.js';
 import type { MemoryReader } from '../memory/rows.js';
 
 /**
@@ -95,9 +96,10 @@ function logState(row: DeltaRow): LogState {
 /**
  * What changed in a bank after change number $3: changed memories (`columns` as one JSON text each), tombstones
  * (none for a first load, $3 = -1), and the bank's log state ('snap': its latest number, log id and pruning mark;
- * absent while the bank does not exist). One statement, so one snapshot: the bank's number read here covers exactly
- * the changes read with it, because a bank's numbers commit in order (see migration 005). `rowLimit` caps the changed
- * memories.
+ * absent while the bank does not exist). One statement, so one snapshot: every change up to the bank's closed number
+ * read here is read with it, and no change that commits later takes that number (see migration 014). Changes under the
+ * open number committed so far are read too, and again next time, until a close moves the number past them.
+ * `rowLimit` caps the changed memories.
  */
 function syncSql(columns: string, rowLimit?: number): string {
   return `(SELECT 'row' AS kind, to_json(m)::text AS row, NULL::text AS id, NULL::text AS version, NULL::text AS log_id,
@@ -162,6 +164,15 @@ export const DEFAULT_CACHE_BYTES = 512 * 1024 * 1024;
  */
 export const QUICK_LOAD_MEMORIES = 15_000;
 
+/** Closes of a bank's open number that find writers in flight before one waits for them, and how long it waits. */
+const CLOSES_SKIPPED_BEFORE_WAIT = 4;
+const CLOSE_WAIT_MS = 200;
+
+/** Whether the copy holds every change the close found committed (none past the closed number, which it has). */
+function upToDate(bank: BankCopy, closed: ClosedLog): boolean {
+  return !closed.pending && closed.logId === bank.changeLogId && closed.changeSeq === bank.changeSeq;
+}
+
 /** The form of a bank's copy. */
 export type CopyForm = 'full' | 'compact';
 
@@ -171,7 +182,7 @@ function keyOf(tenant: string, bankId: string, form: CopyForm): string {
 
 /**
  * Semantic search over in-memory copies of each bank's vectors. Before every search the copy is brought up to date
- * with one indexed query that returns only what changed since the change number it has (see migration 005), so
+ * with one indexed query that returns only what changed since the change number it has (see migrations 005 and 014), so
  * writes by this engine, another engine, or a background job are all seen. Scanning a dense Float32Array in JS is
  * several times faster than pgvector's exact scan inside WebAssembly, and exact (no recall lost to an approximate
  * index).
@@ -179,6 +190,8 @@ function keyOf(tenant: string, bankId: string, form: CopyForm): string {
 export class VectorCache {
   private readonly cached = new Map<string, BankCopy>();
   private readonly syncing = new Map<string, BankSync>();
+  /** Banks whose open change number the last closes in a row found writers in flight for, and how many. */
+  private readonly closesSkipped = new Map<string, number>();
   private stopping = false;
 
   constructor(
@@ -359,8 +372,14 @@ export class VectorCache {
       bank.lastUsed = Date.now();
       return bank;
     }
-    // A compact copy that has many dead rows (memories removed or edited) is read again rather than kept growing.
-    if (bank && (!(await this.catchUp(db, bank, tenant, bankId)) || (bank instanceof CompactBank && bank.wasteful))) {
+    const closed = await this.closeOpenNumber(db, tenant, bankId);
+    // Nothing committed past the number the copy has: no read. Else the copy catches up, and a compact copy that has
+    // many dead rows (memories removed or edited) is read again rather than kept growing.
+    if (bank && !(closed && upToDate(bank, closed)) && !(await this.catchUp(db, bank, tenant, bankId))) {
+      this.cached.delete(key);
+      bank = undefined;
+    }
+    if (bank instanceof CompactBank && bank.wasteful) {
       this.cached.delete(key);
       bank = undefined;
     }
@@ -377,6 +396,20 @@ export class VectorCache {
     // A bank that grew counts at its new size too.
     this.evict(key);
     return bank;
+  }
+
+  /**
+   * Closes the bank's open change number (migration 014) so that the read after it reaches the changes committed so
+   * far. It does not wait for writers in flight, unless it found them in flight several times running: then it waits
+   * a moment, so that on a bank never free of writers the changes re-read under the open number stay few.
+   */
+  private async closeOpenNumber(db: Database, tenant: string, bankId: string): Promise<ClosedLog | undefined> {
+    const key = keyOf(tenant, bankId, 'full');
+    const skipped = this.closesSkipped.get(key) ?? 0;
+    const closed = await closeBankNumber(db, tenant, bankId, skipped >= CLOSES_SKIPPED_BEFORE_WAIT ? CLOSE_WAIT_MS : 0);
+    if (closed?.pending) this.closesSkipped.set(key, skipped + 1);
+    else this.closesSkipped.delete(key);
+    return closed;
   }
 
   /**

@@ -10,6 +10,7 @@ import memoryHistory from './010_memory_history.js';
 import expiry from './011_expiry.js';
 import memoryEntities from './012_memory_entities.js';
 import statisticsDeltas from './013_statistics_deltas.js';
+import openBankNumbers from './014_open_bank_numbers.js';
 
 /** Numbered migrations, applied in order, each once. Append only: never edit a migration that has shipped. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -26,4 +27,5 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 11, name: 'expiry', sql: expiry },
   { version: 12, name: 'memory_entities', sql: memoryEntities },
   { version: 13, name: 'statistics_deltas', sql: statisticsDeltas },
+  { version: 14, name: 'open_bank_numbers', sql: openBankNumbers },
 ];

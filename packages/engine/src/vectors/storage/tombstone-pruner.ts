@@ -14,16 +14,27 @@ const PRUNE_STEP = 1_000;
 const STEPS_PER_RUN = 20;
 
 /**
- * Removes up to `limit` tombstones older than `olderThanMs` (by the database's clock), oldest first, and raises each
+ * Removes up to `limit` tombstones older than `olderThanMs` (by the database's clock), oldest first, of changes
+ * under a closed number (migration 014; a bank's open number is closed first when no writer holds it), so the mark
+ * never passes the number a copy can have, and raises each
  * affected bank's `tombstones_pruned_to` to the newest change number removed, in the same transaction: a reader sees
  * both or neither, and any copy older than that mark knows it may have missed deletions. The banks' rows are locked
  * (in key order) before the tombstones are touched, the order every writer of a bank follows. Answers how many went.
  */
 export function pruneTombstones(db: Database, olderThanMs: number, limit = PRUNE_STEP): Promise<number> {
   return db.transaction(async (tx) => {
+    // Old tombstones under a bank's open number (no reader closed it since) are pruned once it is closed here.
+    await tx.query(
+      `SELECT c.closed FROM (SELECT DISTINCT t.tenant, t.bank_id FROM memory_tombstones t
+         JOIN banks b ON b.tenant = t.tenant AND b.bank_id = t.bank_id AND t.change_seq > b.change_seq
+         WHERE t.deleted_at < now() - ($1::float8 * interval '1 millisecond')) open,
+       mnemos_bank_close(open.tenant, open.bank_id, 0) c`,
+      [olderThanMs],
+    );
     const doomed = await tx.query<{ tenant: string; bank_id: string; id: string; change_seq: string }>(
-      `SELECT tenant, bank_id, id::text AS id, change_seq::text AS change_seq FROM memory_tombstones
-       WHERE deleted_at < now() - ($1::float8 * interval '1 millisecond') ORDER BY deleted_at LIMIT $2::int`,
+      `SELECT t.tenant, t.bank_id, t.id::text AS id, t.change_seq::text AS change_seq FROM memory_tombstones t
+       JOIN banks b ON b.tenant = t.tenant AND b.bank_id = t.bank_id AND t.change_seq <= b.change_seq
+       WHERE t.deleted_at < now() - ($1::float8 * interval '1 millisecond') ORDER BY t.deleted_at LIMIT $2::int`,
       [olderThanMs, limit],
     );
     if (doomed.length === 0) return 0;
