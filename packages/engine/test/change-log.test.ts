@@ -382,6 +382,41 @@ describe('the bank change log, two engines, a transaction held open in another d
     }
   });
 
+  it('writers storing the same contents in opposite orders do not deadlock: each stores them in one order', async () => {
+    const a = await openEngine();
+    await write(a, 'twice', ['made']);
+    const lockWaiters = async () =>
+      (
+        await scratch.admin<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        )
+      )[0]!.n;
+    const insertRow = (client: pg.Client, hash: string) =>
+      client.query<{ id: string }>(
+        `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding)
+         VALUES ($1, 'default', 'twice', 'default', 'raw', $2, $2, to_tsvector($2), $3) RETURNING id::text AS id`,
+        [randomUUID(), hash, `[${Array.from(vectorOf(hash)).join(',')}]`],
+      );
+    const first = new pg.Client({ connectionString: scratch.url });
+    await first.connect();
+    try {
+      // The first writer stores "h-a" and stays open; the second is given "h-b" then "h-a".
+      await first.query('BEGIN');
+      const [storedA] = (await insertRow(first, 'h-a')).rows;
+      const second = write(a, 'twice', ['h-b', 'h-a'], (text) => text);
+      await waitFor('the second writer to wait on the first', async () => (await lockWaiters()) > 0);
+      // Had the second stored "h-b" before waiting on "h-a", this would wait on it, and the database would end one of
+      // the two as deadlocked.
+      const [storedB] = (await insertRow(first, 'h-b')).rows;
+      await first.query('COMMIT');
+      assert.deepEqual(await second, [storedB!.id, storedA!.id], 'the second answers what the first stored');
+    } finally {
+      await first.query('ROLLBACK').catch(() => undefined);
+      await first.end();
+    }
+  });
+
   it('a writer leaves the bank`s keyword counts unlocked while it is open; readers count its rows once committed', async () => {
     const a = await openEngine();
     await write(a, 'counted', ['tomatoes in the garden']);

@@ -127,20 +127,28 @@ export class MemoryStore implements MemoryReader {
     if (items.length === 0) return [];
     // With encryption: text/context/metadata go into body_enc, fts is the blind index, content_hash is keyed.
     const bank = await this.codec.forWrite(tx, p.tenant, p.bankId);
+    // Writers into one bank run side by side, and a row whose content another open writer has stored waits for that
+    // writer: rows go in by their stored hash, so two writers of the same contents wait in one order, never on each
+    // other (which the database would end as a deadlock).
+    const ordered = items
+      .map((m) => ({ m, hash: bank.dedupHash(m.contentHash) }))
+      .sort((x, y) => (x.hash < y.hash ? -1 : x.hash > y.hash ? 1 : 0))
+      .map(({ m }) => m);
     const inserted = new Set<string>();
     const pause = eventLoopSlicer();
     // Embedded: vectors go in binary through a session temp table (emptied at commit) instead of as text to parse. For
     // a few memories the text is cheaper: emptying the temp table at commit costs file truncations in PGlite's file
     // system, more than parsing one or two vectors (docs/benchmarks.md).
-    const copyFrom = items.length >= BINARY_VECTORS_FROM ? (tx as Partial<Transaction>).copyFrom?.bind(tx) : undefined;
+    const copyFrom =
+      ordered.length >= BINARY_VECTORS_FROM ? (tx as Partial<Transaction>).copyFrom?.bind(tx) : undefined;
     if (copyFrom) {
       await tx.query(
         'CREATE TEMP TABLE IF NOT EXISTS mnemos_vectors_in (ord int PRIMARY KEY, embedding vector) ' +
           'ON COMMIT DELETE ROWS',
       );
     }
-    for (let start = 0; start < items.length; start += ROWS_PER_INSERT) {
-      const chunk = items.slice(start, start + ROWS_PER_INSERT);
+    for (let start = 0; start < ordered.length; start += ROWS_PER_INSERT) {
+      const chunk = ordered.slice(start, start + ROWS_PER_INSERT);
       if (copyFrom) {
         const data = vectorCopyData(
           chunk.map((m) => m.embedding),
