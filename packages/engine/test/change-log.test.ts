@@ -106,6 +106,32 @@ async function storedIds(bankId: string): Promise<Set<string>> {
   return new Set(rows.map((r) => r.id));
 }
 
+/** How many of the scratch database's connections wait on a lock now. */
+async function lockWaiters(): Promise<number> {
+  const [row] = await scratch.admin<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+  );
+  return row!.n;
+}
+
+/**
+ * Stores one memory the way another writer's session would, straight into the table (its triggers do the rest), in
+ * `client`'s open transaction; answers its id.
+ */
+async function insertAs(
+  client: pg.Client,
+  bankId: string,
+  text: string,
+  contentHash: string = randomUUID(),
+): Promise<string> {
+  const { rows } = await client.query<{ id: string }>(
+    `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding)
+     VALUES ($1, $2, $3, 'default', 'raw', $4, $5, to_tsvector('english', $4), $6) RETURNING id::text AS id`,
+    [randomUUID(), TENANT, bankId, text, contentHash, `[${Array.from(vectorOf(text)).join(',')}]`],
+  );
+  return rows[0]!.id;
+}
+
 async function bankLog(bankId: string): Promise<{ seq: number; pruned: number }> {
   const [row] = await scratch.admin<{ seq: string; pruned: string }>(
     'SELECT change_seq AS seq, tombstones_pruned_to AS pruned FROM banks WHERE tenant = $1 AND bank_id = $2',
@@ -328,13 +354,6 @@ describe('the bank change log, two engines, a transaction held open in another d
     await recallIds(b, 'ordered');
     const slow = new pg.Client({ connectionString: scratch.url });
     await slow.connect();
-    const lockWaiters = async () =>
-      (
-        await scratch.admin<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity
-           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-        )
-      )[0]!.n;
     try {
       await slow.query('BEGIN');
       const [taken] = (await slow.query<{ n: string }>(`SELECT mnemos_bank_change('default', 'ordered', true) AS n`))
@@ -365,12 +384,7 @@ describe('the bank change log, two engines, a transaction held open in another d
       }
       assert.equal((await bankLog('ordered')).seq, Number(taken!.n) - 1, 'nor is the bank`s number closed past it');
 
-      const firstId = randomUUID();
-      await slow.query(
-        `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding)
-         VALUES ($1, 'default', 'ordered', 'default', 'raw', 'first writer', $2, to_tsvector('first writer'), $3)`,
-        [firstId, randomUUID(), `[${Array.from(vectorOf('first writer')).join(',')}]`],
-      );
+      const firstId = await insertAs(slow, 'ordered', 'first writer');
       assert.ok(!(await recallIds(b, 'ordered')).has(firstId), 'nothing uncommitted is read');
       await slow.query('COMMIT');
       // The first writer committed after the second, under the same number: the next read still has it.
@@ -385,32 +399,19 @@ describe('the bank change log, two engines, a transaction held open in another d
   it('writers storing the same contents in opposite orders do not deadlock: each stores them in one order', async () => {
     const a = await openEngine();
     await write(a, 'twice', ['made']);
-    const lockWaiters = async () =>
-      (
-        await scratch.admin<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity
-           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-        )
-      )[0]!.n;
-    const insertRow = (client: pg.Client, hash: string) =>
-      client.query<{ id: string }>(
-        `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding)
-         VALUES ($1, 'default', 'twice', 'default', 'raw', $2, $2, to_tsvector($2), $3) RETURNING id::text AS id`,
-        [randomUUID(), hash, `[${Array.from(vectorOf(hash)).join(',')}]`],
-      );
     const first = new pg.Client({ connectionString: scratch.url });
     await first.connect();
     try {
       // The first writer stores "h-a" and stays open; the second is given "h-b" then "h-a".
       await first.query('BEGIN');
-      const [storedA] = (await insertRow(first, 'h-a')).rows;
+      const storedA = await insertAs(first, 'twice', 'h-a', 'h-a');
       const second = write(a, 'twice', ['h-b', 'h-a'], (text) => text);
       await waitFor('the second writer to wait on the first', async () => (await lockWaiters()) > 0);
       // Had the second stored "h-b" before waiting on "h-a", this would wait on it, and the database would end one of
       // the two as deadlocked.
-      const [storedB] = (await insertRow(first, 'h-b')).rows;
+      const storedB = await insertAs(first, 'twice', 'h-b', 'h-b');
       await first.query('COMMIT');
-      assert.deepEqual(await second, [storedB!.id, storedA!.id], 'the second answers what the first stored');
+      assert.deepEqual(await second, [storedB, storedA], 'the second answers what the first stored');
     } finally {
       await first.query('ROLLBACK').catch(() => undefined);
       await first.end();
@@ -427,12 +428,7 @@ describe('the bank change log, two engines, a transaction held open in another d
     await open.connect();
     try {
       await open.query('BEGIN');
-      await open.query(
-        `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding)
-         VALUES ($1, 'default', 'counted', 'default', 'raw', 'tomatoes by the door', $2,
-                 to_tsvector('english', 'tomatoes by the door'), $3)`,
-        [randomUUID(), randomUUID(), `[${Array.from(vectorOf('tomatoes by the door')).join(',')}]`],
-      );
+      await insertAs(open, 'counted', 'tomatoes by the door');
       // Another writer of the bank counting the same word would take this row: nothing holds it.
       const free = await scratch.admin<{ term: string }>(
         `SELECT term FROM bank_term_counts WHERE bank_id = 'counted' AND term = 'tomato' FOR UPDATE NOWAIT`,
