@@ -132,8 +132,7 @@ export class MemoryStore implements MemoryReader {
     // other (which the database would end as a deadlock).
     const ordered = items
       .map((m) => ({ m, hash: bank.dedupHash(m.contentHash) }))
-      .sort((x, y) => (x.hash < y.hash ? -1 : x.hash > y.hash ? 1 : 0))
-      .map(({ m }) => m);
+      .sort((x, y) => (x.hash < y.hash ? -1 : x.hash > y.hash ? 1 : 0));
     const inserted = new Set<string>();
     const pause = eventLoopSlicer();
     // Embedded: vectors go in binary through a session temp table (emptied at commit) instead of as text to parse. For
@@ -151,13 +150,13 @@ export class MemoryStore implements MemoryReader {
       const chunk = ordered.slice(start, start + ROWS_PER_INSERT);
       if (copyFrom) {
         const data = vectorCopyData(
-          chunk.map((m) => m.embedding),
+          chunk.map(({ m }) => m.embedding),
           start,
         );
         await copyFrom("COPY mnemos_vectors_in (ord, embedding) FROM '/dev/blob' WITH (FORMAT binary)", data);
       }
       const rows: Sql[] = [];
-      for (const [i, m] of chunk.entries()) {
+      for (const [i, { m, hash }] of chunk.entries()) {
         const { text, context, metadata, entities } = m;
         const sealed = await bank.seal(m.id, { text, context, metadata, entities });
         const vector = copyFrom
@@ -165,7 +164,7 @@ export class MemoryStore implements MemoryReader {
           : sql`${vectorLiteral(m.embedding)}::vector`;
         rows.push(sql`(${m.id}::uuid, ${p.tenant}, ${p.bankId}, ${p.space}, ${m.type}, ${sealed.text}, ${sealed.context},
           ${JSON.stringify(sealed.metadata)}::jsonb, ${m.tags}::text[], ${sealed.entities}::text[], ${m.documentId},
-          ${m.sourceId}::uuid, ${m.batchId}::uuid, ${m.seq}::int, ${bank.dedupHash(m.contentHash)},
+          ${m.sourceId}::uuid, ${m.batchId}::uuid, ${m.seq}::int, ${hash},
           ${m.tokenCount}::int, ${m.occurredAt}::timestamptz, ${m.expiresAt ?? null}::timestamptz, ${vector}, ${sealed.bodyEnc}::bytea,
           COALESCE(${sealed.fts}::tsvector, ${documentTsvector(sql`${sealed.text}::text`)}),
           COALESCE(${m.createdAt ?? null}::timestamptz, now()), COALESCE(${m.updatedAt ?? null}::timestamptz, now()),
