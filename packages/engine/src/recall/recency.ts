@@ -38,16 +38,16 @@ export function asksAboutPresent(query: string, intervals: readonly TimeInterval
   return intervals.length === 0 && !PAST.test(query);
 }
 
-/**
- * The reordering for one recall, or undefined when it does not apply: the question is not about the present (nor
- * asked `as_of` an instant, whose memories are judged as the present of that instant: the later ones are not
- * answered at all), or the tier cannot give the candidates' vectors (`vectors`).
- */
 /** Whether a recall reorders its candidates by their vectors (recencyStep): what its reads must bring. */
 export function readsVectors(query: string, intervals: readonly TimeInterval[], atInstant: boolean): boolean {
   return atInstant || asksAboutPresent(query, intervals);
 }
 
+/**
+ * The reordering for one recall, or undefined when it does not apply: the question is not about the present (nor
+ * asked `as_of` an instant, whose memories are judged as the present of that instant: the later ones are not
+ * answered at all), or the tier cannot give the candidates' vectors (`vectors`).
+ */
 export async function recencyStep(
   query: string,
   intervals: readonly TimeInterval[],
