@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import {
   call,
   isProblem,
@@ -606,11 +606,19 @@ test('OAuth code + PKCE through the console sign-in and consent pages; deny ends
   await p2.getByLabel('Password').fill('not the password');
   await p2.getByRole('button', { name: 'Sign in' }).click();
   await p2.getByRole('alert').getByText('Wrong email or password.').waitFor();
+  // The visitor's projects are still loading when Deny is clicked (a slow connection): denying needs no project.
+  const heldProjects: Route[] = [];
+  await p2.route('**/v1/account/projects', (route) => {
+    heldProjects.push(route);
+  });
   await p2.getByLabel('Password').fill(PASSWORD);
   await p2.getByRole('button', { name: 'Sign in' }).click();
 
   await heading(p2, 'Allow Notes app?').waitFor();
+  await p2.getByText('Loading your projects…').waitFor();
   await Promise.all([p2.waitForURL(`${redirectUri}**`), p2.getByRole('button', { name: 'Deny' }).click()]);
+  await p2.unroute('**/v1/account/projects');
+  for (const route of heldProjects) await route.abort().catch(() => undefined);
   const denied = new URL(p2.url());
   assert.equal(denied.searchParams.get('error'), 'access_denied');
   assert.equal(denied.searchParams.get('state'), 'deny-1');

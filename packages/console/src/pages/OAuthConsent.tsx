@@ -30,7 +30,8 @@ function Consent({ uid, interaction }: { uid: string; interaction: Interaction }
       const answer = await api<{ redirect_to: string }>(
         'POST',
         `/v1/account/oauth/interactions/${encodeURIComponent(uid)}`,
-        { body: { project_id: chosen, allow } },
+        // A denial names no project: the visitor may deny before their projects have loaded.
+        { body: allow ? { project_id: chosen, allow } : { allow } },
       );
       window.location.assign(answer.redirect_to);
     } catch (e) {
