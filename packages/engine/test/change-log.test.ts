@@ -396,6 +396,39 @@ describe('the bank change log, two engines, a transaction held open in another d
     }
   });
 
+  it('closing a bank`s number reads its change-number index, not its rows, however often it is called', async () => {
+    const a = await openEngine();
+    await write(a, 'closing', ['first']);
+    // Thousands of rows in the bank, under numbers all closed: a close finds nothing newer than the closed number.
+    await scratch.admin(
+      `INSERT INTO memories (id, tenant, bank_id, space, type, text, content_hash, fts, embedding)
+       SELECT gen_random_uuid(), $1, 'closing', 'default', 'raw', 'memory ' || n, md5(n::text), to_tsvector('english', 'memory ' || n), NULL
+       FROM generate_series(1, 8000) n`,
+      [TENANT],
+    );
+    await recallIds(a, 'closing');
+    await scratch.admin('ANALYZE memories');
+    const client = new pg.Client({ connectionString: scratch.url });
+    await client.connect();
+    try {
+      // The function's statements are planned once per session and, from the sixth call, by a plan made for any number.
+      for (let i = 0; i < 8; i++) await client.query('SELECT * FROM mnemos_bank_close($1, $2, 0)', [TENANT, 'closing']);
+      const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: Record<string, number> }> }>(
+        "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM mnemos_bank_close($1, 'closing', 0)",
+        [TENANT],
+      );
+      const plan = rows[0]!['QUERY PLAN'][0]!.Plan;
+      const blocks = (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
+      const [size] = await scratch.admin<{ pages: number }>(
+        "SELECT (pg_relation_size('memories') / current_setting('block_size')::int)::int AS pages",
+      );
+      assert.ok(size!.pages > 200, `the bank's rows fill ${size!.pages} pages`);
+      assert.ok(blocks < 40, `a close read ${blocks} blocks; the bank's rows fill ${size!.pages} pages`);
+    } finally {
+      await client.end();
+    }
+  });
+
   it('writers storing the same contents in opposite orders do not deadlock: each stores them in one order', async () => {
     const a = await openEngine();
     await write(a, 'twice', ['made']);

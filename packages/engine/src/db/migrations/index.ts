@@ -11,6 +11,7 @@ import expiry from './011_expiry.js';
 import memoryEntities from './012_memory_entities.js';
 import statisticsDeltas from './013_statistics_deltas.js';
 import openBankNumbers from './014_open_bank_numbers.js';
+import closeByIndex from './015_close_by_index.js';
 
 /** Numbered migrations, applied in order, each once. Append only: never edit a migration that has shipped. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -28,4 +29,5 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 12, name: 'memory_entities', sql: memoryEntities },
   { version: 13, name: 'statistics_deltas', sql: statisticsDeltas },
   { version: 14, name: 'open_bank_numbers', sql: openBankNumbers },
+  { version: 15, name: 'close_by_index', sql: closeByIndex },
 ];
