@@ -1,8 +1,5 @@
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
-
-/** Clock ticks a second in /proc/<pid>/stat (USER_HZ: 100 on Linux). */
-const TICKS_PER_SECOND = 100;
+import { cpuTicks, TICKS_PER_SECOND } from './process-stats.js';
 
 /** CPU time of the server processes serving one database, between two reads (`DatabaseCpu.since`). */
 export interface CpuDelta {
@@ -25,7 +22,7 @@ export class DatabaseCpu {
     await client.connect();
     const reader = new DatabaseCpu(client);
     const own = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-    if (ticksOf(own.rows[0]!.pid) === undefined) {
+    if (cpuTicks(own.rows[0]!.pid) === undefined) {
       await client.end();
       return undefined;
     }
@@ -39,7 +36,7 @@ export class DatabaseCpu {
     );
     const ticks = new Map<number, number>();
     for (const { pid } of rows.rows) {
-      const t = ticksOf(pid);
+      const t = cpuTicks(pid);
       if (t !== undefined) ticks.set(pid, t);
     }
     return ticks;
@@ -55,17 +52,5 @@ export class DatabaseCpu {
 
   close(): Promise<void> {
     return this.client.end();
-  }
-}
-
-/** User plus system CPU ticks of a process, or undefined when it cannot be read. */
-function ticksOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command (which may hold spaces), from field 3: utime and stime are fields 14 and 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return undefined;
   }
 }

@@ -28,3 +28,11 @@ export function embeddingBatches(url: string): Promise<EmbeddingBatches> {
 export function textsPerCall(before: EmbeddingBatches, after: EmbeddingBatches): number {
   return (after.texts - before.texts) / Math.max(1, after.calls - before.calls);
 }
+
+/** Recalls by tier so far, from the engine's `mnemos_recall_tier_total` counter in its /metrics text. */
+export function recallTiers(metrics: string): Record<string, number> {
+  const tiers: Record<string, number> = {};
+  for (const m of metrics.matchAll(/^mnemos_recall_tier_total\{tier="([a-z]+)"\} (\d+)$/gm))
+    tiers[m[1]!] = Number(m[2]);
+  return tiers;
+}

@@ -1,5 +1,20 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
+/** Clock ticks a second in /proc/<pid>/stat (USER_HZ: 100 on Linux). */
+export const TICKS_PER_SECOND = 100;
+
+/** User plus system CPU ticks of a process, all its threads, or undefined when it cannot be read (it has ended). */
+export function cpuTicks(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command (which may hold spaces), from field 3: utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Resident memory of a process in MiB: now (VmRSS), or the peak since it started (VmHWM). */
 export function rssMiB(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -18,7 +33,7 @@ export function perThreadCpuSeconds(pid: number | undefined): Map<number, number
     }
     // utime and stime are fields 14 and 15; the command name before them is in parentheses and may hold spaces.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / 100);
+    out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND);
   }
   return out;
 }

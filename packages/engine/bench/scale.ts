@@ -1,4 +1,13 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadEngineConfig } from '../src/config/load.js';
@@ -8,6 +17,8 @@ import { retain, type RetainItem } from '../src/memory/retain.js';
 import { DEFAULT_SPACE } from '../src/memory/types.js';
 import { spawnEngineProcess } from '../src/process.js';
 import { DatabaseCpu } from './database-cpu.js';
+import { recallTiers } from './engine-metrics.js';
+import { measureThroughput, throughputLines, type ThroughputPhase, type ThroughputPlan } from './engines-throughput.js';
 import { JsonClient } from './http-json.js';
 import { benchModelDir } from './local-model.js';
 import { derivedMemory, derivedVector, loadLocomoText } from './locomo-text.js';
@@ -29,6 +40,9 @@ import { StatementStats, statementLines, type StatementFigure } from './statemen
  * model's own vector on a sample.
  *
  * Sizes grow one database: each size adds memories to the previous fill, then restarts the engine.
+ *
+ * On an external database, `--throughput-engines 1,2` then measures recall throughput from one engine and from two on
+ * the same database (engines-throughput.ts), after each size's measurement.
  */
 
 const options = parseBenchCommandLine(process.argv.slice(2), {
@@ -41,6 +55,10 @@ const options = parseBenchCommandLine(process.argv.slice(2), {
   home: 'DIR (keep the filled database there; a later run with the same folder continues its fill)',
   settle: "SECONDS (0: wait up to that long after the first recalls for the banks' copies to load, then measure)",
   'pg-stat-statements': 'yes|no (no: on an external database, the time of each statement of the measured recalls)',
+  'throughput-engines':
+    'N1,N2 (none: on an external database, closed-loop recalls from that many engine processes in turn, e.g. 1,2)',
+  'in-flight': 'N (4: recalls in flight per engine in the throughput phases)',
+  'throughput-seconds': 'S (60: each throughput phase)',
 });
 const SIZES = listOption(options, 'sizes', [10_000, 100_000, 1_000_000]).sort((a, b) => a - b);
 const BANKS = numberOption(options, 'banks', 1);
@@ -48,6 +66,7 @@ const QUERIES = numberOption(options, 'queries', 300);
 const MODEL_VECTORS = numberOption(options, 'model-vectors', 10_000, 0);
 const SETTLE_SECONDS = numberOption(options, 'settle', 0, 0);
 const STATEMENTS = yesNoOption(options, 'pg-stat-statements', false);
+const THROUGHPUT = throughputPlan();
 /** Memories per retain call (one transaction) in the fill. */
 const FILL_BATCH = 1000;
 /** Synthetic memories whose vector is compared with the model's. */
@@ -78,6 +97,8 @@ interface ScaleRun {
   database_cpu_ms_per_recall: number | undefined;
   /** With --pg-stat-statements yes: each statement's figures over the measured recalls, largest total first. */
   statements: StatementFigure[] | undefined;
+  /** With --throughput-engines: each phase's recall throughput, CPU per recall and the machine's load. */
+  throughput: ThroughputPhase[] | undefined;
   /** The copies in the engine's cache by form at the end (`mnemos_recall_cache`): bytes as the cache counts them. */
   cache: Record<string, { bytes: number; memories: number }>;
   engine_rss_mib: number;
@@ -114,6 +135,29 @@ class VectorTable implements Embedder {
 /** The file in a kept home (--home) that says how many memories its fill sent. */
 const FILL_MARK = 'bench-scale-fill.json';
 
+/** --throughput-engines with its two companions, or undefined; refused on the embedded database, which one engine holds. */
+function throughputPlan(): ThroughputPlan | undefined {
+  if (!options.values.has('throughput-engines')) {
+    const stray = ['in-flight', 'throughput-seconds'].find((name) => options.values.has(name));
+    if (stray !== undefined) throw new Error(`--${stray} needs --throughput-engines; ${options.usage}`);
+    return undefined;
+  }
+  const engines = listOption(options, 'throughput-engines', []);
+  if (engines.some((n, i) => !Number.isInteger(n) || (i > 0 && n <= engines[i - 1]!))) {
+    throw new Error(`--throughput-engines ${options.values.get('throughput-engines')}: whole numbers, ascending (1,2)`);
+  }
+  if (options.env.MNEMOS_API_DATABASE_URL === undefined) {
+    throw new Error(
+      '--throughput-engines needs an external database that engines share: add --env MNEMOS_API_DATABASE_URL=postgres://...',
+    );
+  }
+  return {
+    engines,
+    inFlight: numberOption(options, 'in-flight', 4),
+    seconds: numberOption(options, 'throughput-seconds', 60),
+  };
+}
+
 interface Mark {
   filled: number;
 }
@@ -124,14 +168,6 @@ function cosine(a: Float32Array, b: Float32Array): number {
   let s = 0;
   for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
   return s;
-}
-
-/** Recalls by tier, from the engine's `mnemos_recall_tier_total` counter. */
-function recallTiers(metrics: string): Record<string, number> {
-  const tiers: Record<string, number> = {};
-  for (const m of metrics.matchAll(/^mnemos_recall_tier_total\{tier="([a-z]+)"\} (\d+)$/gm))
-    tiers[m[1]!] = Number(m[2]);
-  return tiers;
 }
 
 /** The cache's copies by form, from the engine's `mnemos_recall_cache` gauge. */
@@ -301,6 +337,20 @@ async function measure(
     const settling = performance.now();
     await settle(engine.url, stored);
     const settled = (performance.now() - settling) / 1000;
+    /**
+     * Another engine brought to where this one is: a first recall into each bank, the --settle wait for its copy, then
+     * the measured recalls, unmeasured, so that it has compiled the same code paths before it is measured.
+     */
+    const load = async (url: string) => {
+      const ask = (k: number) =>
+        http.post(`${url}/v1/default/banks/${bankOf(k)}/memories/recall`, { query: questions[k % questions.length] });
+      for (let b = 0; b < BANKS; b++) await ask(b);
+      const started = performance.now();
+      const loaded = await settle(url, stored);
+      const seconds = (performance.now() - started) / 1000;
+      for (let i = 0; i < QUERIES; i++) await ask(i + BANKS);
+      return { seconds, loaded };
+    };
     const times: number[] = [];
     await statements?.reset();
     const before = await cpu?.read();
@@ -313,6 +363,23 @@ async function measure(
     const metrics = await fetch(`${engine.url}/metrics`).then((r) => r.text());
     const tiers = recallTiers(metrics);
     const cache = recallCache(metrics);
+    const rss = { engine_rss_mib: rssMiB(pid), engine_peak_rss_mib: rssMiB(pid, 'VmHWM') };
+    const throughput =
+      THROUGHPUT &&
+      (await measureThroughput(
+        {
+          first: engine,
+          env,
+          load,
+          // The questions after the measured ones, each bank in turn.
+          request: (k) => ({
+            bank: bankOf(k),
+            query: questions[(k + QUERIES + BANKS) % questions.length]!,
+          }),
+          databaseCpu: cpu,
+        },
+        THROUGHPUT,
+      ));
     return {
       memories: 0,
       stored,
@@ -327,8 +394,8 @@ async function measure(
       settled_seconds: settled,
       database_cpu_ms_per_recall: used ? (used.seconds * 1000) / QUERIES : undefined,
       statements: figures,
-      engine_rss_mib: rssMiB(pid),
-      engine_peak_rss_mib: rssMiB(pid, 'VmHWM'),
+      throughput,
+      ...rss,
       database_mib: env.MNEMOS_API_DATABASE_URL === undefined ? folderMiB(join(env.MNEMOS_HOME!, 'db')) : undefined,
     };
   } finally {
@@ -342,13 +409,15 @@ async function measure(
 /**
  * Waits up to --settle seconds for the engine's cache to hold the banks' `stored` memories (in either form), polling
  * its metrics each second: the recalls measured then are the steady state's, not those answered while a copy loads.
+ * Says whether the cache holds them.
  */
-async function settle(url: string, stored: number): Promise<void> {
+async function settle(url: string, stored: number): Promise<boolean> {
   const deadline = performance.now() + SETTLE_SECONDS * 1000;
-  while (performance.now() < deadline) {
+  for (;;) {
     const cache = recallCache(await fetch(`${url}/metrics`).then((r) => r.text()));
     const held = Object.values(cache).reduce((sum, form) => sum + form.memories, 0);
-    if (held >= stored) return;
+    if (held >= stored) return true;
+    if (performance.now() >= deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
 }
@@ -356,6 +425,8 @@ async function settle(url: string, stored: number): Promise<void> {
 async function main() {
   const kept = options.values.get('home');
   const home = kept === undefined ? mkdtempSync(join(tmpdir(), 'mnemos-bench-scale-')) : resolve(kept);
+  // On an external database no engine writes into the home, but the fill's mark goes there.
+  mkdirSync(home, { recursive: true });
   const env: Record<string, string> = {
     MNEMOS_HOME: home,
     MNEMOS_API_EMBEDDINGS_LOCAL_MODEL: benchModelDir(),
@@ -395,7 +466,10 @@ async function main() {
           Object.entries(run.stage_p50_ms)
             .map(([stage, ms]) => `${stage} ${ms.toFixed(1)}`)
             .join(', ') +
-          (run.statements === undefined ? '' : `\n${statementLines(run.statements, QUERIES).join('\n')}`),
+          (run.statements === undefined ? '' : `\n${statementLines(run.statements, QUERIES).join('\n')}`) +
+          (run.throughput === undefined
+            ? ''
+            : `\n    recall throughput, closed loop:\n${throughputLines(run.throughput).join('\n')}`),
       );
     }
     if (fill.fidelity) {
@@ -416,6 +490,7 @@ async function main() {
           queries: QUERIES,
           model_vectors: MODEL_VECTORS,
           settle: SETTLE_SECONDS,
+          throughput: THROUGHPUT,
           env: recordedSettings(options.env),
         },
         synthetic_vector_fidelity: fill.fidelity,
