@@ -90,7 +90,7 @@ async function runPhase(
   const http = new JsonClient(plan.inFlight);
   const latencies: number[] = [];
   const answered = engines.map(() => 0);
-  const failures: string[] = [];
+  const failures = { count: 0, first: undefined as string | undefined };
   const pids = engines.map((e) => e.child.pid ?? 0);
   const tiersBefore = await tiersOf(engines);
   const enginesBefore = pids.map((pid) => cpuTicks(pid) ?? 0);
@@ -107,8 +107,10 @@ async function runPhase(
         (a) => (a.status === 200 ? undefined : `recall answered ${a.status}: ${JSON.stringify(a.json)}`),
         (error: unknown) => errorMessage(error),
       );
-      if (failure !== undefined) failures.push(failure);
-      else {
+      if (failure !== undefined) {
+        failures.count++;
+        failures.first ??= failure;
+      } else {
         latencies.push(performance.now() - sent);
         answered[e]!++;
       }
@@ -134,11 +136,16 @@ async function runPhase(
     in_flight_per_engine: plan.inFlight,
     seconds: elapsed,
     recalls,
-    errors: failures.length,
-    first_error: failures[0],
+    errors: failures.count,
+    first_error: failures.first,
     recalls_per_second: recalls / elapsed,
     recall_ms: summarise(latencies),
-    tiers: Object.fromEntries([...tiersAfter].map(([tier, n]) => [tier, n - (tiersBefore.get(tier) ?? 0)])),
+    tiers: Object.fromEntries(
+      [...tiersAfter].flatMap(([tier, n]) => {
+        const during = n - (tiersBefore.get(tier) ?? 0);
+        return during > 0 ? [[tier, during] as const] : [];
+      }),
+    ),
     engine_recalls: answered,
     engine_cpu_ms_per_recall: pids.map((pid, e) =>
       perRecall(((cpuTicks(pid) ?? enginesBefore[e]!) - enginesBefore[e]!) / TICKS_PER_SECOND, answered[e]),
