@@ -107,6 +107,20 @@ describe('the Postgres tier', () => {
       assert.deepEqual(read.get(id), Float32Array.from(v.slice(1, -1).split(','), Number), id);
   });
 
+  it('keeps a memory`s vector in its row, so reading a candidate`s vector takes no second lookup', async () => {
+    const e = engine.engine;
+    // Text and vector together past the 2 KB at which Postgres would move the vector out of the row by default.
+    const long = FILTER_FILLER.slice(0, 12).join(' ').slice(0, 900);
+    await retain('default', 'inline', [long]);
+    const [row] = await e.db.query<{ bytes: number; toast: string }>(
+      `SELECT pg_column_size(m.*)::int AS bytes, c.reltoastrelid::regclass::text AS toast
+       FROM memories m, pg_class c WHERE m.bank_id = 'inline' AND c.relname = 'memories'`,
+    );
+    assert.ok(row!.bytes > 2100, `the row is ${row!.bytes} bytes`);
+    const [chunks] = await e.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${row!.toast}`);
+    assert.equal(chunks!.n, 0, 'no memory keeps a part of itself outside its row');
+  });
+
   it('is what the engine uses when the threshold is 0', async () => {
     const r = await call<{ results: Array<{ id: string }> }>(
       engine.url,

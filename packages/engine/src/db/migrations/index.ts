@@ -12,6 +12,7 @@ import memoryEntities from './012_memory_entities.js';
 import statisticsDeltas from './013_statistics_deltas.js';
 import openBankNumbers from './014_open_bank_numbers.js';
 import closeByIndex from './015_close_by_index.js';
+import vectorsInRows from './016_vectors_in_rows.js';
 
 /** Numbered migrations, applied in order, each once. Append only: never edit a migration that has shipped. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -30,4 +31,5 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 13, name: 'statistics_deltas', sql: statisticsDeltas },
   { version: 14, name: 'open_bank_numbers', sql: openBankNumbers },
   { version: 15, name: 'close_by_index', sql: closeByIndex },
+  { version: 16, name: 'vectors_in_rows', sql: vectorsInRows },
 ];
