@@ -80,14 +80,15 @@ export interface PooledIndexedRow extends Omit<IndexedRow, 'embedding'> {
   cosine: number | null;
   /** Set by reads that return an arm's hits with their neighbours: whether the row is a hit. */
   hit?: boolean;
-  /** Set by reads asked for the vectors too: the vector as binaryVectorSql's text. */
-  embedding?: string | null;
+  /** Set by reads asked for the vectors too: the row's address, by which the statement reads its vector. */
+  row_tid?: string;
 }
 
 /**
- * The select list of a PooledIndexedRow (from `memories`), the query's vector in the parameter `query` names: the
+ * The select list of a PooledIndexedRow (from `memories` as `m`), the query's vector in the parameter `query` names: the
  * database computes each cosine from the stored floats, so no vector is encoded, sent or decoded unless `vectors` asks
- * for them too (a recall that reorders by them: recall/recency.ts).
+ * for them too (a recall that reorders by them: recall/recency.ts); then each row brings its address, by which the
+ * statement reads the vectors beside the rows' JSON (PostgresBankIndex.pooled).
  */
 export function pooledColumns(query: string, vectors = false): string {
   return pooledColumnsWithCosine(cosineSql('embedding', query), vectors);
@@ -98,7 +99,7 @@ export function pooledColumns(query: string, vectors = false): string {
  * the rows by their vectors does not open each kept row's vector a second time.
  */
 export function pooledColumnsWithCosine(cosine: string, vectors = false): string {
-  return `${RANKED_COLUMNS}, ${cosine} AS cosine${vectors ? `, ${binaryVectorSql('embedding')} AS embedding` : ''}`;
+  return `${RANKED_COLUMNS}, ${cosine} AS cosine${vectors ? ', m.ctid AS row_tid' : ''}`;
 }
 
 /** The cosine of the vector in `column` with the one in the parameter `query`, as every pooled read computes it. */

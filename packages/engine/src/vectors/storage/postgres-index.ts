@@ -331,6 +331,7 @@ export class PostgresBankIndex {
       scope.tenant,
       `SELECT ${pooledColumns('$4', vectors)} FROM memories m WHERE ${where} AND m.id = ANY($3::uuid[])`,
       [...params, [...ids], vectorLiteral(query)],
+      vectors,
     );
   }
 
@@ -421,6 +422,7 @@ export class PostgresBankIndex {
        SELECT ${pooledColumns('$7', vectors)}, false FROM memories m
        WHERE ${filtered.where} AND (m.batch_id, m.seq) IN (SELECT batch_id, seq FROM place)`,
       [...filtered.params, [...ids], vectorLiteral(query), ...filtered.after],
+      vectors,
       hits,
     );
     return { hits: rows.filter((_, i) => hits[i]), neighbours: rows.filter((_, i) => !hits[i]) };
@@ -442,6 +444,7 @@ export class PostgresBankIndex {
       `SELECT ${pooledColumns('$8', vectors)} FROM memories m
        WHERE ${where} AND (m.batch_id, m.seq) IN (SELECT * FROM unnest($6::uuid[], $7::int[]))`,
       [...params, places.map((p) => p.batchId), places.map((p) => p.seq), vectorLiteral(query), ...after],
+      vectors,
     );
   }
 
@@ -450,26 +453,37 @@ export class PostgresBankIndex {
     tenant: string,
     sql: string,
     params: readonly SqlParam[],
+    vectors: boolean,
     /** Receives each row's `hit` column, for reads that select one. */
     hits?: boolean[],
   ): Promise<PooledRow[]> {
-    // The rows as one JSON text (indexed-row.ts says why one text beats many fields).
-    const [all] = await q.query<{ rows: string | null }>(`SELECT json_agg(r)::text AS rows FROM (${sql}) r`, params);
+    // The rows as one JSON text (indexed-row.ts says why one text beats many fields). Their vectors, when asked for,
+    // come beside it as one text in the rows' order (both aggregates read the same rows in turn): inside the JSON, the
+    // database would check every character of them for escaping, which cost it more than reading the rows.
+    const [all] = await q.query<{ rows: string | null; vectors: string | null }>(
+      vectors
+        ? `SELECT json_agg(r)::text AS rows, string_agg(coalesce(${binaryVectorSql('v.embedding')}, ''), ',') AS vectors
+           FROM (${sql}) r JOIN memories v ON v.ctid = r.row_tid`
+        : `SELECT json_agg(r)::text AS rows, NULL::text AS vectors FROM (${sql}) r`,
+      params,
+    );
     const rows = pooledRowsFromJson(all?.rows ?? '[]');
+    const vectorTexts = all?.vectors?.split(',');
     const memories = new Map((await this.reader.open(q, tenant, rows)).map((m) => [m.id, m] as const));
     const out: PooledRow[] = [];
-    for (const row of rows) {
+    rows.forEach((row, i) => {
       const memory = memories.get(row.id);
-      if (!memory || row.cosine === null) continue;
+      if (!memory || row.cosine === null) return;
       const parsed = parseTsvector(row.fts ?? '');
+      const vector = vectorTexts?.[i];
       out.push({
         meta: indexedRowMeta(row, memory, parsed.length),
         cosine: row.cosine,
         keywords: new ParsedKeywords(parsed.terms, parsed.length),
-        ...(row.embedding ? { vector: vectorFromBase64(row.embedding) } : {}),
+        ...(vector ? { vector: vectorFromBase64(vector) } : {}),
       });
       hits?.push(row.hit === true);
-    }
+    });
     return out;
   }
 }
