@@ -4,8 +4,22 @@
  */
 export type SqlParam = string | number | boolean | null | Date | Buffer | Uint8Array | string[] | number[];
 
+export interface QueryOptions {
+  /**
+   * The statement runs often with this very text, and one plan suits whatever parameters it is given (it is driven by
+   * ids, row addresses or equalities on indexed columns): the server may keep its plan on each connection instead of
+   * planning it at every call. Never for a statement whose best plan depends on a parameter's value (a range over an
+   * indexed column, for one), which a plan kept for any value can get badly wrong.
+   */
+  keepPlan?: boolean;
+}
+
 export interface Queryable {
-  query<T extends object = Record<string, unknown>>(sql: string, params?: readonly SqlParam[]): Promise<T[]>;
+  query<T extends object = Record<string, unknown>>(
+    sql: string,
+    params?: readonly SqlParam[],
+    options?: QueryOptions,
+  ): Promise<T[]>;
 }
 
 export interface Transaction extends Queryable {

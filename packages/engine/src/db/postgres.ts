@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { classifyDatabaseError, unavailableReason } from './availability.js';
-import type { Database, Queryable, SqlParam, Transaction } from './database.js';
+import type { Database, Queryable, QueryOptions, SqlParam, Transaction } from './database.js';
 import { NotificationListener } from './notifications.js';
 import { errorMessage } from '../util/error-message.js';
 
@@ -45,11 +46,35 @@ export async function openExternalDatabase(url: string, options: ExternalDatabas
   return db;
 }
 
+/** Most statement texts whose plans a connection keeps. */
+const MOST_KEPT_PLANS = 64;
+
+/**
+ * The name a statement's kept plan goes by on each connection (a named prepared statement): one per text, as
+ * node-postgres requires.
+ */
+function keptPlanName(sql: string): string {
+  return `mnemos_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`;
+}
+
+/**
+ * A kept plan the server session does not have (26000), or one that another connection already prepared on the same
+ * server session (42P05): the connections reach server sessions that are not their own.
+ */
+function keptPlanLost(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '26000' || code === '42P05';
+}
+
 class ExternalDatabase implements Database {
   readonly kind = 'external' as const;
   /** Other engines may write to the same database: caches must always ask it. */
   readonly writeVersion = undefined;
   private unreachable = false;
+  /** Whether the connections keep the statements they prepare: false once one was lost (see `query`). */
+  private plansKept = true;
+  /** The statement texts whose plans the connections keep (see `mayKeepPlan`). */
+  private readonly keptPlanTexts = new Set<string>();
   /** Connections of running sessions, ended on close. */
   private readonly sessions = new Set<pg.Client>();
 
@@ -65,14 +90,39 @@ class ExternalDatabase implements Database {
     pool.on('error', (error) => this.failed(error));
   }
 
-  async query<T extends object>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
+  async query<T extends object>(sql: string, params: readonly SqlParam[] = [], options?: QueryOptions): Promise<T[]> {
+    const values = [...params];
     try {
-      const result = await this.pool.query<T>(sql, [...params]);
+      const kept = options?.keepPlan === true && this.mayKeepPlan(sql);
+      let result: pg.QueryResult<T>;
+      try {
+        result = await this.pool.query<T>(
+          kept ? { name: keptPlanName(sql), text: sql, values } : { text: sql, values },
+        );
+      } catch (error) {
+        if (!kept || !keptPlanLost(error)) throw error;
+        // The connections do not keep what they prepare (a pooler handing each statement to any server connection,
+        // or one server session shared by several connections): every statement is planned at each call from now on.
+        this.plansKept = false;
+        result = await this.pool.query<T>({ text: sql, values });
+      }
       this.answered();
       return result.rows;
     } catch (error) {
       throw this.failed(error);
     }
+  }
+
+  /**
+   * Whether this text's plan may be kept: each connection keeps a plan for every text kept so far, so the texts are
+   * capped (a filter expression of a new shape makes a new text), and the rest are planned at each call.
+   */
+  private mayKeepPlan(sql: string): boolean {
+    if (!this.plansKept) return false;
+    if (this.keptPlanTexts.has(sql)) return true;
+    if (this.keptPlanTexts.size >= MOST_KEPT_PLANS) return false;
+    this.keptPlanTexts.add(sql);
+    return true;
   }
 
   async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {

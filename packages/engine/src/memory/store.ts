@@ -228,8 +228,7 @@ export class MemoryStore implements MemoryReader {
     if (f.until !== undefined) where.push(sql`COALESCE(occurred_at, created_at) < ${f.until}`);
     if (f.documentId !== undefined) where.push(sql`document_id = ${f.documentId}`);
     if (f.state !== undefined) where.push(sql`state = ${f.state}`);
-    const valid = validitySql(f.validity);
-    if (valid !== '') where.push(raw(valid));
+    where.push(validitySql(f.validity));
     if (f.filter !== undefined) where.push(filterSql(f.filter));
     const condition = join(where, ' AND ');
     const counted = sql`SELECT count(*) AS n FROM memories WHERE ${condition}`;

@@ -1,3 +1,4 @@
+import sql, { raw, type Sql } from 'sql-template-tag';
 import type { Validity } from '../filters/validity.js';
 
 /** The effective valid_from of a row of `memories` under `alias`. */
@@ -14,18 +15,22 @@ export const unexpiredSql = (now: Date, alias = ''): string =>
 /**
  * The validity rule as an SQL condition over `memories` under `alias` (with its dot, or '' unaliased). "Current" is
  * judged by the database's clock, as the writers that close a validity do; expiry by the read's instant (the engine's
- * clock). The instants are written as literals, which leaves the statements' numbered parameters as they are.
+ * clock). The instants are parameters, so a statement's text is the same at every call and its plan can be kept.
  */
-export function validitySql(v: Validity, alias = ''): string {
-  const unexpired = unexpiredSql(v.now, alias);
+export function validitySql(v: Validity, alias = ''): Sql {
+  const column = (name: string) => raw(`${alias}${name}`);
+  const unexpired = sql`(${column('expires_at')} IS NULL OR ${column('expires_at')} > ${instant(v.now)})`;
   switch (v.kind) {
     case 'all':
       return unexpired;
     case 'current':
-      return `(${alias}valid_to IS NULL OR ${alias}valid_to > now()) AND ${unexpired}`;
+      return sql`(${column('valid_to')} IS NULL OR ${column('valid_to')} > now()) AND ${unexpired}`;
     case 'asOf': {
-      const at = instantSql(v.at);
-      return `(${validFromSql(alias)} <= ${at} AND (${alias}valid_to IS NULL OR ${alias}valid_to > ${at})) AND ${unexpired}`;
+      const at = instant(v.at);
+      return sql`(${raw(validFromSql(alias))} <= ${at} AND (${column('valid_to')} IS NULL OR ${column('valid_to')} > ${at})) AND ${unexpired}`;
     }
   }
 }
+
+/** An instant as a parameter: ISO text, read as a timestamptz. */
+const instant = (at: Date): Sql => sql`${at.toISOString()}::timestamptz`;

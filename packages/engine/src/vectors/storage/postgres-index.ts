@@ -112,11 +112,10 @@ function scopeSql(
   where += ` AND m.space = $3 AND m.state = 'valid' AND ($4::text[] IS NULL OR m.type = ANY($4::text[]))`;
   // $5 is always named (an unnamed parameter has no type): null when the request has no tags.
   where += ` AND ($5::text[] IS NULL OR ${tagsSql(filter.tagsMatch)})`;
-  const valid = validitySql(filter.validity, 'm.');
-  if (valid !== '') where += ` AND ${valid}`;
-  if (filter.expression === undefined) return { where, params, after: [] };
+  // The validity's instants and the filter expression's values follow the caller's own parameters.
   const numbered: SqlParam[] = new Array<SqlParam>(SCOPE_PARAMS + own).fill(null);
-  where += ` AND ${appendParams(filterSql(filter.expression, 'm'), numbered)}`;
+  where += ` AND ${appendParams(validitySql(filter.validity, 'm.'), numbered)}`;
+  if (filter.expression !== undefined) where += ` AND ${appendParams(filterSql(filter.expression, 'm'), numbered)}`;
   return { where, params, after: numbered.slice(SCOPE_PARAMS + own) };
 }
 
@@ -466,6 +465,7 @@ export class PostgresBankIndex {
            FROM (${sql}) r JOIN memories v ON v.ctid = r.row_tid`
         : `SELECT json_agg(r)::text AS rows, NULL::text AS vectors FROM (${sql}) r`,
       params,
+      { keepPlan: true },
     );
     const rows = pooledRowsFromJson(all?.rows ?? '[]');
     const vectorTexts = all?.vectors?.split(',');
