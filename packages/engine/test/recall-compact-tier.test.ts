@@ -3,7 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { loadLocomoText } from '../bench/locomo-text.js';
 import { recall, type RecallDependencies } from '../src/recall/pipeline.js';
 import type { RecallOutcome } from '../src/recall/types.js';
-import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
+import type { QueryOptions, SqlParam } from '../src/db/database.js';
+import { PostgresBankIndex, type RowsAround } from '../src/vectors/storage/postgres-index.js';
 import { VectorCache } from '../src/vectors/vector-cache.js';
 import { asServer } from './helpers/as-server.js';
 import { heldCompactLoads } from './helpers/held-loads.js';
@@ -18,6 +19,16 @@ import {
   rowFilter,
   type RetainTexts,
 } from './helpers/recall-facts.js';
+
+/** A node of a plan as EXPLAIN (ANALYZE, FORMAT JSON) writes it: the fields the tests read. */
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Subplan Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  Plans?: PlanNode[];
+}
 
 /**
  * The compact tier answers what the in-memory tier answers: the same memories for each question (its nearest codes
@@ -338,5 +349,101 @@ describe('the compact tier', () => {
     assert.equal(withVectors.length >= 4, true);
     for (const row of withVectors) assert.deepEqual([...row.vector!], [...vectors.get(row.meta.id)!]);
     assert.equal(all.hits.filter((r) => r.vector !== undefined).length, 0);
+  });
+
+  it('reads the candidates at the addresses the copy keeps, without the id index; at a stale address, by id', async () => {
+    const e = engine.engine;
+    // The statements the index sends, so their plans can be read with the same parameters.
+    const sent: Array<{ sql: string; params: readonly SqlParam[] }> = [];
+    const watched = new Proxy(e.db, {
+      get(target, key) {
+        if (key === 'query')
+          return (sql: string, params: readonly SqlParam[] = [], options?: QueryOptions) => {
+            sent.push({ sql, params });
+            return target.query(sql, params, options);
+          };
+        const value: unknown = Reflect.get(target, key);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const search = new PostgresBankIndex(watched, e.store);
+    const turns = ['Eve grows basil.', 'Fay rides a bike.', 'Gus fixes clocks.', 'Hal sings in a choir.'];
+    // Another bank's rows, whose addresses the stale ones below take.
+    await retain('default', 'addressed-before', ['Ivy keeps bees.', 'Jon reads maps.', 'Kim knits scarves.']);
+    const ids = await retain('default', 'addressed', turns);
+    const scope = { tenant: 'default', bankIds: ['addressed'] };
+    const raw = Float32Array.from({ length: 384 }, (_, i) => Math.cos(i + 2));
+    const query = raw.map((x) => x / Math.hypot(...raw));
+    const addressesOf = async () =>
+      new Map(
+        (
+          await e.db.query<{ id: string; address: string }>(
+            "SELECT id, ctid::text AS address FROM memories WHERE bank_id = 'addressed'",
+          )
+        ).map((r) => [r.id, r.address]),
+      );
+    const at = await addressesOf();
+    const byId = {
+      nearest: await search.nearestAround(scope, rowFilter(), ids, query, 3, 1),
+      keyword: await search.rowsAround(scope, rowFilter(), [ids[3]!, ids[1]!, ids[3]!], query, 1),
+    };
+    const summary = (r: RowsAround) => ({
+      hits: r.hits.map((h) => [h.meta.id, h.cosine]),
+      neighbours: r.neighbours.map((n) => n.meta.id).sort(),
+    });
+    /** How the last statement read the candidates at their addresses (its CTE `placed`): each scan of `memories`. */
+    const placedScans = async () => {
+      const { sql, params } = sent.at(-1)!;
+      const [row] = await e.db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
+        params,
+      );
+      const scans: Array<{ type: string; rows: number }> = [];
+      const walk = (node: PlanNode, inPlaced: boolean) => {
+        const placed = inPlaced || node['Subplan Name'] === 'CTE placed';
+        if (placed && node['Relation Name'] === 'memories')
+          scans.push({ type: node['Node Type'], rows: node['Actual Rows'] * node['Actual Loops'] });
+        node.Plans?.forEach((child) => walk(child, placed));
+      };
+      walk(row!['QUERY PLAN'][0]!.Plan, false);
+      return scans;
+    };
+    const asked = ids.map((id) => at.get(id)!);
+    const placedNearest = await search.nearestAround(scope, rowFilter(), ids, query, 3, 1, false, asked);
+    const nearestScans = await placedScans();
+    const placedKeyword = await search.rowsAround(scope, rowFilter(), [ids[3]!, ids[1]!, ids[3]!], query, 1, false, [
+      asked[3],
+      asked[1],
+      asked[3],
+    ]);
+    const keywordScans = await placedScans();
+    const placed = { nearest: placedNearest, keyword: placedKeyword };
+    // The candidates are read at their addresses and nowhere else (no index or table scan finds them).
+    assert.deepEqual(nearestScans, [{ type: 'Tid Scan', rows: 4 }]);
+    assert.deepEqual(keywordScans, [{ type: 'Tid Scan', rows: 3 }]);
+
+    assert.deepEqual(summary(placed.nearest), summary(byId.nearest));
+    assert.deepEqual(summary(placed.keyword), summary(byId.keyword));
+
+    // Addresses that no longer hold the memories asked (a rewrite of the table moves rows: VACUUM FULL, CLUSTER):
+    // another bank's rows, one another candidate holds, one past the table's end. The memories are found by id.
+    const others = await e.db.query<{ address: string }>(
+      "SELECT ctid::text AS address FROM memories WHERE bank_id = 'addressed-before'",
+    );
+    const stale = [others[0]!.address, asked[0]!, others[1]!.address, '(4000000,1)'];
+    assert.deepEqual(
+      summary(await search.nearestAround(scope, rowFilter(), ids, query, 3, 1, false, stale)),
+      summary(byId.nearest),
+    );
+    assert.deepEqual(
+      summary(
+        await search.rowsAround(scope, rowFilter(), [ids[3]!, ids[1]!, ids[3]!], query, 1, false, [
+          stale[3],
+          undefined,
+          others[2]!.address,
+        ]),
+      ),
+      summary(byId.keyword),
+    );
   });
 });

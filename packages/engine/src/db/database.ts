@@ -2,7 +2,7 @@
  * The one database interface the engine codes against. Two implementations: embedded PGlite and node-postgres
  * against an external server. Same SQL, same migrations.
  */
-export type SqlParam = string | number | boolean | null | Date | Buffer | Uint8Array | string[] | number[];
+export type SqlParam = string | number | boolean | null | Date | Buffer | Uint8Array | Array<string | null> | number[];
 
 export interface QueryOptions {
   /**

@@ -67,13 +67,26 @@ export class CompactArms {
     window?: TimeWindow,
   ): Promise<ScoredId[]> {
     const ids: string[] = [];
+    const addresses: Array<string | undefined> = [];
     for (const [i, copy] of this.copies.entries()) {
       const keep = copy.keeps(filter, this.passing[i]);
       const depth = candidateDepth(k);
       const nearest = window ? copy.nearestIn(window, query, depth, keep) : copy.nearest(query, depth, keep);
-      for (const row of copy.refine(query, nearest, refinedDepth(k))) ids.push(copy.idAt(row));
+      for (const row of copy.refine(query, nearest, refinedDepth(k))) {
+        ids.push(copy.idAt(row));
+        addresses.push(copy.addressAt(row));
+      }
     }
-    const read = await this.database.nearestAround(scope, filter, ids, query, k, NEIGHBOUR_SEEDS, this.vectors);
+    const read = await this.database.nearestAround(
+      scope,
+      filter,
+      ids,
+      query,
+      k,
+      NEIGHBOUR_SEEDS,
+      this.vectors,
+      addresses,
+    );
     const scored: ScoredId[] = [];
     for (const row of read.hits) {
       this.hits.set(row.meta.id, row);
@@ -124,6 +137,12 @@ export class CompactArms {
       }
     });
     const best = bestFirst(scores, Math.max(1, Math.trunc(k)));
-    return Promise.resolve(best.map((p) => ({ id: found[owners[p]!]!.copy.idAt(places[p]!), score: scores[p]! })));
+    return Promise.resolve(
+      best.map((p) => {
+        const copy = found[owners[p]!]!.copy;
+        const address = copy.addressAt(places[p]!);
+        return { id: copy.idAt(places[p]!), score: scores[p]!, ...(address === undefined ? {} : { address }) };
+      }),
+    );
   }
 }

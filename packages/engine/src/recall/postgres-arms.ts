@@ -82,6 +82,7 @@ export async function gatherFromPostgres(
     query,
     NEIGHBOUR_SEEDS,
     withVectors,
+    keyword.map((h) => h.address),
   );
   keywordRows.catch(() => undefined); // awaited below, as the semantic search is
   stage('embed_query');

@@ -16,6 +16,10 @@ export interface CompactMatches {
   counts: Uint8Array;
 }
 
+/** A table address as Postgres writes a ctid: '(block,offset)'. */
+const TABLE_ADDRESS = /^\((\d+),(\d+)\)$/;
+/** The block of a row whose address the copy does not have (a block number Postgres never reaches). */
+const NO_BLOCK = 0xffffffff;
 const LIVE = 1;
 const VALID = 2;
 const NO_TAGS: readonly string[] = [];
@@ -37,8 +41,8 @@ class Dictionary {
 
 /** Bytes a term's postings take besides their bytes: the list's objects. */
 const TERM_LIST_BYTES = 120;
-/** Bytes a row takes besides its code, id and terms: its columns, and the id table's share. */
-const ROW_BYTES = 15 + 8;
+/** Bytes a row takes besides its code, id and terms: its columns (its address among them), and the id table's share. */
+const ROW_BYTES = 21 + 8;
 
 /**
  * A bank's compact copy, for banks whose full copy (bank-vectors.ts) the cache cannot hold: about 200 bytes a memory
@@ -79,6 +83,9 @@ export class CompactBank {
   private lengths = new Uint16Array(0);
   /** occurred_at in epoch milliseconds; NaN when the memory has none (NaN fails every window test). */
   private occurred = new Float64Array(0);
+  /** Each row's address in the table (CompactRow.address): its block, NO_BLOCK when unknown, and its offset. */
+  private blocks = new Uint32Array(0);
+  private offsets = new Uint16Array(0);
   /** Tags of the rows that have any; equal tag lists share one array. */
   private readonly tags = new Map<number, readonly string[]>();
   private readonly tagLists = new Map<string, readonly string[]>();
@@ -137,6 +144,9 @@ export class CompactBank {
     this.types[index] = this.typeNames.intern(row.type);
     this.lengths[index] = Math.min(row.length, 0xffff);
     this.occurred[index] = row.occurredAt ?? Number.NaN;
+    const address = row.address === undefined ? undefined : TABLE_ADDRESS.exec(row.address);
+    this.blocks[index] = address ? Number(address[1]) : NO_BLOCK;
+    this.offsets[index] = address ? Number(address[2]) : 0;
     if (row.tags.length > 0) this.tags.set(index, this.sharedTags(row.tags));
     else this.tags.delete(index);
     if (row.validTo !== null || row.validFrom !== row.occurredAt || row.expiresAt !== null) {
@@ -175,6 +185,11 @@ export class CompactBank {
   /** The memory at `row` (a row `nearest` or `matching` answered). */
   idAt(row: number): string {
     return this.idRows.idAt(row);
+  }
+
+  /** The row's address in the table as it was read ('(block,offset)'), when the copy has it. */
+  addressAt(row: number): string | undefined {
+    return this.blocks[row] === NO_BLOCK ? undefined : `(${this.blocks[row]},${this.offsets[row]})`;
   }
 
   /** The rows of these memories, as a mask by row number (ids the copy does not hold are left out). */
@@ -306,7 +321,10 @@ export class CompactBank {
   }
 
   private grow(capacity: number): void {
-    const widen = <T extends Uint8Array | Uint16Array | Float64Array>(old: T, make: (n: number) => T): T => {
+    const widen = <T extends Uint8Array | Uint16Array | Uint32Array | Float64Array>(
+      old: T,
+      make: (n: number) => T,
+    ): T => {
       const next = make(capacity);
       next.set(old);
       return next;
@@ -316,6 +334,8 @@ export class CompactBank {
     this.types = widen(this.types, (n) => new Uint16Array(n));
     this.lengths = widen(this.lengths, (n) => new Uint16Array(n));
     this.occurred = widen(this.occurred, (n) => new Float64Array(n));
+    this.blocks = widen(this.blocks, (n) => new Uint32Array(n));
+    this.offsets = widen(this.offsets, (n) => new Uint16Array(n));
     this.codes.reserve(capacity);
     this.residuals?.reserve(capacity);
     this.capacity = capacity;

@@ -173,20 +173,30 @@ export interface CompactRow {
   validTo: number | null;
   /** When it expires, in epoch milliseconds; null: never. */
   expiresAt: number | null;
+  /**
+   * Where the row was read ('(block,offset)', its ctid): the database finds the row there without the id index, while
+   * no rewrite of the table moved it (a change to the memory makes a new row, which the copy reads with its address).
+   */
+  address?: string;
 }
 
 /** A memory row as a compact copy reads it: no bodies, only what the copy keeps. */
 export type CompactSource = Pick<
   IndexedRow,
   'id' | 'space' | 'type' | 'state' | 'tags' | 'occurred_ms' | 'fts' | 'embedding'
-> & { valid_from_ms: number | string; valid_to_ms: number | string | null; expires_ms: number | string | null };
+> & {
+  valid_from_ms: number | string;
+  valid_to_ms: number | string | null;
+  expires_ms: number | string | null;
+  address: string;
+};
 
 /** The select list of a CompactSource (from `memories`, unaliased); the vector in binary, as the full copy reads it. */
 export const COMPACT_COLUMNS = `id, space, type, state, tags,
   (extract(epoch FROM occurred_at) * 1000)::float8 AS occurred_ms, fts::text AS fts,
   (extract(epoch FROM ${validFromSql('')}) * 1000)::float8 AS valid_from_ms,
   (extract(epoch FROM valid_to) * 1000)::float8 AS valid_to_ms,
-  (extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms,
+  (extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms, ctid::text AS address,
   ${binaryVectorSql('embedding')} AS embedding`;
 
 /** What a bank's compact copy keeps of a row, given its keyword-index length. */
@@ -202,5 +212,6 @@ export function compactRow(row: CompactSource, keywordLength: number): CompactRo
     validFrom: Number(row.valid_from_ms),
     validTo: row.valid_to_ms === null ? null : Number(row.valid_to_ms),
     expiresAt: row.expires_ms === null ? null : Number(row.expires_ms),
+    address: row.address,
   };
 }

@@ -40,6 +40,8 @@ export interface RowFilter {
 export interface ScoredId {
   id: string;
   score: number;
+  /** Where the memory was last read (its ctid), when the arm that found it knows (a compact copy does). */
+  address?: string;
 }
 
 /** A memory read for recall's pool: its index row, its vector's cosine with the query and its keyword-index terms. */
@@ -76,6 +78,25 @@ const MIN_EF_SEARCH = 40;
 
 /** What a hit read by `around` carries from its first read of the row (`m`): its id, row address and retain place. */
 const HIT_COLUMNS = 'm.id AS hit_id, m.ctid AS hit_tid, m.batch_id AS hit_batch, m.seq AS hit_seq';
+
+/**
+ * `columns` (over `memories m`, with `a.n` the asked place) of the memories asked in $6 (ids) that pass `where`, each
+ * read at its address in $8 (ctids by the same places, null when unknown) when it is still there: no id index lookup.
+ * The row at an address counts only if it has the id asked there; the memories not found so (a rewrite of the table
+ * moved them, or no address was known) are read by id. Each address is read alone (OFFSET 0 keeps the conditions
+ * outside), so the read is by address whatever the planner would guess of a small bank.
+ */
+function askedRowsSql(columns: string, where: string): string {
+  return `WITH asked AS MATERIALIZED (SELECT * FROM unnest($6::uuid[], $8::tid[]) WITH ORDINALITY a(id, address, n)),
+     placed AS MATERIALIZED (
+       SELECT ${columns} FROM asked a
+       CROSS JOIN LATERAL (SELECT m.ctid AS ctid, m.* FROM memories m WHERE m.ctid = a.address OFFSET 0) m
+       WHERE m.id = a.id AND ${where}),
+     moved AS MATERIALIZED (SELECT * FROM asked a WHERE a.id NOT IN (SELECT hit_id FROM placed))
+     SELECT * FROM placed
+     UNION ALL
+     SELECT ${columns} FROM moved a JOIN memories m ON m.id = a.id WHERE ${where}`;
+}
 
 /**
  * The tsquery text form of one term, quoted so the term is taken as it is stored (an english lexeme or a blind index
@@ -345,19 +366,25 @@ export class PostgresBankIndex {
     query: Float32Array,
     seeds: number,
     vectors = false,
+    /** Where each memory was last read, by the ids' places, when known (see `askedRowsSql`). */
+    addresses: ReadonlyArray<string | undefined> = [],
   ): Promise<RowsAround> {
     if (ids.length === 0) return { hits: [], neighbours: [] };
+    const where = scopeSql(scope).where;
+    const placed = addresses.some((a) => a !== undefined);
+    const hit = `${HIT_COLUMNS}, ${cosineSql('m.embedding', '$7')} AS hit_cosine, a.n`;
+    // An id asked twice is one hit, at its first place.
     return this.around(
       scope,
       filter,
       query,
       seeds,
       vectors,
-      // An id asked twice is one hit, at its first place.
-      `SELECT DISTINCT ON (m.id) ${HIT_COLUMNS}, ${cosineSql('m.embedding', '$7')} AS hit_cosine, h.n
-       FROM unnest($6::uuid[]) WITH ORDINALITY h(id, n) JOIN memories m ON m.id = h.id
-       WHERE ${scopeSql(scope).where} ORDER BY m.id, h.n`,
+      `SELECT DISTINCT ON (c.hit_id) c.*
+       FROM (${placed ? askedRowsSql(hit, where) : `SELECT ${hit} FROM unnest($6::uuid[]) WITH ORDINALITY a(id, n) JOIN memories m ON m.id = a.id WHERE ${where}`}) c
+       ORDER BY c.hit_id, c.n`,
       ids,
+      placed ? ids.map((_, i) => addresses[i] ?? null) : undefined,
     );
   }
 
@@ -373,8 +400,13 @@ export class PostgresBankIndex {
     k: number,
     seeds: number,
     vectors = false,
+    /** Where each candidate was last read, by the ids' places, when known (see `askedRowsSql`). */
+    addresses: ReadonlyArray<string | undefined> = [],
   ): Promise<RowsAround> {
     if (ids.length === 0) return { hits: [], neighbours: [] };
+    const where = scopeSql(scope).where;
+    const placed = addresses.some((a) => a !== undefined);
+    const candidate = `${HIT_COLUMNS}, m.embedding <=> $7::vector AS distance`;
     // The distance is computed once a candidate: the sort, the rank and the kept rows' cosines all read it.
     return this.around(
       scope,
@@ -384,10 +416,10 @@ export class PostgresBankIndex {
       vectors,
       `SELECT c.hit_id, c.hit_tid, c.hit_batch, c.hit_seq, (1 - c.distance)::float8 AS hit_cosine,
               row_number() OVER (ORDER BY c.distance, c.hit_id) AS n
-       FROM (SELECT ${HIT_COLUMNS}, m.embedding <=> $7::vector AS distance FROM memories m
-             WHERE ${scopeSql(scope).where} AND m.id = ANY($6::uuid[])) c
+       FROM (${placed ? askedRowsSql(candidate, where) : `SELECT ${candidate} FROM memories m WHERE ${where} AND m.id = ANY($6::uuid[])`}) c
        ORDER BY c.distance, c.hit_id LIMIT ${Math.max(1, Math.trunc(k))}`,
       ids,
+      placed ? ids.map((_, i) => addresses[i] ?? null) : undefined,
     );
   }
 
@@ -405,8 +437,11 @@ export class PostgresBankIndex {
     vectors: boolean,
     hitsSql: string,
     ids: readonly string[],
+    /** A third parameter of `hitsSql`'s own ($8), when it has one. */
+    third?: SqlParam,
   ): Promise<RowsAround> {
-    const filtered = scopeSql(scope, filter, 2);
+    const own: SqlParam[] = [[...ids], vectorLiteral(query), ...(third === undefined ? [] : [third])];
+    const filtered = scopeSql(scope, filter, own.length);
     const hits: boolean[] = [];
     const rows = await this.pooled(
       this.db,
@@ -420,7 +455,7 @@ export class PostgresBankIndex {
        UNION ALL
        SELECT ${pooledColumns('$7', vectors)}, false FROM memories m
        WHERE ${filtered.where} AND (m.batch_id, m.seq) IN (SELECT batch_id, seq FROM place)`,
-      [...filtered.params, [...ids], vectorLiteral(query), ...filtered.after],
+      [...filtered.params, ...own, ...filtered.after],
       vectors,
       hits,
     );
