@@ -13,6 +13,7 @@ import statisticsDeltas from './013_statistics_deltas.js';
 import openBankNumbers from './014_open_bank_numbers.js';
 import closeByIndex from './015_close_by_index.js';
 import vectorsInRows from './016_vectors_in_rows.js';
+import bankStatisticsFunction from './017_bank_statistics_function.js';
 
 /** Numbered migrations, applied in order, each once. Append only: never edit a migration that has shipped. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -32,4 +33,5 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 14, name: 'open_bank_numbers', sql: openBankNumbers },
   { version: 15, name: 'close_by_index', sql: closeByIndex },
   { version: 16, name: 'vectors_in_rows', sql: vectorsInRows },
+  { version: 17, name: 'bank_statistics_function', sql: bankStatisticsFunction },
 ];

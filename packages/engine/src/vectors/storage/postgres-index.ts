@@ -196,8 +196,8 @@ export class PostgresBankIndex {
   }
 
   /**
-   * The banks' size (`count`) and each term's document frequency (`documentFrequencies`), in one statement: the
-   * totals plus the deltas the writes appended since they were last folded (vectors/storage/statistics-folder.ts).
+   * The banks' size (`count`) and each term's document frequency (`documentFrequencies`), in one call (migration 017):
+   * the totals plus the deltas the writes appended since they were last folded (vectors/storage/statistics-folder.ts).
    */
   async statistics(
     scope: BankScope,
@@ -205,15 +205,7 @@ export class PostgresBankIndex {
   ): Promise<{ size: number; frequencies: Map<string, number> }> {
     const frequencies = new Map<string, number>(terms.map((t) => [t, 0]));
     const rows = await this.db.query<{ term: string | null; n: number }>(
-      `SELECT term, sum(n)::int AS n FROM (
-         SELECT NULL::text AS term, memory_count AS n FROM banks WHERE tenant = $1 AND bank_id = ANY($2::text[])
-         UNION ALL
-         SELECT term, memories FROM bank_term_counts
-         WHERE tenant = $1 AND bank_id = ANY($2::text[]) AND term = ANY($3::text[])
-         UNION ALL
-         SELECT term, memories FROM bank_statistics_deltas
-         WHERE tenant = $1 AND bank_id = ANY($2::text[]) AND (term IS NULL OR term = ANY($3::text[]))
-       ) kept GROUP BY term`,
+      'SELECT term, n FROM mnemos_bank_statistics($1, $2::text[], $3::text[])',
       [scope.tenant, [...scope.bankIds], [...terms]],
     );
     let size = 0;
