@@ -281,10 +281,10 @@ export class MemoryStore implements MemoryReader {
       return this.applyUpdate(tx, tenant, bankId, id, patch, now);
     }
     // Encrypted: the body is one ciphertext, so an edit reads it, merges the change and seals it again.
-    const [row] = await tx.query<MemoryRow>(
-      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE tenant = $1 AND bank_id = $2 AND id = $3 AND ${unexpiredSql(now)}
-         FOR UPDATE`,
-      [tenant, bankId, id],
+    const [row] = await run<MemoryRow>(
+      tx,
+      sql`SELECT ${raw(MEMORY_COLUMNS)} FROM memories
+          WHERE tenant = ${tenant} AND bank_id = ${bankId} AND id = ${id} AND ${unexpiredSql(now)} FOR UPDATE`,
     );
     if (!row) return undefined;
     const [current] = await this.open(tx, tenant, [row]);
@@ -321,7 +321,7 @@ export class MemoryStore implements MemoryReader {
     const rows = await run<MemoryRow>(
       q,
       sql`UPDATE memories SET ${join(patchSets(patch), ', ')}
-      WHERE tenant = ${tenant} AND bank_id = ${bankId} AND id = ${id} AND ${raw(unexpiredSql(now))}
+      WHERE tenant = ${tenant} AND bank_id = ${bankId} AND id = ${id} AND ${unexpiredSql(now)}
       RETURNING ${raw(MEMORY_COLUMNS)}`,
     );
     if (rows[0] && patch.expiresAt !== undefined) {
@@ -339,7 +339,7 @@ export class MemoryStore implements MemoryReader {
     const rows = await run<MemoryRow>(
       this.db,
       sql`SELECT ${raw(MEMORY_COLUMNS)} FROM memories
-      WHERE ${selectionSql(partition)} AND id = ANY(${[...new Set(ids)]}::uuid[]) AND ${raw(unexpiredSql(now))}`,
+      WHERE ${selectionSql(partition)} AND id = ANY(${[...new Set(ids)]}::uuid[]) AND ${unexpiredSql(now)}`,
     );
     return this.open(this.db, partition.tenant, rows);
   }
@@ -356,7 +356,7 @@ export class MemoryStore implements MemoryReader {
     now = new Date(),
   ): Promise<number> {
     const chosen = 'filter' in which ? filterSql(which.filter) : sql`id = ANY(${[...which.ids]}::uuid[])`;
-    const where = sql`${selectionSql(partition)} AND ${chosen} AND ${raw(unexpiredSql(now))}`;
+    const where = sql`${selectionSql(partition)} AND ${chosen} AND ${unexpiredSql(now)}`;
     return this.db.transaction(async (tx) => {
       await takeBankChange(tx, partition.tenant, partition.bankId);
       if (!this.codec.encrypted || patch.metadata === undefined) {

@@ -32,7 +32,7 @@ export async function exportPage(
     after === undefined ? sql`` : sql` AND (source_id IS NOT NULL, id) > (${after.fact}, ${after.id}::uuid)`;
   const rows = await run<MemoryRow & { batch_id: string | null; seq: number; unexpired: boolean }>(
     db,
-    sql`SELECT ${raw(MEMORY_COLUMNS)}, batch_id::text AS batch_id, seq, ${raw(unexpiredSql(now))} AS unexpired
+    sql`SELECT ${raw(MEMORY_COLUMNS)}, batch_id::text AS batch_id, seq, ${unexpiredSql(now)} AS unexpired
     FROM memories WHERE ${selectionSql(selection)}${start}
     ORDER BY source_id IS NOT NULL, id LIMIT ${limit}::int`,
   );

@@ -5,12 +5,15 @@ import type { Validity } from '../filters/validity.js';
 export const validFromSql = (alias: string): string =>
   `COALESCE(${alias}valid_from, ${alias}occurred_at, ${alias}created_at)`;
 
-/** An instant as an SQL literal: ISO text from a Date, so nothing of a caller's text. */
-const instantSql = (at: Date): string => `'${at.toISOString()}'::timestamptz`;
+/** An instant as a parameter: ISO text, read as a timestamptz. */
+const instant = (at: Date): Sql => sql`${at.toISOString()}::timestamptz`;
+
+/** A column of `memories` under `alias` (with its dot, or '' unaliased). */
+const column = (alias: string, name: string): Sql => raw(`${alias}${name}`);
 
 /** A row of `memories` under `alias` that has not expired at `now` (filters/validity.ts). */
-export const unexpiredSql = (now: Date, alias = ''): string =>
-  `(${alias}expires_at IS NULL OR ${alias}expires_at > ${instantSql(now)})`;
+export const unexpiredSql = (now: Date, alias = ''): Sql =>
+  sql`(${column(alias, 'expires_at')} IS NULL OR ${column(alias, 'expires_at')} > ${instant(now)})`;
 
 /**
  * The validity rule as an SQL condition over `memories` under `alias` (with its dot, or '' unaliased). "Current" is
@@ -18,19 +21,16 @@ export const unexpiredSql = (now: Date, alias = ''): string =>
  * clock). The instants are parameters, so a statement's text is the same at every call and its plan can be kept.
  */
 export function validitySql(v: Validity, alias = ''): Sql {
-  const column = (name: string) => raw(`${alias}${name}`);
-  const unexpired = sql`(${column('expires_at')} IS NULL OR ${column('expires_at')} > ${instant(v.now)})`;
+  const unexpired = unexpiredSql(v.now, alias);
+  const validTo = column(alias, 'valid_to');
   switch (v.kind) {
     case 'all':
       return unexpired;
     case 'current':
-      return sql`(${column('valid_to')} IS NULL OR ${column('valid_to')} > now()) AND ${unexpired}`;
+      return sql`(${validTo} IS NULL OR ${validTo} > now()) AND ${unexpired}`;
     case 'asOf': {
       const at = instant(v.at);
-      return sql`(${raw(validFromSql(alias))} <= ${at} AND (${column('valid_to')} IS NULL OR ${column('valid_to')} > ${at})) AND ${unexpired}`;
+      return sql`(${raw(validFromSql(alias))} <= ${at} AND (${validTo} IS NULL OR ${validTo} > ${at})) AND ${unexpired}`;
     }
   }
 }
-
-/** An instant as a parameter: ISO text, read as a timestamptz. */
-const instant = (at: Date): Sql => sql`${at.toISOString()}::timestamptz`;

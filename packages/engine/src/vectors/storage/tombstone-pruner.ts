@@ -14,12 +14,12 @@ const PRUNE_STEP = 1_000;
 const STEPS_PER_RUN = 20;
 
 /**
- * Removes up to `limit` tombstones older than `olderThanMs` (by the database's clock), oldest first, of changes
- * under a closed number (migration 014; a bank's open number is closed first when no writer holds it), so the mark
- * never passes the number a copy can have, and raises each
- * affected bank's `tombstones_pruned_to` to the newest change number removed, in the same transaction: a reader sees
- * both or neither, and any copy older than that mark knows it may have missed deletions. The banks' rows are locked
- * (in key order) before the tombstones are touched, the order every writer of a bank follows. Answers how many went.
+ * Removes up to `limit` tombstones older than `olderThanMs` (by the database's clock), oldest first, of changes under
+ * a closed number (migration 014; a bank's open number is closed first when no writer holds it), so the mark never
+ * passes the number a copy can have, and raises each affected bank's `tombstones_pruned_to` to the newest change
+ * number removed, in the same transaction: a reader sees both or neither, and any copy older than that mark knows it
+ * may have missed deletions. The banks' rows are locked (in key order) before the tombstones are touched, the order
+ * every writer of a bank follows. Answers how many went.
  */
 export function pruneTombstones(db: Database, olderThanMs: number, limit = PRUNE_STEP): Promise<number> {
   return db.transaction(async (tx) => {
