@@ -74,7 +74,7 @@ describe('kept plans', () => {
         [ids[1]],
       );
     }
-    const reads = (await prepared(db)).filter((p) => p.statement.includes('json_agg'));
+    const reads = (await prepared(db)).filter((p) => p.statement.includes(' AS cosine'));
     assert.equal(reads.length, 1, `${reads.length} pooled-read statements prepared`);
     assert.equal(reads[0]!.runs, 7);
   });

@@ -88,7 +88,7 @@ export interface PooledIndexedRow extends Omit<IndexedRow, 'embedding'> {
  * The select list of a PooledIndexedRow (from `memories` as `m`), the query's vector in the parameter `query` names: the
  * database computes each cosine from the stored floats, so no vector is encoded, sent or decoded unless `vectors` asks
  * for them too (a recall that reorders by them: recall/recency.ts); then each row brings its address, by which the
- * statement reads the vectors beside the rows' JSON (PostgresBankIndex.pooled).
+ * statement reads the vectors beside the rows (PostgresBankIndex.pooled).
  */
 export function pooledColumns(query: string, vectors = false): string {
   return pooledColumnsWithCosine(cosineSql('embedding', query), vectors);

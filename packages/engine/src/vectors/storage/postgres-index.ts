@@ -13,6 +13,7 @@ import {
   pooledColumns,
   pooledColumnsWithCosine,
   pooledRowsFromJson,
+  type PooledIndexedRow,
   type KeywordDoc,
   type VectorRowMeta,
 } from './indexed-row.js';
@@ -483,19 +484,10 @@ export class PostgresBankIndex {
     /** Receives each row's `hit` column, for reads that select one. */
     hits?: boolean[],
   ): Promise<PooledRow[]> {
-    // The rows as one JSON text (indexed-row.ts says why one text beats many fields). Their vectors, when asked for,
-    // come beside it as one text in the rows' order (both aggregates read the same rows in turn): inside the JSON, the
-    // database would check every character of them for escaping, which cost it more than reading the rows.
-    const [all] = await q.query<{ rows: string | null; vectors: string | null }>(
-      vectors
-        ? `SELECT json_agg(r)::text AS rows, string_agg(coalesce(${binaryVectorSql('v.embedding')}, ''), ',') AS vectors
-           FROM (${sql}) r JOIN memories v ON v.ctid = r.row_tid`
-        : `SELECT json_agg(r)::text AS rows, NULL::text AS vectors FROM (${sql}) r`,
-      params,
-      { keepPlan: true },
-    );
-    const rows = pooledRowsFromJson(all?.rows ?? '[]');
-    const vectorTexts = all?.vectors?.split(',');
+    const { rows, vectorTexts } =
+      this.db.kind === 'external'
+        ? await pooledAsFields(q, sql, params, vectors)
+        : await pooledAsJson(q, sql, params, vectors);
     const memories = new Map((await this.reader.open(q, tenant, rows)).map((m) => [m.id, m] as const));
     const out: PooledRow[] = [];
     rows.forEach((row, i) => {
@@ -513,4 +505,54 @@ export class PostgresBankIndex {
     });
     return out;
   }
+}
+
+/** A pooled read's rows, and with them (when asked for) each row's vector as binaryVectorSql's text, by the rows' order. */
+interface PooledRead {
+  rows: PooledIndexedRow[];
+  vectorTexts: ReadonlyArray<string | null> | undefined;
+}
+
+/** The SQL of each row's stored vector, read at the row's address (`row_tid`) in the same snapshot. */
+const ADDRESSED_VECTOR = binaryVectorSql('v.embedding');
+
+/**
+ * A pooled read from a server, its rows as plain fields: formatting each column in its own output format costs the
+ * server about a third of building one JSON text of the same rows, which must check every character for escaping.
+ * The database every engine shares does the formatting; the engine's driver parses the fields.
+ */
+async function pooledAsFields(
+  q: Queryable,
+  sql: string,
+  params: readonly SqlParam[],
+  vectors: boolean,
+): Promise<PooledRead> {
+  const rows = await q.query<PooledIndexedRow & { vector?: string | null }>(
+    vectors ? `SELECT r.*, ${ADDRESSED_VECTOR} AS vector FROM (${sql}) r JOIN memories v ON v.ctid = r.row_tid` : sql,
+    params,
+    { keepPlan: true },
+  );
+  return { rows, vectorTexts: vectors ? rows.map((r) => r.vector ?? null) : undefined };
+}
+
+/**
+ * A pooled read from the embedded database, its rows as one JSON text (indexed-row.ts says why one text beats many
+ * fields there). Their vectors, when asked for, come beside it as one text in the rows' order (both aggregates read the
+ * same rows in turn): inside the JSON, the database would check every character of them for escaping.
+ */
+async function pooledAsJson(
+  q: Queryable,
+  sql: string,
+  params: readonly SqlParam[],
+  vectors: boolean,
+): Promise<PooledRead> {
+  const [all] = await q.query<{ rows: string | null; vectors: string | null }>(
+    vectors
+      ? `SELECT json_agg(r)::text AS rows, string_agg(coalesce(${ADDRESSED_VECTOR}, ''), ',') AS vectors
+         FROM (${sql}) r JOIN memories v ON v.ctid = r.row_tid`
+      : `SELECT json_agg(r)::text AS rows, NULL::text AS vectors FROM (${sql}) r`,
+    params,
+    { keepPlan: true },
+  );
+  return { rows: pooledRowsFromJson(all?.rows ?? '[]'), vectorTexts: all?.vectors?.split(',') };
 }
