@@ -114,7 +114,7 @@ describe('the Postgres tier', () => {
     await retain('default', 'inline', [long]);
     const [row] = await e.db.query<{ bytes: number; toast: string }>(
       `SELECT pg_column_size(m.*)::int AS bytes, c.reltoastrelid::regclass::text AS toast
-       FROM memories m, pg_class c WHERE m.bank_id = 'inline' AND c.relname = 'memories'`,
+       FROM memories m JOIN pg_class c ON c.oid = m.tableoid WHERE m.bank_id = 'inline'`,
     );
     assert.ok(row!.bytes > 2100, `the row is ${row!.bytes} bytes`);
     const [chunks] = await e.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${row!.toast}`);

@@ -32,10 +32,13 @@ const LATER_MEMORY_COLUMNS: Record<string, string> = {
   valid_to: 'timestamptz',
   superseded_by: 'uuid',
   expires_at: 'timestamptz',
+  part: 'integer NOT NULL DEFAULT 0',
 };
 
 /** The migration that puts the tenant in the keys; the database an earlier release left has every one before it. */
 const TENANT_KEYS = 6;
+/** The migration that partitions memories by bank. */
+const MEMORIES_BY_BANK = 18;
 const TOKEN = 'tenant-keys-test-token-0123456789';
 
 interface KeyRow {
@@ -240,7 +243,7 @@ describe('tenant keys', () => {
       await old.transaction(async (tx) => {
         await touchBank(tx, acme.tenant, acme.bankId);
         await touchBank(tx, globex.tenant, globex.bankId);
-        // Today's store also writes columns later migrations add (validity, expiry), which that release's schema
+        // Today's store also writes columns later migrations add (validity, expiry, partition), which that release's schema
         // lacks: they are there only while the rows are written, then dropped with what they held, as that release
         // never had them.
         const present = new Set(
@@ -252,6 +255,10 @@ describe('tenant keys', () => {
         );
         const lacking = Object.entries(LATER_MEMORY_COLUMNS).filter(([column]) => !present.has(column));
         for (const [column, type] of lacking) await tx.query(`ALTER TABLE memories ADD COLUMN ${column} ${type}`);
+        // The dedupe index the store's insert names holds the partition number (migration 018); it goes with its column.
+        await tx.query(
+          'CREATE UNIQUE INDEX memories_dedupe_by_part ON memories (tenant, bank_id, space, content_hash, part) WHERE source_id IS NULL',
+        );
         // And the names it finds go to a table of its own (migration 012), which that release lacks too.
         await tx.query(
           `CREATE TABLE memory_entities (tenant text, bank_id text, memory_id uuid, key text, name text,
@@ -300,15 +307,20 @@ describe('tenant keys', () => {
         UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'jobs_tenant_id'::regclass`);
       const [prebuilt] = await old.query<{ oid: number }>(`SELECT 'memories_tenant_id'::regclass::oid AS oid`);
       const rowsBefore = await counts(old);
-      const applied = await migrate(old);
-      assert.equal(applied[0], TENANT_KEYS, 'the tenant keys are the first migration it lacked');
-      assert.deepEqual(await counts(old), rowsBefore, 'the migration keeps every row');
-      assert.deepEqual(await termCounts(old), await recountedTerms(old), 'the bank statistics count the rows it had');
-      assert.deepEqual(await keyDefinitions(old), await keyDefinitions(fresh), 'the same keys as a new database');
+      // Up to the partitioning of memories first, whose key replaces the one the tenant keys made.
+      const applied = await migrate(
+        old,
+        migrations.filter((m) => m.version < MEMORIES_BY_BANK),
+      );
       const [adopted] = await old.query<{ oid: number }>(
         `SELECT conindid AS oid FROM pg_constraint WHERE conname = 'memories_pkey'`,
       );
       assert.equal(Number(adopted?.oid), Number(prebuilt?.oid), 'the prebuilt index became the primary key');
+      applied.push(...(await migrate(old)));
+      assert.equal(applied[0], TENANT_KEYS, 'the tenant keys are the first migration it lacked');
+      assert.deepEqual(await counts(old), rowsBefore, 'the migration keeps every row');
+      assert.deepEqual(await termCounts(old), await recountedTerms(old), 'the bank statistics count the rows it had');
+      assert.deepEqual(await keyDefinitions(old), await keyDefinitions(fresh), 'the same keys as a new database');
     } finally {
       await old.close();
     }

@@ -181,7 +181,7 @@ export class MemoryStore implements MemoryReader {
           source_id, batch_id, seq, content_hash, token_count, occurred_at, expires_at, embedding, body_enc, fts, created_at,
           updated_at, state, valid_from, valid_to, superseded_by)
         VALUES ${join(rows, ',\n')}
-        ON CONFLICT (tenant, bank_id, space, content_hash) WHERE source_id IS NULL DO NOTHING
+        ON CONFLICT (tenant, bank_id, space, content_hash, part) WHERE source_id IS NULL DO NOTHING
         RETURNING id`,
       );
       for (const r of returned) inserted.add(r.id);

@@ -28,6 +28,6 @@ function literal(value: string): string {
  */
 export function bankIndexSql(tenant: string, bankId: string, concurrently: boolean): string {
   return `CREATE INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF NOT EXISTS ${bankIndexName(tenant, bankId)}
-    ON memories USING hnsw (embedding vector_cosine_ops)
+    ON memories_shared USING hnsw (embedding vector_cosine_ops)
     WHERE tenant = ${literal(tenant)} AND bank_id = ${literal(bankId)}`;
 }

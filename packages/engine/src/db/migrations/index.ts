@@ -14,6 +14,7 @@ import openBankNumbers from './014_open_bank_numbers.js';
 import closeByIndex from './015_close_by_index.js';
 import vectorsInRows from './016_vectors_in_rows.js';
 import bankStatisticsFunction from './017_bank_statistics_function.js';
+import memoriesByBank from './018_memories_by_bank.js';
 
 /** Numbered migrations, applied in order, each once. Append only: never edit a migration that has shipped. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -34,4 +35,5 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 15, name: 'close_by_index', sql: closeByIndex },
   { version: 16, name: 'vectors_in_rows', sql: vectorsInRows },
   { version: 17, name: 'bank_statistics_function', sql: bankStatisticsFunction },
+  { version: 18, name: 'memories_by_bank', sql: memoriesByBank },
 ];
