@@ -24,7 +24,8 @@ function literal(value: string): string {
 /**
  * The statement that builds a bank's index; `concurrently`: without blocking writes (a server: it takes longer, and
  * cannot run inside a transaction). The predicate names the bank with constants: a query with the same equalities
- * (parameters are planned with their values) is answered from it.
+ * (parameters are planned with their values) is answered from it. It is built on the partition that holds the bank's
+ * rows, the shared one (migration 018): Postgres builds no index of a partitioned table concurrently.
  */
 export function bankIndexSql(tenant: string, bankId: string, concurrently: boolean): string {
   return `CREATE INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF NOT EXISTS ${bankIndexName(tenant, bankId)}

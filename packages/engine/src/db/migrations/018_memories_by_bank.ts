@@ -13,14 +13,31 @@
  * fires its statement triggers for changes in any of them.
  *
  * The two unique indexes are built on the present table first, under names an operator with a large table may build
- * beforehand with CREATE UNIQUE INDEX CONCURRENTLY, so that the migration's locks last only for the swap.
+ * beforehand with CREATE UNIQUE INDEX CONCURRENTLY (after adding the column, which is why it may exist already), so
+ * that the migration's locks last only for the swap and the foreign keys' checks (docs/deploy.md).
  */
 export default `
-ALTER TABLE memories ADD COLUMN part integer NOT NULL DEFAULT 0;
+-- A concurrent build that failed leaves an invalid index, which is dropped and built again here.
+DO $$
+DECLARE
+  leftover text;
+BEGIN
+  FOR leftover IN
+    SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+    WHERE NOT i.indisvalid AND c.relname IN ('memories_shared_key', 'memories_shared_dedupe')
+      AND pg_table_is_visible(c.oid)
+  LOOP
+    EXECUTE format('DROP INDEX %I', leftover);
+  END LOOP;
+END $$;
+
+ALTER TABLE memories ADD COLUMN IF NOT EXISTS part integer NOT NULL DEFAULT 0;
 ALTER TABLE memories ADD CONSTRAINT memories_shared_part CHECK (part = 0);
 CREATE UNIQUE INDEX IF NOT EXISTS memories_shared_key ON memories (tenant, id, part);
 CREATE UNIQUE INDEX IF NOT EXISTS memories_shared_dedupe ON memories (tenant, bank_id, space, content_hash, part)
   WHERE source_id IS NULL;
+
+-- What the parent takes over: the keys, the foreign keys and the triggers.
 ALTER TABLE memory_entities DROP CONSTRAINT memory_entities_tenant_memory_id_fkey;
 ALTER TABLE memories DROP CONSTRAINT memories_source_fkey;
 ALTER TABLE memories DROP CONSTRAINT memories_pkey;
@@ -33,6 +50,7 @@ DROP TRIGGER memories_history_updated ON memories;
 DROP TRIGGER memories_statistics_deleted ON memories;
 DROP TRIGGER memories_statistics_inserted ON memories;
 DROP TRIGGER memories_statistics_updated ON memories;
+
 ALTER TABLE memories RENAME TO memories_shared;
 CREATE TABLE memories (LIKE memories_shared INCLUDING DEFAULTS) PARTITION BY LIST (part);
 ALTER TABLE memories ADD CONSTRAINT memories_pkey PRIMARY KEY (tenant, id, part);
@@ -54,6 +72,7 @@ ALTER TABLE memories ADD CONSTRAINT memories_source_fkey FOREIGN KEY (tenant, so
 ALTER TABLE memory_entities ADD COLUMN part integer NOT NULL DEFAULT 0;
 ALTER TABLE memory_entities ADD CONSTRAINT memory_entities_memory_fkey FOREIGN KEY (tenant, memory_id, part)
   REFERENCES memories (tenant, id, part) ON DELETE CASCADE ON UPDATE CASCADE;
+
 CREATE TRIGGER memories_changed BEFORE INSERT OR UPDATE ON memories
   FOR EACH ROW EXECUTE FUNCTION mnemos_memory_changed();
 CREATE TRIGGER memories_deleted AFTER DELETE ON memories
