@@ -41,6 +41,8 @@ CREATE UNIQUE INDEX IF NOT EXISTS memories_shared_dedupe ON memories (tenant, ba
 ALTER TABLE memory_entities DROP CONSTRAINT memory_entities_tenant_memory_id_fkey;
 ALTER TABLE memories DROP CONSTRAINT memories_source_fkey;
 ALTER TABLE memories DROP CONSTRAINT memories_pkey;
+-- The parent's key adopts the partition's only if that is a key too, not a unique index alone.
+ALTER TABLE memories ADD CONSTRAINT memories_shared_pkey PRIMARY KEY USING INDEX memories_shared_key;
 DROP INDEX memories_dedupe;
 DROP TRIGGER memories_changed ON memories;
 DROP TRIGGER memories_deleted ON memories;
