@@ -122,25 +122,30 @@ describe('embedded database', () => {
         .map((r) => r['QUERY PLAN'])
         .join('\n');
     try {
-      // The shape of the engine's memories table that matters here: a partition index and the duplicate-check index.
-      await db.exec(`CREATE TABLE memories (id text PRIMARY KEY, tenant text, bank_id text, space text, source_id text, content_hash text,
-        change_seq bigint, padding text);
-        CREATE INDEX memories_bank_change ON memories (tenant, bank_id, change_seq);
-        CREATE UNIQUE INDEX memories_dedupe ON memories (tenant, bank_id, space, content_hash) WHERE source_id IS NULL;`);
+      // The shape of the engine's memories table that matters here: partitioned by bank, its rows in the shared
+      // partition, with a bank index and the duplicate-check index.
+      await db.exec(`CREATE TABLE memories (id text, tenant text, bank_id text, space text, source_id text, content_hash text,
+        change_seq bigint, padding text, part int NOT NULL DEFAULT 0, PRIMARY KEY (tenant, id, part)) PARTITION BY LIST (part);
+        CREATE TABLE memories_shared (LIKE memories INCLUDING DEFAULTS);
+        CREATE INDEX memories_bank_change ON memories_shared (tenant, bank_id, change_seq);
+        CREATE UNIQUE INDEX memories_shared_dedupe ON memories_shared (tenant, bank_id, space, content_hash, part)
+          WHERE source_id IS NULL;
+        ALTER TABLE memories ATTACH PARTITION memories_shared DEFAULT;
+        CREATE UNIQUE INDEX memories_dedupe ON memories (tenant, bank_id, space, content_hash, part) WHERE source_id IS NULL;`);
       await db.exec(
         `INSERT INTO memories SELECT 'm' || g, 't', 'b', 's', NULL, 'h' || g, g, repeat('x', 500) FROM generate_series(1, 5000) g`,
       );
       const [before] = await db.query<{ reltuples: number }>(
-        `SELECT reltuples FROM pg_class WHERE relname = 'memories'`,
+        `SELECT reltuples FROM pg_class WHERE relname = 'memories_shared'`,
       );
       assert.equal(before?.reltuples, -1, 'never analyzed: the planner has no statistics');
       const raw = { query: <T extends object>(sql: string) => db.query<T>(sql) };
       assert.deepEqual(await refreshStatistics(raw), ['memories']);
       const [after] = await db.query<{ reltuples: number }>(
-        `SELECT reltuples FROM pg_class WHERE relname = 'memories'`,
+        `SELECT reltuples FROM pg_class WHERE relname = 'memories_shared'`,
       );
       assert.equal(after?.reltuples, 5000);
-      assert.match(await plan(), /memories_dedupe/);
+      assert.match(await plan(), /memories_shared_dedupe/);
       // Fresh statistics are left alone; a tenth more data is analyzed again.
       assert.deepEqual(await refreshStatistics(raw), []);
       await db.exec(
@@ -148,7 +153,7 @@ describe('embedded database', () => {
       );
       assert.deepEqual(await refreshStatistics(raw), ['memories']);
       const [grown] = await db.query<{ reltuples: number }>(
-        `SELECT reltuples FROM pg_class WHERE relname = 'memories'`,
+        `SELECT reltuples FROM pg_class WHERE relname = 'memories_shared'`,
       );
       assert.equal(grown?.reltuples, 6000);
     } finally {

@@ -16,18 +16,27 @@ export interface RawSql {
   query<T extends object>(sql: string): Promise<T[]>;
 }
 
-/** Analyzes the tables whose statistics are missing or stale; returns the ones it analyzed. */
+/**
+ * Analyzes the tables whose statistics are missing or stale; returns the ones it analyzed. A partitioned table's rows
+ * live in its partitions (`memories`, migration 018): a stale partition has its whole table analyzed, which gathers the
+ * statistics of the table and of each partition.
+ */
 export async function refreshStatistics(sql: RawSql): Promise<string[]> {
-  const rows = await sql.query<{ relname: string; relpages: number; reltuples: number; pages: number }>(
-    `SELECT c.relname, c.relpages, c.reltuples, (pg_relation_size(c.oid) / current_setting('block_size')::int)::int AS pages
+  const rows = await sql.query<{ analyzed: string; relpages: number; reltuples: number; pages: number }>(
+    `SELECT COALESCE(p.relname, c.relname) AS analyzed, c.relpages, c.reltuples,
+       (pg_relation_size(c.oid) / current_setting('block_size')::int)::int AS pages
      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname IN (${TABLES.map((t) => `'${t}'`).join(', ')})`,
+     LEFT JOIN pg_inherits i ON i.inhrelid = c.oid LEFT JOIN pg_class p ON p.oid = i.inhparent
+     WHERE n.nspname = 'public' AND c.relkind = 'r'
+       AND COALESCE(p.relname, c.relname) IN (${TABLES.map((t) => `'${t}'`).join(', ')})`,
   );
-  const stale = rows.filter(
-    (r) => r.pages > 0 && (r.reltuples < 0 || r.pages > r.relpages * (1 + GROWTH) + SLACK_PAGES),
+  const stale = new Set(
+    rows
+      .filter((r) => r.pages > 0 && (r.reltuples < 0 || r.pages > r.relpages * (1 + GROWTH) + SLACK_PAGES))
+      .map((r) => r.analyzed),
   );
-  for (const r of stale) await sql.query(`ANALYZE ${r.relname}`);
-  return stale.map((r) => r.relname);
+  for (const table of stale) await sql.query(`ANALYZE ${table}`);
+  return [...stale];
 }
 
 /**
