@@ -80,8 +80,9 @@ export interface PooledIndexedRow extends Omit<IndexedRow, 'embedding'> {
   cosine: number | null;
   /** Set by reads that return an arm's hits with their neighbours: whether the row is a hit. */
   hit?: boolean;
-  /** Set by reads asked for the vectors too: the row's address, by which the statement reads its vector. */
+  /** Set by reads asked for the vectors too: the row's address and partition, by which the statement reads its vector. */
   row_tid?: string;
+  row_table?: number;
 }
 
 /**
@@ -99,7 +100,7 @@ export function pooledColumns(query: string, vectors = false): string {
  * the rows by their vectors does not open each kept row's vector a second time.
  */
 export function pooledColumnsWithCosine(cosine: string, vectors = false): string {
-  return `${RANKED_COLUMNS}, ${cosine} AS cosine${vectors ? ', m.ctid AS row_tid' : ''}`;
+  return `${RANKED_COLUMNS}, ${cosine} AS cosine${vectors ? ', m.ctid AS row_tid, m.tableoid AS row_table' : ''}`;
 }
 
 /** The cosine of the vector in `column` with the one in the parameter `query`, as every pooled read computes it. */

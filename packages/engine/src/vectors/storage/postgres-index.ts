@@ -78,20 +78,21 @@ const MAX_EF_SEARCH = 1000;
 const MIN_EF_SEARCH = 40;
 
 /** What a hit read by `around` carries from its first read of the row (`m`): its id, row address and retain place. */
-const HIT_COLUMNS = 'm.id AS hit_id, m.ctid AS hit_tid, m.batch_id AS hit_batch, m.seq AS hit_seq';
+const HIT_COLUMNS =
+  'm.id AS hit_id, m.ctid AS hit_tid, m.tableoid AS hit_table, m.batch_id AS hit_batch, m.seq AS hit_seq';
 
 /**
  * `columns` (over `memories m`, with `a.n` the asked place) of the memories asked in $6 (ids) that pass `where`, each
  * read at its address in $8 (ctids by the same places, null when unknown) when it is still there: no id index lookup.
- * The row at an address counts only if it has the id asked there; the memories not found so (a rewrite of the table
- * moved them, or no address was known) are read by id. Each address is read alone (OFFSET 0 keeps the conditions
+ * The row at an address counts only if it has the id asked there (each partition of the table has its own addresses);
+ * the memories not found so (a rewrite of the table moved them, or no address was known) are read by id. Each address is read alone (OFFSET 0 keeps the conditions
  * outside), so the read is by address whatever the planner would guess of a small bank.
  */
 function askedRowsSql(columns: string, where: string): string {
   return `WITH asked AS MATERIALIZED (SELECT * FROM unnest($6::uuid[], $8::tid[]) WITH ORDINALITY a(id, address, n)),
      placed AS MATERIALIZED (
        SELECT ${columns} FROM asked a
-       CROSS JOIN LATERAL (SELECT m.ctid AS ctid, m.* FROM memories m WHERE m.ctid = a.address OFFSET 0) m
+       CROSS JOIN LATERAL (SELECT m.ctid AS ctid, m.tableoid AS tableoid, m.* FROM memories m WHERE m.ctid = a.address OFFSET 0) m
        WHERE m.id = a.id AND ${where}),
      moved AS MATERIALIZED (SELECT * FROM asked a WHERE a.id NOT IN (SELECT hit_id FROM placed))
      SELECT * FROM placed
@@ -407,7 +408,7 @@ export class PostgresBankIndex {
       query,
       seeds,
       vectors,
-      `SELECT c.hit_id, c.hit_tid, c.hit_batch, c.hit_seq, (1 - c.distance)::float8 AS hit_cosine,
+      `SELECT c.hit_id, c.hit_tid, c.hit_table, c.hit_batch, c.hit_seq, (1 - c.distance)::float8 AS hit_cosine,
               row_number() OVER (ORDER BY c.distance, c.hit_id) AS n
        FROM (${placed ? askedRowsSql(candidate, where) : `SELECT ${candidate} FROM memories m WHERE ${where} AND m.id = ANY($6::uuid[])`}) c
        ORDER BY c.distance, c.hit_id LIMIT ${Math.max(1, Math.trunc(k))}`,
@@ -444,7 +445,7 @@ export class PostgresBankIndex {
                 WHERE n <= ${Math.max(0, Math.trunc(seeds))} AND hit_batch IS NOT NULL),
        place AS (SELECT batch_id, seq - 1 AS seq FROM seed UNION SELECT batch_id, seq + 1 FROM seed)
        SELECT ${pooledColumnsWithCosine('hit.hit_cosine', vectors)}, true AS hit
-       FROM hit JOIN memories m ON m.ctid = hit.hit_tid
+       FROM hit JOIN memories m ON m.ctid = hit.hit_tid AND m.tableoid = hit.hit_table
        UNION ALL
        SELECT ${pooledColumns('$7', vectors)}, false FROM memories m
        WHERE ${filtered.where} AND (m.batch_id, m.seq) IN (SELECT batch_id, seq FROM place)`,
@@ -515,6 +516,8 @@ interface PooledRead {
 
 /** The SQL of each row's stored vector, read at the row's address (`row_tid`) in the same snapshot. */
 const ADDRESSED_VECTOR = binaryVectorSql('v.embedding');
+/** The row `v` at the address of the pooled row `r`: an address names a row within its partition only. */
+const ADDRESSED = 'v.ctid = r.row_tid AND v.tableoid = r.row_table';
 
 /**
  * A pooled read from a server, its rows as plain fields: formatting each column in its own output format costs the
@@ -528,7 +531,7 @@ async function pooledAsFields(
   vectors: boolean,
 ): Promise<PooledRead> {
   const rows = await q.query<PooledIndexedRow & { vector?: string | null }>(
-    vectors ? `SELECT r.*, ${ADDRESSED_VECTOR} AS vector FROM (${sql}) r JOIN memories v ON v.ctid = r.row_tid` : sql,
+    vectors ? `SELECT r.*, ${ADDRESSED_VECTOR} AS vector FROM (${sql}) r JOIN memories v ON ${ADDRESSED}` : sql,
     params,
     { keepPlan: true },
   );
@@ -549,7 +552,7 @@ async function pooledAsJson(
   const [all] = await q.query<{ rows: string | null; vectors: string | null }>(
     vectors
       ? `SELECT json_agg(r)::text AS rows, string_agg(coalesce(${ADDRESSED_VECTOR}, ''), ',') AS vectors
-         FROM (${sql}) r JOIN memories v ON v.ctid = r.row_tid`
+         FROM (${sql}) r JOIN memories v ON ${ADDRESSED}`
       : `SELECT json_agg(r)::text AS rows, NULL::text AS vectors FROM (${sql}) r`,
     params,
     { keepPlan: true },
