@@ -1,3 +1,5 @@
+import { dropInvalidIndexesSql } from './invalid-indexes.js';
+
 /**
  * 006: the tenant leads every primary key and foreign key of tenant data, so the tables can be distributed by tenant
  * (Citus-style sharding: a key that does not hold the distribution column cannot be enforced across shards, and a
@@ -10,19 +12,7 @@
  * built again here.
  */
 export default `
-DO $$
-DECLARE
-  leftover text;
-BEGIN
-  FOR leftover IN
-    SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-    WHERE NOT i.indisvalid AND c.relname IN
-      ('memories_tenant_id', 'operations_tenant_id', 'jobs_tenant_id', 'memory_tombstones_tenant_id')
-      AND pg_table_is_visible(c.oid)
-  LOOP
-    EXECUTE format('DROP INDEX %I', leftover);
-  END LOOP;
-END $$;
+${dropInvalidIndexesSql(['memories_tenant_id', 'operations_tenant_id', 'jobs_tenant_id', 'memory_tombstones_tenant_id'])}
 
 ALTER TABLE memories DROP CONSTRAINT memories_source_id_fkey;
 ALTER TABLE jobs DROP CONSTRAINT jobs_operation_id_fkey;

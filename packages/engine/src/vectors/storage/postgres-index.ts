@@ -85,8 +85,9 @@ const HIT_COLUMNS =
  * `columns` (over `memories m`, with `a.n` the asked place) of the memories asked in $6 (ids) that pass `where`, each
  * read at its address in $8 (ctids by the same places, null when unknown) when it is still there: no id index lookup.
  * The row at an address counts only if it has the id asked there (each partition of the table has its own addresses);
- * the memories not found so (a rewrite of the table moved them, or no address was known) are read by id. Each address is read alone (OFFSET 0 keeps the conditions
- * outside), so the read is by address whatever the planner would guess of a small bank.
+ * the memories not found so (a rewrite of the table moved them, or no address was known) are read by id. Each
+ * address is read alone (OFFSET 0 keeps the conditions outside), so the read is by address whatever the planner would
+ * guess of a small bank.
  */
 function askedRowsSql(columns: string, where: string): string {
   return `WITH asked AS MATERIALIZED (SELECT * FROM unnest($6::uuid[], $8::tid[]) WITH ORDINALITY a(id, address, n)),
