@@ -4,7 +4,7 @@
 // and a second storm leaves the server's memory where the first left it and its descriptors at their baseline.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -32,6 +32,12 @@ const CLIENT_GIVE_UP_MS = 45_000;
 interface ServerProcess {
   url: string;
   pid: number;
+  /**
+   * Where the server's embedded database keeps its files, if it has one. Postgres keeps a relation's file open once
+   * read (up to its max_files_per_process), and background work may read a relation first during a storm: those
+   * descriptors are the database's cache, not connections left open, so they are left out of the count.
+   */
+  databaseDir?: string;
   stop(): Promise<void>;
 }
 
@@ -78,7 +84,25 @@ async function rssBytes(pid: number): Promise<number> {
   return Number(kb) * 1024;
 }
 
-const openDescriptors = async (pid: number): Promise<number> => (await readdir(`/proc/${pid}/fd`)).length;
+/** What each open descriptor points at (a file, `socket:[inode]`, `anon_inode:[eventfd]`...), by descriptor number. */
+async function openDescriptors(server: ServerProcess): Promise<Map<string, string>> {
+  const described = new Map<string, string>();
+  for (const fd of await readdir(`/proc/${server.pid}/fd`)) {
+    const target = await readlink(`/proc/${server.pid}/fd/${fd}`).catch(() => undefined);
+    if (target === undefined) continue;
+    if (server.databaseDir !== undefined && target.startsWith(server.databaseDir + path.sep)) continue;
+    described.set(fd, target);
+  }
+  return described;
+}
+
+/** The descriptors open now that were not at the baseline, so a failure says what was left open. */
+function addedDescriptors(baseline: Map<string, string>, now: Map<string, string>): string {
+  return [...now]
+    .filter(([fd, target]) => baseline.get(fd) !== target)
+    .map(([fd, target]) => `${fd} -> ${target}`)
+    .join(', ');
+}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -177,7 +201,8 @@ async function slowUploads(
 async function checkRecovers(server: ServerProcess, requestPath: string, auth: string): Promise<void> {
   // A small round first, so code loaded and compiled on first use is part of the baseline.
   await slowUploads(server.url, requestPath, auth, CONNECTIONS / 10);
-  const baseFds = await openDescriptors(server.pid);
+  const baseline = await openDescriptors(server);
+  const baseFds = baseline.size;
 
   const outcomes = await slowUploads(server.url, requestPath, auth, CONNECTIONS);
   checkRefusals(outcomes);
@@ -195,10 +220,13 @@ async function checkRecovers(server: ServerProcess, requestPath: string, auth: s
     `RSS ${mb(rss)} MB after a second storm is within 10 % of ${mb(afterFirst)} MB after the first`,
   );
   const fds = await until(
-    () => openDescriptors(server.pid),
+    async () => (await openDescriptors(server)).size,
     (v) => v <= baseFds + 2,
   );
-  assert.ok(fds <= baseFds + 2, `descriptors ${fds} return to their baseline ${baseFds}`);
+  if (fds > baseFds + 2) {
+    const added = addedDescriptors(baseline, await openDescriptors(server));
+    assert.fail(`descriptors ${fds} return to their baseline ${baseFds}; open beyond it: ${added}`);
+  }
   // Still serving.
   assert.equal((await fetch(`${server.url}/health/live`)).status, 200);
 }
@@ -258,7 +286,11 @@ describe('slow request bodies in bulk', { timeout: 300_000 }, () => {
     const pid = engine.child.pid;
     assert.ok(pid !== undefined);
     cleanups.push(() => engine.stop());
-    await checkRecovers({ url: engine.url, pid, stop: () => engine.stop() }, '/v1/t1/banks/b/memories', ENGINE_TOKEN);
+    await checkRecovers(
+      { url: engine.url, pid, stop: () => engine.stop(), databaseDir: path.join(home, 'db') },
+      '/v1/t1/banks/b/memories',
+      ENGINE_TOKEN,
+    );
   });
 
   it('the gateway answers 408 or 503, keeps its memory through a second storm and returns to its baseline descriptors', async () => {
