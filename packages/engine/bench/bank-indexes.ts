@@ -7,6 +7,7 @@ import type { Database } from '../src/db/database.js';
 import { ensureEmbeddingSchema } from '../src/db/embedding-schema.js';
 import { openDatabase } from '../src/db/open.js';
 import { bankIndexSql } from '../src/db/migrations/007_recall_index.js';
+import { bankPartitionName, createBankPartition, moveBankRows } from '../src/db/bank-partition.js';
 import { vectorLiteral } from '../src/memory/vector-literal.js';
 import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
 import { summarise, type LatencySummary } from './open-loop.js';
@@ -16,9 +17,12 @@ import { CURRENT_DEFAULT_SPACE } from './current-filter.js';
 
 /**
  * `npm run bench:bank-indexes`: the vector index layouts for large banks on a PostgreSQL server with pgvector, on
- * `--banks` banks of `--memories` memories each in one `memories` table (a database of its own on the server of
- * MNEMOS_TEST_PG_URL, dropped at the end):
+ * `--banks` banks of `--memories` memories each, filled into the shared partition of `memories` (a database of its
+ * own on the server of MNEMOS_TEST_PG_URL, dropped at the end), for each of `--layouts`:
  *
+ * - engine: what the engine does for a bank that grows large on a server, for every bank in turn: the bank moved into
+ *   a partition of its own (db/bank-partition.ts), then its index built there, each step timed with the rows it read
+ *   of each partition (runs last: it empties the shared partition);
  * - per bank: a partial HNSW index per bank (`CREATE INDEX CONCURRENTLY ... WHERE tenant = .. AND bank_id = ..`),
  *   each build timed with the rows it read from the table;
  * - partitioned: the same rows copied into a table partitioned by bank, one partition's index build timed with the
@@ -37,10 +41,11 @@ import { CURRENT_DEFAULT_SPACE } from './current-filter.js';
 const USAGE =
   'options: --banks N (10) --memories N (per bank, 100000) --queries N (per layout, 100) --per-bank-builds N ' +
   '(banks whose partial index is built, 10) --maintenance-mib N (the bench database maintenance_work_mem, 1024) ' +
-  '--partitioned 0|1 (1) --candidates N1,N2 (the k asked of the statement, of which the first 10 count; 10) --json FILE';
+  '--layouts engine,per-bank,shared,partitioned (all) --candidates N1,N2 (the k asked of the statement, of which the ' +
+  'first 10 count; 10) --json FILE';
 const options = parseBenchOptions(
   process.argv.slice(2),
-  ['banks', 'memories', 'queries', 'per-bank-builds', 'maintenance-mib', 'partitioned', 'candidates', 'json'],
+  ['banks', 'memories', 'queries', 'per-bank-builds', 'maintenance-mib', 'layouts', 'candidates', 'json'],
   USAGE,
 );
 const BANKS = numberOption(options, 'banks', 10);
@@ -48,7 +53,11 @@ const PER_BANK = numberOption(options, 'memories', 100_000);
 const QUERIES = numberOption(options, 'queries', 100);
 const PER_BANK_BUILDS = Math.min(BANKS, numberOption(options, 'per-bank-builds', BANKS));
 const MAINTENANCE_MIB = numberOption(options, 'maintenance-mib', 1024);
-const PARTITIONED = numberOption(options, 'partitioned', 1, 0) > 0;
+const LAYOUTS = new Set((options.values.get('layouts') ?? 'engine,per-bank,shared,partitioned').split(','));
+for (const layout of LAYOUTS) {
+  if (!['engine', 'per-bank', 'shared', 'partitioned'].includes(layout))
+    throw new Error(`--layouts: no layout ${layout}`);
+}
 /** The k the statement is asked for (its ef_search grows with it), of which the best 10 are scored. */
 const CANDIDATES = listOption(options, 'candidates', [10]);
 const DIMENSION = 384;
@@ -155,11 +164,15 @@ async function measureRecall(
   };
 }
 
-/** Inserts `rows` synthetic memories into `table` for bank `b` through the server's own generator. */
+/**
+ * Inserts `rows` synthetic memories into `table` for bank `b` through the server's own generator, into the bank's
+ * partition as a retain writes them.
+ */
 function fillSql(table: string, b: number, from: number, count: number): string {
-  return `INSERT INTO ${table} (id, tenant, bank_id, space, type, text, fts, content_hash, embedding, created_at)
+  return `INSERT INTO ${table} (id, tenant, bank_id, space, type, text, fts, content_hash, embedding, created_at, part)
     SELECT gen_random_uuid(), '${TENANT}', '${bankId(b)}', 'default', 'world', t.text, to_tsvector('english', t.text),
-           md5('${b}:' || g), l2_normalize(c.v + n1.v + n2.v), now() - g * interval '1 minute'
+           md5('${b}:' || g), l2_normalize(c.v + n1.v + n2.v), now() - g * interval '1 minute',
+           COALESCE((SELECT part FROM banks WHERE tenant = '${TENANT}' AND bank_id = '${bankId(b)}'), 0)
     FROM generate_series(${from}, ${from + count - 1}) g
     CROSS JOIN LATERAL (SELECT 'memory ' || g || ' of bank ${b}: ' || md5(g::text) || ' ' || md5((g + 1)::text)
                                || ' about topic ' || (hashint4(g * 7 + ${b}) & ${TOPICS - 1}) AS text) t
@@ -176,6 +189,94 @@ async function insertCost(c: pg.Client, b: number, from: number): Promise<number
     await c.query('COMMIT');
   });
   return ms;
+}
+
+/** Rows read by sequential scans (an index build's reads among them) of each partition of `memories`, by name. */
+async function rowsReadByPartition(c: pg.Client): Promise<Map<string, number>> {
+  await c.query('SELECT pg_stat_force_next_flush()');
+  await c.query('SELECT pg_stat_clear_snapshot()');
+  const rows = (
+    await c.query<{ name: string; n: string }>(
+      `SELECT relname AS name, seq_tup_read::text AS n FROM pg_stat_user_tables
+       WHERE relid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'memories'::regclass)`,
+    )
+  ).rows;
+  return new Map(rows.map((r) => [r.name, Number(r.n)]));
+}
+
+/** What was read of each partition between two counts: of `own`, and of all the others together. */
+function readBetween(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  own: string,
+): { own: number; others: number } {
+  let others = 0;
+  for (const [name, n] of after) if (name !== own) others += n - (before.get(name) ?? 0);
+  return { own: (after.get(own) ?? 0) - (before.get(own) ?? 0), others };
+}
+
+/**
+ * Every bank in turn as the engine treats a bank that grows large on a server (recall-index.ts): a partition made
+ * for it, its rows moved there in one transaction, then its index built there with the engine's statement, the move
+ * and the build on the connection whose reads are counted.
+ */
+async function engineLayout(
+  c: pg.Client,
+  db: Database,
+  search: PostgresBankIndex,
+  queries: readonly Query[],
+  nextSeq: () => number,
+): Promise<Record<string, unknown>> {
+  const log = (line: string): void => void process.stdout.write(`${line}\n`);
+  const tx = {
+    query: async <T extends object>(text: string, params?: readonly unknown[]) =>
+      (await c.query<T>(text, params as unknown[])).rows,
+  };
+  const banks: Array<Record<string, number>> = [];
+  for (let b = 0; b < BANKS; b++) {
+    const made = await createBankPartition(db);
+    const start = await rowsReadByPartition(c);
+    const move = await timed(async () => {
+      await c.query('BEGIN');
+      try {
+        const part = await moveBankRows(tx, TENANT, bankId(b), made);
+        await c.query('COMMIT');
+        return part;
+      } catch (error) {
+        await c.query('ROLLBACK');
+        throw error;
+      }
+    });
+    const own = bankPartitionName(move.value);
+    await c.query(`VACUUM ANALYZE ${own}`);
+    const moved = await rowsReadByPartition(c);
+    const build = await timed(() => c.query(bankIndexSql(TENANT, bankId(b), true, move.value)));
+    const built = await rowsReadByPartition(c);
+    const buildRead = readBetween(moved, built, own);
+    const moveRead = readBetween(start, moved, own);
+    banks.push({
+      move_seconds: move.ms / 1000,
+      move_rows_read_by_scans: moveRead.own + moveRead.others,
+      build_seconds: build.ms / 1000,
+      build_rows_read_own_partition: buildRead.own,
+      build_rows_read_other_partitions: buildRead.others,
+    });
+    log(
+      `engine, bank ${b + 1}: move ${(move.ms / 1000).toFixed(1)} s, build ${(build.ms / 1000).toFixed(1)} s ` +
+        `reading ${buildRead.own} rows of its partition and ${buildRead.others} of others`,
+    );
+  }
+  const recall = await measureRecall(db, search, queries);
+  log(`engine: recall@10 ${recall.recall_at_10.toFixed(3)}, p50 ${recall.latency_ms.p50.toFixed(1)} ms`);
+  const sum = (key: string): number => banks.reduce((s, x) => s + (x[key] ?? 0), 0);
+  return {
+    banks,
+    move_seconds_total: sum('move_seconds'),
+    build_seconds_total: sum('build_seconds'),
+    build_rows_read_other_partitions_total: sum('build_rows_read_other_partitions'),
+    ...recall,
+    insert_100_ms: await insertCost(c, 0, nextSeq()),
+  };
 }
 
 async function main(): Promise<void> {
@@ -262,69 +363,79 @@ async function main(): Promise<void> {
     let next = PER_BANK;
     out.insert_100_no_index_ms = await insertCost(c, 0, (next += 100) - 100);
 
-    // Per bank: the partial index of each bank in turn, with what each build read.
-    // The statement the engine runs (recall-index.ts), on the connection whose reads are counted; other connections
-    // send their counts within 10 s of going idle, so that is waited out first.
+    // The reads of other connections are counted within 10 s of their going idle, so that is waited out first.
     await new Promise((r) => setTimeout(r, 11_000));
-    const builds: Array<{ ms: number; rows_read: number }> = [];
-    for (let b = 0; b < PER_BANK_BUILDS; b++) {
-      const before = await rowsRead(c, 'memories');
-      const { ms } = await timed(() => c.query(bankIndexSql(TENANT, bankId(b), true)));
-      builds.push({ ms, rows_read: (await rowsRead(c, 'memories')) - before });
-      log(`per-bank build ${b + 1}: ${(ms / 1000).toFixed(1)} s, rows read ${builds.at(-1)!.rows_read}`);
-    }
-    const built = new Set(Array.from({ length: PER_BANK_BUILDS }, (_, b) => bankId(b)));
-    const perBank = await measureRecall(
-      db,
-      search,
-      queries.filter((q) => built.has(q.bank)),
-    );
-    out.per_bank = {
-      builds,
-      build_seconds_total: builds.reduce((s, x) => s + x.ms, 0) / 1000,
-      ...perBank,
-      insert_100_ms: await insertCost(c, 0, (next += 100) - 100),
-      insert_100_other_bank_ms: await insertCost(c, BANKS - 1, (next += 100) - 100),
-    };
-    log(`per bank: recall@10 ${perBank.recall_at_10.toFixed(3)}, p50 ${perBank.latency_ms.p50.toFixed(1)} ms`);
-    for (let b = 0; b < PER_BANK_BUILDS; b++) {
-      await c.query(
-        `DROP INDEX ${
-          (
-            await c.query<{ n: string }>(
-              `SELECT c.relname AS n FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid
-         WHERE i.indrelid = 'memories'::regclass AND pg_get_indexdef(c.oid) LIKE '%hnsw%' LIMIT 1`,
-            )
-          ).rows[0]!.n
-        }`,
+    if (LAYOUTS.has('per-bank')) {
+      // Per bank: the partial index of each bank in turn, with what each build read.
+      // The statement the engine runs for a bank in the shared partition (recall-index.ts), on the connection whose
+      // reads are counted.
+      const builds: Array<{ ms: number; rows_read: number }> = [];
+      for (let b = 0; b < PER_BANK_BUILDS; b++) {
+        const before = await rowsRead(c, 'memories_shared');
+        const { ms } = await timed(() => c.query(bankIndexSql(TENANT, bankId(b), true)));
+        builds.push({ ms, rows_read: (await rowsRead(c, 'memories_shared')) - before });
+        log(`per-bank build ${b + 1}: ${(ms / 1000).toFixed(1)} s, rows read ${builds.at(-1)!.rows_read}`);
+      }
+      const built = new Set(Array.from({ length: PER_BANK_BUILDS }, (_, b) => bankId(b)));
+      const perBank = await measureRecall(
+        db,
+        search,
+        queries.filter((q) => built.has(q.bank)),
       );
+      out.per_bank = {
+        builds,
+        build_seconds_total: builds.reduce((s, x) => s + x.ms, 0) / 1000,
+        ...perBank,
+        insert_100_ms: await insertCost(c, 0, (next += 100) - 100),
+        insert_100_other_bank_ms: await insertCost(c, BANKS - 1, (next += 100) - 100),
+      };
+      log(`per bank: recall@10 ${perBank.recall_at_10.toFixed(3)}, p50 ${perBank.latency_ms.p50.toFixed(1)} ms`);
+      for (let b = 0; b < PER_BANK_BUILDS; b++) {
+        await c.query(
+          `DROP INDEX ${
+            (
+              await c.query<{ n: string }>(
+                `SELECT c.relname AS n FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid
+           WHERE i.indrelid = 'memories_shared'::regclass AND pg_get_indexdef(c.oid) LIKE '%hnsw%' LIMIT 1`,
+              )
+            ).rows[0]!.n
+          }`,
+        );
+      }
     }
 
-    // Shared: one index over every bank, built once.
-    const before = await rowsRead(c, 'memories');
-    const shared = await timed(() =>
-      c.query('CREATE INDEX CONCURRENTLY memories_embedding_hnsw ON memories USING hnsw (embedding vector_cosine_ops)'),
-    );
-    const sharedRead = (await rowsRead(c, 'memories')) - before;
-    log(`shared build: ${(shared.ms / 1000).toFixed(1)} s, rows read ${sharedRead}`);
-    const sharedRecall = await measureRecall(db, search, queries);
-    const byCandidates: Record<string, RecallFigures> = {};
-    for (const n of CANDIDATES) {
-      byCandidates[n] = await measureRecall(db, search, queries, n);
+    if (LAYOUTS.has('shared')) {
+      // Shared: one index over every bank (all in the shared partition), built once.
+      const before = await rowsRead(c, 'memories_shared');
+      const shared = await timed(() =>
+        c.query(
+          'CREATE INDEX CONCURRENTLY memories_embedding_hnsw ON memories_shared USING hnsw (embedding vector_cosine_ops)',
+        ),
+      );
+      const sharedRead = (await rowsRead(c, 'memories_shared')) - before;
+      log(`shared build: ${(shared.ms / 1000).toFixed(1)} s, rows read ${sharedRead}`);
+      const sharedRecall = await measureRecall(db, search, queries);
+      const byCandidates: Record<string, RecallFigures> = {};
+      for (const n of CANDIDATES) {
+        byCandidates[n] = await measureRecall(db, search, queries, n);
+        log(
+          `shared, ${n} asked: recall@10 ${byCandidates[n].recall_at_10.toFixed(3)}, p50 ${byCandidates[n].latency_ms.p50.toFixed(1)} ms`,
+        );
+      }
+      out.shared = {
+        build_seconds: shared.ms / 1000,
+        rows_read: sharedRead,
+        ...sharedRecall,
+        by_candidates: byCandidates,
+        insert_100_ms: await insertCost(c, 0, (next += 100) - 100),
+      };
       log(
-        `shared, ${n} asked: recall@10 ${byCandidates[n].recall_at_10.toFixed(3)}, p50 ${byCandidates[n].latency_ms.p50.toFixed(1)} ms`,
+        `shared: recall@10 ${sharedRecall.recall_at_10.toFixed(3)}, p50 ${sharedRecall.latency_ms.p50.toFixed(1)} ms`,
       );
+      await c.query('DROP INDEX memories_embedding_hnsw');
     }
-    out.shared = {
-      build_seconds: shared.ms / 1000,
-      rows_read: sharedRead,
-      ...sharedRecall,
-      by_candidates: byCandidates,
-      insert_100_ms: await insertCost(c, 0, (next += 100) - 100),
-    };
-    log(`shared: recall@10 ${sharedRecall.recall_at_10.toFixed(3)}, p50 ${sharedRecall.latency_ms.p50.toFixed(1)} ms`);
 
-    if (PARTITIONED) {
+    if (LAYOUTS.has('partitioned')) {
       // Partitioned by bank: one partition per bank, the rows copied as they are; one partition's build is timed.
       await c.query(`CREATE TABLE memories_by_bank (LIKE memories INCLUDING DEFAULTS) PARTITION BY LIST (bank_id)`);
       for (let b = 0; b < BANKS; b++) {
@@ -349,6 +460,8 @@ async function main(): Promise<void> {
       };
       log(`partitioned: one partition's build ${(partition.ms / 1000).toFixed(1)} s`);
     }
+
+    if (LAYOUTS.has('engine')) out.engine = await engineLayout(c, db, search, queries, () => (next += 100) - 100);
     log(JSON.stringify(out, null, 2));
     const json = options.values.get('json');
     if (json !== undefined) writeFileSync(json, `${JSON.stringify(out, null, 2)}\n`);

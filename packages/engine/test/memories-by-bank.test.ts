@@ -10,10 +10,13 @@ import { createScratchDatabase, type ScratchDatabase } from './helpers/postgres-
 /**
  * Migration 018 partitions memories by bank on a server that holds memories already: the rows stay where they are (the
  * table becomes the shared partition), and the key indexes an operator built beforehand without blocking writes are
- * adopted, not built again.
+ * adopted, not built again. Migration 019 then makes the shared partition's other indexes the table's, which a bank's
+ * own partition gets, without building them.
  */
 
 const MEMORIES_BY_BANK = 18;
+/** The migration that makes the shared partition's indexes the table's. */
+const BANK_PARTITIONS = 19;
 
 describe('memories partitioned by bank, on a server that held memories before', () => {
   let scratch: ScratchDatabase;
@@ -55,7 +58,13 @@ describe('memories partitioned by bank, on a server that held memories before', 
       `SELECT oid::int FROM pg_class WHERE relname IN ('memories_shared_key', 'memories_shared_dedupe') ORDER BY relname`,
     );
 
-    assert.deepEqual(await migrate(db), [MEMORIES_BY_BANK]);
+    assert.deepEqual(
+      await migrate(
+        db,
+        migrations.filter((m) => m.version <= MEMORIES_BY_BANK),
+      ),
+      [MEMORIES_BY_BANK],
+    );
 
     const partitions = await db.query<{ name: string; isleaf: boolean }>(
       `SELECT relid::text AS name, isleaf FROM pg_partition_tree('memories') ORDER BY level`,
@@ -75,6 +84,25 @@ describe('memories partitioned by bank, on a server that held memories before', 
        ORDER BY c.relname`,
     );
     assert.deepEqual(adopted, built, 'the key and the dedupe index are the ones built beforehand');
+
+    // Migration 019: the shared partition's other indexes become the table's, attached as they are (not built again).
+    const sharedIndexes = async (): Promise<Array<{ oid: number; name: string; parent: string | null }>> =>
+      db.query(
+        `SELECT c.oid::int, c.relname AS name, p.relname AS parent FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+         LEFT JOIN pg_inherits h ON h.inhrelid = c.oid LEFT JOIN pg_class p ON p.oid = h.inhparent
+         WHERE i.indrelid = 'memories_shared'::regclass AND c.relname NOT IN ('memories_tenant_id')
+         ORDER BY c.oid`,
+      );
+    const beforeAttach = await sharedIndexes();
+    assert.ok(beforeAttach.some((i) => i.name === 'memories_fts' && i.parent === null));
+    assert.deepEqual(await migrate(db), [BANK_PARTITIONS]);
+    assert.deepEqual(
+      await sharedIndexes(),
+      beforeAttach.map((i) =>
+        i.parent === null ? { oid: i.oid, name: i.name.replace(/^memories_/, 'memories_shared_'), parent: i.name } : i,
+      ),
+      'each index is the same one, renamed, under an index of the table that has its name',
+    );
     // The derived fact still goes with its source.
     await db.query('DELETE FROM memories WHERE id = $1', [source]);
     const [left] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM memories');

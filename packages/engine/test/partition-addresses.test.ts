@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { moveBankToPartition } from '../src/db/bank-partition.js';
 import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
 import { presentedAs } from './helpers/as-server.js';
 import { startTestEngine, type TestEngine } from './helpers/engine.js';
@@ -34,9 +35,9 @@ describe('reads by address, with a bank in a partition of its own', () => {
       });
       ids[bank] = outcome.async ? [] : outcome.memoryIds;
     }
-    // The bank moved as a large bank is: a partition of its own, its rows moved into it.
-    await engine.engine.db.exec(`CREATE TABLE memories_bank_1 PARTITION OF memories FOR VALUES IN (1);
-      UPDATE memories SET part = 1 WHERE tenant = 'default' AND bank_id = 'own';`);
+    // The bank moved as a large bank is on a server: a partition of its own, its rows moved into it.
+    const part = await moveBankToPartition(engine.engine.db, 'default', 'own');
+    assert.equal(part, 1);
   });
   after(async () => {
     await engine?.dispose();

@@ -259,15 +259,18 @@ describe('tenant keys', () => {
         await tx.query(
           'CREATE UNIQUE INDEX memories_dedupe_by_part ON memories (tenant, bank_id, space, content_hash, part) WHERE source_id IS NULL',
         );
-        // And the names it finds go to a table of its own (migration 012), which that release lacks too.
+        // And the names it finds go to a table of its own (migration 012), which that release lacks too; it reads the
+        // bank's partition from the bank's row (migration 019).
         await tx.query(
           `CREATE TABLE memory_entities (tenant text, bank_id text, memory_id uuid, key text, name text,
-             name_enc bytea, kind text)`,
+             name_enc bytea, kind text, part integer)`,
         );
+        await tx.query('ALTER TABLE banks ADD COLUMN part integer NOT NULL DEFAULT 0');
         await store.insert(tx, acme, [rows.raw, rows.budget, rows.deleted]);
         await store.insert(tx, acme, [rows.fact]);
         await store.insert(tx, globex, [rows.anvils]);
         await tx.query('DROP TABLE memory_entities');
+        await tx.query('ALTER TABLE banks DROP COLUMN part');
         for (const [column] of lacking) await tx.query(`ALTER TABLE memories DROP COLUMN ${column}`);
       });
       for (const [name, row] of Object.entries(rows)) ids[name] = row.id;

@@ -261,8 +261,8 @@ function encryptEntityNames(db: Database, codec: EncryptingCodec, batchSize: num
     codec,
     batchSize,
     (tx, limit) =>
-      tx.query<PlainRow & { memory_id: string; key: string; kind: string; name: string }>(
-        `SELECT tenant, bank_id, memory_id::text AS memory_id, key, kind, name FROM memory_entities
+      tx.query<PlainRow & { memory_id: string; key: string; kind: string; name: string; part: number }>(
+        `SELECT tenant, bank_id, memory_id::text AS memory_id, key, kind, name, part FROM memory_entities
          WHERE name IS NOT NULL ORDER BY tenant, bank_id, key LIMIT ${limit} FOR UPDATE`,
       ),
     async (tx, bank, r) => {
@@ -272,9 +272,9 @@ function encryptEntityNames(db: Database, codec: EncryptingCodec, batchSize: num
         [r.tenant, r.bank_id, r.key, r.memory_id, r.kind],
       );
       await tx.query(
-        `INSERT INTO memory_entities (tenant, bank_id, memory_id, key, name, name_enc, kind)
-         VALUES ($1, $2, $3::uuid, $4, NULL, $5, $6) ON CONFLICT DO NOTHING`,
-        [r.tenant, r.bank_id, r.memory_id, sealed.key, sealed.nameEnc, r.kind],
+        `INSERT INTO memory_entities (tenant, bank_id, memory_id, key, name, name_enc, kind, part)
+         VALUES ($1, $2, $3::uuid, $4, NULL, $5, $6, $7) ON CONFLICT DO NOTHING`,
+        [r.tenant, r.bank_id, r.memory_id, sealed.key, sealed.nameEnc, r.kind, r.part],
       );
     },
   );

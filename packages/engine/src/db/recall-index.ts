@@ -1,29 +1,51 @@
+import { moveBankToPartition } from './bank-partition.js';
 import type { Database, Queryable } from './database.js';
 import { bankIndexName, bankIndexSql } from './migrations/007_recall_index.js';
 
 /** What ensureBankIndex found or did. */
 export type BankIndexOutcome = 'present' | 'built' | 'building elsewhere';
 
-/** Whether the bank's vector index exists and is valid (an interrupted concurrent build leaves an invalid one). */
+/**
+ * Whether the bank's vector index exists and is valid (an interrupted concurrent build leaves an invalid one). An
+ * index of a partition the bank is no longer in (it was deleted and made again, and stays in the shared partition
+ * until it is moved again) is not the bank's: it counts as invalid, to be dropped.
+ */
 export async function bankIndexState(
   q: Queryable,
   tenant: string,
   bankId: string,
 ): Promise<'valid' | 'invalid' | 'none'> {
   const [index] = await q.query<{ valid: boolean }>(
-    `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+    `SELECT i.indisvalid AND i.indrelid IS NOT DISTINCT FROM
+       COALESCE(to_regclass(CASE WHEN b.part = 0 THEN 'memories_shared' ELSE 'memories_bank_' || b.part END), i.indrelid)
+       AS valid
+     FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+     LEFT JOIN banks b ON b.tenant = $2 AND b.bank_id = $3
      WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`,
-    [bankIndexName(tenant, bankId)],
+    [bankIndexName(tenant, bankId), tenant, bankId],
   );
   return index === undefined ? 'none' : index.valid ? 'valid' : 'invalid';
 }
 
 /**
- * Builds a bank's vector index (migration 007) unless it is there and valid. On a server it is built concurrently
- * (writes go on meanwhile) on a connection of its own; one engine builds it while the others skip (an advisory lock
- * named by the index), and an invalid index left by an interrupted build is dropped and built again. The embedded
- * database is one connection that runs one statement at a time: there the build holds every other statement until it
- * ends (once per bank, when it grows past the tier's threshold).
+ * Whether a bank is moved into a partition of its own before its index is built: on a server from PostgreSQL 15,
+ * where a row moved between partitions is an update for foreign keys (a derived fact and an entity follow their
+ * memory). Before 15 the move would be a deletion for them, and ON DELETE CASCADE would take them with it: there the
+ * bank keeps a partial index in the shared partition.
+ */
+async function movesBanks(db: Database): Promise<boolean> {
+  if (db.kind !== 'external') return false;
+  const [version] = await db.query<{ number: number }>("SELECT current_setting('server_version_num')::int AS number");
+  return (version?.number ?? 0) >= 150_000;
+}
+
+/**
+ * Builds a bank's vector index (migration 007) unless it is there and valid. On a server the bank is first moved into
+ * a partition of its own (db/bank-partition.ts), so the build reads its rows alone, and the index is built
+ * concurrently (writes go on meanwhile) on a connection of its own; one engine builds it while the others skip (an
+ * advisory lock named by the index), and an invalid index left by an interrupted build is dropped and built again.
+ * The embedded database is one connection that runs one statement at a time: there the build holds every other
+ * statement until it ends (once per bank, when it grows past the tier's threshold), in the shared partition.
  */
 export async function ensureBankIndex(
   db: Database,
@@ -43,7 +65,8 @@ export async function ensureBankIndex(
       if (state === 'invalid')
         await session.query(`DROP INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF EXISTS ${name}`);
       onBuild();
-      await session.query(bankIndexSql(tenant, bankId, concurrently));
+      const part = (await movesBanks(db)) ? await moveBankToPartition(db, tenant, bankId) : 0;
+      await session.query(bankIndexSql(tenant, bankId, concurrently, part));
       return 'built';
     } finally {
       await session.query('SELECT pg_advisory_unlock(hashtext($1))', [name]);

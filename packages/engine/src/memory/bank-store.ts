@@ -114,6 +114,18 @@ export async function takeBankChange(db: Queryable, tenant: string, bankId: stri
   return row?.taken === null || row?.taken === undefined ? undefined : Number(row.taken);
 }
 
+/**
+ * The partition that holds the bank's memories (migration 019): 0, the shared one, until the bank is moved into one of
+ * its own. Read after the retain's share lock on the bank's row (touchBank), so a move cannot happen in between.
+ */
+export async function bankPart(q: Queryable, tenant: string, bankId: string): Promise<number> {
+  const [row] = await q.query<{ part: number }>('SELECT part FROM banks WHERE tenant = $1 AND bank_id = $2', [
+    tenant,
+    bankId,
+  ]);
+  return row?.part ?? 0;
+}
+
 /** The bank's retention in days (retention_days), or null when it keeps memories or does not exist yet. */
 export async function bankRetentionDays(db: Queryable, tenant: string, bankId: string): Promise<number | null> {
   const [row] = await db.query<{ retention_days: number | null }>(

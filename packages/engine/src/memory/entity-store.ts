@@ -45,8 +45,13 @@ async function insertNames(
   for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
     await run(
       tx,
-      sql`INSERT INTO memory_entities (tenant, bank_id, memory_id, key, name, name_enc, kind)
-      VALUES ${join(rows.slice(start, start + ROWS_PER_INSERT), ',\n')} ON CONFLICT DO NOTHING`,
+      // An entity row names its memory's partition (migration 018), read from the memory it names.
+      sql`INSERT INTO memory_entities (tenant, bank_id, memory_id, key, name, name_enc, kind, part)
+      SELECT v.tenant, v.bank_id, v.memory_id, v.key, v.name, v.name_enc, v.kind, m.part
+      FROM (VALUES ${join(rows.slice(start, start + ROWS_PER_INSERT), ',\n')})
+        v (tenant, bank_id, memory_id, key, name, name_enc, kind)
+      JOIN memories m ON m.tenant = v.tenant AND m.id = v.memory_id
+      ON CONFLICT DO NOTHING`,
     );
   }
 }

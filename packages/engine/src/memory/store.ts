@@ -1,7 +1,7 @@
 import sql, { join, raw, Sql } from 'sql-template-tag';
 import type { Database, Queryable, Transaction } from '../db/database.js';
 import { vectorCopyData } from '../db/vector-copy.js';
-import { takeBankChange } from './bank-store.js';
+import { bankPart, takeBankChange } from './bank-store.js';
 import type { BodyCodec, KeywordQuery, SealedBody } from '../crypto/codec.js';
 import { IntegrityError } from '../crypto/envelope.js';
 import { documentTsvector } from '../keywords/text-search.js';
@@ -127,6 +127,7 @@ export class MemoryStore implements MemoryReader {
     if (items.length === 0) return [];
     // With encryption: text/context/metadata go into body_enc, fts is the blind index, content_hash is keyed.
     const bank = await this.codec.forWrite(tx, p.tenant, p.bankId);
+    const part = await bankPart(tx, p.tenant, p.bankId);
     // Writers into one bank run side by side, and a row whose content another open writer has stored waits for that
     // writer: rows go in by their stored hash, so two writers of the same contents wait in one order, never on each
     // other (which the database would end as a deadlock).
@@ -169,7 +170,7 @@ export class MemoryStore implements MemoryReader {
           COALESCE(${sealed.fts}::tsvector, ${documentTsvector(sql`${sealed.text}::text`)}),
           COALESCE(${m.createdAt ?? null}::timestamptz, now()), COALESCE(${m.updatedAt ?? null}::timestamptz, now()),
           ${m.state ?? 'valid'}, ${m.validFrom ?? null}::timestamptz, ${m.validTo ?? null}::timestamptz,
-          ${m.supersededBy ?? null}::uuid)`);
+          ${m.supersededBy ?? null}::uuid, ${part}::int)`);
         // Sealing a row under encryption (its blind index) takes up to a few milliseconds; a hundred of them in a row
         // would hold the event loop.
         await pause();
@@ -179,7 +180,7 @@ export class MemoryStore implements MemoryReader {
         sql`
         INSERT INTO memories (id, tenant, bank_id, space, type, text, context, metadata, tags, entities, document_id,
           source_id, batch_id, seq, content_hash, token_count, occurred_at, expires_at, embedding, body_enc, fts, created_at,
-          updated_at, state, valid_from, valid_to, superseded_by)
+          updated_at, state, valid_from, valid_to, superseded_by, part)
         VALUES ${join(rows, ',\n')}
         ON CONFLICT (tenant, bank_id, space, content_hash, part) WHERE source_id IS NULL DO NOTHING
         RETURNING id`,

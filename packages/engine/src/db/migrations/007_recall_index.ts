@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { bankPartitionName } from '../bank-partition.js';
 
 /**
  * 007: the Postgres tier's vector indexes: one HNSW index (cosine) per large bank, partial on its tenant and bank id
@@ -23,12 +24,15 @@ function literal(value: string): string {
 
 /**
  * The statement that builds a bank's index; `concurrently`: without blocking writes (a server: it takes longer, and
- * cannot run inside a transaction). The predicate names the bank with constants: a query with the same equalities
- * (parameters are planned with their values) is answered from it. It is built on the partition that holds the bank's
- * rows, the shared one (migration 018): Postgres builds no index of a partitioned table concurrently.
+ * cannot run inside a transaction). A bank in a partition of its own (`part`, migration 019) gets an index of that
+ * partition, which holds its rows alone. A bank in the shared partition gets a partial index there: the predicate
+ * names the bank with constants, and a query with the same equalities (parameters are planned with their values) is
+ * answered from it; it is built on the partition, not the partitioned table, as Postgres builds no index of a
+ * partitioned table concurrently.
  */
-export function bankIndexSql(tenant: string, bankId: string, concurrently: boolean): string {
-  return `CREATE INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF NOT EXISTS ${bankIndexName(tenant, bankId)}
-    ON memories_shared USING hnsw (embedding vector_cosine_ops)
+export function bankIndexSql(tenant: string, bankId: string, concurrently: boolean, part = 0): string {
+  const build = `CREATE INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF NOT EXISTS ${bankIndexName(tenant, bankId)}`;
+  if (part !== 0) return `${build} ON ${bankPartitionName(part)} USING hnsw (embedding vector_cosine_ops)`;
+  return `${build} ON memories_shared USING hnsw (embedding vector_cosine_ops)
     WHERE tenant = ${literal(tenant)} AND bank_id = ${literal(bankId)}`;
 }

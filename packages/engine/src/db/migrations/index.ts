@@ -15,6 +15,7 @@ import closeByIndex from './015_close_by_index.js';
 import vectorsInRows from './016_vectors_in_rows.js';
 import bankStatisticsFunction from './017_bank_statistics_function.js';
 import memoriesByBank from './018_memories_by_bank.js';
+import bankPartitions from './019_bank_partitions.js';
 
 /** Numbered migrations, applied in order, each once. Append only: never edit a migration that has shipped. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -36,4 +37,5 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 16, name: 'vectors_in_rows', sql: vectorsInRows },
   { version: 17, name: 'bank_statistics_function', sql: bankStatisticsFunction },
   { version: 18, name: 'memories_by_bank', sql: memoriesByBank },
+  { version: 19, name: 'bank_partitions', sql: bankPartitions },
 ];
