@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { createBankPartition, moveBankRows } from '../src/db/bank-partition.js';
 import { bankIndexName } from '../src/db/migrations/007_recall_index.js';
 import { bankIndexState, ensureBankIndex } from '../src/db/recall-index.js';
+import { vectorLiteral } from '../src/memory/vector-literal.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 import { createScratchDatabase, waitFor, type ScratchDatabase } from './helpers/postgres-server.js';
 import { items } from './helpers/recall-facts.js';
@@ -153,6 +154,19 @@ describe('a bank moved into a partition of its own (real server)', () => {
       'the bank`s partition has every index the shared one has (but the other banks` vector indexes)',
     );
     assert.equal(await bankIndexState(engine.engine.db, 'default', 'big'), 'valid');
+    // A search for another bank never reads this bank's index, even with every other plan priced out: the planner
+    // reads every partition, and would search the index in full, finding nothing of the other bank in it.
+    const [query] = await engine.engine.embedder.embed(['a cat'], 'query');
+    const plan = await engine.engine.db.transaction(async (tx) => {
+      for (const off of ['enable_seqscan', 'enable_bitmapscan', 'enable_sort'])
+        await tx.query(`SELECT set_config('${off}', 'off', true)`);
+      return tx.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN SELECT m.id FROM ${table} m WHERE m.tenant = $1 AND m.bank_id = $2 AND m.embedding IS NOT NULL
+         ORDER BY m.embedding <=> $3::vector LIMIT 10`,
+        ['default', 'small', vectorLiteral(query!)],
+      );
+    });
+    assert.doesNotMatch(plan.map((r) => r['QUERY PLAN']).join('\n'), new RegExp(bankIndexName('default', 'big')));
     assert.equal(await ensureBankIndex(engine.engine.db, 'default', 'big'), 'present');
     assert.deepEqual(await recallIds('big', 'Where does Mara work?'), answered, 'recall answers as before');
   });

@@ -24,15 +24,15 @@ function literal(value: string): string {
 
 /**
  * The statement that builds a bank's index; `concurrently`: without blocking writes (a server: it takes longer, and
- * cannot run inside a transaction). A bank in a partition of its own (`part`, migration 019) gets an index of that
- * partition, which holds its rows alone. A bank in the shared partition gets a partial index there: the predicate
- * names the bank with constants, and a query with the same equalities (parameters are planned with their values) is
- * answered from it; it is built on the partition, not the partitioned table, as Postgres builds no index of a
- * partitioned table concurrently.
+ * cannot run inside a transaction). It is built on the partition that holds the bank's rows (`part`, migration 019):
+ * its own, which holds its rows alone, or the shared one (Postgres builds no index of a partitioned table
+ * concurrently). Either way it is partial on the bank, named with constants: a query with the same equalities
+ * (parameters are planned with their values) is answered from it, and a query for another bank never is. On a
+ * partition of its own an index over the whole partition would be the same index, but a recall of any other bank
+ * would search it too (the planner reads every partition), finding nothing of that bank in it after reading far.
  */
 export function bankIndexSql(tenant: string, bankId: string, concurrently: boolean, part = 0): string {
-  const build = `CREATE INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF NOT EXISTS ${bankIndexName(tenant, bankId)}`;
-  if (part !== 0) return `${build} ON ${bankPartitionName(part)} USING hnsw (embedding vector_cosine_ops)`;
-  return `${build} ON memories_shared USING hnsw (embedding vector_cosine_ops)
+  return `CREATE INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF NOT EXISTS ${bankIndexName(tenant, bankId)}
+    ON ${part === 0 ? 'memories_shared' : bankPartitionName(part)} USING hnsw (embedding vector_cosine_ops)
     WHERE tenant = ${literal(tenant)} AND bank_id = ${literal(bankId)}`;
 }
