@@ -7,11 +7,11 @@ import type { Database } from '../src/db/database.js';
 import { ensureEmbeddingSchema } from '../src/db/embedding-schema.js';
 import { openDatabase } from '../src/db/open.js';
 import { bankIndexSql } from '../src/db/migrations/007_recall_index.js';
-import { bankPartitionName, createBankPartition, moveBankRows } from '../src/db/bank-partition.js';
+import { analyzeMoved, bankPartitionName, createBankPartition, moveBankRows } from '../src/db/bank-partition.js';
 import { vectorLiteral } from '../src/memory/vector-literal.js';
 import { PostgresBankIndex } from '../src/vectors/storage/postgres-index.js';
 import { summarise, type LatencySummary } from './open-loop.js';
-import { listOption, numberOption, parseBenchOptions } from './options.js';
+import { listOption, numberOption, parseBenchOptions, yesNoOption } from './options.js';
 import { testPostgresUrl } from './test-assets.js';
 import { CURRENT_DEFAULT_SPACE } from './current-filter.js';
 
@@ -41,11 +41,11 @@ import { CURRENT_DEFAULT_SPACE } from './current-filter.js';
 const USAGE =
   'options: --banks N (10) --memories N (per bank, 100000) --queries N (per layout, 100) --per-bank-builds N ' +
   '(banks whose partial index is built, 10) --maintenance-mib N (the bench database maintenance_work_mem, 1024) ' +
-  '--layouts engine,per-bank,shared,partitioned (all) --candidates N1,N2 (the k asked of the statement, of which the ' +
+  '--keep yes|no (no) --layouts engine,per-bank,shared,partitioned (all) --candidates N1,N2 (the k asked of the statement, of which the ' +
   'first 10 count; 10) --json FILE';
 const options = parseBenchOptions(
   process.argv.slice(2),
-  ['banks', 'memories', 'queries', 'per-bank-builds', 'maintenance-mib', 'layouts', 'candidates', 'json'],
+  ['banks', 'memories', 'queries', 'per-bank-builds', 'maintenance-mib', 'layouts', 'candidates', 'json', 'keep'],
   USAGE,
 );
 const BANKS = numberOption(options, 'banks', 10);
@@ -60,6 +60,8 @@ for (const layout of LAYOUTS) {
 }
 /** The k the statement is asked for (its ef_search grows with it), of which the best 10 are scored. */
 const CANDIDATES = listOption(options, 'candidates', [10]);
+/** Keeps the bench's database (named at the end) to look at afterwards; dropped otherwise. */
+const KEEP = yesNoOption(options, 'keep', false);
 const DIMENSION = 384;
 const TOPICS = 512;
 const NOISE = 4096;
@@ -247,8 +249,8 @@ async function engineLayout(
         throw error;
       }
     });
+    const analyzed = await timed(() => analyzeMoved(tx, move.value));
     const own = bankPartitionName(move.value);
-    await c.query(`VACUUM ANALYZE ${own}`);
     const moved = await rowsReadByPartition(c);
     const build = await timed(() => c.query(bankIndexSql(TENANT, bankId(b), true, move.value)));
     const built = await rowsReadByPartition(c);
@@ -257,6 +259,7 @@ async function engineLayout(
     banks.push({
       move_seconds: move.ms / 1000,
       move_rows_read_by_scans: moveRead.own + moveRead.others,
+      analyze_seconds: analyzed.ms / 1000,
       build_seconds: build.ms / 1000,
       build_rows_read_own_partition: buildRead.own,
       build_rows_read_other_partitions: buildRead.others,
@@ -468,7 +471,8 @@ async function main(): Promise<void> {
   } finally {
     await c.end();
     await db.close();
-    await root.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    if (KEEP) log(`kept: the database ${name}`);
+    else await root.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await root.end();
     rmSync(home, { recursive: true, force: true });
   }

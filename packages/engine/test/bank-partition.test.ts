@@ -154,6 +154,17 @@ describe('a bank moved into a partition of its own (real server)', () => {
       'the bank`s partition has every index the shared one has (but the other banks` vector indexes)',
     );
     assert.equal(await bankIndexState(engine.engine.db, 'default', 'big'), 'valid');
+    // The planner's figures of both partitions are brought up to date (or it would take the bank's rows to be still in
+    // the shared partition, and read it for every recall of the bank).
+    const analyzed = await engine.engine.db.query<{ name: string }>(
+      `SELECT relname AS name FROM pg_stat_user_tables WHERE last_analyze IS NOT NULL AND relname IN ('memories_shared', $1)
+       ORDER BY relname`,
+      [table],
+    );
+    assert.deepEqual(
+      analyzed.map((r) => r.name),
+      [table, 'memories_shared'].sort(),
+    );
     // A search for another bank never reads this bank's index, even with every other plan priced out: the planner
     // reads every partition, and would search the index in full, finding nothing of the other bank in it.
     const [query] = await engine.engine.embedder.embed(['a cat'], 'query');
