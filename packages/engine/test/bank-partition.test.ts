@@ -4,6 +4,7 @@ import { createBankPartition, moveBankRows } from '../src/db/bank-partition.js';
 import { bankIndexName } from '../src/db/migrations/007_recall_index.js';
 import { bankIndexState, ensureBankIndex } from '../src/db/recall-index.js';
 import { vectorLiteral } from '../src/memory/vector-literal.js';
+import { BANK_PART } from '../src/vectors/storage/postgres-index.js';
 import { call, startTestEngine, type TestEngine } from './helpers/engine.js';
 import { createScratchDatabase, waitFor, type ScratchDatabase } from './helpers/postgres-server.js';
 import { items } from './helpers/recall-facts.js';
@@ -178,6 +179,17 @@ describe('a bank moved into a partition of its own (real server)', () => {
       );
     });
     assert.doesNotMatch(plan.map((r) => r['QUERY PLAN']).join('\n'), new RegExp(bankIndexName('default', 'big')));
+    // The Postgres tier's reads of one bank name its partition, from the bank's row: the others are never read.
+    const read = await engine.engine.db.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN (ANALYZE, COSTS OFF) SELECT m.id FROM memories m WHERE m.tenant = $1 AND m.bank_id = $2 AND ${BANK_PART}`,
+      ['default', 'big'],
+    );
+    const scans = read.map((r) => r['QUERY PLAN']).filter((line) => / on memories_/.test(line));
+    assert.ok(scans.some((line) => line.includes(`on ${table} `) && !line.includes('never executed')));
+    assert.ok(
+      scans.filter((line) => line.includes('on memories_shared ')).every((line) => line.includes('never executed')),
+      scans.join('\n'),
+    );
     assert.equal(await ensureBankIndex(engine.engine.db, 'default', 'big'), 'present');
     assert.deepEqual(await recallIds('big', 'Where does Mara work?'), answered, 'recall answers as before');
   });

@@ -118,6 +118,13 @@ function anyOf(terms: readonly string[]): string {
 const SCOPE_PARAMS = 5;
 
 /**
+ * One bank's rows are in one partition (migration 019), read from the bank's row in the statement's own snapshot:
+ * the statement then reads that partition alone (Postgres prunes the others when it runs), never the shared one a
+ * moved bank left, whose dead rows and index entries a read of the bank would otherwise walk until vacuumed.
+ */
+export const BANK_PART = 'm.part = COALESCE((SELECT b.part FROM banks b WHERE b.tenant = $1 AND b.bank_id = $2), 0)';
+
+/**
  * The scope and filter as SQL over `memories m`, with their parameters ($1-$5). Rows without a vector are left out, as
  * the in-memory index leaves them out. The filter expression's values go after the statement's `own` parameters (so
  * the statements keep their fixed numbers): pass them as `[...params, ...own, ...after]`.
@@ -130,7 +137,8 @@ function scopeSql(
   // One bank is named by an equality, which a bank's partial index (migration 007) matches.
   const single = scope.bankIds.length === 1;
   const params: SqlParam[] = [scope.tenant, single ? scope.bankIds[0]! : [...scope.bankIds]];
-  let where = `m.tenant = $1 AND ${single ? 'm.bank_id = $2' : 'm.bank_id = ANY($2::text[])'} AND m.embedding IS NOT NULL`;
+  let where = `m.tenant = $1 AND ${single ? `m.bank_id = $2 AND ${BANK_PART}` : 'm.bank_id = ANY($2::text[])'}`;
+  where += ' AND m.embedding IS NOT NULL';
   if (filter === undefined) return { where, params, after: [] };
   params.push(filter.space, filter.types?.length ? [...filter.types] : null, filter.tags ? [...filter.tags] : null);
   where += ` AND m.space = $3 AND m.state = 'valid' AND ($4::text[] IS NULL OR m.type = ANY($4::text[]))`;
