@@ -103,6 +103,11 @@ describe('memories partitioned by bank, on a server that held memories before', 
       ),
       'each index is the same one, renamed, under an index of the table that has its name',
     );
+    // And the partition number has planner statistics (recall names it), one value for the whole shared partition.
+    const [stats] = await db.query<{ values: string }>(
+      `SELECT most_common_vals::text AS values FROM pg_stats WHERE tablename = 'memories_shared' AND attname = 'part'`,
+    );
+    assert.equal(stats?.values, '{0}');
     // The derived fact still goes with its source.
     await db.query('DELETE FROM memories WHERE id = $1', [source]);
     const [left] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM memories');
