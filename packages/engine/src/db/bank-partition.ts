@@ -119,8 +119,8 @@ export async function moveBankToPartition(db: Database, tenant: string, bankId: 
 
 /**
  * Brings the planner's figures of the two partitions a move changed up to date. Until then it takes the bank's rows to
- * be still in the shared partition, and reads it whole for every recall of the bank (175 ms a recall at 300,000
- * memories) until the server's autovacuum analyzes it, which is not bound to happen soon.
+ * be still in the shared partition, and reads it whole for every recall of the bank until the server's autovacuum
+ * analyzes it, which is not bound to happen soon.
  */
 export async function analyzeMoved(q: Queryable, part: number): Promise<void> {
   await q.query(`ANALYZE memories_shared, ${bankPartitionName(part)}`);

@@ -19,8 +19,8 @@ export default `
 ALTER TABLE banks ADD COLUMN part integer NOT NULL DEFAULT 0;
 -- Recall names a bank's partition (vectors/storage/postgres-index.ts). A column without statistics is taken to match
 -- one row in 200, so the planner would take a bank in the shared partition to be 200 times smaller than it is and
--- choose plans for a small one (a first recall at 1,000,000 memories took 5.0 s against 0.5): the column migration 018
--- added gets its statistics now, from a sample, rather than at the server's next analysis of the table.
+-- choose plans for a small one (docs/decisions.md has the first recall it slowed): the column migration 018 added gets
+-- its statistics now, from a sample, rather than at the server's next analysis of the table.
 ANALYZE memories_shared (part);
 
 DO $$
